@@ -1,0 +1,353 @@
+// Package client is a small client for the Backup Service API. One Client is
+// shared by every data source and resource of a configured provider: it is
+// safe for concurrent use, paces requests to the key's rate limit, retries
+// what is safe to retry, and returns typed errors.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxRetries     = 4 // waits of about 1, 2, 4 and 8 seconds
+	DefaultRequestTimeout = 30 * time.Second
+	DefaultBackoffBase    = time.Second
+	DefaultMaxBackoff     = 30 * time.Second
+	DefaultRetryAfterCap  = 60 * time.Second
+	DefaultRetryBudget    = 2 * time.Minute
+	DefaultTriggerSkew    = 2 * time.Second
+
+	// PageSize is the largest page the service gives: listings ask for it so
+	// that they need the fewest requests.
+	PageSize = 50
+
+	maxErrorBody   = 64 << 10
+	maxSuccessBody = 32 << 20
+)
+
+// Options configure a Client. Zero values take the defaults above.
+type Options struct {
+	// BaseURL is scheme + host (+ optional path prefix), without /api/v1.
+	BaseURL string
+	// APIKey is sent in X-API-Key and nowhere else.
+	APIKey string
+	// AllowInsecureHTTP permits plain http to hosts other than loopback.
+	AllowInsecureHTTP bool
+	// UserAgent names the caller, for example "terraform-provider-backup/1.2.0".
+	UserAgent string
+
+	// MaxRetries is the number of retries after the first attempt; negative
+	// means none.
+	MaxRetries     int
+	RequestTimeout time.Duration // per attempt
+	BackoffBase    time.Duration // first backoff; doubles each retry
+	MaxBackoff     time.Duration // cap of one backoff
+	RetryAfterCap  time.Duration // cap on a server's Retry-After
+	RetryBudget    time.Duration // cap on the total time spent waiting to retry
+	// TriggerClockSkew is how much earlier than the first attempt (by this
+	// machine's clock) a backup may be stamped and still be recognised as the
+	// one a trigger with an unknown outcome created.
+	TriggerClockSkew time.Duration
+
+	HTTPClient *http.Client
+	Clock      Clock
+	Logger     Logger
+}
+
+// Client talks to one Backup Service with one key.
+type Client struct {
+	base    *url.URL
+	key     secret
+	ua      string
+	opts    Options
+	http    *http.Client
+	clock   Clock
+	log     Logger
+	limiter *limiter
+	jitter  func() float64
+}
+
+// secret keeps the key out of any formatted output, panics included.
+type secret string
+
+func (secret) String() string   { return "[REDACTED]" }
+func (secret) GoString() string { return "[REDACTED]" }
+
+// New checks the options and returns a Client. It makes no request.
+func New(opts Options) (*Client, error) {
+	if strings.TrimSpace(opts.APIKey) == "" {
+		return nil, errors.New("an API key is required")
+	}
+	base, err := parseBaseURL(opts.BaseURL, opts.AllowInsecureHTTP)
+	if err != nil {
+		return nil, err
+	}
+	setDefaults(&opts)
+	c := &Client{
+		base:   base,
+		key:    secret(opts.APIKey),
+		ua:     opts.UserAgent,
+		http:   opts.HTTPClient,
+		clock:  opts.Clock,
+		log:    opts.Logger,
+		jitter: rand.Float64,
+	}
+	opts.APIKey = "" // keep one copy only, in a type that never prints
+	c.opts = opts
+	c.limiter = newLimiter(c.clock)
+	return c, nil
+}
+
+func setDefaults(o *Options) {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	switch {
+	case o.MaxRetries == 0:
+		o.MaxRetries = DefaultMaxRetries
+	case o.MaxRetries < 0:
+		o.MaxRetries = 0
+	}
+	def(&o.RequestTimeout, DefaultRequestTimeout)
+	def(&o.BackoffBase, DefaultBackoffBase)
+	def(&o.MaxBackoff, DefaultMaxBackoff)
+	def(&o.RetryAfterCap, DefaultRetryAfterCap)
+	def(&o.RetryBudget, DefaultRetryBudget)
+	def(&o.TriggerClockSkew, DefaultTriggerSkew)
+	if o.UserAgent == "" {
+		o.UserAgent = "terraform-provider-backup"
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	if o.Logger == nil {
+		o.Logger = nopLogger{}
+	}
+}
+
+func parseBaseURL(raw string, allowInsecure bool) (*url.URL, error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, errors.New("a base URL is required")
+	}
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return nil, fmt.Errorf("invalid base URL: %w", err)
+	}
+	if u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return nil, fmt.Errorf("invalid base URL %q: want https://host[:port][/prefix]", raw)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, fmt.Errorf("invalid base URL %q: it must not carry credentials, a query or a fragment", raw)
+	}
+	if u.Scheme == "http" && !allowInsecure && !isLoopback(u.Hostname()) {
+		return nil, fmt.Errorf("base URL %q: %w; use https, or opt in to plain http explicitly", raw, ErrInsecureURL)
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	return u, nil
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// call describes one logical API call.
+type call struct {
+	method string
+	path   string // below the base URL, already escaped, starting with /api/v1
+	query  url.Values
+	// idempotent calls are retried after server errors and transport errors;
+	// others only when the service certainly did not process them.
+	idempotent bool
+}
+
+// response is what a successful call returns besides its decoded body.
+type response struct {
+	status    int
+	requestID string
+	header    http.Header
+}
+
+// do performs c with retries and decodes a 2xx body into out (when non-nil).
+func (c *Client) do(ctx context.Context, cl call, out any) (*response, error) {
+	var waited time.Duration
+	for attempt := 0; ; attempt++ {
+		resp, err := c.attempt(ctx, cl, out)
+		if err == nil {
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		delay, retriable := c.retryDelay(cl, attempt, err)
+		if !retriable {
+			return nil, err
+		}
+		if errors.Is(err, ErrRateLimited) {
+			// The key's allowance, or the service as a whole, is saturated:
+			// every caller of this client backs off, not just this one.
+			c.limiter.pause(delay)
+		}
+		if err := c.waitToRetry(ctx, cl, attempt, delay, &waited, err); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// waitToRetry sleeps delay before retry number attempt+1, unless that would
+// exceed the retry count, the retry budget or the context's deadline: then
+// it returns a *RetryError wrapping last.
+func (c *Client) waitToRetry(ctx context.Context, cl call, attempt int, delay time.Duration, waited *time.Duration, last error) error {
+	fail := func(reason string) error { return &RetryError{Attempts: attempt + 1, Reason: reason, Err: last} }
+	if attempt >= c.opts.MaxRetries {
+		return fail("retries exhausted")
+	}
+	if *waited+delay > c.opts.RetryBudget {
+		return fail(fmt.Sprintf("waiting %s more would exceed the retry budget of %s", delay.Round(time.Millisecond), c.opts.RetryBudget))
+	}
+	if dl, ok := ctx.Deadline(); ok && c.clock.Now().Add(delay).After(dl) {
+		return fail(fmt.Sprintf("waiting %s would outlive the operation's deadline", delay.Round(time.Millisecond)))
+	}
+	c.log.Debug(ctx, "retrying Backup Service request", map[string]any{
+		"method": cl.method, "path": cl.path, "attempt": attempt + 1, "delay": delay.String(), "error": last.Error(),
+	})
+	*waited += delay
+	return sleep(ctx, c.clock, delay)
+}
+
+// retryDelay says whether err may be retried, and after how long.
+func (c *Client) retryDelay(cl call, attempt int, err error) (time.Duration, bool) {
+	var apiErr *APIError
+	var tErr *TransportError
+	switch {
+	case errors.As(err, &apiErr):
+		switch {
+		case apiErr.StatusCode == http.StatusTooManyRequests:
+			// Refused before processing: safe to retry even a POST.
+			if apiErr.RateLimit != nil && apiErr.RateLimit.RetryAfter > 0 {
+				return min(apiErr.RateLimit.RetryAfter, c.opts.RetryAfterCap), true
+			}
+			return c.backoff(attempt), true
+		case apiErr.StatusCode >= 500 && cl.idempotent:
+			if apiErr.RateLimit != nil && apiErr.RateLimit.RetryAfter > 0 {
+				return min(apiErr.RateLimit.RetryAfter, c.opts.RetryAfterCap), true
+			}
+			return c.backoff(attempt), true
+		}
+		return 0, false
+	case errors.As(err, &tErr):
+		if cl.idempotent || !tErr.Sent {
+			return c.backoff(attempt), true
+		}
+	}
+	return 0, false
+}
+
+// backoff is BackoffBase * 2^attempt, capped, plus up to 20% of jitter.
+func (c *Client) backoff(attempt int) time.Duration {
+	d := c.opts.BackoffBase
+	for i := 0; i < attempt && d < c.opts.MaxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, c.opts.MaxBackoff)
+	return d + time.Duration(c.jitter()*0.2*float64(d))
+}
+
+// attempt sends one request, after the rate limiter allows it.
+func (c *Client) attempt(ctx context.Context, cl call, out any) (*response, error) {
+	if err := c.limiter.wait(ctx); err != nil {
+		return nil, err
+	}
+	var header http.Header
+	defer func() { c.limiter.done(header) }()
+
+	actx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
+	defer cancel()
+
+	sent := false
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { sent = true }}
+	target := c.base.String() + cl.path
+	if len(cl.query) > 0 {
+		target += "?" + cl.query.Encode()
+	}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(actx, trace), cl.method, target, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", cl.method, cl.path, err)
+	}
+	req.Header.Set("X-API-Key", string(c.key))
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.ua)
+
+	started := c.clock.Now()
+	res, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &TransportError{Method: cl.method, Path: cl.path, Sent: sent, Err: scrubURLError(err)}
+	}
+	defer func() { _ = res.Body.Close() }()
+	header = res.Header
+
+	limit := int64(maxSuccessBody)
+	if res.StatusCode >= 300 {
+		limit = maxErrorBody
+	}
+	body, readErr := io.ReadAll(io.LimitReader(res.Body, limit))
+	requestID := res.Header.Get("X-Request-ID")
+	c.log.Debug(ctx, "Backup Service response", map[string]any{
+		"method": cl.method, "path": cl.path, "status": res.StatusCode,
+		"request_id": requestID, "duration_ms": c.clock.Now().Sub(started).Milliseconds(),
+	})
+
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		// A cut-short error body still tells the status; describe what came.
+		return nil, parseProblem(cl.method, cl.path, res.StatusCode, res.Header, body)
+	}
+	if readErr != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &TransportError{Method: cl.method, Path: cl.path, Sent: true,
+			Err: fmt.Errorf("reading the HTTP %d response (request id %s): %w", res.StatusCode, requestID, readErr)}
+	}
+	resp := &response{status: res.StatusCode, requestID: requestID, header: res.Header}
+	if out != nil {
+		if err := json.NewDecoder(bytes.NewReader(body)).Decode(out); err != nil {
+			return resp, &DecodeError{Method: cl.method, Path: cl.path, StatusCode: res.StatusCode, RequestID: requestID, Err: err}
+		}
+	}
+	return resp, nil
+}
+
+// scrubURLError drops the URL from a transport error: it adds nothing the
+// caller does not know and keeps error texts short.
+func scrubURLError(err error) error {
+	var uErr *url.Error
+	if errors.As(err, &uErr) {
+		return uErr.Err
+	}
+	return err
+}

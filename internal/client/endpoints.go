@@ -1,0 +1,88 @@
+package client
+
+import (
+	"context"
+	"iter"
+	"net/url"
+)
+
+func accountPath(accountID string) string {
+	return "/api/v1/accounts/" + url.PathEscape(accountID)
+}
+
+// Token returns what the service knows of the presented key.
+func (c *Client) Token(ctx context.Context) (*Token, error) {
+	var t Token
+	if _, err := c.do(ctx, call{method: "GET", path: "/api/v1/token", idempotent: true}, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// Account reads one account.
+func (c *Client) Account(ctx context.Context, accountID string) (*Account, error) {
+	var a Account
+	if _, err := c.do(ctx, call{method: "GET", path: accountPath(accountID), idempotent: true}, &a); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// Accounts iterates over the organization's accounts.
+func (c *Client) Accounts(ctx context.Context, opts ListOptions) iter.Seq2[Account, error] {
+	return listing(ctx, c, "/api/v1/accounts", opts, func(a *Account) string { return a.ID })
+}
+
+// ListAccounts returns the accounts of Accounts as a slice.
+func (c *Client) ListAccounts(ctx context.Context, opts ListOptions) ([]Account, error) {
+	return collect(c.Accounts(ctx, opts))
+}
+
+// Backups iterates over an account's backups, newest first (the listing has
+// no order; opts.Order is ignored).
+func (c *Client) Backups(ctx context.Context, accountID string, opts ListOptions) iter.Seq2[Backup, error] {
+	opts.Order = ""
+	return listing(ctx, c, accountPath(accountID)+"/backups", opts, func(b *Backup) string { return b.ID })
+}
+
+// ListBackups returns the backups of Backups as a slice.
+func (c *Client) ListBackups(ctx context.Context, accountID string, opts ListOptions) ([]Backup, error) {
+	return collect(c.Backups(ctx, accountID, opts))
+}
+
+// AuditLogs iterates over the organization's audit logs.
+func (c *Client) AuditLogs(ctx context.Context, opts ListOptions) iter.Seq2[AuditLog, error] {
+	return listing(ctx, c, "/api/v1/audit-logs", opts, func(l *AuditLog) string { return l.ID })
+}
+
+// ListAuditLogs returns the records of AuditLogs as a slice.
+func (c *Client) ListAuditLogs(ctx context.Context, opts ListOptions) ([]AuditLog, error) {
+	return collect(c.AuditLogs(ctx, opts))
+}
+
+// FindBackup looks for one backup of an account, paging as far as needed.
+// It returns an error matching ErrNotFound when the account has no such
+// backup (or the account itself is gone).
+func (c *Client) FindBackup(ctx context.Context, accountID, backupID string) (*Backup, error) {
+	for b, err := range c.Backups(ctx, accountID, ListOptions{}) {
+		if err != nil {
+			return nil, err
+		}
+		if b.ID == backupID {
+			return &b, nil
+		}
+	}
+	return nil, &BackupNotFoundError{AccountID: accountID, BackupID: backupID}
+}
+
+// BackupNotFoundError says an account's backups listing has no such backup.
+type BackupNotFoundError struct {
+	AccountID, BackupID string
+}
+
+func (e *BackupNotFoundError) Error() string {
+	return "account " + e.AccountID + " has no backup " + e.BackupID
+}
+
+// Is makes errors.Is(err, ErrNotFound) true.
+func (e *BackupNotFoundError) Is(target error) bool { return target == ErrNotFound }

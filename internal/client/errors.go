@@ -1,0 +1,210 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Sentinel errors for errors.Is. An *APIError matches the one that fits its
+// status code.
+var (
+	ErrBadRequest      = errors.New("bad request")
+	ErrUnauthenticated = errors.New("unauthenticated")
+	ErrForbidden       = errors.New("forbidden")
+	ErrNotFound        = errors.New("not found")
+	ErrConflict        = errors.New("conflict")
+	ErrUnprocessable   = errors.New("unprocessable entity")
+	ErrRateLimited     = errors.New("rate limited")
+	ErrServer          = errors.New("server error")
+
+	// ErrInsecureURL is returned by New for a plain-http base URL whose host
+	// is not loopback, unless Options.AllowInsecureHTTP is set.
+	ErrInsecureURL = errors.New("plain http to a non-loopback host would send the API key in clear")
+	// ErrRepeatedCursor stops a listing whose next_cursor comes back again,
+	// which would otherwise page forever.
+	ErrRepeatedCursor = errors.New("the service returned a cursor it had already returned")
+)
+
+// RateLimit holds the rate-limit headers of a response, when present.
+type RateLimit struct {
+	Limit      int       // X-RateLimit-Limit: requests per second for the key
+	Remaining  int       // X-RateLimit-Remaining
+	Reset      time.Time // X-RateLimit-Reset
+	RetryAfter time.Duration
+	// HasLimit is false when the response carried no X-RateLimit-* headers
+	// (a 429 from aggregate load, for instance).
+	HasLimit bool
+}
+
+// APIError is an error response of the service, decoded from its RFC 7807
+// problem document (or described from whatever else the body held).
+type APIError struct {
+	Method     string
+	Path       string
+	StatusCode int
+	Type       string
+	Title      string
+	Detail     string
+	Instance   string
+	RequestID  string
+	RateLimit  *RateLimit
+	// NotProblem is set when the body was not a problem document, for example
+	// an HTML page from a proxy; Detail then describes what came instead.
+	NotProblem bool
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: HTTP %d", e.Method, e.Path, e.StatusCode)
+	if e.Title != "" {
+		fmt.Fprintf(&b, " %s", e.Title)
+	}
+	if e.Detail != "" {
+		fmt.Fprintf(&b, ": %s", e.Detail)
+	}
+	if e.RequestID != "" {
+		fmt.Fprintf(&b, " (request id %s)", e.RequestID)
+	} else {
+		b.WriteString(" (no request id in the response)")
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrNotFound) and the other sentinels work.
+func (e *APIError) Is(target error) bool {
+	switch target {
+	case ErrBadRequest:
+		return e.StatusCode == http.StatusBadRequest
+	case ErrUnauthenticated:
+		return e.StatusCode == http.StatusUnauthorized
+	case ErrForbidden:
+		return e.StatusCode == http.StatusForbidden
+	case ErrNotFound:
+		return e.StatusCode == http.StatusNotFound
+	case ErrConflict:
+		return e.StatusCode == http.StatusConflict
+	case ErrUnprocessable:
+		return e.StatusCode == http.StatusUnprocessableEntity
+	case ErrRateLimited:
+		return e.StatusCode == http.StatusTooManyRequests
+	case ErrServer:
+		return e.StatusCode >= 500
+	}
+	return false
+}
+
+// TransportError is a failure to get a complete response: connection
+// errors, timeouts of one attempt, bodies cut short.
+type TransportError struct {
+	Method string
+	Path   string
+	// Sent reports whether the request may have reached the service. When
+	// false the request was certainly not processed.
+	Sent bool
+	Err  error
+}
+
+func (e *TransportError) Error() string {
+	return fmt.Sprintf("%s %s: %v", e.Method, e.Path, e.Err)
+}
+
+func (e *TransportError) Unwrap() error { return e.Err }
+
+// DecodeError is a successful response whose body could not be decoded.
+type DecodeError struct {
+	Method     string
+	Path       string
+	StatusCode int
+	RequestID  string
+	Err        error
+}
+
+func (e *DecodeError) Error() string {
+	id := e.RequestID
+	if id == "" {
+		id = "none"
+	}
+	return fmt.Sprintf("%s %s: HTTP %d with a body that is not the expected JSON (request id %s): %v",
+		e.Method, e.Path, e.StatusCode, id, e.Err)
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// RetryError is returned when retrying stopped before success: attempts
+// exhausted or the retry budget would be exceeded. It unwraps to the last
+// attempt's error, so errors.Is(err, ErrServer) and errors.As(err,
+// **APIError) still work.
+type RetryError struct {
+	Attempts int
+	Reason   string
+	Err      error
+}
+
+func (e *RetryError) Error() string {
+	return fmt.Sprintf("giving up after %d attempt(s), %s: %v", e.Attempts, e.Reason, e.Err)
+}
+
+func (e *RetryError) Unwrap() error { return e.Err }
+
+// problem is the wire form of an RFC 7807 problem document.
+type problem struct {
+	Type      string `json:"type"`
+	Title     string `json:"title"`
+	Status    int    `json:"status"`
+	Detail    string `json:"detail"`
+	Instance  string `json:"instance"`
+	RequestID string `json:"request_id"`
+}
+
+// snippetLen bounds how much of a non-problem body is quoted in an error.
+const snippetLen = 200
+
+// parseProblem builds the APIError for an error response. It never fails:
+// a body that is not a problem document is described instead.
+func parseProblem(method, path string, status int, header http.Header, body []byte) *APIError {
+	e := &APIError{Method: method, Path: path, StatusCode: status, RequestID: header.Get("X-Request-ID")}
+	var p problem
+	if err := json.Unmarshal(body, &p); err == nil && (p.Title != "" || p.RequestID != "" || p.Status != 0) {
+		e.Type, e.Title, e.Detail, e.Instance = p.Type, p.Title, p.Detail, p.Instance
+		if p.RequestID != "" {
+			e.RequestID = p.RequestID
+		}
+	} else {
+		e.NotProblem = true
+		e.Title = http.StatusText(status)
+		ct := header.Get("Content-Type")
+		if ct == "" {
+			ct = "no content type"
+		}
+		if s := snippet(body); s != "" {
+			e.Detail = fmt.Sprintf("the response was not a problem document (%s): %q", ct, s)
+		} else {
+			e.Detail = fmt.Sprintf("the response was not a problem document (%s, empty body)", ct)
+		}
+	}
+	if rl := parseRateLimit(header); rl != nil {
+		e.RateLimit = rl
+	}
+	return e
+}
+
+// snippet returns the start of body with white space folded and control
+// characters dropped, fit for one line of an error message.
+func snippet(body []byte) string {
+	s := strings.Join(strings.Fields(string(body)), " ")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == unicode.ReplacementChar {
+			return -1
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > snippetLen {
+		s = string(r[:snippetLen]) + "…"
+	}
+	return s
+}

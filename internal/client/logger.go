@@ -1,0 +1,16 @@
+package client
+
+import "context"
+
+// Logger receives the client's diagnostics. The provider connects it to
+// tflog; the client itself stays free of Terraform packages. Fields never
+// hold the API key.
+type Logger interface {
+	Debug(ctx context.Context, msg string, fields map[string]any)
+	Warn(ctx context.Context, msg string, fields map[string]any)
+}
+
+type nopLogger struct{}
+
+func (nopLogger) Debug(context.Context, string, map[string]any) {}
+func (nopLogger) Warn(context.Context, string, map[string]any)  {}

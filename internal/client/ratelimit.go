@@ -1,0 +1,177 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// parseRateLimit reads the rate-limit headers; nil when none is present.
+func parseRateLimit(h http.Header) *RateLimit {
+	rl := &RateLimit{}
+	present := false
+	if n, err := strconv.Atoi(strings.TrimSpace(h.Get("X-RateLimit-Limit"))); err == nil && n > 0 {
+		rl.Limit, rl.HasLimit, present = n, true, true
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(h.Get("X-RateLimit-Remaining"))); err == nil && n >= 0 {
+		rl.Remaining, present = n, true
+	}
+	if n, err := strconv.ParseInt(strings.TrimSpace(h.Get("X-RateLimit-Reset")), 10, 64); err == nil && n > 0 {
+		rl.Reset, present = time.Unix(n, 0), true
+	}
+	if d, ok := parseRetryAfter(h.Get("Retry-After"), time.Now()); ok {
+		rl.RetryAfter, present = d, true
+	}
+	if !present {
+		return nil
+	}
+	return rl
+}
+
+// parseRetryAfter reads Retry-After as delay-seconds or an HTTP date.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n < 0 {
+			return 0, false
+		}
+		if n > int64(24*time.Hour/time.Second) {
+			n = int64(24 * time.Hour / time.Second) // avoid overflow; capped later anyway
+		}
+		return time.Duration(n) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		d := t.Sub(now)
+		if d < 0 {
+			d = 0
+		}
+		return d, true
+	}
+	return 0, false
+}
+
+// limiter paces every request of one client so that the key's per-second
+// allowance is never exceeded, whatever the number of concurrent callers.
+//
+// Until a response has told the allowance (X-RateLimit-Limit), requests go
+// one at a time. Then request starts are spaced 1/(limit-1) s apart: the
+// service counts arrivals in fixed one-second windows, and keeping one
+// request of headroom per window absorbs a request sent just before a window
+// ends that arrives just after. A response saying no request remains pauses
+// everyone until the window resets, and a 429 pauses everyone for the delay
+// its caller will wait.
+type limiter struct {
+	clock Clock
+
+	mu          sync.Mutex
+	known       bool          // an allowance has been learnt
+	probing     bool          // while !known: a request is in flight
+	interval    time.Duration // spacing between request starts
+	next        time.Time     // earliest start of the next request
+	pausedUntil time.Time     // nobody starts before this
+	changed     chan struct{} // closed (and replaced) when the schedule changes
+}
+
+func newLimiter(clock Clock) *limiter {
+	return &limiter{clock: clock, changed: make(chan struct{})}
+}
+
+// intervalFor is the spacing of request starts for an allowance of limit
+// requests per second.
+func intervalFor(limit int) time.Duration {
+	if limit <= 1 {
+		return 1100 * time.Millisecond
+	}
+	return time.Second / time.Duration(limit-1)
+}
+
+// wait blocks until the caller may send a request, or ctx is done. Each
+// successful wait must be followed by exactly one call to done.
+func (l *limiter) wait(ctx context.Context) error {
+	for {
+		l.mu.Lock()
+		now := l.clock.Now()
+		start := now
+		if l.next.After(start) {
+			start = l.next
+		}
+		if l.pausedUntil.After(start) {
+			start = l.pausedUntil
+		}
+		ch := l.changed
+		var delay time.Duration
+		switch {
+		case !l.known && l.probing:
+			delay = -1 // wait for the probe's answer
+		case !start.After(now):
+			if !l.known {
+				l.probing = true
+			}
+			l.next = now.Add(l.interval)
+			l.mu.Unlock()
+			return nil
+		default:
+			delay = start.Sub(now)
+		}
+		l.mu.Unlock()
+
+		var timer <-chan time.Time
+		if delay >= 0 {
+			timer = l.clock.After(delay)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		case <-timer:
+		}
+	}
+}
+
+// done reports the outcome of a request allowed by wait: the response
+// headers, or nil when no response came.
+func (l *limiter) done(h http.Header) {
+	rl := (*RateLimit)(nil)
+	if h != nil {
+		rl = parseRateLimit(h)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.probing = false
+	if rl != nil && rl.HasLimit {
+		iv := intervalFor(rl.Limit)
+		if !l.known || iv != l.interval {
+			l.known = true
+			// Re-space the schedule from the new interval.
+			if l.next.After(l.clock.Now().Add(iv)) {
+				l.next = l.clock.Now().Add(iv)
+			}
+			l.interval = iv
+		}
+		if rl.Remaining == 0 && !rl.Reset.IsZero() && rl.Reset.After(l.pausedUntil) {
+			l.pausedUntil = rl.Reset
+		}
+	}
+	l.broadcast()
+}
+
+// pause stops every caller from starting a request for d.
+func (l *limiter) pause(d time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if until := l.clock.Now().Add(d); until.After(l.pausedUntil) {
+		l.pausedUntil = until
+	}
+	l.broadcast()
+}
+
+func (l *limiter) broadcast() {
+	close(l.changed)
+	l.changed = make(chan struct{})
+}

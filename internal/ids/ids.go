@@ -1,0 +1,47 @@
+// Package ids knows the identifier formats of the Backup Service: a prefix
+// followed by exactly 16 ASCII letters or digits. The provider's validators,
+// the client and the mock service all use it so that the three agree.
+package ids
+
+import "regexp"
+
+// Prefixes of the service's identifiers.
+const (
+	AccountPrefix      = "acc_"
+	BackupPrefix       = "bkp_"
+	AuditLogPrefix     = "log_"
+	OrganizationPrefix = "org_"
+)
+
+// SuffixLength is the number of letters or digits after the prefix.
+const SuffixLength = 16
+
+var (
+	accountRE = regexp.MustCompile(`^acc_[A-Za-z0-9]{16}$`)
+	backupRE  = regexp.MustCompile(`^bkp_[A-Za-z0-9]{16}$`)
+)
+
+// IsAccountID reports whether s has the account id format.
+func IsAccountID(s string) bool { return accountRE.MatchString(s) }
+
+// IsBackupID reports whether s has the backup id format.
+func IsBackupID(s string) bool { return backupRE.MatchString(s) }
+
+// AccountPattern is the account id format, for validators that need a regexp.
+func AccountPattern() *regexp.Regexp { return accountRE }
+
+// BackupPattern is the backup id format, for validators that need a regexp.
+func BackupPattern() *regexp.Regexp { return backupRE }
+
+const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// New builds an identifier with prefix from a source of random numbers, so
+// that a seeded source gives the same ids every time.
+func New(prefix string, intn func(n int) int) string {
+	b := make([]byte, len(prefix)+SuffixLength)
+	copy(b, prefix)
+	for i := len(prefix); i < len(b); i++ {
+		b[i] = alphabet[intn(len(alphabet))]
+	}
+	return string(b)
+}

@@ -1,0 +1,179 @@
+package mockservice
+
+import (
+	"time"
+)
+
+// Route names an endpoint of the API, for faults and counters.
+type Route string
+
+// The API's routes.
+const (
+	RouteToken        Route = "token"
+	RouteListAccounts Route = "list_accounts"
+	RouteGetAccount   Route = "get_account"
+	RouteTrigger      Route = "trigger_backup"
+	RouteListBackups  Route = "list_backups"
+	RouteAuditLogs    Route = "audit_logs"
+	RouteUnknown      Route = "unknown"
+)
+
+// Routes lists every API route.
+var Routes = []Route{RouteToken, RouteListAccounts, RouteGetAccount, RouteTrigger, RouteListBackups, RouteAuditLogs}
+
+// FaultKind is what a fault does to a request.
+type FaultKind int
+
+// Fault kinds.
+const (
+	// FaultServerError answers 500 without processing the request.
+	FaultServerError FaultKind = iota + 1
+	// FaultAcceptThenError processes the request (a trigger queues its
+	// backup) and then answers 500.
+	FaultAcceptThenError
+	// FaultOverload answers 429 without rate-limit headers, as aggregate
+	// load does; with RetryAfter set it carries Retry-After.
+	FaultOverload
+	// FaultLatency delays the answer by Latency.
+	FaultLatency
+	// FaultMalformedJSON processes the request and answers 200 with a body
+	// that is not JSON.
+	FaultMalformedJSON
+	// FaultTruncatedBody processes the request and cuts its body short.
+	FaultTruncatedBody
+)
+
+// Fault is an injected failure.
+type Fault struct {
+	Kind FaultKind
+	// Route limits the fault to one route; empty means every route.
+	Route Route
+	// Times is how many requests the fault hits (per route with PerRoute);
+	// 0 means every matching request.
+	Times    int
+	PerRoute bool
+	// Probability that a matching request is hit (0 means 1).
+	Probability float64
+	RetryAfter  time.Duration
+	Latency     time.Duration
+}
+
+type faultState struct {
+	Fault
+	hits map[Route]int
+}
+
+// AddFault switches a fault on.
+func (s *Server) AddFault(f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, &faultState{Fault: f, hits: map[Route]int{}})
+}
+
+// ClearFaults switches every fault off.
+func (s *Server) ClearFaults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = nil
+}
+
+// pickFaults returns the faults that hit this request, counting the hits.
+// The caller holds s.mu.
+func (s *Server) pickFaults(route Route) []Fault {
+	var out []Fault
+	for _, f := range s.faults {
+		if f.Route != "" && f.Route != route {
+			continue
+		}
+		key := Route("")
+		if f.PerRoute {
+			key = route
+		}
+		if f.Times > 0 && f.hits[key] >= f.Times {
+			continue
+		}
+		if f.Probability > 0 && f.Probability < 1 && s.rng.Float64() >= f.Probability {
+			continue
+		}
+		f.hits[key]++
+		out = append(out, f.Fault)
+	}
+	return out
+}
+
+// stats are the counters tests inspect.
+type stats struct {
+	Requests      map[Route]int  `json:"requests"`
+	BackupsQueued map[string]int `json:"backups_queued"`
+	// RateLimited counts 429s from the key's allowance; Overloaded those
+	// injected as aggregate load.
+	RateLimited int `json:"rate_limited"`
+	Overloaded  int `json:"overloaded"`
+	// AuthFailures counts 401s.
+	AuthFailures int `json:"auth_failures"`
+	// MaxConcurrent is the most requests in flight at once.
+	MaxConcurrent int `json:"max_concurrent"`
+	inFlight      int
+}
+
+func newStats() stats {
+	return stats{Requests: map[Route]int{}, BackupsQueued: map[string]int{}}
+}
+
+// Stats is a snapshot of the server's counters.
+type Stats struct {
+	Requests      map[Route]int  `json:"requests"`
+	BackupsQueued map[string]int `json:"backups_queued"`
+	RateLimited   int            `json:"rate_limited"`
+	Overloaded    int            `json:"overloaded"`
+	AuthFailures  int            `json:"auth_failures"`
+	MaxConcurrent int            `json:"max_concurrent"`
+}
+
+// TotalRequests is the number of API requests of every route.
+func (st Stats) TotalRequests() int {
+	n := 0
+	for _, v := range st.Requests {
+		n += v
+	}
+	return n
+}
+
+// Stats returns a copy of the counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := Stats{
+		Requests: map[Route]int{}, BackupsQueued: map[string]int{},
+		RateLimited: s.stats.RateLimited, Overloaded: s.stats.Overloaded,
+		AuthFailures: s.stats.AuthFailures, MaxConcurrent: s.stats.MaxConcurrent,
+	}
+	for k, v := range s.stats.Requests {
+		out.Requests[k] = v
+	}
+	for k, v := range s.stats.BackupsQueued {
+		out.BackupsQueued[k] = v
+	}
+	return out
+}
+
+// Requests is the number of requests a route received.
+func (s *Server) Requests(r Route) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats.Requests[r]
+}
+
+// BackupsQueued is the number of backups this server queued for an account.
+func (s *Server) BackupsQueued(accountID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats.BackupsQueued[accountID]
+}
+
+// ResetStats zeroes the counters.
+func (s *Server) ResetStats() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats = newStats()
+}

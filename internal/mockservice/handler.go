@@ -1,0 +1,396 @@
+package mockservice
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/ids"
+)
+
+// reply is a response before faults are applied to it.
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// Titles the API document shows.
+const (
+	titleBadRequest    = "Bad Request"
+	titleUnauth        = "Unauthenticated"
+	titleForbidden     = "You are not authorized to perform this action."
+	titleNotFound      = "Resource not found."
+	titleConflict      = "Conflict"
+	titleUnprocessable = "Unprocessable Entity"
+	titleTooMany       = "Too Many Requests"
+	titleInternal      = "Internal Server Error"
+)
+
+// ServeHTTP answers one request of the API (or, under /_mock/, of the
+// inspection API).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/_mock/") {
+		s.serveAdmin(w, r)
+		return
+	}
+	requestID := newRequestID()
+	route, accountID := matchRoute(r.Method, r.URL.Path)
+
+	s.mu.Lock()
+	s.stats.Requests[route]++
+	s.stats.inFlight++
+	s.stats.MaxConcurrent = max(s.stats.MaxConcurrent, s.stats.inFlight)
+	faults := s.pickFaults(route)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.stats.inFlight--
+		s.mu.Unlock()
+	}()
+
+	for _, f := range faults {
+		if f.Kind == FaultLatency {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(f.Latency):
+			}
+		}
+	}
+
+	rep := s.preFaults(faults, r, requestID)
+	if rep == nil {
+		rep = s.handle(r, route, accountID, requestID)
+		rep = postFaults(faults, rep, r, requestID)
+	}
+	for k, v := range rep.header {
+		w.Header()[k] = v
+	}
+	if rep.status >= 200 && rep.status < 300 {
+		w.Header().Set("X-Request-ID", requestID)
+	}
+	for _, f := range faults {
+		if f.Kind == FaultTruncatedBody {
+			// Promise the whole body, send half: the connection closes early.
+			w.Header().Set("Content-Length", strconv.Itoa(len(rep.body)))
+			w.WriteHeader(rep.status)
+			_, _ = w.Write(rep.body[:len(rep.body)/2])
+			return
+		}
+	}
+	w.WriteHeader(rep.status)
+	_, _ = w.Write(rep.body)
+}
+
+// preFaults answers for the faults that stop a request before processing.
+func (s *Server) preFaults(faults []Fault, r *http.Request, requestID string) *reply {
+	for _, f := range faults {
+		switch f.Kind {
+		case FaultServerError:
+			return problemReply(http.StatusInternalServerError, titleInternal, "An unexpected error occurred.", r, requestID)
+		case FaultOverload:
+			s.mu.Lock()
+			s.stats.Overloaded++
+			s.mu.Unlock()
+			rep := problemReply(http.StatusTooManyRequests, titleTooMany, "The service is under heavy load; try again later.", r, requestID)
+			if f.RetryAfter > 0 {
+				rep.header.Set("Retry-After", strconv.Itoa(int(f.RetryAfter.Round(time.Second)/time.Second)))
+			}
+			return rep
+		}
+	}
+	return nil
+}
+
+// postFaults changes the answer of a request that was processed.
+func postFaults(faults []Fault, rep *reply, r *http.Request, requestID string) *reply {
+	for _, f := range faults {
+		switch f.Kind {
+		case FaultAcceptThenError:
+			return problemReply(http.StatusInternalServerError, titleInternal, "An unexpected error occurred.", r, requestID)
+		case FaultMalformedJSON:
+			if rep.status < 300 {
+				rep.body = []byte(`{"data": [{"id": "acc_`)
+				rep.body = append(rep.body, []byte(`<html>oops`)...)
+			}
+		}
+	}
+	return rep
+}
+
+// matchRoute maps a method and path to a route, and the account id in it.
+func matchRoute(method, path string) (Route, string) {
+	rest, ok := strings.CutPrefix(path, "/api/v1/")
+	if !ok {
+		return RouteUnknown, ""
+	}
+	parts := strings.Split(rest, "/")
+	switch {
+	case method == http.MethodGet && len(parts) == 1 && parts[0] == "token":
+		return RouteToken, ""
+	case method == http.MethodGet && len(parts) == 1 && parts[0] == "accounts":
+		return RouteListAccounts, ""
+	case method == http.MethodGet && len(parts) == 1 && parts[0] == "audit-logs":
+		return RouteAuditLogs, ""
+	case method == http.MethodGet && len(parts) == 2 && parts[0] == "accounts":
+		return RouteGetAccount, parts[1]
+	case method == http.MethodPost && len(parts) == 3 && parts[0] == "accounts" && parts[2] == "backup":
+		return RouteTrigger, parts[1]
+	case method == http.MethodGet && len(parts) == 3 && parts[0] == "accounts" && parts[2] == "backups":
+		return RouteListBackups, parts[1]
+	}
+	return RouteUnknown, ""
+}
+
+// handle answers a request that no fault stopped.
+func (s *Server) handle(r *http.Request, route Route, accountID, requestID string) *reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	key := s.keys[r.Header.Get("X-API-Key")]
+	if key == nil || key.ownerRevoked || key.orgID != s.org.ID || !s.clock.Now().Before(key.expiresAt) {
+		s.stats.AuthFailures++
+		return problemReply(http.StatusUnauthorized, titleUnauth, "", r, requestID)
+	}
+	rl, limited := s.takeAllowance(key)
+	var out *reply
+	if limited {
+		s.stats.RateLimited++
+		out = problemReply(http.StatusTooManyRequests, titleTooMany,
+			fmt.Sprintf("The key's allowance of %d requests per second is used up.", s.rateLimit), r, requestID)
+		out.header.Set("Retry-After", "1")
+	} else {
+		out = s.route(r, route, accountID, key, requestID)
+	}
+	for k, v := range rl {
+		out.header[k] = v
+	}
+	return out
+}
+
+// takeAllowance counts a request against the key's allowance for this wall
+// clock second and returns the rate-limit headers, and whether the request
+// is over the allowance. The caller holds s.mu.
+func (s *Server) takeAllowance(key *apiKey) (http.Header, bool) {
+	now := time.Now().Unix()
+	w := s.windows[key.secret]
+	if w == nil || w.second != now {
+		w = &window{second: now}
+		s.windows[key.secret] = w
+	}
+	w.count++
+	h := http.Header{}
+	h.Set("X-RateLimit-Limit", strconv.Itoa(s.rateLimit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(s.rateLimit-w.count, 0)))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(now+1, 10))
+	return h, w.count > s.rateLimit
+}
+
+// route dispatches an authenticated request within its allowance. The
+// caller holds s.mu.
+func (s *Server) route(r *http.Request, route Route, accountID string, key *apiKey, requestID string) *reply {
+	switch route {
+	case RouteToken:
+		return jsonReply(http.StatusOK, tokenJSON{Name: key.name, ExpiresAt: rfc3339(key.expiresAt), Organization: s.org})
+	case RouteListAccounts:
+		var items []item
+		for _, a := range s.accounts {
+			if a.orgID == s.org.ID && !a.deleted {
+				items = append(items, a)
+			}
+		}
+		return s.listReply(r, requestID, "accounts", items, true, func(it item) any { return s.accountJSON(it.(*account)) })
+	case RouteAuditLogs:
+		items := make([]item, 0, len(s.logs))
+		for _, l := range s.logs {
+			items = append(items, l)
+		}
+		return s.listReply(r, requestID, "audit-logs", items, true, func(it item) any { return auditJSON(it.(*auditLog)) })
+	case RouteGetAccount, RouteTrigger, RouteListBackups:
+		acc, rep := s.lookupAccount(r, accountID, key, requestID)
+		if rep != nil {
+			return rep
+		}
+		switch route {
+		case RouteGetAccount:
+			return jsonReply(http.StatusOK, s.accountJSON(acc))
+		case RouteTrigger:
+			return s.trigger(r, acc, key, requestID)
+		default:
+			items := make([]item, 0, len(acc.backups))
+			for _, b := range acc.backups {
+				items = append(items, b)
+			}
+			return s.listReply(r, requestID, "backups:"+acc.id, items, false, func(it item) any { return s.backupJSON(it.(*backup)) })
+		}
+	}
+	return problemReply(http.StatusNotFound, titleNotFound, "No such endpoint: "+r.Method+" "+r.URL.Path+".", r, requestID)
+}
+
+// lookupAccount finds an account the key may use, or the error to answer.
+func (s *Server) lookupAccount(r *http.Request, id string, key *apiKey, requestID string) (*account, *reply) {
+	if !ids.IsAccountID(id) {
+		return nil, problemReply(http.StatusUnprocessableEntity, titleUnprocessable,
+			fmt.Sprintf("Account id %q does not match acc_ followed by 16 letters or digits.", id), r, requestID)
+	}
+	acc := s.accounts[id]
+	switch {
+	case acc == nil || acc.deleted:
+		return nil, problemReply(http.StatusNotFound, titleNotFound, "No account "+id+".", r, requestID)
+	case acc.orgID != s.org.ID:
+		return nil, problemReply(http.StatusForbidden, titleForbidden, "Account "+id+" is outside the key's organization.", r, requestID)
+	case key.restricted[id]:
+		return nil, problemReply(http.StatusForbidden, titleForbidden, "The key may not access account "+id+".", r, requestID)
+	}
+	return acc, nil
+}
+
+// trigger queues a backup, or refuses as the document says.
+func (s *Server) trigger(r *http.Request, acc *account, key *apiKey, requestID string) *reply {
+	if key.readOnly {
+		return problemReply(http.StatusForbidden, titleForbidden, "The key's permissions do not allow triggering backups.", r, requestID)
+	}
+	if acc.state != StateActive {
+		return problemReply(http.StatusUnprocessableEntity, titleUnprocessable,
+			fmt.Sprintf("Account %s is not in a backupable state: %s", acc.id, acc.state.reason()), r, requestID)
+	}
+	if inProgress(s.accountStatus(acc)) {
+		return problemReply(http.StatusConflict, titleConflict,
+			fmt.Sprintf("A backup for account %s is already in progress.", acc.id), r, requestID)
+	}
+	now := s.clock.Now()
+	s.seq++
+	acc.backups = append(acc.backups, &backup{
+		id: ids.New(ids.BackupPrefix, s.rng.IntN), accountID: acc.id, createdAt: now, seq: s.seq,
+		pendingFor: s.pendingFor, runningFor: s.runningFor, failWith: acc.failWith,
+	})
+	s.seq++
+	s.logs = append(s.logs, &auditLog{
+		id: ids.New(ids.AuditLogPrefix, s.rng.IntN), orgID: s.org.ID, createdAt: now, seq: s.seq,
+		action: "backup.triggered", actor: "api_key:" + key.name, resourceType: "account", resourceID: acc.id,
+	})
+	s.stats.BackupsQueued[acc.id]++
+	return jsonReply(http.StatusAccepted, s.accountJSON(acc))
+}
+
+// listReply answers one page of a listing. items may come in any order.
+func (s *Server) listReply(r *http.Request, requestID, scope string, items []item, hasOrder bool, render func(item) any) *reply {
+	q := r.URL.Query()
+	limit := 25
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return problemReply(http.StatusBadRequest, titleBadRequest, "limit must be an integer.", r, requestID)
+		}
+		limit = min(max(n, 1), 50)
+	}
+	desc := true
+	if hasOrder {
+		switch q.Get("order") {
+		case "", "desc":
+		case "asc":
+			desc = false
+		default:
+			return problemReply(http.StatusUnprocessableEntity, titleUnprocessable, "order must be asc or desc.", r, requestID)
+		}
+	}
+	var pos *cursorPos
+	if c := q.Get("cursor"); c != "" {
+		p, err := decodeCursor(s.cursorKey, scope, c)
+		if err != nil {
+			return problemReply(http.StatusBadRequest, titleBadRequest, "invalid cursor", r, requestID)
+		}
+		pos, desc = &p, p.Desc // the cursor carries its order
+	}
+	sort.Slice(items, func(i, j int) bool {
+		ti, qi := items[i].sortKey()
+		tj, qj := items[j].sortKey()
+		if desc {
+			return less(tj, qj, ti, qi)
+		}
+		return less(ti, qi, tj, qj)
+	})
+	start := 0
+	if pos != nil {
+		start = sort.Search(len(items), func(i int) bool { return after(items[i], *pos) })
+	}
+	end := min(start+limit, len(items))
+	data := make([]any, 0, end-start)
+	for _, it := range items[start:end] {
+		data = append(data, render(it))
+	}
+	var next *string
+	if end < len(items) {
+		t, seq := items[end-1].sortKey()
+		c := encodeCursor(s.cursorKey, cursorPos{Scope: scope, Desc: desc, Time: t.UnixNano(), Seq: seq})
+		next = &c
+	}
+	type pagination struct {
+		Limit      int     `json:"limit"`
+		NextCursor *string `json:"next_cursor"`
+	}
+	return jsonReply(http.StatusOK, struct {
+		Data       []any      `json:"data"`
+		Pagination pagination `json:"pagination"`
+	}{data, pagination{limit, next}})
+}
+
+func (s *Server) accountJSON(a *account) accountJSON {
+	return accountJSON{ID: a.id, Name: a.name, BackupStatus: s.accountStatus(a), Platform: a.platform,
+		ServiceType: a.serviceType, CreatedAt: rfc3339(a.createdAt)}
+}
+
+func (s *Server) backupJSON(b *backup) backupJSON {
+	st, done, errText := b.status(s.clock.Now())
+	out := backupJSON{ID: b.id, AccountID: b.accountID, Status: st, CreatedAt: rfc3339(b.createdAt), Error: errText}
+	if done != nil {
+		v := rfc3339(*done)
+		out.CompletedAt = &v
+	}
+	return out
+}
+
+func auditJSON(l *auditLog) auditLogJSON {
+	return auditLogJSON{ID: l.id, CreatedAt: rfc3339(l.createdAt), Action: l.action, Actor: l.actor,
+		ResourceType: l.resourceType, ResourceID: l.resourceID}
+}
+
+func jsonReply(status int, v any) *reply {
+	body, _ := json.Marshal(v)
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	return &reply{status: status, header: h, body: body}
+}
+
+// problemReply is an RFC 7807 error; detail is left out when empty, as the
+// service does on 401.
+func problemReply(status int, title, detail string, r *http.Request, requestID string) *reply {
+	p := struct {
+		Title     string `json:"title"`
+		Status    int    `json:"status"`
+		Detail    string `json:"detail,omitempty"`
+		Instance  string `json:"instance"`
+		RequestID string `json:"request_id"`
+	}{title, status, detail, r.URL.Path, requestID}
+	rep := jsonReply(status, p)
+	rep.header.Set("Content-Type", "application/problem+json")
+	return rep
+}
+
+// newRequestID returns a random UUID v4.
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}

@@ -1,0 +1,327 @@
+package mockservice
+
+import (
+	"crypto/rand"
+	"fmt"
+	mrand "math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/ids"
+)
+
+// Options configure a Server. Zero values take the defaults.
+type Options struct {
+	// Seed makes ids, keys and seeded data the same on every run.
+	Seed uint64
+	// Accounts is the number of seeded backupable accounts (default 5; -1 for none).
+	Accounts int
+	// AuditLogs is the number of seeded audit records (default 0).
+	AuditLogs int
+	// RateLimit is each key's per-second allowance (default 10).
+	RateLimit int
+	// PendingFor and RunningFor are how long a new backup stays in each
+	// state (defaults 1s and 2s).
+	PendingFor time.Duration
+	RunningFor time.Duration
+	// Clock drives the backup state machine (default: the wall clock).
+	Clock Clock
+}
+
+// Defaults of Options.
+const (
+	DefaultAccounts   = 5
+	DefaultRateLimit  = 10
+	DefaultPendingFor = time.Second
+	DefaultRunningFor = 2 * time.Second
+	// DemoKeyName is the name of the key every server is seeded with.
+	DemoKeyName = "demo-key"
+)
+
+var platforms = []string{"google_workspace", "microsoft_365", "salesforce", "slack", "github"}
+
+// Server is the mock Backup Service. It is an http.Handler.
+type Server struct {
+	mu    sync.Mutex
+	clock Clock
+	rng   *mrand.Rand
+	seq   int
+
+	org       organization
+	keys      map[string]*apiKey
+	demoKey   string
+	accounts  map[string]*account
+	logs      []*auditLog
+	foreignID string
+
+	rateLimit  int
+	pendingFor time.Duration
+	runningFor time.Duration
+	windows    map[string]*window
+
+	cursorKey []byte
+	faults    []*faultState
+	stats     stats
+}
+
+type window struct {
+	second int64
+	count  int
+}
+
+// New builds a seeded Server.
+func New(opts Options) *Server {
+	if opts.Accounts == 0 {
+		opts.Accounts = DefaultAccounts
+	}
+	if opts.RateLimit <= 0 {
+		opts.RateLimit = DefaultRateLimit
+	}
+	if opts.PendingFor <= 0 {
+		opts.PendingFor = DefaultPendingFor
+	}
+	if opts.RunningFor <= 0 {
+		opts.RunningFor = DefaultRunningFor
+	}
+	if opts.Clock == nil {
+		opts.Clock = wallClock{}
+	}
+	s := &Server{
+		clock:      opts.Clock,
+		rng:        mrand.New(mrand.NewPCG(opts.Seed, opts.Seed^0x5eed5eed5eed5eed)),
+		keys:       map[string]*apiKey{},
+		accounts:   map[string]*account{},
+		windows:    map[string]*window{},
+		rateLimit:  opts.RateLimit,
+		pendingFor: opts.PendingFor,
+		runningFor: opts.RunningFor,
+		cursorKey:  make([]byte, 32),
+		stats:      newStats(),
+	}
+	_, _ = rand.Read(s.cursorKey)
+	s.org = organization{ID: ids.New(ids.OrganizationPrefix, s.rng.IntN), Name: "Example Org"}
+	s.demoKey = s.addKeyLocked(KeySpec{Name: DemoKeyName, ExpiresAt: s.clock.Now().Add(90 * 24 * time.Hour)})
+
+	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range max(opts.Accounts, 0) {
+		p := platforms[i%len(platforms)]
+		s.addAccountLocked(AccountSpec{
+			Name:      fmt.Sprintf("%s account %d", p, i+1),
+			Platform:  p,
+			CreatedAt: base.Add(time.Duration(i) * 37 * time.Hour),
+		})
+	}
+	foreign := s.addAccountLocked(AccountSpec{Name: "another organization's account", Platform: "slack", CreatedAt: base})
+	s.accounts[foreign].orgID = ids.New(ids.OrganizationPrefix, s.rng.IntN)
+	s.foreignID = foreign
+
+	actions := []string{"key.created", "account.connected", "backup.triggered", "account.updated"}
+	for i := range opts.AuditLogs {
+		s.seq++
+		s.logs = append(s.logs, &auditLog{
+			id: ids.New(ids.AuditLogPrefix, s.rng.IntN), orgID: s.org.ID,
+			createdAt: base.Add(time.Duration(i) * time.Hour), seq: s.seq,
+			action: actions[i%len(actions)], actor: "user:owner@example.com",
+			resourceType: "account", resourceID: s.sortedAccountIDs()[i%max(opts.Accounts, 1)],
+		})
+	}
+	return s
+}
+
+// KeySpec describes an API key to add.
+type KeySpec struct {
+	Name      string
+	ExpiresAt time.Time // zero: 90 days from now
+	// OtherOrganization makes a key of another organization (401 here).
+	OtherOrganization bool
+	// OwnerRevoked: the user who created the key lost access (401).
+	OwnerRevoked bool
+	// ReadOnly keys may not trigger backups (403).
+	ReadOnly bool
+	// Restricted accounts are off limits to this key (403).
+	Restricted []string
+}
+
+// AddKey adds an API key and returns its secret.
+func (s *Server) AddKey(k KeySpec) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addKeyLocked(k)
+}
+
+func (s *Server) addKeyLocked(k KeySpec) string {
+	secret := "bks_" + ids.New("", s.rng.IntN) + ids.New("", s.rng.IntN)
+	if k.ExpiresAt.IsZero() {
+		k.ExpiresAt = s.clock.Now().Add(90 * 24 * time.Hour)
+	}
+	if k.Name == "" {
+		k.Name = "key-" + secret[4:10]
+	}
+	key := &apiKey{secret: secret, name: k.Name, orgID: s.org.ID, expiresAt: k.ExpiresAt.UTC().Truncate(time.Second),
+		ownerRevoked: k.OwnerRevoked, readOnly: k.ReadOnly, restricted: map[string]bool{}}
+	if k.OtherOrganization {
+		key.orgID = ids.New(ids.OrganizationPrefix, s.rng.IntN)
+	}
+	for _, id := range k.Restricted {
+		key.restricted[id] = true
+	}
+	s.keys[secret] = key
+	return secret
+}
+
+// AccountSpec describes an account to add.
+type AccountSpec struct {
+	Name        string
+	Platform    string       // default "google_workspace"
+	ServiceType string       // default "backup"
+	State       AccountState // default StateActive
+	// BackupStatus is the status before any backup is triggered (default "success").
+	BackupStatus string
+	// FailWith makes every backup of the account fail with this error text.
+	FailWith  string
+	CreatedAt time.Time // default: the clock's now
+}
+
+// AddAccount adds an account to the organization and returns its id.
+func (s *Server) AddAccount(a AccountSpec) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addAccountLocked(a)
+}
+
+func (s *Server) addAccountLocked(a AccountSpec) string {
+	if a.Platform == "" {
+		a.Platform = "google_workspace"
+	}
+	if a.ServiceType == "" {
+		a.ServiceType = "backup"
+	}
+	if a.State == "" {
+		a.State = StateActive
+	}
+	if a.BackupStatus == "" {
+		a.BackupStatus = "success"
+	}
+	if a.CreatedAt.IsZero() {
+		a.CreatedAt = s.clock.Now()
+	}
+	if a.Name == "" {
+		a.Name = a.Platform + " account"
+	}
+	s.seq++
+	acc := &account{
+		id: ids.New(ids.AccountPrefix, s.rng.IntN), orgID: s.org.ID, name: a.Name,
+		platform: a.Platform, serviceType: a.ServiceType, createdAt: a.CreatedAt.UTC(), seq: s.seq,
+		state: a.State, initialStatus: a.BackupStatus, failWith: a.FailWith,
+	}
+	s.accounts[acc.id] = acc
+	return acc.id
+}
+
+// DemoKey is the secret of the seeded key, valid for 90 days.
+func (s *Server) DemoKey() string { return s.demoKey }
+
+// OrganizationID is the id of the served organization.
+func (s *Server) OrganizationID() string { return s.org.ID }
+
+// ForeignAccountID is the id of an account of another organization (403).
+func (s *Server) ForeignAccountID() string { return s.foreignID }
+
+// AccountIDs lists the organization's accounts, oldest first.
+func (s *Server) AccountIDs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sortedAccountIDs()
+}
+
+func (s *Server) sortedAccountIDs() []string {
+	var out []*account
+	for _, a := range s.accounts {
+		if a.orgID == s.org.ID && !a.deleted {
+			out = append(out, a)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return less(out[i].createdAt, out[i].seq, out[j].createdAt, out[j].seq) })
+	idsOut := make([]string, len(out))
+	for i, a := range out {
+		idsOut[i] = a.id
+	}
+	return idsOut
+}
+
+// DeleteAccount removes an account, as if disconnected out of band.
+func (s *Server) DeleteAccount(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.accounts[id]; a != nil {
+		a.deleted = true
+	}
+}
+
+// SetAccountState changes whether an account can be backed up.
+func (s *Server) SetAccountState(id string, st AccountState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.accounts[id]; a != nil {
+		a.state = st
+	}
+}
+
+// SetAccountFailure makes the account's next backups fail with errText
+// ("" for success).
+func (s *Server) SetAccountFailure(id, errText string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.accounts[id]; a != nil {
+		a.failWith = errText
+	}
+}
+
+// SetRateLimit changes every key's per-second allowance.
+func (s *Server) SetRateLimit(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rateLimit = max(n, 1)
+}
+
+// SetDurations changes how long new backups stay pending and running.
+func (s *Server) SetDurations(pending, running time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pendingFor, s.runningFor = pending, running
+}
+
+// RotateCursorKey invalidates every cursor handed out so far, as a service
+// restart or a key rotation would.
+func (s *Server) RotateCursorKey() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, _ = rand.Read(s.cursorKey)
+}
+
+// BackupStatus is the current backup_status of an account, as the API would
+// report it.
+func (s *Server) BackupStatus(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.accounts[id]; a != nil {
+		return s.accountStatus(a)
+	}
+	return ""
+}
+
+func (s *Server) accountStatus(a *account) string {
+	if n := len(a.backups); n > 0 {
+		st, _, _ := a.backups[n-1].status(s.clock.Now())
+		return st
+	}
+	return a.initialStatus
+}
+
+func less(ta time.Time, sa int, tb time.Time, sb int) bool {
+	if !ta.Equal(tb) {
+		return ta.Before(tb)
+	}
+	return sa < sb
+}

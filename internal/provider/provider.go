@@ -1,0 +1,171 @@
+// Package provider implements the Terraform provider for the Backup Service.
+package provider
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+)
+
+// Environment variables read where the attribute is null.
+const (
+	EnvBaseURL = "BACKUP_BASE_URL"
+	EnvAPIKey  = "BACKUP_API_KEY"
+)
+
+var _ provider.Provider = (*backupProvider)(nil)
+
+// backupProvider is the provider "backup".
+type backupProvider struct {
+	version string
+	// clientOptions lets tests shorten the client's waits.
+	clientOptions func(*client.Options)
+}
+
+// New returns the provider factory for the given version.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider { return &backupProvider{version: version} }
+}
+
+type providerModel struct {
+	BaseURL           types.String `tfsdk:"base_url"`
+	APIKey            types.String `tfsdk:"api_key"`
+	MaxRetries        types.Int64  `tfsdk:"max_retries"`
+	RequestTimeout    types.String `tfsdk:"request_timeout"`
+	AllowInsecureHTTP types.Bool   `tfsdk:"allow_insecure_http"`
+}
+
+func (p *backupProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "backup"
+	resp.Version = p.version
+}
+
+func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		Description: "Reads accounts, API key details and audit logs of the Backup Service, and triggers backups.",
+		Attributes: map[string]schema.Attribute{
+			"base_url": schema.StringAttribute{
+				Description: "Base URL of the Backup Service, without `/api/v1`, for example `https://backup.example.com`. " +
+					"Defaults to the `" + EnvBaseURL + "` environment variable.",
+				Optional: true,
+			},
+			"api_key": schema.StringAttribute{
+				Description: "API key, sent in the `X-API-Key` header. Keys are created and revoked in the Backup Service web " +
+					"application. Defaults to the `" + EnvAPIKey + "` environment variable.",
+				Optional:  true,
+				Sensitive: true,
+			},
+			"max_retries": schema.Int64Attribute{
+				Description: fmt.Sprintf("How many times a failed request is retried (429, 5xx and network errors; backup "+
+					"triggers only when no second backup can result). Defaults to %d.", client.DefaultMaxRetries),
+				Optional:   true,
+				Validators: []validator.Int64{int64validator.Between(0, 20)},
+			},
+			"request_timeout": schema.StringAttribute{
+				Description: fmt.Sprintf("Timeout of one HTTP request, as a Go duration such as `30s`. Defaults to `%s`.", client.DefaultRequestTimeout),
+				Optional:    true,
+				Validators:  []validator.String{durationValidator{}},
+			},
+			"allow_insecure_http": schema.BoolAttribute{
+				Description: "Allow a plain `http://` base URL for hosts other than loopback. The API key would travel " +
+					"in clear: use only on a trusted network. Defaults to `false`.",
+				Optional: true,
+			},
+		},
+	}
+}
+
+func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var cfg providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	unknown := func(attr, env string) {
+		resp.Diagnostics.AddAttributeError(path.Root(attr), "Unknown Backup Service "+attr,
+			fmt.Sprintf("The provider cannot talk to the Backup Service while %q is unknown at plan time. Set it to a "+
+				"known value, or leave it out and set the %s environment variable.", attr, env))
+	}
+	if cfg.BaseURL.IsUnknown() {
+		unknown("base_url", EnvBaseURL)
+	}
+	if cfg.APIKey.IsUnknown() {
+		unknown("api_key", EnvAPIKey)
+	}
+	if cfg.MaxRetries.IsUnknown() || cfg.RequestTimeout.IsUnknown() || cfg.AllowInsecureHTTP.IsUnknown() {
+		resp.Diagnostics.AddError("Unknown Backup Service provider setting",
+			"max_retries, request_timeout and allow_insecure_http must be known at plan time.")
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	opts := client.Options{
+		BaseURL:           stringOr(cfg.BaseURL, os.Getenv(EnvBaseURL)),
+		APIKey:            stringOr(cfg.APIKey, os.Getenv(EnvAPIKey)),
+		AllowInsecureHTTP: cfg.AllowInsecureHTTP.ValueBool(),
+		UserAgent:         fmt.Sprintf("terraform-provider-backup/%s Terraform/%s", p.version, req.TerraformVersion),
+	}
+	if opts.BaseURL == "" {
+		resp.Diagnostics.AddAttributeError(path.Root("base_url"), "Missing Backup Service base URL",
+			"Set base_url in the provider block, or the "+EnvBaseURL+" environment variable.")
+	}
+	if opts.APIKey == "" {
+		resp.Diagnostics.AddAttributeError(path.Root("api_key"), "Missing Backup Service API key",
+			"Set api_key in the provider block, or the "+EnvAPIKey+" environment variable.")
+	}
+	if !cfg.MaxRetries.IsNull() {
+		opts.MaxRetries = int(cfg.MaxRetries.ValueInt64())
+		if opts.MaxRetries == 0 {
+			opts.MaxRetries = -1 // the client's "no retries"
+		}
+	}
+	if !cfg.RequestTimeout.IsNull() {
+		d, _ := time.ParseDuration(cfg.RequestTimeout.ValueString()) // validated
+		opts.RequestTimeout = d
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	opts.Logger = newTFLogger(opts.APIKey)
+	if p.clientOptions != nil {
+		p.clientOptions(&opts)
+	}
+	c, err := client.New(opts)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid Backup Service provider configuration", err.Error())
+		return
+	}
+	resp.DataSourceData = c
+	resp.ResourceData = c
+	resp.EphemeralResourceData = c
+	resp.ActionData = c
+	resp.ListResourceData = c
+}
+
+func (p *backupProvider) Resources(context.Context) []func() resource.Resource {
+	return nil
+}
+
+func (p *backupProvider) DataSources(context.Context) []func() datasource.DataSource {
+	return nil
+}
+
+func stringOr(v types.String, fallback string) string {
+	if v.IsNull() {
+		return fallback
+	}
+	return v.ValueString()
+}
