@@ -70,7 +70,7 @@ type Options struct {
 // Client talks to one Backup Service with one key.
 type Client struct {
 	base    *url.URL
-	key     secret
+	key     *secret
 	ua      string
 	opts    Options
 	http    *http.Client
@@ -80,11 +80,19 @@ type Client struct {
 	jitter  func() float64
 }
 
-// secret keeps the key out of any formatted output, panics included.
-type secret string
+// secret holds the key behind a pointer, so that printing a Client (or
+// anything holding one) shows an address, and printing the secret itself
+// shows a placeholder. The key leaves it only for the X-API-Key header.
+type secret struct{ value string }
 
-func (secret) String() string   { return "[REDACTED]" }
-func (secret) GoString() string { return "[REDACTED]" }
+func (*secret) String() string   { return "[REDACTED]" }
+func (*secret) GoString() string { return "[REDACTED]" }
+
+// String describes the client without its key.
+func (c *Client) String() string { return "backup client for " + c.base.String() }
+
+// GoString describes the client without its key.
+func (c *Client) GoString() string { return "client.Client{base: " + c.base.String() + "}" }
 
 // New checks the options and returns a Client. It makes no request.
 func New(opts Options) (*Client, error) {
@@ -98,7 +106,7 @@ func New(opts Options) (*Client, error) {
 	setDefaults(&opts)
 	c := &Client{
 		base:   base,
-		key:    secret(opts.APIKey),
+		key:    &secret{value: opts.APIKey},
 		ua:     opts.UserAgent,
 		http:   opts.HTTPClient,
 		clock:  opts.Clock,
@@ -296,7 +304,7 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) (*response, erro
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", cl.method, cl.path, err)
 	}
-	req.Header.Set("X-API-Key", string(c.key))
+	req.Header.Set("X-API-Key", c.key.value)
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.ua)
 

@@ -34,7 +34,8 @@ const (
 	// FaultOverload answers 429 without rate-limit headers, as aggregate
 	// load does; with RetryAfter set it carries Retry-After.
 	FaultOverload
-	// FaultLatency delays the answer by Latency.
+	// FaultLatency delays the processing and the answer by Latency; the
+	// request is processed even if the client has gone.
 	FaultLatency
 	// FaultMalformedJSON processes the request and answers 200 with a body
 	// that is not JSON.
@@ -77,12 +78,17 @@ func (s *Server) ClearFaults() {
 	s.faults = nil
 }
 
+// stops reports whether a fault answers in place of the service, so that
+// at most one such fault can hit a request.
+func (k FaultKind) stops() bool { return k == FaultServerError || k == FaultOverload }
+
 // pickFaults returns the faults that hit this request, counting the hits.
 // The caller holds s.mu.
 func (s *Server) pickFaults(route Route) []Fault {
 	var out []Fault
+	stopped := false
 	for _, f := range s.faults {
-		if f.Route != "" && f.Route != route {
+		if (f.Route != "" && f.Route != route) || (stopped && f.Kind.stops()) {
 			continue
 		}
 		key := Route("")
@@ -96,6 +102,7 @@ func (s *Server) pickFaults(route Route) []Fault {
 			continue
 		}
 		f.hits[key]++
+		stopped = stopped || f.Kind.stops()
 		out = append(out, f.Fault)
 	}
 	return out

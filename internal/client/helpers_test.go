@@ -1,0 +1,72 @@
+package client
+
+import (
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+)
+
+// fakeClock answers every wait at once and moves its time forward by the
+// wait, recording what was asked.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	sleeps []time.Duration
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Now()} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sleeps = append(c.sleeps, d)
+	c.now = c.now.Add(d)
+	ch := make(chan time.Time, 1)
+	ch <- c.now
+	return ch
+}
+
+func (c *fakeClock) waits() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.sleeps...)
+}
+
+// fixture is a mock service behind httptest and a client of it.
+type fixture struct {
+	srv    *mockservice.Server
+	url    string
+	client *Client
+	clock  *fakeClock
+}
+
+// newFixture starts a mock (high rate limit unless set) and a client with a
+// fake clock; mod may change the client's options.
+func newFixture(t *testing.T, mo mockservice.Options, mod func(*Options)) *fixture {
+	t.Helper()
+	if mo.RateLimit == 0 {
+		mo.RateLimit = 10000
+	}
+	srv := mockservice.New(mo)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	clock := newFakeClock()
+	opts := Options{BaseURL: ts.URL, APIKey: srv.DemoKey(), Clock: clock, UserAgent: "test-agent/1"}
+	if mod != nil {
+		mod(&opts)
+	}
+	c, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{srv: srv, url: ts.URL, client: c, clock: clock}
+}

@@ -1,0 +1,108 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+)
+
+// Many goroutines share one client: the limiter keeps them within the key's
+// allowance, so the service never answers 429.
+func TestConcurrentCallersStayWithinAllowance(t *testing.T) {
+	t.Parallel()
+	const allowance = 40
+	srv := mockservice.New(mockservice.Options{Seed: 1, RateLimit: allowance})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	c, err := New(Options{BaseURL: ts.URL, APIKey: srv.DemoKey()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 60)
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 6 {
+				if _, err := c.Token(context.Background()); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	st := srv.Stats()
+	if st.RateLimited != 0 {
+		t.Errorf("%d requests were over the allowance", st.RateLimited)
+	}
+	if st.Requests[mockservice.RouteToken] != 60 {
+		t.Errorf("%d requests", st.Requests[mockservice.RouteToken])
+	}
+}
+
+func TestLimiterProbesAloneUntilAllowanceKnown(t *testing.T) {
+	t.Parallel()
+	l := newLimiter(realClock{})
+	if err := l.wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan struct{})
+	go func() {
+		_ = l.wait(context.Background())
+		close(second)
+	}()
+	select {
+	case <-second:
+		t.Fatal("a second request started before the first response told the allowance")
+	case <-time.After(30 * time.Millisecond):
+	}
+	h := http.Header{}
+	h.Set("X-RateLimit-Limit", "11")
+	h.Set("X-RateLimit-Remaining", "10")
+	l.done(h)
+	select {
+	case <-second:
+	case <-time.After(time.Second):
+		t.Fatal("the allowance did not release the waiting request")
+	}
+	if l.interval != 100*time.Millisecond {
+		t.Errorf("interval %s, want 1s/(11-1)", l.interval)
+	}
+}
+
+func TestLimiterPausesWhenNothingRemains(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	l := newLimiter(clock)
+	_ = l.wait(context.Background())
+	h := http.Header{}
+	reset := clock.Now().Add(700 * time.Millisecond).Truncate(time.Second).Add(time.Second)
+	h.Set("X-RateLimit-Limit", "5")
+	h.Set("X-RateLimit-Remaining", "0")
+	h.Set("X-RateLimit-Reset", itoa(reset.Unix()))
+	l.done(h)
+	before := clock.Now()
+	_ = l.wait(context.Background())
+	if clock.Now().Before(reset) {
+		t.Errorf("started at %s, before the reset at %s (waited %s)", clock.Now(), reset, clock.Now().Sub(before))
+	}
+}
+
+func TestIntervalFor(t *testing.T) {
+	t.Parallel()
+	for limit, want := range map[int]time.Duration{1: 1100 * time.Millisecond, 2: time.Second, 5: 250 * time.Millisecond, 21: 50 * time.Millisecond} {
+		if got := intervalFor(limit); got != want {
+			t.Errorf("intervalFor(%d) = %s, want %s", limit, got, want)
+		}
+	}
+}

@@ -1,0 +1,236 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+)
+
+func TestServerErrorThenSuccess(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 1}, nil)
+	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, PerRoute: true, Times: 2})
+	if _, err := f.client.Token(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.srv.Requests(mockservice.RouteToken); n != 3 {
+		t.Errorf("%d requests, want 3", n)
+	}
+	w := f.clock.waits()
+	if len(w) != 2 || w[0] < time.Second || w[0] > 1200*time.Millisecond || w[1] < 2*time.Second || w[1] > 2400*time.Millisecond {
+		t.Errorf("backoff waits %v, want about 1s then 2s", w)
+	}
+}
+
+func TestBackoffDoublesWithJitterAndCap(t *testing.T) {
+	t.Parallel()
+	c, _ := New(Options{BaseURL: "https://x", APIKey: "k", MaxBackoff: 5 * time.Second})
+	c.jitter = func() float64 { return 0 }
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second}
+	for i, w := range want {
+		if got := c.backoff(i); got != w {
+			t.Errorf("backoff(%d) = %s, want %s", i, got, w)
+		}
+	}
+	c.jitter = func() float64 { return 0.999 }
+	if got := c.backoff(0); got <= time.Second || got >= 1200*time.Millisecond {
+		t.Errorf("jittered backoff %s", got)
+	}
+}
+
+func TestRetriesExhausted(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 2}, func(o *Options) { o.MaxRetries = 2 })
+	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError})
+	_, err := f.client.Token(context.Background())
+	var re *RetryError
+	if !errors.As(err, &re) || re.Attempts != 3 || !errors.Is(err, ErrServer) {
+		t.Fatalf("%T %v", err, err)
+	}
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) || apiErr.RequestID == "" || !strings.Contains(err.Error(), apiErr.RequestID) {
+		t.Errorf("the last attempt's request id is lost: %v", err)
+	}
+	if n := f.srv.Requests(mockservice.RouteToken); n != 3 {
+		t.Errorf("%d requests, want 3", n)
+	}
+}
+
+func TestRetryAfterHonouredAndCapped(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 3}, func(o *Options) { o.RetryAfterCap = 10 * time.Second })
+	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, Route: mockservice.RouteToken, Times: 1, RetryAfter: 3 * time.Second})
+	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, Route: mockservice.RouteToken, Times: 1, RetryAfter: time.Hour})
+	if _, err := f.client.Token(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	w := f.clock.waits()
+	if len(w) < 2 || w[0] != 3*time.Second || w[1] != 10*time.Second {
+		t.Errorf("waits %v, want 3s then the 10s cap", w)
+	}
+}
+
+func TestHugeRetryAfterExhaustsBudget(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 4}, func(o *Options) {
+		o.RetryAfterCap = time.Hour
+		o.RetryBudget = 30 * time.Second
+	})
+	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, RetryAfter: 3600 * time.Second})
+	_, err := f.client.Token(context.Background())
+	var re *RetryError
+	if !errors.As(err, &re) || !errors.Is(err, ErrRateLimited) || !strings.Contains(err.Error(), "retry budget") {
+		t.Fatalf("%v", err)
+	}
+	if len(f.clock.waits()) > 1 { // at most the limiter's pause check
+		for _, w := range f.clock.waits() {
+			if w >= time.Hour {
+				t.Fatalf("waited %s", w)
+			}
+		}
+	}
+}
+
+func TestRetryNeverOutlivesDeadline(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 5}, nil)
+	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, RetryAfter: 50 * time.Second})
+	ctx, cancel := context.WithDeadline(context.Background(), f.clock.Now().Add(20*time.Second))
+	defer cancel()
+	_, err := f.client.Token(ctx)
+	if err == nil || !strings.Contains(err.Error(), "deadline") {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestOverloadPausesEveryCaller(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 6}, nil)
+	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, Times: 1})
+	if _, err := f.client.Token(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// A 429 without headers set a client-wide pause, not just this caller's wait.
+	f.client.limiter.mu.Lock()
+	paused := f.client.limiter.pausedUntil
+	f.client.limiter.mu.Unlock()
+	if paused.IsZero() {
+		t.Fatal("no client-wide pause after an aggregate-load 429")
+	}
+	// The pause holds a second caller back: with a real clock it waits.
+	l := newLimiter(realClock{})
+	l.known, l.interval = true, time.Millisecond
+	l.pause(80 * time.Millisecond)
+	start := time.Now()
+	if err := l.wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	l.done(nil)
+	if time.Since(start) < 70*time.Millisecond {
+		t.Errorf("a paused limiter let a caller through after %s", time.Since(start))
+	}
+}
+
+func TestTransportErrorsRetriedOnGet(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			// Drop the connection without answering.
+			hj, _ := w.(http.Hijacker)
+			conn, _, _ := hj.Hijack()
+			_ = conn.Close()
+			return
+		}
+		_, _ = w.Write([]byte(`{"name":"n","expires_at":"2027-01-01T00:00:00Z","organization":{"id":"o","name":"o"}}`))
+	}))
+	defer ts.Close()
+	c, _ := New(Options{BaseURL: ts.URL, APIKey: "k", Clock: newFakeClock()})
+	if _, err := c.Token(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n.Load() != 2 {
+		t.Errorf("%d requests", n.Load())
+	}
+}
+
+func TestCancellationStopsWaits(t *testing.T) {
+	t.Parallel()
+	// Real clock: a 30 s Retry-After must not hold a cancelled caller.
+	srv := mockservice.New(mockservice.Options{Seed: 7, RateLimit: 1000})
+	srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, RetryAfter: 30 * time.Second})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	c, _ := New(Options{BaseURL: ts.URL, APIKey: srv.DemoKey()})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := c.Token(ctx)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("%v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("took %s to stop", d)
+	}
+
+	// A caller waiting for the limiter stops too.
+	l := newLimiter(realClock{})
+	l.pause(time.Minute)
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel2()
+	if err := l.wait(ctx2); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("limiter wait: %v", err)
+	}
+}
+
+func TestRequestTimeoutIsPerAttempt(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 8}, func(o *Options) { o.RequestTimeout = 50 * time.Millisecond })
+	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultLatency, Route: mockservice.RouteToken, Times: 1, Latency: time.Second})
+	if _, err := f.client.Token(context.Background()); err != nil {
+		t.Fatalf("the retry after a timed-out attempt failed: %v", err)
+	}
+	if n := f.srv.Requests(mockservice.RouteToken); n != 2 {
+		t.Errorf("%d requests", n)
+	}
+}
+
+func TestMalformedAndTruncatedBodies(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 9}, func(o *Options) { o.MaxRetries = 1 })
+	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultMalformedJSON, Route: mockservice.RouteToken, Times: 1})
+	_, err := f.client.Token(context.Background())
+	var de *DecodeError
+	if !errors.As(err, &de) || de.RequestID == "" || !strings.Contains(err.Error(), "not the expected JSON") {
+		t.Fatalf("malformed: %v", err)
+	}
+	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultTruncatedBody, Route: mockservice.RouteGetAccount})
+	_, err = f.client.Account(context.Background(), f.srv.AccountIDs()[0])
+	var te *TransportError
+	if !errors.As(err, &te) || !te.Sent {
+		t.Fatalf("truncated: %T %v", err, err)
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cases := map[string]time.Duration{"0": 0, "7": 7 * time.Second, " 2 ": 2 * time.Second, "Thu, 01 Jan 2026 00:00:30 GMT": 30 * time.Second}
+	for in, want := range cases {
+		if got, ok := parseRetryAfter(in, now); !ok || got != want {
+			t.Errorf("%q: %s %v", in, got, ok)
+		}
+	}
+	for _, in := range []string{"", "-1", "soon"} {
+		if _, ok := parseRetryAfter(in, now); ok {
+			t.Errorf("%q accepted", in)
+		}
+	}
+}
