@@ -141,13 +141,28 @@ func setDefaults(o *Options) {
 		o.UserAgent = "terraform-provider-backup"
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		o.HTTPClient = &http.Client{Transport: newTransport()}
 	}
 	if o.Clock == nil {
 		o.Clock = realClock{}
 	}
 	if o.Logger == nil {
 		o.Logger = nopLogger{}
+	}
+}
+
+// newTransport is http.DefaultTransport's set-up with enough idle
+// connections kept for Terraform's ten parallel operations.
+func newTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
 	}
 }
 
@@ -191,27 +206,20 @@ type call struct {
 	idempotent bool
 }
 
-// response is what a successful call returns besides its decoded body.
-type response struct {
-	status    int
-	requestID string
-	header    http.Header
-}
-
 // do performs c with retries and decodes a 2xx body into out (when non-nil).
-func (c *Client) do(ctx context.Context, cl call, out any) (*response, error) {
+func (c *Client) do(ctx context.Context, cl call, out any) error {
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
-		resp, err := c.attempt(ctx, cl, out)
+		err := c.attempt(ctx, cl, out)
 		if err == nil {
-			return resp, nil
+			return nil
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		delay, retriable := c.retryDelay(cl, attempt, err)
 		if !retriable {
-			return nil, err
+			return err
 		}
 		if errors.Is(err, ErrRateLimited) {
 			// The key's allowance, or the service as a whole, is saturated:
@@ -219,7 +227,7 @@ func (c *Client) do(ctx context.Context, cl call, out any) (*response, error) {
 			c.limiter.pause(delay)
 		}
 		if err := c.waitToRetry(ctx, cl, attempt, delay, &waited, err); err != nil {
-			return nil, err
+			return err
 		}
 	}
 }
@@ -284,9 +292,9 @@ func (c *Client) backoff(attempt int) time.Duration {
 }
 
 // attempt sends one request, after the rate limiter allows it.
-func (c *Client) attempt(ctx context.Context, cl call, out any) (*response, error) {
+func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 	if err := c.limiter.wait(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	var header http.Header
 	defer func() { c.limiter.done(header) }()
@@ -302,7 +310,7 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) (*response, erro
 	}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(actx, trace), cl.method, target, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", cl.method, cl.path, err)
+		return fmt.Errorf("%s %s: %w", cl.method, cl.path, err)
 	}
 	req.Header.Set("X-API-Key", c.key.value)
 	req.Header.Set("Accept", "application/json")
@@ -312,9 +320,9 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) (*response, erro
 	res, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
-		return nil, &TransportError{Method: cl.method, Path: cl.path, Sent: sent, Err: scrubURLError(err)}
+		return &TransportError{Method: cl.method, Path: cl.path, Sent: sent, Err: scrubURLError(err)}
 	}
 	defer func() { _ = res.Body.Close() }()
 	header = res.Header
@@ -332,22 +340,21 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) (*response, erro
 
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		// A cut-short error body still tells the status; describe what came.
-		return nil, parseProblem(cl.method, cl.path, res.StatusCode, res.Header, body)
+		return parseProblem(cl.method, cl.path, res.StatusCode, res.Header, body)
 	}
 	if readErr != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
-		return nil, &TransportError{Method: cl.method, Path: cl.path, Sent: true,
+		return &TransportError{Method: cl.method, Path: cl.path, Sent: true,
 			Err: fmt.Errorf("reading the HTTP %d response (request id %s): %w", res.StatusCode, requestID, readErr)}
 	}
-	resp := &response{status: res.StatusCode, requestID: requestID, header: res.Header}
 	if out != nil {
 		if err := json.NewDecoder(bytes.NewReader(body)).Decode(out); err != nil {
-			return resp, &DecodeError{Method: cl.method, Path: cl.path, StatusCode: res.StatusCode, RequestID: requestID, Err: err}
+			return &DecodeError{Method: cl.method, Path: cl.path, StatusCode: res.StatusCode, RequestID: requestID, Err: err}
 		}
 	}
-	return resp, nil
+	return nil
 }
 
 // scrubURLError drops the URL from a transport error: it adds nothing the

@@ -13,7 +13,7 @@ func accountPath(accountID string) string {
 // Token returns what the service knows of the presented key.
 func (c *Client) Token(ctx context.Context) (*Token, error) {
 	var t Token
-	if _, err := c.do(ctx, call{method: "GET", path: "/api/v1/token", idempotent: true}, &t); err != nil {
+	if err := c.do(ctx, call{method: "GET", path: "/api/v1/token", idempotent: true}, &t); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -22,7 +22,7 @@ func (c *Client) Token(ctx context.Context) (*Token, error) {
 // Account reads one account.
 func (c *Client) Account(ctx context.Context, accountID string) (*Account, error) {
 	var a Account
-	if _, err := c.do(ctx, call{method: "GET", path: accountPath(accountID), idempotent: true}, &a); err != nil {
+	if err := c.do(ctx, call{method: "GET", path: accountPath(accountID), idempotent: true}, &a); err != nil {
 		return nil, err
 	}
 	return &a, nil

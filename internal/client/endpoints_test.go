@@ -91,7 +91,7 @@ func TestErrorsCarryEverything(t *testing.T) {
 		detail   string
 	}{
 		{"400 invalid limit", func() error {
-			_, err := f.client.do(ctx, call{method: "GET", path: "/api/v1/accounts", query: map[string][]string{"limit": {"x"}}}, nil)
+			err := f.client.do(ctx, call{method: "GET", path: "/api/v1/accounts", query: map[string][]string{"limit": {"x"}}}, nil)
 			return err
 		}, ErrBadRequest, 400, "Bad Request", "limit must be an integer."},
 		{"401", func() error { _, err := badKey.Token(ctx); return err }, ErrUnauthenticated, 401, "Unauthenticated", ""},
@@ -137,7 +137,7 @@ func TestNonProblemErrorBody(t *testing.T) {
 	c, _ := New(Options{BaseURL: ts.URL, APIKey: "k", Clock: newFakeClock(), MaxRetries: -1})
 	_, err := c.Token(context.Background())
 	var apiErr *APIError
-	if !errors.As(err, &apiErr) || !apiErr.NotProblem || apiErr.StatusCode != 502 || !errors.Is(err, ErrServer) {
+	if !errors.As(err, &apiErr) || !apiErr.NotProblem || apiErr.StatusCode != http.StatusBadGateway || !errors.Is(err, ErrServer) {
 		t.Fatalf("%T %v", err, err)
 	}
 	msg := err.Error()

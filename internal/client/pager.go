@@ -41,7 +41,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 				q.Set("cursor", cursor)
 			}
 			var p page[T]
-			_, err := c.do(ctx, call{method: "GET", path: path, query: q, idempotent: true}, &p)
+			err := c.do(ctx, call{method: "GET", path: path, query: q, idempotent: true}, &p)
 			if err != nil {
 				if cursor != "" && !restarted && errors.Is(err, ErrBadRequest) {
 					c.log.Warn(ctx, "the service refused a listing cursor; restarting the listing from its first page",

@@ -50,7 +50,10 @@ func TestListingMax(t *testing.T) {
 		t.Errorf("%d requests for 60 items, want 2", n)
 	}
 	// Stopping the iteration early stops the requests.
-	for range f.client.Accounts(context.Background(), ListOptions{}) {
+	for _, err := range f.client.Accounts(context.Background(), ListOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
 		break
 	}
 	if n := f.srv.Requests(mockservice.RouteListAccounts); n != 3 {

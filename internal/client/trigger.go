@@ -48,7 +48,7 @@ func (c *Client) TriggerBackup(ctx context.Context, accountID string) (*Triggere
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
 		var acct Account
-		_, err := c.do(ctx, cl, &acct)
+		err := c.do(ctx, cl, &acct)
 		var decErr *DecodeError
 		switch {
 		case err == nil:

@@ -199,19 +199,16 @@ func (s *Server) route(r *http.Request, route Route, accountID string, key *apiK
 	case RouteToken:
 		return jsonReply(http.StatusOK, tokenJSON{Name: key.name, ExpiresAt: rfc3339(key.expiresAt), Organization: s.org})
 	case RouteListAccounts:
-		var items []item
+		var items []*account
 		for _, a := range s.accounts {
 			if a.orgID == s.org.ID && !a.deleted {
 				items = append(items, a)
 			}
 		}
-		return s.listReply(r, requestID, "accounts", items, true, func(it item) any { return s.accountJSON(it.(*account)) })
+		return listReply(s, r, requestID, "accounts", items, true, s.accountJSON)
 	case RouteAuditLogs:
-		items := make([]item, 0, len(s.logs))
-		for _, l := range s.logs {
-			items = append(items, l)
-		}
-		return s.listReply(r, requestID, "audit-logs", items, true, func(it item) any { return auditJSON(it.(*auditLog)) })
+		items := append([]*auditLog(nil), s.logs...)
+		return listReply(s, r, requestID, "audit-logs", items, true, auditJSON)
 	case RouteGetAccount, RouteTrigger, RouteListBackups:
 		acc, rep := s.lookupAccount(r, accountID, key, requestID)
 		if rep != nil {
@@ -223,11 +220,8 @@ func (s *Server) route(r *http.Request, route Route, accountID string, key *apiK
 		case RouteTrigger:
 			return s.trigger(r, acc, key, requestID)
 		default:
-			items := make([]item, 0, len(acc.backups))
-			for _, b := range acc.backups {
-				items = append(items, b)
-			}
-			return s.listReply(r, requestID, "backups:"+acc.id, items, false, func(it item) any { return s.backupJSON(it.(*backup)) })
+			items := append([]*backup(nil), acc.backups...)
+			return listReply(s, r, requestID, "backups:"+acc.id, items, false, s.backupJSON)
 		}
 	}
 	return problemReply(http.StatusNotFound, titleNotFound, "No such endpoint: "+r.Method+" "+r.URL.Path+".", r, requestID)
@@ -279,8 +273,9 @@ func (s *Server) trigger(r *http.Request, acc *account, key *apiKey, requestID s
 	return jsonReply(http.StatusAccepted, s.accountJSON(acc))
 }
 
-// listReply answers one page of a listing. items may come in any order.
-func (s *Server) listReply(r *http.Request, requestID, scope string, items []item, hasOrder bool, render func(item) any) *reply {
+// listReply answers one page of a listing, rendering each item with render.
+// items may come in any order; listReply sorts them.
+func listReply[T item, J any](s *Server, r *http.Request, requestID, scope string, items []T, hasOrder bool, render func(T) J) *reply {
 	q := r.URL.Query()
 	limit := 25
 	if v := q.Get("limit"); v != "" {
@@ -321,7 +316,7 @@ func (s *Server) listReply(r *http.Request, requestID, scope string, items []ite
 		start = sort.Search(len(items), func(i int) bool { return after(items[i], *pos) })
 	}
 	end := min(start+limit, len(items))
-	data := make([]any, 0, end-start)
+	data := make([]J, 0, end-start)
 	for _, it := range items[start:end] {
 		data = append(data, render(it))
 	}
@@ -336,7 +331,7 @@ func (s *Server) listReply(r *http.Request, requestID, scope string, items []ite
 		NextCursor *string `json:"next_cursor"`
 	}
 	return jsonReply(http.StatusOK, struct {
-		Data       []any      `json:"data"`
+		Data       []J        `json:"data"`
 		Pagination pagination `json:"pagination"`
 	}{data, pagination{limit, next}})
 }

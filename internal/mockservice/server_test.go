@@ -185,7 +185,7 @@ func TestCursorsAreTamperEvidentAndScoped(t *testing.T) {
 	}
 	body, mac, _ := strings.Cut(next, ".")
 	tampered = append(tampered, body[:len(body)-2]+"AA."+mac)
-	for _, c := range tampered[:len(tampered)] {
+	for _, c := range tampered {
 		if c == "" {
 			continue
 		}
@@ -408,7 +408,7 @@ func TestTruncatedBodyClosesEarly(t *testing.T) {
 	s.AddFault(Fault{Kind: FaultTruncatedBody, Route: RouteToken})
 	ts := httptest.NewServer(s)
 	defer ts.Close()
-	req, _ := http.NewRequest("GET", ts.URL+"/api/v1/token", nil)
+	req, _ := http.NewRequest(http.MethodGet, ts.URL+"/api/v1/token", nil)
 	req.Header.Set("X-API-Key", s.DemoKey())
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -429,7 +429,7 @@ func TestAdminAPI(t *testing.T) {
 	if r.body["requests"].(map[string]any)["token"] != float64(1) {
 		t.Fatalf("stats %s", r.raw)
 	}
-	req := httptest.NewRequest("POST", "/_mock/faults", strings.NewReader(`{"Kind":1,"Route":"token","Times":1}`))
+	req := httptest.NewRequest(http.MethodPost, "/_mock/faults", strings.NewReader(`{"Kind":1,"Route":"token","Times":1}`))
 	rec := httptest.NewRecorder()
 	s.ServeHTTP(rec, req)
 	if rec.Code != 204 || call(t, s, "GET", "/api/v1/token", s.DemoKey()).status != 500 {

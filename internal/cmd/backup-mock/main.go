@@ -52,7 +52,9 @@ func run() error {
 		Seed: *seed, Accounts: *accounts, AuditLogs: *auditLogs, RateLimit: *rateLimit,
 		PendingFor: *pending, RunningFor: *running,
 	})
-	ln, err := net.Listen("tcp", *listen)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", *listen)
 	if err != nil {
 		return err
 	}
@@ -67,11 +69,9 @@ func run() error {
 	}
 
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	go func() {
 		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = hs.Shutdown(shutdown)
 	}()
