@@ -325,3 +325,27 @@ func less(ta time.Time, sa int, tb time.Time, sb int) bool {
 	}
 	return sa < sb
 }
+
+// AddBackups records n finished backups of an account, an hour apart and
+// ending before the clock's now, as if taken before this server started.
+// Every failEvery-th one failed (0: none), with errText.
+func (s *Server) AddBackups(accountID string, n, failEvery int, errText string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	acc := s.accounts[accountID]
+	if acc == nil {
+		return
+	}
+	start := s.clock.Now().Add(-time.Duration(n+1) * time.Hour)
+	var old []*backup
+	for i := range n {
+		s.seq++
+		b := &backup{id: ids.New(ids.BackupPrefix, s.rng.IntN), accountID: acc.id,
+			createdAt: start.Add(time.Duration(i) * time.Hour), seq: s.seq, pendingFor: time.Minute, runningFor: 10 * time.Minute}
+		if failEvery > 0 && (i+1)%failEvery == 0 {
+			b.failWith = errText
+		}
+		old = append(old, b)
+	}
+	acc.backups = append(old, acc.backups...)
+}

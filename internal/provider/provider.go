@@ -160,7 +160,13 @@ func (p *backupProvider) Resources(context.Context) []func() resource.Resource {
 }
 
 func (p *backupProvider) DataSources(context.Context) []func() datasource.DataSource {
-	return nil
+	return []func() datasource.DataSource{
+		newTokenDataSource,
+		newAccountDataSource,
+		newAccountsDataSource,
+		newAuditLogsDataSource,
+		newAccountBackupsDataSource,
+	}
 }
 
 func stringOr(v types.String, fallback string) string {

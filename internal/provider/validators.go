@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
 // durationValidator accepts a positive Go duration such as "30s".
@@ -26,4 +30,16 @@ func (durationValidator) ValidateString(_ context.Context, req validator.StringR
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
 			fmt.Sprintf("%q is not a positive duration such as 30s or 2m.", req.ConfigValue.ValueString()))
 	}
+}
+
+// accountIDValidator refuses, before any request, an id the service would
+// answer with 422.
+func accountIDValidator() validator.String {
+	return stringvalidator.RegexMatches(ids.AccountPattern(),
+		"must be an account id: acc_ followed by exactly 16 letters or digits, for example acc_0123456789abcdef")
+}
+
+// orderValidator allows the two orders the service knows (case-sensitive).
+func orderValidator() validator.String {
+	return stringvalidator.OneOf(string(client.OrderAsc), string(client.OrderDesc))
 }

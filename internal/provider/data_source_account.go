@@ -1,0 +1,55 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+)
+
+var _ datasource.DataSourceWithConfigure = (*accountDataSource)(nil)
+
+// accountDataSource is backup_account: one account by id.
+type accountDataSource struct{ client *client.Client }
+
+func newAccountDataSource() datasource.DataSource { return &accountDataSource{} }
+
+func (d *accountDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_account"
+}
+
+func (d *accountDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	attrs := accountAttributes()
+	attrs["id"] = schema.StringAttribute{
+		Required:    true,
+		Description: "Id of the account: `acc_` followed by exactly 16 letters or digits.",
+		Validators:  []validator.String{accountIDValidator()},
+	}
+	resp.Schema = schema.Schema{
+		Description: "Reads one account of the organization, including the status of its latest backup.",
+		Attributes:  attrs,
+	}
+}
+
+func (d *accountDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (d *accountDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var cfg accountModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	id := cfg.ID.ValueString()
+	acc, err := d.client.Account(ctx, id)
+	if err != nil {
+		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read backup_account %q", id), err)
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, accountToModel(*acc))...)
+}

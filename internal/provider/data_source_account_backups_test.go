@@ -1,0 +1,101 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+)
+
+func TestAccAccountBackupsDataSource(t *testing.T) {
+	clock := mockservice.NewManualClock(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	e := newTestEnv(t, mockservice.Options{Seed: 501, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
+	id := e.srv.AccountIDs()[0]
+	e.srv.AddBackups(id, 120, 3, "platform quota exceeded") // 120 finished, every third failed
+	// And one in progress, newest.
+	c, _ := client.New(client.Options{BaseURL: e.url, APIKey: e.key})
+	tr, err := c.TriggerBackup(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := c.ListBackups(context.Background(), id, client.ListOptions{})
+	if err != nil || len(all) != 121 {
+		t.Fatalf("%d %v", len(all), err)
+	}
+	at := func(i int, attr string) tfjsonpath.Path { return tfjsonpath.New("backups").AtSliceIndex(i).AtMapKey(attr) }
+	failed := all[1] // the newest finished one: number 120, a multiple of 3
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{{
+			Config: e.config(fmt.Sprintf(`
+data "backup_account_backups" "default" { account_id = %[1]q }
+data "backup_account_backups" "all" {
+  account_id  = %[1]q
+  max_results = 500
+}
+data "backup_account_backups" "two" {
+  account_id  = %[1]q
+  max_results = 2
+}
+`, id)),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("data.backup_account_backups.default", tfjsonpath.New("backups"), knownvalue.ListSizeExact(100)),
+				statecheck.ExpectKnownValue("data.backup_account_backups.default", tfjsonpath.New("max_results"), knownvalue.Int64Exact(100)),
+				statecheck.ExpectKnownValue("data.backup_account_backups.all", tfjsonpath.New("backups"), knownvalue.ListSizeExact(121)),
+				statecheck.ExpectKnownValue("data.backup_account_backups.two", tfjsonpath.New("backups"), knownvalue.ListSizeExact(2)),
+				// Newest first: the backup in progress.
+				statecheck.ExpectKnownValue("data.backup_account_backups.all", at(0, "id"), knownvalue.StringExact(tr.Backup.ID)),
+				statecheck.ExpectKnownValue("data.backup_account_backups.all", at(0, "status"), knownvalue.StringExact("pending")),
+				statecheck.ExpectKnownValue("data.backup_account_backups.all", at(0, "created_at"), knownvalue.StringExact("2026-11-21T10:00:00Z")),
+				statecheck.ExpectKnownValue("data.backup_account_backups.all", at(0, "completed_at"), knownvalue.Null()),
+				statecheck.ExpectKnownValue("data.backup_account_backups.all", at(0, "error"), knownvalue.Null()),
+				statecheck.ExpectKnownValue("data.backup_account_backups.all", at(1, "id"), knownvalue.StringExact(failed.ID)),
+				statecheck.ExpectKnownValue("data.backup_account_backups.all", at(1, "status"), knownvalue.StringExact("failed")),
+				statecheck.ExpectKnownValue("data.backup_account_backups.all", at(1, "error"), knownvalue.StringExact("platform quota exceeded")),
+				statecheck.ExpectKnownValue("data.backup_account_backups.all", at(1, "completed_at"), knownvalue.StringExact(failed.CompletedAt.UTC().Format(time.RFC3339))),
+				statecheck.ExpectKnownValue("data.backup_account_backups.all", at(2, "status"), knownvalue.StringExact("success")),
+				statecheck.ExpectKnownValue("data.backup_account_backups.all", at(2, "error"), knownvalue.Null()),
+			},
+		}},
+	})
+}
+
+func TestAccAccountBackupsDataSourceErrors(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 502})
+	gone := e.srv.AccountIDs()[0]
+	e.srv.DeleteAccount(gone)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{
+				Config:      e.config(fmt.Sprintf(`data "backup_account_backups" "x" { account_id = %q }`, gone)),
+				ExpectError: errorWithRequestID(`Unable to list the backups of account "`+gone+`"`, 404, "Resource not found."),
+			},
+			{
+				Config:      e.config(fmt.Sprintf(`data "backup_account_backups" "x" { account_id = %q }`, e.srv.ForeignAccountID())),
+				ExpectError: errorWithRequestID("Unable to list the backups", 403, "You are not authorized to perform this action."),
+			},
+			{
+				Config:      e.config(`data "backup_account_backups" "x" { account_id = "acc_nope" }`),
+				ExpectError: expectError("must be an account id"),
+				PlanOnly:    true,
+			},
+			{
+				Config:      e.config(fmt.Sprintf(`data "backup_account_backups" "x" {
+  account_id  = %q
+  max_results = -1
+}`, gone)),
+				ExpectError: expectError("max_results value must be at least 1"),
+				PlanOnly:    true,
+			},
+		},
+	})
+}

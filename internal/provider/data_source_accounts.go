@@ -1,0 +1,101 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+)
+
+var _ datasource.DataSourceWithConfigure = (*accountsDataSource)(nil)
+
+// accountsDataSource is backup_accounts: every account of the organization,
+// optionally filtered. The API has no filters, so they apply here.
+type accountsDataSource struct{ client *client.Client }
+
+func newAccountsDataSource() datasource.DataSource { return &accountsDataSource{} }
+
+type accountsModel struct {
+	Order        types.String   `tfsdk:"order"`
+	Platform     types.String   `tfsdk:"platform"`
+	BackupStatus types.String   `tfsdk:"backup_status"`
+	ServiceType  types.String   `tfsdk:"service_type"`
+	Accounts     []accountModel `tfsdk:"accounts"`
+	IDs          []types.String `tfsdk:"ids"`
+}
+
+func (d *accountsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_accounts"
+}
+
+func (d *accountsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	filter := func(what string) schema.StringAttribute {
+		return schema.StringAttribute{Optional: true, Description: "Keep only accounts whose `" + what + "` equals this value exactly (applied by the provider: the API has no filters)."}
+	}
+	resp.Schema = schema.Schema{
+		Description: "Lists every account of the organization, paging through the API, optionally filtered by platform, backup status or service type.",
+		Attributes: map[string]schema.Attribute{
+			"order":         orderAttribute("the accounts' creation time"),
+			"platform":      filter("platform"),
+			"backup_status": filter("backup_status"),
+			"service_type":  filter("service_type"),
+			"accounts": schema.ListNestedAttribute{
+				Computed:     true,
+				Description:  "The accounts, in the requested order.",
+				NestedObject: schema.NestedAttributeObject{Attributes: accountAttributes()},
+			},
+			"ids": schema.ListAttribute{
+				Computed:    true,
+				ElementType: types.StringType,
+				Description: "Ids of the accounts, in the same order as `accounts`; handy with `for_each = toset(...)`.",
+			},
+		},
+	}
+}
+
+// orderAttribute is the optional `order` argument of a listing.
+func orderAttribute(timestamp string) schema.StringAttribute {
+	return schema.StringAttribute{
+		Optional:    true,
+		Computed:    true,
+		Description: "Order by " + timestamp + ": `asc` (oldest first) or `desc` (newest first, the default).",
+		Validators:  []validator.String{orderValidator()},
+	}
+}
+
+func (d *accountsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (d *accountsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m accountsModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if m.Order.IsNull() {
+		m.Order = types.StringValue(string(client.OrderDesc))
+	}
+	m.Accounts, m.IDs = []accountModel{}, []types.String{}
+	for a, err := range d.client.Accounts(ctx, client.ListOptions{Order: client.Order(m.Order.ValueString())}) {
+		if err != nil {
+			addAPIError(&resp.Diagnostics, "Unable to list accounts for backup_accounts", err)
+			return
+		}
+		if !matches(m.Platform, a.Platform) || !matches(m.BackupStatus, a.BackupStatus) || !matches(m.ServiceType, a.ServiceType) {
+			continue
+		}
+		m.Accounts = append(m.Accounts, accountToModel(a))
+		m.IDs = append(m.IDs, types.StringValue(a.ID))
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// matches applies an optional exact-match filter.
+func matches(filter types.String, value string) bool {
+	return filter.IsNull() || filter.ValueString() == value
+}

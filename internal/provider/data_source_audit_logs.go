@@ -1,0 +1,93 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+)
+
+const defaultAuditLogMax = 1000
+
+var _ datasource.DataSourceWithConfigure = (*auditLogsDataSource)(nil)
+
+// auditLogsDataSource is backup_audit_logs: the organization's audit trail.
+type auditLogsDataSource struct{ client *client.Client }
+
+func newAuditLogsDataSource() datasource.DataSource { return &auditLogsDataSource{} }
+
+type auditLogsModel struct {
+	Order      types.String    `tfsdk:"order"`
+	MaxResults types.Int64     `tfsdk:"max_results"`
+	AuditLogs  []auditLogModel `tfsdk:"audit_logs"`
+}
+
+func (d *auditLogsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_audit_logs"
+}
+
+func (d *auditLogsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	attr := func(desc string) schema.StringAttribute { return schema.StringAttribute{Computed: true, Description: desc} }
+	resp.Schema = schema.Schema{
+		Description: "Reads the organization's audit log records, paging through the API up to `max_results`.",
+		Attributes: map[string]schema.Attribute{
+			"order":       orderAttribute("the records' creation time"),
+			"max_results": maxResultsAttribute("records", defaultAuditLogMax),
+			"audit_logs": schema.ListNestedAttribute{
+				Computed:    true,
+				Description: "The records, in the requested order.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"id":            attr("Record id (`log_...`)."),
+					"created_at":    attr("When the action happened, RFC 3339 in UTC."),
+					"action":        attr("What happened, for example `backup.triggered`."),
+					"actor":         attr("Who did it, for example `api_key:ci-key`."),
+					"resource_type": attr("Kind of the resource acted on, for example `account`."),
+					"resource_id":   attr("Id of the resource acted on."),
+				}},
+			},
+		},
+	}
+}
+
+// maxResultsAttribute is the optional cap on a listing's length.
+func maxResultsAttribute(what string, def int64) schema.Int64Attribute {
+	return schema.Int64Attribute{
+		Optional:    true,
+		Computed:    true,
+		Description: "Read at most this many " + what + " (at least 1). Defaults to " + itoa(def) + ".",
+		Validators:  []validator.Int64{int64validator.AtLeast(1)},
+	}
+}
+
+func (d *auditLogsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (d *auditLogsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m auditLogsModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if m.Order.IsNull() {
+		m.Order = types.StringValue(string(client.OrderDesc))
+	}
+	if m.MaxResults.IsNull() {
+		m.MaxResults = types.Int64Value(defaultAuditLogMax)
+	}
+	m.AuditLogs = []auditLogModel{}
+	opts := client.ListOptions{Order: client.Order(m.Order.ValueString()), Max: int(m.MaxResults.ValueInt64())}
+	for l, err := range d.client.AuditLogs(ctx, opts) {
+		if err != nil {
+			addAPIError(&resp.Diagnostics, "Unable to list audit logs for backup_audit_logs", err)
+			return
+		}
+		m.AuditLogs = append(m.AuditLogs, auditLogToModel(l))
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}

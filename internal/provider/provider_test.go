@@ -1,0 +1,141 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+)
+
+// testEnv is one mock service (its own seed, its own state) and the provider
+// pointed at it.
+type testEnv struct {
+	t   *testing.T
+	srv *mockservice.Server
+	url string
+	key string
+	// clientOptions may change the provider's client further.
+	clientOptions func(*client.Options)
+}
+
+// newTestEnv starts a mock service for one test. Rate limits are high unless
+// set, so that tests of other things are not paced.
+func newTestEnv(t *testing.T, opts mockservice.Options) *testEnv {
+	t.Helper()
+	if opts.RateLimit == 0 {
+		opts.RateLimit = 10000
+	}
+	srv := mockservice.New(opts)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return &testEnv{t: t, srv: srv, url: ts.URL, key: srv.DemoKey()}
+}
+
+// fastRetries keeps the client's waits short, so that retry paths cost
+// milliseconds in tests.
+func fastRetries(o *client.Options) {
+	o.BackoffBase = 5 * time.Millisecond
+	o.MaxBackoff = 20 * time.Millisecond
+	o.RetryAfterCap = 20 * time.Millisecond
+}
+
+func (e *testEnv) factories() map[string]func() (tfprotov6.ProviderServer, error) {
+	return map[string]func() (tfprotov6.ProviderServer, error){
+		"backup": providerserver.NewProtocol6WithError(&backupProvider{
+			version: "test",
+			clientOptions: func(o *client.Options) {
+				fastRetries(o)
+				if e.clientOptions != nil {
+					e.clientOptions(o)
+				}
+			},
+		}),
+	}
+}
+
+// config is a provider block for this mock, followed by body.
+func (e *testEnv) config(body string) string {
+	return e.configWithKey(e.key, body)
+}
+
+func (e *testEnv) configWithKey(key, body string) string {
+	return fmt.Sprintf("provider \"backup\" {\n  base_url = %q\n  api_key  = %q\n}\n\n%s", e.url, key, body)
+}
+
+// noRequests asserts that nothing reached the service (validation refused
+// the configuration first).
+func (e *testEnv) noRequests() {
+	e.t.Helper()
+	if n := e.srv.Stats().TotalRequests(); n != 0 {
+		e.t.Errorf("%d requests reached the service; validation should have refused the configuration first", n)
+	}
+}
+
+// words matches text literally, but with any white space between words:
+// Terraform wraps diagnostics to the terminal's width.
+func words(text string) string {
+	parts := strings.Fields(text)
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	return strings.Join(parts, `\s+`)
+}
+
+// expectError matches a diagnostic holding each text, in order.
+func expectError(texts ...string) *regexp.Regexp {
+	parts := make([]string, len(texts))
+	for i, t := range texts {
+		parts[i] = words(t)
+	}
+	return regexp.MustCompile(`(?s)` + strings.Join(parts, `.*`))
+}
+
+// requestIDPattern matches "Request ID: <uuid v4>".
+const requestIDPattern = `Request\s+ID:\s+[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`
+
+// errorWithRequestID matches a diagnostic that names what failed, the
+// status and problem title, and the request id.
+func errorWithRequestID(what string, status int, title string) *regexp.Regexp {
+	return regexp.MustCompile(`(?s)` + words(what) + `.*` + words(fmt.Sprintf("HTTP %d (%s)", status, title)) + `.*` + requestIDPattern)
+}
+
+func str(addr, attr string, v string) statecheck.StateCheck {
+	return statecheck.ExpectKnownValue(addr, tfjsonpath.New(attr), knownvalue.StringExact(v))
+}
+
+// expectCheckBlock asserts the status of a check block in state.
+type expectCheckBlock struct {
+	name   string
+	status string
+}
+
+func (c expectCheckBlock) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	if req.State == nil {
+		resp.Error = fmt.Errorf("no state")
+		return
+	}
+	for _, r := range req.State.Checks {
+		if string(r.Address.Kind) == "check" && r.Address.Name == c.name {
+			if string(r.Status) != c.status {
+				resp.Error = fmt.Errorf("check %q is %q, want %q", c.name, r.Status, c.status)
+			}
+			return
+		}
+	}
+	resp.Error = fmt.Errorf("check %q not found in state", c.name)
+}
+
+var _ = resource.ParallelTest
