@@ -33,7 +33,9 @@ func (d *accountBackupsDataSource) Metadata(_ context.Context, req datasource.Me
 }
 
 func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	attr := func(desc string) schema.StringAttribute { return schema.StringAttribute{Computed: true, Description: desc} }
+	attr := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, Description: desc}
+	}
 	resp.Schema = schema.Schema{
 		Description: "Lists the backups of one account, newest first, up to `max_results`.",
 		Attributes: map[string]schema.Attribute{

@@ -30,7 +30,9 @@ func TestAccAccountBackupsDataSource(t *testing.T) {
 	if err != nil || len(all) != 121 {
 		t.Fatalf("%d %v", len(all), err)
 	}
-	at := func(i int, attr string) tfjsonpath.Path { return tfjsonpath.New("backups").AtSliceIndex(i).AtMapKey(attr) }
+	at := func(i int, attr string) tfjsonpath.Path {
+		return tfjsonpath.New("backups").AtSliceIndex(i).AtMapKey(attr)
+	}
 	failed := all[1] // the newest finished one: number 120, a multiple of 3
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
@@ -89,7 +91,7 @@ func TestAccAccountBackupsDataSourceErrors(t *testing.T) {
 				PlanOnly:    true,
 			},
 			{
-				Config:      e.config(fmt.Sprintf(`data "backup_account_backups" "x" {
+				Config: e.config(fmt.Sprintf(`data "backup_account_backups" "x" {
   account_id  = %q
   max_results = -1
 }`, gone)),

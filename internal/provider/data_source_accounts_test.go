@@ -14,7 +14,9 @@ import (
 func TestAccAccountsDataSourcePagesBothOrders(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 301, Accounts: 137})
 	all := e.srv.AccountIDs() // oldest first
-	path := func(i int, attr string) tfjsonpath.Path { return tfjsonpath.New("accounts").AtSliceIndex(i).AtMapKey(attr) }
+	path := func(i int, attr string) tfjsonpath.Path {
+		return tfjsonpath.New("accounts").AtSliceIndex(i).AtMapKey(attr)
+	}
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{{

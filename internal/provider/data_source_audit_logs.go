@@ -32,7 +32,9 @@ func (d *auditLogsDataSource) Metadata(_ context.Context, req datasource.Metadat
 }
 
 func (d *auditLogsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	attr := func(desc string) schema.StringAttribute { return schema.StringAttribute{Computed: true, Description: desc} }
+	attr := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, Description: desc}
+	}
 	resp.Schema = schema.Schema{
 		Description: "Reads the organization's audit log records, paging through the API up to `max_results`.",
 		Attributes: map[string]schema.Attribute{

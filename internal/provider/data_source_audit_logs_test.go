@@ -30,7 +30,9 @@ func TestAccAuditLogsDataSource(t *testing.T) {
 		t.Fatalf("%d %v", len(logs), err)
 	}
 	newest, oldest := logs[120], logs[0]
-	at := func(i int, attr string) tfjsonpath.Path { return tfjsonpath.New("audit_logs").AtSliceIndex(i).AtMapKey(attr) }
+	at := func(i int, attr string) tfjsonpath.Path {
+		return tfjsonpath.New("audit_logs").AtSliceIndex(i).AtMapKey(attr)
+	}
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{{

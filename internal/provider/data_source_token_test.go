@@ -87,7 +87,7 @@ func TestAccTokenUnauthenticated(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 104})
 	expired := e.srv.AddKey(mockservice.KeySpec{ExpiresAt: time.Now().Add(-time.Hour)})
 	cases := map[string]string{"unknown key": "bks_not-a-real-key", "expired key": expired,
-		"other organization": e.srv.AddKey(mockservice.KeySpec{OtherOrganization: true}),
+		"other organization":  e.srv.AddKey(mockservice.KeySpec{OtherOrganization: true}),
 		"creator lost access": e.srv.AddKey(mockservice.KeySpec{OwnerRevoked: true})}
 	var steps []resource.TestStep
 	for _, key := range cases {
