@@ -18,8 +18,9 @@ func addAPIError(diags *diag.Diagnostics, summary string, err error) {
 	diags.AddError(summary, describeError(err))
 }
 
-// describeError is the detail text of addAPIError.
-func describeError(err error) string {
+// describeError is the detail text of addAPIError; hints, specific to the
+// operation, come after the service's explanation and before the request id.
+func describeError(err error, hints ...string) string {
 	var b strings.Builder
 	var apiErr *client.APIError
 	switch {
@@ -35,6 +36,9 @@ func describeError(err error) string {
 		if hint := hintFor(apiErr); hint != "" {
 			fmt.Fprintf(&b, "\n\n%s", hint)
 		}
+		for _, h := range hints {
+			fmt.Fprintf(&b, "\n\n%s", h)
+		}
 		var re *client.RetryError
 		if errors.As(err, &re) {
 			fmt.Fprintf(&b, "\n\nThe provider gave up after %d attempt(s): %s.", re.Attempts, re.Reason)
@@ -46,6 +50,9 @@ func describeError(err error) string {
 		}
 	default:
 		b.WriteString(err.Error())
+		for _, h := range hints {
+			fmt.Fprintf(&b, "\n\n%s", h)
+		}
 		var re *client.RetryError
 		if errors.As(err, &re) {
 			b.WriteString("\n\nThe request failed on every attempt; check the base URL and the network, or raise max_retries or request_timeout.")

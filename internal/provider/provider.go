@@ -32,6 +32,8 @@ type backupProvider struct {
 	version string
 	// clientOptions lets tests shorten the client's waits.
 	clientOptions func(*client.Options)
+	// poll shapes backup_trigger's waits; zero means defaultPoll.
+	poll pollSettings
 }
 
 // New returns the provider factory for the given version.
@@ -156,7 +158,13 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 }
 
 func (p *backupProvider) Resources(context.Context) []func() resource.Resource {
-	return nil
+	poll := p.poll
+	if poll.initial <= 0 {
+		poll = defaultPoll
+	}
+	return []func() resource.Resource{
+		func() resource.Resource { return &triggerResource{poll: poll} },
+	}
 }
 
 func (p *backupProvider) DataSources(context.Context) []func() datasource.DataSource {

@@ -56,6 +56,7 @@ func (e *testEnv) factories() map[string]func() (tfprotov6.ProviderServer, error
 	return map[string]func() (tfprotov6.ProviderServer, error){
 		"backup": providerserver.NewProtocol6WithError(&backupProvider{
 			version: "test",
+			poll:    pollSettings{initial: 20 * time.Millisecond, max: 100 * time.Millisecond},
 			clientOptions: func(o *client.Options) {
 				fastRetries(o)
 				if e.clientOptions != nil {
@@ -107,9 +108,13 @@ func expectError(texts ...string) *regexp.Regexp {
 const requestIDPattern = `Request\s+ID:\s+[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`
 
 // errorWithRequestID matches a diagnostic that names what failed, the
-// status and problem title, and the request id.
-func errorWithRequestID(what string, status int, title string) *regexp.Regexp {
-	return regexp.MustCompile(`(?s)` + words(what) + `.*` + words(fmt.Sprintf("HTTP %d (%s)", status, title)) + `.*` + requestIDPattern)
+// status and problem title, then each of details, and last the request id.
+func errorWithRequestID(what string, status int, title string, details ...string) *regexp.Regexp {
+	pattern := `(?s)` + words(what) + `.*` + words(fmt.Sprintf("HTTP %d (%s)", status, title))
+	for _, d := range details {
+		pattern += `.*` + words(d)
+	}
+	return regexp.MustCompile(pattern + `.*` + requestIDPattern)
 }
 
 func str(addr, attr string, v string) statecheck.StateCheck {
