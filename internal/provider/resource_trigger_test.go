@@ -369,10 +369,12 @@ func TestAccTriggerImport(t *testing.T) {
 				Check:        resource.TestCheckResourceAttr(addr, "backup_status", "success"),
 			},
 			{
-				Config:            cfg,
-				ResourceName:      addr,
-				ImportState:       true,
-				ImportStateIdFunc: func(s *terraform.State) (string, error) { return id + "/" + s.RootModule().Resources[addr].Primary.ID, nil },
+				Config:       cfg,
+				ResourceName: addr,
+				ImportState:  true,
+				ImportStateIdFunc: func(s *terraform.State) (string, error) {
+					return id + "/" + s.RootModule().Resources[addr].Primary.ID, nil
+				},
 				ImportStateVerify: true,
 			},
 			{
