@@ -172,6 +172,8 @@ func (s *Server) addKeyLocked(k KeySpec) string {
 
 // AccountSpec describes an account to add.
 type AccountSpec struct {
+	// ID is the account's id; empty generates one from the seed.
+	ID          string
 	Name        string
 	Platform    string       // default "google_workspace"
 	ServiceType string       // default "backup"
@@ -209,9 +211,12 @@ func (s *Server) addAccountLocked(a AccountSpec) string {
 	if a.Name == "" {
 		a.Name = a.Platform + " account"
 	}
+	if a.ID == "" {
+		a.ID = ids.New(ids.AccountPrefix, s.rng.IntN)
+	}
 	s.seq++
 	acc := &account{
-		id: ids.New(ids.AccountPrefix, s.rng.IntN), orgID: s.org.ID, name: a.Name,
+		id: a.ID, orgID: s.org.ID, name: a.Name,
 		platform: a.Platform, serviceType: a.ServiceType, createdAt: a.CreatedAt.UTC(), seq: s.seq,
 		state: a.State, initialStatus: a.BackupStatus, failWith: a.FailWith,
 	}
@@ -349,3 +354,7 @@ func (s *Server) AddBackups(accountID string, n, failEvery int, errText string) 
 	}
 	acc.backups = append(old, acc.backups...)
 }
+
+// ExampleAccountID is the account id the provider's documentation examples
+// use; the backup-mock command serves an account with it.
+const ExampleAccountID = "acc_0123456789abcdef"

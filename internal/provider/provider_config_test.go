@@ -20,7 +20,7 @@ func TestAccProviderFromEnvironment(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{{
-			Config:            `data "backup_token" "this" {}`,
+			Config:            withProvider(`data "backup_token" "this" {}`),
 			ConfigStateChecks: []statecheck.StateCheck{str("data.backup_token.this", "name", mockservice.DemoKeyName)},
 		}},
 	})
@@ -48,14 +48,14 @@ func TestAccProviderMissingSettings(t *testing.T) {
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{
 			{
-				Config:      `data "backup_token" "this" {}`,
+				Config:      withProvider(`data "backup_token" "this" {}`),
 				ExpectError: expectError("Missing Backup Service base URL", "Set base_url in the provider block, or the BACKUP_BASE_URL environment variable."),
 			},
 			{
-				Config: fmt.Sprintf(`provider "backup" {
+				Config: withProvider(fmt.Sprintf(`provider "backup" {
   base_url = %q
 }
-data "backup_token" "this" {}`, e.url),
+data "backup_token" "this" {}`, e.url)),
 				ExpectError: expectError("Missing Backup Service API key", "Set api_key in the provider block, or the BACKUP_API_KEY environment variable."),
 			},
 		},
@@ -68,7 +68,7 @@ func TestAccProviderUnknownAtPlan(t *testing.T) {
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{{
-			Config: fmt.Sprintf(`
+			Config: withProvider(fmt.Sprintf(`
 resource "terraform_data" "key" {
   input = timestamp()
 }
@@ -77,7 +77,7 @@ provider "backup" {
   api_key  = terraform_data.key.output
 }
 data "backup_token" "this" {}
-`, e.url),
+`, e.url)),
 			ExpectError: expectError("Unknown Backup Service api_key", "unknown at plan time", "BACKUP_API_KEY"),
 		}},
 	})
@@ -90,29 +90,29 @@ func TestAccProviderRefusesPlainHTTPToRemoteHosts(t *testing.T) {
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{
 			{
-				Config: fmt.Sprintf(`provider "backup" {
+				Config: withProvider(fmt.Sprintf(`provider "backup" {
   base_url = "http://backup.example.com"
   api_key  = %q
 }
-data "backup_token" "this" {}`, e.key),
+data "backup_token" "this" {}`, e.key)),
 				ExpectError: expectError("Invalid Backup Service provider configuration", "would send the API key in clear"),
 			},
 			{
-				Config: fmt.Sprintf(`provider "backup" {
+				Config: withProvider(fmt.Sprintf(`provider "backup" {
   base_url        = %q
   api_key         = %q
   request_timeout = "soon"
 }
-data "backup_token" "this" {}`, e.url, e.key),
+data "backup_token" "this" {}`, e.url, e.key)),
 				ExpectError: expectError(`"soon" is not a positive duration`),
 			},
 			{
-				Config: fmt.Sprintf(`provider "backup" {
+				Config: withProvider(fmt.Sprintf(`provider "backup" {
   base_url    = %q
   api_key     = %q
   max_retries = 99
 }
-data "backup_token" "this" {}`, e.url, e.key),
+data "backup_token" "this" {}`, e.url, e.key)),
 				ExpectError: expectError("max_retries value must be between 0 and 20"),
 			},
 		},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -67,13 +68,34 @@ func (e *testEnv) factories() map[string]func() (tfprotov6.ProviderServer, error
 	}
 }
 
+// TestMain makes the test framework serve the provider at the address users
+// write in required_providers, registry.terraform.io/backup-service/backup.
+func TestMain(m *testing.M) {
+	_ = os.Setenv(resource.EnvTfAccProviderNamespace, "backup-service")
+	os.Exit(m.Run())
+}
+
+// requiredProviders is the terraform block every configuration needs.
+const requiredProviders = `terraform {
+  required_providers {
+    backup = {
+      source = "backup-service/backup"
+    }
+  }
+}
+
+`
+
+// withProvider prefixes body with the terraform block.
+func withProvider(body string) string { return requiredProviders + body }
+
 // config is a provider block for this mock, followed by body.
 func (e *testEnv) config(body string) string {
 	return e.configWithKey(e.key, body)
 }
 
 func (e *testEnv) configWithKey(key, body string) string {
-	return fmt.Sprintf("provider \"backup\" {\n  base_url = %q\n  api_key  = %q\n}\n\n%s", e.url, key, body)
+	return withProvider(fmt.Sprintf("provider \"backup\" {\n  base_url = %q\n  api_key  = %q\n}\n\n%s", e.url, key, body))
 }
 
 // noRequests asserts that nothing reached the service (validation refused
@@ -142,5 +164,3 @@ func (c expectCheckBlock) CheckState(_ context.Context, req statecheck.CheckStat
 	}
 	resp.Error = fmt.Errorf("check %q not found in state", c.name)
 }
-
-var _ = resource.ParallelTest

@@ -54,6 +54,8 @@ func run() error {
 	})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The account the documentation examples use, so they run as written.
+	srv.AddAccount(mockservice.AccountSpec{ID: mockservice.ExampleAccountID, Name: "Example CRM (docs)", Platform: "salesforce"})
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", *listen)
 	if err != nil {
 		return err

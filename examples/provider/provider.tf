@@ -1,0 +1,22 @@
+terraform {
+  required_providers {
+    backup = {
+      source = "backup-service/backup"
+    }
+  }
+}
+
+variable "backup_api_key" {
+  description = "Backup Service API key; or leave api_key out and set BACKUP_API_KEY."
+  type        = string
+  sensitive   = true
+}
+
+provider "backup" {
+  base_url = "https://backup.example.com" # or BACKUP_BASE_URL
+  api_key  = var.backup_api_key           # or BACKUP_API_KEY
+
+  # Optional:
+  # max_retries     = 4
+  # request_timeout = "30s"
+}
