@@ -47,6 +47,7 @@ func TestAccTokenCheckBlockWarnsNearExpiry(t *testing.T) {
 	later := e.srv.AddKey(mockservice.KeySpec{Name: "later", ExpiresAt: time.Now().Add(100 * 24 * time.Hour)})
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
+		TerraformVersionChecks:   needsChecks,
 		Steps: []resource.TestStep{
 			{
 				// A failed check block is a warning: the apply succeeds and
@@ -67,6 +68,7 @@ func TestAccTokenPostconditionFailsPlan(t *testing.T) {
 	soon := e.srv.AddKey(mockservice.KeySpec{Name: "soon", ExpiresAt: time.Now().Add(5 * 24 * time.Hour)})
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
+		TerraformVersionChecks:   needsChecks,
 		Steps: []resource.TestStep{{
 			Config: e.configWithKey(soon, `
 data "backup_token" "this" {

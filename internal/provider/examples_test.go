@@ -66,7 +66,7 @@ func TestAccExamples(t *testing.T) {
 				// not applied.
 				step.PlanOnly, step.ExpectNonEmptyPlan = true, true
 			}
-			resource.Test(t, resource.TestCase{Steps: []resource.TestStep{step}})
+			resource.Test(t, resource.TestCase{TerraformVersionChecks: needsChecks, Steps: []resource.TestStep{step}})
 		})
 	}
 }

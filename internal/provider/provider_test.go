@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
@@ -74,6 +75,10 @@ func TestMain(m *testing.M) {
 	_ = os.Setenv(resource.EnvTfAccProviderNamespace, "backup-service")
 	os.Exit(m.Run())
 }
+
+// needsChecks skips tests of check blocks and plantimestamp() on Terraform
+// older than 1.5, which has neither.
+var needsChecks = []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_5_0)}
 
 // requiredProviders is the terraform block every configuration needs.
 const requiredProviders = `terraform {
