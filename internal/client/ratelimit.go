@@ -63,9 +63,12 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 // one at a time. Then request starts are spaced 1/(limit-1) s apart: the
 // service counts arrivals in fixed one-second windows, and keeping one
 // request of headroom per window absorbs a request sent just before a window
-// ends that arrives just after. A response saying no request remains pauses
-// everyone until the window resets, and a 429 pauses everyone for the delay
-// its caller will wait.
+// ends that arrives just after. X-RateLimit-Remaining is a budget for the
+// window that ends at X-RateLimit-Reset: requests this client starts spend
+// it, later responses can only lower it, and when it is spent everyone waits
+// for the reset. That covers requests of other clients of the same key (a
+// previous Terraform command, say) counted in the same window. A 429 pauses
+// everyone for the delay its caller will wait.
 type limiter struct {
 	clock Clock
 
@@ -75,6 +78,8 @@ type limiter struct {
 	interval    time.Duration // spacing between request starts
 	next        time.Time     // earliest start of the next request
 	pausedUntil time.Time     // nobody starts before this
+	windowEnd   time.Time     // end of the service's current window, as last told
+	budget      int           // requests left before windowEnd
 	changed     chan struct{} // closed (and replaced) when the schedule changes
 }
 
@@ -104,6 +109,9 @@ func (l *limiter) wait(ctx context.Context) error {
 		if l.pausedUntil.After(start) {
 			start = l.pausedUntil
 		}
+		if l.budget <= 0 && start.Before(l.windowEnd) {
+			start = l.windowEnd
+		}
 		ch := l.changed
 		var delay time.Duration
 		switch {
@@ -114,6 +122,9 @@ func (l *limiter) wait(ctx context.Context) error {
 				l.probing = true
 			}
 			l.next = now.Add(l.interval)
+			if now.Before(l.windowEnd) {
+				l.budget--
+			}
 			l.mu.Unlock()
 			return nil
 		default:
@@ -154,8 +165,12 @@ func (l *limiter) done(h http.Header) {
 			}
 			l.interval = iv
 		}
-		if rl.Remaining == 0 && !rl.Reset.IsZero() && rl.Reset.After(l.pausedUntil) {
-			l.pausedUntil = rl.Reset
+		switch {
+		case rl.Reset.IsZero():
+		case rl.Reset.After(l.windowEnd):
+			l.windowEnd, l.budget = rl.Reset, rl.Remaining
+		case rl.Reset.Equal(l.windowEnd):
+			l.budget = min(l.budget, rl.Remaining)
 		}
 	}
 	l.broadcast()

@@ -106,3 +106,29 @@ func TestIntervalFor(t *testing.T) {
 		}
 	}
 }
+
+// A fresh client (a new Terraform command) in a window another client of the
+// key has nearly spent waits for the reset instead of overrunning it.
+func TestLimiterSpendsTheWindowsBudget(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	l := newLimiter(clock)
+	_ = l.wait(context.Background())
+	reset := clock.Now().Truncate(time.Second).Add(time.Second)
+	h := http.Header{}
+	h.Set("X-RateLimit-Limit", "50")
+	h.Set("X-RateLimit-Remaining", "2")
+	h.Set("X-RateLimit-Reset", itoa(reset.Unix()))
+	l.done(h)
+	for i := range 3 {
+		if err := l.wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 && !clock.Now().Before(reset) {
+			t.Fatalf("request %d waited for the reset with budget left", i)
+		}
+	}
+	if clock.Now().Before(reset) {
+		t.Errorf("the third request started at %s, before the reset at %s", clock.Now(), reset)
+	}
+}

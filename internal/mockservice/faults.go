@@ -42,6 +42,10 @@ const (
 	FaultMalformedJSON
 	// FaultTruncatedBody processes the request and cuts its body short.
 	FaultTruncatedBody
+	// FaultInvalidCursor answers a listing request that carries a cursor
+	// with the 400 of an invalid cursor, as after a service restart; it
+	// never hits first pages.
+	FaultInvalidCursor
 )
 
 // Fault is an injected failure.
@@ -80,15 +84,17 @@ func (s *Server) ClearFaults() {
 
 // stops reports whether a fault answers in place of the service, so that
 // at most one such fault can hit a request.
-func (k FaultKind) stops() bool { return k == FaultServerError || k == FaultOverload }
+func (k FaultKind) stops() bool {
+	return k == FaultServerError || k == FaultOverload || k == FaultInvalidCursor
+}
 
 // pickFaults returns the faults that hit this request, counting the hits.
 // The caller holds s.mu.
-func (s *Server) pickFaults(route Route) []Fault {
+func (s *Server) pickFaults(route Route, hasCursor bool) []Fault {
 	var out []Fault
 	stopped := false
 	for _, f := range s.faults {
-		if (f.Route != "" && f.Route != route) || (stopped && f.Kind.stops()) {
+		if (f.Route != "" && f.Route != route) || (stopped && f.Kind.stops()) || (f.Kind == FaultInvalidCursor && !hasCursor) {
 			continue
 		}
 		key := Route("")

@@ -48,7 +48,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.stats.Requests[route]++
 	s.stats.inFlight++
 	s.stats.MaxConcurrent = max(s.stats.MaxConcurrent, s.stats.inFlight)
-	faults := s.pickFaults(route)
+	faults := s.pickFaults(route, r.URL.Query().Get("cursor") != "")
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -94,6 +94,8 @@ func (s *Server) preFaults(faults []Fault, r *http.Request, requestID string) *r
 		switch f.Kind {
 		case FaultServerError:
 			return problemReply(http.StatusInternalServerError, titleInternal, "An unexpected error occurred.", r, requestID)
+		case FaultInvalidCursor:
+			return problemReply(http.StatusBadRequest, titleBadRequest, "invalid cursor", r, requestID)
 		case FaultOverload:
 			s.mu.Lock()
 			s.stats.Overloaded++

@@ -456,3 +456,18 @@ func FuzzDecodeCursor(f *testing.F) {
 		}
 	})
 }
+
+func TestInvalidCursorFaultSparesFirstPages(t *testing.T) {
+	t.Parallel()
+	s := newTest(t, Options{Seed: 11, Accounts: 30})
+	s.AddFault(Fault{Kind: FaultInvalidCursor, Times: 1})
+	r := call(t, s, "GET", "/api/v1/accounts?limit=10", s.DemoKey())
+	if r.status != 200 {
+		t.Fatalf("first page hit: %s", r.raw)
+	}
+	next := r.body["pagination"].(map[string]any)["next_cursor"].(string)
+	checkProblem(t, call(t, s, "GET", "/api/v1/accounts?limit=10&cursor="+next, s.DemoKey()), 400, "Bad Request")
+	if r := call(t, s, "GET", "/api/v1/accounts?limit=10&cursor="+next, s.DemoKey()); r.status != 200 {
+		t.Fatalf("the fault hit twice: %s", r.raw)
+	}
+}

@@ -1,0 +1,245 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+)
+
+// The fault matrix: each case applies a configuration that uses every data
+// source and several triggers against a mock with a fault switched on, and
+// checks the apply's outcome, the state, and the backups the mock queued.
+
+// everything reads every data source and triggers a backup of each account.
+func everything(accountIDs []string, providerExtra string) string {
+	quoted := make([]string, len(accountIDs))
+	for i, id := range accountIDs {
+		quoted[i] = fmt.Sprintf("%q", id)
+	}
+	return fmt.Sprintf(`
+locals {
+  ids = [%s]
+}
+
+data "backup_token" "this" {}
+data "backup_accounts" "all" {}
+data "backup_account" "first" { id = local.ids[0] }
+data "backup_audit_logs" "all" {}
+data "backup_account_backups" "first" { account_id = local.ids[0] }
+
+resource "backup_trigger" "each" {
+  count      = length(local.ids)
+  account_id = local.ids[count.index]
+}
+%s`, strings.Join(quoted, ", "), providerExtra)
+}
+
+// faultEnv is a mock with n accounts (of a fixed creation time, so that the
+// listing is stable) and the provider's fast test retries.
+func faultEnv(t *testing.T, seed uint64, n int) (*testEnv, []string) {
+	t.Helper()
+	e := newTestEnv(t, mockservice.Options{Seed: seed, Accounts: n, AuditLogs: 10, PendingFor: time.Hour})
+	return e, e.srv.AccountIDs()
+}
+
+// checkOneBackupEach asserts exactly one backup queued per account, and
+// that the state's trigger ids are the backups the mock holds.
+func (e *testEnv) checkOneBackupEach(ids []string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		for _, id := range ids {
+			if n := e.srv.BackupsQueued(id); n != 1 {
+				return fmt.Errorf("account %s: %d backups queued, want exactly 1", id, n)
+			}
+		}
+		for i := range ids {
+			r := s.RootModule().Resources[fmt.Sprintf("backup_trigger.each.%d", i)]
+			if r == nil || !strings.HasPrefix(r.Primary.ID, "bkp_") {
+				return fmt.Errorf("trigger %d missing from state", i)
+			}
+		}
+		return nil
+	}
+}
+
+func faultStateChecks(n int) []statecheck.StateCheck {
+	return []statecheck.StateCheck{
+		statecheck.ExpectKnownValue("data.backup_accounts.all", tfjsonpath.New("ids"), knownvalue.ListSizeExact(n)),
+		statecheck.ExpectKnownValue("data.backup_token.this", tfjsonpath.New("name"), knownvalue.StringExact(mockservice.DemoKeyName)),
+		statecheck.ExpectKnownValue("backup_trigger.each[0]", tfjsonpath.New("backup_status"), knownvalue.StringExact("pending")),
+	}
+}
+
+func TestAccFaultServerErrorOnFirstRequestOfEveryRoute(t *testing.T) {
+	e, ids := faultEnv(t, 1001, 4)
+	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, PerRoute: true, Times: 1})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{{
+			Config:            e.config(everything(ids, "")),
+			ConfigStateChecks: faultStateChecks(4),
+			Check:             e.checkOneBackupEach(ids),
+		}},
+	})
+}
+
+func TestAccFaultAggregateLoad429s(t *testing.T) {
+	e, ids := faultEnv(t, 1002, 4)
+	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, Probability: 0.3})
+	// Ten retries make a run of eleven 429s at 30% (about 2e-6 a request)
+	// the only way to fail.
+	cfg := strings.Replace(e.config(everything(ids, "")), "  api_key  =", "  max_retries = 10\n  api_key  =", 1)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{{
+			Config:            cfg,
+			ConfigStateChecks: faultStateChecks(4),
+			Check: resource.ComposeTestCheckFunc(e.checkOneBackupEach(ids), func(*terraform.State) error {
+				if e.srv.Stats().Overloaded == 0 {
+					return fmt.Errorf("no 429 was injected; the case tested nothing")
+				}
+				return nil
+			}),
+		}},
+	})
+}
+
+func TestAccFaultRetryAfter(t *testing.T) {
+	e, ids := faultEnv(t, 1003, 3)
+	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, PerRoute: true, Times: 2, RetryAfter: 2 * time.Second})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{{
+			Config:            e.config(everything(ids, "")),
+			ConfigStateChecks: faultStateChecks(3),
+			Check:             e.checkOneBackupEach(ids),
+		}},
+	})
+}
+
+// A per-key allowance of 5 requests a second under Terraform's default
+// parallelism of 10: the provider paces itself and the service never
+// answers 429 for the allowance.
+func TestAccFaultSmallAllowanceUnderParallelism(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 1004, Accounts: 4, RateLimit: 5, PendingFor: time.Hour})
+	ids := e.srv.AccountIDs()
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{{
+			Config: e.config(fmt.Sprintf(`
+data "backup_token" "this" {}
+resource "backup_trigger" "each" {
+  count      = %d
+  account_id = [%q, %q, %q, %q][count.index]
+}
+`, len(ids), ids[0], ids[1], ids[2], ids[3])),
+			Check: func(s *terraform.State) error {
+				if st := e.srv.Stats(); st.RateLimited != 0 {
+					return fmt.Errorf("%d requests over the key's allowance (of %d)", st.RateLimited, st.TotalRequests())
+				}
+				return e.checkOneBackupEach(ids)(s)
+			},
+		}},
+	})
+	if st := e.srv.Stats(); st.RateLimited != 0 {
+		t.Errorf("%d requests over the key's allowance over the whole test", st.RateLimited)
+	}
+}
+
+// "Accepted but answered 500" on every trigger: one backup each, no error.
+func TestAccFaultAcceptedButAnswered500(t *testing.T) {
+	e, ids := faultEnv(t, 1005, 4)
+	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{{
+			Config:            e.config(everything(ids, "")),
+			ConfigStateChecks: faultStateChecks(4),
+			Check:             e.checkOneBackupEach(ids),
+		}},
+	})
+}
+
+// Latency beyond the request timeout: reads are retried, and a trigger whose
+// answer never came (but which the service processed) is recognised.
+func TestAccFaultLatencyBeyondRequestTimeout(t *testing.T) {
+	e, ids := faultEnv(t, 1006, 3)
+	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultLatency, PerRoute: true, Times: 1, Latency: 400 * time.Millisecond})
+	cfg := strings.Replace(e.config(everything(ids, "")), "  api_key  =", "  request_timeout = \"150ms\"\n  api_key  =", 1)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{{
+			Config:            cfg,
+			ConfigStateChecks: faultStateChecks(3),
+			Check:             e.checkOneBackupEach(ids),
+		}},
+	})
+}
+
+func TestAccFaultMalformedAndTruncatedBodies(t *testing.T) {
+	e, ids := faultEnv(t, 1007, 2)
+	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultMalformedJSON, Route: mockservice.RouteToken})
+	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultTruncatedBody, Route: mockservice.RouteGetAccount})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{
+				Config:      e.config(`data "backup_token" "this" {}`),
+				ExpectError: regexpAll("Unable to read backup_token", "GET /api/v1/token: HTTP 200 with a body that is not the expected JSON (request id", ")"),
+			},
+			{
+				Config:      e.config(fmt.Sprintf(`data "backup_account" "this" { id = %q }`, ids[0])),
+				ExpectError: regexpAll(`Unable to read backup_account "`+ids[0]+`"`, "unexpected EOF", "The request failed on every attempt"),
+			},
+		},
+	})
+}
+
+func TestAccFaultInvalidCursorMidListing(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 1008, Accounts: 137})
+	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultInvalidCursor, Route: mockservice.RouteListAccounts, Times: 1})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{{
+			Config: e.config(`data "backup_accounts" "all" {}`),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("data.backup_accounts.all", tfjsonpath.New("ids"), knownvalue.ListSizeExact(137)),
+			},
+		}},
+	})
+}
+
+// A Retry-After of an hour is capped, and when the retry budget cannot hold
+// it the read fails at once, saying why.
+func TestAccFaultHugeRetryAfter(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 1009})
+	e.clientOptions = func(o *client.Options) {
+		o.RetryAfterCap = 10 * time.Minute
+		o.RetryBudget = time.Minute
+	}
+	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, Route: mockservice.RouteToken, RetryAfter: time.Hour})
+	start := time.Now()
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{{
+			Config: e.config(`data "backup_token" "this" {}`),
+			ExpectError: regexpAll("Unable to read backup_token", "HTTP 429 (Too Many Requests)",
+				"The provider gave up after 1 attempt(s): waiting 10m0s more would exceed the retry budget of 1m0s."),
+		}},
+	})
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("took %s", d)
+	}
+}
+
+// regexpAll is expectError under a name that reads better in this file.
+var regexpAll = expectError
