@@ -158,14 +158,12 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 	tflog.Info(ctx, "backup queued", map[string]any{"backup_id": b.ID, "status": b.Status})
 
 	if plan.WaitForCompletion.ValueBool() {
-		final, err := waitForBackup(ctx, r.client, r.poll, accountID, b.ID, func(b *client.Backup) {
+		final, err := waitForBackup(ctx, r.client, r.poll, b, func(b *client.Backup) {
 			tflog.Info(ctx, "waiting for the backup to finish", map[string]any{
 				"backup_id": b.ID, "status": b.Status, "elapsed": time.Since(b.CreatedAt).Round(time.Second).String(),
 			})
 		})
-		if final != nil {
-			plan.setBackup(final)
-		}
+		plan.setBackup(final)
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
 			resp.Diagnostics.AddError("Backup still running",
@@ -208,7 +206,7 @@ func (r *triggerResource) trigger(ctx context.Context, accountID string, waitOnC
 			continue
 		}
 		tflog.Info(ctx, "a backup is already in progress; waiting for it before queueing a new one", map[string]any{"running_backup_id": running.ID})
-		if _, err := waitForBackup(ctx, r.client, r.poll, accountID, running.ID, func(b *client.Backup) {
+		if _, err := waitForBackup(ctx, r.client, r.poll, running, func(b *client.Backup) {
 			tflog.Info(ctx, "waiting for the backup in progress", map[string]any{"running_backup_id": b.ID, "status": b.Status})
 		}); err != nil {
 			return nil, &conflictWaitError{backupID: running.ID, err: err}

@@ -21,27 +21,20 @@ func (p pollSettings) next(d time.Duration) time.Duration {
 }
 
 // waitForBackup polls a backup until it is no longer in progress and
-// returns it. On error (the context's deadline included) it returns the
-// last state it saw, if any. progress is told of each poll that finds the
-// backup still in progress.
-func waitForBackup(ctx context.Context, c *client.Client, poll pollSettings, accountID, backupID string,
+// returns it. known is the backup as just read: the first poll comes one
+// interval after it, not at once. On error (the context's deadline
+// included) it returns the last state it saw. progress is told of each
+// state still in progress.
+func waitForBackup(ctx context.Context, c *client.Client, poll pollSettings, known *client.Backup,
 	progress func(b *client.Backup),
 ) (*client.Backup, error) {
 	interval := poll.initial
-	var last *client.Backup
+	last := known
 	for {
-		b, err := c.FindBackup(ctx, accountID, backupID)
-		if err != nil {
-			if ctx.Err() != nil {
-				return last, ctx.Err()
-			}
-			return last, err
+		if !client.InProgress(last.Status) {
+			return last, nil
 		}
-		last = b
-		if !client.InProgress(b.Status) {
-			return b, nil
-		}
-		progress(b)
+		progress(last)
 		timer := time.NewTimer(interval)
 		select {
 		case <-ctx.Done():
@@ -50,5 +43,13 @@ func waitForBackup(ctx context.Context, c *client.Client, poll pollSettings, acc
 		case <-timer.C:
 		}
 		interval = poll.next(interval)
+		b, err := c.FindBackup(ctx, last.AccountID, last.ID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return last, ctx.Err()
+			}
+			return last, err
+		}
+		last = b
 	}
 }

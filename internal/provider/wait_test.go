@@ -43,7 +43,7 @@ func TestWaitForBackupStopsOnCancel(t *testing.T) {
 	time.AfterFunc(50*time.Millisecond, cancel)
 	start := time.Now()
 	polls := 0
-	last, err := waitForBackup(ctx, c, pollSettings{initial: 10 * time.Second, max: time.Minute}, id, tr.Backup.ID,
+	last, err := waitForBackup(ctx, c, pollSettings{initial: 10 * time.Second, max: time.Minute}, &tr.Backup,
 		func(*client.Backup) { polls++ })
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
@@ -67,8 +67,13 @@ func TestWaitForBackupReturnsTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := waitForBackup(context.Background(), c, pollSettings{initial: 5 * time.Millisecond, max: 20 * time.Millisecond}, id, tr.Backup.ID, func(*client.Backup) {})
+	polls := 0
+	b, err := waitForBackup(context.Background(), c, pollSettings{initial: 5 * time.Millisecond, max: 20 * time.Millisecond}, &tr.Backup, func(*client.Backup) { polls++ })
 	if err != nil || b.Status != "failed" || *b.Error != "no space" || b.CompletedAt == nil {
 		t.Fatalf("%+v %v", b, err)
+	}
+	// The known state counts as the first look: requests = trigger's two + polls.
+	if n := srv.Requests(mockservice.RouteListBackups); n != 1+polls {
+		t.Errorf("%d listings for %d states seen in progress", n, polls)
 	}
 }
