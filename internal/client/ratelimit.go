@@ -121,7 +121,13 @@ func (l *limiter) wait(ctx context.Context) error {
 			if !l.known {
 				l.probing = true
 			}
-			l.next = now.Add(l.interval)
+			// Space from the slot this request was due, not from now: a
+			// waiter that woke a little late does not slow everyone after
+			// it. After idleness, start afresh.
+			if now.Sub(l.next) > l.interval {
+				l.next = now
+			}
+			l.next = l.next.Add(l.interval)
 			if now.Before(l.windowEnd) {
 				l.budget--
 			}

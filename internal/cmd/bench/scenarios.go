@@ -1,0 +1,292 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+)
+
+const highRateLimit = 1_000_000
+
+// 1. Refresh cost: plan over 200 triggers with and without refresh.
+func benchRefresh(ctx context.Context, h *harness, r *report, runs int) error {
+	progress("1/5 refresh cost: 200 backup_trigger resources")
+	m, err := startMock(mockservice.Options{Seed: 1, Accounts: 200, RateLimit: highRateLimit,
+		PendingFor: time.Millisecond, RunningFor: time.Millisecond})
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	w, err := h.workdir("refresh", triggers(m.srv.AccountIDs(), ""), m)
+	if err != nil {
+		return err
+	}
+	if _, err := w.run(ctx, "apply", "-auto-approve", "-input=false"); err != nil {
+		return err
+	}
+	td, err := h.workdir("terraform_data", `
+resource "terraform_data" "t" {
+  count = 200
+  input = count.index
+}
+`, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := td.run(ctx, "apply", "-auto-approve", "-input=false"); err != nil {
+		return err
+	}
+	var refresh, noRefresh, builtin []time.Duration
+	for i := range runs {
+		// Alternate which goes first, so that neither always runs warm.
+		order := []bool{true, false}
+		if i%2 == 1 {
+			order = []bool{false, true}
+		}
+		for _, withRefresh := range order {
+			args := []string{"plan", "-input=false", "-detailed-exitcode"}
+			if !withRefresh {
+				args = append(args, "-refresh=false")
+			}
+			d, err := w.run(ctx, args...)
+			if err != nil {
+				return err
+			}
+			if withRefresh {
+				refresh = append(refresh, d)
+			} else {
+				noRefresh = append(noRefresh, d)
+			}
+		}
+		d, err := td.run(ctx, "plan", "-input=false", "-detailed-exitcode")
+		if err != nil {
+			return err
+		}
+		builtin = append(builtin, d)
+	}
+	m.srv.ResetStats()
+	if _, err := w.run(ctx, "plan", "-input=false"); err != nil {
+		return err
+	}
+	reads := m.srv.Stats().TotalRequests()
+	ratio := float64(median(refresh)) / float64(median(noRefresh))
+	r.line("## 1. Refresh cost")
+	r.line("")
+	r.line("`terraform plan` over 200 `backup_trigger` resources (state from one apply), median of %d runs, the two kinds alternating.", runs)
+	r.line("")
+	r.line("| plan | median | runs |")
+	r.line("|---|---|---|")
+	r.line("| with refresh (%d API requests: one read per resource) | %s | %s |", reads, secs(median(refresh)), list(refresh))
+	r.line("| `-refresh=false` | %s | %s |", secs(median(noRefresh)), list(noRefresh))
+	r.line("| 200 `terraform_data` (built-in, for context) | %s | %s |", secs(median(builtin)), list(builtin))
+	r.line("")
+	r.line("Refresh / no refresh: **%.2fx** (goal at most 1.2x): %s. Our plan without refresh / built-in plan: %.2fx (plugin start-up and gRPC).",
+		ratio, verdict(ratio <= 1.2), float64(median(noRefresh))/float64(median(builtin)))
+	r.line("")
+	return nil
+}
+
+func list(ds []time.Duration) string {
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = fmt.Sprintf("%.2f", d.Seconds())
+	}
+	return strings.Join(s, ", ")
+}
+
+// 2. Rate-limit bound: apply 100 triggers at an allowance of 20/s.
+func benchRateLimit(ctx context.Context, h *harness, r *report, _ int) error {
+	progress("2/5 rate-limit bound: apply 100 triggers at 20 requests/s")
+	const allowance = 20
+	m, err := startMock(mockservice.Options{Seed: 2, Accounts: 100, RateLimit: allowance, PendingFor: time.Hour})
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	w, err := h.workdir("ratelimit", triggers(m.srv.AccountIDs(), ""), m)
+	if err != nil {
+		return err
+	}
+	if _, err := w.run(ctx, "init", "-input=false"); err != nil {
+		// dev_overrides need no init; ignore its complaint about them.
+		_ = err
+	}
+	m.srv.ResetStats()
+	d, err := w.run(ctx, "apply", "-auto-approve", "-input=false")
+	if err != nil {
+		return err
+	}
+	st := m.srv.Stats()
+	bound := time.Duration(float64(st.TotalRequests()) / allowance * float64(time.Second))
+	ratio := float64(d) / float64(bound)
+	queued := 0
+	for _, n := range st.BackupsQueued {
+		queued += n
+	}
+	r.line("## 2. Rate-limit bound")
+	r.line("")
+	r.line("`terraform apply` of 100 `backup_trigger` resources (no wait), the key's allowance set to %d requests/s, default parallelism 10.", allowance)
+	r.line("")
+	r.line("| requests | bound (requests / %d per s) | wall time | ratio | 429s from the allowance | backups queued |", allowance)
+	r.line("|---|---|---|---|---|---|")
+	r.line("| %d | %s | %s | **%.3fx** | %d | %d |", st.TotalRequests(), secs(bound), secs(d), ratio, st.RateLimited, queued)
+	r.line("")
+	r.line("Goal: at most 1.15x the bound (%s) and zero 429s (%s).", verdict(ratio <= 1.15), verdict(st.RateLimited == 0))
+	r.line("")
+	return nil
+}
+
+// 3. Paging: backup_accounts over 10,000 accounts.
+func benchPaging(ctx context.Context, h *harness, r *report, _ int) error {
+	progress("3/5 paging: backup_accounts over 10,000 accounts")
+	m, err := startMock(mockservice.Options{Seed: 3, Accounts: 10000, RateLimit: highRateLimit})
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	p, err := h.startDebugProvider(ctx, m)
+	if err != nil {
+		return err
+	}
+	defer p.stop()
+	w, err := h.workdir("paging", `
+data "backup_accounts" "all" {}
+
+output "count" {
+  value = length(data.backup_accounts.all.ids)
+}
+`, m)
+	if err != nil {
+		return err
+	}
+	// Reattached: no dev_overrides, and init knows the provider is served.
+	w.env = append(withoutCLIConfig(w.env), "TF_REATTACH_PROVIDERS="+p.reattach)
+	if _, err := w.run(ctx, "init", "-input=false"); err != nil {
+		return err
+	}
+	base, err := p.peakRSS()
+	if err != nil {
+		return err
+	}
+	m.srv.ResetStats()
+	d, err := w.run(ctx, "apply", "-auto-approve", "-input=false")
+	if err != nil {
+		return err
+	}
+	pages := m.srv.Requests(mockservice.RouteListAccounts)
+	peak, err := p.peakRSS()
+	if err != nil {
+		return err
+	}
+	r.line("## 3. Paging")
+	r.line("")
+	r.line("`terraform apply` of a configuration with `data \"backup_accounts\" \"all\" {}` over 10,000 accounts; the provider runs in debug mode so that its peak resident memory (VmHWM) can be read.")
+	r.line("")
+	r.line("| page requests | expected ceil(10000/50) | wall time | provider peak RSS | provider RSS before the read |")
+	r.line("|---|---|---|---|---|")
+	r.line("| %d | 200 | %s | %.1f MiB | %.1f MiB |", pages, secs(d), float64(peak)/(1<<20), float64(base)/(1<<20))
+	r.line("")
+	r.line("Exactly 200 page requests: %s.", verdict(pages == 200))
+	r.line("")
+	return nil
+}
+
+func withoutCLIConfig(env []string) []string {
+	out := env[:0:0]
+	for _, e := range env {
+		if !strings.HasPrefix(e, "TF_CLI_CONFIG_FILE=") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// 4. Requests per operation.
+func benchRequests(ctx context.Context, h *harness, r *report, _ int) error {
+	progress("4/5 requests per operation")
+	m, err := startMock(mockservice.Options{Seed: 4, Accounts: 137, AuditLogs: 120, RateLimit: highRateLimit,
+		PendingFor: 300 * time.Millisecond, RunningFor: 300 * time.Millisecond})
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	ids := m.srv.AccountIDs()
+	m.srv.AddBackups(ids[1], 120, 0, "")
+
+	type op struct {
+		name, config, why string
+		args              []string
+		want              int
+	}
+	ops := []op{
+		{"create `backup_trigger` (no wait)", triggers(ids[2:3], ""), "POST the trigger; GET the first backups page to learn the backup id (the POST answers with the account)", nil, 2},
+		{"create `backup_trigger` with `wait_for_completion` (backup done within the first 2 s poll interval)", triggers(ids[3:4], "  wait_for_completion = true\n"),
+			"the two above, then one poll after the first interval; the id lookup doubles as the first look at the status", nil, 3},
+		{"refresh of one `backup_trigger`", triggers(ids[2:3], ""), "GET the backups page that holds the backup (the first, for a recent one)", []string{"plan", "-input=false"}, 1},
+		{"`backup_token`", `data "backup_token" "t" {}`, "GET /token", nil, 1},
+		{"`backup_account`", fmt.Sprintf(`data "backup_account" "a" { id = %q }`, ids[0]), "GET the account", nil, 1},
+		{"`backup_accounts` (137 accounts)", `data "backup_accounts" "a" {}`, "ceil(137/50) pages", nil, 3},
+		{"`backup_audit_logs` (120 records, max_results 1000)", `data "backup_audit_logs" "a" {}`, "ceil(120/50) pages", nil, 3},
+		{"`backup_account_backups` (120 backups, max_results 100)", fmt.Sprintf(`data "backup_account_backups" "a" { account_id = %q }`, ids[1]), "ceil(100/50) pages: it stops at max_results", nil, 2},
+	}
+	r.line("## 4. Requests per operation")
+	r.line("")
+	r.line("API requests counted by the mock service during one Terraform command (137 accounts, 120 audit records, 120 backups).")
+	r.line("")
+	r.line("| operation | requests | minimum | why |")
+	r.line("|---|---|---|---|")
+	for i, o := range ops {
+		w, err := h.workdir(fmt.Sprintf("requests-%d", i), o.config, m)
+		if err != nil {
+			return err
+		}
+		args := o.args
+		if args == nil {
+			args = []string{"apply", "-auto-approve", "-input=false"}
+		} else if _, err := w.run(ctx, "apply", "-auto-approve", "-input=false"); err != nil { // state to refresh
+			return err
+		}
+		time.Sleep(700 * time.Millisecond) // let earlier backups finish
+		m.srv.ResetStats()
+		if _, err := w.run(ctx, args...); err != nil {
+			return err
+		}
+		n := m.srv.Stats().TotalRequests()
+		mark := ""
+		if n != o.want {
+			mark = " **(above the minimum)**"
+		}
+		r.line("| %s | %d%s | %d | %s |", o.name, n, mark, o.want, o.why)
+	}
+	r.line("")
+	return nil
+}
+
+// 5. Go benchmarks of the client's hot paths.
+func benchGo(ctx context.Context, _ *harness, r *report, _ int) error {
+	progress("5/5 go test -bench ./internal/client")
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime", "2s", "./internal/client/")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("go test -bench: %v\n%s", err, out)
+	}
+	r.line("## 5. Client hot paths")
+	r.line("")
+	r.line("`go test -run '^$' -bench . -benchmem -benchtime 2s ./internal/client/`")
+	r.line("")
+	r.line("```")
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "Benchmark") || strings.HasPrefix(l, "cpu:") {
+			r.line("%s", l)
+		}
+	}
+	r.line("```")
+	r.line("")
+	return nil
+}
