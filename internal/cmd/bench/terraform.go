@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,9 @@ type harness struct {
 	binDir   string
 	provider string
 	cliCfg   string
+	// noopCfg points Terraform at a build whose backup_trigger Read does
+	// nothing, the floor of a refresh.
+	noopCfg string
 }
 
 func newHarness(ctx context.Context, root string) (*harness, error) {
@@ -38,9 +42,20 @@ func newHarness(ctx context.Context, root string) (*harness, error) {
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building the provider: %v\n%s", err, out)
 	}
-	h.cliCfg = filepath.Join(work, "terraformrc")
-	cfg := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"backup-service/backup\" = %q\n  }\n  direct {}\n}\n", h.binDir)
-	return h, os.WriteFile(h.cliCfg, []byte(cfg), 0o600)
+	noopDir := filepath.Join(work, "bin-noop-read")
+	build = exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "benchnoopread", "-o", filepath.Join(noopDir, "terraform-provider-backup"), ".")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building the no-op-read provider: %v\n%s", err, out)
+	}
+	h.cliCfg, h.noopCfg = filepath.Join(work, "terraformrc"), filepath.Join(work, "terraformrc-noop")
+	for cfgPath, dir := range map[string]string{h.cliCfg: h.binDir, h.noopCfg: noopDir} {
+		cfg := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"backup-service/backup\" = %q\n  }\n  direct {}\n}\n", dir)
+		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
 }
 
 func (h *harness) close() { _ = os.RemoveAll(h.work) }
@@ -98,8 +113,13 @@ func (h *harness) workdir(name, config string, m *mock) (*workdir, error) {
 
 // run runs terraform and returns its wall time.
 func (w *workdir) run(ctx context.Context, args ...string) (time.Duration, error) {
+	return w.runWith(ctx, nil, args...)
+}
+
+// runWith runs terraform with extra environment variables.
+func (w *workdir) runWith(ctx context.Context, env []string, args ...string) (time.Duration, error) {
 	cmd := exec.CommandContext(ctx, "terraform", append([]string{"-chdir=" + w.dir}, args...)...)
-	cmd.Env = w.env
+	cmd.Env = append(slices.Clone(w.env), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
