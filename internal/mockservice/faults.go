@@ -1,6 +1,7 @@
 package mockservice
 
 import (
+	"maps"
 	"time"
 )
 
@@ -114,8 +115,8 @@ func (s *Server) pickFaults(route Route, hasCursor bool) []Fault {
 	return out
 }
 
-// stats are the counters tests inspect.
-type stats struct {
+// Stats are the counters tests inspect.
+type Stats struct {
 	Requests      map[Route]int  `json:"requests"`
 	BackupsQueued map[string]int `json:"backups_queued"`
 	// RateLimited counts 429s from the key's allowance; Overloaded those
@@ -126,21 +127,10 @@ type stats struct {
 	AuthFailures int `json:"auth_failures"`
 	// MaxConcurrent is the most requests in flight at once.
 	MaxConcurrent int `json:"max_concurrent"`
-	inFlight      int
 }
 
-func newStats() stats {
-	return stats{Requests: map[Route]int{}, BackupsQueued: map[string]int{}}
-}
-
-// Stats is a snapshot of the server's counters.
-type Stats struct {
-	Requests      map[Route]int  `json:"requests"`
-	BackupsQueued map[string]int `json:"backups_queued"`
-	RateLimited   int            `json:"rate_limited"`
-	Overloaded    int            `json:"overloaded"`
-	AuthFailures  int            `json:"auth_failures"`
-	MaxConcurrent int            `json:"max_concurrent"`
+func newStats() Stats {
+	return Stats{Requests: map[Route]int{}, BackupsQueued: map[string]int{}}
 }
 
 // TotalRequests is the number of API requests of every route.
@@ -156,17 +146,8 @@ func (st Stats) TotalRequests() int {
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := Stats{
-		Requests: map[Route]int{}, BackupsQueued: map[string]int{},
-		RateLimited: s.stats.RateLimited, Overloaded: s.stats.Overloaded,
-		AuthFailures: s.stats.AuthFailures, MaxConcurrent: s.stats.MaxConcurrent,
-	}
-	for k, v := range s.stats.Requests {
-		out.Requests[k] = v
-	}
-	for k, v := range s.stats.BackupsQueued {
-		out.BackupsQueued[k] = v
-	}
+	out := s.stats
+	out.Requests, out.BackupsQueued = maps.Clone(s.stats.Requests), maps.Clone(s.stats.BackupsQueued)
 	return out
 }
 

@@ -46,13 +46,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	s.stats.Requests[route]++
-	s.stats.inFlight++
-	s.stats.MaxConcurrent = max(s.stats.MaxConcurrent, s.stats.inFlight)
+	s.inFlight++
+	s.stats.MaxConcurrent = max(s.stats.MaxConcurrent, s.inFlight)
 	faults := s.pickFaults(route, r.URL.Query().Get("cursor") != "")
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		s.stats.inFlight--
+		s.inFlight--
 		s.mu.Unlock()
 	}()
 

@@ -62,7 +62,8 @@ type Server struct {
 
 	cursorKey []byte
 	faults    []*faultState
-	stats     stats
+	stats     Stats
+	inFlight  int
 }
 
 type window struct {
