@@ -11,9 +11,6 @@ import (
 
 // A page of 50 accounts as the service sends it.
 func accountsPage() []byte {
-	type acc struct {
-		ID, Name, BackupStatus, Platform, ServiceType, CreatedAt string
-	}
 	var b []byte
 	b = append(b, `{"data":[`...)
 	for i := range PageSize {

@@ -71,6 +71,20 @@ func (e *testEnv) checkOneBackupEach(ids []string) resource.TestCheckFunc {
 	}
 }
 
+// applyEverything applies everything() with cfg's provider block and checks
+// state and one backup per account.
+func (e *testEnv) applyEverything(t *testing.T, ids []string, cfg string) {
+	t.Helper()
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{{
+			Config:            cfg,
+			ConfigStateChecks: faultStateChecks(len(ids)),
+			Check:             e.checkOneBackupEach(ids),
+		}},
+	})
+}
+
 func faultStateChecks(n int) []statecheck.StateCheck {
 	return []statecheck.StateCheck{
 		statecheck.ExpectKnownValue("data.backup_accounts.all", tfjsonpath.New("ids"), knownvalue.ListSizeExact(n)),
@@ -82,14 +96,7 @@ func faultStateChecks(n int) []statecheck.StateCheck {
 func TestAccFaultServerErrorOnFirstRequestOfEveryRoute(t *testing.T) {
 	e, ids := faultEnv(t, 1001, 4)
 	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, PerRoute: true, Times: 1})
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: e.factories(),
-		Steps: []resource.TestStep{{
-			Config:            e.config(everything(ids, "")),
-			ConfigStateChecks: faultStateChecks(4),
-			Check:             e.checkOneBackupEach(ids),
-		}},
-	})
+	e.applyEverything(t, ids, e.config(everything(ids, "")))
 }
 
 func TestAccFaultAggregateLoad429s(t *testing.T) {
@@ -116,14 +123,7 @@ func TestAccFaultAggregateLoad429s(t *testing.T) {
 func TestAccFaultRetryAfter(t *testing.T) {
 	e, ids := faultEnv(t, 1003, 3)
 	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, PerRoute: true, Times: 2, RetryAfter: 2 * time.Second})
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: e.factories(),
-		Steps: []resource.TestStep{{
-			Config:            e.config(everything(ids, "")),
-			ConfigStateChecks: faultStateChecks(3),
-			Check:             e.checkOneBackupEach(ids),
-		}},
-	})
+	e.applyEverything(t, ids, e.config(everything(ids, "")))
 }
 
 // A per-key allowance of 5 requests a second under Terraform's default
@@ -159,14 +159,7 @@ resource "backup_trigger" "each" {
 func TestAccFaultAcceptedButAnswered500(t *testing.T) {
 	e, ids := faultEnv(t, 1005, 4)
 	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger})
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: e.factories(),
-		Steps: []resource.TestStep{{
-			Config:            e.config(everything(ids, "")),
-			ConfigStateChecks: faultStateChecks(4),
-			Check:             e.checkOneBackupEach(ids),
-		}},
-	})
+	e.applyEverything(t, ids, e.config(everything(ids, "")))
 }
 
 // Latency beyond the request timeout: reads are retried, and a trigger whose
@@ -174,15 +167,7 @@ func TestAccFaultAcceptedButAnswered500(t *testing.T) {
 func TestAccFaultLatencyBeyondRequestTimeout(t *testing.T) {
 	e, ids := faultEnv(t, 1006, 3)
 	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultLatency, PerRoute: true, Times: 1, Latency: 400 * time.Millisecond})
-	cfg := strings.Replace(e.config(everything(ids, "")), "  api_key  =", "  request_timeout = \"150ms\"\n  api_key  =", 1)
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: e.factories(),
-		Steps: []resource.TestStep{{
-			Config:            cfg,
-			ConfigStateChecks: faultStateChecks(3),
-			Check:             e.checkOneBackupEach(ids),
-		}},
-	})
+	e.applyEverything(t, ids, strings.Replace(e.config(everything(ids, "")), "  api_key  =", "  request_timeout = \"150ms\"\n  api_key  =", 1))
 }
 
 func TestAccFaultMalformedAndTruncatedBodies(t *testing.T) {
@@ -194,11 +179,11 @@ func TestAccFaultMalformedAndTruncatedBodies(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config:      e.config(`data "backup_token" "this" {}`),
-				ExpectError: regexpAll("Unable to read backup_token", "GET /api/v1/token: HTTP 200 with a body that is not the expected JSON (request id", ")"),
+				ExpectError: expectError("Unable to read backup_token", "GET /api/v1/token: HTTP 200 with a body that is not the expected JSON (request id", ")"),
 			},
 			{
 				Config:      e.config(fmt.Sprintf(`data "backup_account" "this" { id = %q }`, ids[0])),
-				ExpectError: regexpAll(`Unable to read backup_account "`+ids[0]+`"`, "unexpected EOF", "The request failed on every attempt"),
+				ExpectError: expectError(`Unable to read backup_account "`+ids[0]+`"`, "unexpected EOF", "The request failed on every attempt"),
 			},
 		},
 	})
@@ -232,7 +217,7 @@ func TestAccFaultHugeRetryAfter(t *testing.T) {
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{{
 			Config: e.config(`data "backup_token" "this" {}`),
-			ExpectError: regexpAll("Unable to read backup_token", "HTTP 429 (Too Many Requests)",
+			ExpectError: expectError("Unable to read backup_token", "HTTP 429 (Too Many Requests)",
 				"The provider gave up after 1 attempt(s): waiting 10m0s more would exceed the retry budget of 1m0s."),
 		}},
 	})
@@ -240,6 +225,3 @@ func TestAccFaultHugeRetryAfter(t *testing.T) {
 		t.Errorf("took %s", d)
 	}
 }
-
-// regexpAll is expectError under a name that reads better in this file.
-var regexpAll = expectError

@@ -208,7 +208,15 @@ func (r *triggerResource) trigger(ctx context.Context, accountID string, waitOnC
 			return nil, lerr
 		}
 		if running == nil {
-			// Finished between the 409 and the look: trigger again at once.
+			// Finished between the 409 and the look (or the listing lags):
+			// try again after one poll interval, never in a tight loop.
+			timer := time.NewTimer(r.poll.initial)
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return nil, &conflictWaitError{backupID: "(not found in the listing)", err: ctx.Err()}
+			case <-timer.C:
+			}
 			continue
 		}
 		tflog.Info(ctx, "a backup is already in progress; waiting for it before queueing a new one", map[string]any{"running_backup_id": running.ID})

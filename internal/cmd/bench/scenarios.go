@@ -17,7 +17,7 @@ const highRateLimit = 1_000_000
 // 1. Refresh cost: plan over 200 triggers with and without refresh.
 func benchRefresh(ctx context.Context, h *harness, r *report, runs int) error {
 	progress("1/5 refresh cost: 200 backup_trigger resources")
-	m, err := startMock(mockservice.Options{Seed: 1, Accounts: 200, RateLimit: highRateLimit,
+	m, err := startMock(ctx, mockservice.Options{Seed: 1, Accounts: 200, RateLimit: highRateLimit,
 		PendingFor: time.Millisecond, RunningFor: time.Millisecond})
 	if err != nil {
 		return err
@@ -133,7 +133,7 @@ func benchRateLimit(ctx context.Context, h *harness, r *report, runs int) error 
 	limited := 0
 	for i := range n {
 		progress("2/5 rate-limit bound: apply 100 triggers at 20 requests/s (run %d of %d)", i+1, n)
-		m, err := startMock(mockservice.Options{Seed: uint64(20 + i), Accounts: 100, RateLimit: allowance, PendingFor: time.Hour})
+		m, err := startMock(ctx, mockservice.Options{Seed: uint64(20 + i), Accounts: 100, RateLimit: allowance, PendingFor: time.Hour})
 		if err != nil {
 			return err
 		}
@@ -170,7 +170,7 @@ func benchRateLimit(ctx context.Context, h *harness, r *report, runs int) error 
 // 3. Paging: backup_accounts over 10,000 accounts.
 func benchPaging(ctx context.Context, h *harness, r *report, _ int) error {
 	progress("3/5 paging: backup_accounts over 10,000 accounts")
-	m, err := startMock(mockservice.Options{Seed: 3, Accounts: 10000, RateLimit: highRateLimit})
+	m, err := startMock(ctx, mockservice.Options{Seed: 3, Accounts: 10000, RateLimit: highRateLimit})
 	if err != nil {
 		return err
 	}
@@ -235,7 +235,7 @@ func withoutCLIConfig(env []string) []string {
 // 4. Requests per operation.
 func benchRequests(ctx context.Context, h *harness, r *report, _ int) error {
 	progress("4/5 requests per operation")
-	m, err := startMock(mockservice.Options{Seed: 4, Accounts: 137, AuditLogs: 120, RateLimit: highRateLimit,
+	m, err := startMock(ctx, mockservice.Options{Seed: 4, Accounts: 137, AuditLogs: 120, RateLimit: highRateLimit,
 		PendingFor: 300 * time.Millisecond, RunningFor: 300 * time.Millisecond})
 	if err != nil {
 		return err
@@ -300,7 +300,7 @@ func benchGo(ctx context.Context, _ *harness, r *report, _ int) error {
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return fmt.Errorf("go test -bench: %v\n%s", err, out)
+		return fmt.Errorf("go test -bench: %w\n%s", err, out)
 	}
 	r.line("## 5. Client hot paths")
 	r.line("")

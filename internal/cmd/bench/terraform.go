@@ -40,13 +40,13 @@ func newHarness(ctx context.Context, root string) (*harness, error) {
 	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", h.provider, ".")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the provider: %v\n%s", err, out)
+		return nil, fmt.Errorf("building the provider: %w\n%s", err, out)
 	}
 	noopDir := filepath.Join(work, "bin-noop-read")
 	build = exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "benchnoopread", "-o", filepath.Join(noopDir, "terraform-provider-backup"), ".")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the no-op-read provider: %v\n%s", err, out)
+		return nil, fmt.Errorf("building the no-op-read provider: %w\n%s", err, out)
 	}
 	h.cliCfg, h.noopCfg = filepath.Join(work, "terraformrc"), filepath.Join(work, "terraformrc-noop")
 	for cfgPath, dir := range map[string]string{h.cliCfg: h.binDir, h.noopCfg: noopDir} {
@@ -67,9 +67,9 @@ type mock struct {
 	hs  *http.Server
 }
 
-func startMock(opts mockservice.Options) (*mock, error) {
+func startMock(ctx context.Context, opts mockservice.Options) (*mock, error) {
 	srv := mockservice.New(opts)
-	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (w *workdir) runWith(ctx context.Context, env []string, args ...string) (ti
 	err := cmd.Run()
 	d := time.Since(start)
 	if err != nil {
-		return d, fmt.Errorf("terraform %s: %v\n%s", strings.Join(args, " "), err, tail(out.String(), 40))
+		return d, fmt.Errorf("terraform %s: %w\n%s", strings.Join(args, " "), err, tail(out.String(), 40))
 	}
 	return d, nil
 }
