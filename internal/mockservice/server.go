@@ -225,6 +225,17 @@ func (s *Server) addAccountLocked(a AccountSpec) string {
 	return acc.id
 }
 
+// KeySecrets lists the secret of every key this server knows.
+func (s *Server) KeySecrets() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.keys))
+	for k := range s.keys {
+		out = append(out, k)
+	}
+	return out
+}
+
 // DemoKey is the secret of the seeded key, valid for 90 days.
 func (s *Server) DemoKey() string { return s.demoKey }
 

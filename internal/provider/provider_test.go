@@ -1,12 +1,15 @@
 package provider
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,6 +44,9 @@ func newTestEnv(t *testing.T, opts mockservice.Options) *testEnv {
 		opts.RateLimit = 10000
 	}
 	srv := mockservice.New(opts)
+	serversMu.Lock()
+	servers = append(servers, srv)
+	serversMu.Unlock()
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	return &testEnv{t: t, srv: srv, url: ts.URL, key: srv.DemoKey()}
@@ -71,9 +77,91 @@ func (e *testEnv) factories() map[string]func() (tfprotov6.ProviderServer, error
 
 // TestMain makes the test framework serve the provider at the address users
 // write in required_providers, registry.terraform.io/backup-service/backup.
+// With TF_ACC set, it also runs the whole suite with TF_LOG=TRACE into one
+// log and fails if any key a mock service issued appears in it.
 func TestMain(m *testing.M) {
 	_ = os.Setenv(resource.EnvTfAccProviderNamespace, "backup-service")
-	os.Exit(m.Run())
+	logPath := ""
+	if os.Getenv(resource.EnvTfAcc) != "" && os.Getenv("TF_ACC_LOG_PATH") == "" {
+		dir, err := os.MkdirTemp("", "backup-acc-log-")
+		if err == nil {
+			logPath = filepath.Join(dir, "trace.log")
+			_ = os.Setenv("TF_LOG", "TRACE")
+			_ = os.Setenv("TF_ACC_LOG_PATH", logPath)
+			defer os.RemoveAll(dir)
+		}
+	}
+	code := m.Run()
+	if logPath != "" && code == 0 {
+		if err := scanLogForKeys(logPath, issuedKeys()); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL: secrets in the acceptance suite's TRACE log:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+var (
+	serversMu sync.Mutex
+	servers   []*mockservice.Server
+)
+
+// issuedKeys lists every key of every mock service the suite started.
+func issuedKeys() []string {
+	serversMu.Lock()
+	defer serversMu.Unlock()
+	var keys []string
+	for _, s := range servers {
+		keys = append(keys, s.KeySecrets()...)
+	}
+	return keys
+}
+
+// scanLogForKeys fails if any key appears in the log, except inside the
+// test framework's echo of each test's configuration (the test's own input:
+// these tests write the key into their HCL, as a user's configuration
+// would hold a variable).
+func scanLogForKeys(path string, keys []string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	inEcho, lines, hits := false, 0, 0
+	var first string
+	for sc.Scan() {
+		line := sc.Text()
+		lines++
+		switch {
+		case strings.Contains(line, "Setting Terraform configuration"):
+			inEcho = true
+			continue
+		case inEcho && (strings.HasPrefix(line, "  |") || strings.HasPrefix(line, "  test_terraform_configuration=")):
+			continue
+		}
+		inEcho = false
+		for _, k := range keys {
+			if strings.Contains(line, k) {
+				hits++
+				if first == "" {
+					first = line
+				}
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if lines == 0 && len(keys) > 0 {
+		return fmt.Errorf("%d keys were issued but the TRACE log is empty: the scan would prove nothing", len(keys))
+	}
+	if hits > 0 {
+		return fmt.Errorf("%d line(s) hold an API key; the first: %.300s", hits, first)
+	}
+	fmt.Fprintf(os.Stderr, "secrets: %d keys, none in %d lines of the suite's TRACE log\n", len(keys), lines)
+	return nil
 }
 
 // needsChecks skips tests of check blocks and plantimestamp() on Terraform
