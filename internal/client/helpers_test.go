@@ -1,6 +1,7 @@
 package client
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -70,3 +71,7 @@ func newFixture(t *testing.T, mo mockservice.Options, mod func(*Options)) *fixtu
 	}
 	return &fixture{srv: srv, url: ts.URL, client: c, clock: clock}
 }
+
+func sprint(format string, v any) string { return fmt.Sprintf(format, v) }
+
+func itoa(n int64) string { return fmt.Sprint(n) }
