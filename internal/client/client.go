@@ -259,20 +259,14 @@ func (c *Client) retryDelay(cl call, attempt int, err error) (time.Duration, boo
 	var tErr *TransportError
 	switch {
 	case errors.As(err, &apiErr):
-		switch {
-		case apiErr.StatusCode == http.StatusTooManyRequests:
-			// Refused before processing: safe to retry even a POST.
-			if apiErr.RateLimit != nil && apiErr.RateLimit.RetryAfter > 0 {
-				return min(apiErr.RateLimit.RetryAfter, c.opts.RetryAfterCap), true
-			}
-			return c.backoff(attempt), true
-		case apiErr.StatusCode >= 500 && cl.idempotent:
-			if apiErr.RateLimit != nil && apiErr.RateLimit.RetryAfter > 0 {
-				return min(apiErr.RateLimit.RetryAfter, c.opts.RetryAfterCap), true
-			}
-			return c.backoff(attempt), true
+		// A 429 was refused before processing: safe to retry even a POST.
+		if apiErr.StatusCode != http.StatusTooManyRequests && (apiErr.StatusCode < 500 || !cl.idempotent) {
+			return 0, false
 		}
-		return 0, false
+		if apiErr.RateLimit != nil && apiErr.RateLimit.RetryAfter > 0 {
+			return min(apiErr.RateLimit.RetryAfter, c.opts.RetryAfterCap), true
+		}
+		return c.backoff(attempt), true
 	case errors.As(err, &tErr):
 		if cl.idempotent || !tErr.Sent {
 			return c.backoff(attempt), true
@@ -340,7 +334,7 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		// A cut-short error body still tells the status; describe what came.
-		return parseProblem(cl.method, cl.path, res.StatusCode, res.Header, body)
+		return parseProblem(cl.method, cl.path, res.StatusCode, res.Header, body, c.clock.Now())
 	}
 	if readErr != nil {
 		if ctx.Err() != nil {

@@ -166,7 +166,7 @@ const snippetLen = 200
 
 // parseProblem builds the APIError for an error response. It never fails:
 // a body that is not a problem document is described instead.
-func parseProblem(method, path string, status int, header http.Header, body []byte) *APIError {
+func parseProblem(method, path string, status int, header http.Header, body []byte, now time.Time) *APIError {
 	e := &APIError{Method: method, Path: path, StatusCode: status, RequestID: header.Get("X-Request-ID")}
 	var p problem
 	if err := json.Unmarshal(body, &p); err == nil && (p.Title != "" || p.RequestID != "" || p.Status != 0) {
@@ -187,9 +187,7 @@ func parseProblem(method, path string, status int, header http.Header, body []by
 			e.Detail = fmt.Sprintf("the response was not a problem document (%s, empty body)", ct)
 		}
 	}
-	if rl := parseRateLimit(header); rl != nil {
-		e.RateLimit = rl
-	}
+	e.RateLimit = parseRateLimit(header, now)
 	return e
 }
 

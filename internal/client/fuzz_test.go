@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Decoding a problem body never fails or panics, and the result always
@@ -21,7 +22,7 @@ func FuzzParseProblem(f *testing.F) {
 		if status < 400 || status > 599 {
 			status = 500
 		}
-		e := parseProblem("GET", "/api/v1/x", status, http.Header{}, []byte(body))
+		e := parseProblem("GET", "/api/v1/x", status, http.Header{}, []byte(body), time.Now())
 		msg := e.Error()
 		if e.StatusCode != status || !strings.Contains(msg, "HTTP") || len(msg) > 2000+len(e.Title)+len(e.Detail) {
 			t.Fatalf("%q", msg)
@@ -63,7 +64,7 @@ func FuzzParseRateLimit(f *testing.F) {
 		h.Set("X-RateLimit-Remaining", remaining)
 		h.Set("X-RateLimit-Reset", reset)
 		h.Set("Retry-After", retry)
-		if rl := parseRateLimit(h); rl != nil && (rl.Limit < 0 || rl.RetryAfter < 0) {
+		if rl := parseRateLimit(h, time.Now()); rl != nil && (rl.Limit < 0 || rl.RetryAfter < 0) {
 			t.Fatalf("%+v", rl)
 		}
 	})

@@ -10,7 +10,8 @@ import (
 )
 
 // parseRateLimit reads the rate-limit headers; nil when none is present.
-func parseRateLimit(h http.Header) *RateLimit {
+// now is the client's clock, for a Retry-After given as an HTTP date.
+func parseRateLimit(h http.Header, now time.Time) *RateLimit {
 	rl := &RateLimit{}
 	present := false
 	if n, err := strconv.Atoi(strings.TrimSpace(h.Get("X-RateLimit-Limit"))); err == nil && n > 0 {
@@ -22,7 +23,7 @@ func parseRateLimit(h http.Header) *RateLimit {
 	if n, err := strconv.ParseInt(strings.TrimSpace(h.Get("X-RateLimit-Reset")), 10, 64); err == nil && n > 0 {
 		rl.Reset, present = time.Unix(n, 0), true
 	}
-	if d, ok := parseRetryAfter(h.Get("Retry-After"), time.Now()); ok {
+	if d, ok := parseRetryAfter(h.Get("Retry-After"), now); ok {
 		rl.RetryAfter, present = d, true
 	}
 	if !present {
@@ -156,7 +157,7 @@ func (l *limiter) wait(ctx context.Context) error {
 func (l *limiter) done(h http.Header) {
 	rl := (*RateLimit)(nil)
 	if h != nil {
-		rl = parseRateLimit(h)
+		rl = parseRateLimit(h, l.clock.Now())
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

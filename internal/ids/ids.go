@@ -30,9 +30,6 @@ func IsBackupID(s string) bool { return backupRE.MatchString(s) }
 // AccountPattern is the account id format, for validators that need a regexp.
 func AccountPattern() *regexp.Regexp { return accountRE }
 
-// BackupPattern is the backup id format, for validators that need a regexp.
-func BackupPattern() *regexp.Regexp { return backupRE }
-
 const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 // New builds an identifier with prefix from a source of random numbers, so

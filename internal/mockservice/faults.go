@@ -19,9 +19,6 @@ const (
 	RouteUnknown      Route = "unknown"
 )
 
-// Routes lists every API route.
-var Routes = []Route{RouteToken, RouteListAccounts, RouteGetAccount, RouteTrigger, RouteListBackups, RouteAuditLogs}
-
 // FaultKind is what a fault does to a request.
 type FaultKind int
 

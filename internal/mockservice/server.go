@@ -276,15 +276,6 @@ func (s *Server) DeleteAccount(id string) {
 	}
 }
 
-// SetAccountState changes whether an account can be backed up.
-func (s *Server) SetAccountState(id string, st AccountState) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if a := s.accounts[id]; a != nil {
-		a.state = st
-	}
-}
-
 // SetAccountFailure makes the account's next backups fail with errText
 // ("" for success).
 func (s *Server) SetAccountFailure(id, errText string) {
@@ -300,13 +291,6 @@ func (s *Server) SetRateLimit(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rateLimit = max(n, 1)
-}
-
-// SetDurations changes how long new backups stay pending and running.
-func (s *Server) SetDurations(pending, running time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.pendingFor, s.runningFor = pending, running
 }
 
 // RotateCursorKey invalidates every cursor handed out so far, as a service

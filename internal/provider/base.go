@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
@@ -23,4 +24,4 @@ func clientFrom(providerData any, diags *diag.Diagnostics) *client.Client {
 	return c
 }
 
-func itoa(n int64) string { return fmt.Sprint(n) }
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -64,10 +64,8 @@ type triggerModel struct {
 
 // setBackup copies what the service says of the backup into the model.
 func (m *triggerModel) setBackup(b *client.Backup) {
-	m.ID = types.StringValue(b.ID)
-	m.BackupStatus = types.StringValue(b.Status)
-	m.TriggeredAt = timeValue(b.CreatedAt)
-	m.CompletedAt = timePtrValue(b.CompletedAt)
+	bm := backupToModel(*b)
+	m.ID, m.BackupStatus, m.TriggeredAt, m.CompletedAt = bm.ID, bm.Status, bm.CreatedAt, bm.CompletedAt
 }
 
 func (r *triggerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -157,7 +155,7 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 
 	b, err := r.trigger(ctx, accountID, plan.OnConflict.ValueString() == onConflictWait)
 	if err != nil {
-		r.addTriggerError(&resp.Diagnostics, accountID, timeout, err)
+		addTriggerError(&resp.Diagnostics, accountID, timeout, err)
 		return
 	}
 	plan.setBackup(b)
@@ -252,7 +250,7 @@ func (e *conflictWaitError) Error() string {
 }
 func (e *conflictWaitError) Unwrap() error { return e.err }
 
-func (r *triggerResource) addTriggerError(diags *diag.Diagnostics, accountID string, timeout time.Duration, err error) {
+func addTriggerError(diags *diag.Diagnostics, accountID string, timeout time.Duration, err error) {
 	summary := fmt.Sprintf("Unable to trigger a backup of account %s", accountID)
 	var cw *conflictWaitError
 	switch {
