@@ -104,6 +104,11 @@ func New(opts Options) (*Client, error) {
 		return nil, err
 	}
 	setDefaults(&opts)
+	// A copy, so that the caller's client is left as it was: this one
+	// follows no redirect (see RedirectError).
+	hc := *opts.HTTPClient
+	hc.CheckRedirect = refuseRedirects
+	opts.HTTPClient = &hc
 	c := &Client{
 		base:   base,
 		key:    &secret{value: opts.APIKey},
@@ -332,6 +337,10 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 		"request_id": requestID, "duration_ms": c.clock.Now().Sub(started).Milliseconds(),
 	})
 
+	if res.StatusCode >= 300 && res.StatusCode <= 399 {
+		return &RedirectError{Method: cl.method, Path: cl.path, StatusCode: res.StatusCode,
+			Location: safeLocation(res.Header.Get("Location")), Origin: origin(c.base), RequestID: requestID}
+	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		// A cut-short error body still tells the status; describe what came.
 		return parseProblem(cl.method, cl.path, res.StatusCode, res.Header, body, c.clock.Now())

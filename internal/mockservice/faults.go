@@ -44,6 +44,11 @@ const (
 	// with the 400 of an invalid cursor, as after a service restart; it
 	// never hits first pages.
 	FaultInvalidCursor
+	// FaultRedirect answers 307 without processing the request, with
+	// Location set to the fault's Location followed by the request's path
+	// and query (no Location header when that is empty): a misconfigured
+	// proxy, or a hostile host collecting API keys.
+	FaultRedirect
 )
 
 // Fault is an injected failure.
@@ -59,6 +64,8 @@ type Fault struct {
 	Probability float64
 	RetryAfter  time.Duration
 	Latency     time.Duration
+	// Location is where FaultRedirect sends requests (scheme://host[:port]).
+	Location string
 }
 
 type faultState struct {
@@ -83,7 +90,7 @@ func (s *Server) ClearFaults() {
 // stops reports whether a fault answers in place of the service, so that
 // at most one such fault can hit a request.
 func (k FaultKind) stops() bool {
-	return k == FaultServerError || k == FaultOverload || k == FaultInvalidCursor
+	return k == FaultServerError || k == FaultOverload || k == FaultInvalidCursor || k == FaultRedirect
 }
 
 // pickFaults returns the faults that hit this request, counting the hits.

@@ -96,6 +96,12 @@ func (s *Server) preFaults(faults []Fault, r *http.Request, requestID string) *r
 			return problemReply(http.StatusInternalServerError, titleInternal, "An unexpected error occurred.", r, requestID)
 		case FaultInvalidCursor:
 			return problemReply(http.StatusBadRequest, titleBadRequest, "invalid cursor", r, requestID)
+		case FaultRedirect:
+			rep := &reply{status: http.StatusTemporaryRedirect, header: http.Header{}}
+			if f.Location != "" {
+				rep.header.Set("Location", f.Location+r.URL.RequestURI())
+			}
+			return rep
 		case FaultOverload:
 			s.mu.Lock()
 			s.stats.Overloaded++

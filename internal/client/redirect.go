@@ -1,0 +1,61 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+)
+
+// ErrRedirect matches a *RedirectError.
+var ErrRedirect = errors.New("redirect refused")
+
+// RedirectError is a 3xx answer. The client follows no redirect: the API
+// names none, and Go's HTTP client would carry X-API-Key to whatever host
+// (and scheme) the Location names. The key goes to base_url's origin only.
+type RedirectError struct {
+	Method     string
+	Path       string
+	StatusCode int
+	// Location as the response gave it, without any credentials it held;
+	// empty when the response had none.
+	Location string
+	// Origin is the configured base URL's scheme://host[:port].
+	Origin    string
+	RequestID string
+}
+
+func (e *RedirectError) Error() string {
+	where := "without a Location header"
+	if e.Location != "" {
+		where = "to " + e.Location
+	}
+	id := ""
+	if e.RequestID != "" {
+		id = fmt.Sprintf(" (request id %s)", e.RequestID)
+	}
+	return fmt.Sprintf("%s %s: HTTP %d redirect %s%s, not followed: the API key is sent only to %s, the origin of base_url. "+
+		"Set base_url to the address the Backup Service answers at directly", e.Method, e.Path, e.StatusCode, where, id, e.Origin)
+}
+
+// Is makes errors.Is(err, ErrRedirect) work.
+func (e *RedirectError) Is(target error) bool { return target == ErrRedirect }
+
+// refuseRedirects makes an http.Client hand every 3xx back to the caller
+// instead of following it.
+func refuseRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// safeLocation returns a Location header fit to show: credentials in it
+// are replaced, and one that does not parse is described, not repeated.
+func safeLocation(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable Location)"
+	}
+	return u.Redacted()
+}
+
+func origin(u *url.URL) string { return u.Scheme + "://" + u.Host }
