@@ -80,15 +80,27 @@ func (e *testEnv) factories() map[string]func() (tfprotov6.ProviderServer, error
 // With TF_ACC set, it also runs the whole suite with TF_LOG=TRACE into one
 // log and fails if any key a mock service issued appears in it.
 func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
 	_ = os.Setenv(resource.EnvTfAccProviderNamespace, "backup-service")
 	logPath := ""
-	if os.Getenv(resource.EnvTfAcc) != "" && os.Getenv("TF_ACC_LOG_PATH") == "" {
-		dir, err := os.MkdirTemp("", "backup-acc-log-")
-		if err == nil {
+	if os.Getenv(resource.EnvTfAcc) != "" {
+		dir, err := os.MkdirTemp("", "backup-acc-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL:", err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		if err := prepareCLI(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL: preparing the Terraform CLI:", err)
+			return 1
+		}
+		if os.Getenv("TF_ACC_LOG_PATH") == "" {
 			logPath = filepath.Join(dir, "trace.log")
 			_ = os.Setenv("TF_LOG", "TRACE")
 			_ = os.Setenv("TF_ACC_LOG_PATH", logPath)
-			defer os.RemoveAll(dir)
 		}
 	}
 	code := m.Run()
@@ -98,7 +110,7 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 var (
