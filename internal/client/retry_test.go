@@ -176,7 +176,9 @@ func TestCancellationStopsWaits(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("%v", err)
 	}
-	if d := time.Since(start); d > 2*time.Second {
+	// The bound is far below the 30 s wait it proves was cut short, and far
+	// above what a loaded machine needs: a test must not time the machine.
+	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("took %s to stop", d)
 	}
 

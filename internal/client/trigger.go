@@ -56,6 +56,18 @@ func (c *Client) TriggerBackup(ctx context.Context, accountID string) (*Triggere
 		case errors.As(err, &decErr):
 			// A 2xx whose body was unreadable: the backup was queued.
 			return c.identify(ctx, accountID, nil)
+		case ctx.Err() != nil:
+			// Interrupted (or out of time) while the POST may have been on
+			// its way: look, once and briefly, for the backup it may have
+			// queued, so that the caller records it rather than queueing
+			// another next time.
+			lctx, cancel := detached(ctx)
+			found, lerr := c.backupSince(lctx, accountID, since)
+			cancel()
+			if lerr == nil && found != nil {
+				return &Triggered{Backup: *found, Recovered: true}, nil
+			}
+			return nil, ctx.Err()
 		case errors.Is(err, ErrConflict) && uncertain:
 			found, lerr := c.backupSince(ctx, accountID, since)
 			if lerr != nil {
@@ -101,6 +113,10 @@ func outcomeUnknown(err error) bool {
 // newest of the account's backups, since the service creates it with the
 // trigger and refuses another while it is in progress.
 func (c *Client) identify(ctx context.Context, accountID string, acct *Account) (*Triggered, error) {
+	// The backup is queued: learn its id even if the caller is being
+	// interrupted, or the next run would not know it and queue another.
+	ctx, cancel := detached(ctx)
+	defer cancel()
 	for b, err := range c.Backups(ctx, accountID, ListOptions{Max: 1}) {
 		if err != nil {
 			return nil, fmt.Errorf("the backup of %s was queued, but its record could not be read: %w", accountID, err)
@@ -124,4 +140,13 @@ func (c *Client) backupSince(ctx context.Context, accountID string, since time.T
 		found = &b
 	}
 	return found, nil
+}
+
+// detachedTimeout bounds a request that must complete after its caller's
+// context ends: recording what the service already did.
+const detachedTimeout = 15 * time.Second
+
+// detached keeps ctx's values but not its cancellation or deadline.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), detachedTimeout)
 }

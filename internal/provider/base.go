@@ -3,25 +3,86 @@ package provider
 import (
 	"fmt"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// clientFrom takes the client the provider's Configure handed over. Nil
-// provider data (before configuration, as during validation) is no error.
-func clientFrom(providerData any, diags *diag.Diagnostics) *client.Client {
-	if providerData == nil {
+// providerData is what Configure hands to every data source, resource and
+// action: the client, and what lives for one Terraform command (the
+// provider process lives exactly that long).
+type providerData struct {
+	client  *client.Client
+	poll    client.PollSettings
+	session *session
+}
+
+// session is the state one Terraform command shares between operations.
+type session struct {
+	// destroyNotice warns once per command, not once per trigger, that
+	// destroying triggers keeps their backups.
+	destroyNotice sync.Once
+
+	mu sync.Mutex
+	// replaced holds the backups of triggers deleted in this command, by
+	// account id: the Create that replaces a trigger whose wait timed out
+	// adopts its backup instead of queueing a second one for the same change.
+	replaced map[string]replacedTrigger
+}
+
+// replacedTrigger is what Delete keeps of a trigger for its replacement.
+type replacedTrigger struct {
+	backupID    string
+	triggers    string // triggersKey of its triggers
+	waited      bool   // wait_for_completion
+	waitTimeout time.Duration
+}
+
+func newSession() *session { return &session{replaced: map[string]replacedTrigger{}} }
+
+func (s *session) remember(accountID string, t replacedTrigger) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replaced[accountID] = t
+}
+
+// take returns and forgets the deleted trigger of the account with the
+// same triggers, if any.
+func (s *session) take(accountID, triggers string) (replacedTrigger, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.replaced[accountID]
+	if !ok || t.triggers != triggers {
+		return replacedTrigger{}, false
+	}
+	delete(s.replaced, accountID)
+	return t, true
+}
+
+// dataFrom takes what the provider's Configure handed over. Nil provider
+// data (before configuration, as during validation) is no error.
+func dataFrom(raw any, diags *diag.Diagnostics) *providerData {
+	if raw == nil {
 		return nil
 	}
-	c, ok := providerData.(*client.Client)
+	d, ok := raw.(*providerData)
 	if !ok {
 		diags.AddError("Unexpected provider data",
-			fmt.Sprintf("Expected *client.Client, got %T. This is a bug in the provider; please report it.", providerData))
+			fmt.Sprintf("Expected *providerData, got %T. This is a bug in the provider; please report it.", raw))
 		return nil
 	}
-	return c
+	return d
+}
+
+// clientFrom takes the client out of the provider data.
+func clientFrom(raw any, diags *diag.Diagnostics) *client.Client {
+	if d := dataFrom(raw, diags); d != nil {
+		return d.client
+	}
+	return nil
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

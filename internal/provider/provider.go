@@ -32,8 +32,8 @@ type backupProvider struct {
 	version string
 	// clientOptions lets tests shorten the client's waits.
 	clientOptions func(*client.Options)
-	// poll shapes backup_trigger's waits; zero means defaultPoll.
-	poll pollSettings
+	// poll shapes backup_trigger's waits; zero means client.DefaultPoll.
+	poll client.PollSettings
 }
 
 // New returns the provider factory for the given version.
@@ -150,20 +150,17 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 		resp.Diagnostics.AddError("Invalid Backup Service provider configuration", err.Error())
 		return
 	}
-	resp.DataSourceData = c
-	resp.ResourceData = c
-	resp.EphemeralResourceData = c
-	resp.ActionData = c
-	resp.ListResourceData = c
+	data := &providerData{client: c, poll: p.poll, session: newSession()}
+	resp.DataSourceData = data
+	resp.ResourceData = data
+	resp.EphemeralResourceData = data
+	resp.ActionData = data
+	resp.ListResourceData = data
 }
 
 func (p *backupProvider) Resources(context.Context) []func() resource.Resource {
-	poll := p.poll
-	if poll.initial <= 0 {
-		poll = defaultPoll
-	}
 	return []func() resource.Resource{
-		func() resource.Resource { return &triggerResource{poll: poll} },
+		func() resource.Resource { return &triggerResource{} },
 	}
 }
 

@@ -64,7 +64,7 @@ func (e *testEnv) factories() map[string]func() (tfprotov6.ProviderServer, error
 	return map[string]func() (tfprotov6.ProviderServer, error){
 		"backup": providerserver.NewProtocol6WithError(&backupProvider{
 			version: "test",
-			poll:    pollSettings{initial: 20 * time.Millisecond, max: 100 * time.Millisecond},
+			poll:    client.PollSettings{Initial: 20 * time.Millisecond, Max: 100 * time.Millisecond},
 			clientOptions: func(o *client.Options) {
 				fastRetries(o)
 				if e.clientOptions != nil {
@@ -268,4 +268,37 @@ func (c expectCheckBlock) CheckState(_ context.Context, req statecheck.CheckStat
 		}
 	}
 	resp.Error = fmt.Errorf("check %q not found in state", c.name)
+}
+
+// rawClient is a client of the test's mock, to act on it as another user
+// of the service would.
+func (e *testEnv) rawClient(t *testing.T) *client.Client {
+	t.Helper()
+	c, err := client.New(client.Options{BaseURL: e.url, APIKey: e.key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// recordingClock is the real clock, remembering the longest wait asked of
+// it, so that tests assert waits without timing anything.
+type recordingClock struct {
+	mu  sync.Mutex
+	max time.Duration
+}
+
+func (c *recordingClock) Now() time.Time { return time.Now() }
+
+func (c *recordingClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	c.max = max(c.max, d)
+	c.mu.Unlock()
+	return time.After(d)
+}
+
+func (c *recordingClock) longest() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.max
 }

@@ -2,8 +2,10 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -14,7 +16,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -36,18 +37,22 @@ const (
 	defaultCreateTimeout = 30 * time.Minute
 	onConflictWait       = "wait"
 	onConflictFail       = "fail"
+	// privateImported marks a trigger adopted by import until its first
+	// update: it takes the configuration's triggers in place.
+	privateImported = "imported"
 )
 
 var (
-	_ resource.ResourceWithConfigure   = (*triggerResource)(nil)
-	_ resource.ResourceWithImportState = (*triggerResource)(nil)
+	_ resource.ResourceWithConfigure      = (*triggerResource)(nil)
+	_ resource.ResourceWithImportState    = (*triggerResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*triggerResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*triggerResource)(nil)
 )
 
 // triggerResource is backup_trigger: one on-demand backup, taken when the
 // resource is created (or replaced, when account_id or triggers change).
 type triggerResource struct {
-	client *client.Client
-	poll   pollSettings
+	data *providerData
 }
 
 type triggerModel struct {
@@ -93,15 +98,17 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"triggers": schema.MapAttribute{
 				Optional:    true,
 				ElementType: types.StringType,
-				Description: "Arbitrary values; any change takes a new backup, for example `{ release = var.release }`.",
-				PlanModifiers: []planmodifier.Map{
-					mapplanmodifier.RequiresReplace(),
-				},
+				Description: "Arbitrary values; a change of any value takes a new backup, for example `{ release = var.release }`. " +
+					"Entries whose value is null count as absent, and an empty map is the same as no map, so adding `{}` or " +
+					"`{ a = null }` takes no backup. A trigger adopted by import takes the configuration's `triggers` without a new backup.",
 			},
 			"wait_for_completion": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				Description: "Wait, within `timeouts.create`, until the backup has finished, and fail the apply unless it succeeded " +
-					"(the resource is then tainted, so the next apply triggers again). Defaults to `false`: the apply returns once the backup is queued.",
+				Description: "Wait, within `timeouts.create`, until the backup has finished, and fail the apply unless it succeeded. " +
+					"An interrupted wait (Ctrl-C) saves the resource with the backup still in progress, and the next apply resumes " +
+					"waiting for that same backup; a wait that times out fails the apply, and the next apply waits for that same " +
+					"backup rather than queueing another while it can still succeed. A backup that failed is taken again on the " +
+					"next apply. Defaults to `false`: the apply returns once the backup is queued.",
 			},
 			"on_conflict": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(onConflictWait),
@@ -127,24 +134,65 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{
 				Create: true,
 				CreateDescription: "How long creation may take, waits included (for a backup already in progress, and for " +
-					"completion), as a duration such as `30m`. Defaults to `30m`.",
+					"completion), as a positive duration such as `30m`. Also bounds a resumed wait. Defaults to `30m`.",
 			}),
 		},
 	}
 }
 
 func (r *triggerResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.data = dataFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ValidateConfig refuses a timeout that could never let a wait succeed.
+func (r *triggerResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var t timeouts.Value
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("timeouts"), &t)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	validateTimeout(t.Object, "create", &resp.Diagnostics)
+}
+
+// createTimeout is timeouts.create, or the default.
+func (m *triggerModel) createTimeout(ctx context.Context, diags *diag.Diagnostics) time.Duration {
+	d, ds := m.Timeouts.Create(ctx, defaultCreateTimeout)
+	diags.Append(ds...)
+	return d
+}
+
+func (r *triggerResource) runOptions(ctx context.Context, m *triggerModel) client.RunOptions {
+	return client.RunOptions{
+		WaitOnConflict:    m.OnConflict.ValueString() == onConflictWait,
+		WaitForCompletion: m.WaitForCompletion.ValueBool(),
+		Poll:              r.data.poll,
+		Progress:          logProgress(ctx),
+	}
+}
+
+// logProgress logs each step of a backup at INFO: Terraform shows only
+// "Still creating…" during a long wait, TF_LOG=INFO shows why.
+func logProgress(ctx context.Context) func(client.Event) {
+	return func(ev client.Event) {
+		fields := map[string]any{"backup_id": ev.Backup.ID, "status": ev.Backup.Status, "elapsed": ev.Elapsed.Round(time.Second).String()}
+		switch ev.Kind {
+		case client.EventConflict:
+			tflog.Info(ctx, "a backup of the account is already in progress; waiting for it before queueing a new one", fields)
+		case client.EventQueued:
+			tflog.Info(ctx, "backup queued", fields)
+		case client.EventStatus:
+			fields["previous_status"] = ev.Previous
+			tflog.Info(ctx, "backup status changed", fields)
+		case client.EventDone:
+			tflog.Info(ctx, "backup finished", fields)
+		}
+	}
 }
 
 func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan triggerModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
-	resp.Diagnostics.Append(diags...)
+	timeout := plan.createTimeout(ctx, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -152,117 +200,111 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 	defer cancel()
 	accountID := plan.AccountID.ValueString()
 	ctx = tflog.SetField(ctx, "account_id", accountID)
+	c := r.data.client
+	opts := r.runOptions(ctx, &plan)
 
-	b, err := r.trigger(ctx, accountID, plan.OnConflict.ValueString() == onConflictWait)
-	if err != nil {
+	b, err := r.adoptReplaced(ctx, &plan, opts)
+	if b == nil && err == nil {
+		b, err = c.RunBackup(ctx, accountID, opts)
+	}
+	if b == nil {
 		addTriggerError(&resp.Diagnostics, accountID, timeout, err)
 		return
 	}
 	plan.setBackup(b)
-	tflog.Info(ctx, "backup queued", map[string]any{"backup_id": b.ID, "status": b.Status})
-
-	if plan.WaitForCompletion.ValueBool() {
-		final, err := waitForBackup(ctx, r.client, r.poll, b, func(b *client.Backup) {
-			tflog.Info(ctx, "waiting for the backup to finish", map[string]any{
-				"backup_id": b.ID, "status": b.Status, "elapsed": time.Since(b.CreatedAt).Round(time.Second).String(),
-			})
-		})
-		plan.setBackup(final)
-		switch {
-		case errors.Is(err, context.DeadlineExceeded):
-			resp.Diagnostics.AddError("Backup still running",
-				fmt.Sprintf("Backup %s of account %s is still %s after %s (timeouts.create). It goes on in the Backup Service; "+
-					"this resource is saved as tainted, so the next apply triggers a new backup. Raise timeouts.create to wait longer.",
-					plan.ID.ValueString(), accountID, plan.BackupStatus.ValueString(), timeout))
-		case err != nil:
-			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to follow backup %s of account %s", plan.ID.ValueString(), accountID), err)
-		case final.Status != client.StatusSuccess:
-			resp.Diagnostics.AddError("Backup did not succeed",
-				fmt.Sprintf("Backup %s of account %s ended with status %q: %s\n\nThis resource is saved as tainted, so the next apply triggers a new backup.",
-					final.ID, accountID, final.Status, errorText(final)))
-		}
-	}
+	r.reportWait(&resp.Diagnostics, accountID, timeout, err, true)
 	// Saved even after an error above: Terraform then marks it tainted.
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
-// trigger queues a backup. With waitOnConflict, a backup already in
-// progress is waited for and then a new one is queued.
-func (r *triggerResource) trigger(ctx context.Context, accountID string, waitOnConflict bool) (*client.Backup, error) {
-	for {
-		tr, err := r.client.TriggerBackup(ctx, accountID)
-		if err == nil {
-			if tr.Recovered {
-				tflog.Warn(ctx, "the trigger's outcome was unknown; found the backup it queued instead of queueing another",
-					map[string]any{"backup_id": tr.Backup.ID})
-			}
-			return &tr.Backup, nil
+// adoptReplaced handles the replacement of a trigger whose wait timed out
+// in an earlier apply (Terraform replaces it, since it was tainted). Its
+// backup belongs to the same change when account and triggers are the
+// same: while it is in progress it is waited for instead of queueing a
+// second one, and if it succeeded after the timeout it is this change's
+// backup. It returns nil, nil when there is nothing to adopt.
+func (r *triggerResource) adoptReplaced(ctx context.Context, plan *triggerModel, opts client.RunOptions) (*client.Backup, error) {
+	old, ok := r.data.session.take(plan.AccountID.ValueString(), triggersKey(plan.Triggers))
+	if !ok {
+		return nil, nil
+	}
+	c := r.data.client
+	b, err := c.FindBackup(ctx, plan.AccountID.ValueString(), old.backupID)
+	if err != nil {
+		tflog.Warn(ctx, "could not read the replaced trigger's backup; queueing a new one", map[string]any{"backup_id": old.backupID, "error": err.Error()})
+		return nil, nil
+	}
+	finishedLate := b.Status == client.StatusSuccess && old.waited && b.CompletedAt != nil &&
+		b.CompletedAt.Sub(b.CreatedAt) > old.waitTimeout
+	if !client.InProgress(b.Status) && !finishedLate {
+		return nil, nil
+	}
+	tflog.Info(ctx, "adopting the backup of the replaced trigger, queued for the same change", map[string]any{"backup_id": b.ID, "status": b.Status})
+	if opts.Progress != nil {
+		opts.Progress(client.Event{Kind: client.EventQueued, Backup: *b})
+	}
+	if !opts.WaitForCompletion || !client.InProgress(b.Status) {
+		return b, nil
+	}
+	return c.WaitForBackup(ctx, *b, opts.Poll, opts.Progress)
+}
+
+// reportWait turns the outcome of a wait into diagnostics. An interrupt
+// is a warning, so that the resource is saved untainted and the next apply
+// resumes the wait; a timeout or a failed backup is an error.
+func (r *triggerResource) reportWait(diags *diag.Diagnostics, accountID string, timeout time.Duration, err error, creating bool) {
+	var we *client.WaitError
+	var fe *client.BackupFailedError
+	switch {
+	case err == nil:
+	case errors.As(err, &we) && errors.Is(err, context.Canceled):
+		diags.AddWarning("Waiting for the backup was interrupted",
+			fmt.Sprintf("Backup %s of account %s was %s when the wait was interrupted after %s. It goes on in the Backup Service. "+
+				"The next apply resumes waiting for this same backup, without queueing another.",
+				we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second)))
+	case errors.As(err, &we) && errors.Is(err, context.DeadlineExceeded):
+		next := "The next apply waits for this same backup while it is in progress, instead of queueing another."
+		if !creating {
+			next = "The next apply resumes waiting for it."
 		}
-		if !waitOnConflict || !errors.Is(err, client.ErrConflict) {
-			return nil, err
-		}
-		running, lerr := r.runningBackup(ctx, accountID)
-		if lerr != nil {
-			return nil, lerr
-		}
-		if running == nil {
-			// Finished between the 409 and the look (or the listing lags):
-			// try again after one poll interval, never in a tight loop.
-			timer := time.NewTimer(r.poll.initial)
-			select {
-			case <-ctx.Done():
-				timer.Stop()
-				return nil, &conflictWaitError{backupID: "(not found in the listing)", err: ctx.Err()}
-			case <-timer.C:
-			}
-			continue
-		}
-		tflog.Info(ctx, "a backup is already in progress; waiting for it before queueing a new one", map[string]any{"running_backup_id": running.ID})
-		if _, err := waitForBackup(ctx, r.client, r.poll, running, func(b *client.Backup) {
-			tflog.Info(ctx, "waiting for the backup in progress", map[string]any{"running_backup_id": b.ID, "status": b.Status})
-		}); err != nil {
-			return nil, &conflictWaitError{backupID: running.ID, err: err}
-		}
+		diags.AddError("Backup still in progress",
+			fmt.Sprintf("Backup %s of account %s was still %s after waiting %s (timeouts.create is %s). It goes on in the Backup Service. %s "+
+				"Raise timeouts.create to wait longer.",
+				we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second), timeout, next))
+	case errors.As(err, &we):
+		addAPIError(diags, fmt.Sprintf("Unable to follow backup %s of account %s (last seen %s, after waiting %s)",
+			we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second)), we.Err)
+	case errors.As(err, &fe):
+		diags.AddError("Backup did not succeed",
+			fmt.Sprintf("Backup %s of account %s ended with status %q: %s\n\nThe next apply takes a new backup.",
+				fe.Backup.ID, accountID, fe.Backup.Status, errorText(&fe.Backup)))
+	default:
+		addAPIError(diags, "Unable to follow the backup of account "+accountID, err)
 	}
 }
-
-// runningBackup returns the account's newest backup if it is in progress.
-func (r *triggerResource) runningBackup(ctx context.Context, accountID string) (*client.Backup, error) {
-	for b, err := range r.client.Backups(ctx, accountID, client.ListOptions{Max: 1}) {
-		if err != nil {
-			return nil, err
-		}
-		if client.InProgress(b.Status) {
-			return &b, nil
-		}
-	}
-	return nil, nil
-}
-
-// conflictWaitError: waiting for another backup to finish failed.
-type conflictWaitError struct {
-	backupID string
-	err      error
-}
-
-func (e *conflictWaitError) Error() string {
-	return fmt.Sprintf("waiting for backup %s, already in progress, to finish: %v", e.backupID, e.err)
-}
-func (e *conflictWaitError) Unwrap() error { return e.err }
 
 func addTriggerError(diags *diag.Diagnostics, accountID string, timeout time.Duration, err error) {
 	summary := fmt.Sprintf("Unable to trigger a backup of account %s", accountID)
-	var cw *conflictWaitError
+	at := path.Root("account_id")
+	var cw *client.ConflictWaitError
 	switch {
 	case errors.As(err, &cw) && errors.Is(err, context.DeadlineExceeded):
-		diags.AddError(summary, fmt.Sprintf("Backup %s of account %s was already in progress and had not finished after %s (timeouts.create). "+
-			"No backup was queued by this apply. Raise timeouts.create, or set on_conflict = \"fail\" to fail at once.", cw.backupID, accountID, timeout))
+		running := "A backup of account " + accountID
+		if cw.Running != nil {
+			running = fmt.Sprintf("Backup %s of account %s", cw.Running.ID, accountID)
+		}
+		diags.AddAttributeError(at, summary, fmt.Sprintf("%s was already in progress and had not finished after %s (timeouts.create is %s). "+
+			"No backup was queued by this apply. Raise timeouts.create, or set on_conflict = \"fail\" to fail at once.", running, cw.Waited.Round(time.Second), timeout))
+	case errors.As(err, &cw) && errors.Is(err, context.Canceled):
+		diags.AddAttributeError(at, summary, "Interrupted while waiting for a backup already in progress; no backup was queued by this apply.")
 	case errors.Is(err, client.ErrConflict):
-		diags.AddError(summary, describeError(err, "A backup of this account is already in progress and on_conflict is \"fail\". "+
+		diags.AddAttributeError(at, summary, describeError(err, "A backup of this account is already in progress and on_conflict is \"fail\". "+
 			"Set on_conflict = \"wait\" to wait for it and then take a new backup."))
 	case errors.Is(err, client.ErrUnprocessable):
-		diags.AddError(summary, describeError(err, "The account cannot be backed up in its current state (for example paused, "+
+		diags.AddAttributeError(at, summary, describeError(err, "The account cannot be backed up in its current state (for example paused, "+
 			"a lapsed subscription, or a connection needing re-authorization); fix that in the Backup Service web application."))
+	case errors.Is(err, client.ErrNotFound), errors.Is(err, client.ErrForbidden):
+		diags.AddAttributeError(at, summary, describeError(err))
 	default:
 		diags.AddError(summary, describeError(err))
 	}
@@ -290,11 +332,12 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	accountID, backupID := prior["account_id"].ValueString(), prior["id"].ValueString()
-	b, err := r.client.FindBackup(ctx, accountID, backupID)
+	b, err := r.data.client.FindBackup(ctx, accountID, backupID)
 	if errors.Is(err, client.ErrNotFound) {
-		tflog.Warn(ctx, "the account or the backup is gone; removing the trigger from state", map[string]any{
-			"account_id": accountID, "backup_id": backupID, "error": err.Error(),
-		})
+		resp.Diagnostics.AddWarning("Backup trigger removed from state",
+			fmt.Sprintf("The Backup Service no longer knows backup %s of account %s (%v): the account was deleted, or is no longer "+
+				"visible to this API key. The trigger is removed from the state, so the plan proposes to create it again, "+
+				"which queues a new backup.", backupID, accountID, err))
 		resp.State.RemoveResource(ctx)
 		return
 	}
@@ -332,21 +375,141 @@ func rawStrings(raw tftypes.Value, names ...string) (map[string]types.String, er
 	return out, nil
 }
 
-// Update changes only how the resource behaves (waits, conflicts,
-// timeouts): it takes no new backup.
-func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan triggerModel
+// ModifyPlan decides what a change means for the backup:
+//   - triggers that differ (null entries and empty maps aside) replace the
+//     trigger, except on a trigger adopted by import, which takes them;
+//   - a waited trigger whose backup is still in progress (an interrupted
+//     wait) plans an update that resumes the wait;
+//   - a waited trigger whose backup failed is replaced: a new backup.
+func (r *triggerResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
+		return
+	}
+	var state, plan triggerModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	imported, diags := req.Private.GetKey(ctx, privateImported)
+	resp.Diagnostics.Append(diags...)
+	if plan.Triggers.IsUnknown() || (len(imported) == 0 && triggersKey(plan.Triggers) != triggersKey(state.Triggers)) {
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("triggers"))
+		return
+	}
+	if !state.WaitForCompletion.ValueBool() || !plan.WaitForCompletion.ValueBool() || !plan.AccountID.Equal(state.AccountID) {
+		return
+	}
+	status := state.BackupStatus.ValueString()
+	switch {
+	case client.InProgress(status):
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("backup_status"), types.StringUnknown())...)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("completed_at"), types.StringUnknown())...)
+	case status != client.StatusSuccess && status != "":
+		resp.Diagnostics.AddWarning("The backup of this trigger did not succeed",
+			fmt.Sprintf("Backup %s of account %s ended with status %q, and wait_for_completion is true: the trigger is "+
+				"replaced to take a new backup.", state.ID.ValueString(), state.AccountID.ValueString(), status))
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("backup_status"), types.StringUnknown())...)
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("backup_status"))
+	}
+}
+
+// triggersKey is a canonical text of triggers: entries with null values
+// dropped, keys sorted, and no map the same as an empty one. A user who
+// adds `triggers = {}` or `{ a = null }` means no trigger value, not a new
+// backup.
+func triggersKey(m types.Map) string {
+	if m.IsNull() || m.IsUnknown() {
+		return ""
+	}
+	vals := map[string]string{}
+	for k, v := range m.Elements() {
+		s, ok := v.(types.String)
+		if !ok || s.IsNull() || s.IsUnknown() {
+			continue
+		}
+		vals[k] = s.ValueString()
+	}
+	if len(vals) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		kj, _ := json.Marshal(k)
+		vj, _ := json.Marshal(vals[k])
+		b.Write(kj)
+		b.WriteByte(':')
+		b.Write(vj)
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// Update takes no new backup. It stores how the resource behaves (waits,
+// conflicts, timeouts, adopted triggers) and, when the plan says so,
+// resumes waiting for the backup in progress.
+func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state triggerModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, nil)...)
+	if !plan.BackupStatus.IsUnknown() {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		return
+	}
+	timeout := plan.createTimeout(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	accountID := state.AccountID.ValueString()
+	wctx = tflog.SetField(wctx, "account_id", accountID)
+	known := client.Backup{ID: state.ID.ValueString(), AccountID: accountID, Status: state.BackupStatus.ValueString()}
+	tflog.Info(wctx, "resuming the wait for the backup", map[string]any{"backup_id": known.ID, "status": known.Status})
+	b, err := r.data.client.WaitForBackup(wctx, known, r.data.poll, logProgress(wctx))
+	if b != nil && b.CreatedAt.IsZero() {
+		b.CreatedAt, _ = time.Parse(time.RFC3339, state.TriggeredAt.ValueString())
+	}
+	plan.setBackup(b)
+	r.reportWait(&resp.Diagnostics, accountID, timeout, err, false)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
-// Delete forgets the resource. Backups are never deleted.
-func (r *triggerResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
+// Delete forgets the resource: backups are never deleted, which the first
+// Delete of a command says once. It keeps what the trigger's replacement
+// needs to adopt a backup still in progress.
+func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state triggerModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout := state.createTimeout(ctx, &resp.Diagnostics)
+	if r.data != nil {
+		r.data.session.remember(state.AccountID.ValueString(), replacedTrigger{
+			backupID: state.ID.ValueString(), triggers: triggersKey(state.Triggers),
+			waited: state.WaitForCompletion.ValueBool(), waitTimeout: timeout,
+		})
+		r.data.session.destroyNotice.Do(func() {
+			resp.Diagnostics.AddWarning("Backups are kept",
+				"Destroying a backup_trigger only removes it from the Terraform state. Its backup, and every other backup, "+
+					"stays in the Backup Service: the API offers no way to delete one.")
+		})
+	}
+}
 
-// ImportState takes "acc_.../bkp_...".
+// ImportState takes "acc_.../bkp_...". The imported trigger adopts the
+// configuration's triggers, wait_for_completion and on_conflict in place
+// on its first apply, without a new backup.
 func (r *triggerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	accountID, backupID, ok := strings.Cut(req.ID, "/")
 	if !ok || !ids.IsAccountID(accountID) || !ids.IsBackupID(backupID) {
@@ -358,4 +521,5 @@ func (r *triggerResource) ImportState(ctx context.Context, req resource.ImportSt
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), backupID)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("wait_for_completion"), false)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("on_conflict"), onConflictWait)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, []byte(`true`))...)
 }

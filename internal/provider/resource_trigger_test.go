@@ -117,7 +117,7 @@ func TestAccTriggerWaitForFailedBackupTaints(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config:      cfg,
-				ExpectError: expectError("Backup did not succeed", "of account "+id+` ended with status "failed": the platform refused the export`, "saved as tainted"),
+				ExpectError: expectError("Backup did not succeed", "of account "+id+` ended with status "failed": the platform refused the export`, "The next apply takes a new backup"),
 			},
 			{
 				PreConfig:        func() { e.srv.SetAccountFailure(id, "") },
@@ -141,7 +141,8 @@ func TestAccTriggerWaitTimesOut(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config:      cfg,
-				ExpectError: regexp.MustCompile(`(?s)Backup still running.*` + words("Backup") + `\s+bkp_[A-Za-z0-9]{16}\s+` + words("of account "+id+" is still pending after 300ms (timeouts.create)")),
+				ExpectError: regexp.MustCompile(`(?s)Backup still in progress.*` + words("Backup") + `\s+bkp_[A-Za-z0-9]{16}\s+` +
+					words("of account "+id+" was still pending after waiting") + `.*` + words("(timeouts.create is 300ms)")),
 			},
 			{
 				// Tainted: the plan replaces it.
@@ -222,7 +223,7 @@ func TestAccTriggerConflictWaitTimesOut(t *testing.T) {
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{{
 			Config:      e.config(triggerConfig(id, "  timeouts {\n    create = \"200ms\"\n  }\n")),
-			ExpectError: expectError("was already in progress and had not finished after 200ms", "No backup was queued by this apply"),
+			ExpectError: expectError("was already in progress and had not finished after", "(timeouts.create is 200ms)", "No backup was queued by this apply"),
 		}},
 	})
 }

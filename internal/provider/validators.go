@@ -6,7 +6,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/ids"
@@ -42,4 +45,21 @@ func accountIDValidator() validator.String {
 // orderValidator allows the two orders the service knows (case-sensitive).
 func orderValidator() validator.String {
 	return stringvalidator.OneOf(string(client.OrderAsc), string(client.OrderDesc))
+}
+
+// validateTimeout refuses a duration of a timeouts block that is not
+// positive: the timeouts package parses durations but accepts "0s" and
+// "-1m", which fail later with a bare "context deadline exceeded".
+func validateTimeout(obj types.Object, name string, diags *diag.Diagnostics) {
+	if obj.IsNull() || obj.IsUnknown() {
+		return
+	}
+	v, ok := obj.Attributes()[name].(types.String)
+	if !ok || v.IsNull() || v.IsUnknown() {
+		return
+	}
+	if d, err := time.ParseDuration(v.ValueString()); err != nil || d <= 0 {
+		diags.AddAttributeError(path.Root("timeouts").AtName(name), "Invalid timeout",
+			fmt.Sprintf("timeouts.%s must be a positive duration such as 30m or 1h; got %q.", name, v.ValueString()))
+	}
 }

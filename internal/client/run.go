@@ -1,0 +1,263 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// PollSettings shape a wait for a backup: the first interval, growing by
+// half each poll up to Max.
+type PollSettings struct {
+	Initial time.Duration
+	Max     time.Duration
+}
+
+// DefaultPoll polls after 2 s, then every 3, 4.5, … up to 30 s: quick for
+// the short backups most accounts have, and a few requests a minute for
+// long ones.
+var DefaultPoll = PollSettings{Initial: 2 * time.Second, Max: 30 * time.Second}
+
+func (p PollSettings) next(d time.Duration) time.Duration { return min(d+d/2, p.Max) }
+
+func (p PollSettings) orDefault() PollSettings {
+	if p.Initial <= 0 || p.Max <= 0 {
+		return DefaultPoll
+	}
+	return p
+}
+
+// EventKind says what an Event reports.
+type EventKind int
+
+// Events of RunBackup and WaitForBackup.
+const (
+	// EventConflict: another backup of the account is in progress; it is
+	// waited for before a new one is queued (Backup is that backup).
+	EventConflict EventKind = iota + 1
+	// EventQueued: the backup was queued (or recovered after an unknown
+	// outcome, or adopted).
+	EventQueued
+	// EventStatus: the backup's status changed (Previous holds the old one).
+	EventStatus
+	// EventDone: the backup reached a terminal status.
+	EventDone
+)
+
+// Event reports progress of a backup run.
+type Event struct {
+	Kind     EventKind
+	Backup   Backup
+	Previous string
+	// Elapsed since the run (or the wait) began, on the client's clock.
+	Elapsed time.Duration
+}
+
+// RunOptions shape RunBackup.
+type RunOptions struct {
+	// WaitOnConflict waits for a backup already in progress, then queues a
+	// new one; otherwise the 409 is returned.
+	WaitOnConflict bool
+	// WaitForCompletion waits until the queued backup ends.
+	WaitForCompletion bool
+	Poll              PollSettings
+	// Progress, when set, is told of each step, from the caller's goroutine.
+	Progress func(Event)
+}
+
+// ErrBackupFailed matches a *BackupFailedError.
+var ErrBackupFailed = errors.New("the backup did not succeed")
+
+// BackupFailedError: the backup ended in a status other than success.
+type BackupFailedError struct{ Backup Backup }
+
+func (e *BackupFailedError) Error() string {
+	reason := "the service gave no reason"
+	if e.Backup.Error != nil && *e.Backup.Error != "" {
+		reason = *e.Backup.Error
+	}
+	return fmt.Sprintf("backup %s of account %s ended with status %q: %s", e.Backup.ID, e.Backup.AccountID, e.Backup.Status, reason)
+}
+
+// Is makes errors.Is(err, ErrBackupFailed) work.
+func (e *BackupFailedError) Is(target error) bool { return target == ErrBackupFailed }
+
+// WaitError: waiting for a queued backup stopped before it ended: the
+// context was cancelled (an interrupt) or its deadline passed (a timeout),
+// or polling failed. The backup goes on in the service.
+type WaitError struct {
+	// Backup as last read; for a timeout, read once more after it.
+	Backup Backup
+	Waited time.Duration
+	Err    error
+}
+
+func (e *WaitError) Error() string {
+	return fmt.Sprintf("backup %s of account %s was still %s after waiting %s: %v",
+		e.Backup.ID, e.Backup.AccountID, e.Backup.Status, e.Waited.Round(time.Second), e.Err)
+}
+
+func (e *WaitError) Unwrap() error { return e.Err }
+
+// ConflictWaitError: waiting for another backup, already in progress, to
+// end stopped; no backup was queued.
+type ConflictWaitError struct {
+	// Running is the backup in progress, when the listing showed one.
+	Running *Backup
+	Waited  time.Duration
+	Err     error
+}
+
+func (e *ConflictWaitError) Error() string {
+	what := "a backup already in progress"
+	if e.Running != nil {
+		what = fmt.Sprintf("backup %s, already in progress (%s),", e.Running.ID, e.Running.Status)
+	}
+	return fmt.Sprintf("waiting %s for %s to finish: %v", e.Waited.Round(time.Second), what, e.Err)
+}
+
+func (e *ConflictWaitError) Unwrap() error { return e.Err }
+
+// RunBackup queues one backup of the account and, with WaitForCompletion,
+// waits for it to end. It is the one place where the trigger, the wait for
+// a backup already in progress and the polling meet, for the resource and
+// the action alike.
+//
+// It returns the backup as last read. Errors: those of TriggerBackup (one
+// POST never queues two backups), *ConflictWaitError, *WaitError (the
+// backup goes on in the service: callers must not queue another for the
+// same change), and *BackupFailedError.
+func (c *Client) RunBackup(ctx context.Context, accountID string, opts RunOptions) (*Backup, error) {
+	start := c.clock.Now()
+	emit := func(kind EventKind, b Backup, prev string) {
+		if opts.Progress != nil {
+			opts.Progress(Event{Kind: kind, Backup: b, Previous: prev, Elapsed: c.clock.Now().Sub(start)})
+		}
+	}
+	poll := opts.Poll.orDefault()
+	var b *Backup
+	for b == nil {
+		tr, err := c.TriggerBackup(ctx, accountID)
+		switch {
+		case err == nil:
+			if tr.Recovered {
+				c.log.Warn(ctx, "the trigger's outcome was unknown; found the backup it queued instead of queueing another",
+					map[string]any{"account_id": accountID, "backup_id": tr.Backup.ID})
+			}
+			b = &tr.Backup
+		case opts.WaitOnConflict && errors.Is(err, ErrConflict):
+			if werr := c.waitOutConflict(ctx, accountID, poll, start, emit); werr != nil {
+				return nil, werr
+			}
+		default:
+			return nil, err
+		}
+	}
+	emit(EventQueued, *b, "")
+	if !opts.WaitForCompletion {
+		return b, nil
+	}
+	return c.waitFrom(ctx, b, poll, start, emit)
+}
+
+// waitOutConflict waits for the account's backup in progress to end.
+func (c *Client) waitOutConflict(ctx context.Context, accountID string, poll PollSettings, start time.Time, emit func(EventKind, Backup, string)) error {
+	running, err := c.runningBackup(ctx, accountID)
+	if err != nil {
+		return &ConflictWaitError{Waited: c.clock.Now().Sub(start), Err: err}
+	}
+	if running == nil {
+		// Ended between the 409 and the look: try again after one poll
+		// interval, never in a tight loop.
+		if err := sleep(ctx, c.clock, poll.Initial); err != nil {
+			return &ConflictWaitError{Waited: c.clock.Now().Sub(start), Err: err}
+		}
+		return nil
+	}
+	emit(EventConflict, *running, "")
+	c.log.Info(ctx, "a backup is already in progress; waiting for it before queueing a new one",
+		map[string]any{"account_id": accountID, "running_backup_id": running.ID, "status": running.Status})
+	if _, err := c.poll(ctx, running, poll, func(Backup, string) {}); err != nil {
+		return &ConflictWaitError{Running: running, Waited: c.clock.Now().Sub(start), Err: err}
+	}
+	return nil
+}
+
+// runningBackup returns the account's newest backup if it is in progress.
+func (c *Client) runningBackup(ctx context.Context, accountID string) (*Backup, error) {
+	for b, err := range c.Backups(ctx, accountID, ListOptions{Max: 1}) {
+		if err != nil {
+			return nil, err
+		}
+		if InProgress(b.Status) {
+			return &b, nil
+		}
+	}
+	return nil, nil
+}
+
+// WaitForBackup waits for a backup queued earlier (known is its last known
+// state) to end: the resumed wait after an interrupt. Errors as RunBackup.
+func (c *Client) WaitForBackup(ctx context.Context, known Backup, poll PollSettings, progress func(Event)) (*Backup, error) {
+	start := c.clock.Now()
+	emit := func(kind EventKind, b Backup, prev string) {
+		if progress != nil {
+			progress(Event{Kind: kind, Backup: b, Previous: prev, Elapsed: c.clock.Now().Sub(start)})
+		}
+	}
+	return c.waitFrom(ctx, &known, poll.orDefault(), start, emit)
+}
+
+func (c *Client) waitFrom(ctx context.Context, b *Backup, poll PollSettings, start time.Time, emit func(EventKind, Backup, string)) (*Backup, error) {
+	final, err := c.poll(ctx, b, poll, func(now Backup, prev string) {
+		emit(EventStatus, now, prev)
+		c.log.Info(ctx, "backup status changed", map[string]any{
+			"account_id": now.AccountID, "backup_id": now.ID, "status": now.Status, "previous": prev,
+			"elapsed": c.clock.Now().Sub(start).Round(time.Second).String(),
+		})
+	})
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			// The status may have moved since the last poll: read it once
+			// more, briefly, so the message tells the truth.
+			rctx, cancel := detached(ctx)
+			if now, rerr := c.FindBackup(rctx, final.AccountID, final.ID); rerr == nil {
+				final = now
+			}
+			cancel()
+		}
+		return final, &WaitError{Backup: *final, Waited: c.clock.Now().Sub(start), Err: err}
+	}
+	emit(EventDone, *final, "")
+	if final.Status != StatusSuccess {
+		return final, &BackupFailedError{Backup: *final}
+	}
+	return final, nil
+}
+
+// poll reads the backup until it is no longer in progress. b is its state
+// as just read, so the first poll comes one interval later. On error it
+// returns the last state it saw. changed is told of each status change.
+func (c *Client) poll(ctx context.Context, b *Backup, poll PollSettings, changed func(now Backup, prev string)) (*Backup, error) {
+	interval := poll.Initial
+	last := b
+	for InProgress(last.Status) {
+		if err := sleep(ctx, c.clock, interval); err != nil {
+			return last, err
+		}
+		interval = poll.next(interval)
+		now, err := c.FindBackup(ctx, last.AccountID, last.ID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return last, ctx.Err()
+			}
+			return last, err
+		}
+		if now.Status != last.Status {
+			changed(*now, last.Status)
+		}
+		last = now
+	}
+	return last, nil
+}

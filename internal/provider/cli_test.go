@@ -1,0 +1,186 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+)
+
+// cli drives the Terraform (or OpenTofu) binary the acceptance tests use,
+// directly, for what the test framework cannot do: interrupt an apply with
+// SIGINT, read warnings, -invoke an action. The provider is served from
+// this test process (as the framework does), so it talks to the test's
+// mock with the test's short poll intervals.
+type cli struct {
+	t   *testing.T
+	bin string
+	dir string
+	env []string
+}
+
+// newCLI serves e's provider and prepares a working directory holding
+// config as main.tf.
+func newCLI(t *testing.T, e *testEnv, config string) *cli {
+	t.Helper()
+	if os.Getenv(resource.EnvTfAcc) == "" {
+		t.Skip("acceptance test: set TF_ACC=1")
+	}
+	bin := os.Getenv(envTerraformPath)
+	if bin == "" {
+		found, err := exec.LookPath("terraform")
+		if err != nil {
+			t.Skip("no terraform binary")
+		}
+		bin = found
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	reattach := make(chan *plugin.ReattachConfig, 1)
+	closed := make(chan struct{})
+	factory := e.factories()["backup"]
+	server, err := factory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		err := tf6server.Serve("registry.terraform.io/backup-service/backup", func() tfprotov6.ProviderServer { return server },
+			tf6server.WithDebug(ctx, reattach, closed), tf6server.WithGoPluginLogger(hclog.NewNullLogger()),
+			tf6server.WithLoggingSink(t))
+		if err != nil {
+			t.Error(err)
+		}
+	}()
+	var cfg *plugin.ReattachConfig
+	select {
+	case cfg = <-reattach:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the provider server did not start")
+	}
+	t.Cleanup(func() {
+		cancel()
+		<-closed
+	})
+	host := "registry.terraform.io"
+	if usingOpenTofu {
+		host = openTofuRegistry
+	}
+	attach, err := json.Marshal(map[string]any{host + "/backup-service/backup": map[string]any{
+		"Protocol": string(cfg.Protocol), "ProtocolVersion": cfg.ProtocolVersion, "Pid": cfg.Pid, "Test": true,
+		"Addr": map[string]string{"Network": cfg.Addr.Network(), "String": cfg.Addr.String()},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	emptyRC := filepath.Join(dir, ".terraformrc")
+	if err := os.WriteFile(emptyRC, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := &cli{t: t, bin: bin, dir: dir, env: append(os.Environ(),
+		"TF_REATTACH_PROVIDERS="+string(attach), "TF_CLI_CONFIG_FILE="+emptyRC, "CHECKPOINT_DISABLE=1",
+		"TF_IN_AUTOMATION=1", "TF_LOG=", "TF_LOG_PATH=")}
+	c.run("init", "-input=false", "-no-color")
+	return c
+}
+
+// run runs a command that must succeed and returns its output.
+func (c *cli) run(args ...string) string {
+	c.t.Helper()
+	out, err := c.exec(nil, args...)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v\n%s", filepath.Base(c.bin), strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// fail runs a command that must fail and returns its output.
+func (c *cli) fail(args ...string) string {
+	c.t.Helper()
+	out, err := c.exec(nil, args...)
+	if err == nil {
+		c.t.Fatalf("%s %s succeeded, want a failure:\n%s", filepath.Base(c.bin), strings.Join(args, " "), out)
+	}
+	return out
+}
+
+// interrupt runs a command and sends it SIGINT, as Ctrl-C does, once when
+// reports true; it returns the output and the command's error.
+func (c *cli) interrupt(when func() bool, args ...string) (string, error) {
+	c.t.Helper()
+	return c.exec(when, args...)
+}
+
+func (c *cli) exec(interruptWhen func() bool, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bin, args...)
+	cmd.Dir, cmd.Env = c.dir, c.env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	if interruptWhen != nil {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+	wait:
+		for {
+			select {
+			case err := <-done:
+				return out.String(), err
+			case <-tick.C:
+				if interruptWhen() {
+					_ = cmd.Process.Signal(syscall.SIGINT)
+					break wait
+				}
+			}
+		}
+	}
+	err := <-done
+	return out.String(), err
+}
+
+// state returns the attributes of one resource in the CLI's state.
+func (c *cli) state(addr string) map[string]any {
+	c.t.Helper()
+	out := c.run("show", "-json", "-no-color")
+	var doc struct {
+		Values struct {
+			RootModule struct {
+				Resources []struct {
+					Address string         `json:"address"`
+					Tainted bool           `json:"tainted"`
+					Values  map[string]any `json:"values"`
+				} `json:"resources"`
+			} `json:"root_module"`
+		} `json:"values"`
+	}
+	if err := json.NewDecoder(io.LimitReader(strings.NewReader(out), 16<<20)).Decode(&doc); err != nil {
+		c.t.Fatalf("show -json: %v\n%s", err, out)
+	}
+	for _, r := range doc.Values.RootModule.Resources {
+		if r.Address == addr {
+			r.Values["tainted"] = r.Tainted
+			return r.Values
+		}
+	}
+	return nil
+}

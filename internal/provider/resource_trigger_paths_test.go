@@ -1,0 +1,267 @@
+package provider
+
+// The paths users take beyond a plain apply: Ctrl-C during a wait, a wait
+// that times out, import of a trigger whose configuration has triggers,
+// and triggers that say nothing. Each proves "one backup per change" with
+// the mock's counters.
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+)
+
+// expectPOSTs checks the number of trigger requests the mock received.
+func (e *testEnv) expectPOSTs(n int) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		if got := e.srv.Requests(mockservice.RouteTrigger); got != n {
+			return fmt.Errorf("%d trigger POSTs, want %d", got, n)
+		}
+		return nil
+	}
+}
+
+// TestAccTriggerInterruptedWaitResumes drives the Terraform binary: SIGINT
+// while the apply waits for the backup. The trigger is saved untainted
+// with a warning; the next plan updates it in place, and the next apply
+// resumes the wait for the same backup: no second POST. When the backup
+// failed meanwhile, the plan says so and exactly one new backup is taken.
+func TestAccTriggerInterruptedWaitResumes(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		failing bool
+	}{{"then succeeds", false}, {"then fails", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clock := mockservice.NewManualClock(time.Now())
+			e := newTestEnv(t, mockservice.Options{Seed: 1001, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
+			spec := mockservice.AccountSpec{}
+			if tc.failing {
+				spec.FailWith = "the platform refused the export"
+			}
+			id := e.srv.AddAccount(spec)
+			c := newCLI(t, e, e.config(triggerConfig(id, "  triggers            = { release = \"r2\" }\n  wait_for_completion = true\n")))
+
+			// Interrupt once the backup is queued and has been polled once.
+			out, _ := c.interrupt(func() bool { return e.srv.Requests(mockservice.RouteListBackups) >= 2 }, "apply", "-auto-approve", "-no-color")
+			if !strings.Contains(out, "Waiting for the backup was interrupted") || !strings.Contains(out, "resumes waiting for this same backup") {
+				t.Fatalf("the interrupted apply did not explain itself:\n%s", out)
+			}
+			st := c.state(addr)
+			if st == nil || st["tainted"] == true || st["backup_status"] != "pending" {
+				t.Fatalf("state after the interrupt = %v, want the pending backup, untainted", st)
+			}
+			backupID := st["id"]
+
+			if tc.failing {
+				clock.Advance(3 * time.Minute) // the backup fails
+				plan := c.run("plan", "-no-color")
+				if !strings.Contains(plan, "must be replaced") || !strings.Contains(plan, "did not succeed") {
+					t.Fatalf("the plan after a failed backup should replace the trigger and say why:\n%s", plan)
+				}
+				e.srv.SetAccountFailure(id, "")
+			} else {
+				plan := c.run("plan", "-no-color")
+				if !strings.Contains(plan, "updated in-place") || strings.Contains(plan, "replaced") {
+					t.Fatalf("the plan after an interrupt should resume the wait in place:\n%s", plan)
+				}
+			}
+			// Let the backup in progress (the resumed one, or the new one) end
+			// while the apply waits for it.
+			before := e.srv.Requests(mockservice.RouteListBackups)
+			stop := make(chan struct{})
+			go func() {
+				for e.srv.Requests(mockservice.RouteListBackups) < before+3 {
+					select {
+					case <-stop:
+						return
+					case <-time.After(5 * time.Millisecond):
+					}
+				}
+				clock.Advance(time.Hour)
+			}()
+			c.run("apply", "-auto-approve", "-no-color")
+			close(stop)
+			st = c.state(addr)
+			wantPOSTs, wantID := 1, backupID
+			if tc.failing {
+				wantPOSTs = 2
+				if st["id"] == backupID {
+					t.Errorf("the failed backup was kept; want a new one")
+				}
+				wantID = st["id"]
+			}
+			if st["id"] != wantID || st["backup_status"] != "success" || st["tainted"] == true {
+				t.Errorf("state after the resumed apply = %v", st)
+			}
+			if n := e.srv.Requests(mockservice.RouteTrigger); n != wantPOSTs {
+				t.Errorf("%d trigger POSTs, want %d", n, wantPOSTs)
+			}
+			if n := e.srv.BackupsQueued(id); n != wantPOSTs {
+				t.Errorf("%d backups queued, want %d", n, wantPOSTs)
+			}
+		})
+	}
+}
+
+// TestAccTriggerTimedOutWaitIsAdopted: a wait that times out fails the
+// apply (the trigger is tainted); the replacement on the next apply adopts
+// the same backup while it is in progress, or once it has succeeded,
+// instead of queueing a second backup for the same change. One that failed
+// is taken again.
+func TestAccTriggerTimedOutWaitIsAdopted(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		advance   time.Duration // mock time passed before the second apply
+		failing   bool
+		wantPOSTs int
+	}{
+		{name: "still running", advance: 90 * time.Second, wantPOSTs: 1},
+		{name: "succeeded since", advance: time.Hour, wantPOSTs: 1},
+		{name: "failed since", advance: time.Hour, failing: true, wantPOSTs: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := mockservice.NewManualClock(time.Now())
+			e := newTestEnv(t, mockservice.Options{Seed: 1002, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
+			spec := mockservice.AccountSpec{}
+			if tc.failing {
+				spec.FailWith = "quota exceeded"
+			}
+			id := e.srv.AddAccount(spec)
+			body := "  triggers            = { release = \"r1\" }\n  wait_for_completion = %t\n  timeouts {\n    create = \"300ms\"\n  }\n"
+			var finish *time.Timer
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: e.factories(),
+				Steps: []resource.TestStep{
+					{
+						Config:      e.config(triggerConfig(id, fmt.Sprintf(body, true))),
+						ExpectError: expectError("Backup still in progress", "waits for this same backup"),
+					},
+					{
+						PreConfig: func() {
+							clock.Advance(tc.advance)
+							if !tc.failing && tc.advance < time.Hour {
+								// Still running: let it finish while the replacement waits.
+								finish = time.AfterFunc(150*time.Millisecond, func() { clock.Advance(time.Hour) })
+							}
+						},
+						// The timeout would not do for a wait: the adopted
+						// backup is not waited for here.
+						Config:           e.config(triggerConfig(id, fmt.Sprintf(body, tc.advance < time.Hour))),
+						ConfigPlanChecks: expectAction(plancheck.ResourceActionReplace),
+						Check:            e.expectQueued(id, tc.wantPOSTs),
+					},
+				},
+			})
+			if finish != nil {
+				finish.Stop()
+			}
+		})
+	}
+}
+
+// TestAccTriggerImportAdoptsTriggers: a backup taken outside Terraform,
+// imported into a configuration with triggers (by the CLI's import and by
+// an import block), is adopted in place: no replacement, no POST.
+func TestAccTriggerImportAdoptsTriggers(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 1003, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
+	id := e.srv.AccountIDs()[0]
+	var backupID string
+	take := func(account string, into *string) func() {
+		return func() {
+			b, err := e.rawClient(t).TriggerBackup(t.Context(), account)
+			if err != nil {
+				t.Fatal(err)
+			}
+			*into = b.Backup.ID
+		}
+	}
+	cfg := e.config(triggerConfig(id, "  triggers            = { release = \"r1\" }\n  wait_for_completion = true\n  on_conflict         = \"fail\"\n"))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{
+				PreConfig:          take(id, &backupID),
+				Config:             cfg,
+				ResourceName:       addr,
+				ImportState:        true,
+				ImportStatePersist: true,
+				ImportStateIdFunc:  func(*terraform.State) (string, error) { return id + "/" + backupID, nil },
+				ImportStateCheck:   func([]*terraform.InstanceState) error { return nil },
+			},
+			{
+				Config: cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("triggers"), knownvalue.MapExact(map[string]knownvalue.Check{"release": knownvalue.StringExact("r1")})),
+					str(addr, "on_conflict", "fail"),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("wait_for_completion"), knownvalue.Bool(true)),
+				},
+				Check: e.expectPOSTs(1),
+			},
+			{
+				// After the adoption, a change of triggers takes a backup as usual.
+				Config:           e.config(triggerConfig(id, "  triggers = { release = \"r2\" }\n")),
+				ConfigPlanChecks: expectAction(plancheck.ResourceActionReplace),
+				Check:            e.expectQueued(id, 2),
+			},
+		},
+	})
+	if n := e.srv.BackupsQueued(id); n != 2 {
+		t.Errorf("%d backups queued, want 2 (the one imported, the one for r2)", n)
+	}
+}
+
+// TestAccTriggerImportBlockAdoptsTriggers: the same through an import
+// block (Terraform 1.5+): "1 to import, 0 to add, 1 to change, 0 to destroy".
+func TestAccTriggerImportBlockAdoptsTriggers(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 1004, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
+	id := e.srv.AccountIDs()[0]
+	b, err := e.rawClient(t).TriggerBackup(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.config(fmt.Sprintf("import {\n  to = %s\n  id = %q\n}\n\n", addr, id+"/"+b.Backup.ID) +
+		triggerConfig(id, "  triggers = { release = \"r1\" }\n"))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{{
+			Config: cfg,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+			}},
+			ConfigStateChecks: []statecheck.StateCheck{str(addr, "id", b.Backup.ID)},
+			Check:             e.expectPOSTs(1),
+		}},
+	})
+}
+
+// TestAccTriggerEmptyTriggersTakeNoBackup: `triggers = {}` and
+// `{ a = null }` say nothing, so adding them to a trigger created without
+// them is an in-place update, not a new backup.
+func TestAccTriggerEmptyTriggersTakeNoBackup(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 1005})
+	id := e.srv.AccountIDs()[0]
+	update := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)}}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{Config: e.config(triggerConfig(id, "")), Check: e.expectQueued(id, 1)},
+			{Config: e.config(triggerConfig(id, "  triggers = {}\n")), ConfigPlanChecks: update, Check: e.expectPOSTs(1)},
+			{Config: e.config(triggerConfig(id, "  triggers = { a = null }\n")), ConfigPlanChecks: update, Check: e.expectPOSTs(1)},
+			{Config: e.config(triggerConfig(id, "  triggers = { a = \"1\" }\n")), ConfigPlanChecks: expectAction(plancheck.ResourceActionReplace), Check: e.expectQueued(id, 2)},
+		},
+	})
+}
