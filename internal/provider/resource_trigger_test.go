@@ -140,7 +140,7 @@ func TestAccTriggerWaitTimesOut(t *testing.T) {
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{
 			{
-				Config:      cfg,
+				Config: cfg,
 				ExpectError: regexp.MustCompile(`(?s)Backup still in progress.*` + words("Backup") + `\s+bkp_[A-Za-z0-9]{16}\s+` +
 					words("of account "+id+" was still pending after waiting") + `.*` + words("(timeouts.create is 300ms)")),
 			},
