@@ -96,8 +96,8 @@ func (c *Client) GoString() string { return "client.Client{base: " + c.base.Stri
 
 // New checks the options and returns a Client. It makes no request.
 func New(opts Options) (*Client, error) {
-	if strings.TrimSpace(opts.APIKey) == "" {
-		return nil, errors.New("an API key is required")
+	if err := CheckAPIKey(opts.APIKey); err != nil {
+		return nil, err
 	}
 	base, err := parseBaseURL(opts.BaseURL, opts.AllowInsecureHTTP)
 	if err != nil {
@@ -171,25 +171,46 @@ func newTransport() *http.Transport {
 	}
 }
 
+// CheckAPIKey refuses a key that no request could carry: an HTTP header
+// cannot hold control characters, and white space around a key (a newline
+// at the end of a file, most often) is never part of it. Retrying such a
+// key only delays the error.
+func CheckAPIKey(key string) error {
+	switch {
+	case strings.TrimSpace(key) == "":
+		return fmt.Errorf("%w: it is empty", ErrInvalidAPIKey)
+	case strings.TrimSpace(key) != key:
+		return fmt.Errorf("%w: it begins or ends with white space (a newline at the end of a file, often); "+
+			"remove it, for example with trimspace(file(...))", ErrInvalidAPIKey)
+	case strings.ContainsFunc(key, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return fmt.Errorf("%w: it holds control characters, which an HTTP header cannot carry", ErrInvalidAPIKey)
+	}
+	return nil
+}
+
 func parseBaseURL(raw string, allowInsecure bool) (*url.URL, error) {
 	if strings.TrimSpace(raw) == "" {
-		return nil, errors.New("a base URL is required")
+		return nil, fmt.Errorf("%w: it is empty", ErrInvalidBaseURL)
 	}
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
-		return nil, fmt.Errorf("invalid base URL: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidBaseURL, err)
 	}
 	if u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return nil, fmt.Errorf("invalid base URL %q: want https://host[:port][/prefix]", raw)
+		return nil, fmt.Errorf("%w %q: want https://host[:port], optionally with a path prefix", ErrInvalidBaseURL, raw)
 	}
-	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return nil, fmt.Errorf("invalid base URL %q: it must not carry credentials, a query or a fragment", raw)
-	}
-	if u.Scheme == "http" && !allowInsecure && !isLoopback(u.Hostname()) {
-		return nil, fmt.Errorf("base URL %q: %w; use https, or opt in to plain http explicitly", raw, ErrInsecureURL)
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil || u.ForceQuery {
+		return nil, fmt.Errorf("%w %q: it must not carry credentials, a query or a fragment", ErrInvalidBaseURL, u.Redacted())
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""
+	if u.Path == "/api/v1" || strings.HasSuffix(u.Path, "/api/v1") || strings.Contains(u.Path, "/api/v1/") {
+		return nil, fmt.Errorf("%w %q: leave out /api/v1, which the provider adds to every path; for example %s",
+			ErrInvalidBaseURL, raw, strings.TrimSuffix(u.String(), "/api/v1"))
+	}
+	if u.Scheme == "http" && !allowInsecure && !isLoopback(u.Hostname()) {
+		return nil, fmt.Errorf("base URL %q: %w", raw, ErrInsecureURL)
+	}
 	return u, nil
 }
 
@@ -252,7 +273,7 @@ func (c *Client) waitToRetry(ctx context.Context, cl call, attempt int, delay ti
 		return fail(fmt.Sprintf("waiting %s would outlive the operation's deadline", delay.Round(time.Millisecond)))
 	}
 	c.log.Debug(ctx, "retrying Backup Service request", map[string]any{
-		"method": cl.method, "path": cl.path, "attempt": attempt + 1, "delay": delay.String(), "error": last.Error(),
+		"method": cl.method, "path": c.base.EscapedPath() + cl.path, "attempt": attempt + 1, "delay": delay.String(), "error": last.Error(),
 	})
 	*waited += delay
 	return sleep(ctx, c.clock, delay)
@@ -304,12 +325,14 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 	sent := false
 	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { sent = true }}
 	target := c.base.String() + cl.path
+	// Errors and logs name the path as sent, base_url's prefix included.
+	shown := c.base.EscapedPath() + cl.path
 	if len(cl.query) > 0 {
 		target += "?" + cl.query.Encode()
 	}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(actx, trace), cl.method, target, nil)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", cl.method, cl.path, err)
+		return fmt.Errorf("%s %s: %w", cl.method, shown, err)
 	}
 	req.Header.Set("X-API-Key", c.key.value)
 	req.Header.Set("Accept", "application/json")
@@ -321,7 +344,7 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return &TransportError{Method: cl.method, Path: cl.path, Sent: sent, Err: scrubURLError(err)}
+		return &TransportError{Method: cl.method, Path: shown, Sent: sent, Err: scrubURLError(err)}
 	}
 	defer func() { _ = res.Body.Close() }()
 	header = res.Header
@@ -333,28 +356,28 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 	body, readErr := io.ReadAll(io.LimitReader(res.Body, limit))
 	requestID := res.Header.Get("X-Request-ID")
 	c.log.Debug(ctx, "Backup Service response", map[string]any{
-		"method": cl.method, "path": cl.path, "status": res.StatusCode,
+		"method": cl.method, "path": shown, "status": res.StatusCode,
 		"request_id": requestID, "duration_ms": c.clock.Now().Sub(started).Milliseconds(),
 	})
 
 	if res.StatusCode >= 300 && res.StatusCode <= 399 {
-		return &RedirectError{Method: cl.method, Path: cl.path, StatusCode: res.StatusCode,
+		return &RedirectError{Method: cl.method, Path: shown, StatusCode: res.StatusCode,
 			Location: safeLocation(res.Header.Get("Location")), Origin: origin(c.base), RequestID: requestID}
 	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		// A cut-short error body still tells the status; describe what came.
-		return parseProblem(cl.method, cl.path, res.StatusCode, res.Header, body, c.clock.Now())
+		return parseProblem(cl.method, shown, res.StatusCode, res.Header, body, c.clock.Now())
 	}
 	if readErr != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return &TransportError{Method: cl.method, Path: cl.path, Sent: true,
+		return &TransportError{Method: cl.method, Path: shown, Sent: true,
 			Err: fmt.Errorf("reading the HTTP %d response (request id %s): %w", res.StatusCode, requestID, readErr)}
 	}
 	if out != nil {
 		if err := json.NewDecoder(bytes.NewReader(body)).Decode(out); err != nil {
-			return &DecodeError{Method: cl.method, Path: cl.path, StatusCode: res.StatusCode, RequestID: requestID, Err: err}
+			return &DecodeError{Method: cl.method, Path: shown, StatusCode: res.StatusCode, RequestID: requestID, Err: err}
 		}
 	}
 	return nil

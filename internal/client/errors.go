@@ -25,6 +25,10 @@ var (
 	// ErrInsecureURL is returned by New for a plain-http base URL whose host
 	// is not loopback, unless Options.AllowInsecureHTTP is set.
 	ErrInsecureURL = errors.New("plain http to a non-loopback host would send the API key in clear")
+	// ErrInvalidBaseURL and ErrInvalidAPIKey are returned by New for
+	// settings no request could succeed with.
+	ErrInvalidBaseURL = errors.New("invalid base URL")
+	ErrInvalidAPIKey  = errors.New("invalid API key")
 	// ErrRepeatedCursor stops a listing whose next_cursor comes back again,
 	// which would otherwise page forever.
 	ErrRepeatedCursor = errors.New("the service returned a cursor it had already returned")

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"math/big"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -24,7 +25,7 @@ func newAccountBackupsDataSource() datasource.DataSource { return &accountBackup
 
 type accountBackupsModel struct {
 	AccountID  types.String  `tfsdk:"account_id"`
-	MaxResults types.Int64   `tfsdk:"max_results"`
+	MaxResults types.Number  `tfsdk:"max_results"`
 	Backups    []backupModel `tfsdk:"backups"`
 }
 
@@ -71,11 +72,11 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 		return
 	}
 	if m.MaxResults.IsNull() {
-		m.MaxResults = types.Int64Value(defaultBackupsMax)
+		m.MaxResults = types.NumberValue(big.NewFloat(defaultBackupsMax))
 	}
 	m.Backups = []backupModel{}
 	id := m.AccountID.ValueString()
-	for b, err := range d.client.Backups(ctx, id, client.ListOptions{Max: int(m.MaxResults.ValueInt64())}) {
+	for b, err := range d.client.Backups(ctx, id, client.ListOptions{Max: int(wholeValue(m.MaxResults))}) {
 		if err != nil {
 			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to list the backups of account %q for backup_account_backups", id), err)
 			return

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -34,7 +35,14 @@ func (d *accountsDataSource) Metadata(_ context.Context, req datasource.Metadata
 
 func (d *accountsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	filter := func(what string) schema.StringAttribute {
-		return schema.StringAttribute{Optional: true, Description: "Keep only accounts whose `" + what + "` equals this value exactly (applied by the provider: the API has no filters)."}
+		return schema.StringAttribute{
+			Optional: true,
+			Description: "Keep only accounts whose `" + what + "` equals this value exactly (applied by the provider: the API has no filters). " +
+				"Must not be empty: an empty filter would match no account.",
+			// An empty filter silently matched nothing, so a for_each over
+			// the ids backed up nothing.
+			Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+		}
 	}
 	resp.Schema = schema.Schema{
 		Description: "Lists every account of the organization, paging through the API, optionally filtered by platform, backup status or service type.",

@@ -2,8 +2,9 @@ package provider
 
 import (
 	"context"
+	"math"
+	"math/big"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -23,7 +24,7 @@ func newAuditLogsDataSource() datasource.DataSource { return &auditLogsDataSourc
 
 type auditLogsModel struct {
 	Order      types.String    `tfsdk:"order"`
-	MaxResults types.Int64     `tfsdk:"max_results"`
+	MaxResults types.Number    `tfsdk:"max_results"`
 	AuditLogs  []auditLogModel `tfsdk:"audit_logs"`
 }
 
@@ -57,12 +58,12 @@ func (d *auditLogsDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 }
 
 // maxResultsAttribute is the optional cap on a listing's length.
-func maxResultsAttribute(what string, def int64) schema.Int64Attribute {
-	return schema.Int64Attribute{
+func maxResultsAttribute(what string, def int64) schema.NumberAttribute {
+	return schema.NumberAttribute{
 		Optional:    true,
 		Computed:    true,
 		Description: "Read at most this many " + what + " (at least 1). Defaults to " + itoa(def) + ".",
-		Validators:  []validator.Int64{int64validator.AtLeast(1)},
+		Validators:  []validator.Number{wholeNumber(1, math.MaxInt32)},
 	}
 }
 
@@ -80,10 +81,10 @@ func (d *auditLogsDataSource) Read(ctx context.Context, req datasource.ReadReque
 		m.Order = types.StringValue(string(client.OrderDesc))
 	}
 	if m.MaxResults.IsNull() {
-		m.MaxResults = types.Int64Value(defaultAuditLogMax)
+		m.MaxResults = types.NumberValue(big.NewFloat(defaultAuditLogMax))
 	}
 	m.AuditLogs = []auditLogModel{}
-	opts := client.ListOptions{Order: client.Order(m.Order.ValueString()), Max: int(m.MaxResults.ValueInt64())}
+	opts := client.ListOptions{Order: client.Order(m.Order.ValueString()), Max: int(wholeValue(m.MaxResults))}
 	for l, err := range d.client.AuditLogs(ctx, opts) {
 		if err != nil {
 			addAPIError(&resp.Diagnostics, "Unable to list audit logs for backup_audit_logs", err)

@@ -3,12 +3,13 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -44,7 +45,7 @@ func New(version string) func() provider.Provider {
 type providerModel struct {
 	BaseURL           types.String `tfsdk:"base_url"`
 	APIKey            types.String `tfsdk:"api_key"`
-	MaxRetries        types.Int64  `tfsdk:"max_retries"`
+	MaxRetries        types.Number `tfsdk:"max_retries"`
 	RequestTimeout    types.String `tfsdk:"request_timeout"`
 	AllowInsecureHTTP types.Bool   `tfsdk:"allow_insecure_http"`
 }
@@ -69,11 +70,11 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 				Optional:  true,
 				Sensitive: true,
 			},
-			"max_retries": schema.Int64Attribute{
+			"max_retries": schema.NumberAttribute{
 				Description: fmt.Sprintf("How many times a failed request is retried (429, 5xx and network errors; backup "+
 					"triggers only when no second backup can result). Defaults to %d.", client.DefaultMaxRetries),
 				Optional:   true,
-				Validators: []validator.Int64{int64validator.Between(0, 20)},
+				Validators: []validator.Number{wholeNumber(0, 20)},
 			},
 			"request_timeout": schema.StringAttribute{
 				Description: fmt.Sprintf("Timeout of one HTTP request, as a Go duration such as `30s`. Defaults to `%s`.", client.DefaultRequestTimeout),
@@ -129,7 +130,7 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 			"Set api_key in the provider block, or the "+EnvAPIKey+" environment variable.")
 	}
 	if !cfg.MaxRetries.IsNull() {
-		opts.MaxRetries = int(cfg.MaxRetries.ValueInt64())
+		opts.MaxRetries = int(wholeValue(cfg.MaxRetries))
 		if opts.MaxRetries == 0 {
 			opts.MaxRetries = -1 // the client's "no retries"
 		}
@@ -147,7 +148,7 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	}
 	c, err := client.New(opts)
 	if err != nil {
-		resp.Diagnostics.AddError("Invalid Backup Service provider configuration", err.Error())
+		addClientConfigError(&resp.Diagnostics, cfg, err)
 		return
 	}
 	data := &providerData{client: c, poll: p.poll, session: newSession()}
@@ -179,4 +180,30 @@ func stringOr(v types.String, fallback string) string {
 		return fallback
 	}
 	return v.ValueString()
+}
+
+// addClientConfigError points a setting the client refused at its
+// attribute, and says where the value came from.
+func addClientConfigError(diags *diag.Diagnostics, cfg providerModel, err error) {
+	from := func(v types.String, attr, env string) string {
+		if v.IsNull() {
+			return "the " + env + " environment variable (used because " + attr + " is not set)"
+		}
+		return attr
+	}
+	switch {
+	case errors.Is(err, client.ErrInsecureURL):
+		diags.AddAttributeError(path.Root("base_url"), "Plain http base URL refused",
+			fmt.Sprintf("The base URL, from %s, uses plain http to a host other than loopback: %v. "+
+				"Use https, or set allow_insecure_http = true in the provider block to accept it on a trusted network.",
+				from(cfg.BaseURL, "base_url", EnvBaseURL), err))
+	case errors.Is(err, client.ErrInvalidBaseURL):
+		diags.AddAttributeError(path.Root("base_url"), "Invalid Backup Service base URL",
+			fmt.Sprintf("The base URL, from %s: %v.", from(cfg.BaseURL, "base_url", EnvBaseURL), err))
+	case errors.Is(err, client.ErrInvalidAPIKey):
+		diags.AddAttributeError(path.Root("api_key"), "Invalid Backup Service API key",
+			fmt.Sprintf("The API key, from %s: %v.", from(cfg.APIKey, "api_key", EnvAPIKey), err))
+	default:
+		diags.AddError("Invalid Backup Service provider configuration", err.Error())
+	}
 }

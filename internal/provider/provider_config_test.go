@@ -95,7 +95,7 @@ func TestAccProviderRefusesPlainHTTPToRemoteHosts(t *testing.T) {
   api_key  = %q
 }
 data "backup_token" "this" {}`, e.key)),
-				ExpectError: expectError("Invalid Backup Service provider configuration", "would send the API key in clear"),
+				ExpectError: expectError("Plain http base URL refused", "from base_url", "would send the API key in clear", "set allow_insecure_http = true"),
 			},
 			{
 				Config: withProvider(fmt.Sprintf(`provider "backup" {
@@ -113,7 +113,7 @@ data "backup_token" "this" {}`, e.url, e.key)),
   max_retries = 99
 }
 data "backup_token" "this" {}`, e.url, e.key)),
-				ExpectError: expectError("max_retries value must be between 0 and 20"),
+				ExpectError: expectError("max_retries must be a whole number from 0 to 20; got 99."),
 			},
 		},
 	})
@@ -131,4 +131,85 @@ func TestAccProviderConfigureIsOffline(t *testing.T) {
 		}},
 	})
 	e.noRequests()
+}
+
+// TestAccBadInputRefusedBeforeAnyRequest: input no request could succeed
+// with is refused at validate or plan time, naming the attribute, with a
+// message users can act on, and nothing reaches the service.
+func TestAccBadInputRefusedBeforeAnyRequest(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 607})
+	acct := e.srv.AccountIDs()[0]
+	provider := func(baseURL, key, extra string) string {
+		return withProvider(fmt.Sprintf("provider \"backup\" {\n  base_url = %q\n  api_key  = %q\n%s}\n", baseURL, key, extra))
+	}
+	token := `data "backup_token" "this" {}`
+	cases := []struct {
+		name, config string
+		want         []string
+	}{
+		// Not a key the mock issued: Terraform quotes the offending line of
+		// the configuration, and the suite's secret scan would flag it.
+		{"key with a trailing newline", provider(e.url, "bks_00000000000000000000000000000000\n", "") + token,
+			[]string{"Invalid Backup Service API key", "The API key, from api_key", "begins or ends with white space", "trimspace(file(...))"}},
+		{"key with a control character", provider(e.url, "bks_a\tb", "") + token,
+			[]string{"Invalid Backup Service API key", "control characters"}},
+		{"base_url with /api/v1", provider(e.url+"/api/v1", e.key, "") + token,
+			[]string{"Invalid Backup Service base URL", "leave out /api/v1", "for example " + e.url}},
+		{"base_url with credentials", provider("https://admin:hunter2@backup.example.com", e.key, "") + token,
+			[]string{"Invalid Backup Service base URL", "https://admin:xxxxx@backup.example.com", "must not carry credentials"}},
+		{"base_url with a query", provider(e.url+"/?tenant=1", e.key, "") + token,
+			[]string{"Invalid Backup Service base URL", "must not carry credentials, a query or a fragment"}},
+		{"fractional max_retries", provider(e.url, e.key, "  max_retries = 2.5\n") + token,
+			[]string{"Invalid number", "max_retries must be a whole number from 0 to 20; got 2.5."}},
+		{"fractional max_results", e.config(`data "backup_audit_logs" "x" { max_results = 1.5 }`),
+			[]string{"Invalid number", "max_results must be a whole number from 1 to 2147483647; got 1.5."}},
+		{"huge max_results", e.config(fmt.Sprintf(`data "backup_account_backups" "x" {
+  account_id  = %q
+  max_results = 1e30
+}`, acct)),
+			[]string{"max_results must be a whole number from 1 to 2147483647; got 1e+30."}},
+		{"empty platform filter", e.config(`data "backup_accounts" "x" { platform = "" }`),
+			[]string{"Attribute platform string length must be at least 1"}},
+		{"empty service_type filter", e.config(`data "backup_accounts" "x" { service_type = "" }`),
+			[]string{"Attribute service_type string length must be at least 1"}},
+		{"zero create timeout", e.config(triggerConfig(acct, "  timeouts {\n    create = \"0s\"\n  }\n")),
+			[]string{"Invalid timeout", `timeouts.create must be a positive duration such as 30m or 1h; got "0s".`}},
+		{"negative create timeout", e.config(triggerConfig(acct, "  timeouts {\n    create = \"-1m\"\n  }\n")),
+			[]string{"Invalid timeout", `got "-1m".`}},
+	}
+	steps := make([]resource.TestStep, 0, len(cases))
+	for _, tc := range cases {
+		steps = append(steps, resource.TestStep{Config: tc.config, ExpectError: expectError(tc.want...)})
+	}
+	resource.ParallelTest(t, resource.TestCase{ProtoV6ProviderFactories: e.factories(), Steps: steps})
+	e.noRequests()
+}
+
+// TestAccKeyFromEnvironmentWithNewline: a key read from a file into
+// BACKUP_API_KEY often ends with a newline; the error names the variable.
+func TestAccKeyFromEnvironmentWithNewline(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 608})
+	t.Setenv(EnvAPIKey, e.key+"\n")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{{
+			Config:      withProvider(fmt.Sprintf("provider \"backup\" {\n  base_url = %q\n}\ndata \"backup_token\" \"this\" {}\n", e.url)),
+			ExpectError: expectError("The API key, from the BACKUP_API_KEY environment variable", "white space", "trimspace"),
+		}},
+	})
+	e.noRequests()
+}
+
+// TestAccErrorsShowThePathSent: with a path prefix in base_url, an error
+// names the whole path requested, prefix included.
+func TestAccErrorsShowThePathSent(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 609})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{{
+			Config: withProvider(fmt.Sprintf("provider \"backup\" {\n  base_url = %q\n  api_key  = %q\n}\ndata \"backup_token\" \"this\" {}\n",
+				e.url+"/backup", e.key)),
+			ExpectError: errorWithRequestID("Unable to read backup_token", 404, "Resource not found.", "to GET /backup/api/v1/token."),
+		}},
+	})
 }

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"math/big"
 	"testing"
 	"time"
 
@@ -26,9 +27,9 @@ func TestDataSourceSchemasMatchModels(t *testing.T) {
 		"backup_account": accountToModel(client.Account{ID: "acc_1", Name: "n", BackupStatus: "success", Platform: "p", ServiceType: "backup"}),
 		"backup_accounts": accountsModel{Order: types.StringValue("asc"), Platform: types.StringNull(), BackupStatus: types.StringNull(),
 			ServiceType: types.StringValue("backup"), Accounts: []accountModel{accountToModel(client.Account{ID: "acc_1"})}, IDs: []types.String{types.StringValue("acc_1")}},
-		"backup_audit_logs": auditLogsModel{Order: types.StringValue("desc"), MaxResults: types.Int64Value(5),
+		"backup_audit_logs": auditLogsModel{Order: types.StringValue("desc"), MaxResults: types.NumberValue(big.NewFloat(5)),
 			AuditLogs: []auditLogModel{auditLogToModel(client.AuditLog{ID: "log_1", CreatedAt: now})}},
-		"backup_account_backups": accountBackupsModel{AccountID: types.StringValue("acc_1"), MaxResults: types.Int64Value(5),
+		"backup_account_backups": accountBackupsModel{AccountID: types.StringValue("acc_1"), MaxResults: types.NumberValue(big.NewFloat(5)),
 			Backups: []backupModel{backupToModel(client.Backup{ID: "bkp_1", CreatedAt: now, CompletedAt: &now, Error: &errText})}},
 	}
 	p := New("test")()

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -62,4 +63,38 @@ func validateTimeout(obj types.Object, name string, diags *diag.Diagnostics) {
 		diags.AddAttributeError(path.Root("timeouts").AtName(name), "Invalid timeout",
 			fmt.Sprintf("timeouts.%s must be a positive duration such as 30m or 1h; got %q.", name, v.ValueString()))
 	}
+}
+
+// wholeNumber accepts a whole number from lo to hi. Counts are Number
+// attributes with it rather than Int64 ones: the framework converts
+// `1.5` or `1e30` for an Int64 with an internal error ("This is always an
+// error in the provider… %!s(*big.Float=1.5)"), not a message users can act on.
+func wholeNumber(lo, hi int64) validator.Number { return wholeNumberValidator{lo: lo, hi: hi} }
+
+type wholeNumberValidator struct{ lo, hi int64 }
+
+func (v wholeNumberValidator) Description(context.Context) string {
+	return fmt.Sprintf("value must be a whole number from %d to %d", v.lo, v.hi)
+}
+
+func (v wholeNumberValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (v wholeNumberValidator) ValidateNumber(_ context.Context, req validator.NumberRequest, resp *validator.NumberResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	f := req.ConfigValue.ValueBigFloat()
+	n, acc := f.Int64()
+	if !f.IsInt() || acc != big.Exact || n < v.lo || n > v.hi {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid number",
+			fmt.Sprintf("%s must be a whole number from %d to %d; got %s.", req.Path, v.lo, v.hi, f.Text('g', -1)))
+	}
+}
+
+// wholeValue is the value of a Number validated by wholeNumber.
+func wholeValue(n types.Number) int64 {
+	i, _ := n.ValueBigFloat().Int64()
+	return i
 }
