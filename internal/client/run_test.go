@@ -1,0 +1,225 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+)
+
+// runFixture is a mock on a manual clock and a client whose waits move
+// that clock: a backup's whole life passes in no real time.
+type runFixture struct {
+	*fixture
+	mockClock *mockservice.ManualClock
+}
+
+func newRunFixture(t *testing.T) *runFixture {
+	t.Helper()
+	mc := mockservice.NewManualClock(time.Now().Truncate(time.Second))
+	f := newFixture(t, mockservice.Options{Seed: 31, Clock: mc, PendingFor: 10 * time.Second, RunningFor: 20 * time.Second}, nil)
+	return &runFixture{fixture: f, mockClock: mc}
+}
+
+// advancingClock is the fixture's fake clock, moving the mock's clock by
+// every wait too.
+type advancingClock struct {
+	*fakeClock
+	mock *mockservice.ManualClock
+}
+
+func (c advancingClock) After(d time.Duration) <-chan time.Time {
+	c.mock.Advance(d)
+	return c.fakeClock.After(d)
+}
+
+func (f *runFixture) client(t *testing.T) *Client {
+	t.Helper()
+	c, err := New(Options{BaseURL: f.url, APIKey: f.srv.DemoKey(), Clock: advancingClock{f.clock, f.mockClock}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestRunBackupWaitsAndReportsEachStep(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	acct := f.srv.AccountIDs()[0]
+	var events []Event
+	b, err := f.client(t).RunBackup(context.Background(), acct, RunOptions{
+		WaitForCompletion: true, Progress: func(e Event) { events = append(events, e) },
+	})
+	if err != nil || b.Status != StatusSuccess || b.CompletedAt == nil {
+		t.Fatalf("RunBackup = %+v, %v; want a finished, successful backup", b, err)
+	}
+	var kinds []EventKind
+	for _, e := range events {
+		kinds = append(kinds, e.Kind)
+	}
+	want := []EventKind{EventQueued, EventStatus, EventStatus, EventDone}
+	if len(kinds) != len(want) {
+		t.Fatalf("events %v, want %v", kinds, want)
+	}
+	for i := range want {
+		if kinds[i] != want[i] {
+			t.Fatalf("events %v, want %v", kinds, want)
+		}
+	}
+	if events[1].Previous != StatusPending || events[1].Backup.Status != StatusRunning || events[1].Elapsed < 10*time.Second {
+		t.Errorf("first status change %+v, want pending -> running after the 10 s the mock keeps it pending", events[1])
+	}
+	if n := f.srv.BackupsQueued(acct); n != 1 {
+		t.Errorf("%d backups queued", n)
+	}
+	// Polls grow by half from 2 s up to the cap.
+	waits := f.clock.waits()
+	if len(waits) < 3 || waits[0] != 2*time.Second || waits[1] != 3*time.Second || waits[2] != 4500*time.Millisecond {
+		t.Errorf("poll intervals %v, want 2s, 3s, 4.5s, …", waits)
+	}
+}
+
+func TestPollIntervalGrowsToItsCap(t *testing.T) {
+	t.Parallel()
+	p := DefaultPoll
+	d := p.Initial
+	for range 20 {
+		d = p.next(d)
+	}
+	if d != p.Max {
+		t.Errorf("after 20 polls the interval is %s, want the cap %s", d, p.Max)
+	}
+	if (PollSettings{}).orDefault() != DefaultPoll {
+		t.Error("zero settings do not fall back to the defaults")
+	}
+}
+
+func TestRunBackupFailedIsTyped(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	acct := f.srv.AddAccount(mockservice.AccountSpec{FailWith: "export refused"})
+	b, err := f.client(t).RunBackup(context.Background(), acct, RunOptions{WaitForCompletion: true})
+	var fe *BackupFailedError
+	if !errors.As(err, &fe) || !errors.Is(err, ErrBackupFailed) || fe.Backup.Status != StatusFailed || b.Status != StatusFailed {
+		t.Fatalf("err = %v, want a *BackupFailedError of a failed backup", err)
+	}
+}
+
+// stuckClock never ends a wait: only the context does.
+type stuckClock struct{}
+
+func (stuckClock) Now() time.Time                       { return time.Now() }
+func (stuckClock) After(time.Duration) <-chan time.Time { return nil }
+
+// A timeout reads the status once more, so that the error tells the truth:
+// the backup last seen pending has started running since.
+func TestWaitTimeoutRereadsStatus(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	acct := f.srv.AccountIDs()[0]
+	tr, err := f.client(t).TriggerBackup(context.Background(), acct)
+	if err != nil || tr.Backup.Status != StatusPending {
+		t.Fatalf("trigger = %+v, %v", tr, err)
+	}
+	f.mockClock.Advance(15 * time.Second) // pending 10 s, then running
+	c, err := New(Options{BaseURL: f.url, APIKey: f.srv.DemoKey(), Clock: stuckClock{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err = c.WaitForBackup(ctx, tr.Backup, DefaultPoll, nil)
+	var we *WaitError
+	if !errors.As(err, &we) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want a *WaitError for the deadline", err)
+	}
+	if we.Backup.Status != StatusRunning {
+		t.Errorf("the timeout reports %q, want the status read after it: running", we.Backup.Status)
+	}
+}
+
+// Cancellation stops a wait at once and says which backup goes on.
+func TestWaitForBackupStopsOnCancel(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	acct := f.srv.AccountIDs()[0]
+	tr, err := f.client(t).TriggerBackup(context.Background(), acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	b, err := f.client(t).WaitForBackup(ctx, tr.Backup, DefaultPoll, nil)
+	var we *WaitError
+	if !errors.As(err, &we) || !errors.Is(err, context.Canceled) || b.ID != tr.Backup.ID || we.Backup.ID != tr.Backup.ID {
+		t.Fatalf("WaitForBackup after cancel = %+v, %v; want a *WaitError for %s", b, err, tr.Backup.ID)
+	}
+}
+
+// With on_conflict = wait, a backup in progress is waited for, then a new
+// one is queued; the running one is never adopted.
+func TestRunBackupWaitsOutAConflict(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	acct := f.srv.AccountIDs()[0]
+	c := f.client(t)
+	first, err := c.TriggerBackup(context.Background(), acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conflict *Event
+	b, err := c.RunBackup(context.Background(), acct, RunOptions{WaitOnConflict: true, Progress: func(e Event) {
+		if e.Kind == EventConflict {
+			conflict = &e
+		}
+	}})
+	if err != nil || b.ID == first.Backup.ID {
+		t.Fatalf("RunBackup = %+v, %v; want a new backup after %s", b, err, first.Backup.ID)
+	}
+	if conflict == nil || conflict.Backup.ID != first.Backup.ID {
+		t.Errorf("no conflict event naming %s: %+v", first.Backup.ID, conflict)
+	}
+	if n := f.srv.BackupsQueued(acct); n != 2 {
+		t.Errorf("%d backups queued, want 2", n)
+	}
+
+	// With on_conflict = fail, the 409 comes back as it is.
+	if _, err := c.TriggerBackup(context.Background(), acct); !errors.Is(err, ErrConflict) {
+		t.Fatalf("a second trigger while one runs: %v, want a 409", err)
+	}
+}
+
+// Interrupted after the service queued the backup but before its answer
+// arrived: the backup is found and returned, so that the caller records it
+// rather than queueing another next time.
+func TestTriggerInterruptedAfterSendingIsRecognised(t *testing.T) {
+	t.Parallel()
+	srv := mockservice.New(mockservice.Options{Seed: 32, RateLimit: 10000})
+	acct := srv.AccountIDs()[0]
+	ctx, cancel := context.WithCancel(context.Background())
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			srv.ServeHTTP(w, r)
+			return
+		}
+		srv.ServeHTTP(httptest.NewRecorder(), r) // processed: the backup is queued
+		cancel()                                 // the user presses Ctrl-C
+		<-r.Context().Done()                     // and the answer never comes
+	}))
+	t.Cleanup(ts.Close)
+	c, err := New(Options{BaseURL: ts.URL, APIKey: srv.DemoKey(), Clock: newFakeClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := c.TriggerBackup(ctx, acct)
+	if err != nil || !tr.Recovered || tr.Backup.ID == "" {
+		t.Fatalf("trigger = %+v, %v; want the backup it queued, recovered", tr, err)
+	}
+	if n := srv.BackupsQueued(acct); n != 1 {
+		t.Errorf("%d backups queued", n)
+	}
+}
