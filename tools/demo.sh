@@ -59,15 +59,42 @@ export TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1
 cp "$root"/examples/demo/*.tf "$work/config/"
 echo "    $TF_CLI_CONFIG_FILE"
 
+# without_override_warning drops Terraform's "development overrides"
+# warning whole, however its text wraps: from its first line through the
+# paragraph that begins "The behavior may therefore" and the blank (or box
+# closing) line that ends it.
+without_override_warning() {
+  awk '
+    /Warning: Provider development overrides are in effect/ { skip = 1; next }
+    skip == 1 { if ($0 ~ /The behavior may therefore/) skip = 2; next }
+    skip == 2 { if ($0 ~ /^[[:space:]│]*$/ || $0 ~ /^╵/) skip = 0; next }
+    { print }
+  '
+}
+
+# run_terraform runs terraform, filtered, and stops the demo at once when it
+# fails or is interrupted. Terraform exits normally after a Ctrl-C, so bash
+# runs no INT trap of its own: the exit status is what tells.
+run_terraform() {
+  local status
+  set +e
+  terraform -chdir="$work/config" "$@" -input=false -no-color 2>&1 | without_override_warning
+  status=${PIPESTATUS[0]}
+  set -e
+  return "$status"
+}
+
 step "terraform apply examples/demo (reads the key and the accounts, takes a backup and waits for it)"
-terraform -chdir="$work/config" apply -auto-approve -input=false -no-color 2>&1 \
-  | grep -v -e 'Provider development overrides are in effect' -e 'The following provider development overrides' \
-    -e '^ - backup-service/backup in' -e 'The behavior may therefore not match' -e 'published releases\.' -e 'development overrides' || true
-test "${PIPESTATUS[0]}" -eq 0
+run_terraform apply -auto-approve || { status=$?; echo "==> terraform apply stopped (exit $status); the demo stops here"; exit "$status"; }
 
 step "Applying again: nothing to change, and no new backup"
-terraform -chdir="$work/config" plan -detailed-exitcode -input=false -no-color >"$work/replan.txt" 2>&1 && echo "    No changes." \
-  || { cat "$work/replan.txt"; exit 1; }
+if run_terraform plan -detailed-exitcode >"$work/replan.txt"; then
+  echo "    No changes."
+else
+  status=$?
+  cat "$work/replan.txt"
+  exit "$status"
+fi
 
 step "What the mock service saw"
 if command -v curl >/dev/null; then

@@ -24,7 +24,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 	case r.Method == http.MethodPost && r.URL.Path == "/_mock/faults":
 		var f Fault
-		if err := json.NewDecoder(r.Body).Decode(&f); err != nil || f.Kind < FaultServerError || f.Kind > FaultInvalidCursor {
+		if err := json.NewDecoder(r.Body).Decode(&f); err != nil || !f.Kind.valid() {
 			http.Error(w, "want a JSON fault", http.StatusBadRequest)
 			return
 		}

@@ -4,6 +4,11 @@
 //	go run ./internal/cmd/backup-mock -seed 1 -accounts 8
 //
 // It prints the base URL and a working key, then serves until interrupted.
+// -roles adds an account or a key for every refusal the service can give,
+// and -fault switches faults on, so that failure paths can be rehearsed
+// without writing Go:
+//
+//	go run ./internal/cmd/backup-mock -roles -fault overload,route=trigger_backup,times=2,retry-after=3s
 package main
 
 import (
@@ -15,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -38,7 +44,13 @@ func run() error {
 		pending   = flag.Duration("pending", mockservice.DefaultPendingFor, "how long a new backup stays pending")
 		running   = flag.Duration("running", mockservice.DefaultRunningFor, "how long a backup then runs")
 		envFile   = flag.String("env-file", "", "also write BACKUP_BASE_URL and BACKUP_API_KEY to this file")
+		roles     = flag.Bool("roles", false, "add an account or key for each refusal (paused, lapsed, needs re-authorization, failing backups, "+
+			"restricted, foreign; expired, read-only, owner revoked, other organization, restricted, expiring keys) and print them")
+		faults faultFlags
 	)
+	flag.Var(&faults, "fault", "switch a fault on (repeatable): kind[,route=R][,times=N][,per-route][,p=F][,retry-after=D][,latency=D][,location=URL]\n"+
+		"kinds: "+strings.Join(mockservice.FaultNames(), ", ")+"\n"+
+		"routes: token, list_accounts, get_account, trigger_backup, list_backups, audit_logs")
 	flag.Parse()
 
 	host, _, err := net.SplitHostPort(*listen)
@@ -56,12 +68,24 @@ func run() error {
 	defer stop()
 	// The account the documentation examples use, so they run as written.
 	srv.AddAccount(mockservice.AccountSpec{ID: mockservice.ExampleAccountID, Name: "Example CRM (docs)", Platform: "salesforce"})
+	var extra strings.Builder
+	if *roles {
+		for _, r := range srv.AddRoles() {
+			fmt.Fprintf(&extra, "BACKUP_MOCK_%s=%s # %s\n", r.Name, r.Value, r.About)
+		}
+	}
+	for _, f := range faults {
+		srv.AddFault(f)
+	}
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", *listen)
 	if err != nil {
 		return err
 	}
 	baseURL := "http://" + ln.Addr().String()
-	fmt.Printf("BACKUP_BASE_URL=%s\nBACKUP_API_KEY=%s\n", baseURL, srv.DemoKey())
+	fmt.Printf("BACKUP_BASE_URL=%s\nBACKUP_API_KEY=%s\n%s", baseURL, srv.DemoKey(), extra.String())
+	if len(faults) > 0 {
+		fmt.Fprintf(os.Stderr, "backup-mock: %d fault(s) on; POST %s/_mock/reset switches them off\n", len(faults), baseURL)
+	}
 	fmt.Fprintf(os.Stderr, "backup-mock: serving the Backup Service API at %s (inspection: %s/_mock/stats); Ctrl-C stops\n", baseURL, baseURL)
 	if *envFile != "" {
 		content := fmt.Sprintf("BACKUP_BASE_URL=%s\nBACKUP_API_KEY=%s\n", baseURL, srv.DemoKey())
@@ -80,5 +104,19 @@ func run() error {
 	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	return nil
+}
+
+// faultFlags collects repeated -fault flags.
+type faultFlags []mockservice.Fault
+
+func (f *faultFlags) String() string { return fmt.Sprint(len(*f), " fault(s)") }
+
+func (f *faultFlags) Set(spec string) error {
+	fault, err := mockservice.ParseFault(spec)
+	if err != nil {
+		return err
+	}
+	*f = append(*f, fault)
 	return nil
 }

@@ -1,0 +1,122 @@
+package mockservice
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// faultNames are the fault kinds by the names the backup-mock command and
+// its users write.
+var faultNames = map[string]FaultKind{
+	"server-error":      FaultServerError,
+	"accept-then-error": FaultAcceptThenError,
+	"overload":          FaultOverload,
+	"latency":           FaultLatency,
+	"malformed-json":    FaultMalformedJSON,
+	"truncated-body":    FaultTruncatedBody,
+	"invalid-cursor":    FaultInvalidCursor,
+	"redirect":          FaultRedirect,
+}
+
+// FaultNames lists the names ParseFault knows, sorted.
+func FaultNames() []string {
+	names := make([]string, 0, len(faultNames))
+	for n := range faultNames {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (k FaultKind) valid() bool { return k >= FaultServerError && k <= FaultRedirect }
+
+// ParseFault reads a fault written as
+//
+//	kind[,route=R][,times=N][,per-route][,p=F][,retry-after=D][,latency=D][,location=URL]
+//
+// for example "overload,route=trigger_backup,times=2,retry-after=3s".
+func ParseFault(spec string) (Fault, error) {
+	parts := strings.Split(spec, ",")
+	kind, ok := faultNames[parts[0]]
+	if !ok {
+		return Fault{}, fmt.Errorf("unknown fault %q; known: %s", parts[0], strings.Join(FaultNames(), ", "))
+	}
+	f := Fault{Kind: kind}
+	for _, p := range parts[1:] {
+		name, value, _ := strings.Cut(p, "=")
+		var err error
+		switch name {
+		case "route":
+			f.Route = Route(value)
+			if !slices.Contains(routes, f.Route) {
+				err = fmt.Errorf("unknown route; known: %s", joinRoutes())
+			}
+		case "times":
+			f.Times, err = strconv.Atoi(value)
+		case "per-route":
+			f.PerRoute = true
+		case "p":
+			f.Probability, err = strconv.ParseFloat(value, 64)
+		case "retry-after":
+			f.RetryAfter, err = time.ParseDuration(value)
+		case "latency":
+			f.Latency, err = time.ParseDuration(value)
+		case "location":
+			f.Location = value
+		default:
+			err = fmt.Errorf("unknown setting")
+		}
+		if err != nil {
+			return Fault{}, fmt.Errorf("fault %q, %q: %w", spec, p, err)
+		}
+	}
+	if f.Kind == FaultLatency && f.Latency <= 0 {
+		return Fault{}, fmt.Errorf("fault %q: latency needs latency=DURATION", spec)
+	}
+	return f, nil
+}
+
+var routes = []Route{RouteToken, RouteListAccounts, RouteGetAccount, RouteTrigger, RouteListBackups, RouteAuditLogs}
+
+func joinRoutes() string {
+	names := make([]string, len(routes))
+	for i, r := range routes {
+		names[i] = string(r)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Role is an account or a key added to rehearse a failure path.
+type Role struct {
+	Name  string // for example ACCOUNT_PAUSED or KEY_READ_ONLY
+	Value string // the account id or the key
+	About string
+}
+
+// AddRoles adds one account or key for each refusal the service can give,
+// and returns them, so that users can rehearse every failure path without
+// writing Go.
+func (s *Server) AddRoles() []Role {
+	paused := s.AddAccount(AccountSpec{Name: "paused account", State: StatePaused})
+	lapsed := s.AddAccount(AccountSpec{Name: "lapsed subscription", State: StateSubscriptionLapsed})
+	reauth := s.AddAccount(AccountSpec{Name: "needs re-authorization", State: StateNeedsReauthorization})
+	failing := s.AddAccount(AccountSpec{Name: "failing backups", FailWith: "the platform refused the export"})
+	restricted := s.AddAccount(AccountSpec{Name: "restricted account"})
+	return []Role{
+		{"ACCOUNT_PAUSED", paused, "a trigger answers 422 (paused)"},
+		{"ACCOUNT_LAPSED", lapsed, "a trigger answers 422 (subscription lapsed)"},
+		{"ACCOUNT_REAUTH", reauth, "a trigger answers 422 (connection needs re-authorization)"},
+		{"ACCOUNT_FAILING", failing, "every backup ends failed"},
+		{"ACCOUNT_RESTRICTED", restricted, "off limits (403) to KEY_RESTRICTED"},
+		{"ACCOUNT_FOREIGN", s.ForeignAccountID(), "another organization's account (403)"},
+		{"KEY_EXPIRED", s.AddKey(KeySpec{Name: "expired", ExpiresAt: s.clock.Now().Add(-time.Hour)}), "401"},
+		{"KEY_READ_ONLY", s.AddKey(KeySpec{Name: "read-only", ReadOnly: true}), "reads work, triggers answer 403"},
+		{"KEY_OWNER_REVOKED", s.AddKey(KeySpec{Name: "owner-revoked", OwnerRevoked: true}), "401: its creator lost access"},
+		{"KEY_OTHER_ORG", s.AddKey(KeySpec{Name: "other-org", OtherOrganization: true}), "401: another organization's key"},
+		{"KEY_RESTRICTED", s.AddKey(KeySpec{Name: "restricted", Restricted: []string{restricted}}), "403 on ACCOUNT_RESTRICTED"},
+		{"KEY_EXPIRING", s.AddKey(KeySpec{Name: "expiring", ExpiresAt: s.clock.Now().Add(7 * 24 * time.Hour)}), "valid, expires in 7 days"},
+	}
+}
