@@ -109,16 +109,6 @@ func (c *cli) run(args ...string) string {
 	return out
 }
 
-// fail runs a command that must fail and returns its output.
-func (c *cli) fail(args ...string) string {
-	c.t.Helper()
-	out, err := c.exec(nil, args...)
-	if err == nil {
-		c.t.Fatalf("%s %s succeeded, want a failure:\n%s", filepath.Base(c.bin), strings.Join(args, " "), out)
-	}
-	return out
-}
-
 // interrupt runs a command and sends it SIGINT, as Ctrl-C does, once when
 // reports true; it returns the output and the command's error.
 func (c *cli) interrupt(when func() bool, args ...string) (string, error) {

@@ -68,7 +68,7 @@ func TestAccAuditLogsDataSourceValidation(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config:      e.config(`data "backup_audit_logs" "x" { max_results = 0 }`),
-				ExpectError: expectError("max_results value must be at least 1"),
+				ExpectError: expectError("max_results must be a whole number from 1 to 2147483647; got 0."),
 				PlanOnly:    true,
 			},
 			{

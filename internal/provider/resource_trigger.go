@@ -231,8 +231,10 @@ func (r *triggerResource) adoptReplaced(ctx context.Context, plan *triggerModel,
 	c := r.data.client
 	b, err := c.FindBackup(ctx, plan.AccountID.ValueString(), old.backupID)
 	if err != nil {
+		// Nothing to adopt that can be seen: queue a new backup, as a
+		// replacement does.
 		tflog.Warn(ctx, "could not read the replaced trigger's backup; queueing a new one", map[string]any{"backup_id": old.backupID, "error": err.Error()})
-		return nil, nil
+		return nil, nil //nolint:nilerr // not an error of this Create
 	}
 	finishedLate := b.Status == client.StatusSuccess && old.waited && b.CompletedAt != nil &&
 		b.CompletedAt.Sub(b.CreatedAt) > old.waitTimeout

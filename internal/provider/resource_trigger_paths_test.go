@@ -37,6 +37,7 @@ func (e *testEnv) expectPOSTs(n int) func(*terraform.State) error {
 // resumes the wait for the same backup: no second POST. When the backup
 // failed meanwhile, the plan says so and exactly one new backup is taken.
 func TestAccTriggerInterruptedWaitResumes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		failing bool
@@ -264,4 +265,39 @@ func TestAccTriggerEmptyTriggersTakeNoBackup(t *testing.T) {
 			{Config: e.config(triggerConfig(id, "  triggers = { a = \"1\" }\n")), ConfigPlanChecks: expectAction(plancheck.ResourceActionReplace), Check: e.expectQueued(id, 2)},
 		},
 	})
+}
+
+// TestAccTriggerTellsWhatHappens: a trigger whose account was deleted is
+// dropped with a warning naming the account; destroying triggers warns,
+// once per command, that their backups are kept.
+func TestAccTriggerTellsWhatHappens(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 1006})
+	accts := e.srv.AccountIDs()[:3]
+	c := newCLI(t, e, e.config(fmt.Sprintf(`resource "backup_trigger" "each" {
+  count      = 3
+  account_id = %s[count.index]
+}
+`, hclList(accts))))
+	c.run("apply", "-auto-approve", "-no-color")
+
+	e.srv.DeleteAccount(accts[0])
+	plan := c.run("plan", "-no-color")
+	if !expectError("will be created", "Backup trigger removed from state", "of account "+accts[0], "was deleted").MatchString(plan) {
+		t.Errorf("the plan does not say why the trigger is created again:\n%s", plan)
+	}
+
+	out := c.run("destroy", "-auto-approve", "-no-color")
+	if n := strings.Count(out, "Backups are kept"); n != 1 {
+		t.Errorf("destroying 2 triggers warned %d times that backups are kept, want once:\n%s", n, out)
+	}
+}
+
+// hclList writes strings as an HCL list.
+func hclList(items []string) string {
+	quoted := make([]string, len(items))
+	for i, s := range items {
+		quoted[i] = fmt.Sprintf("%q", s)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
 }
