@@ -95,7 +95,7 @@ func TestAccAccountBackupsDataSourceErrors(t *testing.T) {
   account_id  = %q
   max_results = -1
 }`, gone)),
-				ExpectError: expectError("max_results must be a whole number from 1 to 2147483647; got 0."),
+				ExpectError: expectError("max_results must be a whole number from 1 to 2147483647; got -1."),
 				PlanOnly:    true,
 			},
 		},
