@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-version"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -173,4 +174,21 @@ func (c *cli) state(addr string) map[string]any {
 		}
 	}
 	return nil
+}
+
+// atLeast reports whether the binary's version is min or newer.
+func (c *cli) atLeast(t *testing.T, min string) bool {
+	t.Helper()
+	out := c.run("version", "-json")
+	var v struct {
+		Version string `json:"terraform_version"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("version -json: %v\n%s", err, out)
+	}
+	have, err := version.NewVersion(v.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return have.GreaterThanOrEqual(version.Must(version.NewVersion(min)))
 }

@@ -11,6 +11,9 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
@@ -29,7 +32,7 @@ func exampleDirs(t *testing.T) []string {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && strings.HasSuffix(path, ".tf") && !slices.Contains(dirs, filepath.Dir(path)) {
+		if !d.IsDir() && isExampleConfig(path) && !slices.Contains(dirs, filepath.Dir(path)) {
 			dirs = append(dirs, filepath.Dir(path))
 		}
 		return nil
@@ -80,6 +83,9 @@ func copyExample(t *testing.T, dir string) string {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.tf"))
 	declared := false
 	for _, f := range files {
+		if !isExampleConfig(f) {
+			continue
+		}
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -95,6 +101,13 @@ func copyExample(t *testing.T, dir string) string {
 		}
 	}
 	return out
+}
+
+// isExampleConfig: a configuration to apply. Import examples
+// (import-by-*.tf) name backups that exist only in the reader's account;
+// TestAccExampleImports applies them with a backup the mock holds.
+func isExampleConfig(path string) bool {
+	return strings.HasSuffix(path, ".tf") && !strings.HasPrefix(filepath.Base(path), "import-by-")
 }
 
 func usesForEach(t *testing.T, dir string) bool {
@@ -121,5 +134,47 @@ func TestExamplesAreFormatted(t *testing.T) {
 	out, err := exec.Command(tf, "fmt", "-recursive", "-check", "-diff", examplesDir).CombinedOutput()
 	if err != nil {
 		t.Fatalf("terraform fmt -check: %v\n%s", err, out)
+	}
+}
+
+// TestAccExampleImports applies the docs' import examples, with the id of a
+// backup the mock holds, beside the resource example (which has triggers):
+// each imports and adopts the triggers in place, without a new backup.
+func TestAccExampleImports(t *testing.T) {
+	for _, tc := range []struct {
+		file   string
+		checks []tfversion.TerraformVersionCheck
+	}{
+		{"import-by-string-id.tf", needsChecks},
+		{"import-by-identity.tf", needsIdentity},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			e := newTestEnv(t, mockservice.Options{Seed: 902, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
+			e.srv.AddAccount(mockservice.AccountSpec{ID: exampleAccountID, Name: "Example CRM", Platform: "salesforce"})
+			b, err := e.rawClient(t).TriggerBackup(t.Context(), exampleAccountID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv(EnvBaseURL, e.url)
+			t.Setenv(EnvAPIKey, e.key)
+			dir := copyExample(t, filepath.Join(examplesDir, "resources", "backup_trigger"))
+			imp, err := os.ReadFile(filepath.Join(examplesDir, "resources", "backup_trigger", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			imp = []byte(strings.ReplaceAll(string(imp), "bkp_0123456789abcdef", b.Backup.ID))
+			if err := os.WriteFile(filepath.Join(dir, tc.file), imp, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			resource.Test(t, resource.TestCase{TerraformVersionChecks: tc.checks, Steps: []resource.TestStep{{
+				ProtoV6ProviderFactories: e.factories(),
+				ConfigDirectory:          config.StaticDirectory(dir),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("backup_trigger.before_migration", plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{str("backup_trigger.before_migration", "id", b.Backup.ID)},
+				Check:             e.expectQueued(exampleAccountID, 1),
+			}}})
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -26,7 +27,10 @@ const (
 	EnvAPIKey  = "BACKUP_API_KEY"
 )
 
-var _ provider.Provider = (*backupProvider)(nil)
+var (
+	_ provider.Provider                  = (*backupProvider)(nil)
+	_ provider.ProviderWithListResources = (*backupProvider)(nil)
+)
 
 // backupProvider is the provider "backup".
 type backupProvider struct {
@@ -163,6 +167,10 @@ func (p *backupProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		func() resource.Resource { return &triggerResource{} },
 	}
+}
+
+func (p *backupProvider) ListResources(context.Context) []func() list.ListResource {
+	return []func() list.ListResource{newTriggerList}
 }
 
 func (p *backupProvider) DataSources(context.Context) []func() datasource.DataSource {

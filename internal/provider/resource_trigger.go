@@ -14,12 +14,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -47,6 +49,7 @@ var (
 	_ resource.ResourceWithImportState    = (*triggerResource)(nil)
 	_ resource.ResourceWithModifyPlan     = (*triggerResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*triggerResource)(nil)
+	_ resource.ResourceWithIdentity       = (*triggerResource)(nil)
 )
 
 // triggerResource is backup_trigger: one on-demand backup, taken when the
@@ -75,6 +78,31 @@ func (m *triggerModel) setBackup(b *client.Backup) {
 
 func (r *triggerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_trigger"
+}
+
+// triggerIdentity identifies a trigger by its backup (Terraform 1.12+ and
+// OpenTofu 1.12+ import by it).
+type triggerIdentity struct {
+	AccountID types.String `tfsdk:"account_id"`
+	ID        types.String `tfsdk:"id"`
+}
+
+func (r *triggerResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = identityschema.Schema{
+		Attributes: map[string]identityschema.Attribute{
+			"account_id": identityschema.StringAttribute{RequiredForImport: true, Description: "Id of the account (`acc_...`)."},
+			"id":         identityschema.StringAttribute{RequiredForImport: true, Description: "Id of the backup (`bkp_...`)."},
+		},
+	}
+}
+
+// setIdentity records the identity, when Terraform supports identities
+// (resp.Identity is nil before 1.12).
+func setIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, accountID, backupID string, diags *diag.Diagnostics) {
+	if identity == nil || accountID == "" || backupID == "" {
+		return
+	}
+	diags.Append(identity.Set(ctx, triggerIdentity{AccountID: types.StringValue(accountID), ID: types.StringValue(backupID)})...)
 }
 
 func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -215,6 +243,7 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 	r.reportWait(&resp.Diagnostics, accountID, timeout, err, true)
 	// Saved even after an error above: Terraform then marks it tainted.
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	setIdentity(ctx, resp.Identity, accountID, b.ID, &resp.Diagnostics)
 }
 
 // adoptReplaced handles the replacement of a trigger whose wait timed out
@@ -347,6 +376,10 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read backup %s of account %s", backupID, accountID), err)
 		return
 	}
+	if resp.Identity != nil && req.Identity != nil && req.Identity.Raw.IsNull() {
+		// State from before identities (or from Terraform before 1.12).
+		setIdentity(ctx, resp.Identity, accountID, backupID, &resp.Diagnostics)
+	}
 	var now triggerModel
 	now.setBackup(b)
 	for name, v := range map[string]types.String{
@@ -463,6 +496,7 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 		return
 	}
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, nil)...)
+	setIdentity(ctx, resp.Identity, state.AccountID.ValueString(), state.ID.ValueString(), &resp.Diagnostics)
 	if !plan.BackupStatus.IsUnknown() {
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
@@ -509,16 +543,40 @@ func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest
 	}
 }
 
-// ImportState takes "acc_.../bkp_...". The imported trigger adopts the
+// ImportState takes "acc_.../bkp_..." or, on Terraform and OpenTofu 1.12+,
+// the identity { account_id, id }. The imported trigger adopts the
 // configuration's triggers, wait_for_completion and on_conflict in place
 // on its first apply, without a new backup.
 func (r *triggerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	accountID, backupID, ok := strings.Cut(req.ID, "/")
-	if !ok || !ids.IsAccountID(accountID) || !ids.IsBackupID(backupID) {
-		resp.Diagnostics.AddError("Invalid import id",
-			fmt.Sprintf("Expected <account id>/<backup id>, such as acc_0123456789abcdef/bkp_0123456789abcdef; got %q.", req.ID))
-		return
+	var accountID, backupID string
+	if req.ID != "" {
+		var ok bool
+		accountID, backupID, ok = strings.Cut(req.ID, "/")
+		if !ok || !ids.IsAccountID(accountID) || !ids.IsBackupID(backupID) {
+			resp.Diagnostics.AddError("Invalid import id",
+				fmt.Sprintf("Expected <account id>/<backup id>, such as acc_0123456789abcdef/bkp_0123456789abcdef; got %q.", req.ID))
+			return
+		}
+	} else {
+		var id triggerIdentity
+		resp.Diagnostics.Append(req.Identity.Get(ctx, &id)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		accountID, backupID = id.AccountID.ValueString(), id.ID.ValueString()
+		if !ids.IsAccountID(accountID) {
+			resp.Diagnostics.AddAttributeError(path.Root("account_id"), "Invalid import identity",
+				fmt.Sprintf("identity.account_id must be an account id such as acc_0123456789abcdef; got %q.", accountID))
+		}
+		if !ids.IsBackupID(backupID) {
+			resp.Diagnostics.AddAttributeError(path.Root("id"), "Invalid import identity",
+				fmt.Sprintf("identity.id must be a backup id such as bkp_0123456789abcdef; got %q.", backupID))
+		}
+		if resp.Diagnostics.HasError() {
+			return
+		}
 	}
+	setIdentity(ctx, resp.Identity, accountID, backupID, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("account_id"), accountID)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), backupID)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("wait_for_completion"), false)...)

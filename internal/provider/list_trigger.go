@@ -1,0 +1,130 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/list"
+	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+)
+
+var (
+	_ list.ListResourceWithConfigure = (*triggerList)(nil)
+)
+
+// triggerList is the list resource backup_trigger (Terraform 1.14+): an
+// account's backups, newest first, each with the identity that imports it
+// as a backup_trigger.
+type triggerList struct{ client *client.Client }
+
+func newTriggerList() list.ListResource { return &triggerList{} }
+
+type triggerListConfig struct {
+	AccountID types.String `tfsdk:"account_id"`
+	Statuses  types.List   `tfsdk:"statuses"`
+}
+
+// listableStatuses are the statuses a filter may name: the ones the
+// service is known to use.
+var listableStatuses = []string{client.StatusPending, client.StatusRunning, client.StatusSuccess, client.StatusFailed}
+
+func (l *triggerList) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_trigger"
+}
+
+func (l *triggerList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
+	resp.Schema = listschema.Schema{
+		Description: "Lists an account's backups, newest first, as `backup_trigger` resources that `terraform query " +
+			"-generate-config-out` can turn into import blocks. Pages at 50 backups per request and stops at the `limit`.",
+		Attributes: map[string]listschema.Attribute{
+			"account_id": listschema.StringAttribute{
+				Required:    true,
+				Description: "Id of the account whose backups to list: `acc_` followed by exactly 16 letters or digits.",
+				Validators:  []validator.String{accountIDValidator()},
+			},
+			"statuses": listschema.ListAttribute{
+				Optional:    true,
+				ElementType: types.StringType,
+				Description: "Keep only backups with one of these statuses: `pending`, `running`, `success`, `failed`.",
+				Validators: []validator.List{
+					listvalidator.SizeAtLeast(1),
+					listvalidator.ValueStringsAre(stringvalidator.OneOf(listableStatuses...)),
+				},
+			},
+		},
+	}
+}
+
+func (l *triggerList) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	l.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (l *triggerList) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
+	var cfg triggerListConfig
+	if diags := req.Config.Get(ctx, &cfg); diags.HasError() {
+		stream.Results = list.ListResultsStreamDiagnostics(diags)
+		return
+	}
+	var statuses []string
+	if !cfg.Statuses.IsNull() {
+		if diags := cfg.Statuses.ElementsAs(ctx, &statuses, false); diags.HasError() {
+			stream.Results = list.ListResultsStreamDiagnostics(diags)
+			return
+		}
+	}
+	accountID := cfg.AccountID.ValueString()
+	stream.Results = func(push func(list.ListResult) bool) {
+		var sent int64
+		// The listing pages at 50 and stops when the loop does: at the
+		// limit, that is ⌈limit/50⌉ requests when nothing is filtered out.
+		for b, err := range l.client.Backups(ctx, accountID, client.ListOptions{}) {
+			if err != nil {
+				var diags diag.Diagnostics
+				addAPIError(&diags, fmt.Sprintf("Unable to list the backups of account %s for list backup_trigger", accountID), err)
+				push(list.ListResult{Diagnostics: diags})
+				return
+			}
+			if len(statuses) > 0 && !slices.Contains(statuses, b.Status) {
+				continue
+			}
+			if !push(l.result(ctx, req, b)) {
+				return
+			}
+			if sent++; req.Limit > 0 && sent >= req.Limit {
+				return
+			}
+		}
+	}
+}
+
+// result is one backup as a list result: identity, display name, and the
+// resource as an import would record it.
+func (l *triggerList) result(ctx context.Context, req list.ListRequest, b client.Backup) list.ListResult {
+	r := req.NewListResult(ctx)
+	r.DisplayName = fmt.Sprintf("%s (%s, %s)", b.ID, b.Status, b.CreatedAt.UTC().Format(time.RFC3339))
+	r.Diagnostics.Append(r.Identity.Set(ctx, triggerIdentity{AccountID: types.StringValue(b.AccountID), ID: types.StringValue(b.ID)})...)
+	if req.IncludeResource {
+		m := triggerModel{
+			AccountID:         types.StringValue(b.AccountID),
+			Triggers:          types.MapNull(types.StringType),
+			WaitForCompletion: types.BoolValue(false),
+			OnConflict:        types.StringValue(onConflictWait),
+			Timeouts:          timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType})},
+		}
+		m.setBackup(&b)
+		r.Diagnostics.Append(r.Resource.Set(ctx, &m)...)
+	}
+	return r
+}
