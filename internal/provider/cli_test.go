@@ -40,14 +40,7 @@ func newCLI(t *testing.T, e *testEnv, config string) *cli {
 	if os.Getenv(resource.EnvTfAcc) == "" {
 		t.Skip("acceptance test: set TF_ACC=1")
 	}
-	bin := os.Getenv(envTerraformPath)
-	if bin == "" {
-		found, err := exec.LookPath("terraform")
-		if err != nil {
-			t.Skip("no terraform binary")
-		}
-		bin = found
-	}
+	bin := terraformBinary(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	reattach := make(chan *plugin.ReattachConfig, 1)
 	closed := make(chan struct{})
@@ -176,19 +169,38 @@ func (c *cli) state(addr string) map[string]any {
 	return nil
 }
 
-// atLeast reports whether the binary's version is min or newer.
-func (c *cli) atLeast(t *testing.T, min string) bool {
+// terraformBinary is the binary the acceptance tests run.
+func terraformBinary(t *testing.T) string {
 	t.Helper()
-	out := c.run("version", "-json")
+	if bin := os.Getenv(envTerraformPath); bin != "" {
+		return bin
+	}
+	found, err := exec.LookPath("terraform")
+	if err != nil {
+		t.Skip("no terraform binary")
+	}
+	return found
+}
+
+// skipBelow skips a CLI-driven test on a binary older than atLeast, before
+// any configuration it could not parse is written; why says what needs it.
+func skipBelow(t *testing.T, atLeast, why string) {
+	t.Helper()
+	if os.Getenv(resource.EnvTfAcc) == "" {
+		t.Skip("acceptance test: set TF_ACC=1")
+	}
+	bin := terraformBinary(t)
+	out, err := exec.CommandContext(t.Context(), bin, "version", "-json").Output()
+	if err != nil {
+		t.Fatalf("%s version -json: %v", bin, err)
+	}
 	var v struct {
 		Version string `json:"terraform_version"`
 	}
-	if err := json.Unmarshal([]byte(out), &v); err != nil {
+	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatalf("version -json: %v\n%s", err, out)
 	}
-	have, err := version.NewVersion(v.Version)
-	if err != nil {
-		t.Fatal(err)
+	if version.Must(version.NewVersion(v.Version)).LessThan(version.Must(version.NewVersion(atLeast))) {
+		t.Skipf("%s needs Terraform %s or newer; this is %s", why, atLeast, v.Version)
 	}
-	return have.GreaterThanOrEqual(version.Must(version.NewVersion(min)))
 }

@@ -69,7 +69,11 @@ func TestAccExamples(t *testing.T) {
 				// not applied.
 				step.PlanOnly, step.ExpectNonEmptyPlan = true, true
 			}
-			resource.Test(t, resource.TestCase{TerraformVersionChecks: needsChecks, Steps: []resource.TestStep{step}})
+			checks := needsChecks
+			if strings.HasPrefix(name, "actions") {
+				checks = needsActions
+			}
+			resource.Test(t, resource.TestCase{TerraformVersionChecks: checks, Steps: []resource.TestStep{step}})
 		})
 	}
 }

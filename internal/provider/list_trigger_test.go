@@ -200,10 +200,8 @@ func TestAccTriggerQueryGeneratesImports(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 1205})
 	acct := e.srv.AccountIDs()[0]
 	e.srv.AddBackups(acct, 7, 3, "quota exceeded")
+	skipBelow(t, "1.14.0", "terraform query")
 	c := newCLI(t, e, e.config(""))
-	if !c.atLeast(t, "1.14.0") {
-		t.Skip("terraform query needs Terraform 1.14 or newer")
-	}
 	query := fmt.Sprintf("list \"backup_trigger\" \"history\" {\n  provider = backup\n  limit    = 5\n  include_resource = true\n  config {\n    account_id = %q\n  }\n}\n", acct)
 	if err := os.WriteFile(filepath.Join(c.dir, "backups.tfquery.hcl"), []byte(query), 0o600); err != nil {
 		t.Fatal(err)

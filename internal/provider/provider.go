@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
@@ -30,6 +31,7 @@ const (
 var (
 	_ provider.Provider                  = (*backupProvider)(nil)
 	_ provider.ProviderWithListResources = (*backupProvider)(nil)
+	_ provider.ProviderWithActions       = (*backupProvider)(nil)
 )
 
 // backupProvider is the provider "backup".
@@ -167,6 +169,10 @@ func (p *backupProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		func() resource.Resource { return &triggerResource{} },
 	}
+}
+
+func (p *backupProvider) Actions(context.Context) []func() action.Action {
+	return []func() action.Action{newTriggerAction}
 }
 
 func (p *backupProvider) ListResources(context.Context) []func() list.ListResource {

@@ -364,6 +364,12 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	accountID, backupID := prior["account_id"].ValueString(), prior["id"].ValueString()
 	b, err := r.data.client.FindBackup(ctx, accountID, backupID)
+	if resp.Identity != nil && req.Identity != nil && req.Identity.Raw.IsNull() {
+		// State from before identities (or from Terraform before 1.12, which
+		// keeps none): the framework wants one after every Read, even one
+		// that removes the resource.
+		setIdentity(ctx, resp.Identity, accountID, backupID, &resp.Diagnostics)
+	}
 	if errors.Is(err, client.ErrNotFound) {
 		resp.Diagnostics.AddWarning("Backup trigger removed from state",
 			fmt.Sprintf("The Backup Service no longer knows backup %s of account %s (%v): the account was deleted, or is no longer "+
@@ -375,10 +381,6 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 	if err != nil {
 		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read backup %s of account %s", backupID, accountID), err)
 		return
-	}
-	if resp.Identity != nil && req.Identity != nil && req.Identity.Raw.IsNull() {
-		// State from before identities (or from Terraform before 1.12).
-		setIdentity(ctx, resp.Identity, accountID, backupID, &resp.Diagnostics)
 	}
 	var now triggerModel
 	now.setBackup(b)

@@ -1,0 +1,238 @@
+package provider
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
+
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+)
+
+// Actions need Terraform 1.14. (Destroy events need 1.16, from its
+// release candidates on, which semver orders before 1.16.0: the tests of
+// them drive the binary and check with skipBelow.)
+var needsActions = []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_14_0)}
+
+// guarded is an action and a terraform_data whose lifecycle events invoke
+// it.
+func guarded(accountID, actionConfig, input, events string) string {
+	return guardedWith(accountID, actionConfig, input, events, "")
+}
+
+// guardedWith adds trigger settings, such as on_failure (Terraform 1.16).
+func guardedWith(accountID, actionConfig, input, events, triggerExtra string) string {
+	return fmt.Sprintf(`action "backup_trigger" "pre" {
+  config {
+    account_id = %q
+%s  }
+}
+
+resource "terraform_data" "schema" {
+  input = %q
+  lifecycle {
+    action_trigger {
+      events  = [%s]
+      actions = [action.backup_trigger.pre]
+%s    }
+  }
+}
+`, accountID, actionConfig, input, events, triggerExtra)
+}
+
+var schemaInput = tfjsonpath.New("input")
+
+// TestAccActionOnLifecycleEvents: one backup per event, waited for; none
+// when nothing changed.
+func TestAccActionOnLifecycleEvents(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 1101, PendingFor: 20 * time.Millisecond, RunningFor: 40 * time.Millisecond})
+	id := e.srv.AccountIDs()[0]
+	cfg := func(input string) string { return e.config(guarded(id, "", input, "after_create, before_update")) }
+	resource.ParallelTest(t, resource.TestCase{
+		TerraformVersionChecks:   needsActions,
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{Config: cfg("v1"), Check: e.expectQueued(id, 1)},
+			{Config: cfg("v2"), Check: e.expectQueued(id, 2)},
+			{Config: cfg("v2"), Check: e.expectQueued(id, 2)},
+		},
+	})
+}
+
+// TestAccActionFailedBackupStopsTheChange: a backup that fails in
+// before_update stops the apply; the guarded resource keeps its old value.
+func TestAccActionFailedBackupStopsTheChange(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 1102, PendingFor: 20 * time.Millisecond, RunningFor: 40 * time.Millisecond})
+	id := e.srv.AddAccount(mockservice.AccountSpec{FailWith: "the platform refused the export"})
+	cfg := func(input string) string { return e.config(guarded(id, "", input, "before_update")) }
+	keeps := func(v string) []statecheck.StateCheck {
+		return []statecheck.StateCheck{statecheck.ExpectKnownValue("terraform_data.schema", schemaInput, knownvalue.StringExact(v))}
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		TerraformVersionChecks:   needsActions,
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{Config: cfg("v1"), ConfigStateChecks: keeps("v1"), Check: e.expectQueued(id, 0)},
+			{Config: cfg("v2"), ExpectError: expectError("Backup did not succeed", "of account "+id, `ended with status "failed": the platform refused the export`)},
+			// The refused change did not happen: v1 is still what the state holds.
+			{Config: cfg("v1"), PlanOnly: true},
+		},
+	})
+	if n := e.srv.BackupsQueued(id); n != 1 {
+		t.Errorf("%d backups queued, want 1", n)
+	}
+}
+
+// TestAccActionRefusals: each refusal of the service is an error naming
+// the account, the status and the request id; each invocation queues at
+// most one backup.
+func TestAccActionRefusals(t *testing.T) {
+	skipBelow(t, "1.14.0", "actions") // the counts below need the cases to run
+	e := newTestEnv(t, mockservice.Options{Seed: 1103, PendingFor: time.Hour})
+	paused := e.srv.AddAccount(mockservice.AccountSpec{State: mockservice.StatePaused})
+	busy := e.srv.AccountIDs()[0]
+	slow := e.srv.AccountIDs()[1]
+	if _, err := e.rawClient(t).TriggerBackup(t.Context(), busy); err != nil {
+		t.Fatal(err)
+	}
+	missing := "acc_0000000000000000"
+	readOnly := e.srv.AddKey(mockservice.KeySpec{ReadOnly: true})
+	cases := []struct {
+		name, config string
+		want         *regexp.Regexp
+	}{
+		{"409 fail", e.config(guarded(busy, "    on_conflict = \"fail\"\n", "v1", "after_create")),
+			errorWithRequestID("Unable to trigger a backup of account "+busy, 409, "Conflict", `on_conflict is "fail"`)},
+		{"409 wait times out", e.config(guarded(busy, "    timeouts {\n      invoke = \"200ms\"\n    }\n", "v1", "after_create")),
+			expectError("was already in progress and had not finished after", "(timeouts.create is 200ms)", "No backup was queued")},
+		{"422", e.config(guarded(paused, "", "v1", "after_create")),
+			errorWithRequestID("Unable to trigger a backup of account "+paused, 422, "Unprocessable Entity", "paused")},
+		{"404", e.config(guarded(missing, "", "v1", "after_create")),
+			errorWithRequestID("Unable to trigger a backup of account "+missing, 404, "Resource not found.")},
+		{"403", e.configWithKey(readOnly, guarded(slow, "", "v1", "after_create")),
+			errorWithRequestID("Unable to trigger a backup of account "+slow, 403, "You are not authorized to perform this action.")},
+		{"timeout", e.config(guarded(slow, "    timeouts {\n      invoke = \"200ms\"\n    }\n", "v2", "after_create")),
+			expectError("Backup still in progress", "of account "+slow, "was still pending after waiting", "(timeouts.invoke is 200ms)")},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resource.Test(t, resource.TestCase{
+				TerraformVersionChecks:   needsActions,
+				ProtoV6ProviderFactories: e.factories(),
+				Steps:                    []resource.TestStep{{Config: tc.config, ExpectError: tc.want}},
+			})
+		})
+	}
+	for acct, want := range map[string]int{busy: 1, paused: 0, missing: 0, slow: 1} {
+		if n := e.srv.BackupsQueued(acct); n != want {
+			t.Errorf("%s: %d backups queued, want %d", acct, n, want)
+		}
+	}
+}
+
+// TestAccActionUnknownOutcome: a trigger accepted but answered 500 is
+// recognised: exactly one backup.
+func TestAccActionUnknownOutcome(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 1104, PendingFor: 20 * time.Millisecond, RunningFor: 20 * time.Millisecond})
+	id := e.srv.AccountIDs()[0]
+	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, Times: 1})
+	resource.ParallelTest(t, resource.TestCase{
+		TerraformVersionChecks:   needsActions,
+		ProtoV6ProviderFactories: e.factories(),
+		Steps:                    []resource.TestStep{{Config: e.config(guarded(id, "", "v1", "after_create")), Check: e.expectQueued(id, 1)}},
+	})
+}
+
+// TestAccActionValidation: bad input is refused at plan time, before any
+// request.
+func TestAccActionValidation(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 1105})
+	id := e.srv.AccountIDs()[0]
+	steps := []resource.TestStep{}
+	for _, c := range []struct{ config, want string }{
+		{guarded("acc_short", "", "v1", "after_create"), "must be an account id"},
+		{guarded(id, "    on_conflict = \"sometimes\"\n", "v1", "after_create"), "value must be one of"},
+		{guarded(id, "    timeouts {\n      invoke = \"0s\"\n    }\n", "v1", "after_create"), `timeouts.invoke must be a positive duration`},
+		{guarded(id, "    timeouts {\n      invoke = \"soon\"\n    }\n", "v1", "after_create"), `invoke`},
+	} {
+		steps = append(steps, resource.TestStep{Config: e.config(c.config), ExpectError: regexp.MustCompile(c.want)})
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		TerraformVersionChecks:   needsActions,
+		ProtoV6ProviderFactories: e.factories(),
+		Steps:                    steps,
+	})
+	e.noRequests()
+}
+
+// TestAccActionInvokedOnDemand drives the binary: apply -invoke queues one
+// backup, waits for it and prints its progress.
+func TestAccActionInvokedOnDemand(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 1106, PendingFor: 30 * time.Millisecond, RunningFor: 60 * time.Millisecond})
+	id := e.srv.AccountIDs()[0]
+	skipBelow(t, "1.14.0", "apply -invoke")
+	c := newCLI(t, e, e.config(fmt.Sprintf("action \"backup_trigger\" \"pre_migration\" {\n  config {\n    account_id = %q\n  }\n}\n", id)))
+	out := c.run("apply", "-auto-approve", "-no-color", "-invoke=action.backup_trigger.pre_migration")
+	for _, want := range []string{"Queued backup bkp_", "pending -> running", "running -> success", "ended: success, completed at"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the invocation's output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := e.srv.BackupsQueued(id); n != 1 {
+		t.Errorf("%d backups queued, want 1", n)
+	}
+}
+
+// TestAccActionBeforeDestroy drives the binary (Terraform 1.16): a backup
+// is taken before the guarded resource is destroyed. When it fails, the
+// action reports the backup and its status. Terraform 1.16.0-rc2 then
+// destroys the resource all the same (the action's error becomes a
+// warning, with on_failure = halt too); the test records which way the
+// binary goes, so that a change in Terraform shows here.
+func TestAccActionBeforeDestroy(t *testing.T) {
+	t.Parallel()
+	for _, failing := range []bool{false, true} {
+		t.Run(fmt.Sprintf("failing=%t", failing), func(t *testing.T) {
+			t.Parallel()
+			skipBelow(t, "1.16.0-rc1", "before_destroy")
+			e := newTestEnv(t, mockservice.Options{Seed: 1107, PendingFor: 20 * time.Millisecond, RunningFor: 20 * time.Millisecond})
+			spec := mockservice.AccountSpec{}
+			if failing {
+				spec.FailWith = "export refused"
+			}
+			id := e.srv.AddAccount(spec)
+			// Terraform 1.16 lets a failed destroy-time action go on by
+			// default (it warns); on_failure = halt makes it stop the destroy.
+			c := newCLI(t, e, e.config(guardedWith(id, "", "v1", "before_destroy", "      on_failure = halt\n")))
+			c.run("apply", "-auto-approve", "-no-color")
+			if n := e.srv.BackupsQueued(id); n != 0 {
+				t.Fatalf("%d backups queued by the create, want none", n)
+			}
+			out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
+			if n := e.srv.BackupsQueued(id); n != 1 {
+				t.Errorf("%d backups queued by the destroy, want 1", n)
+			}
+			kept := c.state("terraform_data.schema") != nil
+			if failing {
+				if !expectError("Backup did not succeed", "Backup bkp_", `ended with status "failed": export refused`).MatchString(out) {
+					t.Errorf("the failed backup is not reported with its id and status:\n%s", out)
+				}
+				if kept != (err != nil) {
+					t.Errorf("the destroy failed (%v) but the resource is kept=%t", err, kept)
+				}
+				t.Logf("%s: a failed before_destroy backup stops the destroy: %t", c.bin, kept)
+			}
+			if !failing && (err != nil || kept) {
+				t.Errorf("the destroy should go on after the backup (err %v, kept %t):\n%s", err, kept, out)
+			}
+		})
+	}
+}
