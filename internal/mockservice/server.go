@@ -354,3 +354,29 @@ func (s *Server) AddBackups(accountID string, n, failEvery int, errText string) 
 // ExampleAccountID is the account id the provider's documentation examples
 // use; the backup-mock command serves an account with it.
 const ExampleAccountID = "acc_0123456789abcdef"
+
+// AddRecentBackups records n finished backups of an account taken after
+// its newest one and ended by the clock's now, as scheduled backups that
+// piled up since: they push the account's earlier backups down its listing.
+func (s *Server) AddRecentBackups(accountID string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	acc := s.accounts[accountID]
+	if acc == nil || n <= 0 {
+		return
+	}
+	now := s.clock.Now()
+	from := now.Add(-time.Duration(n+1) * time.Minute)
+	if k := len(acc.backups); k > 0 {
+		last := acc.backups[k-1]
+		if end := last.createdAt.Add(last.pendingFor + last.runningFor); end.After(from) {
+			from = end
+		}
+	}
+	step := now.Sub(from) / time.Duration(n+1)
+	for i := range n {
+		s.seq++
+		acc.backups = append(acc.backups, &backup{id: ids.New(ids.BackupPrefix, s.rng.IntN), accountID: acc.id,
+			createdAt: from.Add(time.Duration(i+1) * step).Truncate(time.Second), seq: s.seq})
+	}
+}

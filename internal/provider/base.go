@@ -1,9 +1,12 @@
 package provider
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -20,8 +23,20 @@ type providerData struct {
 	session *session
 }
 
+// directAccountReads is how many finished triggers a command refreshes
+// with one request each (GET the account) before it lists every account
+// once instead (⌈A/50⌉ requests, shared). So a refresh costs at most
+// directAccountReads + ⌈A/50⌉ requests for finished triggers, whatever
+// their number and the age of their backups, and one trigger alone costs 1.
+const directAccountReads = 8
+
 // session is the state one Terraform command shares between operations.
 type session struct {
+	// accounts answers, for finished triggers past the first
+	// directAccountReads, whether their account still exists.
+	accounts    *client.AccountIndex
+	directReads atomic.Int64
+
 	// destroyNotice warns once per command, not once per trigger, that
 	// destroying triggers keeps their backups.
 	destroyNotice sync.Once
@@ -41,7 +56,25 @@ type replacedTrigger struct {
 	waitTimeout time.Duration
 }
 
-func newSession() *session { return &session{replaced: map[string]replacedTrigger{}} }
+func newSession(c *client.Client) *session {
+	return &session{replaced: map[string]replacedTrigger{}, accounts: c.NewAccountIndex()}
+}
+
+// accountExists says whether a finished trigger's account still exists,
+// by the cheaper of the two ways (see directAccountReads). When it fails,
+// report says whether this caller should tell the user: a failed shared
+// listing is told once, not once per trigger.
+func (s *session) accountExists(ctx context.Context, c *client.Client, accountID string) (exists, report bool, err error) {
+	if s.directReads.Add(1) <= directAccountReads {
+		_, err := c.Account(ctx, accountID)
+		if errors.Is(err, client.ErrNotFound) {
+			return false, false, nil
+		}
+		return err == nil, true, err
+	}
+	found, report, err := s.accounts.Has(ctx, accountID)
+	return found, report, err
+}
 
 func (s *session) remember(accountID string, t replacedTrigger) {
 	s.mu.Lock()

@@ -45,6 +45,8 @@ func main() {
 			fatal(err)
 		}
 		*logDir = dir
+	} else if err := os.MkdirAll(*logDir, 0o755); err != nil {
+		fatal(err)
 	}
 	var results []*result
 	for _, bin := range bins {
