@@ -28,6 +28,9 @@ type harness struct {
 	// noopCfg points Terraform at a build whose backup_trigger Read does
 	// nothing, the floor of a refresh.
 	noopCfg string
+	// pagedCfg points Terraform at a build whose Read pages every trigger's
+	// backups: refresh at scale before the change.
+	pagedCfg string
 }
 
 func newHarness(ctx context.Context, root string) (*harness, error) {
@@ -42,14 +45,18 @@ func newHarness(ctx context.Context, root string) (*harness, error) {
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building the provider: %w\n%s", err, out)
 	}
-	noopDir := filepath.Join(work, "bin-noop-read")
-	build = exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "benchnoopread", "-o", filepath.Join(noopDir, "terraform-provider-backup"), ".")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the no-op-read provider: %w\n%s", err, out)
+	variants := map[string]string{}
+	for _, tag := range []string{"benchnoopread", "benchpagedread"} {
+		dir := filepath.Join(work, "bin-"+tag)
+		build = exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", tag, "-o", filepath.Join(dir, "terraform-provider-backup"), ".")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("building the %s provider: %w\n%s", tag, err, out)
+		}
+		variants[tag] = dir
 	}
-	h.cliCfg, h.noopCfg = filepath.Join(work, "terraformrc"), filepath.Join(work, "terraformrc-noop")
-	for cfgPath, dir := range map[string]string{h.cliCfg: h.binDir, h.noopCfg: noopDir} {
+	h.cliCfg, h.noopCfg, h.pagedCfg = filepath.Join(work, "terraformrc"), filepath.Join(work, "terraformrc-noop"), filepath.Join(work, "terraformrc-paged")
+	for cfgPath, dir := range map[string]string{h.cliCfg: h.binDir, h.noopCfg: variants["benchnoopread"], h.pagedCfg: variants["benchpagedread"]} {
 		cfg := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"backup-service/backup\" = %q\n  }\n  direct {}\n}\n", dir)
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 			return nil, err
