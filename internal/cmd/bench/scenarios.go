@@ -382,7 +382,7 @@ func benchRefreshAtScale(ctx context.Context, h *harness, r *report, _ int) erro
 				}
 				rw.reqsBefore = m.srv.Stats().TotalRequests()
 			} else {
-				rw.reqsBefore = -(n * ((history+1+49)/50))
+				rw.reqsBefore = -(n * ((history + 1 + 49) / 50))
 			}
 			m.close()
 			rows = append(rows, rw)
