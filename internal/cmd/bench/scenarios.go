@@ -410,3 +410,67 @@ func benchRefreshAtScale(ctx context.Context, h *harness, r *report, _ int) erro
 	r.line("")
 	return nil
 }
+
+// 7. Many runs, one key: k Terraform commands, each its own provider
+// process, apply 50 triggers each at the same time with one key whose
+// allowance is 10 requests per second. They coordinate only through the
+// rate-limit headers.
+func benchSharedKey(ctx context.Context, h *harness, r *report, _ int) error {
+	const allowance, perRun = 10, 50
+	r.line("## 7. Many runs, one key")
+	r.line("")
+	r.line("k `terraform apply` commands at once, each of %d `backup_trigger` resources (no wait) on its own accounts, sharing one key with an allowance of %d requests/s: "+
+		"separate provider processes that see each other only in the rate-limit headers. Bound: all requests / allowance.", perRun, allowance)
+	r.line("")
+	r.line("| runs | requests | refused (allowance 429s) | share refused | slowest run | bound | ratio |")
+	r.line("|---|---|---|---|---|---|---|")
+	for _, k := range []int{2, 4} {
+		progress("7/7 many runs, one key: %d applies at once", k)
+		m, err := startMock(ctx, mockservice.Options{Seed: uint64(70 + k), Accounts: k * perRun, RateLimit: allowance, PendingFor: time.Hour})
+		if err != nil {
+			return err
+		}
+		ids := m.srv.AccountIDs()
+		var ws []*workdir
+		for i := range k {
+			w, err := h.workdir(fmt.Sprintf("shared-%d-%d", k, i), triggers(ids[i*perRun:(i+1)*perRun], ""), m)
+			if err != nil {
+				m.close()
+				return err
+			}
+			ws = append(ws, w)
+		}
+		time.Sleep(time.Second)
+		m.srv.ResetStats()
+		type result struct {
+			d   time.Duration
+			err error
+		}
+		results := make(chan result, k)
+		for _, w := range ws {
+			go func() {
+				d, err := w.run(ctx, "apply", "-auto-approve", "-input=false")
+				results <- result{d, err}
+			}()
+		}
+		var slowest time.Duration
+		for range k {
+			res := <-results
+			if res.err != nil {
+				m.close()
+				return res.err
+			}
+			slowest = max(slowest, res.d)
+		}
+		st := m.srv.Stats()
+		m.close()
+		total := st.TotalRequests()
+		bound := time.Duration(float64(total) / allowance * float64(time.Second))
+		r.line("| %d | %d | %d | %.1f%% | %s | %s | %.3fx |", k, total, st.RateLimited, 100*float64(st.RateLimited)/float64(total),
+			secs(slowest), secs(bound), float64(slowest)/float64(bound))
+	}
+	r.line("")
+	r.line("Goal: at most 2%% of requests refused, at no cost in throughput (ratio near the single-run figure of section 2).")
+	r.line("")
+	return nil
+}
