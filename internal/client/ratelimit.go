@@ -70,6 +70,13 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 // for the reset. That covers requests of other clients of the same key (a
 // previous Terraform command, say) counted in the same window. A 429 pauses
 // everyone for the delay its caller will wait.
+//
+// Other clients of the key running at the same time (pipelines side by
+// side, each its own process) show in the headers: the window's count
+// (limit - remaining) grows faster than this client's own requests. The
+// difference is theirs; this client then paces itself, and spends the
+// window's budget, in proportion to its own part, and takes its whole
+// allowance back once a window passes without them.
 type limiter struct {
 	clock Clock
 
@@ -82,10 +89,20 @@ type limiter struct {
 	windowEnd   time.Time     // end of the service's current window, as last told
 	budget      int           // requests left before windowEnd
 	changed     chan struct{} // closed (and replaced) when the schedule changes
+
+	inflight   int     // requests started and not yet done
+	mine       int     // responses of this window (same reset) to this client
+	othersSeen bool    // other clients counted in this window
+	share      float64 // part of the allowance this client takes: 1 alone
 }
 
 func newLimiter(clock Clock) *limiter {
-	return &limiter{clock: clock, changed: make(chan struct{})}
+	return &limiter{clock: clock, changed: make(chan struct{}), share: 1}
+}
+
+// spacing is the interval between request starts for this client's share.
+func (l *limiter) spacing() time.Duration {
+	return time.Duration(float64(l.interval) / l.share)
 }
 
 // intervalFor is the spacing of request starts for an allowance of limit
@@ -125,13 +142,15 @@ func (l *limiter) wait(ctx context.Context) error {
 			// Space from the slot this request was due, not from now: a
 			// waiter that woke a little late does not slow everyone after
 			// it. After idleness, start afresh.
-			if now.Sub(l.next) > l.interval {
+			iv := l.spacing()
+			if now.Sub(l.next) > iv {
 				l.next = now
 			}
-			l.next = l.next.Add(l.interval)
+			l.next = l.next.Add(iv)
 			if now.Before(l.windowEnd) {
 				l.budget--
 			}
+			l.inflight++
 			l.mu.Unlock()
 			return nil
 		default:
@@ -162,6 +181,7 @@ func (l *limiter) done(h http.Header) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.probing = false
+	l.inflight = max(l.inflight-1, 0)
 	if rl != nil && rl.HasLimit {
 		iv := intervalFor(rl.Limit)
 		if !l.known || iv != l.interval {
@@ -175,12 +195,37 @@ func (l *limiter) done(h http.Header) {
 		switch {
 		case rl.Reset.IsZero():
 		case rl.Reset.After(l.windowEnd):
-			l.windowEnd, l.budget = rl.Reset, rl.Remaining
+			if !l.othersSeen && l.mine > 0 {
+				// A window of this client alone: take the allowance back.
+				l.share = min(1, l.share*2)
+			}
+			l.windowEnd, l.budget, l.mine, l.othersSeen = rl.Reset, rl.Remaining, 0, false
+			l.mine++
+			l.shareWindow(rl)
 		case rl.Reset.Equal(l.windowEnd):
+			l.mine++
 			l.budget = min(l.budget, rl.Remaining)
+			l.shareWindow(rl)
 		}
 	}
 	l.broadcast()
+}
+
+// shareWindow compares the window's count with this client's own requests
+// (those answered in it, and those in flight, which it may have counted):
+// the rest are other clients'. Their presence sets this client's share to
+// its own part of the count, and its budget to that part of what is left.
+func (l *limiter) shareWindow(rl *RateLimit) {
+	counted := rl.Limit - rl.Remaining
+	own := l.mine + l.inflight
+	others := counted - own
+	if others <= 0 {
+		return
+	}
+	l.othersSeen = true
+	part := float64(own) / float64(own+others)
+	l.share = max(0.05, (l.share+part)/2)
+	l.budget = min(l.budget, int(float64(rl.Remaining)*l.share))
 }
 
 // pause stops every caller from starting a request for d.

@@ -108,7 +108,10 @@ func TestIntervalFor(t *testing.T) {
 }
 
 // A fresh client (a new Terraform command) in a window another client of the
-// key has nearly spent waits for the reset instead of overrunning it.
+// key has nearly spent waits for the reset instead of overrunning it. The
+// window's count shows the other client, so this one takes only its part
+// of what is left (it cannot tell a command that has ended from one that
+// runs beside it).
 func TestLimiterSpendsTheWindowsBudget(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
@@ -120,15 +123,55 @@ func TestLimiterSpendsTheWindowsBudget(t *testing.T) {
 	h.Set("X-RateLimit-Remaining", "2")
 	h.Set("X-RateLimit-Reset", itoa(reset.Unix()))
 	l.done(h)
-	for i := range 3 {
+	for i := range 2 {
 		if err := l.wait(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if i < 2 && !clock.Now().Before(reset) {
-			t.Fatalf("request %d waited for the reset with budget left", i)
+		if i < 1 && !clock.Now().Before(reset) {
+			t.Fatalf("request %d waited for the reset with its part of the budget left", i)
 		}
 	}
 	if clock.Now().Before(reset) {
-		t.Errorf("the third request started at %s, before the reset at %s", clock.Now(), reset)
+		t.Errorf("the second request started at %s, before the reset at %s: it overran another client's part", clock.Now(), reset)
+	}
+}
+
+// Clients of one key running side by side see each other in the window's
+// count and each pace at their part of the allowance; a client alone again
+// takes its whole allowance back.
+func TestLimiterYieldsItsShareToOtherClients(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	l := newLimiter(clock)
+	header := func(remaining int, reset time.Time) http.Header {
+		h := http.Header{}
+		h.Set("X-RateLimit-Limit", "21")
+		h.Set("X-RateLimit-Remaining", itoa(int64(remaining)))
+		h.Set("X-RateLimit-Reset", itoa(reset.Unix()))
+		return h
+	}
+	reset := clock.Now().Add(time.Second)
+	_ = l.wait(context.Background())
+	l.done(header(20, reset)) // alone: only its own request counted
+	if l.spacing() != 50*time.Millisecond {
+		t.Fatalf("alone, spacing %s, want 50ms (an allowance of 21/s less one)", l.spacing())
+	}
+	// Three more of its own requests answered, while the window's count
+	// grew by eight: another client sends as much as this one, or more.
+	for remaining := 16; remaining >= 4; remaining -= 4 {
+		_ = l.wait(context.Background())
+		l.done(header(remaining, reset))
+	}
+	if l.spacing() < 80*time.Millisecond {
+		t.Errorf("beside another client, spacing %s, want at least 80ms (about half the allowance)", l.spacing())
+	}
+	// Windows of its own: the allowance comes back.
+	for w := 1; w <= 5; w++ {
+		next := reset.Add(time.Duration(w) * time.Second)
+		_ = l.wait(context.Background())
+		l.done(header(20, next))
+	}
+	if l.spacing() != 50*time.Millisecond {
+		t.Errorf("alone again, spacing %s, want 50ms", l.spacing())
 	}
 }
