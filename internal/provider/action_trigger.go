@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,11 +9,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/action/schema"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
@@ -100,10 +97,9 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	accountID := m.AccountID.ValueString()
-	ctx = tflog.SetField(ctx, "account_id", accountID)
+	ctx, cancel := boundedFor(ctx, timeout, accountID)
+	defer cancel()
 	say := func(format string, args ...any) {
 		if resp.SendProgress != nil {
 			resp.SendProgress(action.InvokeProgressEvent{Message: fmt.Sprintf(format, args...)})
@@ -126,7 +122,7 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 	if !opts.WaitForCompletion {
 		say("Backup %s of account %s is queued (%s); not waiting for it (wait_for_completion = false).", b.ID, accountID, b.Status)
 	}
-	reportInvocation(&resp.Diagnostics, accountID, timeout, err)
+	reportWait(&resp.Diagnostics, accountID, timeout, err, invokeOutcome)
 }
 
 // reportProgress turns the engine's events into the progress messages
@@ -149,29 +145,6 @@ func reportProgress(say func(string, ...any), accountID string, ev client.Event)
 	}
 }
 
-// reportInvocation turns the outcome of the wait into diagnostics: a
-// failed backup, or one still running at the timeout, is an error naming it
-// and its status, so Terraform stops at the event and the guarded change
-// does not happen.
-func reportInvocation(diags *diag.Diagnostics, accountID string, timeout time.Duration, err error) {
-	var we *client.WaitError
-	var fe *client.BackupFailedError
-	switch {
-	case err == nil:
-	case errors.As(err, &we) && errors.Is(err, context.Canceled):
-		diags.AddWarning("Waiting for the backup was interrupted",
-			fmt.Sprintf("Backup %s of account %s was %s when the wait was interrupted after %s. It goes on in the Backup Service.",
-				we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second)))
-	case errors.As(err, &we) && errors.Is(err, context.DeadlineExceeded):
-		diags.AddError("Backup still in progress",
-			fmt.Sprintf("Backup %s of account %s was still %s after waiting %s (timeouts.invoke is %s). It goes on in the Backup Service; "+
-				"raise timeouts.invoke to wait longer.", we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second), timeout))
-	case errors.As(err, &we):
-		addAPIError(diags, fmt.Sprintf("Unable to follow backup %s of account %s (last seen %s)", we.Backup.ID, accountID, we.Backup.Status), we.Err)
-	case errors.As(err, &fe):
-		diags.AddError("Backup did not succeed",
-			fmt.Sprintf("Backup %s of account %s ended with status %q: %s", fe.Backup.ID, accountID, fe.Backup.Status, errorText(&fe.Backup)))
-	default:
-		addAPIError(diags, "Unable to follow the backup of account "+accountID, err)
-	}
-}
+// What follows an invocation's wait: the action records nothing, so there
+// is nothing to resume.
+var invokeOutcome = waitOutcome{timeoutName: "timeouts.invoke"}

@@ -229,10 +229,9 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	accountID := plan.AccountID.ValueString()
-	ctx = tflog.SetField(ctx, "account_id", accountID)
+	ctx, cancel := boundedFor(ctx, timeout, accountID)
+	defer cancel()
 	c := r.data.client
 	opts := r.runOptions(ctx, &plan)
 
@@ -245,7 +244,7 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	plan.setBackup(b)
-	r.reportWait(&resp.Diagnostics, accountID, timeout, err, true)
+	reportWait(&resp.Diagnostics, accountID, timeout, err, createOutcome)
 	// Saved even after an error above: Terraform then marks it tainted.
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	setIdentity(ctx, resp.Identity, accountID, b.ID, &resp.Diagnostics)
@@ -285,39 +284,66 @@ func (r *triggerResource) adoptReplaced(ctx context.Context, plan *triggerModel,
 	return c.WaitForBackup(ctx, *b, opts.Poll, opts.Progress)
 }
 
+// boundedFor is ctx bounded by timeout, with the account on every log line.
+func boundedFor(ctx context.Context, timeout time.Duration, accountID string) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return tflog.SetField(ctx, "account_id", accountID), cancel
+}
+
+// waitOutcome says what follows each way a wait can end, for the one who
+// waited (a create, a resumed wait, an action).
+type waitOutcome struct {
+	timeoutName string // "timeouts.create", "timeouts.invoke"
+	interrupted string // after an interrupt
+	timedOut    string // after a timeout
+	failed      string // after a failed backup
+}
+
 // reportWait turns the outcome of a wait into diagnostics. An interrupt
-// is a warning, so that the resource is saved untainted and the next apply
-// resumes the wait; a timeout or a failed backup is an error.
-func (r *triggerResource) reportWait(diags *diag.Diagnostics, accountID string, timeout time.Duration, err error, creating bool) {
+// is a warning (a resource is then saved untainted, and the next apply
+// resumes the wait); a timeout or a failed backup is an error naming the
+// backup and its status.
+func reportWait(diags *diag.Diagnostics, accountID string, timeout time.Duration, err error, next waitOutcome) {
 	var we *client.WaitError
 	var fe *client.BackupFailedError
 	switch {
 	case err == nil:
 	case errors.As(err, &we) && errors.Is(err, context.Canceled):
 		diags.AddWarning("Waiting for the backup was interrupted",
-			fmt.Sprintf("Backup %s of account %s was %s when the wait was interrupted after %s. It goes on in the Backup Service. "+
-				"The next apply resumes waiting for this same backup, without queueing another.",
-				we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second)))
+			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s was %s when the wait was interrupted after %s. It goes on in the Backup Service. %s",
+				we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second), next.interrupted)))
 	case errors.As(err, &we) && errors.Is(err, context.DeadlineExceeded):
-		next := "The next apply waits for this same backup while it is in progress, instead of queueing another."
-		if !creating {
-			next = "The next apply resumes waiting for it."
-		}
 		diags.AddError("Backup still in progress",
-			fmt.Sprintf("Backup %s of account %s was still %s after waiting %s (timeouts.create is %s). It goes on in the Backup Service. %s "+
-				"Raise timeouts.create to wait longer.",
-				we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second), timeout, next))
+			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s was still %s after waiting %s (%s is %s). It goes on in the Backup Service. %s "+
+				"Raise %s to wait longer.",
+				we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second), next.timeoutName, timeout, next.timedOut, next.timeoutName)))
 	case errors.As(err, &we):
 		addAPIError(diags, fmt.Sprintf("Unable to follow backup %s of account %s (last seen %s, after waiting %s)",
 			we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second)), we.Err)
 	case errors.As(err, &fe):
 		diags.AddError("Backup did not succeed",
-			fmt.Sprintf("Backup %s of account %s ended with status %q: %s\n\nThe next apply takes a new backup.",
-				fe.Backup.ID, accountID, fe.Backup.Status, errorText(&fe.Backup)))
+			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s ended with status %q: %s\n\n%s",
+				fe.Backup.ID, accountID, fe.Backup.Status, errorText(&fe.Backup), next.failed)))
 	default:
 		addAPIError(diags, "Unable to follow the backup of account "+accountID, err)
 	}
 }
+
+// What follows a create's wait, and a resumed one's.
+var (
+	createOutcome = waitOutcome{
+		timeoutName: "timeouts.create",
+		interrupted: "The next apply resumes waiting for this same backup, without queueing another.",
+		timedOut:    "The next apply waits for this same backup while it is in progress, instead of queueing another.",
+		failed:      "The next apply takes a new backup.",
+	}
+	resumeOutcome = waitOutcome{
+		timeoutName: "timeouts.create",
+		interrupted: createOutcome.interrupted,
+		timedOut:    "The next apply resumes waiting for it.",
+		failed:      createOutcome.failed,
+	}
+)
 
 func addTriggerError(diags *diag.Diagnostics, accountID string, timeout time.Duration, err error) {
 	summary := fmt.Sprintf("Unable to trigger a backup of account %s", accountID)
@@ -535,10 +561,9 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	accountID := state.AccountID.ValueString()
-	wctx = tflog.SetField(wctx, "account_id", accountID)
+	wctx, cancel := boundedFor(ctx, timeout, accountID)
+	defer cancel()
 	known := client.Backup{ID: state.ID.ValueString(), AccountID: accountID, Status: state.BackupStatus.ValueString()}
 	tflog.Info(wctx, "resuming the wait for the backup", map[string]any{"backup_id": known.ID, "status": known.Status})
 	b, err := r.data.client.WaitForBackup(wctx, known, r.data.poll, logProgress(wctx))
@@ -546,7 +571,7 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 		b.CreatedAt, _ = time.Parse(time.RFC3339, state.TriggeredAt.ValueString())
 	}
 	plan.setBackup(b)
-	r.reportWait(&resp.Diagnostics, accountID, timeout, err, false)
+	reportWait(&resp.Diagnostics, accountID, timeout, err, resumeOutcome)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
