@@ -113,10 +113,19 @@ func outcomeUnknown(err error) bool {
 // newest of the account's backups, since the service creates it with the
 // trigger and refuses another while it is in progress.
 func (c *Client) identify(ctx context.Context, accountID string, acct *Account) (*Triggered, error) {
-	// The backup is queued: learn its id even if the caller is being
-	// interrupted, or the next run would not know it and queue another.
-	ctx, cancel := detached(ctx)
-	defer cancel()
+	t, err := c.newestBackup(ctx, accountID, acct)
+	if err != nil && ctx.Err() != nil {
+		// The backup is queued: learn its id even though the caller is
+		// being interrupted, or the next run would not know it and queue
+		// another.
+		dctx, cancel := detached(ctx)
+		defer cancel()
+		return c.newestBackup(dctx, accountID, acct)
+	}
+	return t, err
+}
+
+func (c *Client) newestBackup(ctx context.Context, accountID string, acct *Account) (*Triggered, error) {
 	for b, err := range c.Backups(ctx, accountID, ListOptions{Max: 1}) {
 		if err != nil {
 			return nil, fmt.Errorf("the backup of %s was queued, but its record could not be read: %w", accountID, err)
