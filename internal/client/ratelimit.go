@@ -195,7 +195,7 @@ func (l *limiter) done(h http.Header) {
 		switch {
 		case rl.Reset.IsZero():
 		case rl.Reset.After(l.windowEnd):
-			if !l.othersSeen && l.mine > 0 {
+			if !l.othersSeen && l.mine > 1 {
 				// A window of this client alone: take the allowance back.
 				l.share = min(1, l.share*2)
 			}

@@ -165,11 +165,14 @@ func TestLimiterYieldsItsShareToOtherClients(t *testing.T) {
 	if l.spacing() < 80*time.Millisecond {
 		t.Errorf("beside another client, spacing %s, want at least 80ms (about half the allowance)", l.spacing())
 	}
-	// Windows of its own: the allowance comes back.
-	for w := 1; w <= 5; w++ {
+	// Windows of its own (two of its requests each, the evidence it wants):
+	// the allowance comes back.
+	for w := 1; w <= 6; w++ {
 		next := reset.Add(time.Duration(w) * time.Second)
-		_ = l.wait(context.Background())
-		l.done(header(20, next))
+		for used := 1; used <= 2; used++ {
+			_ = l.wait(context.Background())
+			l.done(header(21-used, next))
+		}
 	}
 	if l.spacing() != 50*time.Millisecond {
 		t.Errorf("alone again, spacing %s, want 50ms", l.spacing())
