@@ -224,8 +224,11 @@ func (l *limiter) shareWindow(rl *RateLimit) {
 	}
 	l.othersSeen = true
 	part := float64(own) / float64(own+others)
+	// Pacing follows a smoothed share (one window's part is noisy); the
+	// window's budget follows this window's part at once, since spending
+	// more of it than that is what earns 429s.
 	l.share = max(0.05, (l.share+part)/2)
-	l.budget = min(l.budget, int(float64(rl.Remaining)*l.share))
+	l.budget = min(l.budget, int(float64(rl.Remaining)*min(l.share, part)))
 }
 
 // pause stops every caller from starting a request for d.
