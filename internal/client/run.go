@@ -73,11 +73,15 @@ var ErrBackupFailed = errors.New("the backup did not succeed")
 type BackupFailedError struct{ Backup Backup }
 
 func (e *BackupFailedError) Error() string {
-	reason := "the service gave no reason"
+	return fmt.Sprintf("backup %s of account %s ended with status %q: %s", e.Backup.ID, e.Backup.AccountID, e.Backup.Status, e.Reason())
+}
+
+// Reason is the service's error text for the backup, or says there was none.
+func (e *BackupFailedError) Reason() string {
 	if e.Backup.Error != nil && *e.Backup.Error != "" {
-		reason = *e.Backup.Error
+		return *e.Backup.Error
 	}
-	return fmt.Sprintf("backup %s of account %s ended with status %q: %s", e.Backup.ID, e.Backup.AccountID, e.Backup.Status, reason)
+	return "the service gave no reason"
 }
 
 // Is makes errors.Is(err, ErrBackupFailed) work.

@@ -323,7 +323,7 @@ func reportWait(diags *diag.Diagnostics, accountID string, timeout time.Duration
 	case errors.As(err, &fe):
 		diags.AddError("Backup did not succeed",
 			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s ended with status %q: %s\n\n%s",
-				fe.Backup.ID, accountID, fe.Backup.Status, errorText(&fe.Backup), next.failed)))
+				fe.Backup.ID, accountID, fe.Backup.Status, fe.Reason(), next.failed)))
 	default:
 		addAPIError(diags, "Unable to follow the backup of account "+accountID, err)
 	}
@@ -370,13 +370,6 @@ func addTriggerError(diags *diag.Diagnostics, accountID string, timeout time.Dur
 	default:
 		diags.AddError(summary, describeError(err))
 	}
-}
-
-func errorText(b *client.Backup) string {
-	if b.Error == nil || *b.Error == "" {
-		return "the service gave no reason"
-	}
-	return *b.Error
 }
 
 // Read refreshes the backup's outcome. Only backup_status, completed_at and
