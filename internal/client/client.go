@@ -28,7 +28,17 @@ const (
 	DefaultMaxBackoff     = 30 * time.Second
 	DefaultRetryAfterCap  = 60 * time.Second
 	DefaultRetryBudget    = 2 * time.Minute
-	DefaultTriggerSkew    = 2 * time.Second
+	// DefaultClockAllowance is how far the service's clock may run behind
+	// this machine's for a finished backup to be recognised as a trigger's:
+	// clocks of hosts kept by NTP differ by far less, and an older backup
+	// still cannot pass (see Recognizer).
+	DefaultClockAllowance = 30 * time.Second
+	// DefaultIdentifyWithin is how long a backup the service accepted is
+	// looked for in a listing that lags behind its POST.
+	DefaultIdentifyWithin = 30 * time.Second
+	// DefaultUncertainGrace is how long a POST that got no answer is given
+	// to show up as a backup before it is sent again.
+	DefaultUncertainGrace = 60 * time.Second
 
 	// PageSize is the largest page the service gives: listings ask for it so
 	// that they need the fewest requests.
@@ -57,10 +67,11 @@ type Options struct {
 	MaxBackoff     time.Duration // cap of one backoff
 	RetryAfterCap  time.Duration // cap on a server's Retry-After
 	RetryBudget    time.Duration // cap on the total time spent waiting to retry
-	// TriggerClockSkew is how much earlier than the first attempt (by this
-	// machine's clock) a backup may be stamped and still be recognised as the
-	// one a trigger with an unknown outcome created.
-	TriggerClockSkew time.Duration
+	// ClockAllowance, IdentifyWithin and UncertainGrace shape how a
+	// trigger recognises its backup (see Recognizer and TriggerBackup).
+	ClockAllowance time.Duration
+	IdentifyWithin time.Duration
+	UncertainGrace time.Duration
 
 	HTTPClient *http.Client
 	Clock      Clock
@@ -141,7 +152,9 @@ func setDefaults(o *Options) {
 	def(&o.MaxBackoff, DefaultMaxBackoff)
 	def(&o.RetryAfterCap, DefaultRetryAfterCap)
 	def(&o.RetryBudget, DefaultRetryBudget)
-	def(&o.TriggerClockSkew, DefaultTriggerSkew)
+	def(&o.ClockAllowance, DefaultClockAllowance)
+	def(&o.IdentifyWithin, DefaultIdentifyWithin)
+	def(&o.UncertainGrace, DefaultUncertainGrace)
 	if o.UserAgent == "" {
 		o.UserAgent = "terraform-provider-backup"
 	}
@@ -376,9 +389,25 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 			Err: fmt.Errorf("reading the HTTP %d response (request id %s): %w", res.StatusCode, requestID, readErr)}
 	}
 	if out != nil {
-		if err := json.NewDecoder(bytes.NewReader(body)).Decode(out); err != nil {
+		if err := decodeStrict(body, out); err != nil {
 			return &DecodeError{Method: cl.method, Path: shown, StatusCode: res.StatusCode, RequestID: requestID, Err: err}
 		}
+	}
+	return nil
+}
+
+// decodeStrict decodes one JSON value, refuses anything after it, and
+// checks the fields the contract requires.
+func decodeStrict(body []byte, out any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(out); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("data follows the JSON value")
+	}
+	if c, ok := out.(checker); ok {
+		return c.check()
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http/httptrace"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,30 +22,91 @@ type Triggered struct {
 	Recovered bool
 }
 
-// TriggerError wraps the failure of a trigger whose outcome stayed unknown.
-type TriggerError struct {
+// ErrUnidentified matches an *UnidentifiedError.
+var ErrUnidentified = errors.New("the backup of this trigger could not be identified")
+
+// UnidentifiedError: a trigger was sent, the service queued a backup (or
+// may have), and no record of it could be found. Callers record what is
+// known (the account and when the trigger began) and look for the backup
+// again before they send another trigger for the same change.
+type UnidentifiedError struct {
 	AccountID string
-	Err       error
+	// TriggeredAt is when the trigger began, on the client's clock.
+	TriggeredAt time.Time
+	// Queued: the service said the backup was queued (a 2xx, or a 409 after
+	// this trigger's own request with an unknown outcome). When false, the
+	// outcome is unknown: the backup may never have been queued.
+	Queued bool
+	// Err is why no record was found: the last listing error, or
+	// ErrNotListed.
+	Err error
 }
 
-func (e *TriggerError) Error() string {
-	return fmt.Sprintf("triggering a backup of %s: the outcome is unknown and no backup of this trigger could be found: %v", e.AccountID, e.Err)
+// ErrNotListed: the account's backups listing held no backup of this
+// trigger, however long it was looked at.
+var ErrNotListed = errors.New("the account's backups listing shows no backup created since the trigger")
+
+func (e *UnidentifiedError) Error() string {
+	what := "a backup was queued"
+	if !e.Queued {
+		what = "the outcome of the trigger is unknown (a backup may have been queued)"
+	}
+	return fmt.Sprintf("triggering a backup of %s at %s: %s, but its record could not be found: %v",
+		e.AccountID, e.TriggeredAt.UTC().Format(time.RFC3339), what, e.Err)
 }
 
-func (e *TriggerError) Unwrap() error { return e.Err }
+func (e *UnidentifiedError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrUnidentified) work.
+func (e *UnidentifiedError) Is(target error) bool { return target == ErrUnidentified }
+
+// Recognizer decides whether a listed backup is the one a trigger queued.
+// It is the only place that does: the trigger, the recovery after an
+// unknown outcome, and the adoption of a trigger recorded without its
+// backup id all use it.
+//
+// A backup is the trigger's when it was created at or after the trigger
+// began, less Allowance for the service's clock running behind this
+// machine's. An older backup never is, even one the listing shows in
+// progress: a listing that lags (a read replica) can show a backup queued
+// before this change as still running after it ended, and claiming it
+// would report a backup taken before this change as this change's.
+type Recognizer struct {
+	Began     time.Time
+	Allowance time.Duration
+}
+
+// Mine reports whether b may be the trigger's backup.
+func (r Recognizer) Mine(b Backup) bool {
+	return !b.CreatedAt.Before(r.Began.Add(-r.Allowance))
+}
+
+// RecognizerFrom is the recognizer of a trigger that began at began.
+func (c *Client) RecognizerFrom(began time.Time) Recognizer {
+	return Recognizer{Began: began, Allowance: c.opts.ClockAllowance}
+}
 
 // TriggerBackup queues one backup of the account and returns its record.
 //
-// The POST is not idempotent, so it is never blindly retried. When its
-// outcome is unknown, the account's backups are looked at first: a backup
-// created since the first attempt is the one this call queued, and is
-// returned. Only when there is none is the POST sent again; a 409 after an
-// unknown outcome is recognised the same way. So one call never queues two
-// backups.
+// The POST is not idempotent and the API has no idempotency key, so it is
+// never blindly retried. After a POST the service accepted, the backup is
+// looked for (Recognizer) for IdentifyWithin on the client's clock, since
+// a listing may lag behind its POST; if it never shows, the error is an
+// *UnidentifiedError with Queued set, and no second POST is sent.
+//
+// When a POST's outcome is unknown, the account's backups are looked at
+// before anything is sent again: after a server error once, after a POST
+// that got no answer for UncertainGrace (the service may still process
+// it). A 409 after such a POST is this trigger's own backup, never a
+// reason to wait and trigger again. A backup is queued twice only when a
+// POST that got no answer is processed more than UncertainGrace later.
 func (c *Client) TriggerBackup(ctx context.Context, accountID string) (*Triggered, error) {
 	cl := call{method: "POST", path: accountPath(accountID) + "/backup"}
-	// Backups are stamped by the service's clock, to the second.
-	since := c.clock.Now().Add(-c.opts.TriggerClockSkew).Truncate(time.Second)
+	rec := c.RecognizerFrom(c.clock.Now())
+	// Whether any POST reached the wire: one that did may have been
+	// processed even when the caller's context ended before its answer.
+	var sent atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { sent.Store(true) }})
 	uncertain := false
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
@@ -52,52 +115,75 @@ func (c *Client) TriggerBackup(ctx context.Context, accountID string) (*Triggere
 		var decErr *DecodeError
 		switch {
 		case err == nil:
-			return c.identify(ctx, accountID, &acct)
+			return c.identify(ctx, accountID, &acct, rec, true, false)
 		case errors.As(err, &decErr):
 			// A 2xx whose body was unreadable: the backup was queued.
-			return c.identify(ctx, accountID, nil)
+			return c.identify(ctx, accountID, nil, rec, true, false)
 		case ctx.Err() != nil:
-			// Interrupted (or out of time) while the POST may have been on
+			if !sent.Load() {
+				return nil, ctx.Err()
+			}
+			// Interrupted (or out of time) while a POST may have been on
 			// its way: look, once and briefly, for the backup it may have
 			// queued, so that the caller records it rather than queueing
 			// another next time.
 			lctx, cancel := detached(ctx)
-			found, lerr := c.backupSince(lctx, accountID, since)
-			cancel()
+			defer cancel()
+			found, lerr := c.findMine(lctx, accountID, rec)
 			if lerr == nil && found != nil {
 				return &Triggered{Backup: *found, Recovered: true}, nil
 			}
-			return nil, ctx.Err()
+			return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Err: ctx.Err()}
 		case errors.Is(err, ErrConflict) && uncertain:
-			found, lerr := c.backupSince(ctx, accountID, since)
-			if lerr != nil {
-				return nil, &TriggerError{AccountID: accountID, Err: errors.Join(err, lerr)}
-			}
-			if found != nil {
-				return &Triggered{Backup: *found, Recovered: true}, nil
-			}
-			return nil, err // a backup queued by someone else is running
+			return c.conflictAfterUncertain(ctx, accountID, rec, err)
 		case outcomeUnknown(err):
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
 			uncertain = true
 			c.log.Warn(ctx, "the outcome of a backup trigger is unknown; looking for the backup before sending it again",
 				map[string]any{"account_id": accountID, "error": err.Error()})
-			found, lerr := c.backupSince(ctx, accountID, since)
-			if lerr != nil {
-				return nil, &TriggerError{AccountID: accountID, Err: errors.Join(err, lerr)}
+			var tErr *TransportError
+			grace := time.Duration(0)
+			if errors.As(err, &tErr) {
+				// No answer: the request may still be on its way through
+				// the service.
+				grace = c.opts.UncertainGrace
 			}
+			found, lerr := c.lookFor(ctx, accountID, rec, grace)
 			if found != nil {
 				return &Triggered{Backup: *found, Recovered: true}, nil
 			}
+			if lerr != nil && !errors.Is(lerr, ErrNotListed) {
+				// Nothing can be seen: sending again could queue a second
+				// backup.
+				return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Err: errors.Join(err, lerr)}
+			}
 			if werr := c.waitToRetry(ctx, cl, attempt, c.backoff(attempt), &waited, err); werr != nil {
-				return nil, werr
+				return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Err: werr}
 			}
 		default:
 			return nil, err
 		}
 	}
+}
+
+// conflictAfterUncertain reads a 409 that follows a POST whose outcome was
+// unknown. The backup in progress is this trigger's own when it was
+// created since the trigger began: it is then returned, and never waited
+// for as another's (that would queue a second backup). When the backup in
+// progress is older, it was already running when the first POST arrived,
+// so that POST queued nothing: the 409 stands.
+func (c *Client) conflictAfterUncertain(ctx context.Context, accountID string, rec Recognizer, conflict error) (*Triggered, error) {
+	var newest *Backup
+	for b, err := range c.Backups(ctx, accountID, ListOptions{Max: 1}) {
+		if err != nil {
+			return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Queued: true, Err: errors.Join(conflict, err)}
+		}
+		newest = &b
+	}
+	if newest != nil && InProgress(newest.Status) && !rec.Mine(*newest) {
+		return nil, conflict
+	}
+	// Ours, or not listed yet (a lagging listing): look for it.
+	return c.identify(ctx, accountID, nil, rec, true, true)
 }
 
 // outcomeUnknown reports whether a failed POST may have been processed.
@@ -109,42 +195,81 @@ func outcomeUnknown(err error) bool {
 	return errors.Is(err, ErrServer)
 }
 
-// identify finds the record of a backup the service has just accepted: the
-// newest of the account's backups, since the service creates it with the
-// trigger and refuses another while it is in progress.
-func (c *Client) identify(ctx context.Context, accountID string, acct *Account) (*Triggered, error) {
-	t, err := c.newestBackup(ctx, accountID, acct)
-	if err != nil && ctx.Err() != nil {
-		// The backup is queued: learn its id even though the caller is
-		// being interrupted, or the next run would not know it and queue
-		// another.
+// identify finds the record of a backup the service has accepted, looking
+// for IdentifyWithin. When the caller's context ends first, it looks once
+// more, detached and briefly: the backup is queued, and the next run must
+// know it rather than queue another.
+func (c *Client) identify(ctx context.Context, accountID string, acct *Account, rec Recognizer, queued, recovered bool) (*Triggered, error) {
+	found, err := c.lookFor(ctx, accountID, rec, c.opts.IdentifyWithin)
+	if found == nil && ctx.Err() != nil {
 		dctx, cancel := detached(ctx)
 		defer cancel()
-		return c.newestBackup(dctx, accountID, acct)
-	}
-	return t, err
-}
-
-func (c *Client) newestBackup(ctx context.Context, accountID string, acct *Account) (*Triggered, error) {
-	for b, err := range c.Backups(ctx, accountID, ListOptions{Max: 1}) {
-		if err != nil {
-			return nil, fmt.Errorf("the backup of %s was queued, but its record could not be read: %w", accountID, err)
+		found, err = c.findMine(dctx, accountID, rec)
+		if found == nil && err == nil {
+			err = ErrNotListed
 		}
-		return &Triggered{Account: acct, Backup: b}, nil
 	}
-	return nil, fmt.Errorf("the backup of %s was queued, but the account's backups listing is empty", accountID)
+	if found == nil {
+		return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Queued: queued, Err: err}
+	}
+	return &Triggered{Account: acct, Backup: *found, Recovered: recovered}, nil
 }
 
-// backupSince returns the earliest backup on the first page of the account's
-// backups that was created at or after since, or nil.
-func (c *Client) backupSince(ctx context.Context, accountID string, since time.Time) (*Backup, error) {
+// identifyInterval is the first pause between looks for a trigger's
+// backup; it doubles up to identifyMaxInterval.
+const (
+	identifyInterval    = time.Second
+	identifyMaxInterval = 8 * time.Second
+)
+
+// lookFor looks for the trigger's backup at once and then, while none is
+// listed, again until within has passed on the client's clock. It returns
+// the backup, or nil and the last error (ErrNotListed when the listing
+// answered but held none).
+func (c *Client) lookFor(ctx context.Context, accountID string, rec Recognizer, within time.Duration) (*Backup, error) {
+	deadline := c.clock.Now().Add(within)
+	interval := identifyInterval
+	for {
+		found, err := c.findMine(ctx, accountID, rec)
+		if found != nil {
+			return found, nil
+		}
+		if err == nil {
+			err = ErrNotListed
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		left := deadline.Sub(c.clock.Now())
+		if left <= 0 {
+			return nil, err
+		}
+		if serr := sleep(ctx, c.clock, min(interval, left)); serr != nil {
+			return nil, err
+		}
+		interval = min(2*interval, identifyMaxInterval)
+	}
+}
+
+// FindTriggered looks once for the backup of a trigger that began at
+// began, for a caller that recorded the trigger without its backup id.
+// It returns nil, nil when none is listed yet.
+func (c *Client) FindTriggered(ctx context.Context, accountID string, began time.Time) (*Backup, error) {
+	return c.findMine(ctx, accountID, c.RecognizerFrom(began))
+}
+
+// findMine returns the oldest backup on the first page of the account's
+// backups that the recognizer accepts, or nil. The listing is newest
+// first, so the trigger's backup is the oldest of those it accepts: newer
+// ones were queued by others after it ended.
+func (c *Client) findMine(ctx context.Context, accountID string, rec Recognizer) (*Backup, error) {
 	var found *Backup
 	for b, err := range c.Backups(ctx, accountID, ListOptions{Max: PageSize}) {
 		if err != nil {
 			return nil, err
 		}
-		if b.CreatedAt.Before(since) {
-			break // newest first: the rest are older still
+		if !rec.Mine(b) {
+			break // the rest are older still
 		}
 		found = &b
 	}

@@ -1,0 +1,175 @@
+package client
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// faultyService plays a Backup Service that departs from the mock in the
+// ways real deployments do: a backups listing that lags behind the POST
+// (a read replica), a clock that is not the client's, a POST processed but
+// answered with a reset connection, a listing that fails. It serves one
+// account; its time is the client's fake clock plus skew.
+type faultyService struct {
+	t       *testing.T
+	clock   *fakeClock
+	account string
+
+	mu sync.Mutex
+	// skew is the service's clock minus the client's.
+	skew time.Duration
+	// backups, newest first; hiddenFor counts listings that still omit one.
+	backups   []Backup
+	hiddenFor map[string]int
+	// lag is how many listings omit a backup after its POST; -1: forever.
+	lag int
+	// resetPOSTs: the next POSTs are processed, then their connection is
+	// closed without an answer.
+	resetPOSTs int
+	// dropPOSTs: the next POSTs get their connection closed unprocessed;
+	// the service processes each later, after processLater listings.
+	dropPOSTs    int
+	processLater int
+	later        []int // listings left before each dropped POST is processed
+	// listingStatus, when set, answers every listing with this status.
+	listingStatus int
+	// runFor is how long a backup runs before it succeeds.
+	runFor time.Duration
+
+	posts, listings int
+}
+
+func newFaultyService(t *testing.T) (*faultyService, *Client) {
+	t.Helper()
+	fs := &faultyService{t: t, clock: newFakeClock(), account: "acc_0123456789abcdef", hiddenFor: map[string]int{}, runFor: time.Hour}
+	ts := httptest.NewServer(fs)
+	t.Cleanup(ts.Close)
+	c, err := New(Options{BaseURL: ts.URL, APIKey: "bks_test", Clock: fs.clock, MaxRetries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs, c
+}
+
+func (fs *faultyService) now() time.Time { return fs.clock.Now().Add(fs.skew).Truncate(time.Second) }
+
+// addOld adds a finished backup created age ago.
+func (fs *faultyService) addOld(status string, age time.Duration) Backup {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	created := fs.now().Add(-age)
+	done := created.Add(time.Minute)
+	b := Backup{ID: fmt.Sprintf("bkp_old%013d", len(fs.backups)), AccountID: fs.account, Status: status, CreatedAt: created, CompletedAt: &done}
+	fs.backups = append([]Backup{b}, fs.backups...)
+	return b
+}
+
+// queue creates a backup as the service does on an accepted POST.
+func (fs *faultyService) queue() {
+	b := Backup{ID: fmt.Sprintf("bkp_new%013d", fs.posts), AccountID: fs.account, Status: StatusRunning, CreatedAt: fs.now()}
+	fs.backups = append([]Backup{b}, fs.backups...)
+	fs.hiddenFor[b.ID] = fs.lag
+}
+
+func (fs *faultyService) queuedIDs() []string {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	var out []string
+	for _, b := range fs.backups {
+		if strings.HasPrefix(b.ID, "bkp_new") {
+			out = append(out, b.ID)
+		}
+	}
+	return out
+}
+
+func (fs *faultyService) counts() (posts, listings int) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.posts, fs.listings
+}
+
+func (fs *faultyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	w.Header().Set("X-Request-ID", "6f1c2a9e-0b7d-4c3e-9a51-2d8e4f7b6a10")
+	base := "/api/v1/accounts/" + fs.account
+	for i, b := range fs.backups {
+		if b.Status == StatusRunning && !fs.now().Before(b.CreatedAt.Add(fs.runFor)) {
+			done := b.CreatedAt.Add(fs.runFor)
+			fs.backups[i].Status, fs.backups[i].CompletedAt = StatusSuccess, &done
+		}
+	}
+	switch {
+	case r.Method == http.MethodPost && r.URL.Path == base+"/backup":
+		fs.posts++
+		if fs.dropPOSTs > 0 {
+			fs.dropPOSTs--
+			fs.later = append(fs.later, fs.processLater)
+			fs.hangUp(w)
+			return
+		}
+		for _, b := range fs.backups {
+			if InProgress(b.Status) {
+				fs.problem(w, http.StatusConflict, "Conflict")
+				return
+			}
+		}
+		fs.queue()
+		if fs.resetPOSTs > 0 {
+			fs.resetPOSTs--
+			fs.hangUp(w)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		_ = json.NewEncoder(w).Encode(Account{ID: fs.account, Name: "crm", BackupStatus: StatusPending, Platform: "slack", ServiceType: "backup"})
+	case r.Method == http.MethodGet && r.URL.Path == base+"/backups":
+		fs.listings++
+		for i := range fs.later {
+			if fs.later[i]--; fs.later[i] == 0 {
+				fs.queue()
+			}
+		}
+		if fs.listingStatus != 0 {
+			fs.problem(w, fs.listingStatus, http.StatusText(fs.listingStatus))
+			return
+		}
+		data := []Backup{}
+		for _, b := range fs.backups {
+			switch n := fs.hiddenFor[b.ID]; {
+			case n < 0:
+				continue
+			case n > 0:
+				fs.hiddenFor[b.ID]--
+				continue
+			}
+			data = append(data, b)
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": data, "pagination": map[string]any{"limit": 50, "next_cursor": nil}})
+	default:
+		fs.problem(w, http.StatusNotFound, "Resource not found.")
+	}
+}
+
+func (fs *faultyService) problem(w http.ResponseWriter, status int, title string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"title": title, "status": status, "request_id": "6f1c2a9e-0b7d-4c3e-9a51-2d8e4f7b6a10"})
+}
+
+// hangUp closes the connection without an answer, after the request was
+// read: the client cannot tell whether it was processed.
+func (fs *faultyService) hangUp(w http.ResponseWriter) {
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		fs.t.Error(err)
+		return
+	}
+	_ = conn.Close()
+}

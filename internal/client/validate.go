@@ -1,0 +1,69 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+)
+
+// errMissing: a field the API contract requires is absent or empty. A body
+// such as `{}` or `null` from a proxy or a wrong host must not pass as "no
+// backups" or "a valid key": it is a decode error, and callers keep what
+// they knew.
+var errMissing = errors.New("a field the API contract requires is missing")
+
+// checker is implemented by decoded answers that carry required fields.
+type checker interface{ check() error }
+
+func missing(what string) error { return fmt.Errorf("%w: %s", errMissing, what) }
+
+func (t *Token) check() error {
+	switch {
+	case t.Name == "":
+		return missing("token name")
+	case t.ExpiresAt.IsZero():
+		return missing("token expires_at")
+	}
+	return nil
+}
+
+func (a *Account) check() error {
+	if a.ID == "" {
+		return missing("account id")
+	}
+	return nil
+}
+
+func (b *Backup) check() error {
+	switch {
+	case b.ID == "":
+		return missing("backup id")
+	case b.Status == "":
+		return missing("backup status of " + b.ID)
+	case b.CreatedAt.IsZero():
+		return missing("backup created_at of " + b.ID)
+	}
+	return nil
+}
+
+func (l *AuditLog) check() error {
+	if l.ID == "" {
+		return missing("audit log id")
+	}
+	return nil
+}
+
+// check requires the data array (absent or null is not an empty page) and
+// checks every item.
+func (p *page[T]) check() error {
+	if p.Data == nil {
+		return missing("the listing's data array")
+	}
+	for i := range p.Data {
+		if c, ok := any(&p.Data[i]).(checker); ok {
+			if err := c.check(); err != nil {
+				return fmt.Errorf("item %d: %w", i, err)
+			}
+		}
+	}
+	return nil
+}
