@@ -44,6 +44,10 @@ const (
 	// that they need the fewest requests.
 	PageSize = 50
 
+	// announceWaitsOver: a wait this long or longer is logged at WARN, so
+	// that "Still creating..." never hides why.
+	announceWaitsOver = 5 * time.Second
+
 	maxErrorBody   = 64 << 10
 	maxSuccessBody = 32 << 20
 )
@@ -285,6 +289,11 @@ func (c *Client) waitToRetry(ctx context.Context, cl call, attempt int, delay ti
 	if dl, ok := ctx.Deadline(); ok && c.clock.Now().Add(delay).After(dl) {
 		return fail(fmt.Sprintf("waiting %s would outlive the operation's deadline", delay.Round(time.Millisecond)))
 	}
+	if delay >= announceWaitsOver {
+		c.log.Warn(ctx, "waiting before retrying a Backup Service request", map[string]any{
+			"method": cl.method, "path": c.base.EscapedPath() + cl.path, "delay": delay.Round(time.Second).String(), "error": last.Error(),
+		})
+	}
 	c.log.Debug(ctx, "retrying Backup Service request", map[string]any{
 		"method": cl.method, "path": c.base.EscapedPath() + cl.path, "attempt": attempt + 1, "delay": delay.String(), "error": last.Error(),
 	})
@@ -330,7 +339,12 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 		return err
 	}
 	var header http.Header
-	defer func() { c.limiter.done(header) }()
+	defer func() {
+		if reset := c.limiter.done(header); !reset.IsZero() {
+			c.log.Warn(ctx, "the Backup Service announced a rate-limit window ending implausibly far away; "+
+				"treating it as the API's one-second window", map[string]any{"announced_reset": reset.UTC().Format(time.RFC3339)})
+		}
+	}()
 
 	actx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
 	defer cancel()

@@ -94,6 +94,8 @@ type limiter struct {
 	mine       int     // responses of this window (same reset) to this client
 	othersSeen bool    // other clients counted in this window
 	share      float64 // part of the allowance this client takes: 1 alone
+
+	warnedReset bool // an implausible reset was reported
 }
 
 func newLimiter(clock Clock) *limiter {
@@ -171,17 +173,38 @@ func (l *limiter) wait(ctx context.Context) error {
 	}
 }
 
+// maxResetAhead is the furthest ahead a window's reset is believed. The
+// API's window is one second; a reset further away (in milliseconds where
+// seconds are meant, a year 3000, an hour) would stop every request until
+// then, so it is read as the end of a one-second window instead.
+const maxResetAhead = 2 * time.Second
+
 // done reports the outcome of a request allowed by wait: the response
-// headers, or nil when no response came.
-func (l *limiter) done(h http.Header) {
+// headers, or nil when no response came. It returns the reset the service
+// announced when that reset was implausibly far away and this is the first
+// such one the limiter has seen, so that the caller reports it once.
+func (l *limiter) done(h http.Header) (implausibleReset time.Time) {
 	rl := (*RateLimit)(nil)
+	now := l.clock.Now()
 	if h != nil {
-		rl = parseRateLimit(h, l.clock.Now())
+		rl = parseRateLimit(h, now)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.probing = false
 	l.inflight = max(l.inflight-1, 0)
+	if rl != nil && !rl.Reset.IsZero() && rl.Reset.After(now.Add(maxResetAhead)) {
+		if !l.warnedReset {
+			l.warnedReset = true
+			implausibleReset = rl.Reset
+		}
+		// The current window, when one is open; else a new one-second one.
+		if l.windowEnd.After(now) && !l.windowEnd.After(now.Add(maxResetAhead)) {
+			rl.Reset = l.windowEnd
+		} else {
+			rl.Reset = now.Add(time.Second)
+		}
+	}
 	if rl != nil && rl.HasLimit {
 		iv := intervalFor(rl.Limit)
 		if !l.known || iv != l.interval {
@@ -209,6 +232,7 @@ func (l *limiter) done(h http.Header) {
 		}
 	}
 	l.broadcast()
+	return implausibleReset
 }
 
 // shareWindow compares the window's count with this client's own requests

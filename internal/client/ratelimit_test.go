@@ -164,6 +164,9 @@ func TestLimiterYieldsItsShareToOtherClients(t *testing.T) {
 	// the allowance comes back.
 	for w := 1; w <= 6; w++ {
 		next := reset.Add(time.Duration(w) * time.Second)
+		if d := next.Add(-time.Second).Sub(clock.Now()); d > 0 {
+			<-clock.After(d) // into that window
+		}
 		for used := 1; used <= 2; used++ {
 			_ = l.wait(context.Background())
 			l.done(header(21-used, next))
@@ -171,5 +174,46 @@ func TestLimiterYieldsItsShareToOtherClients(t *testing.T) {
 	}
 	if l.spacing() != 50*time.Millisecond {
 		t.Errorf("alone again, spacing %s, want 50ms", l.spacing())
+	}
+}
+
+// Resets implausibly far away (the year 3000, milliseconds where seconds
+// are meant, an hour away) with nothing remaining, or with what remains
+// taken by other clients, never hold requests longer than the API's
+// one-second window; the first is reported once.
+func TestLimiterImplausibleResetIsCapped(t *testing.T) {
+	t.Parallel()
+	for name, hdr := range map[string]func(now time.Time) (remaining, limit string, reset int64){
+		"year 3000":        func(time.Time) (string, string, int64) { return "0", "10", 32503680000 },
+		"milliseconds":     func(now time.Time) (string, string, int64) { return "0", "10", now.Add(time.Second).UnixMilli() },
+		"an hour away":     func(now time.Time) (string, string, int64) { return "0", "10", now.Add(time.Hour).Unix() },
+		"others took them": func(now time.Time) (string, string, int64) { return "1", "10", now.Add(time.Hour).Unix() },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			clock := newFakeClock()
+			l := newLimiter(clock)
+			reported := 0
+			for range 20 {
+				start := clock.Now()
+				if err := l.wait(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				if waited := clock.Now().Sub(start); waited > maxResetAhead {
+					t.Fatalf("a request waited %s", waited)
+				}
+				remaining, limit, reset := hdr(clock.Now())
+				h := http.Header{}
+				h.Set("X-RateLimit-Limit", limit)
+				h.Set("X-RateLimit-Remaining", remaining)
+				h.Set("X-RateLimit-Reset", itoa(reset))
+				if !l.done(h).IsZero() {
+					reported++
+				}
+			}
+			if reported != 1 {
+				t.Errorf("reported %d times, want once", reported)
+			}
+		})
 	}
 }
