@@ -29,10 +29,11 @@ const (
 	DefaultRetryAfterCap  = 60 * time.Second
 	DefaultRetryBudget    = 2 * time.Minute
 	// DefaultClockAllowance is how far the service's clock may run behind
-	// this machine's for a finished backup to be recognised as a trigger's:
-	// clocks of hosts kept by NTP differ by far less, and an older backup
-	// still cannot pass (see Recognizer).
-	DefaultClockAllowance = 30 * time.Second
+	// this machine's for a backup to be recognised as a trigger's. Clocks
+	// kept by NTP differ by well under a second; a wider allowance would let
+	// a backup queued by someone else just before this trigger pass for its
+	// own after an unknown outcome (see Recognizer).
+	DefaultClockAllowance = 10 * time.Second
 	// DefaultIdentifyWithin is how long a backup the service accepted is
 	// looked for in a listing that lags behind its POST.
 	DefaultIdentifyWithin = 30 * time.Second

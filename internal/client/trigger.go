@@ -258,22 +258,21 @@ func (c *Client) FindTriggered(ctx context.Context, accountID string, began time
 	return c.findMine(ctx, accountID, c.RecognizerFrom(began))
 }
 
-// findMine returns the oldest backup on the first page of the account's
-// backups that the recognizer accepts, or nil. The listing is newest
-// first, so the trigger's backup is the oldest of those it accepts: newer
-// ones were queued by others after it ended.
+// findMine returns the newest of the account's backups when the
+// recognizer accepts it, or nil. The service creates a trigger's backup
+// as the newest at once (a listing that lags shows an older one first:
+// then this trigger's is not listed yet), and a backup queued by another
+// client after this one ended was queued after this trigger began too.
 func (c *Client) findMine(ctx context.Context, accountID string, rec Recognizer) (*Backup, error) {
-	var found *Backup
-	for b, err := range c.Backups(ctx, accountID, ListOptions{Max: PageSize}) {
+	for b, err := range c.Backups(ctx, accountID, ListOptions{Max: 1}) {
 		if err != nil {
 			return nil, err
 		}
-		if !rec.Mine(b) {
-			break // the rest are older still
+		if rec.Mine(b) {
+			return &b, nil
 		}
-		found = &b
 	}
-	return found, nil
+	return nil, nil
 }
 
 // detachedTimeout bounds a request that must complete after its caller's
@@ -283,4 +282,35 @@ const detachedTimeout = 15 * time.Second
 // detached keeps ctx's values but not its cancellation or deadline.
 func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), detachedTimeout)
+}
+
+// ResumeTrigger carries on a trigger that was recorded without its backup
+// id (an *UnidentifiedError earlier): it looks for the trigger's backup
+// for IdentifyWithin and, when found, treats it as RunBackup treats the
+// backup it queued (EventQueued, then the wait when asked). When none is
+// found it sends a new trigger only if the earlier one was not confirmed
+// (confirmed false) and UncertainGrace has passed since it began: that
+// request was never processed. Otherwise it returns an *UnidentifiedError
+// again, and sends nothing.
+func (c *Client) ResumeTrigger(ctx context.Context, accountID string, began time.Time, confirmed bool, opts RunOptions) (*Backup, error) {
+	found, err := c.lookFor(ctx, accountID, c.RecognizerFrom(began), c.opts.IdentifyWithin)
+	if found == nil {
+		if !confirmed && errors.Is(err, ErrNotListed) && c.clock.Now().Sub(began) >= c.opts.UncertainGrace {
+			c.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
+				map[string]any{"account_id": accountID, "triggered_at": began.UTC().Format(time.RFC3339)})
+			return c.RunBackup(ctx, accountID, opts)
+		}
+		return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: began, Queued: confirmed, Err: err}
+	}
+	start := c.clock.Now()
+	emit := func(kind EventKind, b Backup, prev string) {
+		if opts.Progress != nil {
+			opts.Progress(Event{Kind: kind, Backup: b, Previous: prev, Elapsed: c.clock.Now().Sub(start)})
+		}
+	}
+	emit(EventQueued, *found, "")
+	if !opts.WaitForCompletion {
+		return found, nil
+	}
+	return c.waitFrom(ctx, found, opts.Poll.orDefault(), start, emit)
 }

@@ -380,3 +380,14 @@ func (s *Server) AddRecentBackups(accountID string, n int) {
 			createdAt: from.Add(time.Duration(i+1) * step).Truncate(time.Second), seq: s.seq})
 	}
 }
+
+// NewestBackupID is the id of the account's newest backup, or "".
+func (s *Server) NewestBackupID(accountID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	acc := s.accounts[accountID]
+	if acc == nil || len(acc.backups) == 0 {
+		return ""
+	}
+	return acc.backups[len(acc.backups)-1].id
+}

@@ -43,9 +43,14 @@ type session struct {
 
 	mu sync.Mutex
 	// replaced holds the backups of triggers deleted in this command, by
-	// account id: the Create that replaces a trigger whose wait timed out
-	// adopts its backup instead of queueing a second one for the same change.
-	replaced map[string]replacedTrigger
+	// account id, several per account (triggers of one account replaced in
+	// one apply): the Create that replaces a trigger whose wait timed out,
+	// or whose backup was never identified, adopts its backup instead of
+	// queueing a second one for the same change. Terraform deletes a
+	// replaced object before creating its successor unless the resource
+	// sets create_before_destroy: then the successor is created first and
+	// finds nothing here (the documented limit).
+	replaced map[string][]replacedTrigger
 }
 
 // replacedTrigger is what Delete keeps of a trigger for its replacement.
@@ -54,10 +59,13 @@ type replacedTrigger struct {
 	triggers    string // triggersKey of its triggers
 	waited      bool   // wait_for_completion
 	waitTimeout time.Duration
+	// triggeredAt is when it was triggered; with an empty backupID, its
+	// backup is looked for by it.
+	triggeredAt time.Time
 }
 
 func newSession(c *client.Client) *session {
-	return &session{replaced: map[string]replacedTrigger{}, accounts: c.NewAccountIndex()}
+	return &session{replaced: map[string][]replacedTrigger{}, accounts: c.NewAccountIndex()}
 }
 
 // accountExists says whether a finished trigger's account still exists,
@@ -79,20 +87,22 @@ func (s *session) accountExists(ctx context.Context, c *client.Client, accountID
 func (s *session) remember(accountID string, t replacedTrigger) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.replaced[accountID] = t
+	s.replaced[accountID] = append(s.replaced[accountID], t)
 }
 
-// take returns and forgets the deleted trigger of the account with the
-// same triggers, if any.
+// take returns and forgets a deleted trigger of the account with the same
+// triggers, if any.
 func (s *session) take(accountID, triggers string) (replacedTrigger, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, ok := s.replaced[accountID]
-	if !ok || t.triggers != triggers {
-		return replacedTrigger{}, false
+	list := s.replaced[accountID]
+	for i, t := range list {
+		if t.triggers == triggers {
+			s.replaced[accountID] = append(list[:i:i], list[i+1:]...)
+			return t, true
+		}
 	}
-	delete(s.replaced, accountID)
-	return t, true
+	return replacedTrigger{}, false
 }
 
 // dataFrom takes what the provider's Configure handed over. Nil provider

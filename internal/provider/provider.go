@@ -67,12 +67,12 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 		Attributes: map[string]schema.Attribute{
 			"base_url": schema.StringAttribute{
 				Description: "Base URL of the Backup Service, without `/api/v1`, for example `https://backup.example.com`. " +
-					"Defaults to the `" + EnvBaseURL + "` environment variable.",
+					"Defaults to the `" + EnvBaseURL + "` environment variable, which an empty value does not hide.",
 				Optional: true,
 			},
 			"api_key": schema.StringAttribute{
 				Description: "API key, sent in the `X-API-Key` header. Keys are created and revoked in the Backup Service web " +
-					"application. Defaults to the `" + EnvAPIKey + "` environment variable.",
+					"application. Defaults to the `" + EnvAPIKey + "` environment variable, which an empty value does not hide.",
 				Optional:  true,
 				Sensitive: true,
 			},
@@ -129,11 +129,11 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	}
 	if opts.BaseURL == "" {
 		resp.Diagnostics.AddAttributeError(path.Root("base_url"), "Missing Backup Service base URL",
-			"Set base_url in the provider block, or the "+EnvBaseURL+" environment variable.")
+			"Set base_url in the provider block, or the "+EnvBaseURL+" environment variable (an empty base_url counts as not set).")
 	}
 	if opts.APIKey == "" {
 		resp.Diagnostics.AddAttributeError(path.Root("api_key"), "Missing Backup Service API key",
-			"Set api_key in the provider block, or the "+EnvAPIKey+" environment variable.")
+			"Set api_key in the provider block, or the "+EnvAPIKey+" environment variable (an empty api_key counts as not set).")
 	}
 	if !cfg.MaxRetries.IsNull() {
 		opts.MaxRetries = int(wholeValue(cfg.MaxRetries))
@@ -189,8 +189,11 @@ func (p *backupProvider) DataSources(context.Context) []func() datasource.DataSo
 	}
 }
 
+// stringOr is v, or fallback when v is null or empty: an empty variable
+// passed as base_url or api_key means "not set here", and must not hide
+// the environment variable.
 func stringOr(v types.String, fallback string) string {
-	if v.IsNull() {
+	if v.IsNull() || v.ValueString() == "" {
 		return fallback
 	}
 	return v.ValueString()
@@ -200,8 +203,8 @@ func stringOr(v types.String, fallback string) string {
 // attribute, and says where the value came from.
 func addClientConfigError(diags *diag.Diagnostics, cfg providerModel, err error) {
 	from := func(v types.String, attr, env string) string {
-		if v.IsNull() {
-			return "the " + env + " environment variable (used because " + attr + " is not set)"
+		if v.IsNull() || v.ValueString() == "" {
+			return "the " + env + " environment variable (used because " + attr + " is not set or empty)"
 		}
 		return attr
 	}

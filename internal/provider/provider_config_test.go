@@ -49,14 +49,14 @@ func TestAccProviderMissingSettings(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config:      withProvider(`data "backup_token" "this" {}`),
-				ExpectError: expectError("Missing Backup Service base URL", "Set base_url in the provider block, or the BACKUP_BASE_URL environment variable."),
+				ExpectError: expectError("Missing Backup Service base URL", "Set base_url in the provider block, or the BACKUP_BASE_URL environment variable", "an empty base_url counts as not set"),
 			},
 			{
 				Config: withProvider(fmt.Sprintf(`provider "backup" {
   base_url = %q
 }
 data "backup_token" "this" {}`, e.url)),
-				ExpectError: expectError("Missing Backup Service API key", "Set api_key in the provider block, or the BACKUP_API_KEY environment variable."),
+				ExpectError: expectError("Missing Backup Service API key", "Set api_key in the provider block, or the BACKUP_API_KEY environment variable", "an empty api_key counts as not set"),
 			},
 		},
 	})

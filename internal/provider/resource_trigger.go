@@ -83,6 +83,9 @@ func (m *triggerModel) setBackup(b *client.Backup) {
 
 func (r *triggerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_trigger"
+	// A trigger recorded before its backup could be identified has the
+	// identity { account_id, id = null } until a later read finds it.
+	resp.ResourceBehavior.MutableIdentity = true
 }
 
 // triggerIdentity identifies a trigger by its backup (Terraform 1.12+ and
@@ -104,10 +107,14 @@ func (r *triggerResource) IdentitySchema(_ context.Context, _ resource.IdentityS
 // setIdentity records the identity, when Terraform supports identities
 // (resp.Identity is nil before 1.12).
 func setIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, accountID, backupID string, diags *diag.Diagnostics) {
-	if identity == nil || accountID == "" || backupID == "" {
+	if identity == nil || accountID == "" {
 		return
 	}
-	diags.Append(identity.Set(ctx, triggerIdentity{AccountID: types.StringValue(accountID), ID: types.StringValue(backupID)})...)
+	id := types.StringNull() // not identified yet
+	if backupID != "" {
+		id = types.StringValue(backupID)
+	}
+	diags.Append(identity.Set(ctx, triggerIdentity{AccountID: types.StringValue(accountID), ID: id})...)
 }
 
 func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -239,6 +246,13 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 	if b == nil && err == nil {
 		b, err = c.RunBackup(ctx, accountID, opts)
 	}
+	var ue *client.UnidentifiedError
+	if b == nil && errors.As(err, &ue) {
+		recordUnidentified(ctx, &plan, ue, resp.Private, &resp.Diagnostics, createCaller)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		setIdentity(ctx, resp.Identity, accountID, "", &resp.Diagnostics)
+		return
+	}
 	if b == nil {
 		addTriggerError(&resp.Diagnostics, accountID, timeout, err)
 		return
@@ -262,6 +276,13 @@ func (r *triggerResource) adoptReplaced(ctx context.Context, plan *triggerModel,
 		return nil, nil
 	}
 	c := r.data.client
+	if old.backupID == "" {
+		// Its backup was never identified: look for it before any POST. A
+		// replacement may queue a new one once no backup of it was listed
+		// for a whole apply (ResumeTrigger's grace).
+		tflog.Info(ctx, "looking for the backup of the replaced trigger, recorded without its id", map[string]any{"triggered_at": old.triggeredAt})
+		return c.ResumeTrigger(ctx, plan.AccountID.ValueString(), old.triggeredAt, false, opts)
+	}
 	b, err := c.FindBackup(ctx, plan.AccountID.ValueString(), old.backupID)
 	if err != nil {
 		// Nothing to adopt that can be seen: queue a new backup, as a
@@ -349,7 +370,16 @@ func addTriggerError(diags *diag.Diagnostics, accountID string, timeout time.Dur
 	summary := fmt.Sprintf("Unable to trigger a backup of account %s", accountID)
 	at := path.Root("account_id")
 	var cw *client.ConflictWaitError
+	var ue *client.UnidentifiedError
 	switch {
+	case errors.As(err, &ue):
+		what := "The Backup Service accepted the trigger (a backup was queued)"
+		if !ue.Queued {
+			what = "The outcome of the trigger is unknown (a backup may have been queued)"
+		}
+		diags.AddAttributeError(at, summary, fmt.Sprintf("%s at %s, but no record of it could be found in the account's backups, "+
+			"so its outcome cannot be followed. Look for it among the account's backups (data source backup_account_backups) "+
+			"before triggering another.\n\n%s", what, ue.TriggeredAt.UTC().Format(time.RFC3339), describeError(ue.Err)))
 	case errors.As(err, &cw) && errors.Is(err, context.DeadlineExceeded):
 		running := "A backup of account " + accountID
 		if cw.Running != nil {
@@ -389,6 +419,16 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	prior, err := rawStrings(req.State.Raw, "account_id", "id", "backup_status", "triggered_at", "completed_at")
+	if err == nil && prior["id"].IsNull() {
+		var waits types.Bool
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("wait_for_completion"), &waits)...)
+		if waits.ValueBool() {
+			// The next apply identifies it and waits for it, in an update
+			// or in the replacement of a tainted trigger: both look for it
+			// by triggered_at, which a refresh must therefore keep.
+			return
+		}
+	}
 	if err != nil {
 		resp.Diagnostics.AddError("Unreadable backup_trigger state", err.Error())
 		return
@@ -399,6 +439,10 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 		// keeps none): the framework wants one after every Read, even one
 		// that removes the resource.
 		setIdentity(ctx, resp.Identity, accountID, backupID, &resp.Diagnostics)
+	}
+	if backupID == "" {
+		r.readUnidentified(ctx, prior, resp)
+		return
 	}
 	removed := func(why string) {
 		resp.Diagnostics.AddWarning("Backup trigger removed from state",
@@ -481,14 +525,39 @@ func (r *triggerResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("triggers"))
 		return
 	}
-	if !state.WaitForCompletion.ValueBool() || !plan.WaitForCompletion.ValueBool() || !plan.AccountID.Equal(state.AccountID) {
+	if !plan.AccountID.Equal(state.AccountID) {
+		return
+	}
+	settle := func() {
+		for _, name := range []string{"backup_status", "completed_at"} {
+			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(name), types.StringUnknown())...)
+		}
+	}
+	if state.ID.IsNull() {
+		// Recorded without its backup id, and the refresh did not find
+		// it: the update looks for it again (and waits for it) before any
+		// new trigger.
+		settle()
+		for _, name := range []string{"id", "triggered_at"} {
+			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(name), types.StringUnknown())...)
+		}
 		return
 	}
 	status := state.BackupStatus.ValueString()
+	if len(imported) != 0 || (plan.WaitForCompletion.ValueBool() && !state.WaitForCompletion.ValueBool()) {
+		// An imported trigger takes its configuration in an update, even
+		// an identical one, so that it is adopted once and only once; a
+		// trigger whose wait is switched on settles its backup's outcome
+		// there (waits for it, or fails when it failed).
+		settle()
+		return
+	}
+	if !state.WaitForCompletion.ValueBool() || !plan.WaitForCompletion.ValueBool() {
+		return
+	}
 	switch {
 	case client.InProgress(status):
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("backup_status"), types.StringUnknown())...)
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("completed_at"), types.StringUnknown())...)
+		settle()
 	case status != client.StatusSuccess && status != "":
 		resp.Diagnostics.AddWarning("The backup of this trigger did not succeed",
 			fmt.Sprintf("Backup %s of account %s ended with status %q, and wait_for_completion is true: the trigger is "+
@@ -557,9 +626,28 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	accountID := state.AccountID.ValueString()
 	wctx, cancel := boundedFor(ctx, timeout, accountID)
 	defer cancel()
+	if state.ID.IsNull() {
+		r.resumeUnidentified(wctx, &plan, &state, timeout, req, resp)
+		return
+	}
 	known := client.Backup{ID: state.ID.ValueString(), AccountID: accountID, Status: state.BackupStatus.ValueString()}
-	tflog.Info(wctx, "resuming the wait for the backup", map[string]any{"backup_id": known.ID, "status": known.Status})
-	b, err := r.data.client.WaitForBackup(wctx, known, r.data.poll, logProgress(wctx))
+	if !client.InProgress(known.Status) || !plan.WaitForCompletion.ValueBool() {
+		// Adopted (import, or the wait switched on): read where it stands.
+		now, err := r.data.client.FindBackup(wctx, accountID, known.ID)
+		if err != nil {
+			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read backup %s of account %s", known.ID, accountID), err)
+			return
+		}
+		known = *now
+	}
+	var b *client.Backup
+	var err error
+	if plan.WaitForCompletion.ValueBool() {
+		tflog.Info(wctx, "waiting for the backup", map[string]any{"backup_id": known.ID, "status": known.Status})
+		b, err = r.data.client.WaitForBackup(wctx, known, r.data.poll, logProgress(wctx))
+	} else {
+		b = &known
+	}
 	if b != nil && b.CreatedAt.IsZero() {
 		b.CreatedAt, _ = time.Parse(time.RFC3339, state.TriggeredAt.ValueString())
 	}
@@ -579,9 +667,10 @@ func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest
 	}
 	timeout := state.createTimeout(ctx, &resp.Diagnostics)
 	if r.data != nil {
+		triggeredAt, _ := time.Parse(time.RFC3339, state.TriggeredAt.ValueString())
 		r.data.session.remember(state.AccountID.ValueString(), replacedTrigger{
 			backupID: state.ID.ValueString(), triggers: triggersKey(state.Triggers),
-			waited: state.WaitForCompletion.ValueBool(), waitTimeout: timeout,
+			waited: state.WaitForCompletion.ValueBool(), waitTimeout: timeout, triggeredAt: triggeredAt,
 		})
 		r.data.session.destroyNotice.Do(func() {
 			resp.Diagnostics.AddWarning("Backups are kept",

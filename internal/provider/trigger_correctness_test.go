@@ -1,0 +1,331 @@
+package provider
+
+// The trigger never claims a backup it did not take and never takes two,
+// whatever the service answers: each test plays one way a real deployment
+// departs from the mock (a listing that lags or fails, a body without
+// data) or one path a user takes (import into a matching configuration, a
+// wait switched on for a failed backup, empty provider settings).
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+)
+
+// listingFault rewrites the mock's backups listings: hiding backups
+// created after hideFrom (a replica that lags behind every POST), or
+// answering with a body of its own.
+type listingFault struct {
+	inner http.Handler
+
+	mu       sync.Mutex
+	hideFrom time.Time // zero: hide nothing
+	body     string    // non-empty: the body of every backups listing
+}
+
+func (f *listingFault) set(hideFrom time.Time, body string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hideFrom, f.body = hideFrom, body
+}
+
+func (f *listingFault) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	hideFrom, body := f.hideFrom, f.body
+	f.mu.Unlock()
+	if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/backups") || (hideFrom.IsZero() && body == "") {
+		f.inner.ServeHTTP(w, r)
+		return
+	}
+	if body != "" {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(body))
+		return
+	}
+	rec := httptest.NewRecorder()
+	f.inner.ServeHTTP(rec, r)
+	var page struct {
+		Data       []map[string]any `json:"data"`
+		Pagination map[string]any   `json:"pagination"`
+	}
+	if rec.Code != http.StatusOK || jsonDecode(rec.Body.Bytes(), &page) != nil {
+		copyResponse(w, rec)
+		return
+	}
+	kept := page.Data[:0]
+	for _, b := range page.Data {
+		created, _ := time.Parse(time.RFC3339, fmt.Sprint(b["created_at"]))
+		if created.Before(hideFrom) {
+			kept = append(kept, b)
+		}
+	}
+	page.Data = kept
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(page)
+}
+
+// newFaultyListingEnv is a test environment whose backups listings go
+// through a listingFault, with the trigger's looks kept short.
+func newFaultyListingEnv(t *testing.T, opts mockservice.Options) (*testEnv, *listingFault) {
+	t.Helper()
+	e := newTestEnv(t, opts)
+	f := &listingFault{inner: e.srv}
+	ts := httptest.NewServer(f)
+	t.Cleanup(ts.Close)
+	e.url = ts.URL
+	e.clientOptions = func(o *client.Options) {
+		o.IdentifyWithin = 100 * time.Millisecond
+		o.UncertainGrace = 100 * time.Millisecond
+	}
+	return e, f
+}
+
+func nullAttr(addr, attr string) statecheck.StateCheck {
+	return statecheck.ExpectKnownValue(addr, tfjsonpath.New(attr), knownvalue.Null())
+}
+
+// The POST is accepted but the listing never shows the new backup while
+// it holds an old one: with wait_for_completion = false the apply warns,
+// and saves the trigger with no backup id and when it was triggered; the
+// next refresh, once the listing shows it, records it. One POST in all.
+func TestAccTriggerQueuedButNotListedIsRecordedThenFound(t *testing.T) {
+	e, f := newFaultyListingEnv(t, mockservice.Options{Seed: 1701})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	e.srv.AddBackups(id, 3, 0, "")
+	cfg := e.config(triggerConfig(id, ""))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { f.set(time.Now().Add(-time.Second), "") },
+				Config:    cfg,
+				ConfigStateChecks: []statecheck.StateCheck{
+					nullAttr(addr, "id"), nullAttr(addr, "backup_status"),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("triggered_at"), rfc3339),
+				},
+				Check:              resource.ComposeTestCheckFunc(e.expectPOSTs(1), e.expectQueued(id, 1)),
+				ExpectNonEmptyPlan: true, // the refresh after apply still cannot see it: the plan looks again
+			},
+			{
+				PreConfig: func() { f.set(time.Time{}, "") },
+				Config:    cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionNoop),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), bkpID),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("backup_status"), knownvalue.NotNull()),
+				},
+				Check: resource.ComposeTestCheckFunc(e.expectPOSTs(1), e.expectNewestIs(id, addr)),
+			},
+		},
+	})
+}
+
+// expectNewestIs checks that the trigger's id is the account's newest backup.
+func (e *testEnv) expectNewestIs(accountID, addr string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		rs := s.RootModule().Resources[addr]
+		if rs == nil {
+			return fmt.Errorf("%s not in state", addr)
+		}
+		newest := e.srv.NewestBackupID(accountID)
+		if rs.Primary.Attributes["id"] != newest {
+			return fmt.Errorf("%s records %s; the backup this apply queued is %s", addr, rs.Primary.Attributes["id"], newest)
+		}
+		return nil
+	}
+}
+
+// The same with wait_for_completion = true: the apply fails, saying a
+// backup was queued and what the next apply does; the next apply finds
+// that backup and waits for it. One POST in all, never a year-old backup
+// taken as this apply's.
+func TestAccTriggerWaitedButNotListedFailsThenAdopts(t *testing.T) {
+	e, f := newFaultyListingEnv(t, mockservice.Options{Seed: 1702})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	e.srv.AddBackups(id, 3, 0, "")
+	cfg := e.config(triggerConfig(id, "  wait_for_completion = true\n"))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{
+				PreConfig:   func() { f.set(time.Now().Add(-time.Second), "") },
+				Config:      cfg,
+				ExpectError: expectError("Backup queued but not identified", "accepted it", "a backup was queued", "next apply looks for this backup and waits for it"),
+			},
+			{
+				PreConfig: func() { f.set(time.Time{}, "") },
+				Config:    cfg,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), bkpID),
+					str(addr, "backup_status", "success"),
+				},
+				Check: resource.ComposeTestCheckFunc(e.expectPOSTs(1), e.expectQueued(id, 1), e.expectNewestIs(id, addr)),
+			},
+		},
+	})
+}
+
+// A listing body without its data array ({} from a proxy, say) is an
+// error, not an empty listing: the refresh fails and keeps the trigger,
+// and the next good refresh plans nothing. No second backup.
+func TestAccTriggerRefreshOnBodyWithoutDataKeepsState(t *testing.T) {
+	e, f := newFaultyListingEnv(t, mockservice.Options{Seed: 1703, PendingFor: time.Hour})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	cfg := e.config(triggerConfig(id, ""))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{Config: cfg, Check: e.expectPOSTs(1)},
+			{
+				PreConfig:   func() { f.set(time.Time{}, `{}`) },
+				Config:      cfg,
+				ExpectError: expectError("Unable to read backup", "not the expected JSON", "data array"),
+			},
+			{
+				PreConfig:        func() { f.set(time.Time{}, "") },
+				Config:           cfg,
+				ConfigPlanChecks: expectAction(plancheck.ResourceActionNoop),
+				Check:            resource.ComposeTestCheckFunc(e.expectPOSTs(1), e.expectQueued(id, 1)),
+			},
+		},
+	})
+}
+
+// Import into a configuration that matches it (as query
+// -generate-config-out writes it): the first apply adopts it in an update,
+// so that a later change of triggers takes a new backup.
+func TestAccTriggerImportedThenTriggersChangeTakesABackup(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 1704})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	e.srv.AddBackups(id, 1, 0, "")
+	existing := e.srv.NewestBackupID(id)
+	plain := e.config(triggerConfig(id, ""))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{
+				Config:             plain,
+				ResourceName:       addr,
+				ImportState:        true,
+				ImportStateId:      id + "/" + existing,
+				ImportStatePersist: true,
+			},
+			{
+				Config:           plain,
+				ConfigPlanChecks: expectAction(plancheck.ResourceActionUpdate),
+				Check:            resource.ComposeTestCheckFunc(e.expectPOSTs(0)),
+			},
+			{
+				Config:           e.config(triggerConfig(id, "  triggers = { release = \"r2\" }\n")),
+				ConfigPlanChecks: expectAction(plancheck.ResourceActionDestroyBeforeCreate),
+				Check:            resource.ComposeTestCheckFunc(e.expectPOSTs(1), e.expectNewestIs(id, addr)),
+			},
+		},
+	})
+}
+
+// A failed backup adopted with wait_for_completion switched on (false to
+// true) fails the apply, naming the backup; the next plan replaces it.
+func TestAccTriggerWaitSwitchedOnForFailedBackupFails(t *testing.T) {
+	clock := mockservice.NewManualClock(time.Now())
+	e := newTestEnv(t, mockservice.Options{Seed: 1705, Clock: clock})
+	id := e.srv.AddAccount(mockservice.AccountSpec{FailWith: "the platform refused the export"})
+	var backupID string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{
+				Config: e.config(triggerConfig(id, "")),
+				Check: func(s *terraform.State) error {
+					backupID = s.RootModule().Resources[addr].Primary.Attributes["id"]
+					clock.Advance(time.Minute) // the backup fails
+					return nil
+				},
+			},
+			{
+				Config:      e.config(triggerConfig(id, "  wait_for_completion = true\n")),
+				ExpectError: expectError("Backup did not succeed", "ended with status", "failed", "the platform refused the export"),
+			},
+			{
+				// Replaced: a new backup, which the stopped clock keeps
+				// pending until the short timeout.
+				PreConfig: func() { e.srv.SetAccountFailure(id, "") },
+				Config:    e.config(triggerConfig(id, "  wait_for_completion = true\n  timeouts { create = \"200ms\" }\n")),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+				ExpectError: expectError("Backup still in progress"),
+			},
+		},
+	})
+	if backupID == "" {
+		t.Fatal("no backup recorded by the first apply")
+	}
+	if n := e.srv.Requests(mockservice.RouteTrigger); n != 2 {
+		t.Errorf("%d POSTs, want 2 (the first backup, and its replacement's)", n)
+	}
+}
+
+// base_url = "" and api_key = "" (empty variables) do not hide the
+// environment variables.
+func TestAccProviderEmptyAttributesUseEnvironment(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 1706})
+	t.Setenv(EnvBaseURL, e.url)
+	t.Setenv(EnvAPIKey, e.key)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{{
+			Config: withProvider(`provider "backup" {
+  base_url = ""
+  api_key  = ""
+}
+data "backup_token" "this" {}`),
+			ConfigStateChecks: []statecheck.StateCheck{str("data.backup_token.this", "name", mockservice.DemoKeyName)},
+		}},
+	})
+}
+
+// Two triggers of one account replaced in one command are both kept for
+// their replacements, whatever the order of the Deletes.
+func TestSessionKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
+	s := &session{replaced: map[string][]replacedTrigger{}}
+	s.remember("acc_0123456789abcdef", replacedTrigger{backupID: "bkp_a", triggers: "a"})
+	s.remember("acc_0123456789abcdef", replacedTrigger{backupID: "bkp_b", triggers: "b"})
+	for _, want := range []string{"bkp_b", "bkp_a"} {
+		got, ok := s.take("acc_0123456789abcdef", strings.TrimPrefix(want, "bkp_"))
+		if !ok || got.backupID != want {
+			t.Fatalf("take %s = %+v, %v", want, got, ok)
+		}
+	}
+	if _, ok := s.take("acc_0123456789abcdef", "a"); ok {
+		t.Fatal("taken twice")
+	}
+}
+
+func jsonDecode(b []byte, v any) error { return json.Unmarshal(bytes.TrimSpace(b), v) }
+
+func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
