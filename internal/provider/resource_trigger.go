@@ -419,16 +419,7 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	prior, err := rawStrings(req.State.Raw, "account_id", "id", "backup_status", "triggered_at", "completed_at")
-	if err == nil && prior["id"].IsNull() {
-		var waits types.Bool
-		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("wait_for_completion"), &waits)...)
-		if waits.ValueBool() {
-			// The next apply identifies it and waits for it, in an update
-			// or in the replacement of a tainted trigger: both look for it
-			// by triggered_at, which a refresh must therefore keep.
-			return
-		}
-	}
+
 	if err != nil {
 		resp.Diagnostics.AddError("Unreadable backup_trigger state", err.Error())
 		return
@@ -441,7 +432,14 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 		setIdentity(ctx, resp.Identity, accountID, backupID, &resp.Diagnostics)
 	}
 	if backupID == "" {
-		r.readUnidentified(ctx, prior, resp)
+		var waits types.Bool
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("wait_for_completion"), &waits)...)
+		if !waits.ValueBool() {
+			r.readUnidentified(ctx, prior, resp)
+		}
+		// Else the next apply identifies it and waits for it, in an update
+		// or in the replacement of a tainted trigger: both look for it by
+		// triggered_at, which a refresh must therefore keep.
 		return
 	}
 	removed := func(why string) {
