@@ -36,3 +36,30 @@ func (c *ManualClock) Advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
 }
+
+// SteppedClock follows the wall clock, as a service whose clock agrees
+// with its clients', and moves forward further when told: tests step a
+// backup through states that last minutes without a service clock that
+// falls behind the client's while Terraform runs (the client recognises a
+// trigger's backup by its creation time).
+type SteppedClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+// NewSteppedClock returns a SteppedClock reading the wall clock.
+func NewSteppedClock() *SteppedClock { return &SteppedClock{} }
+
+// Now returns the wall clock plus every advance so far.
+func (c *SteppedClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+// Advance moves the clock forward by d.
+func (c *SteppedClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
+}

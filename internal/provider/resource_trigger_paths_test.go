@@ -44,7 +44,7 @@ func TestAccTriggerInterruptedWaitResumes(t *testing.T) {
 	}{{"then succeeds", false}, {"then fails", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			clock := mockservice.NewManualClock(time.Now())
+			clock := mockservice.NewSteppedClock()
 			e := newTestEnv(t, mockservice.Options{Seed: 1001, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
 			spec := mockservice.AccountSpec{}
 			if tc.failing {
@@ -132,7 +132,7 @@ func TestAccTriggerTimedOutWaitIsAdopted(t *testing.T) {
 		{name: "failed since", advance: time.Hour, failing: true, wantPOSTs: 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clock := mockservice.NewManualClock(time.Now())
+			clock := mockservice.NewSteppedClock()
 			e := newTestEnv(t, mockservice.Options{Seed: 1002, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
 			spec := mockservice.AccountSpec{}
 			if tc.failing {

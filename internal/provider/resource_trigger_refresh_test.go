@@ -41,7 +41,7 @@ func TestAccTriggerRefreshCost(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			clock := mockservice.NewManualClock(time.Now())
+			clock := mockservice.NewSteppedClock()
 			e := newTestEnv(t, mockservice.Options{Seed: 1301, Accounts: tc.triggers - tc.inProgress, Clock: clock,
 				PendingFor: time.Minute, RunningFor: time.Minute})
 			finished := e.srv.AccountIDs()

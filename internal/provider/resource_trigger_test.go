@@ -45,7 +45,7 @@ func (e *testEnv) expectQueued(accountID string, n int) func(*terraform.State) e
 // shows its outcome, and the unchanged configuration plans nothing and
 // sends no POST.
 func TestAccTriggerWithoutWaitThenRefresh(t *testing.T) {
-	clock := mockservice.NewManualClock(time.Now())
+	clock := mockservice.NewSteppedClock()
 	e := newTestEnv(t, mockservice.Options{Seed: 701, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
 	id := e.srv.AccountIDs()[0]
 	cfg := e.config(triggerConfig(id, ""))

@@ -245,7 +245,7 @@ func TestAccTriggerImportedThenTriggersChangeTakesABackup(t *testing.T) {
 // A failed backup adopted with wait_for_completion switched on (false to
 // true) fails the apply, naming the backup; the next plan replaces it.
 func TestAccTriggerWaitSwitchedOnForFailedBackupFails(t *testing.T) {
-	clock := mockservice.NewManualClock(time.Now())
+	clock := mockservice.NewSteppedClock()
 	e := newTestEnv(t, mockservice.Options{Seed: 1705, Clock: clock})
 	id := e.srv.AddAccount(mockservice.AccountSpec{FailWith: "the platform refused the export"})
 	var backupID string
