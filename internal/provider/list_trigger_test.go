@@ -67,8 +67,14 @@ func TestAccTriggerIdentity(t *testing.T) {
 				ResourceName:    addr,
 				ImportState:     true,
 				ImportStateKind: resource.ImportBlockWithResourceIdentity,
-				// An import records the defaults: with them, it plans no change.
-				Config: e.config(triggerConfig(id, "")),
+				// An imported trigger is adopted in an update on its first
+				// apply, even when the configuration matches it, so that a
+				// later change of triggers takes a backup.
+				Config:             e.config(triggerConfig(id, "")),
+				ExpectNonEmptyPlan: true,
+				ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
 			},
 			{
 				Config: adopt(fmt.Sprintf("identity = {\n    account_id = %q\n    id         = %q\n  }", other, b.Backup.ID)),
