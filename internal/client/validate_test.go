@@ -1,0 +1,74 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// A proxy or a wrong host answering 200 with `{}`, `null` or a body without
+// the fields the contract requires must not pass as "no backups" or "a valid
+// key": each is a DecodeError, never an empty or zero answer.
+func TestContractRequiredFieldsAreEnforced(t *testing.T) {
+	t.Parallel()
+	const acct = "acc_0123456789abcdef"
+	calls := map[string]func(*Client) error{
+		"token": func(c *Client) error { _, err := c.Token(context.Background()); return err },
+		"account": func(c *Client) error {
+			_, err := c.Account(context.Background(), acct)
+			return err
+		},
+		"accounts": func(c *Client) error {
+			_, err := c.ListAccounts(context.Background(), ListOptions{})
+			return err
+		},
+		"backups": func(c *Client) error {
+			_, err := c.ListBackups(context.Background(), acct, ListOptions{})
+			return err
+		},
+		"audit logs": func(c *Client) error {
+			_, err := c.ListAuditLogs(context.Background(), ListOptions{})
+			return err
+		},
+	}
+	cases := []struct {
+		call, body string
+	}{
+		{"token", `{}`},
+		{"token", `null`},
+		{"token", `{"name":"ci"}`},
+		{"token", `{"name":"ci","expires_at":"2030-01-01T00:00:00Z"}GARBAGE`},
+		{"account", `{}`},
+		{"account", `{"name":"crm"}`},
+		{"accounts", `{}`},
+		{"accounts", `null`},
+		{"accounts", `{"data":null,"pagination":{"limit":50}}`},
+		{"accounts", `{"data":[{}],"pagination":{"limit":50}}`},
+		{"backups", `{}`},
+		{"backups", `{"pagination":{"limit":50}}`},
+		{"backups", `{"data":[{"id":"bkp_0123456789abcdef"}],"pagination":{"limit":50}}`},
+		{"backups", `{"data":[{"status":"success","created_at":"2026-01-01T00:00:00Z"}],"pagination":{"limit":50}}`},
+		{"audit logs", `{"data":[{"action":"x"}],"pagination":{"limit":50}}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.call+" "+tc.body, func(t *testing.T) {
+			t.Parallel()
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			t.Cleanup(ts.Close)
+			c, err := New(Options{BaseURL: ts.URL, APIKey: "k", Clock: newFakeClock()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = calls[tc.call](c)
+			var de *DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("want a DecodeError, got %v", err)
+			}
+		})
+	}
+}
