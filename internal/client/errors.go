@@ -29,9 +29,6 @@ var (
 	// settings no request could succeed with.
 	ErrInvalidBaseURL = errors.New("invalid base URL")
 	ErrInvalidAPIKey  = errors.New("invalid API key")
-	// ErrRepeatedCursor stops a listing whose next_cursor comes back again,
-	// which would otherwise page forever.
-	ErrRepeatedCursor = errors.New("the service returned a cursor it had already returned")
 )
 
 // RateLimit holds the rate-limit headers of a response, when present.
@@ -145,9 +142,26 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // **APIError) still work.
 type RetryError struct {
 	Attempts int
+	Cause    RetryCause
 	Reason   string
 	Err      error
 }
+
+// RetryCause says which bound stopped the retries, so that advice names a
+// setting that can help.
+type RetryCause int
+
+// Causes of a RetryError.
+const (
+	// RetriesExhausted: max_retries retries were made.
+	RetriesExhausted RetryCause = iota + 1
+	// RetryBudgetSpent: the next wait would pass the fixed retry budget
+	// (the service asked for long waits); more retries would not help.
+	RetryBudgetSpent
+	// RetryPastDeadline: the next wait would outlive the operation's
+	// timeout.
+	RetryPastDeadline
+)
 
 func (e *RetryError) Error() string {
 	return fmt.Sprintf("giving up after %d attempt(s), %s: %v", e.Attempts, e.Reason, e.Err)
@@ -169,23 +183,24 @@ type problem struct {
 const snippetLen = 200
 
 // parseProblem builds the APIError for an error response. It never fails:
-// a body that is not a problem document is described instead.
-func parseProblem(method, path string, status int, header http.Header, body []byte, now time.Time) *APIError {
-	e := &APIError{Method: method, Path: path, StatusCode: status, RequestID: header.Get("X-Request-ID")}
+// a body that is not a problem document is described instead. Every string
+// taken from the response passes through g.
+func parseProblem(g textGuard, method, path string, status int, header http.Header, body []byte, now time.Time) *APIError {
+	e := &APIError{Method: method, Path: path, StatusCode: status, RequestID: g.requestID(header.Get("X-Request-ID"))}
 	var p problem
 	if err := json.Unmarshal(body, &p); err == nil && (p.Title != "" || p.RequestID != "" || p.Status != 0) {
-		e.Type, e.Title, e.Detail, e.Instance = p.Type, p.Title, p.Detail, p.Instance
+		e.Type, e.Title, e.Detail, e.Instance = g.text(p.Type), g.text(p.Title), g.text(p.Detail), g.text(p.Instance)
 		if p.RequestID != "" {
-			e.RequestID = p.RequestID
+			e.RequestID = g.requestID(p.RequestID)
 		}
 	} else {
 		e.NotProblem = true
 		e.Title = http.StatusText(status)
-		ct := header.Get("Content-Type")
+		ct := g.cut(g.clean(header.Get("Content-Type")), 80)
 		if ct == "" {
 			ct = "no content type"
 		}
-		if s := snippet(body); s != "" {
+		if s := snippet(g, body); s != "" {
 			e.Detail = fmt.Sprintf("the response was not a problem document (%s): %q", ct, s)
 		} else {
 			e.Detail = fmt.Sprintf("the response was not a problem document (%s, empty body)", ct)
@@ -195,18 +210,11 @@ func parseProblem(method, path string, status int, header http.Header, body []by
 	return e
 }
 
-// snippet returns the start of body with white space folded and control
-// characters dropped, fit for one line of an error message.
-func snippet(body []byte) string {
-	s := strings.Join(strings.Fields(string(body)), " ")
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == unicode.ReplacementChar {
-			return -1
-		}
-		return r
-	}, s)
-	if r := []rune(s); len(r) > snippetLen {
-		s = string(r[:snippetLen]) + "…"
-	}
-	return s
+// snippet returns the start of body with white space folded, cleaned by g,
+// fit for one line of an error message.
+func snippet(g textGuard, body []byte) string {
+	// The whole body is cleaned before it is cut (error bodies are bounded
+	// by maxErrorBody), so that a key is never cut in half and half shown.
+	s := strings.Join(strings.Fields(g.clean(string(body))), " ")
+	return g.cut(strings.ReplaceAll(s, string(unicode.ReplacementChar), ""), snippetLen)
 }

@@ -6,50 +6,110 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
-// Decoding a problem body never fails or panics, and the result always
-// names the status and says where the request id is.
+const fuzzKey = "bks_fuzzKEY0123456789"
+
+// Whatever an error body holds, the error built from it names the status,
+// never shows the key, holds no control character (no escape sequence
+// reaches a terminal), and stays short.
 func FuzzParseProblem(f *testing.F) {
 	for _, seed := range []string{
 		`{"title":"Conflict","status":409,"detail":"A backup for account acc_x is already in progress.","request_id":"r"}`,
 		`{"title":"Unauthenticated","status":401,"request_id":"r"}`,
-		`<html><h1>502</h1></html>`, ``, `null`, `[]`, `{"title":1}`, "\x00\xff", `{"status":"x"}`,
+		`{"title":"Unauthenticated","status":401,"detail":"The API key ` + fuzzKey + ` is not valid"}`,
+		`{"title":"\u001b[2J\u001b]0;owned\u0007","status":400,"request_id":"\u001b[31mred"}`,
+		`<html><h1>502</h1>` + fuzzKey + `</html>`, ``, `null`, `[]`, `{"title":1}`, "\x00\xff", `{"status":"x"}`,
 	} {
-		f.Add(seed, 409)
+		f.Add(seed, 409, "")
 	}
-	f.Fuzz(func(t *testing.T, body string, status int) {
+	f.Add(`{"title":"x","status":500}`, 500, "\x1b[2J"+fuzzKey)
+	f.Fuzz(func(t *testing.T, body string, status int, headerID string) {
 		if status < 400 || status > 599 {
 			status = 500
 		}
-		e := parseProblem("GET", "/api/v1/x", status, http.Header{}, []byte(body), time.Now())
+		g := textGuard{key: &secret{value: fuzzKey}}
+		h := http.Header{}
+		h.Set("X-Request-ID", strings.Map(func(r rune) rune {
+			if r == '\r' || r == '\n' {
+				return -1
+			}
+			return r
+		}, headerID))
+		e := parseProblem(g, "GET", "/api/v1/x", status, h, []byte(body), time.Now())
 		msg := e.Error()
-		if e.StatusCode != status || !strings.Contains(msg, "HTTP") || len(msg) > 2000+len(e.Title)+len(e.Detail) {
-			t.Fatalf("%q", msg)
+		if e.StatusCode != status || !strings.Contains(msg, "HTTP") {
+			t.Fatalf("status lost: %q", msg)
 		}
-		if e.NotProblem && len([]rune(e.Detail)) > snippetLen+200 {
-			t.Fatalf("unbounded detail: %d", len(e.Detail))
+		if strings.Contains(msg, fuzzKey) {
+			t.Fatalf("key shown: %q", msg)
+		}
+		if i := strings.IndexFunc(msg, unicode.IsControl); i >= 0 {
+			t.Fatalf("control character %q at %d in %q", msg[i], i, msg)
+		}
+		for _, s := range []string{e.Title, e.Detail, e.Type, e.Instance} {
+			if n := utf8.RuneCountInString(s); n > MaxShownText+60 {
+				t.Fatalf("unbounded text: %d characters", n)
+			}
+		}
+		if n := utf8.RuneCountInString(e.RequestID); n > 36+maxShownRequestID+60 {
+			t.Fatalf("unbounded request id: %d characters", n)
 		}
 	})
 }
 
-// Decoding a page never panics; a page either decodes or returns an error.
+// A page either fails to decode or decodes to at most PageSize records,
+// each with a well-formed id, that encode and decode again to the same
+// records.
 func FuzzDecodePage(f *testing.F) {
 	for _, seed := range []string{
-		`{"data":[{"id":"acc_0123456789abcdef","name":"n","backup_status":"success","platform":"slack","service_type":"backup","created_at":"2026-01-01T00:00:00Z"}],"pagination":{"limit":50,"next_cursor":null}}`,
+		`{"data":[{"id":"bkp_0123456789abcdef","account_id":"acc_0123456789abcdef","status":"success","created_at":"2026-01-01T00:00:00Z","completed_at":"2026-01-01T00:01:00Z","error":null}],"pagination":{"limit":50,"next_cursor":null}}`,
 		`{"data":[],"pagination":{"limit":50}}`,
+		`{"data":[{"id":"bkp_short","status":"success","created_at":"2026-01-01T00:00:00Z"}]}`,
 		`{"data":[{"id":1}]}`, `{"data":null,"pagination":null}`, `{"pagination":{"next_cursor":"abc"}}`,
-		`{"data":[{"id":"bkp_x","status":"weird","completed_at":null,"error":"boom"}]}`,
+		`{"data":[{"id":"bkp_0123456789abcdef","status":"weird\u001b[2J","created_at":"2026-01-01T00:00:00Z","error":"boom"}]}`,
+		`{"data":[]}GARBAGE`,
 	} {
 		f.Add(seed)
 	}
+	g := textGuard{key: &secret{value: fuzzKey}}
 	f.Fuzz(func(t *testing.T, body string) {
-		var a page[Account]
-		_ = json.Unmarshal([]byte(body), &a)
-		var b page[Backup]
-		_ = json.Unmarshal([]byte(body), &b)
-		var l page[AuditLog]
-		_ = json.Unmarshal([]byte(body), &l)
+		var p page[Backup]
+		d := &pageDecoder[Backup]{p: &p, valid: ids.IsBackupID, idOf: func(b *Backup) string { return b.ID }, text: g}
+		if err := decodeStrict([]byte(body), d); err != nil {
+			return
+		}
+		d.guard(g)
+		if p.Data == nil || len(p.Data) > PageSize {
+			t.Fatalf("accepted a page of %v records", len(p.Data))
+		}
+		for _, b := range p.Data {
+			if !ids.IsBackupID(b.ID) || b.Status == "" || b.CreatedAt.IsZero() {
+				t.Fatalf("accepted %+v", b)
+			}
+		}
+		again, err := json.Marshal(map[string]any{"data": p.Data, "pagination": p.Pagination})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var q page[Backup]
+		if err := decodeStrict(again, &pageDecoder[Backup]{p: &q, valid: ids.IsBackupID, idOf: func(b *Backup) string { return b.ID }, text: g}); err != nil {
+			t.Fatalf("re-encoded page refused: %v\n%s", err, again)
+		}
+		if len(q.Data) != len(p.Data) || q.malformed != 0 {
+			t.Fatalf("round trip changed the page: %d → %d records", len(p.Data), len(q.Data))
+		}
+		for i := range p.Data {
+			a, b := p.Data[i], q.Data[i]
+			if a.ID != b.ID || a.Status != b.Status || !a.CreatedAt.Equal(b.CreatedAt) || (a.Error == nil) != (b.Error == nil) ||
+				(a.Error != nil && *a.Error != *b.Error) {
+				t.Fatalf("record %d changed: %+v → %+v", i, a, b)
+			}
+		}
 	})
 }
 

@@ -1,0 +1,118 @@
+package client
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Text the service sends (problem titles and details, request ids, a
+// backup's error, a body that failed to decode) ends up in diagnostics that
+// a terminal shows. The service is untrusted input: a proxy or a wrong host
+// may echo the API key, send escape sequences that rewrite the screen, or a
+// request id of megabytes. Every such string passes through a textGuard
+// before it is stored in an error or a value meant for display.
+
+// MaxShownText bounds a server string shown to the user, in characters; a
+// longer one is cut and marked as cut.
+const MaxShownText = 300
+
+// maxShownRequestID bounds a request id that is not a UUID.
+const maxShownRequestID = 64
+
+// Redacted replaces the API key wherever the service echoed it.
+const Redacted = "[REDACTED]"
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// textGuard makes server strings safe to show: the key masked, control
+// characters (escape sequences among them) removed, length bounded.
+type textGuard struct{ key *secret }
+
+// text cleans s and cuts it to MaxShownText characters.
+func (g textGuard) text(s string) string { return g.cut(g.clean(s), MaxShownText) }
+
+// clean strips control and format characters and masks the key. Stripping
+// comes first, so that a key broken up by control characters is still
+// found.
+func (g textGuard) clean(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return ' '
+		case unicode.IsControl(r), unicode.Is(unicode.Cf, r):
+			// Cf: bidi overrides and zero-width characters, which can make
+			// shown text read differently from what it is.
+			return -1
+		}
+		return r
+	}, s)
+	if g.key != nil && g.key.value != "" {
+		s = strings.ReplaceAll(s, g.key.value, Redacted)
+	}
+	return s
+}
+
+// cut keeps the first n characters of s and says how many were dropped.
+func (g textGuard) cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return fmt.Sprintf("%s… (cut: %d more characters)", string(r[:n]), len(r)-n)
+}
+
+// requestID shows a UUID as it is (the API's request ids are UUIDs) and
+// anything else cleaned, cut short and quoted, so that it reads as what the
+// service sent rather than as an id to trust.
+func (g textGuard) requestID(s string) string {
+	if s == "" || uuidRE.MatchString(s) {
+		return s
+	}
+	return strconv.Quote(g.cut(g.clean(s), maxShownRequestID))
+}
+
+// guardedError keeps an error for errors.Is/As while showing its text
+// cleaned: decoding errors quote what the service sent.
+type guardedError struct {
+	shown string
+	err   error
+}
+
+func (e *guardedError) Error() string { return e.shown }
+func (e *guardedError) Unwrap() error { return e.err }
+
+func (g textGuard) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &guardedError{shown: g.text(err.Error()), err: err}
+}
+
+// guarded is implemented by decoded answers holding text shown to users
+// (a backup's status and error appear in diagnostics).
+type guarded interface{ guard(textGuard) }
+
+func (b *Backup) guard(g textGuard) {
+	b.Status = g.cut(g.clean(b.Status), 64)
+	if b.Error != nil {
+		e := g.text(*b.Error)
+		b.Error = &e
+	}
+}
+
+func (a *Account) guard(g textGuard) { a.BackupStatus = g.cut(g.clean(a.BackupStatus), 64) }
+
+func (d *pageDecoder[T]) guard(g textGuard) {
+	for i := range d.p.Data {
+		if x, ok := any(&d.p.Data[i]).(guarded); ok {
+			x.guard(g)
+		}
+	}
+}
