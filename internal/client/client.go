@@ -49,8 +49,11 @@ const (
 	// that "Still creating..." never hides why.
 	announceWaitsOver = 5 * time.Second
 
+	// Bodies are read up to these sizes. A page of 50 records of the
+	// contract is some 25 KB; 8 MiB keeps the memory of a plan bounded
+	// whatever a faulty service sends (see pageDecoder and MaxListBytes).
 	maxErrorBody   = 64 << 10
-	maxSuccessBody = 32 << 20
+	maxSuccessBody = 8 << 20
 )
 
 // Options configure a Client. Zero values take the defaults above.
@@ -94,6 +97,7 @@ type Client struct {
 	log     Logger
 	limiter *limiter
 	jitter  func() float64
+	guard   textGuard // cleans what the service sends before it is shown
 }
 
 // secret holds the key behind a pointer, so that printing a Client (or
@@ -125,14 +129,16 @@ func New(opts Options) (*Client, error) {
 	hc := *opts.HTTPClient
 	hc.CheckRedirect = refuseRedirects
 	opts.HTTPClient = &hc
+	key := &secret{value: opts.APIKey}
 	c := &Client{
 		base:   base,
-		key:    &secret{value: opts.APIKey},
+		key:    key,
 		ua:     opts.UserAgent,
 		http:   opts.HTTPClient,
 		clock:  opts.Clock,
 		log:    opts.Logger,
 		jitter: rand.Float64,
+		guard:  textGuard{key: key},
 	}
 	opts.APIKey = "" // keep one copy only, in a type that never prints
 	c.opts = opts
@@ -210,6 +216,10 @@ func parseBaseURL(raw string, allowInsecure bool) (*url.URL, error) {
 	if strings.TrimSpace(raw) == "" {
 		return nil, fmt.Errorf("%w: it is empty", ErrInvalidBaseURL)
 	}
+	if !strings.Contains(raw, "://") {
+		return nil, fmt.Errorf("%w %q: it has no scheme; add https:// (for example https://%s)",
+			ErrInvalidBaseURL, raw, strings.TrimSpace(raw))
+	}
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidBaseURL, err)
@@ -265,6 +275,11 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 		if !retriable {
 			return err
 		}
+		if err := c.mayRetry(ctx, attempt, delay, waited, err); err != nil {
+			// Giving up: other callers are not paused for a wait this
+			// call will not take; their own answers pace them.
+			return err
+		}
 		if errors.Is(err, ErrRateLimited) {
 			// The key's allowance, or the service as a whole, is saturated:
 			// every caller of this client backs off, not just this one.
@@ -276,19 +291,31 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 	}
 }
 
-// waitToRetry sleeps delay before retry number attempt+1, unless that would
-// exceed the retry count, the retry budget or the context's deadline: then
-// it returns a *RetryError wrapping last.
-func (c *Client) waitToRetry(ctx context.Context, cl call, attempt int, delay time.Duration, waited *time.Duration, last error) error {
-	fail := func(reason string) error { return &RetryError{Attempts: attempt + 1, Reason: reason, Err: last} }
-	if attempt >= c.opts.MaxRetries {
-		return fail("retries exhausted")
+// mayRetry returns a *RetryError wrapping last when waiting delay before
+// retry number attempt+1 would exceed the retry count, the retry budget or
+// the context's deadline.
+func (c *Client) mayRetry(ctx context.Context, attempt int, delay, waited time.Duration, last error) error {
+	fail := func(cause RetryCause, reason string) error {
+		return &RetryError{Attempts: attempt + 1, Cause: cause, Reason: reason, Err: last}
 	}
-	if *waited+delay > c.opts.RetryBudget {
-		return fail(fmt.Sprintf("waiting %s more would exceed the retry budget of %s", delay.Round(time.Millisecond), c.opts.RetryBudget))
+	if attempt >= c.opts.MaxRetries {
+		return fail(RetriesExhausted, "retries exhausted")
+	}
+	if waited+delay > c.opts.RetryBudget {
+		return fail(RetryBudgetSpent, fmt.Sprintf("waiting %s more would exceed the retry budget of %s",
+			delay.Round(time.Millisecond), c.opts.RetryBudget))
 	}
 	if dl, ok := ctx.Deadline(); ok && c.clock.Now().Add(delay).After(dl) {
-		return fail(fmt.Sprintf("waiting %s would outlive the operation's deadline", delay.Round(time.Millisecond)))
+		return fail(RetryPastDeadline, fmt.Sprintf("waiting %s would outlive the operation's deadline", delay.Round(time.Millisecond)))
+	}
+	return nil
+}
+
+// waitToRetry sleeps delay before retry number attempt+1, unless mayRetry
+// refuses: then it returns that *RetryError.
+func (c *Client) waitToRetry(ctx context.Context, cl call, attempt int, delay time.Duration, waited *time.Duration, last error) error {
+	if err := c.mayRetry(ctx, attempt, delay, *waited, last); err != nil {
+		return err
 	}
 	if delay >= announceWaitsOver {
 		c.log.Warn(ctx, "waiting before retrying a Backup Service request", map[string]any{
@@ -306,7 +333,10 @@ func (c *Client) waitToRetry(ctx context.Context, cl call, attempt int, delay ti
 func (c *Client) retryDelay(cl call, attempt int, err error) (time.Duration, bool) {
 	var apiErr *APIError
 	var tErr *TransportError
+	var connErr *ConnectionError
 	switch {
+	case errors.As(err, &connErr):
+		return 0, false // no retry can fix it
 	case errors.As(err, &apiErr):
 		// A 429 was refused before processing: safe to retry even a POST.
 		if apiErr.StatusCode != http.StatusTooManyRequests && (apiErr.StatusCode < 500 || !cl.idempotent) {
@@ -372,7 +402,7 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return &TransportError{Method: cl.method, Path: shown, Sent: sent, Err: scrubURLError(err)}
+		return c.transportError(cl.method, shown, sent, actx, err)
 	}
 	defer func() { _ = res.Body.Close() }()
 	header = res.Header
@@ -381,8 +411,14 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 	if res.StatusCode >= 300 {
 		limit = maxErrorBody
 	}
-	body, readErr := io.ReadAll(io.LimitReader(res.Body, limit))
-	requestID := res.Header.Get("X-Request-ID")
+	// One byte more than the limit tells a body that exceeds it from one
+	// that fills it exactly.
+	body, readErr := io.ReadAll(io.LimitReader(res.Body, limit+1))
+	tooLarge := int64(len(body)) > limit
+	if tooLarge {
+		body = body[:limit]
+	}
+	requestID := c.guard.requestID(res.Header.Get("X-Request-ID"))
 	c.log.Debug(ctx, "Backup Service response", map[string]any{
 		"method": cl.method, "path": shown, "status": res.StatusCode,
 		"request_id": requestID, "duration_ms": c.clock.Now().Sub(started).Milliseconds(),
@@ -390,22 +426,32 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 
 	if res.StatusCode >= 300 && res.StatusCode <= 399 {
 		return &RedirectError{Method: cl.method, Path: shown, StatusCode: res.StatusCode,
-			Location: safeLocation(res.Header.Get("Location")), Origin: origin(c.base), RequestID: requestID}
+			Location: c.guard.text(safeLocation(res.Header.Get("Location"))), Origin: origin(c.base), RequestID: requestID}
 	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		// A cut-short error body still tells the status; describe what came.
-		return parseProblem(cl.method, shown, res.StatusCode, res.Header, body, c.clock.Now())
+		return parseProblem(c.guard, cl.method, shown, res.StatusCode, res.Header, body, c.clock.Now())
+	}
+	if tooLarge {
+		return &DecodeError{Method: cl.method, Path: shown, StatusCode: res.StatusCode, RequestID: requestID,
+			Err: fmt.Errorf("%w (%d MiB)", ErrBodyTooLarge, limit>>20)}
 	}
 	if readErr != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if errors.Is(actx.Err(), context.DeadlineExceeded) {
+			readErr = &TimeoutError{After: c.opts.RequestTimeout}
+		}
 		return &TransportError{Method: cl.method, Path: shown, Sent: true,
-			Err: fmt.Errorf("reading the HTTP %d response (request id %s): %w", res.StatusCode, requestID, readErr)}
+			Err: fmt.Errorf("reading the HTTP %d response (request id %s): %w", res.StatusCode, requestID, c.guard.wrap(readErr))}
 	}
 	if out != nil {
 		if err := decodeStrict(body, out); err != nil {
-			return &DecodeError{Method: cl.method, Path: shown, StatusCode: res.StatusCode, RequestID: requestID, Err: err}
+			return &DecodeError{Method: cl.method, Path: shown, StatusCode: res.StatusCode, RequestID: requestID, Err: c.guard.wrap(err)}
+		}
+		if g, ok := out.(guarded); ok {
+			g.guard(c.guard)
 		}
 	}
 	return nil

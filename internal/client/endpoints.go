@@ -4,6 +4,8 @@ import (
 	"context"
 	"iter"
 	"net/url"
+
+	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
 func accountPath(accountID string) string {
@@ -30,7 +32,7 @@ func (c *Client) Account(ctx context.Context, accountID string) (*Account, error
 
 // Accounts iterates over the organization's accounts.
 func (c *Client) Accounts(ctx context.Context, opts ListOptions) iter.Seq2[Account, error] {
-	return listing(ctx, c, "/api/v1/accounts", opts, func(a *Account) string { return a.ID })
+	return listing(ctx, c, "/api/v1/accounts", opts, func(a *Account) string { return a.ID }, ids.IsAccountID)
 }
 
 // ListAccounts returns the accounts of Accounts as a slice.
@@ -42,7 +44,7 @@ func (c *Client) ListAccounts(ctx context.Context, opts ListOptions) ([]Account,
 // no order; opts.Order is ignored).
 func (c *Client) Backups(ctx context.Context, accountID string, opts ListOptions) iter.Seq2[Backup, error] {
 	opts.Order = ""
-	return listing(ctx, c, accountPath(accountID)+"/backups", opts, func(b *Backup) string { return b.ID })
+	return listing(ctx, c, accountPath(accountID)+"/backups", opts, func(b *Backup) string { return b.ID }, ids.IsBackupID)
 }
 
 // ListBackups returns the backups of Backups as a slice.
@@ -52,7 +54,7 @@ func (c *Client) ListBackups(ctx context.Context, accountID string, opts ListOpt
 
 // AuditLogs iterates over the organization's audit logs.
 func (c *Client) AuditLogs(ctx context.Context, opts ListOptions) iter.Seq2[AuditLog, error] {
-	return listing(ctx, c, "/api/v1/audit-logs", opts, func(l *AuditLog) string { return l.ID })
+	return listing(ctx, c, "/api/v1/audit-logs", opts, func(l *AuditLog) string { return l.ID }, ids.IsAuditLogID)
 }
 
 // ListAuditLogs returns the records of AuditLogs as a slice.

@@ -1,13 +1,56 @@
 package client
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
 	"net/url"
 	"strconv"
 )
+
+// Bounds of one listing. A service that keeps sending cursors (new ones
+// each time, or empty pages) must not make a plan page forever or hold
+// memory without bound: a real listing of 100,000 records is far below
+// both bounds, and stopping with an error is better than a plan that never
+// ends.
+const (
+	// MaxListPages is the most pages one listing reads (100,000 records).
+	MaxListPages = 2000
+	// MaxListBytes is the most encoded bytes one listing reads; records the
+	// contract describes are a few hundred bytes each.
+	MaxListBytes = 32 << 20
+	// maxBarrenPages: pages in a row that carry a cursor and no new record.
+	maxBarrenPages = 3
+)
+
+// Errors that stop a listing the service would never let end.
+var (
+	// ErrRepeatedCursor: next_cursor came back a second time.
+	ErrRepeatedCursor = errors.New("the service returned a cursor it had already returned")
+	// ErrListingTooLong: the listing passed MaxListPages or MaxListBytes.
+	ErrListingTooLong = errors.New("the listing passed the most the provider reads")
+	// ErrBarrenPages: pages in a row with a cursor and no new record.
+	ErrBarrenPages = errors.New("the service kept returning pages with a next cursor and no new records")
+	// ErrOversizedPage: a page held more records than the limit asked for.
+	ErrOversizedPage = errors.New("a page held more records than the limit asked for")
+)
+
+// ListingError stops a listing: which listing, how far it got, and why.
+type ListingError struct {
+	Path  string
+	Pages int
+	Items int
+	Err   error
+}
+
+func (e *ListingError) Error() string {
+	return fmt.Sprintf("GET %s: stopped after %d page(s) and %d record(s): %v", e.Path, e.Pages, e.Items, e.Err)
+}
+
+func (e *ListingError) Unwrap() error { return e.Err }
 
 // ListOptions shape a listing.
 type ListOptions struct {
@@ -16,23 +59,47 @@ type ListOptions struct {
 	Order Order
 	// Max stops the listing after this many items; 0 means all.
 	Max int
+	// Skipped, when set, is called once as the listing ends if records were
+	// left out because their id was malformed, with their count and one of
+	// them (cleaned for display), so that the caller can warn.
+	Skipped func(count int, example string)
 }
 
 // listing pages through path, PageSize items a request, following
 // next_cursor. After an invalid-cursor 400 it restarts once from the first
 // page, as the API document says to, and skips the items it already yielded.
-// A cursor that comes back a second time ends the listing with
-// ErrRepeatedCursor instead of looping forever.
-func listing[T any](ctx context.Context, c *Client, path string, opts ListOptions, idOf func(*T) string) iter.Seq2[T, error] {
+// It stops with a *ListingError when a cursor comes back, when pages keep
+// coming without new records, or past MaxListPages or MaxListBytes.
+// Records whose id does not have the format valid checks are left out and
+// counted (see ListOptions.Skipped).
+func listing[T any](ctx context.Context, c *Client, path string, opts ListOptions, idOf func(*T) string, valid func(string) bool) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
-		yielded := 0
+		yielded, pages, size, barren := 0, 0, 0, 0
+		skipped, example := 0, ""
+		defer func() {
+			if skipped == 0 {
+				return
+			}
+			c.log.Warn(ctx, "the service listed records whose id is malformed; they were left out",
+				map[string]any{"path": path, "count": skipped, "example": example})
+			if opts.Skipped != nil {
+				opts.Skipped(skipped, example)
+			}
+		}()
+		stop := func(err error) {
+			yield(zero, &ListingError{Path: c.base.EscapedPath() + path, Pages: pages, Items: yielded, Err: err})
+		}
 		seenIDs := map[string]struct{}{}
 		restarted := false
 	restart:
 		seenCursors := map[string]struct{}{}
 		cursor := ""
 		for {
+			if pages >= MaxListPages {
+				stop(fmt.Errorf("%w (%d pages)", ErrListingTooLong, MaxListPages))
+				return
+			}
 			q := url.Values{"limit": {strconv.Itoa(PageSize)}}
 			if opts.Order != "" && cursor == "" {
 				q.Set("order", string(opts.Order))
@@ -40,8 +107,8 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			if cursor != "" {
 				q.Set("cursor", cursor)
 			}
-			var p page[T]
-			err := c.do(ctx, call{method: "GET", path: path, query: q, idempotent: true}, &p)
+			p := page[T]{}
+			err := c.do(ctx, call{method: "GET", path: path, query: q, idempotent: true}, &pageDecoder[T]{p: &p, valid: valid, idOf: idOf, text: c.guard})
 			if err != nil {
 				if cursor != "" && !restarted && errors.Is(err, ErrBadRequest) {
 					c.log.Warn(ctx, "the service refused a listing cursor; restarting the listing from its first page",
@@ -49,15 +116,29 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 					restarted = true
 					goto restart
 				}
+				if errors.Is(err, ErrOversizedPage) {
+					stop(err)
+					return
+				}
 				yield(zero, err)
 				return
 			}
+			pages++
+			size += p.size
+			if p.malformed > 0 {
+				if skipped == 0 {
+					example = p.first
+				}
+				skipped += p.malformed
+			}
+			fresh := 0
 			for i := range p.Data {
 				id := idOf(&p.Data[i])
 				if _, dup := seenIDs[id]; dup {
 					continue
 				}
 				seenIDs[id] = struct{}{}
+				fresh++
 				if !yield(p.Data[i], nil) {
 					return
 				}
@@ -69,9 +150,22 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			if p.Pagination.NextCursor == nil || *p.Pagination.NextCursor == "" {
 				return
 			}
+			if fresh == 0 {
+				barren++
+			} else {
+				barren = 0
+			}
 			next := *p.Pagination.NextCursor
-			if _, again := seenCursors[next]; again || next == cursor {
-				yield(zero, fmt.Errorf("GET %s: %w", path, ErrRepeatedCursor))
+			_, again := seenCursors[next]
+			switch {
+			case again || next == cursor:
+				stop(ErrRepeatedCursor)
+				return
+			case barren >= maxBarrenPages:
+				stop(fmt.Errorf("%w (%d pages in a row)", ErrBarrenPages, barren))
+				return
+			case size > MaxListBytes:
+				stop(fmt.Errorf("%w (%d MiB)", ErrListingTooLong, MaxListBytes>>20))
 				return
 			}
 			seenCursors[next] = struct{}{}
@@ -79,6 +173,57 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 		}
 	}
 }
+
+// pageDecoder decodes a page without ever holding more than PageSize
+// records (a faulty service's page of 20,000 records is refused after the
+// 51st), and leaves out records whose id is malformed.
+type pageDecoder[T any] struct {
+	p     *page[T]
+	valid func(string) bool
+	idOf  func(*T) string
+	text  textGuard
+}
+
+func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
+	var env struct {
+		Data       json.RawMessage `json:"data"`
+		Pagination pagination      `json:"pagination"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		return err
+	}
+	d.p.size = len(b)
+	d.p.Pagination = env.Pagination
+	if len(env.Data) == 0 || bytes.Equal(env.Data, []byte("null")) {
+		return nil // no data array: check() says so
+	}
+	dec := json.NewDecoder(bytes.NewReader(env.Data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return errors.New("the listing's data is not an array")
+	}
+	d.p.Data = make([]T, 0, PageSize)
+	for dec.More() {
+		var v T
+		if err := dec.Decode(&v); err != nil {
+			return err
+		}
+		if id := d.idOf(&v); id != "" && !d.valid(id) {
+			if d.p.malformed == 0 {
+				d.p.first = strconv.Quote(d.text.cut(d.text.clean(id), 40))
+			}
+			d.p.malformed++
+			continue
+		}
+		if len(d.p.Data) == PageSize {
+			return fmt.Errorf("%w (%d)", ErrOversizedPage, PageSize)
+		}
+		d.p.Data = append(d.p.Data, v)
+	}
+	return nil
+}
+
+// check requires the data array and checks every record (see page.check).
+func (d *pageDecoder[T]) check() error { return d.p.check() }
 
 // collect gathers a listing into a slice, stopping at the first error.
 func collect[T any](seq iter.Seq2[T, error]) ([]T, error) {

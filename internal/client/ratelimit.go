@@ -96,6 +96,7 @@ type limiter struct {
 	share      float64 // part of the allowance this client takes: 1 alone
 
 	warnedReset bool // an implausible reset was reported
+	headerless  int  // answers without an allowance, while !known
 }
 
 func newLimiter(clock Clock) *limiter {
@@ -107,14 +108,27 @@ func (l *limiter) spacing() time.Duration {
 	return time.Duration(float64(l.interval) / l.share)
 }
 
+// allowanceUse is the part of the allowance the limiter paces to. The
+// service counts arrivals in fixed one-second windows; starts spaced
+// 1/(0.92·limit) s apart leave room for about 80 ms of difference in
+// network delay between two requests at every limit, so a request sent
+// just before a window ends and counted in the next one never makes that
+// window overflow. (Keeping one request of headroom instead used half the
+// allowance at 2 requests/s, and left none for delay at 100.)
+const allowanceUse = 0.92
+
 // intervalFor is the spacing of request starts for an allowance of limit
 // requests per second.
 func intervalFor(limit int) time.Duration {
-	if limit <= 1 {
-		return 1100 * time.Millisecond
-	}
-	return time.Second / time.Duration(limit-1)
+	return time.Duration(float64(time.Second) / (allowanceUse * float64(max(limit, 1))))
 }
+
+// maxHeaderlessProbes: answers without rate-limit headers after which the
+// limiter stops probing one request at a time. A service with only an
+// aggregate limit, or a proxy that strips the headers, never tells an
+// allowance; probing forever would hold every request behind a slow one.
+// 429s then pace the client (see Client.do).
+const maxHeaderlessProbes = 3
 
 // wait blocks until the caller may send a request, or ctx is done. Each
 // successful wait must be followed by exactly one call to done.
@@ -203,6 +217,13 @@ func (l *limiter) done(h http.Header) (implausibleReset time.Time) {
 			rl.Reset = l.windowEnd
 		} else {
 			rl.Reset = now.Add(time.Second)
+		}
+	}
+	if !l.known && h != nil && (rl == nil || !rl.HasLimit) {
+		l.headerless++
+		if l.headerless >= maxHeaderlessProbes {
+			// No allowance will be told: stop probing, pace nothing.
+			l.known, l.interval = true, 0
 		}
 	}
 	if rl != nil && rl.HasLimit {

@@ -75,8 +75,8 @@ func TestLimiterProbesAloneUntilAllowanceKnown(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("the allowance did not release the waiting request")
 	}
-	if l.interval != 100*time.Millisecond {
-		t.Errorf("interval %s, want 1s/(11-1)", l.interval)
+	if l.interval != intervalFor(11) {
+		t.Errorf("interval %s, want %s", l.interval, intervalFor(11))
 	}
 }
 
@@ -98,11 +98,14 @@ func TestLimiterPausesWhenNothingRemains(t *testing.T) {
 	}
 }
 
+// At every allowance from 1 to 100 requests a second, the pacing uses at
+// least 90% of it and never all of it (network delay needs room).
 func TestIntervalFor(t *testing.T) {
 	t.Parallel()
-	for limit, want := range map[int]time.Duration{1: 1100 * time.Millisecond, 2: time.Second, 5: 250 * time.Millisecond, 21: 50 * time.Millisecond} {
-		if got := intervalFor(limit); got != want {
-			t.Errorf("intervalFor(%d) = %s, want %s", limit, got, want)
+	for limit := 1; limit <= 100; limit++ {
+		rate := float64(time.Second) / float64(intervalFor(limit))
+		if rate < 0.9*float64(limit) || rate >= float64(limit) {
+			t.Errorf("intervalFor(%d) = %s: %.2f requests/s", limit, intervalFor(limit), rate)
 		}
 	}
 }
@@ -148,8 +151,8 @@ func TestLimiterYieldsItsShareToOtherClients(t *testing.T) {
 	reset := clock.Now().Add(time.Second)
 	_ = l.wait(context.Background())
 	l.done(header(20, reset)) // alone: only its own request counted
-	if l.spacing() != 50*time.Millisecond {
-		t.Fatalf("alone, spacing %s, want 50ms (an allowance of 21/s less one)", l.spacing())
+	if l.spacing() != intervalFor(21) {
+		t.Fatalf("alone, spacing %s, want %s (its whole allowance of 21/s)", l.spacing(), intervalFor(21))
 	}
 	// Three more of its own requests answered, while the window's count
 	// grew by eight: another client sends as much as this one, or more.
@@ -172,8 +175,8 @@ func TestLimiterYieldsItsShareToOtherClients(t *testing.T) {
 			l.done(header(21-used, next))
 		}
 	}
-	if l.spacing() != 50*time.Millisecond {
-		t.Errorf("alone again, spacing %s, want 50ms", l.spacing())
+	if l.spacing() != intervalFor(21) {
+		t.Errorf("alone again, spacing %s, want %s", l.spacing(), intervalFor(21))
 	}
 }
 

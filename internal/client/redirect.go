@@ -55,6 +55,17 @@ func safeLocation(raw string) string {
 	if err != nil {
 		return "(an unparsable Location)"
 	}
+	// Query values and fragments often carry tokens: keep the names only.
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"***"}
+		}
+		u.RawQuery = q.Encode()
+	}
+	if u.Fragment != "" {
+		u.Fragment, u.RawFragment = "***", ""
+	}
 	return u.Redacted()
 }
 

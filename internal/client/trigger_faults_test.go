@@ -156,7 +156,7 @@ func TestTriggerConflictWithBackupOlderThanTheTrigger(t *testing.T) {
 	t.Parallel()
 	fs, c := newFaultyService(t)
 	fs.mu.Lock()
-	fs.backups = []Backup{{ID: "bkp_other0000000000", AccountID: fs.account, Status: StatusRunning, CreatedAt: fs.now().Add(-10 * time.Minute)}}
+	fs.backups = []Backup{{ID: "bkp_other00000000000", AccountID: fs.account, Status: StatusRunning, CreatedAt: fs.now().Add(-10 * time.Minute)}}
 	fs.mu.Unlock()
 	fs.dropPOSTs, fs.processLater = 1, -1 // never processed
 	_, err := c.TriggerBackup(context.Background(), fs.account)

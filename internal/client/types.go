@@ -68,11 +68,20 @@ const (
 	OrderDesc Order = "desc"
 )
 
-// page is the paginated envelope.
+// page is the paginated envelope. It decodes through UnmarshalJSON (see
+// pager.go), which refuses more items than a page may hold.
 type page[T any] struct {
-	Data       []T `json:"data"`
-	Pagination struct {
-		Limit      int     `json:"limit"`
-		NextCursor *string `json:"next_cursor"`
-	} `json:"pagination"`
+	Data       []T
+	Pagination pagination
+	// size is the length of the encoded page, for a listing's byte bound.
+	size int
+	// malformed counts items dropped because their id is malformed; first
+	// is one of them, for the warning.
+	malformed int
+	first     string
+}
+
+type pagination struct {
+	Limit      int     `json:"limit"`
+	NextCursor *string `json:"next_cursor"`
 }

@@ -3,6 +3,8 @@ package client
 import (
 	"errors"
 	"fmt"
+
+	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
 // errMissing: a field the API contract requires is absent or empty. A body
@@ -10,6 +12,11 @@ import (
 // backups" or "a valid key": it is a decode error, and callers keep what
 // they knew.
 var errMissing = errors.New("a field the API contract requires is missing")
+
+// errMalformedID: an id without the documented format (a prefix and 16
+// letters or digits). One in a single answer refuses the answer; listings
+// leave such records out and count them (see pageDecoder).
+var errMalformedID = errors.New("an id does not have the documented format")
 
 // checker is implemented by decoded answers that carry required fields.
 type checker interface{ check() error }
@@ -27,8 +34,11 @@ func (t *Token) check() error {
 }
 
 func (a *Account) check() error {
-	if a.ID == "" {
+	switch {
+	case a.ID == "":
 		return missing("account id")
+	case !ids.IsAccountID(a.ID):
+		return fmt.Errorf("%w: account id %q", errMalformedID, a.ID)
 	}
 	return nil
 }
@@ -37,6 +47,8 @@ func (b *Backup) check() error {
 	switch {
 	case b.ID == "":
 		return missing("backup id")
+	case !ids.IsBackupID(b.ID):
+		return fmt.Errorf("%w: backup id %q", errMalformedID, b.ID)
 	case b.Status == "":
 		return missing("backup status of " + b.ID)
 	case b.CreatedAt.IsZero():

@@ -42,6 +42,8 @@ func TestContractRequiredFieldsAreEnforced(t *testing.T) {
 		{"token", `{"name":"ci","expires_at":"2030-01-01T00:00:00Z"}GARBAGE`},
 		{"account", `{}`},
 		{"account", `{"name":"crm"}`},
+		{"account", `{"id":"../../api/v1/token","name":"crm"}`},
+		{"account", `{"id":"acc_0123456789abcdef\n","name":"crm"}`},
 		{"accounts", `{}`},
 		{"accounts", `null`},
 		{"accounts", `{"data":null,"pagination":{"limit":50}}`},

@@ -19,6 +19,7 @@ const SuffixLength = 16
 var (
 	accountRE = regexp.MustCompile(`^acc_[A-Za-z0-9]{16}$`)
 	backupRE  = regexp.MustCompile(`^bkp_[A-Za-z0-9]{16}$`)
+	logRE     = regexp.MustCompile(`^log_[A-Za-z0-9]{16}$`)
 )
 
 // IsAccountID reports whether s has the account id format.
@@ -26,6 +27,9 @@ func IsAccountID(s string) bool { return accountRE.MatchString(s) }
 
 // IsBackupID reports whether s has the backup id format.
 func IsBackupID(s string) bool { return backupRE.MatchString(s) }
+
+// IsAuditLogID reports whether s has the audit log id format.
+func IsAuditLogID(s string) bool { return logRE.MatchString(s) }
 
 // AccountPattern is the account id format, for validators that need a regexp.
 func AccountPattern() *regexp.Regexp { return accountRE }

@@ -1,0 +1,88 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Failures to connect that no retry can fix. Each is the Reason of a
+// *ConnectionError, for errors.Is.
+var (
+	// ErrUntrustedCertificate: the server's certificate does not verify
+	// (a private CA, a TLS-inspecting proxy, a certificate for another host).
+	ErrUntrustedCertificate = errors.New("the server's TLS certificate is not trusted")
+	// ErrHostNotFound: the base URL's host name does not resolve.
+	ErrHostNotFound = errors.New("the host name does not resolve")
+	// ErrNotTLS: the base URL says https, the server speaks plain http.
+	ErrNotTLS = errors.New("the server does not speak TLS")
+	// ErrBodyTooLarge: a response body exceeded the client's size limit.
+	ErrBodyTooLarge = errors.New("the response body exceeded the size limit")
+)
+
+// ConnectionError is a failure to connect that retrying cannot fix; the
+// request was never sent. Reason is one of ErrUntrustedCertificate,
+// ErrHostNotFound or ErrNotTLS.
+type ConnectionError struct {
+	Host   string
+	Reason error
+	Err    error
+}
+
+func (e *ConnectionError) Error() string {
+	return fmt.Sprintf("connecting to %s: %v: %v", e.Host, e.Reason, e.Err)
+}
+
+func (e *ConnectionError) Unwrap() []error { return []error{e.Reason, e.Err} }
+
+// TimeoutError: one attempt got no (complete) response within the
+// request timeout. It reads in the settings' terms, not as "context
+// deadline exceeded".
+type TimeoutError struct{ After time.Duration }
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("no response within request_timeout (%s)", e.After)
+}
+
+// Timeout lets net-style checks see it as a timeout.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// transportError describes a request that got no response: a connection
+// failure no retry can fix, a timeout of this attempt, or another
+// transport error (retried where safe).
+func (c *Client) transportError(method, shown string, sent bool, attemptCtx context.Context, err error) error {
+	err = scrubURLError(err)
+	if reason := permanentReason(err); reason != nil {
+		return &TransportError{Method: method, Path: shown, Sent: false,
+			Err: &ConnectionError{Host: c.base.Host, Reason: reason, Err: c.guard.wrap(err)}}
+	}
+	if errors.Is(attemptCtx.Err(), context.DeadlineExceeded) {
+		err = &TimeoutError{After: c.opts.RequestTimeout}
+	}
+	return &TransportError{Method: method, Path: shown, Sent: sent, Err: c.guard.wrap(err)}
+}
+
+func permanentReason(err error) error {
+	var (
+		verr      *tls.CertificateVerificationError
+		unknownCA x509.UnknownAuthorityError
+		hostErr   x509.HostnameError
+		invalid   x509.CertificateInvalidError
+		dnsErr    *net.DNSError
+		recErr    tls.RecordHeaderError
+	)
+	switch {
+	case errors.As(err, &verr), errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &invalid):
+		return ErrUntrustedCertificate
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		return ErrHostNotFound
+	case errors.Is(err, http.ErrSchemeMismatch), errors.As(err, &recErr):
+		return ErrNotTLS
+	}
+	return nil
+}
