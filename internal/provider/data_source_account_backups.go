@@ -76,7 +76,9 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 	}
 	m.Backups = []backupModel{}
 	id := m.AccountID.ValueString()
-	for b, err := range d.client.Backups(ctx, id, client.ListOptions{Max: int(wholeValue(m.MaxResults))}) {
+	for b, err := range d.client.Backups(ctx, id, client.ListOptions{
+		Max: int(wholeValue(m.MaxResults)), Skipped: warnSkipped(&resp.Diagnostics, "backup_account_backups"),
+	}) {
 		if err != nil {
 			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to list the backups of account %q for backup_account_backups", id), err)
 			return

@@ -89,7 +89,9 @@ func (d *accountsDataSource) Read(ctx context.Context, req datasource.ReadReques
 		m.Order = types.StringValue(string(client.OrderDesc))
 	}
 	m.Accounts, m.IDs = []accountModel{}, []types.String{}
-	for a, err := range d.client.Accounts(ctx, client.ListOptions{Order: client.Order(m.Order.ValueString())}) {
+	for a, err := range d.client.Accounts(ctx, client.ListOptions{
+		Order: client.Order(m.Order.ValueString()), Skipped: warnSkipped(&resp.Diagnostics, "backup_accounts"),
+	}) {
 		if err != nil {
 			addAPIError(&resp.Diagnostics, "Unable to list accounts for backup_accounts", err)
 			return

@@ -84,7 +84,10 @@ func (d *auditLogsDataSource) Read(ctx context.Context, req datasource.ReadReque
 		m.MaxResults = types.NumberValue(big.NewFloat(defaultAuditLogMax))
 	}
 	m.AuditLogs = []auditLogModel{}
-	opts := client.ListOptions{Order: client.Order(m.Order.ValueString()), Max: int(wholeValue(m.MaxResults))}
+	opts := client.ListOptions{
+		Order: client.Order(m.Order.ValueString()), Max: int(wholeValue(m.MaxResults)),
+		Skipped: warnSkipped(&resp.Diagnostics, "backup_audit_logs"),
+	}
 	for l, err := range d.client.AuditLogs(ctx, opts) {
 		if err != nil {
 			addAPIError(&resp.Diagnostics, "Unable to list audit logs for backup_audit_logs", err)

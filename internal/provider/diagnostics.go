@@ -33,14 +33,15 @@ func describeError(err error, hints ...string) string {
 		if apiErr.Detail != "" {
 			fmt.Fprintf(&b, "\n\n%s", apiErr.Detail)
 		}
-		if hint := hintFor(apiErr); hint != "" {
+		var re *client.RetryError
+		errors.As(err, &re)
+		if hint := hintFor(apiErr, re); hint != "" {
 			fmt.Fprintf(&b, "\n\n%s", hint)
 		}
 		for _, h := range hints {
 			fmt.Fprintf(&b, "\n\n%s", h)
 		}
-		var re *client.RetryError
-		if errors.As(err, &re) {
+		if re != nil {
 			fmt.Fprintf(&b, "\n\nThe provider gave up after %d attempt(s): %s.", re.Attempts, re.Reason)
 		}
 		if apiErr.RequestID != "" {
@@ -53,15 +54,61 @@ func describeError(err error, hints ...string) string {
 		for _, h := range hints {
 			fmt.Fprintf(&b, "\n\n%s", h)
 		}
-		var re *client.RetryError
-		if errors.As(err, &re) {
-			b.WriteString("\n\nThe request failed on every attempt; check the base URL and the network, or raise max_retries or request_timeout.")
+		if advice := transportAdvice(err); advice != "" {
+			fmt.Fprintf(&b, "\n\n%s", advice)
 		}
 	}
 	return b.String()
 }
 
-func hintFor(e *client.APIError) string {
+// transportAdvice says what to do about an error that carries no answer
+// of the service: each piece of advice names a setting that can help.
+func transportAdvice(err error) string {
+	var ce *client.ConnectionError
+	var te *client.TimeoutError
+	var re *client.RetryError
+	var le *client.ListingError
+	switch {
+	case errors.As(err, &ce):
+		switch {
+		case errors.Is(ce.Reason, client.ErrUntrustedCertificate):
+			return "The certificate of " + ce.Host + " is not trusted by this machine. Behind a TLS-inspecting proxy or with a " +
+				"self-hosted service signed by a private CA, add that CA's certificate to the system's trust store (on Linux, " +
+				"SSL_CERT_FILE may name a PEM bundle that includes it). The provider never turns certificate checks off. Retrying cannot help."
+		case errors.Is(ce.Reason, client.ErrHostNotFound):
+			return "Check the host name in base_url (or " + EnvBaseURL + "): " + ce.Host + " does not resolve from this machine. Retrying cannot help."
+		case errors.Is(ce.Reason, client.ErrNotTLS):
+			return "The server at " + ce.Host + " answered in plain HTTP to an https:// base_url. Check the port, or, for a service " +
+				"on this machine that only speaks plain HTTP, use http:// in base_url. Retrying cannot help."
+		}
+	case errors.As(err, &le):
+		return "The listing was stopped so that the plan does not page forever or fill memory: the service (or a proxy in front of it) " +
+			"is not answering as the API documents. Check base_url."
+	case errors.As(err, &re) && re.Cause == client.RetryPastDeadline:
+		return "The operation's timeout left no time for another attempt; raise its timeouts setting, or try again later."
+	case errors.As(err, &re) && errors.As(err, &te):
+		return "No attempt got an answer within request_timeout; raise request_timeout if the service is slow, or max_retries."
+	case errors.As(err, &re):
+		return "The request failed on every attempt; check the base URL and the network, or raise max_retries."
+	case errors.As(err, &te):
+		return "Raise request_timeout if the service is slow to answer."
+	}
+	return ""
+}
+
+// hintFor advises on an answer of the service; re, when not nil, is how
+// the retries ended.
+// warnSkipped returns a ListOptions.Skipped that adds one warning to diags
+// for records of a listing left out because their id is malformed.
+func warnSkipped(diags *diag.Diagnostics, listing string) func(int, string) {
+	return func(count int, example string) {
+		diags.AddWarning(fmt.Sprintf("The Backup Service listed %d record(s) with a malformed id", count),
+			fmt.Sprintf("%s left out %d record(s) whose id does not have the documented format (a prefix and 16 letters or digits), for example %s. "+
+				"The service, or a proxy in front of it, is not answering as the API documents.", listing, count, example))
+	}
+}
+
+func hintFor(e *client.APIError, re *client.RetryError) string {
 	switch e.StatusCode {
 	case http.StatusUnauthorized:
 		return "The API key was rejected: it is missing, invalid or expired, belongs to another organization, or the user who created it lost access. " +
@@ -71,6 +118,10 @@ func hintFor(e *client.APIError) string {
 		return "The API key is valid but lacks permission for this: the resource is outside the key's organization, the permissions of the user " +
 			"who created the key changed, or the account is restricted."
 	case http.StatusTooManyRequests:
+		if re != nil && re.Cause == client.RetryBudgetSpent {
+			return "The Backup Service is rate limiting this key (or is under heavy load) and asked for waits longer than the provider's " +
+				"2-minute retry budget allows; more retries would not help. Try again later, or lower Terraform's -parallelism."
+		}
 		return "The Backup Service is rate limiting this key (or is under heavy load) and the retries ran out; lower Terraform's -parallelism or raise max_retries."
 	}
 	if e.StatusCode >= 500 {
