@@ -47,6 +47,11 @@ func decodeCursor(key []byte, scope, c string) (cursorPos, error) {
 	if err != nil || json.Unmarshal(raw, &p) != nil || p.Scope != scope {
 		return cursorPos{}, errInvalidCursor
 	}
+	// Only the text the service wrote is a cursor: base64 decoding skips
+	// line breaks, and JSON accepts other spellings of the same position.
+	if encodeCursor(key, p) != c {
+		return cursorPos{}, errInvalidCursor
+	}
 	return p, nil
 }
 

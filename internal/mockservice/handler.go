@@ -69,6 +69,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rep = s.handle(r, route, accountID, requestID)
 		rep = postFaults(faults, rep, r, requestID)
 	}
+	if s.echoKey && rep.status >= 400 {
+		rep = echoKey(rep, r.Header.Get("X-API-Key"))
+	}
 	for k, v := range rep.header {
 		w.Header()[k] = v
 	}
@@ -394,4 +397,19 @@ func newRequestID() string {
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b[:])
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// echoKey quotes the presented key in an error body: in the problem's
+// detail, or after whatever else the body holds.
+func echoKey(rep *reply, key string) *reply {
+	out := *rep
+	var p map[string]any
+	if json.Unmarshal(rep.body, &p) == nil && p != nil {
+		detail, _ := p["detail"].(string)
+		p["detail"] = strings.TrimSpace(detail + " (the key presented was " + key + ")")
+		out.body, _ = json.Marshal(p)
+		return &out
+	}
+	out.body = append(append([]byte{}, rep.body...), []byte(" key="+key)...)
+	return &out
 }

@@ -27,6 +27,10 @@ type Options struct {
 	RunningFor time.Duration
 	// Clock drives the backup state machine (default: the wall clock).
 	Clock Clock
+	// EchoKeyInErrors makes every error body quote the API key the request
+	// presented, as a faulty deployment or a careless proxy might: clients
+	// must never show it.
+	EchoKeyInErrors bool
 }
 
 // Defaults of Options.
@@ -61,6 +65,7 @@ type Server struct {
 	windows    map[string]*window
 
 	cursorKey []byte
+	echoKey   bool
 	faults    []*faultState
 	stats     Stats
 	inFlight  int
@@ -98,6 +103,7 @@ func New(opts Options) *Server {
 		pendingFor: opts.PendingFor,
 		runningFor: opts.RunningFor,
 		cursorKey:  make([]byte, 32),
+		echoKey:    opts.EchoKeyInErrors,
 		stats:      newStats(),
 	}
 	_, _ = rand.Read(s.cursorKey)
