@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -153,6 +154,8 @@ func TestAccBadInputRefusedBeforeAnyRequest(t *testing.T) {
 			[]string{"Invalid Backup Service API key", "The API key, from api_key", "begins or ends with white space", "trimspace(file(...))"}},
 		{"key with a control character", provider(e.url, "bks_a\tb", "") + token,
 			[]string{"Invalid Backup Service API key", "control characters"}},
+		{"base_url without a scheme", provider(strings.TrimPrefix(e.url, "http://"), e.key, "") + token,
+			[]string{"Invalid Backup Service base URL", "add https://", "https://" + strings.TrimPrefix(e.url, "http://")}},
 		{"base_url with /api/v1", provider(e.url+"/api/v1", e.key, "") + token,
 			[]string{"Invalid Backup Service base URL", "leave out /api/v1", "for example " + e.url}},
 		{"base_url with credentials", provider("https://admin:hunter2@backup.example.com", e.key, "") + token,
