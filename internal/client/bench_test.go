@@ -2,11 +2,17 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
 // A page of 50 accounts as the service sends it.
@@ -29,7 +35,8 @@ func BenchmarkDecodeAccountsPage(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var p page[Account]
-		if err := json.Unmarshal(body, &p); err != nil || len(p.Data) != PageSize {
+		d := &pageDecoder[Account]{p: &p, valid: ids.IsAccountID, idOf: func(a *Account) string { return a.ID }}
+		if err := decodeStrict(body, d); err != nil || len(p.Data) != PageSize {
 			b.Fatal(err)
 		}
 	}
@@ -72,4 +79,76 @@ func BenchmarkLimiterPacing200PerSecond(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+}
+
+// Peak heap while a listing meets each faulty service that once grew
+// memory without bound: endless new cursors (50 records a page), a page of
+// 20,000 records, and pages of records of 14 KB each. Reported as peak-MB
+// (sampled every millisecond); the goal is under 200 MB for a whole plan.
+func BenchmarkHostileListingPeakHeap(b *testing.B) {
+	name := strings.Repeat("x", 14000)
+	services := map[string]func(n int64) string{
+		"endless-cursors": func(n int64) string {
+			items := make([]string, PageSize)
+			for i := range items {
+				items[i] = accountJSON(fmt.Sprintf("acc_%016d", n*PageSize+int64(i)))
+			}
+			return fmt.Sprintf(`{"data":[%s],"pagination":{"limit":50,"next_cursor":"c%d"}}`, strings.Join(items, ","), n)
+		},
+		"page-of-20000": func(int64) string {
+			items := make([]string, 20000)
+			for i := range items {
+				items[i] = accountJSON(fmt.Sprintf("acc_%016d", i))
+			}
+			return fmt.Sprintf(`{"data":[%s],"pagination":{"limit":50,"next_cursor":null}}`, strings.Join(items, ","))
+		},
+		"huge-records": func(n int64) string {
+			items := make([]string, PageSize)
+			for i := range items {
+				items[i] = fmt.Sprintf(`{"id":"acc_%016d","name":%q,"created_at":"2026-01-01T00:00:00Z"}`, n*PageSize+int64(i), name)
+			}
+			return fmt.Sprintf(`{"data":[%s],"pagination":{"limit":50,"next_cursor":"c%d"}}`, strings.Join(items, ","), n)
+		},
+	}
+	for label, body := range services {
+		b.Run(label, func(b *testing.B) {
+			var requests atomic.Int64
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				_, _ = w.Write([]byte(body(requests.Add(1))))
+			}))
+			defer ts.Close()
+			c, err := New(Options{BaseURL: ts.URL, APIKey: "k", Clock: newFakeClock()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			peak := int64(0)
+			for b.Loop() {
+				runtime.GC()
+				stop := make(chan struct{})
+				sampled := make(chan int64)
+				go func() {
+					sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+					top := int64(0)
+					tick := time.NewTicker(time.Millisecond)
+					defer tick.Stop()
+					for {
+						metrics.Read(sample)
+						top = max(top, int64(sample[0].Value.Uint64()))
+						select {
+						case <-stop:
+							sampled <- top
+							return
+						case <-tick.C:
+						}
+					}
+				}()
+				if _, err := c.ListAccounts(context.Background(), ListOptions{}); err == nil {
+					b.Fatal("the listing ended without an error")
+				}
+				close(stop)
+				peak = max(peak, <-sampled)
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-MB")
+		})
+	}
 }
