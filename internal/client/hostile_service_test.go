@@ -71,18 +71,18 @@ func TestListingEndlessNewCursorsStopsAtTheBound(t *testing.T) {
 // counts records, so it never stopped such a listing).
 func TestListingBarrenPagesStop(t *testing.T) {
 	t.Parallel()
-	for _, max := range []int{0, 5} {
+	for _, limit := range []int{0, 5} {
 		var requests atomic.Int64
 		c, _ := hostileClient(t, func(w http.ResponseWriter, _ *http.Request) {
 			n := requests.Add(1)
 			_, _ = fmt.Fprintf(w, `{"data":[],"pagination":{"limit":50,"next_cursor":"c%d"}}`, n)
 		}, nil)
-		_, err := c.ListBackups(context.Background(), "acc_0123456789abcdef", ListOptions{Max: max})
+		_, err := c.ListBackups(context.Background(), "acc_0123456789abcdef", ListOptions{Max: limit})
 		if !errors.Is(err, ErrBarrenPages) {
-			t.Fatalf("max %d: want ErrBarrenPages, got %v", max, err)
+			t.Fatalf("limit %d: want ErrBarrenPages, got %v", limit, err)
 		}
 		if requests.Load() != maxBarrenPages {
-			t.Errorf("max %d: %d requests, want %d", max, requests.Load(), maxBarrenPages)
+			t.Errorf("limit %d: %d requests, want %d", limit, requests.Load(), maxBarrenPages)
 		}
 	}
 }
