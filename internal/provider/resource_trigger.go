@@ -30,16 +30,6 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
-// benchNoopRead makes Read do nothing, in the build `make bench` uses to
-// measure the refresh floor of Terraform and the plugin protocol (build tag
-// benchnoopread); it is false in every other build.
-var benchNoopRead = false
-
-// benchPagedRead makes Read page every trigger's backups, the strategy
-// before refresh at scale, in the build `make bench` compares with (build
-// tag benchpagedread); it is false in every other build.
-var benchPagedRead = false
-
 const (
 	defaultCreateTimeout = 30 * time.Minute
 	onConflictWait       = "wait"
@@ -415,11 +405,7 @@ func addTriggerError(diags *diag.Diagnostics, accountID string, timeout time.Dur
 // request per 50 newer backups. A backup in progress is the account's
 // newest (the service refuses a second one), so reading it costs one.
 func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if benchNoopRead {
-		return
-	}
 	prior, err := rawStrings(req.State.Raw, "account_id", "id", "backup_status", "triggered_at", "completed_at")
-
 	if err != nil {
 		resp.Diagnostics.AddError("Unreadable backup_trigger state", err.Error())
 		return
@@ -449,7 +435,7 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 				"which queues a new backup.", backupID, accountID, why))
 		resp.State.RemoveResource(ctx)
 	}
-	if status := prior["backup_status"]; !benchPagedRead && !status.IsNull() && status.ValueString() != "" &&
+	if status := prior["backup_status"]; !status.IsNull() && status.ValueString() != "" &&
 		!client.InProgress(status.ValueString()) && !prior["triggered_at"].IsNull() {
 		exists, report, err := r.data.session.accountExists(ctx, r.data.client, accountID)
 		switch {

@@ -16,7 +16,7 @@ import (
 func benchAllowance(ctx context.Context, _ *harness, r *report, _ int) error {
 	r.line("## 8. Allowance used")
 	r.line("")
-	r.line("One client shared by 10 concurrent callers (as Terraform's parallelism), each reading `GET /api/v1/token` in a loop for about 10 s, against the mock on loopback at the allowance shown. Used = requests / (elapsed × allowance).")
+	r.line("One client shared by 10 concurrent callers (as Terraform's parallelism), each reading `GET /api/v1/token` in a loop for about 10 s, against the mock on loopback at the allowance shown. Used = (requests − 1) / (elapsed × allowance): the first request opens the first interval. It can pass 100% at 1/s, where the first and last requests may fall at opposite ends of their one-second windows.")
 	r.line("")
 	r.line("| allowance (requests/s) | requests | elapsed | used | 429s from the allowance |")
 	r.line("|---|---|---|---|---|")

@@ -93,7 +93,7 @@ resource "terraform_data" "t" {
 	r.line("## 1. Refresh cost")
 	r.line("")
 	r.line("`terraform plan` over 200 `backup_trigger` resources (state from one apply and one refresh-only apply, once the backups had finished), median of %d runs, the kinds taking turns. "+
-		"The floor is the same plan with a build of the provider whose `Read` does nothing (`-tags benchnoopread`): what Terraform and the plugin protocol cost for a refresh.", runs)
+		"The floor is the same plan with the provider behind a protocol wrapper whose refresh of a `backup_trigger` sends nothing (`internal/cmd/bench/noopread`): what Terraform and the plugin protocol cost for a refresh.", runs)
 	r.line("")
 	r.line("| plan | median | runs |")
 	r.line("|---|---|---|")
@@ -391,7 +391,7 @@ func benchRefreshAtScale(ctx context.Context, h *harness, r *report, _ int) erro
 	r.line("## 6. Refresh at scale")
 	r.line("")
 	r.line("`terraform plan` over N `backup_trigger` resources, one per account (N+2 accounts), after every account received `history` newer backups and one account was deleted, "+
-		"at an allowance of %d requests per second (state seeded at a generous allowance; one run each). Before: the build that pages every trigger's backups (`-tags benchpagedread`). "+
+		"at an allowance of %d requests per second (state seeded at a generous allowance; one run each). Before: the provider built from commit 8f717f8, whose refresh paged every trigger's backups. "+
 		"Bound: `-refresh=false` + requests / allowance + 2 s.", allowance)
 	r.line("")
 	r.line("| N | history | requests | plan | `-refresh=false` | ratio | bound | before: requests | before: plan |")

@@ -25,11 +25,11 @@ type harness struct {
 	binDir   string
 	provider string
 	cliCfg   string
-	// noopCfg points Terraform at a build whose backup_trigger Read does
+	// noopCfg points Terraform at a build whose backup_trigger refresh does
 	// nothing, the floor of a refresh.
 	noopCfg string
-	// pagedCfg points Terraform at a build whose Read pages every trigger's
-	// backups: refresh at scale before the change.
+	// pagedCfg points Terraform at the provider built as of
+	// pagedReadCommit, whose refresh pages every trigger's backups.
 	pagedCfg string
 }
 
@@ -45,24 +45,53 @@ func newHarness(ctx context.Context, root string) (*harness, error) {
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building the provider: %w\n%s", err, out)
 	}
-	variants := map[string]string{}
-	for _, tag := range []string{"benchnoopread", "benchpagedread"} {
-		dir := filepath.Join(work, "bin-"+tag)
-		build = exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", tag, "-o", filepath.Join(dir, "terraform-provider-backup"), ".")
-		build.Dir = root
-		if out, err := build.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("building the %s provider: %w\n%s", tag, err, out)
-		}
-		variants[tag] = dir
+	variants := map[string]string{"noop": filepath.Join(work, "bin-noop"), "paged": filepath.Join(work, "bin-paged")}
+	// The floor: the provider behind a protocol wrapper whose refresh of a
+	// backup_trigger sends nothing (internal/cmd/bench/noopread).
+	build = exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", filepath.Join(variants["noop"], "terraform-provider-backup"), "./internal/cmd/bench/noopread")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building the no-op-read provider: %w\n%s", err, out)
+	}
+	// Before: the provider as it was before refreshes of finished
+	// triggers checked only their account, built from that commit.
+	if err := buildAt(ctx, root, pagedReadCommit, filepath.Join(work, "src-paged"), filepath.Join(variants["paged"], "terraform-provider-backup")); err != nil {
+		return nil, err
 	}
 	h.cliCfg, h.noopCfg, h.pagedCfg = filepath.Join(work, "terraformrc"), filepath.Join(work, "terraformrc-noop"), filepath.Join(work, "terraformrc-paged")
-	for cfgPath, dir := range map[string]string{h.cliCfg: h.binDir, h.noopCfg: variants["benchnoopread"], h.pagedCfg: variants["benchpagedread"]} {
+	for cfgPath, dir := range map[string]string{h.cliCfg: h.binDir, h.noopCfg: variants["noop"], h.pagedCfg: variants["paged"]} {
 		cfg := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"backup-service/backup\" = %q\n  }\n  direct {}\n}\n", dir)
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 			return nil, err
 		}
 	}
 	return h, nil
+}
+
+// pagedReadCommit is the last commit whose backup_trigger refresh paged
+// every trigger's backups (535c707 made finished triggers check only their
+// account): section 6's "before".
+const pagedReadCommit = "8f717f8"
+
+// buildAt builds the provider as it was at commit, from a temporary git
+// worktree (the repository's history is part of every clone).
+func buildAt(ctx context.Context, root, commit, src, out string) error {
+	add := exec.CommandContext(ctx, "git", "worktree", "add", "--detach", src, commit)
+	add.Dir = root
+	if b, err := add.CombinedOutput(); err != nil {
+		return fmt.Errorf("checking out %s to build the provider as it was: %w\n%s", commit, err, b)
+	}
+	defer func() {
+		rm := exec.CommandContext(context.WithoutCancel(ctx), "git", "worktree", "remove", "--force", src)
+		rm.Dir = root
+		_ = rm.Run()
+	}()
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, ".")
+	build.Dir = src
+	if b, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the provider as of %s: %w\n%s", commit, err, b)
+	}
+	return nil
 }
 
 func (h *harness) close() { _ = os.RemoveAll(h.work) }
