@@ -116,35 +116,11 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 	}
 	b, err := a.data.client.RunBackup(ctx, accountID, opts)
 	if b == nil {
-		addTriggerError(&resp.Diagnostics, accountID, timeout, err)
+		addTriggerError(&resp.Diagnostics, invokeCaller, accountID, timeout, err)
 		return
 	}
 	if !opts.WaitForCompletion {
 		say("Backup %s of account %s is queued (%s); not waiting for it (wait_for_completion = false).", b.ID, accountID, b.Status)
 	}
-	reportWait(&resp.Diagnostics, accountID, timeout, err, invokeOutcome)
+	reportWait(&resp.Diagnostics, invokeCaller, accountID, timeout, err)
 }
-
-// reportProgress turns the engine's events into the progress messages
-// Terraform prints under the action.
-func reportProgress(say func(string, ...any), accountID string, ev client.Event) {
-	elapsed := ev.Elapsed.Round(time.Second)
-	switch ev.Kind {
-	case client.EventConflict:
-		say("Backup %s of account %s is already in progress (%s); waiting for it before queueing a new one.", ev.Backup.ID, accountID, ev.Backup.Status)
-	case client.EventQueued:
-		say("Queued backup %s of account %s (%s).", ev.Backup.ID, accountID, ev.Backup.Status)
-	case client.EventStatus:
-		say("Backup %s: %s -> %s after %s.", ev.Backup.ID, ev.Previous, ev.Backup.Status, elapsed)
-	case client.EventDone:
-		completed := "unknown"
-		if ev.Backup.CompletedAt != nil {
-			completed = ev.Backup.CompletedAt.UTC().Format(time.RFC3339)
-		}
-		say("Backup %s of account %s ended: %s, completed at %s, after %s.", ev.Backup.ID, accountID, ev.Backup.Status, completed, elapsed)
-	}
-}
-
-// What follows an invocation's wait: the action records nothing, so there
-// is nothing to resume.
-var invokeOutcome = waitOutcome{timeoutName: "timeouts.invoke"}

@@ -6,10 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
@@ -116,14 +114,7 @@ func (l *triggerList) result(ctx context.Context, req list.ListRequest, b client
 	r.DisplayName = fmt.Sprintf("%s (%s, %s)", b.ID, b.Status, b.CreatedAt.UTC().Format(time.RFC3339))
 	r.Diagnostics.Append(r.Identity.Set(ctx, triggerIdentity{AccountID: types.StringValue(b.AccountID), ID: types.StringValue(b.ID)})...)
 	if req.IncludeResource {
-		m := triggerModel{
-			AccountID:         types.StringValue(b.AccountID),
-			Triggers:          types.MapNull(types.StringType),
-			WaitForCompletion: types.BoolValue(false),
-			OnConflict:        types.StringValue(onConflictWait),
-			Timeouts:          timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType})},
-		}
-		m.setBackup(&b)
+		m := importedModel(&b)
 		r.Diagnostics.Append(r.Resource.Set(ctx, &m)...)
 	}
 	return r

@@ -223,7 +223,7 @@ func TestAccTriggerConflictWaitTimesOut(t *testing.T) {
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{{
 			Config:      e.config(triggerConfig(id, "  timeouts {\n    create = \"200ms\"\n  }\n")),
-			ExpectError: expectError("was already in progress and had not finished after", "(timeouts.create is 200ms)", "No backup was queued by this apply"),
+			ExpectError: expectError("was already in progress and had not finished after", "(timeouts.create is 200ms)", "No backup was queued", "Raise timeouts.create"),
 		}},
 	})
 }

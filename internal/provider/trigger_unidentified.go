@@ -28,30 +28,12 @@ import (
 // was unknown: the service may never have queued its backup.
 const privateUnconfirmed = "unconfirmed"
 
-// triggerCaller names what recorded a trigger, for the messages.
-type triggerCaller struct {
-	// next says what the next apply does, by whether the caller waits.
-	nextWaiting, nextNotWaiting string
-}
-
-var createCaller = triggerCaller{
-	nextWaiting: "The trigger is saved without a backup id (and marked tainted by Terraform): the next apply looks for this " +
-		"backup and waits for it before it sends any new trigger.",
-	nextNotWaiting: "The trigger is saved without a backup id: the next refresh looks for this backup and records it, and no " +
-		"new trigger is sent for this change.",
-}
-
-var resumeCaller = triggerCaller{
-	nextWaiting:    "The trigger stays saved without a backup id: the next apply looks for this backup again before it sends any new trigger.",
-	nextNotWaiting: "The trigger stays saved without a backup id: the next refresh looks for this backup again.",
-}
-
 // recordUnidentified sets the model to what is known of an unidentified
 // trigger and says so: as an error when the caller waits for the backup
 // (it cannot have succeeded as far as anyone can tell), as a warning
 // otherwise (the backup was queued, which is all wait_for_completion =
 // false promises). An unknown outcome is always an error.
-func recordUnidentified(ctx context.Context, m *triggerModel, ue *client.UnidentifiedError, private privateSetter, diags *diag.Diagnostics, caller triggerCaller) {
+func recordUnidentified(ctx context.Context, m *triggerModel, ue *client.UnidentifiedError, private privateSetter, diags *diag.Diagnostics, by caller) {
 	m.ID, m.BackupStatus, m.CompletedAt = types.StringNull(), types.StringNull(), types.StringNull()
 	m.TriggeredAt = types.StringValue(ue.TriggeredAt.UTC().Format(time.RFC3339))
 	var mark []byte
@@ -71,9 +53,9 @@ func recordUnidentified(ctx context.Context, m *triggerModel, ue *client.Unident
 	b = append(b, " no record of it could be found in the account's backups:\n\n"...)
 	b = append(b, describeError(ue.Err)...)
 	waits := m.WaitForCompletion.ValueBool()
-	next := caller.nextNotWaiting
+	next := by.unidentifiedNotWaiting
 	if waits || !ue.Queued {
-		next = caller.nextWaiting
+		next = by.unidentifiedWaiting
 	}
 	b = fmt.Appendf(b, "\n\n%s If you know that no backup was queued, `terraform apply -replace` on this resource sends a new trigger.", next)
 	if waits || !ue.Queued {
@@ -146,12 +128,12 @@ func (r *triggerResource) resumeUnidentified(ctx context.Context, plan, state *t
 		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 		return
 	case b == nil:
-		addTriggerError(&resp.Diagnostics, accountID, timeout, err)
+		addTriggerError(&resp.Diagnostics, resumeCaller, accountID, timeout, err)
 		return
 	}
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateUnconfirmed, nil)...)
 	plan.setBackup(b)
-	reportWait(&resp.Diagnostics, accountID, timeout, err, resumeOutcome)
+	reportWait(&resp.Diagnostics, resumeCaller, accountID, timeout, err)
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 	setIdentity(ctx, resp.Identity, accountID, b.ID, &resp.Diagnostics)
 }

@@ -1,0 +1,177 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+)
+
+type triggerModel struct {
+	ID                types.String   `tfsdk:"id"`
+	AccountID         types.String   `tfsdk:"account_id"`
+	Triggers          types.Map      `tfsdk:"triggers"`
+	WaitForCompletion types.Bool     `tfsdk:"wait_for_completion"`
+	OnConflict        types.String   `tfsdk:"on_conflict"`
+	BackupStatus      types.String   `tfsdk:"backup_status"`
+	TriggeredAt       types.String   `tfsdk:"triggered_at"`
+	CompletedAt       types.String   `tfsdk:"completed_at"`
+	Timeouts          timeouts.Value `tfsdk:"timeouts"`
+}
+
+// setBackup copies what the service says of the backup into the model.
+func (m *triggerModel) setBackup(b *client.Backup) {
+	bm := backupToModel(*b)
+	m.ID, m.BackupStatus, m.TriggeredAt, m.CompletedAt = bm.ID, bm.Status, bm.CreatedAt, bm.CompletedAt
+}
+
+// triggerIdentity identifies a trigger by its backup (Terraform 1.12+ and
+// OpenTofu 1.12+ import by it).
+type triggerIdentity struct {
+	AccountID types.String `tfsdk:"account_id"`
+	ID        types.String `tfsdk:"id"`
+}
+
+// setIdentity records the identity, when Terraform supports identities
+// (resp.Identity is nil before 1.12).
+func setIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, accountID, backupID string, diags *diag.Diagnostics) {
+	if identity == nil || accountID == "" {
+		return
+	}
+	id := types.StringNull() // not identified yet
+	if backupID != "" {
+		id = types.StringValue(backupID)
+	}
+	diags.Append(identity.Set(ctx, triggerIdentity{AccountID: types.StringValue(accountID), ID: id})...)
+}
+
+// createTimeout is timeouts.create, or the default.
+func (m *triggerModel) createTimeout(ctx context.Context, diags *diag.Diagnostics) time.Duration {
+	d, ds := m.Timeouts.Create(ctx, defaultCreateTimeout)
+	diags.Append(ds...)
+	return d
+}
+
+// rawStrings reads top-level string attributes of a raw state value.
+func rawStrings(raw tftypes.Value, names ...string) (map[string]types.String, error) {
+	var attrs map[string]tftypes.Value
+	if err := raw.As(&attrs); err != nil {
+		return nil, err
+	}
+	out := make(map[string]types.String, len(names))
+	for _, name := range names {
+		var s *string
+		if v, ok := attrs[name]; ok {
+			if err := v.As(&s); err != nil {
+				return nil, fmt.Errorf("attribute %s: %w", name, err)
+			}
+		}
+		out[name] = types.StringPointerValue(s)
+	}
+	return out, nil
+}
+
+// triggersKey is a canonical text of triggers: entries with null values
+// dropped, keys sorted, and no map the same as an empty one. A user who
+// adds `triggers = {}` or `{ a = null }` means no trigger value, not a new
+// backup.
+func triggersKey(m types.Map) string {
+	if m.IsNull() || m.IsUnknown() {
+		return ""
+	}
+	vals := map[string]string{}
+	for k, v := range m.Elements() {
+		s, ok := v.(types.String)
+		if !ok || s.IsNull() || s.IsUnknown() {
+			continue
+		}
+		vals[k] = s.ValueString()
+	}
+	if len(vals) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		kj, _ := json.Marshal(k)
+		vj, _ := json.Marshal(vals[k])
+		b.Write(kj)
+		b.WriteByte(':')
+		b.Write(vj)
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// privateGetter is the part of private state the triggers rule reads.
+type privateGetter interface {
+	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
+}
+
+// triggersReplace is the rule for triggers: a change takes a new backup,
+// compared as triggersKey compares (null entries dropped, no map the same
+// as an empty one), except on an imported trigger's first apply, which
+// adopts the configuration's triggers in place. An unknown value replaces.
+func triggersReplace(ctx context.Context, private privateGetter, plan, state types.Map) (bool, diag.Diagnostics) {
+	if plan.IsUnknown() {
+		return true, nil
+	}
+	imported, diags := private.GetKey(ctx, privateImported)
+	return len(imported) == 0 && triggersKey(plan) != triggersKey(state), diags
+}
+
+// triggersRequireReplace applies triggersReplace in the schema, where a
+// reader of triggers sees it.
+type triggersRequireReplace struct{}
+
+func (triggersRequireReplace) Description(context.Context) string {
+	return "A change of triggers takes a new backup, except on an imported trigger's first apply."
+}
+
+func (m triggersRequireReplace) MarkdownDescription(ctx context.Context) string {
+	return m.Description(ctx)
+}
+
+func (triggersRequireReplace) PlanModifyMap(ctx context.Context, req planmodifier.MapRequest, resp *planmodifier.MapResponse) {
+	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
+		return // a create or a destroy
+	}
+	replace, diags := triggersReplace(ctx, req.Private, req.PlanValue, req.StateValue)
+	resp.Diagnostics.Append(diags...)
+	resp.RequiresReplace = replace
+}
+
+// importedModel is a trigger as an import records it (and as a list query
+// shows it, for the configuration it generates): the backup, no triggers,
+// and wait_for_completion and on_conflict at their defaults, until the
+// first apply adopts the configuration's values in place.
+func importedModel(b *client.Backup) triggerModel {
+	m := triggerModel{
+		AccountID:         types.StringValue(b.AccountID),
+		Triggers:          types.MapNull(types.StringType),
+		WaitForCompletion: types.BoolValue(false),
+		OnConflict:        types.StringValue(onConflictWait),
+		Timeouts:          timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes)},
+	}
+	m.setBackup(b)
+	return m
+}
+
+// timeoutsAttrTypes is the shape of the timeouts block (create only).
+var timeoutsAttrTypes = map[string]attr.Type{"create": types.StringType}

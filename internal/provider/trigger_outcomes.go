@@ -1,0 +1,174 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+)
+
+// logProgress logs each step of a backup at INFO: Terraform shows only
+// "Still creating…" during a long wait, TF_LOG=INFO shows why.
+func logProgress(ctx context.Context) func(client.Event) {
+	return func(ev client.Event) {
+		fields := map[string]any{"backup_id": ev.Backup.ID, "status": ev.Backup.Status, "elapsed": ev.Elapsed.Round(time.Second).String()}
+		switch ev.Kind {
+		case client.EventConflict:
+			tflog.Info(ctx, "a backup of the account is already in progress; waiting for it before queueing a new one", fields)
+		case client.EventQueued:
+			tflog.Info(ctx, "backup queued", fields)
+		case client.EventStatus:
+			fields["previous_status"] = ev.Previous
+			tflog.Info(ctx, "backup status changed", fields)
+		case client.EventDone:
+			tflog.Info(ctx, "backup finished", fields)
+		}
+	}
+}
+
+// boundedFor is ctx bounded by timeout, with the account on every log line.
+func boundedFor(ctx context.Context, timeout time.Duration, accountID string) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return tflog.SetField(ctx, "account_id", accountID), cancel
+}
+
+// caller is what runs a backup on the engine: a create, a resumed wait
+// (an update), or an action's invocation. Each says in its own terms what
+// follows every outcome, and every message about a trigger's outcome is
+// built from one of them, so that no message names a setting its caller
+// does not have.
+type caller struct {
+	timeoutName string // the setting that bounds its waits
+	interrupted string // after an interrupted wait
+	timedOut    string // after a wait that timed out
+	failed      string // after a failed backup
+	// After a backup queued (or perhaps queued) but not identified, by
+	// whether what follows waits for it.
+	unidentifiedWaiting, unidentifiedNotWaiting string
+}
+
+var (
+	createCaller = caller{
+		timeoutName: "timeouts.create",
+		interrupted: "The next apply resumes waiting for this same backup, without queueing another.",
+		timedOut:    "The next apply waits for this same backup while it is in progress, instead of queueing another.",
+		failed:      "The next apply takes a new backup.",
+		unidentifiedWaiting: "The trigger is saved without a backup id (and marked tainted by Terraform): the next apply looks for this " +
+			"backup and waits for it before it sends any new trigger.",
+		unidentifiedNotWaiting: "The trigger is saved without a backup id: the next refresh looks for this backup and records it, and no " +
+			"new trigger is sent for this change.",
+	}
+	resumeCaller = caller{
+		timeoutName:            "timeouts.create",
+		interrupted:            createCaller.interrupted,
+		timedOut:               "The next apply resumes waiting for it.",
+		failed:                 createCaller.failed,
+		unidentifiedWaiting:    "The trigger stays saved without a backup id: the next apply looks for this backup again before it sends any new trigger.",
+		unidentifiedNotWaiting: "The trigger stays saved without a backup id: the next refresh looks for this backup again.",
+	}
+	// An action records nothing: nothing resumes its wait.
+	invokeCaller = caller{
+		timeoutName: "timeouts.invoke",
+		interrupted: "The action records nothing: follow the backup with the backup_account_backups data source.",
+		timedOut:    "The action records nothing: follow the backup with the backup_account_backups data source.",
+		unidentifiedWaiting: "The action records nothing: look for it among the account's backups (data source backup_account_backups) " +
+			"before invoking the action again.",
+		unidentifiedNotWaiting: "The action records nothing: look for it among the account's backups (data source backup_account_backups) " +
+			"before invoking the action again.",
+	}
+)
+
+// reportWait turns the outcome of a wait into diagnostics. An interrupt
+// is a warning (a resource is then saved untainted, and the next apply
+// resumes the wait); a timeout or a failed backup is an error naming the
+// backup and its status.
+func reportWait(diags *diag.Diagnostics, next caller, accountID string, timeout time.Duration, err error) {
+	var we *client.WaitError
+	var fe *client.BackupFailedError
+	switch {
+	case err == nil:
+	case errors.As(err, &we) && errors.Is(err, context.Canceled):
+		diags.AddWarning("Waiting for the backup was interrupted",
+			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s was %s when the wait was interrupted after %s. It goes on in the Backup Service. %s",
+				we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second), next.interrupted)))
+	case errors.As(err, &we) && errors.Is(err, context.DeadlineExceeded):
+		diags.AddError("Backup still in progress",
+			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s was still %s after waiting %s (%s is %s). It goes on in the Backup Service. %s "+
+				"Raise %s to wait longer.",
+				we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second), next.timeoutName, timeout, next.timedOut, next.timeoutName)))
+	case errors.As(err, &we):
+		addAPIError(diags, fmt.Sprintf("Unable to follow backup %s of account %s (last seen %s, after waiting %s)",
+			we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second)), we.Err)
+	case errors.As(err, &fe):
+		diags.AddError("Backup did not succeed",
+			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s ended with status %q: %s\n\n%s",
+				fe.Backup.ID, accountID, fe.Backup.Status, fe.Reason(), next.failed)))
+	default:
+		addAPIError(diags, "Unable to follow the backup of account "+accountID, err)
+	}
+}
+
+// addTriggerError says why no backup could be followed: c is who
+// triggered it.
+func addTriggerError(diags *diag.Diagnostics, c caller, accountID string, timeout time.Duration, err error) {
+	summary := fmt.Sprintf("Unable to trigger a backup of account %s", accountID)
+	at := path.Root("account_id")
+	var cw *client.ConflictWaitError
+	var ue *client.UnidentifiedError
+	switch {
+	case errors.As(err, &ue):
+		what := "The Backup Service accepted the trigger (a backup was queued)"
+		if !ue.Queued {
+			what = "The outcome of the trigger is unknown (a backup may have been queued)"
+		}
+		diags.AddAttributeError(at, summary, fmt.Sprintf("%s at %s, but no record of it could be found in the account's backups, "+
+			"so its outcome cannot be followed. %s\n\n%s", what, ue.TriggeredAt.UTC().Format(time.RFC3339), c.unidentifiedWaiting, describeError(ue.Err)))
+	case errors.As(err, &cw) && errors.Is(err, context.DeadlineExceeded):
+		running := "A backup of account " + accountID
+		if cw.Running != nil {
+			running = fmt.Sprintf("Backup %s of account %s", cw.Running.ID, accountID)
+		}
+		diags.AddAttributeError(at, summary, fmt.Sprintf("%s was already in progress and had not finished after %s (%s is %s). "+
+			"No backup was queued. Raise %s, or set on_conflict = \"fail\" to fail at once.",
+			running, cw.Waited.Round(time.Second), c.timeoutName, timeout, c.timeoutName))
+	case errors.As(err, &cw) && errors.Is(err, context.Canceled):
+		diags.AddAttributeError(at, summary, "Interrupted while waiting for a backup already in progress; no backup was queued.")
+	case errors.Is(err, client.ErrConflict):
+		diags.AddAttributeError(at, summary, describeError(err, "A backup of this account is already in progress and on_conflict is \"fail\". "+
+			"Set on_conflict = \"wait\" to wait for it and then take a new backup."))
+	case errors.Is(err, client.ErrUnprocessable):
+		diags.AddAttributeError(at, summary, describeError(err, "The account cannot be backed up in its current state (for example paused, "+
+			"a lapsed subscription, or a connection needing re-authorization); fix that in the Backup Service web application."))
+	case errors.Is(err, client.ErrNotFound), errors.Is(err, client.ErrForbidden):
+		diags.AddAttributeError(at, summary, describeError(err))
+	default:
+		diags.AddError(summary, describeError(err))
+	}
+}
+
+// reportProgress turns the engine's events into the progress messages
+// Terraform prints under the action.
+func reportProgress(say func(string, ...any), accountID string, ev client.Event) {
+	elapsed := ev.Elapsed.Round(time.Second)
+	switch ev.Kind {
+	case client.EventConflict:
+		say("Backup %s of account %s is already in progress (%s); waiting for it before queueing a new one.", ev.Backup.ID, accountID, ev.Backup.Status)
+	case client.EventQueued:
+		say("Queued backup %s of account %s (%s).", ev.Backup.ID, accountID, ev.Backup.Status)
+	case client.EventStatus:
+		say("Backup %s: %s -> %s after %s.", ev.Backup.ID, ev.Previous, ev.Backup.Status, elapsed)
+	case client.EventDone:
+		completed := "unknown"
+		if ev.Backup.CompletedAt != nil {
+			completed = ev.Backup.CompletedAt.UTC().Format(time.RFC3339)
+		}
+		say("Backup %s of account %s ended: %s, completed at %s, after %s.", ev.Backup.ID, accountID, ev.Backup.Status, completed, elapsed)
+	}
+}

@@ -1,0 +1,115 @@
+package provider
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+)
+
+// Every outcome, told by every caller: the message has the expected
+// severity and summary, names the caller's own timeout setting where a
+// timeout is involved, never another caller's, and says what follows.
+func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
+	t.Parallel()
+	const acct = "acc_0123456789abcdef"
+	running := client.Backup{ID: "bkp_0123456789abcdef", AccountID: acct, Status: client.StatusRunning}
+	failed := running
+	failed.Status, failed.Error = client.StatusFailed, new(string)
+	*failed.Error = "export refused"
+	conflict := &client.APIError{Method: "POST", Path: "/api/v1/accounts/" + acct + "/backup", StatusCode: 409, Title: "Conflict",
+		RequestID: "0b7c7a70-1c6f-4a8e-9c3e-1d2f3a4b5c6d"}
+	unprocessable := &client.APIError{Method: "POST", Path: "/x", StatusCode: 422, Title: "Unprocessable Entity", Detail: "paused"}
+
+	callers := map[string]caller{"create": createCaller, "resume": resumeCaller, "invoke": invokeCaller}
+	cases := []struct {
+		name     string
+		report   func(*diag.Diagnostics, caller, error)
+		err      error
+		severity diag.Severity
+		summary  string
+		// what the detail says: {timeout} stands for the caller's timeout
+		// setting, {next} for what the caller says follows.
+		want []string
+		next func(caller) string
+	}{
+		{"wait interrupted", wait, &client.WaitError{Backup: running, Waited: 3 * time.Second, Err: context.Canceled},
+			diag.SeverityWarning, "Waiting for the backup was interrupted", []string{"bkp_0123456789abcdef", "running"}, func(c caller) string { return c.interrupted }},
+		{"wait timed out", wait, &client.WaitError{Backup: running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
+			diag.SeverityError, "Backup still in progress", []string{"still running after waiting 5m0s", "({timeout} is 5m0s)", "Raise {timeout}"}, func(c caller) string { return c.timedOut }},
+		{"backup failed", wait, &client.BackupFailedError{Backup: failed},
+			diag.SeverityError, "Backup did not succeed", []string{`status "failed"`, "export refused"}, func(c caller) string { return c.failed }},
+		{"conflict wait timed out", trigger, &client.ConflictWaitError{Running: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
+			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"already in progress", "({timeout} is 5m0s)", "No backup was queued", "Raise {timeout}"}, nil},
+		{"conflict wait interrupted", trigger, &client.ConflictWaitError{Running: &running, Err: context.Canceled},
+			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"Interrupted", "no backup was queued"}, nil},
+		{"conflict refused", trigger, conflict,
+			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"HTTP 409", `on_conflict is "fail"`, "Request ID: 0b7c7a70"}, nil},
+		{"not backupable", trigger, unprocessable,
+			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"HTTP 422", "paused", "web application"}, nil},
+		{"queued, not identified", trigger, &client.UnidentifiedError{AccountID: acct, TriggeredAt: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), Queued: true, Err: client.ErrNotListed},
+			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"a backup was queued", "2026-11-23T10:00:00Z"}, func(c caller) string { return c.unidentifiedWaiting }},
+	}
+	for _, tc := range cases {
+		for name, c := range callers {
+			t.Run(tc.name+"/"+name, func(t *testing.T) {
+				t.Parallel()
+				var diags diag.Diagnostics
+				tc.report(&diags, c, tc.err)
+				if len(diags) != 1 {
+					t.Fatalf("%d diagnostics: %v", len(diags), diags)
+				}
+				d := diags[0]
+				detail := strings.Join(strings.Fields(d.Detail()), " ")
+				if d.Severity() != tc.severity || d.Summary() != tc.summary {
+					t.Errorf("%s %q, want %s %q", d.Severity(), d.Summary(), tc.severity, tc.summary)
+				}
+				at := 0
+				for _, w := range tc.want {
+					w = strings.ReplaceAll(w, "{timeout}", c.timeoutName)
+					i := strings.Index(detail[at:], w)
+					if i < 0 {
+						t.Fatalf("%q not found (in order) in %q", w, detail)
+					}
+					at += i + len(w)
+				}
+				if tc.next != nil && !strings.Contains(detail, tc.next(c)) {
+					t.Errorf("does not say what follows (%q): %q", tc.next(c), detail)
+				}
+				for _, other := range []string{"timeouts.create", "timeouts.invoke"} {
+					if other != c.timeoutName && strings.Contains(detail, other) {
+						t.Errorf("names %s, which a %s does not have: %q", other, name, detail)
+					}
+				}
+			})
+		}
+	}
+}
+
+func wait(d *diag.Diagnostics, c caller, err error) {
+	reportWait(d, c, "acc_0123456789abcdef", 5*time.Minute, err)
+}
+
+func trigger(d *diag.Diagnostics, c caller, err error) {
+	addTriggerError(d, c, "acc_0123456789abcdef", 5*time.Minute, err)
+}
+
+// Each caller says something for every outcome it can meet.
+func TestEveryCallerSaysWhatFollows(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]caller{"create": createCaller, "resume": resumeCaller, "invoke": invokeCaller} {
+		for field, text := range map[string]string{"timeoutName": c.timeoutName, "interrupted": c.interrupted, "timedOut": c.timedOut,
+			"unidentifiedWaiting": c.unidentifiedWaiting, "unidentifiedNotWaiting": c.unidentifiedNotWaiting} {
+			if text == "" {
+				t.Errorf("%s caller: %s is empty", name, field)
+			}
+		}
+		if name != "invoke" && c.failed == "" {
+			t.Errorf("%s caller: failed is empty", name)
+		}
+	}
+}
