@@ -157,7 +157,7 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 		addClientConfigError(&resp.Diagnostics, cfg, err)
 		return
 	}
-	data := &providerData{client: c, poll: p.poll, session: newSession(c)}
+	data := &providerData{client: c, poll: p.poll, command: newCommandState(c)}
 	resp.DataSourceData = data
 	resp.ResourceData = data
 	resp.EphemeralResourceData = data

@@ -305,8 +305,8 @@ data "backup_token" "this" {}`),
 
 // Two triggers of one account replaced in one command are both kept for
 // their replacements, whatever the order of the Deletes.
-func TestSessionKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
-	s := &session{replaced: map[string][]replacedTrigger{}}
+func TestCommandStateKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
+	s := &commandState{replaced: map[string][]replacedTrigger{}}
 	s.remember("acc_0123456789abcdef", replacedTrigger{backupID: "bkp_a", triggers: "a"})
 	s.remember("acc_0123456789abcdef", replacedTrigger{backupID: "bkp_b", triggers: "b"})
 	for _, want := range []string{"bkp_b", "bkp_a"} {
