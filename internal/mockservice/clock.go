@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// Clock drives the backup state machine. Rate-limit windows always follow
-// the wall clock, since a key's allowance is per real second.
+// Clock drives the backup state machine (Options.Clock) or the rate-limit
+// windows (Options.RateClock).
 type Clock interface{ Now() time.Time }
 
 type wallClock struct{}

@@ -185,11 +185,11 @@ func (s *Server) handle(r *http.Request, route Route, accountID, requestID strin
 	return out
 }
 
-// takeAllowance counts a request against the key's allowance for this wall
-// clock second and returns the rate-limit headers, and whether the request
+// takeAllowance counts a request against the key's allowance for this
+// second of the rate clock and returns the rate-limit headers, and whether the request
 // is over the allowance. The caller holds s.mu.
 func (s *Server) takeAllowance(key *apiKey) (http.Header, bool) {
-	now := time.Now().Unix()
+	now := s.rateClock.Now().Unix()
 	w := s.windows[key.secret]
 	if w == nil || w.second != now {
 		w = &window{second: now}

@@ -27,6 +27,10 @@ type Options struct {
 	RunningFor time.Duration
 	// Clock drives the backup state machine (default: the wall clock).
 	Clock Clock
+	// RateClock drives the one-second rate-limit windows (default: the
+	// wall clock, since an allowance is per real second even when Clock
+	// is stepped by hand). Tests of the windows set it.
+	RateClock Clock
 	// EchoKeyInErrors makes every error body quote the API key the request
 	// presented, as a faulty deployment or a careless proxy might: clients
 	// must never show it.
@@ -63,6 +67,7 @@ type Server struct {
 	pendingFor time.Duration
 	runningFor time.Duration
 	windows    map[string]*window
+	rateClock  Clock
 
 	cursorKey []byte
 	echoKey   bool
@@ -93,12 +98,16 @@ func New(opts Options) *Server {
 	if opts.Clock == nil {
 		opts.Clock = wallClock{}
 	}
+	if opts.RateClock == nil {
+		opts.RateClock = wallClock{}
+	}
 	s := &Server{
 		clock:      opts.Clock,
 		rng:        mrand.New(mrand.NewPCG(opts.Seed, opts.Seed^0x5eed5eed5eed5eed)),
 		keys:       map[string]*apiKey{},
 		accounts:   map[string]*account{},
 		windows:    map[string]*window{},
+		rateClock:  opts.RateClock,
 		rateLimit:  opts.RateLimit,
 		pendingFor: opts.PendingFor,
 		runningFor: opts.RunningFor,

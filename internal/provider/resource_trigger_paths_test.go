@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
@@ -122,14 +123,19 @@ func TestAccTriggerInterruptedWaitResumes(t *testing.T) {
 // is taken again.
 func TestAccTriggerTimedOutWaitIsAdopted(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		advance   time.Duration // mock time passed before the second apply
-		failing   bool
-		wantPOSTs int
+		name       string
+		advance    time.Duration // mock time passed before the second apply
+		failing    bool
+		wantPOSTs  int
+		wantStatus string // of the trigger after the second apply
 	}{
-		{name: "still running", advance: 90 * time.Second, wantPOSTs: 1},
-		{name: "succeeded since", advance: time.Hour, wantPOSTs: 1},
-		{name: "failed since", advance: time.Hour, failing: true, wantPOSTs: 2},
+		// Still running when the replacement adopts it: the replacement
+		// does not wait (wait_for_completion = false), so the state shows
+		// the backup as the adoption found it, with no timer racing
+		// Terraform's phases.
+		{name: "still running", advance: 90 * time.Second, wantPOSTs: 1, wantStatus: client.StatusRunning},
+		{name: "succeeded since", advance: time.Hour, wantPOSTs: 1, wantStatus: client.StatusSuccess},
+		{name: "failed since", advance: time.Hour, failing: true, wantPOSTs: 2, wantStatus: client.StatusPending},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := mockservice.NewSteppedClock()
@@ -140,7 +146,6 @@ func TestAccTriggerTimedOutWaitIsAdopted(t *testing.T) {
 			}
 			id := e.srv.AddAccount(spec)
 			body := "  triggers            = { release = \"r1\" }\n  wait_for_completion = %t\n  timeouts {\n    create = \"300ms\"\n  }\n"
-			var finish *time.Timer
 			resource.ParallelTest(t, resource.TestCase{
 				ProtoV6ProviderFactories: e.factories(),
 				Steps: []resource.TestStep{
@@ -149,24 +154,18 @@ func TestAccTriggerTimedOutWaitIsAdopted(t *testing.T) {
 						ExpectError: expectError("Backup still in progress", "waits for this same backup"),
 					},
 					{
-						PreConfig: func() {
-							clock.Advance(tc.advance)
-							if !tc.failing && tc.advance < time.Hour {
-								// Still running: let it finish while the replacement waits.
-								finish = time.AfterFunc(150*time.Millisecond, func() { clock.Advance(time.Hour) })
-							}
-						},
-						// The timeout would not do for a wait: the adopted
-						// backup is not waited for here.
-						Config:           e.config(triggerConfig(id, fmt.Sprintf(body, tc.advance < time.Hour))),
+						PreConfig: func() { clock.Advance(tc.advance) },
+						// The replacement does not wait: the 300ms timeout
+						// would not do for a wait.
+						Config:           e.config(triggerConfig(id, fmt.Sprintf(body, false))),
 						ConfigPlanChecks: expectAction(plancheck.ResourceActionReplace),
-						Check:            e.expectQueued(id, tc.wantPOSTs),
+						ConfigStateChecks: []statecheck.StateCheck{
+							statecheck.ExpectKnownValue(addr, tfjsonpath.New("backup_status"), knownvalue.StringExact(tc.wantStatus)),
+						},
+						Check: e.expectQueued(id, tc.wantPOSTs),
 					},
 				},
 			})
-			if finish != nil {
-				finish.Stop()
-			}
 		})
 	}
 }
@@ -198,7 +197,23 @@ func TestAccTriggerImportAdoptsTriggers(t *testing.T) {
 				ImportState:        true,
 				ImportStatePersist: true,
 				ImportStateIdFunc:  func(*terraform.State) (string, error) { return id + "/" + backupID, nil },
-				ImportStateCheck:   func([]*terraform.InstanceState) error { return nil },
+				ImportStateCheck: func(states []*terraform.InstanceState) error {
+					// As an import records it: the backup, and the defaults
+					// until the first apply adopts the configuration.
+					if len(states) != 1 {
+						return fmt.Errorf("%d states imported", len(states))
+					}
+					want := map[string]string{"account_id": id, "id": backupID, "wait_for_completion": "false", "on_conflict": "wait"}
+					for k, v := range want {
+						if got := states[0].Attributes[k]; got != v {
+							return fmt.Errorf("imported %s = %q, want %q", k, got, v)
+						}
+					}
+					if s := states[0].Attributes["backup_status"]; s == "" || states[0].Attributes["triggered_at"] == "" {
+						return fmt.Errorf("the import did not read the backup: status %q", s)
+					}
+					return nil
+				},
 			},
 			{
 				Config: cfg,

@@ -118,8 +118,12 @@ data "backup_token" "this" {}
 				ConfigVariables: config.Variables{"backup_api_key": config.StringVariable(e.key)},
 			}),
 			checks(resource.TestStep{
-				Config:      withProvider(fmt.Sprintf(`data "backup_account" "x" { id = "acc_0000000000000000" }`+"\n"+`resource "backup_trigger" "p" { account_id = %q }`, paused)),
-				ExpectError: expectError("Error"),
+				Config:      withProvider(`data "backup_account" "x" { id = "acc_0000000000000000" }`),
+				ExpectError: expectError("No account acc_0000000000000000."),
+			}),
+			checks(resource.TestStep{
+				Config:      withProvider(fmt.Sprintf(`resource "backup_trigger" "p" { account_id = %q }`, paused)),
+				ExpectError: expectError("Unable to trigger a backup of account "+paused, "HTTP 422", "paused"),
 			}),
 			checks(resource.TestStep{
 				Config:      withProvider(fmt.Sprintf(`resource "backup_trigger" "f" {`+"\n"+`  account_id = %q`+"\n"+`  wait_for_completion = true`+"\n"+`}`, failing)),
