@@ -45,7 +45,7 @@ func TestAccountIndexSingleFlight(t *testing.T) {
 // error without the duty to report it.
 func TestAccountIndexReportsAFailureOnce(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, mockservice.Options{Seed: 42, Accounts: 60}, func(o *Options) { o.MaxRetries = -1 })
+	f := newFixture(t, mockservice.Options{Seed: 42, Accounts: 60}, func(o *Options) { o.MaxRetries = 0 })
 	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteListAccounts})
 	x := f.client.NewAccountIndex()
 	reports := 0

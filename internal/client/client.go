@@ -67,8 +67,9 @@ type Options struct {
 	// UserAgent names the caller, for example "terraform-provider-backup/1.2.0".
 	UserAgent string
 
-	// MaxRetries is the number of retries after the first attempt; negative
-	// means none.
+	// MaxRetries is the number of retries after the first attempt: 0 (the
+	// zero value) means none, as it reads; DefaultMaxRetries is the
+	// provider's default.
 	MaxRetries     int
 	RequestTimeout time.Duration // per attempt
 	BackoffBase    time.Duration // first backoff; doubles each retry
@@ -152,12 +153,7 @@ func setDefaults(o *Options) {
 			*d = v
 		}
 	}
-	switch {
-	case o.MaxRetries == 0:
-		o.MaxRetries = DefaultMaxRetries
-	case o.MaxRetries < 0:
-		o.MaxRetries = 0
-	}
+	o.MaxRetries = max(o.MaxRetries, 0)
 	def(&o.RequestTimeout, DefaultRequestTimeout)
 	def(&o.BackoffBase, DefaultBackoffBase)
 	def(&o.MaxBackoff, DefaultMaxBackoff)

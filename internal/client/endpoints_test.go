@@ -134,7 +134,7 @@ func TestNonProblemErrorBody(t *testing.T) {
 		_, _ = w.Write([]byte("<html><body>\n<h1>502 Bad Gateway</h1>\n" + strings.Repeat("x", 100000) + "</body></html>"))
 	}))
 	defer ts.Close()
-	c, _ := New(Options{BaseURL: ts.URL, APIKey: "k", Clock: newFakeClock(), MaxRetries: -1})
+	c, _ := New(Options{BaseURL: ts.URL, APIKey: "k", Clock: newFakeClock(), MaxRetries: 0})
 	_, err := c.Token(context.Background())
 	var apiErr *APIError
 	if !errors.As(err, &apiErr) || !apiErr.NotProblem || apiErr.StatusCode != http.StatusBadGateway || !errors.Is(err, ErrServer) {

@@ -66,7 +66,7 @@ func newFixture(t *testing.T, mo mockservice.Options, mod func(*Options)) *fixtu
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	clock := newFakeClock()
-	opts := Options{BaseURL: ts.URL, APIKey: srv.DemoKey(), Clock: clock, UserAgent: "test-agent/1"}
+	opts := Options{BaseURL: ts.URL, APIKey: srv.DemoKey(), Clock: clock, UserAgent: "test-agent/1", MaxRetries: DefaultMaxRetries}
 	if mod != nil {
 		mod(&opts)
 	}

@@ -203,7 +203,7 @@ func TestServerTextIsGuarded(t *testing.T) {
 				}
 				w.WriteHeader(tc.status)
 				_, _ = w.Write([]byte(tc.body))
-			}, func(o *Options) { o.MaxRetries = -1 })
+			}, func(o *Options) { o.MaxRetries = 0 })
 			_, err := c.Token(context.Background())
 			if err == nil {
 				t.Fatal("no error")
@@ -322,7 +322,7 @@ func TestGivingUpAfterA429PausesNobody(t *testing.T) {
 			return
 		}
 		_, _ = w.Write([]byte(`{"name":"ci","expires_at":"2030-01-01T00:00:00Z"}`))
-	}, func(o *Options) { o.MaxRetries = -1 })
+	}, func(o *Options) { o.MaxRetries = 0 })
 	if _, err := c.Token(context.Background()); !errors.Is(err, ErrRateLimited) {
 		t.Fatalf("want the 429, got %v", err)
 	}

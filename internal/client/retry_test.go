@@ -151,7 +151,7 @@ func TestTransportErrorsRetriedOnGet(t *testing.T) {
 		_, _ = w.Write([]byte(`{"name":"n","expires_at":"2027-01-01T00:00:00Z","organization":{"id":"o","name":"o"}}`))
 	}))
 	defer ts.Close()
-	c, _ := New(Options{BaseURL: ts.URL, APIKey: "k", Clock: newFakeClock()})
+	c, _ := New(Options{BaseURL: ts.URL, APIKey: "k", Clock: newFakeClock(), MaxRetries: 1})
 	if _, err := c.Token(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestCancellationStopsWaits(t *testing.T) {
 	srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, RetryAfter: 30 * time.Second})
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
-	c, _ := New(Options{BaseURL: ts.URL, APIKey: srv.DemoKey()})
+	c, _ := New(Options{BaseURL: ts.URL, APIKey: srv.DemoKey(), MaxRetries: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	start := time.Now()

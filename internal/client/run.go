@@ -216,8 +216,10 @@ func (c *Client) WaitForBackup(ctx context.Context, known Backup, poll PollSetti
 func (c *Client) waitFrom(ctx context.Context, b *Backup, poll PollSettings, start time.Time, emit func(EventKind, Backup, string)) (*Backup, error) {
 	final, err := c.poll(ctx, b, poll, func(now Backup, prev string) {
 		emit(EventStatus, now, prev)
-		c.log.Info(ctx, "backup status changed", map[string]any{
-			"account_id": now.AccountID, "backup_id": now.ID, "status": now.Status, "previous": prev,
+		// DEBUG: the caller's progress handler tells users (at INFO in the
+		// provider); this line is for the client's own trace.
+		c.log.Debug(ctx, "backup status changed", map[string]any{
+			"account_id": now.AccountID, "backup_id": now.ID, "status": now.Status, "previous_status": prev,
 			"elapsed": c.clock.Now().Sub(start).Round(time.Second).String(),
 		})
 	})

@@ -51,7 +51,7 @@ func (a *triggerAction) Schema(ctx context.Context, _ action.SchemaRequest, resp
 		Attributes: map[string]schema.Attribute{
 			"account_id": schema.StringAttribute{
 				Required:    true,
-				Description: "Id of the account to back up: `acc_` followed by exactly 16 letters or digits.",
+				Description: "ID of the account to back up: `acc_` followed by exactly 16 letters or digits.",
 				Validators:  []validator.String{accountIDValidator()},
 			},
 			"wait_for_completion": schema.BoolAttribute{

@@ -26,7 +26,7 @@ func (d *accountDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 	attrs := accountAttributes()
 	attrs["id"] = schema.StringAttribute{
 		Required:    true,
-		Description: "Id of the account: `acc_` followed by exactly 16 letters or digits.",
+		Description: "ID of the account: `acc_` followed by exactly 16 letters or digits.",
 		Validators:  []validator.String{accountIDValidator()},
 	}
 	resp.Schema = schema.Schema{

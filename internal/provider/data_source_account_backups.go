@@ -42,7 +42,7 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 		Attributes: map[string]schema.Attribute{
 			"account_id": schema.StringAttribute{
 				Required:    true,
-				Description: "Id of the account: `acc_` followed by exactly 16 letters or digits.",
+				Description: "ID of the account: `acc_` followed by exactly 16 letters or digits.",
 				Validators:  []validator.String{accountIDValidator()},
 			},
 			"max_results": maxResultsAttribute("backups", defaultBackupsMax),

@@ -50,7 +50,7 @@ func (d *auditLogsDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 					"action":        attr("What happened, for example `backup.triggered`."),
 					"actor":         attr("Who did it, for example `api_key:ci-key`."),
 					"resource_type": attr("Kind of the resource acted on, for example `account`."),
-					"resource_id":   attr("Id of the resource acted on."),
+					"resource_id":   attr("ID of the resource acted on."),
 				}},
 			},
 		},

@@ -36,7 +36,7 @@ func (d *tokenDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 		Attributes: map[string]schema.Attribute{
 			"name":              schema.StringAttribute{Computed: true, Description: "Name given to the key when it was created."},
 			"expires_at":        schema.StringAttribute{Computed: true, Description: "Expiry of the key, RFC 3339 in UTC, for example `2027-02-19T00:00:00Z`; compare it with `timecmp`."},
-			"organization_id":   schema.StringAttribute{Computed: true, Description: "Id of the organization the key belongs to (`org_...`)."},
+			"organization_id":   schema.StringAttribute{Computed: true, Description: "ID of the organization the key belongs to (`org_...`)."},
 			"organization_name": schema.StringAttribute{Computed: true, Description: "Name of the organization the key belongs to."},
 		},
 	}

@@ -49,7 +49,7 @@ func (l *triggerList) ListResourceConfigSchema(_ context.Context, _ list.ListRes
 		Attributes: map[string]listschema.Attribute{
 			"account_id": listschema.StringAttribute{
 				Required:    true,
-				Description: "Id of the account whose backups to list: `acc_` followed by exactly 16 letters or digits.",
+				Description: "ID of the account whose backups to list: `acc_` followed by exactly 16 letters or digits.",
 				Validators:  []validator.String{accountIDValidator()},
 			},
 			"statuses": listschema.ListAttribute{

@@ -135,11 +135,9 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 		resp.Diagnostics.AddAttributeError(path.Root("api_key"), "Missing Backup Service API key",
 			"Set api_key in the provider block, or the "+EnvAPIKey+" environment variable (an empty api_key counts as not set).")
 	}
+	opts.MaxRetries = client.DefaultMaxRetries
 	if !cfg.MaxRetries.IsNull() {
 		opts.MaxRetries = int(wholeValue(cfg.MaxRetries))
-		if opts.MaxRetries == 0 {
-			opts.MaxRetries = -1 // the client's "no retries"
-		}
 	}
 	if !cfg.RequestTimeout.IsNull() {
 		d, _ := time.ParseDuration(cfg.RequestTimeout.ValueString()) // validated
@@ -160,7 +158,6 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	data := &providerData{client: c, poll: p.poll, command: newCommandState(c)}
 	resp.DataSourceData = data
 	resp.ResourceData = data
-	resp.EphemeralResourceData = data
 	resp.ActionData = data
 	resp.ListResourceData = data
 }

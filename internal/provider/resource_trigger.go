@@ -58,8 +58,8 @@ func (r *triggerResource) Metadata(_ context.Context, req resource.MetadataReque
 func (r *triggerResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
 	resp.IdentitySchema = identityschema.Schema{
 		Attributes: map[string]identityschema.Attribute{
-			"account_id": identityschema.StringAttribute{RequiredForImport: true, Description: "Id of the account (`acc_...`)."},
-			"id":         identityschema.StringAttribute{RequiredForImport: true, Description: "Id of the backup (`bkp_...`)."},
+			"account_id": identityschema.StringAttribute{RequiredForImport: true, Description: "ID of the account (`acc_...`)."},
+			"id":         identityschema.StringAttribute{RequiredForImport: true, Description: "ID of the backup (`bkp_...`)."},
 		},
 	}
 }
@@ -74,11 +74,11 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed: true, PlanModifiers: keep,
-				Description: "Id of the backup this resource queued (`bkp_...`).",
+				Description: "ID of the backup this resource queued (`bkp_...`).",
 			},
 			"account_id": schema.StringAttribute{
 				Required:      true,
-				Description:   "Id of the account to back up: `acc_` followed by exactly 16 letters or digits. Changing it takes a new backup.",
+				Description:   "ID of the account to back up: `acc_` followed by exactly 16 letters or digits. Changing it takes a new backup.",
 				Validators:    []validator.String{accountIDValidator()},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
