@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/go-version"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 )
 
@@ -54,6 +56,7 @@ func prepareCLI(dir string) error {
 	if err != nil {
 		return err
 	}
+	cliBinary = bin
 	if flavour == "OpenTofu" {
 		usingOpenTofu = true
 		if os.Getenv(resource.EnvTfAccProviderHost) == "" {
@@ -61,6 +64,50 @@ func prepareCLI(dir string) error {
 		}
 	}
 	return nil
+}
+
+// cliBinary is the Terraform or OpenTofu binary the suite runs.
+var cliBinary string
+
+// versionGates are the features some tests need, and the version that
+// has them; the tests skip below it (tfversion.SkipBelow or skipBelow).
+var versionGates = []struct{ feature, since string }{
+	{"resource identity and import by identity", "1.12.0"},
+	{"actions, list resources and terraform query", "1.14.0"},
+	{"before_destroy action events", "1.16.0-rc1"},
+}
+
+// gatesSummary says in one line which gated tests this binary skipped, so
+// that a green make test on an older Terraform does not read as all.
+func gatesSummary() string {
+	if cliBinary == "" {
+		return ""
+	}
+	out, err := exec.Command(cliBinary, "version", "-json").Output()
+	if err != nil {
+		return ""
+	}
+	var v struct {
+		Version string `json:"terraform_version"`
+	}
+	if json.Unmarshal(out, &v) != nil {
+		return ""
+	}
+	have, err := version.NewVersion(v.Version)
+	if err != nil {
+		return ""
+	}
+	var skipped []string
+	for _, g := range versionGates {
+		if have.LessThan(version.Must(version.NewVersion(g.since))) {
+			skipped = append(skipped, fmt.Sprintf("%s (%s+)", g.feature, strings.TrimSuffix(g.since, "-rc1")))
+		}
+	}
+	if len(skipped) == 0 {
+		return fmt.Sprintf("gates: %s %s runs every version-gated test", filepath.Base(cliBinary), v.Version)
+	}
+	return fmt.Sprintf("gates: %s %s skipped the tests of %s; make testmatrix runs them on newer binaries",
+		filepath.Base(cliBinary), v.Version, strings.Join(skipped, ", "))
 }
 
 // cliFlavour runs "bin version" and returns "Terraform" or "OpenTofu", the

@@ -93,7 +93,7 @@ func TestAccTriggerRefreshCost(t *testing.T) {
 func TestAccTriggerRefreshListingFails(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, mockservice.Options{Seed: 1302, Accounts: 30, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
-	e.clientOptions = func(o *client.Options) { o.MaxRetries = -1 }
+	e.clientOptions = func(o *client.Options) { o.MaxRetries = 0 }
 	c := newCLI(t, e, e.config(manyTriggers(e.srv.AccountIDs())))
 	c.run("apply", "-auto-approve", "-no-color")
 	c.run("apply", "-auto-approve", "-no-color", "-refresh-only") // every status is now final
