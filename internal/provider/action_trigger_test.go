@@ -11,15 +11,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
-
-// Actions need Terraform 1.14. (Destroy events need 1.16, from its
-// release candidates on, which semver orders before 1.16.0: the tests of
-// them drive the binary and check with skipBelow.)
-var needsActions = []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_14_0)}
 
 // guarded is an action and a terraform_data whose lifecycle events invoke
 // it.

@@ -24,7 +24,7 @@ func TestAccAccountBackupsDataSource(t *testing.T) {
 	// The service's clock is fixed in the past, so that the listing's
 	// timestamps are known: this set-up client accepts a backup created
 	// that long before its trigger.
-	c, _ := client.New(client.Options{BaseURL: e.url, APIKey: e.key, ClockAllowance: 365 * 24 * time.Hour})
+	c := e.rawClient(t, func(o *client.Options) { o.ClockAllowance = 365 * 24 * time.Hour })
 	tr, err := c.TriggerBackup(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)

@@ -17,10 +17,7 @@ import (
 func TestAccAuditLogsDataSource(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 401, AuditLogs: 120})
 	// A trigger writes the newest record.
-	c, err := client.New(client.Options{BaseURL: e.url, APIKey: e.key})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := e.rawClient(t)
 	id := e.srv.AccountIDs()[0]
 	if _, err := c.TriggerBackup(context.Background(), id); err != nil {
 		t.Fatal(err)

@@ -22,13 +22,9 @@ import (
 
 // everything reads every data source and triggers a backup of each account.
 func everything(accountIDs []string, providerExtra string) string {
-	quoted := make([]string, len(accountIDs))
-	for i, id := range accountIDs {
-		quoted[i] = fmt.Sprintf("%q", id)
-	}
 	return fmt.Sprintf(`
 locals {
-  ids = [%s]
+  ids = %s
 }
 
 data "backup_token" "this" {}
@@ -41,7 +37,7 @@ resource "backup_trigger" "each" {
   count      = length(local.ids)
   account_id = local.ids[count.index]
 }
-%s`, strings.Join(quoted, ", "), providerExtra)
+%s`, hclList(accountIDs), providerExtra)
 }
 
 // faultEnv is a mock with n accounts (of a fixed creation time, so that the

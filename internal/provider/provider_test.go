@@ -2,14 +2,12 @@ package provider
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -18,10 +16,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
-	"github.com/hashicorp/terraform-plugin-testing/statecheck"
-	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
@@ -196,131 +190,4 @@ func scanLogForKeys(path string, keys []string) error {
 	fmt.Fprintf(os.Stderr, "secrets: %d keys, none in %d lines of the suite's TRACE log; %d lines show the echoed key masked\n",
 		len(keys), lines, echoes)
 	return nil
-}
-
-// needsChecks skips tests of check blocks and plantimestamp() on Terraform
-// older than 1.5, which has neither.
-var needsChecks = []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_5_0)}
-
-// requiredProviders is the terraform block every configuration needs.
-const requiredProviders = `terraform {
-  required_providers {
-    backup = {
-      source = "backup-service/backup"
-    }
-  }
-}
-
-`
-
-// withProvider prefixes body with the terraform block.
-func withProvider(body string) string { return requiredProviders + body }
-
-// config is a provider block for this mock, followed by body.
-func (e *testEnv) config(body string) string {
-	return e.configWithKey(e.key, body)
-}
-
-func (e *testEnv) configWithKey(key, body string) string {
-	return withProvider(fmt.Sprintf("provider \"backup\" {\n  base_url = %q\n  api_key  = %q\n}\n\n%s", e.url, key, body))
-}
-
-// noRequests asserts that nothing reached the service (validation refused
-// the configuration first).
-func (e *testEnv) noRequests() {
-	e.t.Helper()
-	if n := e.srv.Stats().TotalRequests(); n != 0 {
-		e.t.Errorf("%d requests reached the service; validation should have refused the configuration first", n)
-	}
-}
-
-// words matches text literally, but with any white space between words:
-// Terraform wraps diagnostics to the terminal's width.
-func words(text string) string {
-	parts := strings.Fields(text)
-	for i, p := range parts {
-		parts[i] = regexp.QuoteMeta(p)
-	}
-	return strings.Join(parts, `\s+`)
-}
-
-// expectError matches a diagnostic holding each text, in order.
-func expectError(texts ...string) *regexp.Regexp {
-	parts := make([]string, len(texts))
-	for i, t := range texts {
-		parts[i] = words(t)
-	}
-	return regexp.MustCompile(`(?s)` + strings.Join(parts, `.*`))
-}
-
-// requestIDPattern matches "Request ID: <uuid v4>".
-const requestIDPattern = `Request\s+ID:\s+[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`
-
-// errorWithRequestID matches a diagnostic that names what failed, the
-// status and problem title, then each of details, and last the request id.
-func errorWithRequestID(what string, status int, title string, details ...string) *regexp.Regexp {
-	pattern := `(?s)` + words(what) + `.*` + words(fmt.Sprintf("HTTP %d (%s)", status, title))
-	for _, d := range details {
-		pattern += `.*` + words(d)
-	}
-	return regexp.MustCompile(pattern + `.*` + requestIDPattern)
-}
-
-func str(addr, attr string, v string) statecheck.StateCheck {
-	return statecheck.ExpectKnownValue(addr, tfjsonpath.New(attr), knownvalue.StringExact(v))
-}
-
-// expectCheckBlock asserts the status of a check block in state.
-type expectCheckBlock struct {
-	name   string
-	status string
-}
-
-func (c expectCheckBlock) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
-	if req.State == nil {
-		resp.Error = fmt.Errorf("no state")
-		return
-	}
-	for _, r := range req.State.Checks {
-		if string(r.Address.Kind) == "check" && r.Address.Name == c.name {
-			if string(r.Status) != c.status {
-				resp.Error = fmt.Errorf("check %q is %q, want %q", c.name, r.Status, c.status)
-			}
-			return
-		}
-	}
-	resp.Error = fmt.Errorf("check %q not found in state", c.name)
-}
-
-// rawClient is a client of the test's mock, to act on it as another user
-// of the service would.
-func (e *testEnv) rawClient(t *testing.T) *client.Client {
-	t.Helper()
-	c, err := client.New(client.Options{BaseURL: e.url, APIKey: e.key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// recordingClock is the real clock, remembering the longest wait asked of
-// it, so that tests assert waits without timing anything.
-type recordingClock struct {
-	mu  sync.Mutex
-	max time.Duration
-}
-
-func (c *recordingClock) Now() time.Time { return time.Now() }
-
-func (c *recordingClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	c.max = max(c.max, d)
-	c.mu.Unlock()
-	return time.After(d)
-}
-
-func (c *recordingClock) longest() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.max
 }

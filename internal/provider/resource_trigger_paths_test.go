@@ -22,16 +22,6 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
-// expectPOSTs checks the number of trigger requests the mock received.
-func (e *testEnv) expectPOSTs(n int) func(*terraform.State) error {
-	return func(*terraform.State) error {
-		if got := e.srv.Requests(mockservice.RouteTrigger); got != n {
-			return fmt.Errorf("%d trigger POSTs, want %d", got, n)
-		}
-		return nil
-	}
-}
-
 // TestAccTriggerInterruptedWaitResumes drives the Terraform binary: SIGINT
 // while the apply waits for the backup. The trigger is saved untainted
 // with a warning; the next plan updates it in place, and the next apply
@@ -306,13 +296,4 @@ func TestAccTriggerTellsWhatHappens(t *testing.T) {
 	if n := strings.Count(out, "Backups are kept"); n != 1 {
 		t.Errorf("destroying 2 triggers warned %d times that backups are kept, want once:\n%s", n, out)
 	}
-}
-
-// hclList writes strings as an HCL list.
-func hclList(items []string) string {
-	quoted := make([]string, len(items))
-	for i, s := range items {
-		quoted[i] = fmt.Sprintf("%q", s)
-	}
-	return "[" + strings.Join(quoted, ", ") + "]"
 }

@@ -15,31 +15,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
-	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
-
-const addr = "backup_trigger.this"
-
-var bkpID = knownvalue.StringRegexp(regexp.MustCompile(`^bkp_[A-Za-z0-9]{16}$`))
-var rfc3339 = knownvalue.StringRegexp(regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`))
-
-func triggerConfig(accountID, extra string) string {
-	return fmt.Sprintf("resource \"backup_trigger\" \"this\" {\n  account_id = %q\n%s}\n", accountID, extra)
-}
-
-func expectAction(a plancheck.ResourceActionType) resource.ConfigPlanChecks {
-	return resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, a)}}
-}
-
-func (e *testEnv) expectQueued(accountID string, n int) func(*terraform.State) error {
-	return func(*terraform.State) error {
-		if got := e.srv.BackupsQueued(accountID); got != n {
-			return fmt.Errorf("%d backups queued for %s, want %d", got, accountID, n)
-		}
-		return nil
-	}
-}
 
 // Without wait, create returns once the backup is queued; a later refresh
 // shows its outcome, and the unchanged configuration plans nothing and
@@ -166,7 +143,7 @@ func TestAccTriggerConflictWait(t *testing.T) {
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{{
 			PreConfig: func() {
-				c, _ := client.New(client.Options{BaseURL: e.url, APIKey: e.key})
+				c := e.rawClient(t)
 				tr, err := c.TriggerBackup(context.Background(), id)
 				if err != nil {
 					t.Fatal(err)
@@ -194,7 +171,7 @@ func TestAccTriggerConflictWait(t *testing.T) {
 func TestAccTriggerConflictFail(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 706, PendingFor: time.Hour})
 	id := e.srv.AccountIDs()[0]
-	c, _ := client.New(client.Options{BaseURL: e.url, APIKey: e.key})
+	c := e.rawClient(t)
 	if _, err := c.TriggerBackup(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +192,7 @@ func TestAccTriggerConflictFail(t *testing.T) {
 func TestAccTriggerConflictWaitTimesOut(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 707, PendingFor: time.Hour})
 	id := e.srv.AccountIDs()[0]
-	c, _ := client.New(client.Options{BaseURL: e.url, APIKey: e.key})
+	c := e.rawClient(t)
 	if _, err := c.TriggerBackup(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +306,8 @@ func TestAccTriggerUpdateInPlace(t *testing.T) {
 }
 
 func TestAccTriggerReplacedOnTriggersAndAccount(t *testing.T) {
-	e := newTestEnv(t, mockservice.Options{Seed: 712, PendingFor: 10 * time.Millisecond, RunningFor: 10 * time.Millisecond})
+	clock := mockservice.NewSteppedClock() // follows the wall clock, so that triggers recognise their backups
+	e := newTestEnv(t, mockservice.Options{Seed: 712, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
 	ids := e.srv.AccountIDs()
 	differ := statecheck.CompareValue(compare.ValuesDiffer())
 	resource.ParallelTest(t, resource.TestCase{
@@ -340,7 +318,7 @@ func TestAccTriggerReplacedOnTriggersAndAccount(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{differ.AddStateValue(addr, tfjsonpath.New("id"))},
 			},
 			{
-				PreConfig:         func() { time.Sleep(30 * time.Millisecond) }, // let the first backup finish
+				PreConfig:         func() { clock.Advance(time.Hour) }, // the first backup finishes
 				Config:            e.config(triggerConfig(ids[0], "  triggers = { release = \"v2\" }\n")),
 				ConfigPlanChecks:  expectAction(plancheck.ResourceActionReplace),
 				ConfigStateChecks: []statecheck.StateCheck{differ.AddStateValue(addr, tfjsonpath.New("id"))},
@@ -357,7 +335,8 @@ func TestAccTriggerReplacedOnTriggersAndAccount(t *testing.T) {
 }
 
 func TestAccTriggerImport(t *testing.T) {
-	e := newTestEnv(t, mockservice.Options{Seed: 713, PendingFor: 10 * time.Millisecond, RunningFor: 10 * time.Millisecond})
+	clock := mockservice.NewSteppedClock() // follows the wall clock, so that triggers recognise their backups
+	e := newTestEnv(t, mockservice.Options{Seed: 713, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
 	id := e.srv.AccountIDs()[0]
 	cfg := e.config(triggerConfig(id, ""))
 	resource.ParallelTest(t, resource.TestCase{
@@ -365,7 +344,7 @@ func TestAccTriggerImport(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: cfg},
 			{
-				PreConfig:    func() { time.Sleep(30 * time.Millisecond) },
+				PreConfig:    func() { clock.Advance(time.Hour) },
 				RefreshState: true,
 				Check:        resource.TestCheckResourceAttr(addr, "backup_status", "success"),
 			},

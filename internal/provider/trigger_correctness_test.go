@@ -7,7 +7,6 @@ package provider
 // wait switched on for a failed backup, empty provider settings).
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -94,10 +93,6 @@ func newFaultyListingEnv(t *testing.T, opts mockservice.Options) (*testEnv, *lis
 		o.UncertainGrace = 100 * time.Millisecond
 	}
 	return e, f
-}
-
-func nullAttr(addr, attr string) statecheck.StateCheck {
-	return statecheck.ExpectKnownValue(addr, tfjsonpath.New(attr), knownvalue.Null())
 }
 
 // The POST is accepted but the listing never shows the new backup while
@@ -318,14 +313,4 @@ func TestCommandStateKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
 	if _, ok := s.take("acc_0123456789abcdef", "a"); ok {
 		t.Fatal("taken twice")
 	}
-}
-
-func jsonDecode(b []byte, v any) error { return json.Unmarshal(bytes.TrimSpace(b), v) }
-
-func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
-	for k, v := range rec.Header() {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(rec.Code)
-	_, _ = w.Write(rec.Body.Bytes())
 }
