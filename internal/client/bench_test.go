@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"runtime/metrics"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,31 +85,7 @@ func BenchmarkLimiterPacing200PerSecond(b *testing.B) {
 // 20,000 records, and pages of records of 14 KB each. Reported as peak-MB
 // (sampled every millisecond); the goal is under 200 MB for a whole plan.
 func BenchmarkHostileListingPeakHeap(b *testing.B) {
-	name := strings.Repeat("x", 14000)
-	services := map[string]func(n int64) string{
-		"endless-cursors": func(n int64) string {
-			items := make([]string, PageSize)
-			for i := range items {
-				items[i] = accountJSON(fmt.Sprintf("acc_%016d", n*PageSize+int64(i)))
-			}
-			return fmt.Sprintf(`{"data":[%s],"pagination":{"limit":50,"next_cursor":"c%d"}}`, strings.Join(items, ","), n)
-		},
-		"page-of-20000": func(int64) string {
-			items := make([]string, 20000)
-			for i := range items {
-				items[i] = accountJSON(fmt.Sprintf("acc_%016d", i))
-			}
-			return fmt.Sprintf(`{"data":[%s],"pagination":{"limit":50,"next_cursor":null}}`, strings.Join(items, ","))
-		},
-		"huge-records": func(n int64) string {
-			items := make([]string, PageSize)
-			for i := range items {
-				items[i] = fmt.Sprintf(`{"id":"acc_%016d","name":%q,"created_at":"2026-01-01T00:00:00Z"}`, n*PageSize+int64(i), name)
-			}
-			return fmt.Sprintf(`{"data":[%s],"pagination":{"limit":50,"next_cursor":"c%d"}}`, strings.Join(items, ","), n)
-		},
-	}
-	for label, body := range services {
+	for label, body := range hostileListings {
 		b.Run(label, func(b *testing.B) {
 			var requests atomic.Int64
 			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

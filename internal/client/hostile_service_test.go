@@ -43,17 +43,50 @@ func accountJSON(id string) string {
 	return fmt.Sprintf(`{"id":%q,"name":"n","backup_status":"success","platform":"slack","service_type":"backup","created_at":"2026-01-01T00:00:00Z"}`, id)
 }
 
-func TestListingEndlessNewCursorsStopsAtTheBound(t *testing.T) {
-	t.Parallel()
-	var requests atomic.Int64
-	c, _ := hostileClient(t, func(w http.ResponseWriter, _ *http.Request) {
-		n := requests.Add(1)
+// hostileListings are the accounts listings of faulty services that once
+// grew a plan's memory without bound, by request number (1, 2, ...): the
+// tests check each stops, BenchmarkHostileListingPeakHeap measures the
+// memory it takes to stop.
+var hostileListings = map[string]func(n int64) string{
+	// New cursors without end, 50 new records a page.
+	"endless-cursors": func(n int64) string {
 		items := make([]string, PageSize)
 		for i := range items {
 			items[i] = accountJSON(fmt.Sprintf("acc_%016d", n*PageSize+int64(i)))
 		}
-		_, _ = fmt.Fprintf(w, `{"data":[%s],"pagination":{"limit":50,"next_cursor":"c%d"}}`, strings.Join(items, ","), n)
+		return fmt.Sprintf(`{"data":[%s],"pagination":{"limit":50,"next_cursor":"c%d"}}`, strings.Join(items, ","), n)
+	},
+	// One page of 20,000 records.
+	"page-of-20000": func(int64) string {
+		items := make([]string, 20000)
+		for i := range items {
+			items[i] = accountJSON(fmt.Sprintf("acc_%016d", i))
+		}
+		return fmt.Sprintf(`{"data":[%s],"pagination":{"limit":50,"next_cursor":null}}`, strings.Join(items, ","))
+	},
+	// Pages of 50 records of 14 KB each, without end.
+	"huge-records": func(n int64) string {
+		name := strings.Repeat("x", 14000)
+		items := make([]string, PageSize)
+		for i := range items {
+			items[i] = fmt.Sprintf(`{"id":"acc_%016d","name":%q,"created_at":"2026-01-01T00:00:00Z"}`, n*PageSize+int64(i), name)
+		}
+		return fmt.Sprintf(`{"data":[%s],"pagination":{"limit":50,"next_cursor":"c%d"}}`, strings.Join(items, ","), n)
+	},
+}
+
+func hostileListing(t *testing.T, name string) (*Client, *atomic.Int64) {
+	t.Helper()
+	requests := &atomic.Int64{}
+	c, _ := hostileClient(t, func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(hostileListings[name](requests.Add(1))))
 	}, nil)
+	return c, requests
+}
+
+func TestListingEndlessNewCursorsStopsAtTheBound(t *testing.T) {
+	t.Parallel()
+	c, requests := hostileListing(t, "endless-cursors")
 	accs, err := c.ListAccounts(context.Background(), ListOptions{})
 	var le *ListingError
 	if !errors.Is(err, ErrListingTooLong) || !errors.As(err, &le) {
@@ -103,13 +136,7 @@ func TestListingPagesOfRepeatsStop(t *testing.T) {
 
 func TestListingPageOverTheLimitIsRefused(t *testing.T) {
 	t.Parallel()
-	c, _ := hostileClient(t, func(w http.ResponseWriter, _ *http.Request) {
-		items := make([]string, 20000)
-		for i := range items {
-			items[i] = accountJSON(fmt.Sprintf("acc_%016d", i))
-		}
-		_, _ = fmt.Fprintf(w, `{"data":[%s],"pagination":{"limit":50,"next_cursor":null}}`, strings.Join(items, ","))
-	}, nil)
+	c, _ := hostileListing(t, "page-of-20000")
 	accs, err := c.ListAccounts(context.Background(), ListOptions{})
 	if !errors.Is(err, ErrOversizedPage) || len(accs) != 0 {
 		t.Fatalf("%d accounts: %v", len(accs), err)
@@ -120,16 +147,7 @@ func TestListingPageOverTheLimitIsRefused(t *testing.T) {
 // at MaxListBytes, not at the memory of the machine.
 func TestListingBytesAreBounded(t *testing.T) {
 	t.Parallel()
-	name := strings.Repeat("x", 14000)
-	var requests atomic.Int64
-	c, _ := hostileClient(t, func(w http.ResponseWriter, _ *http.Request) {
-		n := requests.Add(1)
-		items := make([]string, PageSize)
-		for i := range items {
-			items[i] = fmt.Sprintf(`{"id":"acc_%016d","name":%q,"created_at":"2026-01-01T00:00:00Z"}`, n*PageSize+int64(i), name)
-		}
-		_, _ = fmt.Fprintf(w, `{"data":[%s],"pagination":{"limit":50,"next_cursor":"c%d"}}`, strings.Join(items, ","), n)
-	}, nil)
+	c, requests := hostileListing(t, "huge-records")
 	_, err := c.ListAccounts(context.Background(), ListOptions{})
 	if !errors.Is(err, ErrListingTooLong) || !strings.Contains(err.Error(), "32 MiB") {
 		t.Fatalf("want the byte bound, got %v", err)
