@@ -165,6 +165,7 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 func (p *backupProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		func() resource.Resource { return &triggerResource{} },
+		newOnDestroyResource,
 	}
 }
 

@@ -73,6 +73,16 @@ var (
 		unidentifiedWaiting:    "The trigger stays saved without a backup id: the next apply looks for this backup again before it sends any new trigger.",
 		unidentifiedNotWaiting: "The trigger stays saved without a backup id: the next refresh looks for this backup again.",
 	}
+	// A destroy-time backup (backup_on_destroy): a destroy that fails keeps
+	// the resource, and the next destroy follows the same backup.
+	destroyCaller = caller{
+		timeoutName:            "timeouts.delete",
+		interrupted:            "The destroy stopped and Terraform keeps this resource (and what depends on it being destroyed first); destroying again resumes waiting for this same backup, without queueing another.",
+		timedOut:               "The destroy stopped and Terraform keeps this resource; destroying again waits for this same backup while it is in progress, instead of queueing another.",
+		failed:                 "The destroy stopped and Terraform keeps this resource; destroying again takes a new backup.",
+		unidentifiedWaiting:    "The destroy stopped and Terraform keeps this resource; destroying again looks for this backup before it sends any new trigger.",
+		unidentifiedNotWaiting: "The destroy stopped and Terraform keeps this resource; destroying again looks for this backup before it sends any new trigger.",
+	}
 	// An action records nothing: nothing resumes its wait.
 	invokeCaller = caller{
 		timeoutName: "timeouts.invoke",

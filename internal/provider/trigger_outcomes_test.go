@@ -25,7 +25,7 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 		RequestID: "0b7c7a70-1c6f-4a8e-9c3e-1d2f3a4b5c6d"}
 	unprocessable := &client.APIError{Method: "POST", Path: "/x", StatusCode: 422, Title: "Unprocessable Entity", Detail: "paused"}
 
-	callers := map[string]caller{"create": createCaller, "resume": resumeCaller, "invoke": invokeCaller}
+	callers := map[string]caller{"create": createCaller, "resume": resumeCaller, "invoke": invokeCaller, "destroy": destroyCaller}
 	cases := []struct {
 		name     string
 		report   func(*diag.Diagnostics, caller, error)
@@ -80,7 +80,7 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 				if tc.next != nil && !strings.Contains(detail, tc.next(c)) {
 					t.Errorf("does not say what follows (%q): %q", tc.next(c), detail)
 				}
-				for _, other := range []string{"timeouts.create", "timeouts.invoke"} {
+				for _, other := range []string{"timeouts.create", "timeouts.invoke", "timeouts.delete"} {
 					if other != c.timeoutName && strings.Contains(detail, other) {
 						t.Errorf("names %s, which a %s does not have: %q", other, name, detail)
 					}
@@ -101,7 +101,7 @@ func trigger(d *diag.Diagnostics, c caller, err error) {
 // Each caller says something for every outcome it can meet.
 func TestEveryCallerSaysWhatFollows(t *testing.T) {
 	t.Parallel()
-	for name, c := range map[string]caller{"create": createCaller, "resume": resumeCaller, "invoke": invokeCaller} {
+	for name, c := range map[string]caller{"create": createCaller, "resume": resumeCaller, "invoke": invokeCaller, "destroy": destroyCaller} {
 		for field, text := range map[string]string{"timeoutName": c.timeoutName, "interrupted": c.interrupted, "timedOut": c.timedOut,
 			"unidentifiedWaiting": c.unidentifiedWaiting, "unidentifiedNotWaiting": c.unidentifiedNotWaiting} {
 			if text == "" {

@@ -1,0 +1,254 @@
+package provider
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+)
+
+// These tests drive the CLI (every binary of the matrix): a destroy is what
+// they test, and its exit status, its order and an interrupt are only seen
+// from the command.
+
+// guardedDatabase is a stand-in for a database (terraform_data whose
+// destroy-time provisioner writes when it was destroyed) guarded by a
+// backup_on_destroy of accountID.
+func guardedDatabase(accountID, guardExtra string) string {
+	return fmt.Sprintf(`
+resource "terraform_data" "db" {
+  input = "crm"
+  provisioner "local-exec" {
+    when    = destroy
+    command = "date +%%s.%%N > db-destroyed-at"
+  }
+}
+
+resource "backup_on_destroy" "db" {
+  account_id = %q
+  depends_on = [terraform_data.db]
+%s}
+`, accountID, guardExtra)
+}
+
+const guardAddr = "backup_on_destroy.db"
+
+// destroyedAt reads when the guarded resource was destroyed.
+func (c *cli) destroyedAt() (time.Time, bool) {
+	b, err := os.ReadFile(filepath.Join(c.dir, "db-destroyed-at"))
+	if err != nil {
+		return time.Time{}, false
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+	if err != nil {
+		c.t.Fatalf("db-destroyed-at: %q", b)
+	}
+	return time.Unix(0, int64(f*1e9)), true
+}
+
+// A healthy account: apply takes no backup; destroy takes one, which has
+// succeeded before the guarded resource is destroyed.
+func TestAccOnDestroyBacksUpBeforeTheGuardedResource(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 2001, PendingFor: 200 * time.Millisecond, RunningFor: 300 * time.Millisecond})
+	id := e.srv.AccountIDs()[0]
+	c := newCLI(t, e, e.config(guardedDatabase(id, "")))
+	c.run("apply", "-auto-approve", "-no-color")
+	if n := e.srv.BackupsQueued(id); n != 0 {
+		t.Fatalf("creating the guard queued %d backup(s)", n)
+	}
+	c.run("destroy", "-auto-approve", "-no-color")
+	if n := e.srv.BackupsQueued(id); n != 1 {
+		t.Fatalf("%d backups queued by the destroy, want 1", n)
+	}
+	bks, err := e.rawClient(t).ListBackups(t.Context(), id, client.ListOptions{Max: 1})
+	if err != nil || len(bks) != 1 || bks[0].Status != client.StatusSuccess || bks[0].CompletedAt == nil {
+		t.Fatalf("the backup: %+v %v", bks, err)
+	}
+	gone, ok := c.destroyedAt()
+	if !ok {
+		t.Fatal("the guarded resource was not destroyed")
+	}
+	// completed_at has whole seconds; the backup ended before that
+	// second's end, and the guarded resource went after it ended.
+	if gone.Before(bks[0].CompletedAt.Truncate(time.Second)) {
+		t.Errorf("the guarded resource was destroyed at %s, before the backup completed at %s", gone, bks[0].CompletedAt)
+	}
+}
+
+// A backup that fails stops the destroy: the guard and the guarded
+// resource stay in the state, one backup was taken.
+func TestAccOnDestroyFailedBackupStopsTheDestroy(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 2002, PendingFor: 50 * time.Millisecond, RunningFor: 50 * time.Millisecond})
+	id := e.srv.AddAccount(mockservice.AccountSpec{FailWith: "the platform refused the export"})
+	c := newCLI(t, e, e.config(guardedDatabase(id, "")))
+	c.run("apply", "-auto-approve", "-no-color")
+	out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
+	if err == nil {
+		t.Fatalf("the destroy succeeded:\n%s", out)
+	}
+	for _, want := range []string{"Backup did not succeed", "of account " + id, `status "failed"`, "the platform refused the export", "destroying again takes a new backup"} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+			t.Errorf("the destroy's output does not say %q:\n%s", want, out)
+		}
+	}
+	if c.state("terraform_data.db") == nil || c.state(guardAddr) == nil {
+		t.Error("the guarded resource or the guard left the state")
+	}
+	if _, gone := c.destroyedAt(); gone {
+		t.Error("the guarded resource was destroyed")
+	}
+	if n := e.srv.BackupsQueued(id); n != 1 {
+		t.Errorf("%d backups queued, want 1", n)
+	}
+}
+
+// Ctrl-C while the destroy waits: it fails and keeps both resources;
+// destroying again follows the same backup (one in all) and succeeds once
+// it succeeds.
+func TestAccOnDestroyInterruptedThenResumed(t *testing.T) {
+	t.Parallel()
+	clock := mockservice.NewSteppedClock()
+	e := newTestEnv(t, mockservice.Options{Seed: 2003, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
+	id := e.srv.AccountIDs()[0]
+	c := newCLI(t, e, e.config(guardedDatabase(id, "")))
+	c.run("apply", "-auto-approve", "-no-color")
+	polled := e.srv.Requests(mockservice.RouteListBackups)
+	out, err := c.interrupt(func() bool { return e.srv.Requests(mockservice.RouteListBackups) >= polled+2 }, "destroy", "-auto-approve", "-no-color")
+	if err == nil {
+		t.Fatalf("the interrupted destroy succeeded:\n%s", out)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "destroying again resumes waiting for this same backup") {
+		t.Errorf("the interrupted destroy did not explain itself:\n%s", out)
+	}
+	if c.state(guardAddr) == nil || c.state("terraform_data.db") == nil {
+		t.Fatal("a resource left the state after the interrupt")
+	}
+	clock.Advance(time.Hour) // the backup succeeds meanwhile
+	c.run("destroy", "-auto-approve", "-no-color")
+	if n := e.srv.BackupsQueued(id); n != 1 {
+		t.Errorf("%d backups queued, want 1: the second destroy did not follow the first one's backup", n)
+	}
+	if _, gone := c.destroyedAt(); !gone {
+		t.Error("the guarded resource was not destroyed")
+	}
+}
+
+// A timeout, then a destroy with time enough: the same backup.
+func TestAccOnDestroyTimedOutThenResumed(t *testing.T) {
+	t.Parallel()
+	clock := mockservice.NewSteppedClock()
+	e := newTestEnv(t, mockservice.Options{Seed: 2004, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
+	id := e.srv.AccountIDs()[0]
+	c := newCLI(t, e, e.config(guardedDatabase(id, "  timeouts {\n    delete = \"300ms\"\n  }\n")))
+	c.run("apply", "-auto-approve", "-no-color")
+	out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
+	flat := strings.Join(strings.Fields(out), " ")
+	if err == nil || !strings.Contains(flat, "Backup still in progress") || !strings.Contains(flat, "(timeouts.delete is 300ms)") {
+		t.Fatalf("want the destroy to time out naming timeouts.delete:\n%s", out)
+	}
+	clock.Advance(time.Hour)
+	c.run("destroy", "-auto-approve", "-no-color")
+	if n := e.srv.BackupsQueued(id); n != 1 {
+		t.Errorf("%d backups queued, want 1", n)
+	}
+}
+
+// Refusals stop the destroy before any backup, naming the account and the
+// reason.
+func TestAccOnDestroyRefusals(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 2005, PendingFor: time.Hour})
+	busy := e.srv.AddAccount(mockservice.AccountSpec{})
+	paused := e.srv.AddAccount(mockservice.AccountSpec{State: mockservice.StatePaused})
+	for _, tc := range []struct {
+		name, account, extra string
+		before               int // backups queued before the destroy
+		want                 []string
+	}{
+		{"409 with on_conflict fail", busy, "  on_conflict = \"fail\"\n", 1, []string{"Unable to trigger a backup of account " + busy, "HTTP 409", `on_conflict is "fail"`}},
+		{"422", paused, "", 0, []string{"Unable to trigger a backup of account " + paused, "HTTP 422", "paused"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCLI(t, e, e.config(guardedDatabase(tc.account, tc.extra)))
+			c.run("apply", "-auto-approve", "-no-color")
+			if tc.before > 0 {
+				if _, err := e.rawClient(t).TriggerBackup(t.Context(), tc.account); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
+			flat := strings.Join(strings.Fields(out), " ")
+			if err == nil {
+				t.Fatalf("the destroy succeeded:\n%s", out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(flat, w) {
+					t.Errorf("the output does not say %q:\n%s", w, out)
+				}
+			}
+			if n := e.srv.BackupsQueued(tc.account); n != tc.before {
+				t.Errorf("%d backups queued, want %d (none by the destroy)", n, tc.before)
+			}
+			if _, gone := c.destroyedAt(); gone {
+				t.Error("the guarded resource was destroyed")
+			}
+		})
+	}
+}
+
+// Removing the guard from the configuration, and replacing it through
+// replace_triggered_by of the guarded resource, each take one backup.
+func TestAccOnDestroyRemovalAndReplacement(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 2006, PendingFor: 50 * time.Millisecond, RunningFor: 50 * time.Millisecond})
+	ids := e.srv.AccountIDs()
+
+	// Removal: the guard leaves the configuration, the database stays.
+	removed := newCLI(t, e, e.config(guardedDatabase(ids[0], "")))
+	removed.run("apply", "-auto-approve", "-no-color")
+	if err := os.WriteFile(filepath.Join(removed.dir, "main.tf"), []byte(e.config(`
+resource "terraform_data" "db" {
+  input = "crm"
+}
+`)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	removed.run("apply", "-auto-approve", "-no-color")
+	if n := e.srv.BackupsQueued(ids[0]); n != 1 {
+		t.Errorf("removal: %d backups queued, want 1", n)
+	}
+
+	// Replacement: the database is replaced, and the guard with it.
+	cfg := func(input string) string {
+		return e.config(fmt.Sprintf(`
+resource "terraform_data" "db" {
+  input = %q
+}
+
+resource "backup_on_destroy" "db" {
+  account_id = %q
+  depends_on = [terraform_data.db]
+  lifecycle {
+    replace_triggered_by = [terraform_data.db]
+  }
+}
+`, input, ids[1]))
+	}
+	replaced := newCLI(t, e, cfg("v1"))
+	replaced.run("apply", "-auto-approve", "-no-color")
+	if err := os.WriteFile(filepath.Join(replaced.dir, "main.tf"), []byte(cfg("v2")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	replaced.run("apply", "-auto-approve", "-no-color")
+	if n := e.srv.BackupsQueued(ids[1]); n != 1 {
+		t.Errorf("replacement: %d backups queued, want 1", n)
+	}
+}
