@@ -2,6 +2,8 @@ package provider
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -226,6 +228,79 @@ func TestAccActionBeforeDestroy(t *testing.T) {
 			}
 			if !failing && (err != nil || kept) {
 				t.Errorf("the destroy should go on after the backup (err %v, kept %t):\n%s", err, kept, out)
+			}
+		})
+	}
+}
+
+// What Terraform 1.16 does with a failed before_destroy backup under
+// on_failure = halt, on each path that destroys the guarded resource: the
+// guide "Backups on lifecycle events" states these results. Measured on
+// 1.16.0-rc2: terraform destroy takes the backup, warns of its failure and
+// destroys; removal from the configuration (the resource block, with its
+// action_trigger, deleted) takes no backup at all and destroys; replacement
+// takes the backup and stops with the resource kept. backup_on_destroy
+// stops the destroy on all three (resource_on_destroy_test.go).
+func TestAccActionBeforeDestroyHaltByPath(t *testing.T) {
+	t.Parallel()
+	action := func(id string) string {
+		return fmt.Sprintf("action \"backup_trigger\" \"pre\" {\n  config {\n    account_id = %q\n  }\n}\n", id)
+	}
+	guardedRes := func(replace string) string {
+		return fmt.Sprintf(`
+resource "terraform_data" "schema" {
+  triggers_replace = %q
+  lifecycle {
+    action_trigger {
+      events     = [before_destroy]
+      actions    = [action.backup_trigger.pre]
+      on_failure = halt
+    }
+  }
+}
+`, replace)
+	}
+	for _, tc := range []struct {
+		path        string
+		wantsStop   bool
+		wantBackups int
+		next        func(e *testEnv, id string) (args []string, config string)
+	}{
+		{"terraform destroy", false, 1, func(e *testEnv, id string) ([]string, string) {
+			return []string{"destroy", "-auto-approve", "-no-color"}, ""
+		}},
+		{"removal from the configuration", false, 0, func(e *testEnv, id string) ([]string, string) {
+			return []string{"apply", "-auto-approve", "-no-color"}, e.config(action(id))
+		}},
+		{"replacement", true, 1, func(e *testEnv, id string) ([]string, string) {
+			return []string{"apply", "-auto-approve", "-no-color"}, e.config(action(id) + guardedRes("v2"))
+		}},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			t.Parallel()
+			skipBelow(t, "1.16.0-rc1", "before_destroy")
+			e := newTestEnv(t, mockservice.Options{Seed: 1108, PendingFor: 20 * time.Millisecond, RunningFor: 20 * time.Millisecond})
+			id := e.srv.AddAccount(mockservice.AccountSpec{FailWith: "export refused"})
+			c := newCLI(t, e, e.config(action(id)+guardedRes("v1")))
+			c.run("apply", "-auto-approve", "-no-color")
+			args, cfg := tc.next(e, id)
+			if cfg != "" {
+				if err := os.WriteFile(filepath.Join(c.dir, "main.tf"), []byte(cfg), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out, err := c.exec(nil, args...)
+			stopped := err != nil
+			var kept bool
+			if st := c.state("terraform_data.schema"); st != nil {
+				kept = st["triggers_replace"] == "v1"
+			}
+			t.Logf("%s, %s: stopped %t, resource kept %t", filepath.Base(c.bin), tc.path, stopped, kept)
+			if stopped != tc.wantsStop || kept != tc.wantsStop {
+				t.Errorf("%s: stopped %t and kept %t, the guide says %t:\n%s", tc.path, stopped, kept, tc.wantsStop, out)
+			}
+			if n := e.srv.BackupsQueued(id); n != tc.wantBackups {
+				t.Errorf("%s: %d backups queued, the guide says %d", tc.path, n, tc.wantBackups)
 			}
 		})
 	}

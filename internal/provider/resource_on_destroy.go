@@ -68,10 +68,10 @@ func (r *onDestroyResource) Metadata(_ context.Context, req resource.MetadataReq
 func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		Description: "Takes one backup of an account when this resource is destroyed, waits for it to succeed, and fails the " +
-			"destroy otherwise. Creating it takes no backup (it checks that the account exists). Make the resource that holds " +
-			"the account's data depend on nothing here; instead give this resource `depends_on = [that resource]`: Terraform " +
-			"destroys this one first, so the backup is taken, and has succeeded, before that resource goes, and a failed " +
-			"backup stops the destroy with that resource kept. It works on every Terraform and OpenTofu version the provider " +
+			"destroy otherwise. Creating it takes no backup (it checks that the account exists). Give it " +
+			"`depends_on = [<the resource that holds the account's data>]`: Terraform then destroys this one first, so the " +
+			"backup is taken, and has succeeded, before that resource goes, and a failed backup stops the destroy with that " +
+			"resource kept. It works on every Terraform and OpenTofu version the provider " +
 			"supports, for `terraform destroy`, removal from the configuration and replacement.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{

@@ -177,6 +177,7 @@ func TestAccOnDestroyRefusals(t *testing.T) {
 		{"422", paused, "", 0, []string{"Unable to trigger a backup of account " + paused, "HTTP 422", "paused"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c := newCLI(t, e, e.config(guardedDatabase(tc.account, tc.extra)))
 			c.run("apply", "-auto-approve", "-no-color")
 			if tc.before > 0 {
@@ -224,6 +225,33 @@ resource "terraform_data" "db" {
 	removed.run("apply", "-auto-approve", "-no-color")
 	if n := e.srv.BackupsQueued(ids[0]); n != 1 {
 		t.Errorf("removal: %d backups queued, want 1", n)
+	}
+
+	// Removal of both: one backup, and both leave the state. (The order
+	// comes from the dependency the state keeps; Terraform runs no
+	// destroy-time provisioner for a removed block, so it is not observed
+	// here, as it is by a destroy above.)
+	both := newCLI(t, e, e.config(guardedDatabase(ids[2], "")))
+	both.run("apply", "-auto-approve", "-no-color")
+	if err := os.WriteFile(filepath.Join(both.dir, "main.tf"), []byte(e.config("")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	both.run("apply", "-auto-approve", "-no-color")
+	bks, err := e.rawClient(t).ListBackups(t.Context(), ids[2], client.ListOptions{})
+	if err != nil || len(bks) != 1 || bks[0].Status != client.StatusSuccess || both.state("terraform_data.db") != nil || both.state(guardAddr) != nil {
+		t.Errorf("removal of both: backups %+v (%v)", bks, err)
+	}
+
+	// Removal of both, with a backup that fails: the apply stops and the
+	// database stays.
+	failing := e.srv.AddAccount(mockservice.AccountSpec{FailWith: "export refused"})
+	stopped := newCLI(t, e, e.config(guardedDatabase(failing, "")))
+	stopped.run("apply", "-auto-approve", "-no-color")
+	if err := os.WriteFile(filepath.Join(stopped.dir, "main.tf"), []byte(e.config("")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := stopped.exec(nil, "apply", "-auto-approve", "-no-color"); err == nil || stopped.state("terraform_data.db") == nil {
+		t.Errorf("removal of both with a failing backup: the apply went on (%v) or the database left the state:\n%s", err, out)
 	}
 
 	// Replacement: the database is replaced, and the guard with it.
