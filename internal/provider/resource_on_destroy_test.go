@@ -280,3 +280,36 @@ resource "backup_on_destroy" "db" {
 		t.Errorf("replacement: %d backups queued, want 1", n)
 	}
 }
+
+// The correctness rules hold on destroy too: a backup accepted but never
+// listed fails the destroy (not a false success) and is recorded by when
+// it was triggered; destroying again, once the listing shows it, follows
+// that backup and sends no second trigger.
+func TestAccOnDestroyQueuedButNotListed(t *testing.T) {
+	t.Parallel()
+	e, f := newFaultyListingEnv(t, mockservice.Options{Seed: 2007, PendingFor: 50 * time.Millisecond, RunningFor: 50 * time.Millisecond})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	e.srv.AddBackups(id, 3, 0, "") // old finished backups: never taken for this destroy's
+	c := newCLI(t, e, e.config(guardedDatabase(id, "")))
+	c.run("apply", "-auto-approve", "-no-color")
+	f.set(time.Now().Add(-time.Second), "") // new backups stay out of the listing
+	out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
+	flat := strings.Join(strings.Fields(out), " ")
+	if err == nil || !strings.Contains(flat, "a backup was queued") || !strings.Contains(flat, "destroying again looks for this backup") {
+		t.Fatalf("want the destroy to fail, saying the backup was queued and what follows:\n%s", out)
+	}
+	if _, gone := c.destroyedAt(); gone || c.state("terraform_data.db") == nil {
+		t.Fatal("the guarded resource was destroyed without a backup seen to succeed")
+	}
+	f.set(time.Time{}, "")
+	c.run("destroy", "-auto-approve", "-no-color")
+	if n := e.srv.Requests(mockservice.RouteTrigger); n != 1 {
+		t.Errorf("%d trigger requests, want 1", n)
+	}
+	if n := e.srv.BackupsQueued(id); n != 1 {
+		t.Errorf("%d backups queued, want 1", n)
+	}
+	if _, gone := c.destroyedAt(); !gone {
+		t.Error("the guarded resource was not destroyed")
+	}
+}
