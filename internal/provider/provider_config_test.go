@@ -177,6 +177,10 @@ func TestAccBadInputRefusedBeforeAnyRequest(t *testing.T) {
 			[]string{"Attribute service_type string length must be at least 1"}},
 		{"zero create timeout", e.config(triggerConfig(acct, "  timeouts {\n    create = \"0s\"\n  }\n")),
 			[]string{"Invalid timeout", `timeouts.create must be a positive duration such as 30m or 1h; got "0s".`}},
+		{"negative delete timeout of backup_on_destroy", e.config(fmt.Sprintf("resource \"backup_on_destroy\" \"g\" {\n  account_id = %q\n  timeouts {\n    delete = \"-1m\"\n  }\n}\n", acct)),
+			[]string{"Invalid timeout", `timeouts.delete must be a positive duration such as 30m or 1h; got "-1m".`}},
+		{"malformed account of backup_on_destroy", e.config(`resource "backup_on_destroy" "g" { account_id = "acc_short" }`),
+			[]string{"account_id", "acc_"}},
 		{"negative create timeout", e.config(triggerConfig(acct, "  timeouts {\n    create = \"-1m\"\n  }\n")),
 			[]string{"Invalid timeout", `got "-1m".`}},
 	}

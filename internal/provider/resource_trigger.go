@@ -134,12 +134,7 @@ func (r *triggerResource) Configure(_ context.Context, req resource.ConfigureReq
 
 // ValidateConfig refuses a timeout that could never let a wait succeed.
 func (r *triggerResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var t timeouts.Value
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("timeouts"), &t)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	validateTimeout(t.Object, "create", &resp.Diagnostics)
+	validateTimeoutsBlock(ctx, req.Config, "create", &resp.Diagnostics)
 }
 
 func (r *triggerResource) runOptions(ctx context.Context, m *triggerModel) client.RunOptions {

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -48,23 +49,6 @@ func orderValidator() validator.String {
 	return stringvalidator.OneOf(string(client.OrderAsc), string(client.OrderDesc))
 }
 
-// validateTimeout refuses a duration of a timeouts block that is not
-// positive: the timeouts package parses durations but accepts "0s" and
-// "-1m", which fail later with a bare "context deadline exceeded".
-func validateTimeout(obj types.Object, name string, diags *diag.Diagnostics) {
-	if obj.IsNull() || obj.IsUnknown() {
-		return
-	}
-	v, ok := obj.Attributes()[name].(types.String)
-	if !ok || v.IsNull() || v.IsUnknown() {
-		return
-	}
-	if d, err := time.ParseDuration(v.ValueString()); err != nil || d <= 0 {
-		diags.AddAttributeError(path.Root("timeouts").AtName(name), "Invalid timeout",
-			fmt.Sprintf("timeouts.%s must be a positive duration such as 30m or 1h; got %q.", name, v.ValueString()))
-	}
-}
-
 // wholeNumber accepts a whole number from lo to hi. Counts are Number
 // attributes with it rather than Int64 ones: the framework converts
 // `1.5` or `1e30` for an Int64 with an internal error ("This is always an
@@ -97,4 +81,22 @@ func (v wholeNumberValidator) ValidateNumber(_ context.Context, req validator.Nu
 func wholeValue(n types.Number) int64 {
 	i, _ := n.ValueBigFloat().Int64()
 	return i
+}
+
+// validateTimeoutsBlock refuses, at validate time, a duration of the
+// timeouts block that is not positive: the timeouts package parses
+// durations but accepts "0s" and "-1m", which fail later with a bare
+// "context deadline exceeded". name is the block's attribute (create,
+// delete, invoke).
+func validateTimeoutsBlock(ctx context.Context, cfg tfsdk.Config, name string, diags *diag.Diagnostics) {
+	at := path.Root("timeouts").AtName(name)
+	var v types.String
+	diags.Append(cfg.GetAttribute(ctx, at, &v)...)
+	if diags.HasError() || v.IsNull() || v.IsUnknown() {
+		return
+	}
+	if d, err := time.ParseDuration(v.ValueString()); err != nil || d <= 0 {
+		diags.AddAttributeError(at, "Invalid timeout",
+			fmt.Sprintf("timeouts.%s must be a positive duration such as 30m or 1h; got %q.", name, v.ValueString()))
+	}
 }
