@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/action"
@@ -125,7 +126,7 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 		BaseURL:           stringOr(cfg.BaseURL, os.Getenv(EnvBaseURL)),
 		APIKey:            stringOr(cfg.APIKey, os.Getenv(EnvAPIKey)),
 		AllowInsecureHTTP: cfg.AllowInsecureHTTP.ValueBool(),
-		UserAgent:         fmt.Sprintf("terraform-provider-backup/%s Terraform/%s", p.version, req.TerraformVersion),
+		UserAgent:         userAgent(p.version, req.TerraformVersion, os.Getenv(EnvAppendUserAgent)),
 	}
 	if opts.BaseURL == "" {
 		resp.Diagnostics.AddAttributeError(path.Root("base_url"), "Missing Backup Service base URL",
@@ -221,4 +222,19 @@ func addClientConfigError(diags *diag.Diagnostics, cfg providerModel, err error)
 	default:
 		diags.AddError("Invalid Backup Service provider configuration", err.Error())
 	}
+}
+
+// EnvAppendUserAgent is read, as HashiCorp's providers read it, for text to
+// append to the User-Agent (a pipeline's name, say).
+const EnvAppendUserAgent = "TF_APPEND_USER_AGENT"
+
+// userAgent names the provider and Terraform, then what TF_APPEND_USER_AGENT
+// adds, on one line (a header cannot hold control characters).
+func userAgent(version, terraformVersion, appended string) string {
+	ua := fmt.Sprintf("terraform-provider-backup/%s Terraform/%s", version, terraformVersion)
+	appended = strings.Join(strings.FieldsFunc(appended, func(r rune) bool { return r < 0x20 || r == 0x7f || r == ' ' }), " ")
+	if appended != "" {
+		ua += " " + appended
+	}
+	return ua
 }

@@ -1,3 +1,12 @@
+terraform {
+  required_providers {
+    backup = {
+      source  = "backup-service/backup"
+      version = "~> 0.1"
+    }
+  }
+}
+
 # Terraform 1.14+: take a backup of the CRM account before each schema
 # migration, and stop the migration unless the backup succeeds.
 action "backup_trigger" "pre_migration" {

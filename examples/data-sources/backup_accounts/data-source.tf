@@ -1,3 +1,12 @@
+terraform {
+  required_providers {
+    backup = {
+      source  = "backup-service/backup"
+      version = "~> 0.1"
+    }
+  }
+}
+
 # Every account, newest first.
 data "backup_accounts" "all" {}
 

@@ -1,3 +1,12 @@
+terraform {
+  required_providers {
+    backup = {
+      source  = "backup-service/backup"
+      version = "~> 0.1"
+    }
+  }
+}
+
 data "backup_audit_logs" "recent" {
   order       = "desc"
   max_results = 200

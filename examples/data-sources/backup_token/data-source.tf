@@ -1,3 +1,12 @@
+terraform {
+  required_providers {
+    backup = {
+      source  = "backup-service/backup"
+      version = "~> 0.1"
+    }
+  }
+}
+
 data "backup_token" "current" {}
 
 # Warn on every plan once the key expires within 30 days.

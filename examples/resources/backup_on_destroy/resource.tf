@@ -1,3 +1,12 @@
+terraform {
+  required_providers {
+    backup = {
+      source  = "backup-service/backup"
+      version = "~> 0.1"
+    }
+  }
+}
+
 # Stands for the resource that holds the account's data (a database, a
 # tenant, a bucket). Destroying or replacing it destroys the guard first.
 resource "terraform_data" "crm_database" {

@@ -1,3 +1,12 @@
+terraform {
+  required_providers {
+    backup = {
+      source  = "backup-service/backup"
+      version = "~> 0.1"
+    }
+  }
+}
+
 variable "release" {
   description = "Release being deployed; a new value takes a new backup."
   type        = string

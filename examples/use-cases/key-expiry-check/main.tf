@@ -3,7 +3,8 @@
 terraform {
   required_providers {
     backup = {
-      source = "backup-service/backup"
+      source  = "backup-service/backup"
+      version = "~> 0.1"
     }
   }
 }
