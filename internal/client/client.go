@@ -7,6 +7,8 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,6 +83,10 @@ type Options struct {
 	ClockAllowance time.Duration
 	IdentifyWithin time.Duration
 	UncertainGrace time.Duration
+
+	// RootCAs, when set, are the certificates the client trusts (see
+	// CertPool); nil trusts the system's. Ignored with HTTPClient.
+	RootCAs *x509.CertPool
 
 	HTTPClient *http.Client
 	Clock      Clock
@@ -166,7 +172,7 @@ func setDefaults(o *Options) {
 		o.UserAgent = "terraform-provider-backup"
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Transport: newTransport()}
+		o.HTTPClient = &http.Client{Transport: newTransport(o.RootCAs)}
 	}
 	if o.Clock == nil {
 		o.Clock = realClock{}
@@ -177,9 +183,11 @@ func setDefaults(o *Options) {
 }
 
 // newTransport is http.DefaultTransport's set-up with enough idle
-// connections kept for Terraform's ten parallel operations.
-func newTransport() *http.Transport {
+// connections kept for Terraform's ten parallel operations, trusting
+// roots (the system's when nil).
+func newTransport(roots *x509.CertPool) *http.Transport {
 	return &http.Transport{
+		TLSClientConfig:       &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     true,

@@ -86,3 +86,22 @@ func permanentReason(err error) error {
 	}
 	return nil
 }
+
+// ErrNoCertificate: a PEM given as a trusted CA holds no certificate.
+var ErrNoCertificate = errors.New("no PEM certificate found")
+
+// CertPool is the system's trusted roots plus the certificates of each PEM
+// (a private CA, a TLS-inspecting proxy's). A PEM without a certificate is
+// an error: a typo must not silently trust nothing new.
+func CertPool(pems ...[]byte) (*x509.CertPool, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	for _, pem := range pems {
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, ErrNoCertificate
+		}
+	}
+	return pool, nil
+}

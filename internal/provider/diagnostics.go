@@ -73,8 +73,8 @@ func transportAdvice(err error) string {
 		switch {
 		case errors.Is(ce.Reason, client.ErrUntrustedCertificate):
 			return "The certificate of " + ce.Host + " is not trusted by this machine. Behind a TLS-inspecting proxy or with a " +
-				"self-hosted service signed by a private CA, add that CA's certificate to the system's trust store (on Linux, " +
-				"SSL_CERT_FILE may name a PEM bundle that includes it). The provider never turns certificate checks off. Retrying cannot help."
+				"self-hosted service signed by a private CA, give that CA's certificate to the provider with ca_cert_file or " +
+				"ca_cert_pem (or add it to the system's trust store). The provider never turns certificate checks off. Retrying cannot help."
 		case errors.Is(ce.Reason, client.ErrHostNotFound):
 			return "Check the host name in base_url (or " + EnvBaseURL + "): " + ce.Host + " does not resolve from this machine. Retrying cannot help."
 		case errors.Is(ce.Reason, client.ErrNotTLS):

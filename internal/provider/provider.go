@@ -55,6 +55,8 @@ type providerModel struct {
 	MaxRetries        types.Number `tfsdk:"max_retries"`
 	RequestTimeout    types.String `tfsdk:"request_timeout"`
 	AllowInsecureHTTP types.Bool   `tfsdk:"allow_insecure_http"`
+	CACertFile        types.String `tfsdk:"ca_cert_file"`
+	CACertPEM         types.String `tfsdk:"ca_cert_pem"`
 }
 
 func (p *backupProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -93,6 +95,19 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 					"in clear: use only on a trusted network. Defaults to `false`.",
 				Optional: true,
 			},
+			"ca_cert_file": schema.StringAttribute{
+				Description: "Path of a PEM file of CA certificates to trust besides the system's: a private CA of a " +
+					"self-hosted service, or a TLS-inspecting proxy's. A file that cannot be read or holds no certificate " +
+					"is refused at validate time. Certificate checks are never turned off.",
+				Optional:   true,
+				Validators: []validator.String{pemValidator{file: true}},
+			},
+			"ca_cert_pem": schema.StringAttribute{
+				Description: "PEM of CA certificates to trust besides the system's, as `ca_cert_file` but inline " +
+					"(for example `file(\"ca.pem\")` or a variable). Both may be set.",
+				Optional:   true,
+				Validators: []validator.String{pemValidator{}},
+			},
 		},
 	}
 }
@@ -114,9 +129,10 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	if cfg.APIKey.IsUnknown() {
 		unknown("api_key", EnvAPIKey)
 	}
-	if cfg.MaxRetries.IsUnknown() || cfg.RequestTimeout.IsUnknown() || cfg.AllowInsecureHTTP.IsUnknown() {
+	if cfg.MaxRetries.IsUnknown() || cfg.RequestTimeout.IsUnknown() || cfg.AllowInsecureHTTP.IsUnknown() ||
+		cfg.CACertFile.IsUnknown() || cfg.CACertPEM.IsUnknown() {
 		resp.Diagnostics.AddError("Unknown Backup Service provider setting",
-			"max_retries, request_timeout and allow_insecure_http must be known at plan time.")
+			"max_retries, request_timeout, allow_insecure_http, ca_cert_file and ca_cert_pem must be known at plan time.")
 	}
 	if resp.Diagnostics.HasError() {
 		return
@@ -143,6 +159,13 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	if !cfg.RequestTimeout.IsNull() {
 		d, _ := time.ParseDuration(cfg.RequestTimeout.ValueString()) // validated
 		opts.RequestTimeout = d
+	}
+	if pems := caPEMs(cfg, &resp.Diagnostics); len(pems) > 0 {
+		pool, err := client.CertPool(pems...)
+		if err != nil {
+			resp.Diagnostics.AddError("Invalid CA certificates", err.Error())
+		}
+		opts.RootCAs = pool
 	}
 	if resp.Diagnostics.HasError() {
 		return

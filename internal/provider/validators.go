@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"os"
 	"math/big"
 	"time"
 
@@ -99,4 +100,53 @@ func validateTimeoutsBlock(ctx context.Context, cfg tfsdk.Config, name string, d
 		diags.AddAttributeError(at, "Invalid timeout",
 			fmt.Sprintf("timeouts.%s must be a positive duration such as 30m or 1h; got %q.", name, v.ValueString()))
 	}
+}
+
+// pemValidator refuses a PEM (or, with file, the path of a PEM file) that
+// holds no certificate, at validate time: a trusted CA that silently adds
+// nothing would surface later as an untrusted certificate.
+type pemValidator struct{ file bool }
+
+func (v pemValidator) Description(context.Context) string {
+	if v.file {
+		return "a readable file of PEM certificates"
+	}
+	return "PEM certificates"
+}
+
+func (v pemValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v pemValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	pem := []byte(req.ConfigValue.ValueString())
+	if v.file {
+		b, err := os.ReadFile(req.ConfigValue.ValueString())
+		if err != nil {
+			resp.Diagnostics.AddAttributeError(req.Path, "Unreadable CA certificate file", err.Error())
+			return
+		}
+		pem = b
+	}
+	if _, err := client.CertPool(pem); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid CA certificates",
+			fmt.Sprintf("%s holds no PEM certificate (a block starting with -----BEGIN CERTIFICATE-----).", req.Path))
+	}
+}
+
+// caPEMs gathers the configured CA certificates.
+func caPEMs(cfg providerModel, diags *diag.Diagnostics) [][]byte {
+	var pems [][]byte
+	if f := cfg.CACertFile.ValueString(); f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			diags.AddAttributeError(path.Root("ca_cert_file"), "Unreadable CA certificate file", err.Error())
+		}
+		pems = append(pems, b)
+	}
+	if p := cfg.CACertPEM.ValueString(); p != "" {
+		pems = append(pems, []byte(p))
+	}
+	return pems
 }
