@@ -3,8 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
-	"os"
 	"math/big"
+	"os"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
