@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode"
 )
 
 // Sentinel errors for errors.Is. An *APIError matches the one that fits its
@@ -215,6 +214,5 @@ func parseProblem(g textGuard, method, path string, status int, header http.Head
 func snippet(g textGuard, body []byte) string {
 	// The whole body is cleaned before it is cut (error bodies are bounded
 	// by maxErrorBody), so that a key is never cut in half and half shown.
-	s := strings.Join(strings.Fields(g.clean(string(body))), " ")
-	return g.cut(strings.ReplaceAll(s, string(unicode.ReplacementChar), ""), snippetLen)
+	return g.cut(g.clean(string(body)), snippetLen)
 }

@@ -35,24 +35,25 @@ type textGuard struct{ key *secret }
 // text cleans s and cuts it to MaxShownText characters.
 func (g textGuard) text(s string) string { return g.cut(g.clean(s), MaxShownText) }
 
-// clean strips control and format characters and masks the key. Stripping
-// comes first, so that a key broken up by control characters is still
-// found.
+// clean removes invalid UTF-8, control and format characters, folds white
+// space, and only then masks the key: every change that could join the
+// pieces of a key comes before the mask, so no later step can rebuild one.
+// (The fuzz target found a key split by an invalid byte, rebuilt when the
+// replacement character was removed after masking.)
 func (g textGuard) clean(s string) string {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
+	s = strings.ToValidUTF8(s, "")
 	s = strings.Map(func(r rune) rune {
 		switch {
-		case r == '\n' || r == '\t':
+		case r == '\n' || r == '\t' || r == '\r':
 			return ' '
-		case unicode.IsControl(r), unicode.Is(unicode.Cf, r):
+		case unicode.IsControl(r), unicode.Is(unicode.Cf, r), r == unicode.ReplacementChar:
 			// Cf: bidi overrides and zero-width characters, which can make
 			// shown text read differently from what it is.
 			return -1
 		}
 		return r
 	}, s)
+	s = strings.Join(strings.Fields(s), " ")
 	if g.key != nil && g.key.value != "" {
 		s = strings.ReplaceAll(s, g.key.value, Redacted)
 	}
