@@ -135,16 +135,21 @@ func (r *onDestroyResource) Read(ctx context.Context, req resource.ReadRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	// The same check as finished triggers' refresh, shared across the
+	// command: one GET each for the first few, then one listing of every
+	// account, however many guards the configuration holds.
 	accountID := m.AccountID.ValueString()
-	_, err := r.data.client.Account(ctx, accountID)
+	exists, report, err := r.data.command.accountExists(ctx, r.data.client, accountID)
 	switch {
-	case errors.Is(err, client.ErrNotFound):
+	case err != nil && report:
+		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to check that account %s of backup_on_destroy still exists", accountID), err)
+	case err != nil:
+		// Another resource reports this shared failure; the plan fails on it.
+	case !exists:
 		resp.Diagnostics.AddWarning("Backup on destroy removed from state",
 			fmt.Sprintf("The Backup Service no longer knows account %s (deleted, or no longer visible to this API key): "+
 				"there is nothing to back up when it is destroyed, so the guard is removed from the state.", accountID))
 		resp.State.RemoveResource(ctx)
-	case err != nil:
-		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read account %s for backup_on_destroy", accountID), err)
 	}
 }
 

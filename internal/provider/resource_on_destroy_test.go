@@ -313,3 +313,29 @@ func TestAccOnDestroyQueuedButNotListed(t *testing.T) {
 		t.Error("the guarded resource was not destroyed")
 	}
 }
+
+// Refreshing many guards costs what refreshing finished triggers costs: a
+// GET for each of the first few accounts, then one shared listing; a guard
+// whose account was deleted leaves the state with a warning, and the plan
+// proposes to create it again.
+func TestAccOnDestroyRefreshCostAndDeletedAccount(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 2008, Accounts: 30})
+	ids := e.srv.AccountIDs()
+	cfg := e.config(fmt.Sprintf("resource \"backup_on_destroy\" \"each\" {\n  count      = %d\n  account_id = %s[count.index]\n}\n", len(ids), hclList(ids)))
+	c := newCLI(t, e, cfg)
+	c.run("apply", "-auto-approve", "-no-color")
+	e.srv.DeleteAccount(ids[len(ids)-1])
+	e.srv.ResetStats()
+	out := c.run("plan", "-no-color")
+	if gets, pages := e.srv.Requests(mockservice.RouteGetAccount), e.srv.Requests(mockservice.RouteListAccounts); gets > directAccountReads || pages > 1 {
+		t.Errorf("refreshing %d guards sent %d account GETs and %d listing pages; want at most %d and 1", len(ids), gets, pages, directAccountReads)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, "Backup on destroy removed from state") || !strings.Contains(flat, "1 to add, 0 to change, 0 to destroy") {
+		t.Errorf("the plan after the account's deletion:\n%s", out)
+	}
+	if n := e.srv.Requests(mockservice.RouteTrigger); n != 0 {
+		t.Errorf("%d trigger requests from a plan", n)
+	}
+}
