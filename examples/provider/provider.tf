@@ -11,6 +11,7 @@ variable "backup_api_key" {
   description = "Backup Service API key; or leave api_key out and set BACKUP_API_KEY."
   type        = string
   sensitive   = true
+  # ephemeral = true # Terraform 1.10+, OpenTofu 1.11+: kept out of saved plan files
 }
 
 provider "backup" {
@@ -18,6 +19,7 @@ provider "backup" {
   api_key  = var.backup_api_key           # or BACKUP_API_KEY
 
   # Optional:
+  # organization_id = "org_8Fq2LmT0aZ7cX1vB" # refuse to back up with another organization's key
   # max_retries     = 4
   # request_timeout = "30s"
 }

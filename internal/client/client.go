@@ -84,6 +84,12 @@ type Options struct {
 	IdentifyWithin time.Duration
 	UncertainGrace time.Duration
 
+	// Organization, when set, is the id of the organization the key must
+	// belong to: before its first POST, the client reads the key's
+	// organization (GET /token, once per Client) and refuses to change
+	// anything in another (*OrganizationMismatchError).
+	Organization string
+
 	// RootCAs, when set, are the certificates the client trusts (see
 	// CertPool); nil trusts the system's. Ignored with HTTPClient.
 	RootCAs *x509.CertPool
@@ -105,6 +111,7 @@ type Client struct {
 	limiter *limiter
 	jitter  func() float64
 	guard   textGuard // cleans what the service sends before it is shown
+	org     orgCheck
 }
 
 // secret holds the key behind a pointer, so that printing a Client (or

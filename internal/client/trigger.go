@@ -100,7 +100,13 @@ func (c *Client) RecognizerFrom(began time.Time) Recognizer {
 // it). A 409 after such a POST is this trigger's own backup, never a
 // reason to wait and trigger again. A backup is queued twice only when a
 // POST that got no answer is processed more than UncertainGrace later.
+//
+// With Options.Organization set, the key's organization is checked first
+// (see checkOrganization).
 func (c *Client) TriggerBackup(ctx context.Context, accountID string) (*Triggered, error) {
+	if err := c.checkOrganization(ctx); err != nil {
+		return nil, err
+	}
 	cl := call{method: "POST", path: accountPath(accountID) + "/backup"}
 	rec := c.RecognizerFrom(c.clock.Now())
 	// Whether any POST reached the wire: one that did may have been

@@ -20,6 +20,7 @@ var (
 	accountRE = regexp.MustCompile(`^acc_[A-Za-z0-9]{16}$`)
 	backupRE  = regexp.MustCompile(`^bkp_[A-Za-z0-9]{16}$`)
 	logRE     = regexp.MustCompile(`^log_[A-Za-z0-9]{16}$`)
+	orgRE     = regexp.MustCompile(`^org_[A-Za-z0-9]{16}$`)
 )
 
 // IsAccountID reports whether s has the account id format.
@@ -30,6 +31,9 @@ func IsBackupID(s string) bool { return backupRE.MatchString(s) }
 
 // IsAuditLogID reports whether s has the audit log id format.
 func IsAuditLogID(s string) bool { return logRE.MatchString(s) }
+
+// OrganizationPattern is the organization id format.
+func OrganizationPattern() *regexp.Regexp { return orgRE }
 
 // AccountPattern is the account id format, for validators that need a regexp.
 func AccountPattern() *regexp.Regexp { return accountRE }

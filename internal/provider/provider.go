@@ -57,6 +57,7 @@ type providerModel struct {
 	AllowInsecureHTTP types.Bool   `tfsdk:"allow_insecure_http"`
 	CACertFile        types.String `tfsdk:"ca_cert_file"`
 	CACertPEM         types.String `tfsdk:"ca_cert_pem"`
+	OrganizationID    types.String `tfsdk:"organization_id"`
 }
 
 func (p *backupProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -108,6 +109,14 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 				Optional:   true,
 				Validators: []validator.String{pemValidator{}},
 			},
+			"organization_id": schema.StringAttribute{
+				Description: "The id of the organization the API key must belong to, for example `org_8Fq2LmT0aZ7cX1vB`: " +
+					"a guard against a key of the wrong environment. Before its first backup (a `backup_trigger`, the " +
+					"action, a `backup_on_destroy`), the provider reads the key's organization once (`GET /api/v1/token`) " +
+					"and, on a mismatch, fails naming both organizations, with no backup queued. Reads are not checked.",
+				Optional:   true,
+				Validators: []validator.String{organizationIDValidator()},
+			},
 		},
 	}
 }
@@ -130,9 +139,9 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 		unknown("api_key", EnvAPIKey)
 	}
 	if cfg.MaxRetries.IsUnknown() || cfg.RequestTimeout.IsUnknown() || cfg.AllowInsecureHTTP.IsUnknown() ||
-		cfg.CACertFile.IsUnknown() || cfg.CACertPEM.IsUnknown() {
+		cfg.CACertFile.IsUnknown() || cfg.CACertPEM.IsUnknown() || cfg.OrganizationID.IsUnknown() {
 		resp.Diagnostics.AddError("Unknown Backup Service provider setting",
-			"max_retries, request_timeout, allow_insecure_http, ca_cert_file and ca_cert_pem must be known at plan time.")
+			"max_retries, request_timeout, allow_insecure_http, ca_cert_file, ca_cert_pem and organization_id must be known at plan time.")
 	}
 	if resp.Diagnostics.HasError() {
 		return
@@ -143,6 +152,7 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 		APIKey:            stringOr(cfg.APIKey, os.Getenv(EnvAPIKey)),
 		AllowInsecureHTTP: cfg.AllowInsecureHTTP.ValueBool(),
 		UserAgent:         userAgent(p.version, req.TerraformVersion, os.Getenv(EnvAppendUserAgent)),
+		Organization:      cfg.OrganizationID.ValueString(),
 	}
 	if opts.BaseURL == "" {
 		resp.Diagnostics.AddAttributeError(path.Root("base_url"), "Missing Backup Service base URL",

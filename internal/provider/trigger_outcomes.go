@@ -156,6 +156,9 @@ func addTriggerError(diags *diag.Diagnostics, c caller, accountID string, timeou
 	case errors.Is(err, client.ErrUnprocessable):
 		diags.AddAttributeError(at, summary, describeError(err, "The account cannot be backed up in its current state (for example paused, "+
 			"a lapsed subscription, or a connection needing re-authorization); fix that in the Backup Service web application."))
+	case errors.Is(err, client.ErrWrongOrganization):
+		diags.AddError(summary, describeError(err, "The provider's organization_id guards against a key of another environment: "+
+			"check which key the provider was given (api_key or "+EnvAPIKey+"), or correct organization_id."))
 	case errors.Is(err, client.ErrNotFound), errors.Is(err, client.ErrForbidden):
 		diags.AddAttributeError(at, summary, describeError(err))
 	default:

@@ -45,6 +45,12 @@ func accountIDValidator() validator.String {
 		"must be an account id: acc_ followed by exactly 16 letters or digits, for example acc_0123456789abcdef")
 }
 
+// organizationIDValidator refuses a value that no organization id has.
+func organizationIDValidator() validator.String {
+	return stringvalidator.RegexMatches(ids.OrganizationPattern(),
+		"must be an organization id: org_ followed by exactly 16 letters or digits, as the backup_token data source's organization_id shows")
+}
+
 // orderValidator allows the two orders the service knows (case-sensitive).
 func orderValidator() validator.String {
 	return stringvalidator.OneOf(string(client.OrderAsc), string(client.OrderDesc))

@@ -1,0 +1,60 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// ErrWrongOrganization matches an *OrganizationMismatchError.
+var ErrWrongOrganization = errors.New("the API key belongs to another organization")
+
+// OrganizationMismatchError: Options.Organization names one organization
+// and the key belongs to another, so nothing was changed. It guards against
+// a key of the wrong environment (a staging key in production's pipeline).
+type OrganizationMismatchError struct {
+	Expected string
+	Actual   Organization
+}
+
+func (e *OrganizationMismatchError) Error() string {
+	return fmt.Sprintf("the API key belongs to organization %s (%q), not to the expected %s; nothing was changed",
+		e.Actual.ID, e.Actual.Name, e.Expected)
+}
+
+func (e *OrganizationMismatchError) Is(target error) bool { return target == ErrWrongOrganization }
+
+// orgCheck remembers the outcome of the organization check for the life
+// of a Client (one provider process): a match or a mismatch is final; a
+// failed read is not remembered, so the next change asks again.
+type orgCheck struct {
+	mu      sync.Mutex
+	checked bool
+	err     error
+}
+
+// checkOrganization returns nil when Options.Organization is unset or is
+// the key's organization. Concurrent callers wait for the one read.
+func (c *Client) checkOrganization(ctx context.Context) error {
+	if c.opts.Organization == "" {
+		return nil
+	}
+	c.org.mu.Lock()
+	defer c.org.mu.Unlock()
+	if c.org.checked {
+		return c.org.err
+	}
+	tok, err := c.Token(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the API key's organization (organization_id is set): %w", err)
+	}
+	c.org.checked = true
+	if tok.Organization.ID != c.opts.Organization {
+		c.org.err = &OrganizationMismatchError{
+			Expected: c.opts.Organization,
+			Actual:   Organization{ID: c.guard.text(tok.Organization.ID), Name: c.guard.text(tok.Organization.Name)},
+		}
+	}
+	return c.org.err
+}

@@ -1,0 +1,98 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+)
+
+func TestOrganizationGuard(t *testing.T) {
+	t.Parallel()
+	const other = "org_0000000000000000"
+	t.Run("match: one token read for many triggers", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, mockservice.Options{Seed: 41}, nil)
+		c, err := New(withOrg(f, f.srv.OrganizationID()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for _, id := range f.srv.AccountIDs()[:4] {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := c.TriggerBackup(context.Background(), id); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if n := f.srv.Requests(mockservice.RouteToken); n != 1 {
+			t.Errorf("%d token reads for 4 triggers, want 1", n)
+		}
+	})
+	t.Run("mismatch: no POST, both organizations named", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, mockservice.Options{Seed: 42}, nil)
+		c, err := New(withOrg(f, other))
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := f.srv.AccountIDs()[0]
+		for range 2 {
+			_, err = c.TriggerBackup(context.Background(), id)
+			var mm *OrganizationMismatchError
+			if !errors.As(err, &mm) || !errors.Is(err, ErrWrongOrganization) {
+				t.Fatalf("err = %v, want *OrganizationMismatchError", err)
+			}
+			for _, want := range []string{other, f.srv.OrganizationID(), `"Example Org"`, "nothing was changed"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("%q lacks %q", err, want)
+				}
+			}
+		}
+		if n := f.srv.Requests(mockservice.RouteTrigger); n != 0 {
+			t.Errorf("%d POSTs sent to the wrong organization", n)
+		}
+		if n := f.srv.BackupsQueued(id); n != 0 {
+			t.Errorf("%d backups queued", n)
+		}
+		if n := f.srv.Requests(mockservice.RouteToken); n != 1 {
+			t.Errorf("%d token reads, want 1 (a mismatch is final)", n)
+		}
+	})
+	t.Run("token read fails: no POST, asked again next time", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, mockservice.Options{Seed: 43}, nil)
+		opts := withOrg(f, f.srv.OrganizationID())
+		opts.MaxRetries = 0 // no backoff: the fixture's clock stays beside the mock's
+		c, err := New(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteToken, Times: 1})
+		id := f.srv.AccountIDs()[0]
+		if _, err := c.TriggerBackup(context.Background(), id); !errors.Is(err, ErrServer) {
+			t.Fatalf("err = %v, want ErrServer", err)
+		}
+		if n := f.srv.Requests(mockservice.RouteTrigger); n != 0 {
+			t.Errorf("%d POSTs before the organization was known", n)
+		}
+		if _, err := c.TriggerBackup(context.Background(), id); err != nil {
+			t.Fatalf("second trigger: %v", err)
+		}
+		if n := f.srv.BackupsQueued(id); n != 1 {
+			t.Errorf("%d backups queued, want 1", n)
+		}
+	})
+}
+
+// withOrg is the fixture's client options with an expected organization.
+func withOrg(f *fixture, org string) Options {
+	return Options{BaseURL: f.url, APIKey: f.srv.DemoKey(), Clock: f.clock, UserAgent: "test-agent/1",
+		MaxRetries: DefaultMaxRetries, Organization: org}
+}
