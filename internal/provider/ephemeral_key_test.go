@@ -64,6 +64,7 @@ func planHolds(t *testing.T, plan, s string) bool {
 // variable alone is written into the plan file: the difference is what the
 // recommendation rests on, so both are checked.
 func TestAccEphemeralKeyVariableStaysOutOfSavedPlans(t *testing.T) {
+	t.Parallel()
 	skipBelow(t, "1.10.0", "ephemeral input variables")
 	for _, ephemeral := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ephemeral=%t", ephemeral), func(t *testing.T) {
