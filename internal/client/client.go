@@ -20,6 +20,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"golang.org/x/net/http/httpproxy"
 )
 
 // Defaults of Options.
@@ -195,7 +197,7 @@ func setDefaults(o *Options) {
 func newTransport(roots *x509.CertPool) *http.Transport {
 	return &http.Transport{
 		TLSClientConfig:       &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
-		Proxy:                 http.ProxyFromEnvironment,
+		Proxy:                 proxyFromEnvironment(),
 		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          100,
@@ -204,6 +206,15 @@ func newTransport(roots *x509.CertPool) *http.Transport {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
+}
+
+// proxyFromEnvironment honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY (and
+// their lower-case forms) as read now, when the client is built:
+// http.ProxyFromEnvironment reads them once per process. As there,
+// requests to loopback never go through a proxy.
+func proxyFromEnvironment() func(*http.Request) (*url.URL, error) {
+	proxy := httpproxy.FromEnvironment().ProxyFunc()
+	return func(req *http.Request) (*url.URL, error) { return proxy(req.URL) }
 }
 
 // CheckAPIKey refuses a key that no request could carry: an HTTP header
