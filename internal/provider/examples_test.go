@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -78,9 +79,13 @@ func TestAccExamples(t *testing.T) {
 	}
 }
 
-// copyExample copies an example's configuration to a temporary folder and,
-// when the example leaves it out (as registry examples of one data source
-// do), adds the required_providers block.
+// declaresProvider matches the required_providers entry every example
+// holds: the registry source and a version constraint.
+var declaresProvider = regexp.MustCompile(`backup\s*=\s*\{\s*source\s*=\s*"backup-service/backup"\s*version\s*=\s*"[^"]+"`)
+
+// copyExample copies an example's configuration to a temporary folder. It
+// fails when the example does not declare required_providers: copied alone
+// into a user's folder, it would look for hashicorp/backup.
 func copyExample(t *testing.T, dir string) string {
 	t.Helper()
 	out := t.TempDir()
@@ -94,15 +99,13 @@ func copyExample(t *testing.T, dir string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		declared = declared || strings.Contains(string(b), "required_providers")
+		declared = declared || declaresProvider.Match(b)
 		if err := os.WriteFile(filepath.Join(out, filepath.Base(f)), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if !declared {
-		if err := os.WriteFile(filepath.Join(out, "terraform.tf"), []byte(requiredProviders), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		t.Fatalf("%s does not declare required_providers { backup = { source = \"backup-service/backup\", version = ... } }", dir)
 	}
 	return out
 }
@@ -180,5 +183,35 @@ func TestAccExampleImports(t *testing.T) {
 				Check:             e.expectQueued(exampleAccountID, 1),
 			}}})
 		})
+	}
+}
+
+// The list-resource example, copied verbatim with its versions.tf, runs
+// with terraform query against an account with failed backups. Not
+// parallel: the provider reads BACKUP_BASE_URL from this process.
+func TestAccExampleListQuery(t *testing.T) {
+	skipBelow(t, "1.14.0", "terraform query")
+	e := newTestEnv(t, mockservice.Options{Seed: 902})
+	e.srv.AddAccount(mockservice.AccountSpec{ID: exampleAccountID, Name: "Example CRM", Platform: "salesforce"})
+	e.srv.AddBackups(exampleAccountID, 9, 3, "quota exceeded")
+	dir := filepath.Join(examplesDir, "list-resources", "backup_trigger")
+	versions, err := os.ReadFile(filepath.Join(dir, "versions.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	query, err := os.ReadFile(filepath.Join(dir, "list-resource.tfquery.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The provider is served from this process: the variables are set here.
+	t.Setenv(EnvBaseURL, e.url)
+	t.Setenv(EnvAPIKey, e.key)
+	c := newCLI(t, e, string(versions))
+	if err := os.WriteFile(filepath.Join(c.dir, "backups.tfquery.hcl"), query, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := c.run("query", "-no-color")
+	if n := strings.Count(out, "list.backup_trigger.failed"); n != 3 {
+		t.Errorf("the query listed %d backups, want the 3 failed ones:\n%s", n, out)
 	}
 }
