@@ -46,17 +46,13 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 				Validators:  []validator.String{accountIDValidator()},
 			},
 			"max_results": maxResultsAttribute("backups", defaultBackupsMax),
-			"backups": schema.ListNestedAttribute{
-				Computed:    true,
-				Description: "The backups, newest first.",
-				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"id":           attr("Backup id (`bkp_...`)."),
-					"status":       attr("`pending`, `running`, `success` or `failed` (the service may add values; only `success` is a good backup)."),
-					"created_at":   attr("When the backup was queued, RFC 3339 in UTC."),
-					"completed_at": attr("When the backup ended, RFC 3339 in UTC; null while it is in progress."),
-					"error":        attr("Why the backup failed; null unless it failed."),
-				}},
-			},
+			"backups": objectList("The backups, newest first.", map[string]schema.Attribute{
+				"id":           attr("Backup id (`bkp_...`)."),
+				"status":       attr("`pending`, `running`, `success` or `failed` (the service may add values; only `success` is a good backup)."),
+				"created_at":   attr("When the backup was queued, RFC 3339 in UTC."),
+				"completed_at": attr("When the backup ended, RFC 3339 in UTC; null while it is in progress."),
+				"error":        attr("Why the backup failed; null unless it failed."),
+			}),
 		},
 	}
 }

@@ -51,11 +51,7 @@ func (d *accountsDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 			"platform":      filter("platform"),
 			"backup_status": filter("backup_status"),
 			"service_type":  filter("service_type"),
-			"accounts": schema.ListNestedAttribute{
-				Computed:     true,
-				Description:  "The accounts, in the requested order.",
-				NestedObject: schema.NestedAttributeObject{Attributes: accountAttributes()},
-			},
+			"accounts":      objectList("The accounts, in the requested order.", accountAttributes()),
 			"ids": schema.ListAttribute{
 				Computed:    true,
 				ElementType: types.StringType,

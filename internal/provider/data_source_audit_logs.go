@@ -41,18 +41,14 @@ func (d *auditLogsDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 		Attributes: map[string]schema.Attribute{
 			"order":       orderAttribute("the records' creation time"),
 			"max_results": maxResultsAttribute("records", defaultAuditLogMax),
-			"audit_logs": schema.ListNestedAttribute{
-				Computed:    true,
-				Description: "The records, in the requested order.",
-				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"id":            attr("Record id (`log_...`)."),
-					"created_at":    attr("When the action happened, RFC 3339 in UTC."),
-					"action":        attr("What happened, for example `backup.triggered`."),
-					"actor":         attr("Who did it, for example `api_key:ci-key`."),
-					"resource_type": attr("Kind of the resource acted on, for example `account`."),
-					"resource_id":   attr("ID of the resource acted on."),
-				}},
-			},
+			"audit_logs": objectList("The records, in the requested order.", map[string]schema.Attribute{
+				"id":            attr("Record id (`log_...`)."),
+				"created_at":    attr("When the action happened, RFC 3339 in UTC."),
+				"action":        attr("What happened, for example `backup.triggered`."),
+				"actor":         attr("Who did it, for example `api_key:ci-key`."),
+				"resource_type": attr("Kind of the resource acted on, for example `account`."),
+				"resource_id":   attr("ID of the resource acted on."),
+			}),
 		},
 	}
 }

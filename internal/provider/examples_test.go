@@ -215,3 +215,36 @@ func TestAccExampleListQuery(t *testing.T) {
 		t.Errorf("the query listed %d backups, want the 3 failed ones:\n%s", n, out)
 	}
 }
+
+// The module-testing example's terraform test suite, copied verbatim, passes
+// with mock_provider: its mock_data defaults satisfy the module's checks,
+// and the overrides make them fail as the runs expect. Nothing reaches the
+// service.
+func TestAccExampleModuleTests(t *testing.T) {
+	t.Parallel()
+	skipBelow(t, "1.7.0", "terraform test with mock_provider")
+	e := newTestEnv(t, mockservice.Options{Seed: 903})
+	dir := filepath.Join(examplesDir, "module-testing")
+	module, err := os.ReadFile(filepath.Join(dir, "main.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite, err := os.ReadFile(filepath.Join(dir, "tests", "backup.tftest.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCLI(t, e, string(module))
+	if err := os.Mkdir(filepath.Join(c.dir, "tests"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(c.dir, "tests", "backup.tftest.hcl"), suite, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := c.run("test", "-no-color")
+	if !regexp.MustCompile(`Success! 4 passed, 0 failed`).MatchString(out) {
+		t.Errorf("terraform test:\n%s", out)
+	}
+	if n := e.srv.Stats().TotalRequests(); n != 0 {
+		t.Errorf("%d requests reached the service; mock_provider should answer them all", n)
+	}
+}

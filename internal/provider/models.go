@@ -1,7 +1,13 @@
 package provider
 
 import (
+	"maps"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -25,6 +31,27 @@ func accountToModel(a client.Account) accountModel {
 		BackupStatus: types.StringValue(a.BackupStatus),
 		Platform:     types.StringValue(a.Platform),
 		ServiceType:  types.StringValue(a.ServiceType),
+	}
+}
+
+// objectList is a computed list of objects with the given fields. It is a
+// list attribute of an object type, not a list nested attribute: terraform
+// test (Terraform up to 1.16 at least; hashicorp/terraform issue 38369)
+// refuses mock_data and override_data values for nested list attributes,
+// so module authors could not mock these lists. The fields' descriptions
+// go into the attribute's.
+func objectList(description string, fields map[string]schema.Attribute) schema.ListAttribute {
+	names := slices.Sorted(maps.Keys(fields))
+	attrTypes := make(map[string]attr.Type, len(fields))
+	parts := make([]string, len(names))
+	for i, n := range names {
+		attrTypes[n] = fields[n].GetType()
+		parts[i] = "`" + n + "` (" + strings.TrimSuffix(fields[n].GetDescription(), ".") + ")"
+	}
+	return schema.ListAttribute{
+		Computed:    true,
+		ElementType: basetypes.ObjectType{AttrTypes: attrTypes},
+		Description: description + " Each has " + strings.Join(parts, ", ") + ".",
 	}
 }
 
