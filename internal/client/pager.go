@@ -63,6 +63,11 @@ type ListOptions struct {
 	// left out because their id was malformed, with their count and one of
 	// them (cleaned for display), so that the caller can warn.
 	Skipped func(count int, example string)
+	// Ended, when set, is called once when the listing stops without an
+	// error: complete says whether every record was read, false when Max
+	// or the caller stopped it with records left (as far as the page in
+	// hand and its cursor tell, so without any request of its own).
+	Ended func(complete bool)
 }
 
 // listing pages through path, PageSize items a request, following
@@ -89,6 +94,12 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 		}()
 		stop := func(err error) {
 			yield(zero, &ListingError{Path: c.base.EscapedPath() + path, Pages: pages, Items: yielded, Err: err})
+		}
+		// ended reports, when asked for, whether records were left unread.
+		ended := func(left bool) {
+			if opts.Ended != nil {
+				opts.Ended(!left)
+			}
 		}
 		seenIDs := map[string]struct{}{}
 		restarted := false
@@ -140,14 +151,17 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 				seenIDs[id] = struct{}{}
 				fresh++
 				if !yield(p.Data[i], nil) {
+					ended(i < len(p.Data)-1 || hasNext(&p))
 					return
 				}
 				yielded++
 				if opts.Max > 0 && yielded >= opts.Max {
+					ended(i < len(p.Data)-1 || hasNext(&p))
 					return
 				}
 			}
-			if p.Pagination.NextCursor == nil || *p.Pagination.NextCursor == "" {
+			if !hasNext(&p) {
+				ended(false)
 				return
 			}
 			if fresh == 0 {
@@ -172,6 +186,11 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			cursor = next
 		}
 	}
+}
+
+// hasNext says whether a page names a next one.
+func hasNext[T any](p *page[T]) bool {
+	return p.Pagination.NextCursor != nil && *p.Pagination.NextCursor != ""
 }
 
 // pageDecoder decodes a page without ever holding more than PageSize

@@ -162,3 +162,38 @@ func TestListingToleratesAbsentCursorAndUnknownValues(t *testing.T) {
 		t.Errorf("unknown status not passed through: %q", got[0].BackupStatus)
 	}
 }
+
+// Ended says whether records were left unread, from the page in hand and
+// its cursor, without a request of its own.
+func TestListingEndedSaysWhetherRecordsWereLeft(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 3, Accounts: 100}, nil)
+	cases := []struct {
+		max      int
+		complete bool
+		requests int
+	}{
+		{max: 0, complete: true, requests: 2},    // every account
+		{max: 100, complete: true, requests: 2},  // the last record of the last page
+		{max: 49, complete: false, requests: 1},  // records left on the page
+		{max: 50, complete: false, requests: 1},  // a full page with a cursor
+		{max: 120, complete: true, requests: 2},  // fewer than asked for
+	}
+	for _, c := range cases {
+		before := f.srv.Requests(mockservice.RouteListAccounts)
+		complete, calls := false, 0
+		n := 0
+		for _, err := range f.client.Accounts(context.Background(), ListOptions{Max: c.max, Ended: func(done bool) { complete = done; calls++ }}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		if got := f.srv.Requests(mockservice.RouteListAccounts) - before; got != c.requests {
+			t.Errorf("max %d: %d requests, want %d", c.max, got, c.requests)
+		}
+		if calls != 1 || complete != c.complete {
+			t.Errorf("max %d (%d read): Ended called %d times, complete = %t, want once, %t", c.max, n, calls, complete, c.complete)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	mrand "math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -364,6 +365,33 @@ func (s *Server) AddBackups(accountID string, n, failEvery int, errText string) 
 		old = append(old, b)
 	}
 	acc.backups = append(old, acc.backups...)
+}
+
+// BackupSpec is one finished backup of an account's history.
+type BackupSpec struct {
+	CreatedAt time.Time
+	// Error, when set, makes it a failed backup.
+	Error string
+}
+
+// AddHistory records finished backups of an account at the given times
+// (each took 11 minutes and ended before the clock's now), so that tests
+// build histories of known shape: a latest success of known age, or
+// failures past a page.
+func (s *Server) AddHistory(accountID string, backups ...BackupSpec) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	acc := s.accounts[accountID]
+	if acc == nil {
+		return
+	}
+	for _, spec := range backups {
+		s.seq++
+		acc.backups = append(acc.backups, &backup{id: ids.New(ids.BackupPrefix, s.rng.IntN), accountID: acc.id,
+			createdAt: spec.CreatedAt.UTC().Truncate(time.Second), seq: s.seq, pendingFor: time.Minute, runningFor: 10 * time.Minute,
+			failWith: spec.Error})
+	}
+	slices.SortStableFunc(acc.backups, func(a, b *backup) int { return a.createdAt.Compare(b.createdAt) })
 }
 
 // ExampleAccountID is the account id the provider's documentation examples

@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"slices"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -24,9 +28,11 @@ type accountBackupsDataSource struct{ client *client.Client }
 func newAccountBackupsDataSource() datasource.DataSource { return &accountBackupsDataSource{} }
 
 type accountBackupsModel struct {
-	AccountID  types.String  `tfsdk:"account_id"`
-	MaxResults types.Number  `tfsdk:"max_results"`
-	Backups    []backupModel `tfsdk:"backups"`
+	AccountID  types.String   `tfsdk:"account_id"`
+	MaxResults types.Number   `tfsdk:"max_results"`
+	Statuses   []types.String `tfsdk:"statuses"`
+	Backups    []backupModel  `tfsdk:"backups"`
+	Truncated  types.Bool     `tfsdk:"truncated"`
 }
 
 func (d *accountBackupsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -38,7 +44,9 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 		return schema.StringAttribute{Computed: true, Description: desc}
 	}
 	resp.Schema = schema.Schema{
-		Description: "Lists the backups of one account, newest first, up to `max_results`.",
+		Description: "Lists the backups of one account, newest first, up to `max_results`, optionally only those of some " +
+			"statuses. It reads 50 backups a request and stops as soon as it has `max_results`: " +
+			"`statuses = [\"success\"]` with `max_results = 1` is the latest good backup, at the cost of the pages up to it.",
 		Attributes: map[string]schema.Attribute{
 			"account_id": schema.StringAttribute{
 				Required:    true,
@@ -46,6 +54,22 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 				Validators:  []validator.String{accountIDValidator()},
 			},
 			"max_results": maxResultsAttribute("backups", defaultBackupsMax),
+			"statuses": schema.ListAttribute{
+				Optional:    true,
+				ElementType: types.StringType,
+				Description: "Keep only backups with one of these statuses: `pending`, `running`, `success`, `failed` " +
+					"(applied by the provider while paging: the API has no filters).",
+				Validators: []validator.List{
+					listvalidator.SizeAtLeast(1),
+					listvalidator.ValueStringsAre(stringvalidator.OneOf(listableStatuses...)),
+				},
+			},
+			"truncated": schema.BoolAttribute{
+				Computed: true,
+				Description: "Whether `max_results` cut the listing: true when backups were left unread after the last one " +
+					"returned (which may or may not match `statuses`), false when `backups` holds every backup (of those " +
+					"statuses) the account has.",
+			},
 			"backups": objectList("The backups, newest first.", map[string]schema.Attribute{
 				"id":           attr("Backup id (`bkp_...`)."),
 				"status":       attr("`pending`, `running`, `success` or `failed` (the service may add values; only `success` is a good backup)."),
@@ -72,14 +96,30 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 	}
 	m.Backups = []backupModel{}
 	id := m.AccountID.ValueString()
+	limit := int(wholeValue(m.MaxResults))
+	statuses := make([]string, 0, len(m.Statuses))
+	for _, st := range m.Statuses {
+		statuses = append(statuses, st.ValueString())
+	}
+	complete := false
+	// The loop stops at the limit, so the listing reads only the pages up
+	// to the limit-th backup of those statuses.
 	for b, err := range d.client.Backups(ctx, id, client.ListOptions{
-		Max: int(wholeValue(m.MaxResults)), Skipped: warnSkipped(&resp.Diagnostics, "backup_account_backups"),
+		Skipped: warnSkipped(&resp.Diagnostics, "backup_account_backups"),
+		Ended:   func(c bool) { complete = c },
 	}) {
 		if err != nil {
 			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to list the backups of account %q for backup_account_backups", id), err)
 			return
 		}
+		if len(statuses) > 0 && !slices.Contains(statuses, b.Status) {
+			continue
+		}
 		m.Backups = append(m.Backups, backupToModel(b))
+		if len(m.Backups) >= limit {
+			break
+		}
 	}
+	m.Truncated = types.BoolValue(!complete)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

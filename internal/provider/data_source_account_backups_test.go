@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -56,6 +57,9 @@ data "backup_account_backups" "two" {
 				statecheck.ExpectKnownValue("data.backup_account_backups.default", tfjsonpath.New("max_results"), knownvalue.Int64Exact(100)),
 				statecheck.ExpectKnownValue("data.backup_account_backups.all", tfjsonpath.New("backups"), knownvalue.ListSizeExact(121)),
 				statecheck.ExpectKnownValue("data.backup_account_backups.two", tfjsonpath.New("backups"), knownvalue.ListSizeExact(2)),
+				statecheck.ExpectKnownValue("data.backup_account_backups.default", tfjsonpath.New("truncated"), knownvalue.Bool(true)),
+				statecheck.ExpectKnownValue("data.backup_account_backups.all", tfjsonpath.New("truncated"), knownvalue.Bool(false)),
+				statecheck.ExpectKnownValue("data.backup_account_backups.two", tfjsonpath.New("truncated"), knownvalue.Bool(true)),
 				// Newest first: the backup in progress.
 				statecheck.ExpectKnownValue("data.backup_account_backups.all", at(0, "id"), knownvalue.StringExact(tr.Backup.ID)),
 				statecheck.ExpectKnownValue("data.backup_account_backups.all", at(0, "status"), knownvalue.StringExact("pending")),
@@ -95,6 +99,22 @@ func TestAccAccountBackupsDataSourceErrors(t *testing.T) {
 			},
 			{
 				Config: e.config(fmt.Sprintf(`data "backup_account_backups" "x" {
+  account_id = %q
+  statuses   = ["succeeded"]
+}`, gone)),
+				ExpectError: expectError("statuses", "value must be one of", "got: \"succeeded\""),
+				PlanOnly:    true,
+			},
+			{
+				Config: e.config(fmt.Sprintf(`data "backup_account_backups" "x" {
+  account_id = %q
+  statuses   = []
+}`, gone)),
+				ExpectError: expectError("statuses", "at least 1"),
+				PlanOnly:    true,
+			},
+			{
+				Config: e.config(fmt.Sprintf(`data "backup_account_backups" "x" {
   account_id  = %q
   max_results = -1
 }`, gone)),
@@ -103,4 +123,85 @@ func TestAccAccountBackupsDataSourceErrors(t *testing.T) {
 			},
 		},
 	})
+}
+
+// The latest good backup on the second page costs the two pages up to it,
+// whatever the history holds beyond; truncated says that backups were
+// left unread, and a listing read to its end says it was not cut.
+func TestAccAccountBackupsLatestGoodBackupCost(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 503})
+	id := e.srv.AccountIDs()[0]
+	now := time.Now().UTC()
+	var history []mockservice.BackupSpec
+	for i := range 200 { // 200 good ones, older
+		history = append(history, mockservice.BackupSpec{CreatedAt: now.Add(-time.Duration(400-i) * time.Hour)})
+	}
+	for i := range 55 { // then 55 failed ones: the newest good one is on page 2
+		history = append(history, mockservice.BackupSpec{CreatedAt: now.Add(-time.Duration(60-i) * time.Hour), Error: "quota exceeded"})
+	}
+	e.srv.AddHistory(id, history...)
+	c := newCLI(t, e, e.config(fmt.Sprintf(`
+data "backup_account_backups" "latest_good" {
+  account_id  = %q
+  statuses    = ["success"]
+  max_results = 1
+}
+
+output "latest_good" {
+  value = data.backup_account_backups.latest_good
+}
+`, id)))
+	before := e.srv.Requests(mockservice.RouteListBackups)
+	c.run("apply", "-auto-approve", "-no-color")
+	if n := e.srv.Requests(mockservice.RouteListBackups) - before; n > 3 || n < 2 {
+		t.Errorf("the latest good backup on page 2 cost %d listing requests, want 2 (at most 3)", n)
+	}
+	var out struct {
+		LatestGood struct {
+			Value struct {
+				Backups []struct {
+					ID, Status string
+					CreatedAt  string `json:"created_at"`
+				} `json:"backups"`
+				Truncated bool `json:"truncated"`
+			} `json:"value"`
+		} `json:"latest_good"`
+	}
+	if err := json.Unmarshal([]byte(c.run("output", "-json")), &out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.LatestGood.Value
+	want := history[199].CreatedAt.Truncate(time.Second).Format(time.RFC3339)
+	if len(got.Backups) != 1 || got.Backups[0].Status != client.StatusSuccess || got.Backups[0].CreatedAt != want || !got.Truncated {
+		t.Errorf("latest good backup: %+v, want one success created at %s, truncated", got, want)
+	}
+
+	// Every failed one: the listing is read to its end (6 pages), not cut.
+	c2 := newCLI(t, e, e.config(fmt.Sprintf(`
+data "backup_account_backups" "failed" {
+  account_id  = %q
+  statuses    = ["failed"]
+  max_results = 1000
+}
+
+output "failed" {
+  value = { n = length(data.backup_account_backups.failed.backups), truncated = data.backup_account_backups.failed.truncated }
+}
+`, id)))
+	c2.run("apply", "-auto-approve", "-no-color")
+	var failed struct {
+		Failed struct {
+			Value struct {
+				N         int  `json:"n"`
+				Truncated bool `json:"truncated"`
+			} `json:"value"`
+		} `json:"failed"`
+	}
+	if err := json.Unmarshal([]byte(c2.run("output", "-json")), &failed); err != nil {
+		t.Fatal(err)
+	}
+	if failed.Failed.Value.N != 55 || failed.Failed.Value.Truncated {
+		t.Errorf("every failed backup: %+v, want 55, not truncated", failed.Failed.Value)
+	}
 }
