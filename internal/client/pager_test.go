@@ -173,11 +173,11 @@ func TestListingEndedSaysWhetherRecordsWereLeft(t *testing.T) {
 		complete bool
 		requests int
 	}{
-		{max: 0, complete: true, requests: 2},    // every account
-		{max: 100, complete: true, requests: 2},  // the last record of the last page
-		{max: 49, complete: false, requests: 1},  // records left on the page
-		{max: 50, complete: false, requests: 1},  // a full page with a cursor
-		{max: 120, complete: true, requests: 2},  // fewer than asked for
+		{max: 0, complete: true, requests: 2},   // every account
+		{max: 100, complete: true, requests: 2}, // the last record of the last page
+		{max: 49, complete: false, requests: 1}, // records left on the page
+		{max: 50, complete: false, requests: 1}, // a full page with a cursor
+		{max: 120, complete: true, requests: 2}, // fewer than asked for
 	}
 	for _, c := range cases {
 		before := f.srv.Requests(mockservice.RouteListAccounts)
