@@ -31,7 +31,8 @@ sigs=(dist/*_SHA256SUMS.sig)
 ls -1 dist/*.zip "${sums[0]}" "${sigs[0]}"
 grep -q '_manifest.json$' "${sums[0]}" || { echo "the registry manifest is not in ${sums[0]}"; exit 1; }
 for z in dist/*.zip; do
-  unzip -l "$z" | grep -q ' LICENSE$' || { echo "$z lacks LICENSE"; exit 1; }
+  listing=$(unzip -l "$z") # not piped into grep -q: under pipefail, unzip's SIGPIPE would fail the check
+  grep -q ' LICENSE$' <<<"$listing" || { echo "$z lacks LICENSE"; exit 1; }
   grep -q "  $(basename "$z")\$" "${sums[0]}" || { echo "$z is not in ${sums[0]}"; exit 1; }
 done
 (cd dist && sha256sum --quiet -c "$(basename "${sums[0]}")" --ignore-missing)
