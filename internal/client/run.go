@@ -14,12 +14,17 @@ type PollSettings struct {
 	Max     time.Duration
 }
 
-// DefaultPoll polls after 2 s, then every 3, 4.5, … up to 30 s: quick for
-// the short backups most accounts have, and a few requests a minute for
-// long ones.
+// DefaultPoll polls every 2 s for the first 20 s, then every tenth of the
+// time waited so far, up to every 30 s: the end of a backup is noticed
+// within max(2 s, 10% of the wait), and a long wait costs two requests a
+// minute.
 var DefaultPoll = PollSettings{Initial: 2 * time.Second, Max: 30 * time.Second}
 
-func (p PollSettings) next(d time.Duration) time.Duration { return min(d+d/2, p.Max) }
+// interval is the pause before the next poll, after waiting for waited:
+// a tenth of it, between Initial and Max.
+func (p PollSettings) interval(waited time.Duration) time.Duration {
+	return max(p.Initial, min(p.Max, waited/10))
+}
 
 func (p PollSettings) orDefault() PollSettings {
 	if p.Initial <= 0 || p.Max <= 0 {
@@ -246,13 +251,12 @@ func (c *Client) waitFrom(ctx context.Context, b *Backup, poll PollSettings, sta
 // as just read, so the first poll comes one interval later. On error it
 // returns the last state it saw. changed is told of each status change.
 func (c *Client) poll(ctx context.Context, b *Backup, poll PollSettings, changed func(now Backup, prev string)) (*Backup, error) {
-	interval := poll.Initial
+	began := c.clock.Now()
 	last := b
 	for InProgress(last.Status) {
-		if err := sleep(ctx, c.clock, interval); err != nil {
+		if err := sleep(ctx, c.clock, poll.interval(c.clock.Now().Sub(began))); err != nil {
 			return last, err
 		}
-		interval = poll.next(interval)
 		now, err := c.FindBackup(ctx, last.AccountID, last.ID)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -76,25 +76,54 @@ func TestRunBackupWaitsAndReportsEachStep(t *testing.T) {
 	if n := f.srv.BackupsQueued(acct); n != 1 {
 		t.Errorf("%d backups queued", n)
 	}
-	// Polls grow by half from 2 s up to the cap.
+	// The first 20 s, every 2 s; then a tenth of the time waited.
 	waits := f.clock.waits()
-	if len(waits) < 3 || waits[0] != 2*time.Second || waits[1] != 3*time.Second || waits[2] != 4500*time.Millisecond {
-		t.Errorf("poll intervals %v, want 2s, 3s, 4.5s, …", waits)
+	if len(waits) < 13 || waits[0] != 2*time.Second || waits[10] != 2*time.Second || waits[11] != 2200*time.Millisecond || waits[12] != 2420*time.Millisecond {
+		t.Errorf("poll intervals %v, want 2s ×11, 2.2s, 2.42s, …", waits)
 	}
 }
 
-func TestPollIntervalGrowsToItsCap(t *testing.T) {
+func TestPollIntervalIsATenthOfTheWait(t *testing.T) {
 	t.Parallel()
 	p := DefaultPoll
-	d := p.Initial
-	for range 20 {
-		d = p.next(d)
-	}
-	if d != p.Max {
-		t.Errorf("after 20 polls the interval is %s, want the cap %s", d, p.Max)
+	for _, c := range []struct{ waited, want time.Duration }{
+		{0, 2 * time.Second}, {19 * time.Second, 2 * time.Second}, {43 * time.Second, 4300 * time.Millisecond},
+		{5 * time.Minute, 30 * time.Second}, {3 * time.Hour, 30 * time.Second},
+	} {
+		if got := p.interval(c.waited); got != c.want {
+			t.Errorf("after %s: %s, want %s", c.waited, got, c.want)
+		}
 	}
 	if (PollSettings{}).orDefault() != DefaultPoll {
 		t.Error("zero settings do not fall back to the defaults")
+	}
+}
+
+// The end of a backup is noticed within max(2 s, 10% of the time waited),
+// until the 30 s cap (past 5 minutes, within 30 s).
+func TestPollNoticesTheEndWithinATenthOfTheWait(t *testing.T) {
+	t.Parallel()
+	for _, took := range []time.Duration{3 * time.Second, 11 * time.Second, 43 * time.Second, 2 * time.Minute, 7 * time.Minute, 95 * time.Minute} {
+		mc := mockservice.NewManualClock(time.Now().Truncate(time.Second))
+		f := &runFixture{fixture: newFixture(t, mockservice.Options{Seed: 32, Clock: mc, PendingFor: took / 4, RunningFor: took - took/4}, nil), mockClock: mc}
+		var noticed time.Duration
+		b, err := f.client(t).RunBackup(context.Background(), f.srv.AccountIDs()[0], RunOptions{
+			WaitForCompletion: true,
+			Progress: func(e Event) {
+				if e.Kind == EventDone {
+					noticed = e.Elapsed
+				}
+			},
+		})
+		if err != nil || b.Status != StatusSuccess {
+			t.Fatalf("%s: %v %+v", took, err, b)
+		}
+		late := noticed - took
+		bound := min(max(2*time.Second, noticed/10), DefaultPoll.Max)
+		if late < 0 || late > bound {
+			t.Errorf("a backup of %s was noticed after %s: %s late, bound %s", took, noticed, late, bound)
+		}
+		t.Logf("%s backup: noticed %s late, %d polls", took, late, f.srv.Requests(mockservice.RouteListBackups))
 	}
 }
 

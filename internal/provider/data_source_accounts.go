@@ -34,23 +34,13 @@ func (d *accountsDataSource) Metadata(_ context.Context, req datasource.Metadata
 }
 
 func (d *accountsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	filter := func(what string) schema.StringAttribute {
-		return schema.StringAttribute{
-			Optional: true,
-			Description: "Keep only accounts whose `" + what + "` equals this value exactly (applied by the provider: the API has no filters). " +
-				"Must not be empty: an empty filter would match no account.",
-			// An empty filter silently matched nothing, so a for_each over
-			// the ids backed up nothing.
-			Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
-		}
-	}
 	resp.Schema = schema.Schema{
 		Description: "Lists every account of the organization, paging through the API, optionally filtered by platform, backup status or service type.",
 		Attributes: map[string]schema.Attribute{
 			"order":         orderAttribute("the accounts' creation time"),
-			"platform":      filter("platform"),
-			"backup_status": filter("backup_status"),
-			"service_type":  filter("service_type"),
+			"platform":      accountFilter("platform"),
+			"backup_status": accountFilter("backup_status"),
+			"service_type":  accountFilter("service_type"),
 			"accounts":      objectList("The accounts, in the requested order.", accountAttributes()),
 			"ids": schema.ListAttribute{
 				Computed:    true,
@@ -58,6 +48,19 @@ func (d *accountsDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 				Description: "Ids of the accounts, in the same order as `accounts`; handy with `for_each = toset(...)`.",
 			},
 		},
+	}
+}
+
+// accountFilter is an optional exact-match filter on an account field,
+// applied by the provider (the API has none).
+func accountFilter(what string) schema.StringAttribute {
+	return schema.StringAttribute{
+		Optional: true,
+		Description: "Keep only accounts whose `" + what + "` equals this value exactly (applied by the provider: the API has no filters). " +
+			"Must not be empty: an empty filter would match no account.",
+		// An empty filter silently matched nothing, so a for_each over
+		// the ids backed up nothing.
+		Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 	}
 }
 

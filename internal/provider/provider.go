@@ -218,6 +218,7 @@ func (p *backupProvider) DataSources(context.Context) []func() datasource.DataSo
 		newAccountsDataSource,
 		newAuditLogsDataSource,
 		newAccountBackupsDataSource,
+		newStaleAccountsDataSource,
 	}
 }
 

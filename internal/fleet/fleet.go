@@ -1,0 +1,55 @@
+// Package fleet runs one operation over many accounts: a bounded number at
+// a time, each with the caller's context, and reports progress as they end.
+// The client's limiter, not this package, keeps the requests within the
+// key's allowance; the bound only keeps memory and open connections small.
+package fleet
+
+import (
+	"context"
+	"sync"
+)
+
+// Each calls fn(ctx, i) for every i below n, with at most workers calls
+// running at once, and returns when every started call has returned. Once
+// ctx ends, no further call starts. done, when set, is called after each
+// call returns, with how many have; calls to done do not overlap.
+func Each(ctx context.Context, n, workers int, fn func(ctx context.Context, i int), done func(finished int)) {
+	if workers < 1 {
+		workers = 1
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	finished := 0
+	for range min(workers, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if ctx.Err() != nil {
+					continue // handed over as ctx ended: not started
+				}
+				fn(ctx, i)
+				if done != nil {
+					mu.Lock()
+					finished++
+					done(finished)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+feed:
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+}

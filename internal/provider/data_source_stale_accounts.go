@@ -1,0 +1,194 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/fleet"
+)
+
+// staleReadsInFlight bounds the accounts whose backups are read at once.
+// The client paces the requests to the key's allowance; this only keeps
+// enough in flight that latency does not slow the pace, and no more.
+const staleReadsInFlight = 16
+
+// Why an account is stale.
+const (
+	staleNever      = "never"      // no successful backup
+	staleOld        = "old"        // the latest success is older than max_age
+	staleUnreadable = "unreadable" // its backups cannot be read (403)
+)
+
+var _ datasource.DataSourceWithConfigure = (*staleAccountsDataSource)(nil)
+
+// staleAccountsDataSource is backup_stale_accounts: the accounts without a
+// successful backup within max_age.
+type staleAccountsDataSource struct{ client *client.Client }
+
+func newStaleAccountsDataSource() datasource.DataSource { return &staleAccountsDataSource{} }
+
+type staleAccountsModel struct {
+	MaxAge       types.String        `tfsdk:"max_age"`
+	Platform     types.String        `tfsdk:"platform"`
+	BackupStatus types.String        `tfsdk:"backup_status"`
+	ServiceType  types.String        `tfsdk:"service_type"`
+	Checked      types.Int64         `tfsdk:"checked"`
+	Accounts     []staleAccountModel `tfsdk:"accounts"`
+	IDs          []types.String      `tfsdk:"ids"`
+}
+
+type staleAccountModel struct {
+	ID            types.String `tfsdk:"id"`
+	Name          types.String `tfsdk:"name"`
+	Platform      types.String `tfsdk:"platform"`
+	BackupStatus  types.String `tfsdk:"backup_status"`
+	LastSuccessAt types.String `tfsdk:"last_success_at"`
+	Reason        types.String `tfsdk:"reason"`
+}
+
+func (d *staleAccountsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_stale_accounts"
+}
+
+func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	attr := func(desc string) schema.StringAttribute { return schema.StringAttribute{Computed: true, Description: desc} }
+	resp.Schema = schema.Schema{
+		Description: "Lists the accounts whose latest successful backup is older than `max_age`, or that have none: " +
+			"the input of a backup freshness check. It lists the accounts once, then reads one page of backups per account " +
+			"(the newest 50), and further pages only for an account none of whose newest 50 backups succeeded, " +
+			"several accounts at a time within the key's allowance: about (accounts/50 + accounts) requests, so 5,000 " +
+			"accounts take about 255 s at 20 requests a second. Progress is logged at INFO.",
+		Attributes: map[string]schema.Attribute{
+			"max_age": schema.StringAttribute{
+				Required: true,
+				Description: "How old the latest successful backup may be, as a Go duration such as `24h` or `36h30m`, " +
+					"measured from its `completed_at` to now.",
+				Validators: []validator.String{durationValidator{}},
+			},
+			"platform":      accountFilter("platform"),
+			"backup_status": accountFilter("backup_status"),
+			"service_type":  accountFilter("service_type"),
+			"checked": schema.Int64Attribute{
+				Computed:    true,
+				Description: "How many accounts were checked (those that match the filters).",
+			},
+			"accounts": objectList("The stale accounts, in the order of the accounts listing (newest first).", map[string]schema.Attribute{
+				"id":            attr("Account id (`acc_...`)."),
+				"name":          attr("Display name of the account."),
+				"platform":      attr("Lower-case identifier of the platform whose data is backed up."),
+				"backup_status": attr("Status of the account's latest backup, as the accounts listing reports it."),
+				"last_success_at": attr("When the latest successful backup ended, RFC 3339 in UTC; null when the account " +
+					"has none, or its backups cannot be read."),
+				"reason": attr("Why the account is stale: `never` (no successful backup), `old` (the latest is older than " +
+					"`max_age`) or `unreadable` (the key may not read its backups: 403; a freshness check cannot vouch for it)."),
+			}),
+			"ids": schema.ListAttribute{
+				Computed:    true,
+				ElementType: types.StringType,
+				Description: "Ids of the stale accounts, in the same order as `accounts`.",
+			},
+		},
+	}
+}
+
+func (d *staleAccountsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m staleAccountsModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	maxAge, _ := time.ParseDuration(m.MaxAge.ValueString()) // validated
+	var accounts []client.Account
+	for a, err := range d.client.Accounts(ctx, client.ListOptions{Skipped: warnSkipped(&resp.Diagnostics, "backup_stale_accounts")}) {
+		if err != nil {
+			addAPIError(&resp.Diagnostics, "Unable to list accounts for backup_stale_accounts", err)
+			return
+		}
+		if matches(m.Platform, a.Platform) && matches(m.BackupStatus, a.BackupStatus) && matches(m.ServiceType, a.ServiceType) {
+			accounts = append(accounts, a)
+		}
+	}
+
+	// One slot per account, written by its own read: no lock needed.
+	type outcome struct {
+		latest *client.Backup
+		err    error
+	}
+	outcomes := make([]outcome, len(accounts))
+	step := max(len(accounts)/10, 1)
+	fleet.Each(ctx, len(accounts), staleReadsInFlight, func(ctx context.Context, i int) {
+		b, err := d.client.LatestSuccess(ctx, accounts[i].ID)
+		outcomes[i] = outcome{latest: b, err: err}
+	}, func(finished int) {
+		if finished%step == 0 || finished == len(accounts) {
+			tflog.Info(ctx, "backup_stale_accounts: checking accounts", map[string]any{"checked": finished, "of": len(accounts)})
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		resp.Diagnostics.AddError("Unable to check backup freshness", "Interrupted or out of time before every account was checked: "+err.Error())
+		return
+	}
+
+	cutoff := d.client.Now().Add(-maxAge)
+	m.Accounts, m.IDs = []staleAccountModel{}, []types.String{}
+	var unreadable []string
+	checked := 0
+	for i, a := range accounts {
+		o := outcomes[i]
+		row := staleAccountModel{ID: types.StringValue(a.ID), Name: types.StringValue(a.Name), Platform: types.StringValue(a.Platform),
+			BackupStatus: types.StringValue(a.BackupStatus), LastSuccessAt: types.StringNull()}
+		switch {
+		case errors.Is(o.err, client.ErrNotFound):
+			continue // deleted since the listing: nothing to back up
+		case errors.Is(o.err, client.ErrForbidden):
+			row.Reason = types.StringValue(staleUnreadable)
+			unreadable = append(unreadable, a.ID)
+		case o.err != nil:
+			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read the backups of account %s for backup_stale_accounts", a.ID), o.err)
+			return
+		case o.latest == nil:
+			row.Reason = types.StringValue(staleNever)
+		default:
+			at := client.SuccessTime(o.latest)
+			if !at.Before(cutoff) {
+				checked++
+				continue // fresh
+			}
+			row.Reason = types.StringValue(staleOld)
+			row.LastSuccessAt = types.StringValue(at.UTC().Format(time.RFC3339))
+		}
+		checked++
+		m.Accounts = append(m.Accounts, row)
+		m.IDs = append(m.IDs, row.ID)
+	}
+	if len(unreadable) > 0 {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("The backups of %d account(s) could not be read", len(unreadable)),
+			fmt.Sprintf("The API key may not read the backups of %s (403), so their freshness is unknown; they are listed as "+
+				"stale with reason \"unreadable\". Use a key of a user with access to every account for freshness checks.",
+				listSome(unreadable, 5)))
+	}
+	m.Checked = types.Int64Value(int64(checked))
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// listSome names up to n items, and how many more there are.
+func listSome(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}

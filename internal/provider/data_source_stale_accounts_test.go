@@ -1,0 +1,107 @@
+package provider
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+)
+
+// A history built to have known stale accounts: one fresh, one whose
+// latest success is too old, one never backed up, one whose newest 60
+// backups failed (its old success is on the second page), one the key may
+// not read. Each is found for the reason it is stale, at the cost of one
+// accounts page, one backups page per account and one more for the
+// account whose first page holds no success.
+func TestAccStaleAccounts(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 2301, Accounts: 6})
+	acc := e.srv.AccountIDs()
+	fresh, old, never, failing, hidden, freshAfterFailures := acc[0], acc[1], acc[2], acc[3], acc[4], acc[5]
+	now := time.Now().UTC()
+	e.srv.AddHistory(fresh, mockservice.BackupSpec{CreatedAt: now.Add(-3 * time.Hour)})
+	e.srv.AddHistory(old, mockservice.BackupSpec{CreatedAt: now.Add(-40 * time.Hour)}, mockservice.BackupSpec{CreatedAt: now.Add(-30 * time.Hour), Error: "quota"})
+	var failures []mockservice.BackupSpec
+	for i := range 60 {
+		failures = append(failures, mockservice.BackupSpec{CreatedAt: now.Add(-time.Duration(120-i) * time.Minute), Error: "token expired"})
+	}
+	oldSuccess := now.Add(-100 * time.Hour)
+	e.srv.AddHistory(failing, append(failures, mockservice.BackupSpec{CreatedAt: oldSuccess})...)
+	e.srv.AddHistory(hidden, mockservice.BackupSpec{CreatedAt: now.Add(-1 * time.Hour)})
+	e.srv.AddHistory(freshAfterFailures, append([]mockservice.BackupSpec{{CreatedAt: now.Add(-5 * time.Hour)}}, failures[:10]...)...)
+	e.key = e.srv.AddKey(mockservice.KeySpec{Name: "auditor", ExpiresAt: now.Add(30 * 24 * time.Hour), Restricted: []string{hidden}})
+
+	const ds = "data.backup_stale_accounts.daily"
+	cfg := e.config(`data "backup_stale_accounts" "daily" {
+  max_age = "24h"
+}
+`)
+	var before int
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{{
+			PreConfig: func() { before = e.srv.Stats().TotalRequests() },
+			Config:    cfg,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("checked"), knownvalue.Int64Exact(6)),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("ids"), knownvalue.SetExact([]knownvalue.Check{
+					knownvalue.StringExact(old), knownvalue.StringExact(never), knownvalue.StringExact(failing), knownvalue.StringExact(hidden),
+				})),
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				expectStale(ds, old, "old", now.Add(-40*time.Hour+11*time.Minute)),
+				expectStale(ds, never, "never", time.Time{}),
+				expectStale(ds, failing, "old", oldSuccess.Add(11*time.Minute)),
+				expectStale(ds, hidden, "unreadable", time.Time{}),
+				func(*terraform.State) error {
+					// Read once, while planning: one accounts page, 6 backups
+					// pages and 1 more for failing.
+					if n := e.srv.Stats().TotalRequests() - before; n != 8 {
+						return fmt.Errorf("%d requests, want 8", n)
+					}
+					return nil
+				},
+			),
+		}},
+	})
+}
+
+// expectStale checks one stale account's reason and last success (zero:
+// null).
+func expectStale(ds, id, reason string, lastSuccess time.Time) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		r := s.RootModule().Resources[ds]
+		if r == nil {
+			return fmt.Errorf("%s not in state", ds)
+		}
+		a := r.Primary.Attributes
+		for i := range 10 {
+			if a[fmt.Sprintf("accounts.%d.id", i)] != id {
+				continue
+			}
+			got, at := a[fmt.Sprintf("accounts.%d.reason", i)], a[fmt.Sprintf("accounts.%d.last_success_at", i)]
+			want := ""
+			if !lastSuccess.IsZero() {
+				want = lastSuccess.Truncate(time.Second).Format(time.RFC3339)
+			}
+			if got != reason || at != want {
+				return fmt.Errorf("%s: reason %q, last_success_at %q; want %q, %q", id, got, at, reason, want)
+			}
+			return nil
+		}
+		return fmt.Errorf("%s is not listed as stale: %v", id, slices.Collect(func(yield func(string) bool) {
+			for k, v := range a {
+				if !yield(k + "=" + v) {
+					return
+				}
+			}
+		}))
+	}
+}
