@@ -61,7 +61,9 @@ func (d *staleAccountsDataSource) Metadata(_ context.Context, req datasource.Met
 }
 
 func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	attr := func(desc string) schema.StringAttribute { return schema.StringAttribute{Computed: true, Description: desc} }
+	attr := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, Description: desc}
+	}
 	resp.Schema = schema.Schema{
 		Description: "Lists the accounts whose latest successful backup is older than `max_age`, or that have none: " +
 			"the input of a backup freshness check. It lists the accounts once, then reads one page of backups per account " +
