@@ -3,14 +3,21 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/action/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/action/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
@@ -32,6 +39,7 @@ func newTriggerAction() action.Action { return &triggerAction{} }
 
 type triggerActionModel struct {
 	AccountID         types.String   `tfsdk:"account_id"`
+	AccountIDs        types.Set      `tfsdk:"account_ids"`
 	WaitForCompletion types.Bool     `tfsdk:"wait_for_completion"`
 	OnConflict        types.String   `tfsdk:"on_conflict"`
 	Timeouts          timeouts.Value `tfsdk:"timeouts"`
@@ -49,9 +57,19 @@ func (a *triggerAction) Schema(ctx context.Context, _ action.SchemaRequest, resp
 			"succeeded, so the change it guards does not happen without a good backup. It records nothing in the state.",
 		Attributes: map[string]schema.Attribute{
 			"account_id": schema.StringAttribute{
-				Required:    true,
-				Description: "ID of the account to back up: `acc_` followed by exactly 16 letters or digits.",
-				Validators:  []validator.String{accountIDValidator()},
+				Optional:    true,
+				Description: "ID of the account to back up: `acc_` followed by exactly 16 letters or digits. Exactly one of `account_id` and `account_ids` is set.",
+				Validators: []validator.String{accountIDValidator(),
+					stringvalidator.ExactlyOneOf(path.MatchRoot("account_id"), path.MatchRoot("account_ids"))},
+			},
+			"account_ids": schema.SetAttribute{
+				Optional:    true,
+				ElementType: types.StringType,
+				Description: "IDs of several accounts to back up at once, instead of `account_id`: every account is triggered and " +
+					"waited for concurrently, within the key's allowance, so that the invocation takes about one backup's time plus " +
+					"the requests over the allowance. One account failing does not stop the others; the invocation then fails " +
+					"naming every account whose backup failed or was refused, with the reason.",
+				Validators: []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.ValueStringsAre(accountIDValidator())},
 			},
 			"wait_for_completion": schema.BoolAttribute{
 				Optional: true,
@@ -92,11 +110,11 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	accountID := m.AccountID.ValueString()
-	ctx, cancel := boundedFor(ctx, timeout, accountID)
-	defer cancel()
+	var sayMu sync.Mutex // progress comes from every account's wait
 	say := func(format string, args ...any) {
 		if resp.SendProgress != nil {
+			sayMu.Lock()
+			defer sayMu.Unlock()
 			resp.SendProgress(action.InvokeProgressEvent{Message: fmt.Sprintf(format, args...)})
 		}
 	}
@@ -104,10 +122,25 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 		WaitOnConflict:    m.OnConflict.IsNull() || m.OnConflict.ValueString() == onConflictWait,
 		WaitForCompletion: m.WaitForCompletion.IsNull() || m.WaitForCompletion.ValueBool(),
 		Poll:              a.data.poll,
-		Progress: func(ev client.Event) {
-			logProgress(ctx)(ev)
-			reportProgress(say, accountID, ev)
-		},
+	}
+	if !m.AccountIDs.IsNull() {
+		var ids []string
+		resp.Diagnostics.Append(m.AccountIDs.ElementsAs(ctx, &ids, false)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		slices.Sort(ids)
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		a.invokeMany(ctx, ids, opts, timeout, say, &resp.Diagnostics)
+		return
+	}
+	accountID := m.AccountID.ValueString()
+	ctx, cancel := boundedFor(ctx, timeout, accountID)
+	defer cancel()
+	opts.Progress = func(ev client.Event) {
+		logProgress(ctx)(ev)
+		reportProgress(say, accountID, ev)
 	}
 	b, err := a.data.client.RunBackup(ctx, accountID, opts)
 	if b == nil {
@@ -118,4 +151,88 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 		say("Backup %s of account %s is queued (%s); not waiting for it (wait_for_completion = false).", b.ID, accountID, b.Status)
 	}
 	reportWait(&resp.Diagnostics, invokeCaller, accountID, timeout, err)
+}
+
+// maxDetailedAccounts is how many failed accounts of a many-account
+// invocation get their full diagnostic; every one is named in the summary.
+const maxDetailedAccounts = 10
+
+// invokeMany backs up several accounts at once and reports, per account,
+// what the single-account invocation would: the summary error names every
+// account that did not end with a good backup, and the reason.
+func (a *triggerAction) invokeMany(ctx context.Context, ids []string, opts client.RunOptions, timeout time.Duration,
+	say func(string, ...any), diags *diag.Diagnostics,
+) {
+	say("Backing up %d accounts at once.", len(ids))
+	bad := 0
+	outcomes := a.data.client.RunBackups(ctx, ids, opts,
+		func(accountID string, ev client.Event) {
+			logProgress(tflog.SetField(ctx, "account_id", accountID))(ev)
+			reportProgress(say, accountID, ev)
+		},
+		func(o client.AccountOutcome, finished int) {
+			if o.Err != nil {
+				bad++
+			}
+			say("%d of %d accounts done (%d without a good backup).", finished, len(ids), bad)
+		})
+	var lines []string
+	var details diag.Diagnostics
+	failed := 0
+	for _, o := range outcomes {
+		var one diag.Diagnostics
+		if o.Backup == nil {
+			addTriggerError(&one, invokeCaller, o.AccountID, timeout, o.Err)
+		} else {
+			if !opts.WaitForCompletion {
+				say("Backup %s of account %s is queued (%s); not waiting for it (wait_for_completion = false).", o.Backup.ID, o.AccountID, o.Backup.Status)
+			}
+			reportWait(&one, invokeCaller, o.AccountID, timeout, o.Err)
+		}
+		if len(one) == 0 {
+			continue
+		}
+		failed++
+		lines = append(lines, fmt.Sprintf("- %s: %s", o.AccountID, firstLine(one[0])))
+		if failed <= maxDetailedAccounts {
+			for _, d := range one {
+				// Without the attribute path: the single-account message
+				// points at account_id, which is not set here.
+				if d.Severity() == diag.SeverityError {
+					details.AddError(d.Summary(), d.Detail())
+				} else {
+					details.AddWarning(d.Summary(), d.Detail())
+				}
+			}
+		}
+	}
+	if failed == 0 {
+		say("All %d accounts have their backup.", len(ids))
+		return
+	}
+	const maxLines = 50
+	more := ""
+	if len(lines) > maxLines {
+		more = fmt.Sprintf("\n… and %d more.", len(lines)-maxLines)
+		lines = lines[:maxLines]
+	}
+	summary := fmt.Sprintf("%d of %d accounts have no good backup from this invocation", failed, len(ids))
+	detail := fmt.Sprintf("%d account(s) ended with a good backup. These did not:\n%s%s", len(ids)-failed, strings.Join(lines, "\n"), more)
+	if details.HasError() {
+		diags.AddError(summary, detail)
+	} else {
+		diags.AddWarning(summary, detail) // interrupted: nothing failed yet
+	}
+	diags.Append(details...)
+}
+
+// firstLine is a diagnostic in one line: its summary and the first line
+// of its detail, cut.
+func firstLine(d diag.Diagnostic) string {
+	detail, _, _ := strings.Cut(d.Detail(), "\n")
+	const limit = 240
+	if r := []rune(detail); len(r) > limit {
+		detail = string(r[:limit]) + "…"
+	}
+	return d.Summary() + ": " + detail
 }

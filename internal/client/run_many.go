@@ -1,0 +1,55 @@
+package client
+
+import (
+	"context"
+
+	"github.com/backup-service/terraform-provider-backup/internal/fleet"
+)
+
+// MaxBackupsInFlight bounds the accounts RunBackups follows at once. Each
+// waits mostly asleep between polls; the limiter, shared by all, keeps
+// their requests within the key's allowance.
+const MaxBackupsInFlight = 1000
+
+// AccountOutcome is one account's outcome of RunBackups: the backup as
+// last read (nil when none could be followed) and RunBackup's error.
+type AccountOutcome struct {
+	AccountID string
+	Backup    *Backup
+	Err       error
+}
+
+// RunBackups runs RunBackup for every account concurrently, so that the
+// whole takes about one backup's time plus the requests over the
+// allowance, not the sum of the backups. One account's failure does not
+// stop the others. progress, when set, gets each account's events;
+// ended, when set, each outcome as it comes, with how many have. Calls to
+// progress may overlap; calls to ended do not. The outcomes are in the
+// order of accountIDs.
+func (c *Client) RunBackups(ctx context.Context, accountIDs []string, opts RunOptions,
+	progress func(accountID string, ev Event), ended func(o AccountOutcome, finished int),
+) []AccountOutcome {
+	outcomes := make([]AccountOutcome, len(accountIDs))
+	finishedAt := make(chan int, len(accountIDs))
+	fleet.Each(ctx, len(accountIDs), MaxBackupsInFlight, func(ctx context.Context, i int) {
+		id := accountIDs[i]
+		o := opts
+		if progress != nil {
+			o.Progress = func(ev Event) { progress(id, ev) }
+		}
+		b, err := c.RunBackup(ctx, id, o)
+		outcomes[i] = AccountOutcome{AccountID: id, Backup: b, Err: err}
+		finishedAt <- i
+	}, func(finished int) {
+		if ended != nil {
+			ended(outcomes[<-finishedAt], finished)
+		}
+	})
+	for i := range outcomes {
+		if outcomes[i].AccountID == "" {
+			// Not started: the context ended first.
+			outcomes[i] = AccountOutcome{AccountID: accountIDs[i], Err: context.Cause(ctx)}
+		}
+	}
+	return outcomes
+}

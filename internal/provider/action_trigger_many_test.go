@@ -1,0 +1,124 @@
+package provider
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+)
+
+// manyAccountsAction is an action over account_ids.
+func manyAccountsAction(ids []string) string {
+	return fmt.Sprintf("action \"backup_trigger\" \"fleet\" {\n  config {\n    account_ids = %s\n  }\n}\n", hclList(ids))
+}
+
+// Twenty accounts, one of whose backups fails and one the key may not
+// touch: the other eighteen are backed up and waited for, and the
+// invocation fails naming the two, with their reasons.
+func TestAccActionManyAccountsNamesEveryFailure(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 2401, Accounts: 18, PendingFor: 30 * time.Millisecond, RunningFor: 60 * time.Millisecond})
+	skipBelow(t, "1.14.0", "apply -invoke")
+	good := e.srv.AccountIDs()[:18]
+	failing := e.srv.AddAccount(mockservice.AccountSpec{Name: "broken", Platform: "slack", FailWith: "the platform revoked the token"})
+	hidden := e.srv.AddAccount(mockservice.AccountSpec{Name: "hidden", Platform: "slack"})
+	e.key = e.srv.AddKey(mockservice.KeySpec{Name: "ci", ExpiresAt: time.Now().Add(30 * 24 * time.Hour), Restricted: []string{hidden}})
+	ids := append(append([]string{}, good...), failing, hidden)
+	c := newCLI(t, e, e.config(manyAccountsAction(ids)))
+	out, err := c.exec(nil, "apply", "-auto-approve", "-no-color", "-invoke=action.backup_trigger.fleet")
+	if err == nil {
+		t.Fatalf("the invocation succeeded with a failing account:\n%s", out)
+	}
+	for _, want := range []string{
+		"2 of 20 accounts have no good backup from this invocation",
+		"18 account(s) ended with a good backup",
+		"- " + failing + ": Backup did not succeed",
+		"the platform revoked the token",
+		"- " + hidden + ": Unable to trigger a backup of account " + hidden,
+		"20 of 20 accounts done (2 without a good backup)",
+	} {
+		if !regexp.MustCompile(words(want)).MatchString(out) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	raw := e.rawClient(t)
+	for _, id := range good {
+		bks, err := raw.ListBackups(t.Context(), id, client.ListOptions{})
+		if err != nil || len(bks) != 1 || bks[0].Status != client.StatusSuccess {
+			t.Errorf("account %s: %+v %v, want one successful backup", id, bks, err)
+		}
+	}
+	if n := e.srv.BackupsQueued(failing); n != 1 {
+		t.Errorf("the failing account has %d backups, want 1", n)
+	}
+	if n := e.srv.BackupsQueued(hidden); n != 0 {
+		t.Errorf("the refused account has %d backups", n)
+	}
+}
+
+// The accounts are waited for at once: twenty backups of 300 ms take
+// about one backup's time, not twenty.
+func TestAccActionManyAccountsRunConcurrently(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 2402, Accounts: 20, PendingFor: 100 * time.Millisecond, RunningFor: 200 * time.Millisecond})
+	skipBelow(t, "1.14.0", "apply -invoke")
+	ids := e.srv.AccountIDs()
+	c := newCLI(t, e, e.config(manyAccountsAction(ids)))
+	out := c.run("apply", "-auto-approve", "-no-color", "-invoke=action.backup_trigger.fleet")
+	if !strings.Contains(out, "All 20 accounts have their backup.") {
+		t.Errorf("output:\n%s", out)
+	}
+	// Concurrency, measured without a clock: while the first backup was
+	// in progress, the others had been queued.
+	raw := e.rawClient(t)
+	var first, last time.Time
+	for _, id := range ids {
+		bks, err := raw.ListBackups(t.Context(), id, client.ListOptions{})
+		if err != nil || len(bks) != 1 || bks[0].Status != client.StatusSuccess {
+			t.Fatalf("account %s: %+v %v", id, bks, err)
+		}
+		at := bks[0].CreatedAt
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+		if at.After(last) {
+			last = at
+		}
+	}
+	// created_at has whole seconds: twenty backups one after another (300
+	// ms each) would span at least 5 s.
+	if span := last.Sub(first); span > 2*time.Second {
+		t.Errorf("the backups were queued over %s; concurrently, they come within one or two seconds", span)
+	}
+}
+
+// account_id and account_ids: exactly one, refused before any request.
+func TestAccActionAccountsExactlyOne(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 2403})
+	id := e.srv.AccountIDs()[0]
+	resource.ParallelTest(t, resource.TestCase{
+		TerraformVersionChecks:   needsActions,
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{
+				Config: e.config(fmt.Sprintf("action \"backup_trigger\" \"x\" {\n  config {\n    account_id  = %q\n    account_ids = [%q]\n  }\n}\n", id, id)),
+				ExpectError: expectError("2 attributes specified when one (and only one) of [account_id,account_ids] is required"),
+			},
+			{
+				Config:      e.config("action \"backup_trigger\" \"x\" {\n  config {\n    wait_for_completion = false\n  }\n}\n"),
+				ExpectError: expectError("No attribute specified when one (and only one) of [account_id,account_ids] is required"),
+			},
+			{
+				Config:      e.config("action \"backup_trigger\" \"x\" {\n  config {\n    account_ids = [\"acc_nope\"]\n  }\n}\n"),
+				ExpectError: expectError("must be an account id"),
+			},
+		},
+	})
+	e.noRequests()
+}
