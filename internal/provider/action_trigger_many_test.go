@@ -107,7 +107,7 @@ func TestAccActionAccountsExactlyOne(t *testing.T) {
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{
 			{
-				Config: e.config(fmt.Sprintf("action \"backup_trigger\" \"x\" {\n  config {\n    account_id  = %q\n    account_ids = [%q]\n  }\n}\n", id, id)),
+				Config:      e.config(fmt.Sprintf("action \"backup_trigger\" \"x\" {\n  config {\n    account_id  = %q\n    account_ids = [%q]\n  }\n}\n", id, id)),
 				ExpectError: expectError("2 attributes specified when one (and only one) of [account_id,account_ids] is required"),
 			},
 			{
