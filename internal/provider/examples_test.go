@@ -71,7 +71,7 @@ func TestAccExamples(t *testing.T) {
 				step.PlanOnly, step.ExpectNonEmptyPlan = true, true
 			}
 			checks := needsChecks
-			if strings.HasPrefix(name, "actions") {
+			if declares(t, dir, "action \"") {
 				checks = needsActions
 			}
 			resource.Test(t, resource.TestCase{TerraformVersionChecks: checks, Steps: []resource.TestStep{step}})
@@ -117,7 +117,10 @@ func isExampleConfig(path string) bool {
 	return strings.HasSuffix(path, ".tf") && !strings.HasPrefix(filepath.Base(path), "import-by-")
 }
 
-func usesForEach(t *testing.T, dir string) bool {
+func usesForEach(t *testing.T, dir string) bool { return declares(t, dir, "for_each") }
+
+// declares says whether any configuration file of dir holds text.
+func declares(t *testing.T, dir, text string) bool {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.tf"))
 	for _, f := range files {
@@ -125,7 +128,7 @@ func usesForEach(t *testing.T, dir string) bool {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(string(b), "for_each") {
+		if strings.Contains(string(b), text) {
 			return true
 		}
 	}

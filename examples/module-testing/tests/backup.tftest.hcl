@@ -29,12 +29,17 @@ mock_provider "backup" {
 
   mock_data "backup_account_backups" {
     defaults = {
-      backups = [{ id = "bkp_0123456789abcdef", status = "success", created_at = "2026-11-22T02:00:00Z", completed_at = "2026-11-22T02:09:00Z", error = null }]
+      truncated = false
+      backups   = [{ id = "bkp_0123456789abcdef", status = "success", created_at = "2026-11-22T02:00:00Z", completed_at = "2026-11-22T02:09:00Z", error = null }]
     }
   }
 
   mock_data "backup_audit_logs" {
     defaults = { audit_logs = [] }
+  }
+
+  mock_data "backup_stale_accounts" {
+    defaults = { checked = 2, accounts = [], ids = [] }
   }
 
   mock_resource "backup_trigger" {
