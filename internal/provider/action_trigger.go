@@ -112,7 +112,11 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 	}
 	var sayMu sync.Mutex // progress comes from every account's wait
 	say := func(format string, args ...any) {
-		if resp.SendProgress != nil {
+		// Once the invocation is cancelled (Ctrl-C), Terraform has stopped
+		// reading progress, and one more event crashes it (1.14 to 1.16:
+		// "range function continued iteration after function for loop
+		// body returned false").
+		if resp.SendProgress != nil && ctx.Err() == nil {
 			sayMu.Lock()
 			defer sayMu.Unlock()
 			resp.SendProgress(action.InvokeProgressEvent{Message: fmt.Sprintf(format, args...)})
