@@ -18,6 +18,6 @@ data "backup_stale_accounts" "slack" {
 check "slack_backups_are_fresh" {
   assert {
     condition     = length(data.backup_stale_accounts.slack.accounts) == 0
-    error_message = "No successful backup within 24h: ${join(", ", [for a in data.backup_stale_accounts.slack.accounts : "${a.name} (${a.id}, ${a.reason}, last success ${coalesce(a.last_success_at, "never")})"])}."
+    error_message = "No successful backup within 24h: ${join(", ", [for a in data.backup_stale_accounts.slack.accounts : "${a.name} (${a.id}: ${a.last_success_at != null ? "last success ${a.last_success_at}" : a.reason})"])}."
   }
 }
