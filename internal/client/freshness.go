@@ -3,7 +3,20 @@ package client
 import (
 	"context"
 	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/fleet"
 )
+
+// LatestSuccessesInFlight bounds the accounts LatestSuccesses reads at
+// once. The limiter paces the requests to the key's allowance; this only
+// keeps enough in flight that latency does not slow the pace.
+const LatestSuccessesInFlight = 16
+
+// SuccessOutcome is one account's outcome of LatestSuccesses.
+type SuccessOutcome struct {
+	Latest *Backup // nil: no successful backup (or Err)
+	Err    error
+}
 
 // Now is the time on the client's clock (the one its waits use), for
 // callers that compare the service's timestamps with the present.
@@ -33,4 +46,24 @@ func SuccessTime(b *Backup) time.Time {
 		return *b.CompletedAt
 	}
 	return b.CreatedAt
+}
+
+// LatestSuccesses runs LatestSuccess for every account, several at once,
+// and returns the outcomes in the order of accountIDs: about one request
+// per account. done, when set, is called as each account's read ends, with
+// how many have; calls to done do not overlap. Accounts not read because
+// ctx ended carry its error.
+func (c *Client) LatestSuccesses(ctx context.Context, accountIDs []string, done func(finished int)) []SuccessOutcome {
+	outcomes := make([]SuccessOutcome, len(accountIDs))
+	read := make([]bool, len(accountIDs))
+	fleet.Each(ctx, len(accountIDs), LatestSuccessesInFlight, func(ctx context.Context, i int) {
+		b, err := c.LatestSuccess(ctx, accountIDs[i])
+		outcomes[i], read[i] = SuccessOutcome{Latest: b, Err: err}, true
+	}, done)
+	for i := range outcomes {
+		if !read[i] {
+			outcomes[i].Err = context.Cause(ctx)
+		}
+	}
+	return outcomes
 }

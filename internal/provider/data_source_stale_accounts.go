@@ -14,13 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
-	"github.com/backup-service/terraform-provider-backup/internal/fleet"
 )
-
-// staleReadsInFlight bounds the accounts whose backups are read at once.
-// The client paces the requests to the key's allowance; this only keeps
-// enough in flight that latency does not slow the pace, and no more.
-const staleReadsInFlight = 16
 
 // Why an account is stale.
 const (
@@ -125,17 +119,12 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 		}
 	}
 
-	// One slot per account, written by its own read: no lock needed.
-	type outcome struct {
-		latest *client.Backup
-		err    error
+	ids := make([]string, len(accounts))
+	for i, a := range accounts {
+		ids[i] = a.ID
 	}
-	outcomes := make([]outcome, len(accounts))
 	step := max(len(accounts)/10, 1)
-	fleet.Each(ctx, len(accounts), staleReadsInFlight, func(ctx context.Context, i int) {
-		b, err := d.client.LatestSuccess(ctx, accounts[i].ID)
-		outcomes[i] = outcome{latest: b, err: err}
-	}, func(finished int) {
+	outcomes := d.client.LatestSuccesses(ctx, ids, func(finished int) {
 		if finished%step == 0 || finished == len(accounts) {
 			tflog.Info(ctx, "backup_stale_accounts: checking accounts", map[string]any{"checked": finished, "of": len(accounts)})
 		}
@@ -154,18 +143,18 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 		row := staleAccountModel{ID: types.StringValue(a.ID), Name: types.StringValue(a.Name), Platform: types.StringValue(a.Platform),
 			BackupStatus: types.StringValue(a.BackupStatus), LastSuccessAt: types.StringNull()}
 		switch {
-		case errors.Is(o.err, client.ErrNotFound):
+		case errors.Is(o.Err, client.ErrNotFound):
 			continue // deleted since the listing: nothing to back up
-		case errors.Is(o.err, client.ErrForbidden):
+		case errors.Is(o.Err, client.ErrForbidden):
 			row.Reason = types.StringValue(staleUnreadable)
 			unreadable = append(unreadable, a.ID)
-		case o.err != nil:
-			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read the backups of account %s for backup_stale_accounts", a.ID), o.err)
+		case o.Err != nil:
+			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read the backups of account %s for backup_stale_accounts", a.ID), o.Err)
 			return
-		case o.latest == nil:
+		case o.Latest == nil:
 			row.Reason = types.StringValue(staleNever)
 		default:
-			at := client.SuccessTime(o.latest)
+			at := client.SuccessTime(o.Latest)
 			if !at.Before(cutoff) {
 				checked++
 				continue // fresh
