@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -30,3 +31,62 @@ func sleep(ctx context.Context, clock Clock, d time.Duration) error {
 		return nil
 	}
 }
+
+// TimerClock is a Clock that can also call a function once its time has
+// moved on by d: a test's virtual clock, on which WithTimeout then bounds
+// contexts, so that an operation's timeout passes in the clock's time.
+type TimerClock interface {
+	Clock
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+}
+
+// WithTimeout is context.WithTimeout on the client's clock: with a
+// TimerClock, the context ends (with context.DeadlineExceeded) when that
+// clock has moved on by d.
+func (c *Client) WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return withTimeout(ctx, c.clock, d)
+}
+
+func withTimeout(ctx context.Context, clock Clock, d time.Duration) (context.Context, context.CancelFunc) {
+	tc, ok := clock.(TimerClock)
+	if !ok {
+		return context.WithTimeout(ctx, d)
+	}
+	dc := &clockDeadline{Context: ctx, done: make(chan struct{})}
+	stopTimer := tc.AfterFunc(d, func() { dc.end(context.DeadlineExceeded) })
+	stopWatch := context.AfterFunc(ctx, func() { dc.end(ctx.Err()) })
+	return dc, func() {
+		stopTimer()
+		stopWatch()
+		dc.end(context.Canceled)
+	}
+}
+
+// clockDeadline is a context that ends on a TimerClock's time, or with
+// its parent. It reports no Deadline: the clock's time is not the wall
+// clock's, which net/http would read it as.
+type clockDeadline struct {
+	context.Context
+	mu   sync.Mutex
+	done chan struct{}
+	err  error
+}
+
+func (c *clockDeadline) end(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		c.err = err
+		close(c.done)
+	}
+}
+
+func (c *clockDeadline) Done() <-chan struct{} { return c.done }
+
+func (c *clockDeadline) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+func (c *clockDeadline) Deadline() (time.Time, bool) { return time.Time{}, false }

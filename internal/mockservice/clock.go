@@ -63,3 +63,85 @@ func (c *SteppedClock) Advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.offset += d
 }
+
+// VirtualClock is a test's time for a mock and the provider's client at
+// once: it stands still until a client sleeps on it (After), then moves on
+// by that sleep at once, so that waits of minutes take no real time and a
+// backup's states follow the waits, not the machine's speed. Tests move it
+// between steps with Advance. It implements client.TimerClock, so that an
+// operation's timeout passes on it too. Concurrent sleepers each move it
+// on: time runs faster than any one of them sleeps, never slower.
+type VirtualClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*virtualTimer
+}
+
+type virtualTimer struct {
+	at      time.Time
+	f       func()
+	stopped bool
+}
+
+// NewVirtualClock returns a VirtualClock reading t.
+func NewVirtualClock(t time.Time) *VirtualClock { return &VirtualClock{now: t} }
+
+// Now returns the clock's time.
+func (c *VirtualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// After moves the clock on by d and returns a channel that holds the new
+// time: a sleep of d, taking no real time.
+func (c *VirtualClock) After(d time.Duration) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	ch <- c.Advance(d)
+	return ch
+}
+
+// Advance moves the clock on by d (at least 0), runs the functions of the
+// timers it passed, and returns the new time.
+func (c *VirtualClock) Advance(d time.Duration) time.Time {
+	c.mu.Lock()
+	c.now = c.now.Add(max(d, 0))
+	now := c.now
+	var due []func()
+	kept := c.timers[:0]
+	for _, t := range c.timers {
+		switch {
+		case t.stopped:
+		case !t.at.After(now):
+			t.stopped = true
+			due = append(due, t.f)
+		default:
+			kept = append(kept, t)
+		}
+	}
+	c.timers = kept
+	c.mu.Unlock()
+	for _, f := range due {
+		f()
+	}
+	return now
+}
+
+// AfterFunc runs f once the clock has moved on by d; stop cancels it and
+// says whether it had not run.
+func (c *VirtualClock) AfterFunc(d time.Duration, f func()) (stop func() bool) {
+	c.mu.Lock()
+	t := &virtualTimer{at: c.now.Add(d), f: f}
+	c.timers = append(c.timers, t)
+	c.mu.Unlock()
+	if d <= 0 {
+		c.Advance(0)
+	}
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		was := !t.stopped
+		t.stopped = true
+		return was
+	}
+}

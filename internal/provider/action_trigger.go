@@ -134,13 +134,13 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 			return
 		}
 		slices.Sort(ids)
-		ctx, cancel := context.WithTimeout(ctx, timeout)
+		ctx, cancel := a.data.client.WithTimeout(ctx, timeout)
 		defer cancel()
 		a.invokeMany(ctx, ids, opts, timeout, say, &resp.Diagnostics)
 		return
 	}
 	accountID := m.AccountID.ValueString()
-	ctx, cancel := boundedFor(ctx, timeout, accountID)
+	ctx, cancel := boundedFor(ctx, a.data.client, timeout, accountID)
 	defer cancel()
 	opts.Progress = func(ev client.Event) {
 		logProgress(ctx)(ev)

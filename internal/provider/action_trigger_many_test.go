@@ -23,7 +23,7 @@ func manyAccountsAction(ids []string) string {
 // invocation fails naming the two, with their reasons.
 func TestAccActionManyAccountsNamesEveryFailure(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, mockservice.Options{Seed: 2401, Accounts: 18, PendingFor: 30 * time.Millisecond, RunningFor: 60 * time.Millisecond})
+	e := newVirtualEnv(t, mockservice.Options{Seed: 2401, Accounts: 18, PendingFor: 30 * time.Millisecond, RunningFor: 60 * time.Millisecond})
 	skipBelow(t, "1.14.0", "apply -invoke")
 	good := e.srv.AccountIDs()[:18]
 	failing := e.srv.AddAccount(mockservice.AccountSpec{Name: "broken", Platform: "slack", FailWith: "the platform revoked the token"})

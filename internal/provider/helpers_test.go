@@ -174,6 +174,9 @@ func (c expectCheckBlock) CheckState(_ context.Context, req statecheck.CheckStat
 func (e *testEnv) rawClient(t *testing.T, mods ...func(*client.Options)) *client.Client {
 	t.Helper()
 	opts := client.Options{BaseURL: e.url, APIKey: e.key}
+	if e.clock != nil {
+		opts.Clock = e.clock // the mock's time: it recognises the backups it triggers
+	}
 	for _, mod := range mods {
 		mod(&opts)
 	}

@@ -42,6 +42,9 @@ type backupProvider struct {
 	clientOptions func(*client.Options)
 	// poll shapes backup_trigger's waits; zero means client.DefaultPoll.
 	poll client.PollSettings
+	// clock, when set, is the client's clock (tests: a virtual clock, on
+	// which timeouts.* pass too); nil is the wall clock.
+	clock client.Clock
 }
 
 // New returns the provider factory for the given version.
@@ -181,6 +184,7 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 		return
 	}
 	opts.Logger = newTFLogger(opts.APIKey)
+	opts.Clock = p.clock
 	if p.clientOptions != nil {
 		p.clientOptions(&opts)
 	}

@@ -30,6 +30,9 @@ type testEnv struct {
 	key string
 	// clientOptions may change the provider's client further.
 	clientOptions func(*client.Options)
+	// clock, when set (newVirtualEnv), is the mock's and the provider's
+	// time: waits take none, and the test moves it between steps.
+	clock *mockservice.VirtualClock
 }
 
 // newTestEnv starts a mock service for one test. Rate limits are high unless
@@ -60,18 +63,35 @@ func fastRetries(o *client.Options) {
 }
 
 func (e *testEnv) factories() map[string]func() (tfprotov6.ProviderServer, error) {
-	return map[string]func() (tfprotov6.ProviderServer, error){
-		"backup": providerserver.NewProtocol6WithError(&backupProvider{
-			version: "test",
-			poll:    client.PollSettings{Initial: 20 * time.Millisecond, Max: 100 * time.Millisecond},
-			clientOptions: func(o *client.Options) {
-				fastRetries(o)
-				if e.clientOptions != nil {
-					e.clientOptions(o)
-				}
-			},
-		}),
+	p := &backupProvider{
+		version: "test",
+		poll:    client.PollSettings{Initial: 20 * time.Millisecond, Max: 100 * time.Millisecond},
+		clientOptions: func(o *client.Options) {
+			fastRetries(o)
+			if e.clientOptions != nil {
+				e.clientOptions(o)
+			}
+		},
 	}
+	if e.clock != nil {
+		// On virtual time the provider's own settings cost nothing.
+		p.poll, p.clock = client.PollSettings{}, e.clock
+		p.clientOptions = e.clientOptions
+	}
+	return map[string]func() (tfprotov6.ProviderServer, error){"backup": providerserver.NewProtocol6WithError(p)}
+}
+
+// newVirtualEnv is newTestEnv on a virtual clock shared by the mock (its
+// backups and rate windows) and the provider (its waits, retries and
+// timeouts.*): no wait takes real time, and a backup is as far along as
+// the waits on it, or as the test moves the clock (e.clock.Advance).
+func newVirtualEnv(t *testing.T, opts mockservice.Options) *testEnv {
+	t.Helper()
+	vc := mockservice.NewVirtualClock(time.Now().Truncate(time.Second))
+	opts.Clock, opts.RateClock = vc, vc
+	e := newTestEnv(t, opts)
+	e.clock = vc
+	return e
 }
 
 // TestMain makes the test framework serve the provider at the address users

@@ -176,7 +176,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		return
 	}
 	accountID := m.AccountID.ValueString()
-	ctx, cancel := boundedFor(ctx, timeout, accountID)
+	ctx, cancel := boundedFor(ctx, r.data.client, timeout, accountID)
 	defer cancel()
 	opts := client.RunOptions{
 		WaitOnConflict:    m.OnConflict.ValueString() != onConflictFail,

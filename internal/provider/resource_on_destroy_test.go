@@ -56,7 +56,7 @@ func (c *cli) destroyedAt() (time.Time, bool) {
 // succeeded before the guarded resource is destroyed.
 func TestAccOnDestroyBacksUpBeforeTheGuardedResource(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, mockservice.Options{Seed: 2001, PendingFor: 200 * time.Millisecond, RunningFor: 300 * time.Millisecond})
+	e := newVirtualEnv(t, mockservice.Options{Seed: 2001, PendingFor: 200 * time.Millisecond, RunningFor: 300 * time.Millisecond})
 	id := e.srv.AccountIDs()[0]
 	c := newCLI(t, e, e.config(guardedDatabase(id, "")))
 	c.run("apply", "-auto-approve", "-no-color")
@@ -86,7 +86,7 @@ func TestAccOnDestroyBacksUpBeforeTheGuardedResource(t *testing.T) {
 // resource stay in the state, one backup was taken.
 func TestAccOnDestroyFailedBackupStopsTheDestroy(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, mockservice.Options{Seed: 2002, PendingFor: 50 * time.Millisecond, RunningFor: 50 * time.Millisecond})
+	e := newVirtualEnv(t, mockservice.Options{Seed: 2002, PendingFor: 50 * time.Millisecond, RunningFor: 50 * time.Millisecond})
 	id := e.srv.AddAccount(mockservice.AccountSpec{FailWith: "the platform refused the export"})
 	c := newCLI(t, e, e.config(guardedDatabase(id, "")))
 	c.run("apply", "-auto-approve", "-no-color")
@@ -165,7 +165,7 @@ func TestAccOnDestroyTimedOutThenResumed(t *testing.T) {
 // reason.
 func TestAccOnDestroyRefusals(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, mockservice.Options{Seed: 2005, PendingFor: time.Hour})
+	e := newVirtualEnv(t, mockservice.Options{Seed: 2005, PendingFor: time.Hour})
 	busy := e.srv.AddAccount(mockservice.AccountSpec{})
 	paused := e.srv.AddAccount(mockservice.AccountSpec{State: mockservice.StatePaused})
 	for _, tc := range []struct {
@@ -209,7 +209,7 @@ func TestAccOnDestroyRefusals(t *testing.T) {
 // replace_triggered_by of the guarded resource, each take one backup.
 func TestAccOnDestroyRemovalAndReplacement(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, mockservice.Options{Seed: 2006, PendingFor: 50 * time.Millisecond, RunningFor: 50 * time.Millisecond})
+	e := newVirtualEnv(t, mockservice.Options{Seed: 2006, PendingFor: 50 * time.Millisecond, RunningFor: 50 * time.Millisecond})
 	ids := e.srv.AccountIDs()
 
 	// Removal: the guard leaves the configuration, the database stays.

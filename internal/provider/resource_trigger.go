@@ -154,7 +154,7 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	accountID := plan.AccountID.ValueString()
-	ctx, cancel := boundedFor(ctx, timeout, accountID)
+	ctx, cancel := boundedFor(ctx, r.data.client, timeout, accountID)
 	defer cancel()
 	c := r.data.client
 	opts := r.runOptions(ctx, &plan)
@@ -343,7 +343,7 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 		return
 	}
 	accountID := state.AccountID.ValueString()
-	wctx, cancel := boundedFor(ctx, timeout, accountID)
+	wctx, cancel := boundedFor(ctx, r.data.client, timeout, accountID)
 	defer cancel()
 	if state.ID.IsNull() {
 		r.resumeUnidentified(wctx, &plan, &state, timeout, req, resp)

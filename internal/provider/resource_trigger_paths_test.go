@@ -164,7 +164,7 @@ func TestAccTriggerTimedOutWaitIsAdopted(t *testing.T) {
 // imported into a configuration with triggers (by the CLI's import and by
 // an import block), is adopted in place: no replacement, no POST.
 func TestAccTriggerImportAdoptsTriggers(t *testing.T) {
-	e := newTestEnv(t, mockservice.Options{Seed: 1003, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
+	e := newVirtualEnv(t, mockservice.Options{Seed: 1003, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
 	id := e.srv.AccountIDs()[0]
 	var backupID string
 	take := func(account string, into *string) func() {
@@ -233,7 +233,7 @@ func TestAccTriggerImportAdoptsTriggers(t *testing.T) {
 // TestAccTriggerImportBlockAdoptsTriggers: the same through an import
 // block (Terraform 1.5+): "1 to import, 0 to add, 1 to change, 0 to destroy".
 func TestAccTriggerImportBlockAdoptsTriggers(t *testing.T) {
-	e := newTestEnv(t, mockservice.Options{Seed: 1004, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
+	e := newVirtualEnv(t, mockservice.Options{Seed: 1004, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
 	id := e.srv.AccountIDs()[0]
 	b, err := e.rawClient(t).TriggerBackup(t.Context(), id)
 	if err != nil {

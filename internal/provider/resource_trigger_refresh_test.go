@@ -92,7 +92,7 @@ func TestAccTriggerRefreshCost(t *testing.T) {
 // fails, the plan fails with one error, not one per trigger.
 func TestAccTriggerRefreshListingFails(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, mockservice.Options{Seed: 1302, Accounts: 30, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
+	e := newVirtualEnv(t, mockservice.Options{Seed: 1302, Accounts: 30, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
 	e.clientOptions = func(o *client.Options) { o.MaxRetries = 0 }
 	c := newCLI(t, e, e.config(manyTriggers(e.srv.AccountIDs())))
 	c.run("apply", "-auto-approve", "-no-color")

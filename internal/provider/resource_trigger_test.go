@@ -66,7 +66,7 @@ func TestAccTriggerWithoutWaitThenRefresh(t *testing.T) {
 }
 
 func TestAccTriggerWaitForSuccess(t *testing.T) {
-	e := newTestEnv(t, mockservice.Options{Seed: 702, PendingFor: 50 * time.Millisecond, RunningFor: 100 * time.Millisecond})
+	e := newVirtualEnv(t, mockservice.Options{Seed: 702, PendingFor: 50 * time.Millisecond, RunningFor: 100 * time.Millisecond})
 	id := e.srv.AccountIDs()[0]
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
@@ -86,7 +86,7 @@ func TestAccTriggerWaitForSuccess(t *testing.T) {
 // A backup that fails is an error; the resource is tainted, and the next
 // apply triggers again.
 func TestAccTriggerWaitForFailedBackupTaints(t *testing.T) {
-	e := newTestEnv(t, mockservice.Options{Seed: 703, PendingFor: 20 * time.Millisecond, RunningFor: 50 * time.Millisecond})
+	e := newVirtualEnv(t, mockservice.Options{Seed: 703, PendingFor: 20 * time.Millisecond, RunningFor: 50 * time.Millisecond})
 	id := e.srv.AddAccount(mockservice.AccountSpec{FailWith: "the platform refused the export"})
 	cfg := e.config(triggerConfig(id, "  wait_for_completion = true\n"))
 	resource.ParallelTest(t, resource.TestCase{
@@ -109,17 +109,19 @@ func TestAccTriggerWaitForFailedBackupTaints(t *testing.T) {
 	})
 }
 
+// On virtual time: a 30-minute timeout passes in the clock's time, as the
+// waits move it, with the provider's own poll intervals.
 func TestAccTriggerWaitTimesOut(t *testing.T) {
-	e := newTestEnv(t, mockservice.Options{Seed: 704, PendingFor: time.Hour, RunningFor: time.Hour})
+	e := newVirtualEnv(t, mockservice.Options{Seed: 704, PendingFor: time.Hour, RunningFor: time.Hour})
 	id := e.srv.AccountIDs()[0]
-	cfg := e.config(triggerConfig(id, "  wait_for_completion = true\n  timeouts {\n    create = \"300ms\"\n  }\n"))
+	cfg := e.config(triggerConfig(id, "  wait_for_completion = true\n  timeouts {\n    create = \"30m\"\n  }\n"))
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
 				ExpectError: regexp.MustCompile(`(?s)Backup still in progress.*` + words("Backup") + `\s+bkp_[A-Za-z0-9]{16}\s+` +
-					words("of account "+id+" was still pending after waiting") + `.*` + words("(timeouts.create is 300ms)")),
+					words("of account "+id+" was still pending after waiting 30m") + `.*` + words("(timeouts.create is 30m0s)")),
 			},
 			{
 				// Tainted: the plan replaces it.
@@ -136,7 +138,7 @@ func TestAccTriggerWaitTimesOut(t *testing.T) {
 
 // A backup already running: "wait" waits for it and then queues a new one.
 func TestAccTriggerConflictWait(t *testing.T) {
-	e := newTestEnv(t, mockservice.Options{Seed: 705, PendingFor: 100 * time.Millisecond, RunningFor: 200 * time.Millisecond})
+	e := newVirtualEnv(t, mockservice.Options{Seed: 705, PendingFor: 100 * time.Millisecond, RunningFor: 200 * time.Millisecond})
 	id := e.srv.AccountIDs()[0]
 	var running string
 	resource.ParallelTest(t, resource.TestCase{
@@ -169,7 +171,7 @@ func TestAccTriggerConflictWait(t *testing.T) {
 }
 
 func TestAccTriggerConflictFail(t *testing.T) {
-	e := newTestEnv(t, mockservice.Options{Seed: 706, PendingFor: time.Hour})
+	e := newVirtualEnv(t, mockservice.Options{Seed: 706, PendingFor: time.Hour})
 	id := e.srv.AccountIDs()[0]
 	c := e.rawClient(t)
 	if _, err := c.TriggerBackup(context.Background(), id); err != nil {
@@ -190,7 +192,7 @@ func TestAccTriggerConflictFail(t *testing.T) {
 
 // While waiting for a backup in progress, the create timeout still holds.
 func TestAccTriggerConflictWaitTimesOut(t *testing.T) {
-	e := newTestEnv(t, mockservice.Options{Seed: 707, PendingFor: time.Hour})
+	e := newVirtualEnv(t, mockservice.Options{Seed: 707, PendingFor: time.Hour})
 	id := e.srv.AccountIDs()[0]
 	c := e.rawClient(t)
 	if _, err := c.TriggerBackup(context.Background(), id); err != nil {
@@ -243,7 +245,7 @@ func TestAccTriggerRefusals(t *testing.T) {
 
 // "Accepted but answered 500": the apply succeeds with exactly one backup.
 func TestAccTriggerUnknownOutcome(t *testing.T) {
-	e := newTestEnv(t, mockservice.Options{Seed: 709, PendingFor: time.Hour})
+	e := newVirtualEnv(t, mockservice.Options{Seed: 709, PendingFor: time.Hour})
 	id := e.srv.AccountIDs()[0]
 	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, Times: 1})
 	resource.ParallelTest(t, resource.TestCase{
@@ -281,7 +283,7 @@ func TestAccTriggerAccountDeletedOutOfBand(t *testing.T) {
 }
 
 func TestAccTriggerUpdateInPlace(t *testing.T) {
-	e := newTestEnv(t, mockservice.Options{Seed: 711, PendingFor: 20 * time.Millisecond, RunningFor: 20 * time.Millisecond})
+	e := newVirtualEnv(t, mockservice.Options{Seed: 711, PendingFor: 20 * time.Millisecond, RunningFor: 20 * time.Millisecond})
 	id := e.srv.AccountIDs()[0]
 	same := statecheck.CompareValue(compare.ValuesSame())
 	resource.ParallelTest(t, resource.TestCase{
@@ -307,7 +309,7 @@ func TestAccTriggerUpdateInPlace(t *testing.T) {
 
 func TestAccTriggerReplacedOnTriggersAndAccount(t *testing.T) {
 	clock := mockservice.NewSteppedClock() // follows the wall clock, so that triggers recognise their backups
-	e := newTestEnv(t, mockservice.Options{Seed: 712, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
+	e := newVirtualEnv(t, mockservice.Options{Seed: 712, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
 	ids := e.srv.AccountIDs()
 	differ := statecheck.CompareValue(compare.ValuesDiffer())
 	resource.ParallelTest(t, resource.TestCase{

@@ -33,9 +33,10 @@ func logProgress(ctx context.Context) func(client.Event) {
 	}
 }
 
-// boundedFor is ctx bounded by timeout, with the account on every log line.
-func boundedFor(ctx context.Context, timeout time.Duration, accountID string) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// boundedFor is ctx bounded by timeout on the client's clock, with the
+// account on every log line.
+func boundedFor(ctx context.Context, c *client.Client, timeout time.Duration, accountID string) (context.Context, context.CancelFunc) {
+	ctx, cancel := c.WithTimeout(ctx, timeout)
 	return tflog.SetField(ctx, "account_id", accountID), cancel
 }
 
