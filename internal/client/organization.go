@@ -49,6 +49,13 @@ func (c *Client) checkOrganization(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading the API key's organization (organization_id is set): %w", err)
 	}
+	if tok.Organization.ID == "" {
+		// Not a mismatch to report with an empty name: an answer that
+		// names no organization cannot vouch for the key. Asked again next
+		// time.
+		return &DecodeError{Method: "GET", Path: c.base.EscapedPath() + "/api/v1/token", StatusCode: 200,
+			Err: errors.New("it names no organization, so organization_id cannot be checked; nothing was changed")}
+	}
 	c.org.checked = true
 	if tok.Organization.ID != c.opts.Organization {
 		c.org.err = &OrganizationMismatchError{

@@ -3,8 +3,11 @@ package client
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
@@ -95,4 +98,40 @@ func TestOrganizationGuard(t *testing.T) {
 func withOrg(f *fixture, org string) Options {
 	return Options{BaseURL: f.url, APIKey: f.srv.DemoKey(), Clock: f.clock, UserAgent: "test-agent/1",
 		MaxRetries: DefaultMaxRetries, Organization: org}
+}
+
+// A token answer that names no organization (a proxy's {}-like answer, or a
+// service that left the field out) is no mismatch to report with an empty
+// name, and no match either: nothing is triggered, and it is asked again.
+func TestOrganizationGuardWithoutOrganizationInTheAnswer(t *testing.T) {
+	t.Parallel()
+	var posts, tokens atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/api/v1/token":
+			tokens.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"name":"ci","expires_at":"2030-01-01T00:00:00Z"}`))
+		case r.Method == http.MethodPost:
+			posts.Add(1)
+			http.Error(w, "no", http.StatusTeapot)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(Options{BaseURL: srv.URL, APIKey: "bks_test", Organization: "org_8Fq2LmT0aZ7cX1vB", Clock: newFakeClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		_, err := c.TriggerBackup(context.Background(), "acc_0123456789abcdef")
+		var de *DecodeError
+		if !errors.As(err, &de) || errors.Is(err, ErrWrongOrganization) || !strings.Contains(err.Error(), "names no organization") {
+			t.Fatalf("err = %v, want a decode error saying the answer names no organization", err)
+		}
+	}
+	if posts.Load() != 0 || tokens.Load() != 2 {
+		t.Errorf("%d POSTs and %d token reads; want none and 2 (not remembered)", posts.Load(), tokens.Load())
+	}
 }
