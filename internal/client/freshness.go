@@ -59,7 +59,11 @@ func (c *Client) LatestSuccesses(ctx context.Context, accountIDs []string, done 
 	fleet.Each(ctx, len(accountIDs), LatestSuccessesInFlight, func(ctx context.Context, i int) {
 		b, err := c.LatestSuccess(ctx, accountIDs[i])
 		outcomes[i], read[i] = SuccessOutcome{Latest: b, Err: err}, true
-	}, done)
+	}, func(_, finished int) {
+		if done != nil {
+			done(finished)
+		}
+	})
 	for i := range outcomes {
 		if !read[i] {
 			outcomes[i].Err = context.Cause(ctx)

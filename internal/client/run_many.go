@@ -30,7 +30,6 @@ func (c *Client) RunBackups(ctx context.Context, accountIDs []string, opts RunOp
 	progress func(accountID string, ev Event), ended func(o AccountOutcome, finished int),
 ) []AccountOutcome {
 	outcomes := make([]AccountOutcome, len(accountIDs))
-	finishedAt := make(chan int, len(accountIDs))
 	fleet.Each(ctx, len(accountIDs), MaxBackupsInFlight, func(ctx context.Context, i int) {
 		id := accountIDs[i]
 		o := opts
@@ -39,10 +38,9 @@ func (c *Client) RunBackups(ctx context.Context, accountIDs []string, opts RunOp
 		}
 		b, err := c.RunBackup(ctx, id, o)
 		outcomes[i] = AccountOutcome{AccountID: id, Backup: b, Err: err}
-		finishedAt <- i
-	}, func(finished int) {
+	}, func(i, finished int) {
 		if ended != nil {
-			ended(outcomes[<-finishedAt], finished)
+			ended(outcomes[i], finished)
 		}
 	})
 	for i := range outcomes {

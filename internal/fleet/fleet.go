@@ -12,8 +12,9 @@ import (
 // Each calls fn(ctx, i) for every i below n, with at most workers calls
 // running at once, and returns when every started call has returned. Once
 // ctx ends, no further call starts. done, when set, is called after each
-// call returns, with how many have; calls to done do not overlap.
-func Each(ctx context.Context, n, workers int, fn func(ctx context.Context, i int), done func(finished int)) {
+// call returns, with its index and how many have returned; calls to done
+// do not overlap.
+func Each(ctx context.Context, n, workers int, fn func(ctx context.Context, i int), done func(i, finished int)) {
 	if workers < 1 {
 		workers = 1
 	}
@@ -33,7 +34,7 @@ func Each(ctx context.Context, n, workers int, fn func(ctx context.Context, i in
 				if done != nil {
 					mu.Lock()
 					finished++
-					done(finished)
+					done(i, finished)
 					mu.Unlock()
 				}
 			}

@@ -23,7 +23,7 @@ func TestEachRunsEveryIndexOnceWithinTheBound(t *testing.T) {
 		}
 		seen[i].Add(1)
 		running.Add(-1)
-	}, func(finished int) { progress = append(progress, finished) })
+	}, func(_, finished int) { progress = append(progress, finished) })
 	for i := range seen {
 		if c := seen[i].Load(); c != 1 {
 			t.Fatalf("index %d ran %d times", i, c)

@@ -214,14 +214,8 @@ func (a *triggerAction) invokeMany(ctx context.Context, ids []string, opts clien
 		say("All %d accounts have their backup.", len(ids))
 		return
 	}
-	const maxLines = 50
-	more := ""
-	if len(lines) > maxLines {
-		more = fmt.Sprintf("\n… and %d more.", len(lines)-maxLines)
-		lines = lines[:maxLines]
-	}
 	summary := fmt.Sprintf("%d of %d accounts have no good backup from this invocation", failed, len(ids))
-	detail := fmt.Sprintf("%d account(s) ended with a good backup. These did not:\n%s%s", len(ids)-failed, strings.Join(lines, "\n"), more)
+	detail := fmt.Sprintf("%d account(s) ended with a good backup. These did not:\n%s", len(ids)-failed, listSome(lines, 50, "\n"))
 	if details.HasError() {
 		diags.AddError(summary, detail)
 	} else {

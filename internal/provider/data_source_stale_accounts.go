@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -170,16 +169,8 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 		resp.Diagnostics.AddWarning(fmt.Sprintf("The backups of %d account(s) could not be read", len(unreadable)),
 			fmt.Sprintf("The API key may not read the backups of %s (403), so their freshness is unknown; they are listed as "+
 				"stale with reason \"unreadable\". Use a key of a user with access to every account for freshness checks.",
-				listSome(unreadable, 5)))
+				listSome(unreadable, 5, ", ")))
 	}
 	m.Checked = types.Int64Value(int64(checked))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-}
-
-// listSome names up to n items, and how many more there are.
-func listSome(items []string, n int) string {
-	if len(items) <= n {
-		return strings.Join(items, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }

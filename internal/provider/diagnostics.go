@@ -129,3 +129,12 @@ func hintFor(e *client.APIError, re *client.RetryError) string {
 	}
 	return ""
 }
+
+// listSome joins up to n items with sep, and says how many more there are:
+// a message about many accounts stays bounded.
+func listSome(items []string, n int, sep string) string {
+	if len(items) <= n {
+		return strings.Join(items, sep)
+	}
+	return fmt.Sprintf("%s%s… and %d more", strings.Join(items[:n], sep), sep, len(items)-n)
+}
