@@ -23,12 +23,12 @@ func manyAccountsAction(ids []string) string {
 // invocation fails naming the two, with their reasons.
 func TestAccActionManyAccountsNamesEveryFailure(t *testing.T) {
 	t.Parallel()
-	e := newVirtualEnv(t, mockservice.Options{Seed: 2401, Accounts: 18, PendingFor: 30 * time.Millisecond, RunningFor: 60 * time.Millisecond})
+	e := newTestEnv(t, mockservice.Options{Seed: 2401, Accounts: 18, PendingFor: 30 * time.Millisecond, RunningFor: 60 * time.Millisecond})
 	skipBelow(t, "1.14.0", "apply -invoke")
 	good := e.srv.AccountIDs()[:18]
 	failing := e.srv.AddAccount(mockservice.AccountSpec{Name: "broken", Platform: "slack", FailWith: "the platform revoked the token"})
 	hidden := e.srv.AddAccount(mockservice.AccountSpec{Name: "hidden", Platform: "slack"})
-	e.key = e.srv.AddKey(mockservice.KeySpec{Name: "ci", ExpiresAt: time.Now().Add(30 * 24 * time.Hour), Restricted: []string{hidden}})
+	e.key = e.srv.AddKey(mockservice.KeySpec{Name: "ci", ExpiresAt: e.clock.Now().Add(30 * 24 * time.Hour), Restricted: []string{hidden}})
 	ids := append(append([]string{}, good...), failing, hidden)
 	c := newCLI(t, e, e.config(manyAccountsAction(ids)))
 	out, err := c.exec(nil, "apply", "-auto-approve", "-no-color", "-invoke=action.backup_trigger.fleet")
@@ -62,11 +62,13 @@ func TestAccActionManyAccountsNamesEveryFailure(t *testing.T) {
 	}
 }
 
-// The accounts are waited for at once: twenty backups of 300 ms take
-// about one backup's time, not twenty.
+// The accounts are waited for at once: every one of twenty backups of a
+// minute was queued before the first of them ended. One after another
+// (some 20 minutes, within the invocation's 30), each would be queued
+// after the one before had ended.
 func TestAccActionManyAccountsRunConcurrently(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, mockservice.Options{Seed: 2402, Accounts: 20, PendingFor: 100 * time.Millisecond, RunningFor: 200 * time.Millisecond})
+	e := newTestEnv(t, mockservice.Options{Seed: 2402, Accounts: 20, PendingFor: 30 * time.Second, RunningFor: 30 * time.Second})
 	skipBelow(t, "1.14.0", "apply -invoke")
 	ids := e.srv.AccountIDs()
 	c := newCLI(t, e, e.config(manyAccountsAction(ids)))
@@ -74,27 +76,22 @@ func TestAccActionManyAccountsRunConcurrently(t *testing.T) {
 	if !strings.Contains(out, "All 20 accounts have their backup.") {
 		t.Errorf("output:\n%s", out)
 	}
-	// Concurrency, measured without a clock: while the first backup was
-	// in progress, the others had been queued.
 	raw := e.rawClient(t)
-	var first, last time.Time
+	var lastQueued, firstEnded time.Time
 	for _, id := range ids {
 		bks, err := raw.ListBackups(t.Context(), id, client.ListOptions{})
-		if err != nil || len(bks) != 1 || bks[0].Status != client.StatusSuccess {
+		if err != nil || len(bks) != 1 || bks[0].Status != client.StatusSuccess || bks[0].CompletedAt == nil {
 			t.Fatalf("account %s: %+v %v", id, bks, err)
 		}
-		at := bks[0].CreatedAt
-		if first.IsZero() || at.Before(first) {
-			first = at
+		if at := bks[0].CreatedAt; at.After(lastQueued) {
+			lastQueued = at
 		}
-		if at.After(last) {
-			last = at
+		if at := *bks[0].CompletedAt; firstEnded.IsZero() || at.Before(firstEnded) {
+			firstEnded = at
 		}
 	}
-	// created_at has whole seconds: twenty backups one after another (300
-	// ms each) would span at least 5 s.
-	if span := last.Sub(first); span > 2*time.Second {
-		t.Errorf("the backups were queued over %s; concurrently, they come within one or two seconds", span)
+	if !lastQueued.Before(firstEnded) {
+		t.Errorf("a backup was queued at %s, after the first one ended at %s: the accounts were not waited for at once", lastQueued, firstEnded)
 	}
 }
 
@@ -133,7 +130,7 @@ func TestAccActionAccountsExactlyOne(t *testing.T) {
 // not failed.
 func TestAccActionManyAccountsInterrupted(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, mockservice.Options{Seed: 2404, Accounts: 5, PendingFor: time.Minute, RunningFor: time.Minute})
+	e := newWallClockEnv(t, mockservice.Options{Seed: 2404, Accounts: 5, PendingFor: time.Minute, RunningFor: time.Minute})
 	skipBelow(t, "1.14.0", "apply -invoke")
 	ids := e.srv.AccountIDs()
 	c := newCLI(t, e, e.config(manyAccountsAction(ids)))

@@ -48,7 +48,7 @@ var schemaInput = tfjsonpath.New("input")
 // TestAccActionOnLifecycleEvents: one backup per event, waited for; none
 // when nothing changed.
 func TestAccActionOnLifecycleEvents(t *testing.T) {
-	e := newVirtualEnv(t, mockservice.Options{Seed: 1101, PendingFor: 20 * time.Millisecond, RunningFor: 40 * time.Millisecond})
+	e := newTestEnv(t, mockservice.Options{Seed: 1101, PendingFor: 20 * time.Millisecond, RunningFor: 40 * time.Millisecond})
 	id := e.srv.AccountIDs()[0]
 	cfg := func(input string) string { return e.config(guarded(id, "", input, "after_create, before_update")) }
 	resource.ParallelTest(t, resource.TestCase{
@@ -65,7 +65,7 @@ func TestAccActionOnLifecycleEvents(t *testing.T) {
 // TestAccActionFailedBackupStopsTheChange: a backup that fails in
 // before_update stops the apply; the guarded resource keeps its old value.
 func TestAccActionFailedBackupStopsTheChange(t *testing.T) {
-	e := newVirtualEnv(t, mockservice.Options{Seed: 1102, PendingFor: 20 * time.Millisecond, RunningFor: 40 * time.Millisecond})
+	e := newTestEnv(t, mockservice.Options{Seed: 1102, PendingFor: 20 * time.Millisecond, RunningFor: 40 * time.Millisecond})
 	id := e.srv.AddAccount(mockservice.AccountSpec{FailWith: "the platform refused the export"})
 	cfg := func(input string) string { return e.config(guarded(id, "", input, "before_update")) }
 	keeps := func(v string) []statecheck.StateCheck {
@@ -91,7 +91,7 @@ func TestAccActionFailedBackupStopsTheChange(t *testing.T) {
 // most one backup.
 func TestAccActionRefusals(t *testing.T) {
 	skipBelow(t, "1.14.0", "actions") // the counts below need the cases to run
-	e := newVirtualEnv(t, mockservice.Options{Seed: 1103, PendingFor: time.Hour})
+	e := newTestEnv(t, mockservice.Options{Seed: 1103, PendingFor: time.Hour})
 	paused := e.srv.AddAccount(mockservice.AccountSpec{State: mockservice.StatePaused})
 	busy := e.srv.AccountIDs()[0]
 	slow := e.srv.AccountIDs()[1]
@@ -136,7 +136,7 @@ func TestAccActionRefusals(t *testing.T) {
 // TestAccActionUnknownOutcome: a trigger accepted but answered 500 is
 // recognised: exactly one backup.
 func TestAccActionUnknownOutcome(t *testing.T) {
-	e := newVirtualEnv(t, mockservice.Options{Seed: 1104, PendingFor: 20 * time.Millisecond, RunningFor: 20 * time.Millisecond})
+	e := newTestEnv(t, mockservice.Options{Seed: 1104, PendingFor: 20 * time.Millisecond, RunningFor: 20 * time.Millisecond})
 	id := e.srv.AccountIDs()[0]
 	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, Times: 1})
 	resource.ParallelTest(t, resource.TestCase{
@@ -172,7 +172,9 @@ func TestAccActionValidation(t *testing.T) {
 // backup, waits for it and prints its progress.
 func TestAccActionInvokedOnDemand(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, mockservice.Options{Seed: 1106, PendingFor: 30 * time.Millisecond, RunningFor: 60 * time.Millisecond})
+	// Pending for 10 s, then running for 20: the polls (every 2 s at first)
+	// see each state.
+	e := newTestEnv(t, mockservice.Options{Seed: 1106, PendingFor: 10 * time.Second, RunningFor: 20 * time.Second})
 	id := e.srv.AccountIDs()[0]
 	skipBelow(t, "1.14.0", "apply -invoke")
 	c := newCLI(t, e, e.config(fmt.Sprintf("action \"backup_trigger\" \"pre_migration\" {\n  config {\n    account_id = %q\n  }\n}\n", id)))
@@ -199,7 +201,7 @@ func TestAccActionBeforeDestroy(t *testing.T) {
 		t.Run(fmt.Sprintf("failing=%t", failing), func(t *testing.T) {
 			t.Parallel()
 			skipBelow(t, "1.16.0-rc1", "before_destroy")
-			e := newVirtualEnv(t, mockservice.Options{Seed: 1107, PendingFor: 20 * time.Millisecond, RunningFor: 20 * time.Millisecond})
+			e := newTestEnv(t, mockservice.Options{Seed: 1107, PendingFor: 20 * time.Millisecond, RunningFor: 20 * time.Millisecond})
 			spec := mockservice.AccountSpec{}
 			if failing {
 				spec.FailWith = "export refused"
@@ -279,7 +281,7 @@ resource "terraform_data" "schema" {
 		t.Run(tc.path, func(t *testing.T) {
 			t.Parallel()
 			skipBelow(t, "1.16.0-rc1", "before_destroy")
-			e := newVirtualEnv(t, mockservice.Options{Seed: 1108, PendingFor: 20 * time.Millisecond, RunningFor: 20 * time.Millisecond})
+			e := newTestEnv(t, mockservice.Options{Seed: 1108, PendingFor: 20 * time.Millisecond, RunningFor: 20 * time.Millisecond})
 			id := e.srv.AddAccount(mockservice.AccountSpec{FailWith: "export refused"})
 			c := newCLI(t, e, e.config(action(id)+guardedRes("v1")))
 			c.run("apply", "-auto-approve", "-no-color")

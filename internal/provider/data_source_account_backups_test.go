@@ -17,15 +17,14 @@ import (
 )
 
 func TestAccAccountBackupsDataSource(t *testing.T) {
-	clock := mockservice.NewManualClock(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	clock := mockservice.NewVirtualClock(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 	e := newTestEnv(t, mockservice.Options{Seed: 501, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
 	id := e.srv.AccountIDs()[0]
 	e.srv.AddBackups(id, 120, 3, "platform quota exceeded") // 120 finished, every third failed
 	// And one in progress, newest.
-	// The service's clock is fixed in the past, so that the listing's
-	// timestamps are known: this set-up client accepts a backup created
-	// that long before its trigger.
-	c := e.rawClient(t, func(o *client.Options) { o.ClockAllowance = 365 * 24 * time.Hour })
+	// The clock starts at a known time, so that the listing's timestamps
+	// are known; nothing waits, so it stays there.
+	c := e.rawClient(t)
 	tr, err := c.TriggerBackup(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +131,7 @@ func TestAccAccountBackupsLatestGoodBackupCost(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, mockservice.Options{Seed: 503})
 	id := e.srv.AccountIDs()[0]
-	now := time.Now().UTC()
+	now := e.clock.Now().UTC()
 	var history []mockservice.BackupSpec
 	for i := range 200 { // 200 good ones, older
 		history = append(history, mockservice.BackupSpec{CreatedAt: now.Add(-time.Duration(400-i) * time.Hour)})

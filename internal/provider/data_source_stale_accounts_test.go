@@ -25,7 +25,7 @@ func TestAccStaleAccounts(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 2301, Accounts: 6})
 	acc := e.srv.AccountIDs()
 	fresh, old, never, failing, hidden, freshAfterFailures := acc[0], acc[1], acc[2], acc[3], acc[4], acc[5]
-	now := time.Now().UTC()
+	now := e.clock.Now().UTC()
 	e.srv.AddHistory(fresh, mockservice.BackupSpec{CreatedAt: now.Add(-3 * time.Hour)})
 	e.srv.AddHistory(old, mockservice.BackupSpec{CreatedAt: now.Add(-40 * time.Hour)}, mockservice.BackupSpec{CreatedAt: now.Add(-30 * time.Hour), Error: "quota"})
 	var failures []mockservice.BackupSpec

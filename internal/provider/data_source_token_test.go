@@ -12,7 +12,7 @@ import (
 
 func TestAccTokenDataSource(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 101})
-	expires := time.Now().Add(400 * 24 * time.Hour).UTC().Truncate(time.Second)
+	expires := e.clock.Now().Add(400 * 24 * time.Hour).UTC().Truncate(time.Second)
 	e.key = e.srv.AddKey(mockservice.KeySpec{Name: "ci-key", ExpiresAt: expires})
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
@@ -43,8 +43,8 @@ check "key_expiry" {
 
 func TestAccTokenCheckBlockWarnsNearExpiry(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 102})
-	soon := e.srv.AddKey(mockservice.KeySpec{Name: "soon", ExpiresAt: time.Now().Add(10 * 24 * time.Hour)})
-	later := e.srv.AddKey(mockservice.KeySpec{Name: "later", ExpiresAt: time.Now().Add(100 * 24 * time.Hour)})
+	soon := e.srv.AddKey(mockservice.KeySpec{Name: "soon", ExpiresAt: e.clock.Now().Add(10 * 24 * time.Hour)})
+	later := e.srv.AddKey(mockservice.KeySpec{Name: "later", ExpiresAt: e.clock.Now().Add(100 * 24 * time.Hour)})
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
 		TerraformVersionChecks:   needsChecks,
@@ -65,7 +65,7 @@ func TestAccTokenCheckBlockWarnsNearExpiry(t *testing.T) {
 
 func TestAccTokenPostconditionFailsPlan(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 103})
-	soon := e.srv.AddKey(mockservice.KeySpec{Name: "soon", ExpiresAt: time.Now().Add(5 * 24 * time.Hour)})
+	soon := e.srv.AddKey(mockservice.KeySpec{Name: "soon", ExpiresAt: e.clock.Now().Add(5 * 24 * time.Hour)})
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
 		TerraformVersionChecks:   needsChecks,
@@ -87,7 +87,7 @@ data "backup_token" "this" {
 
 func TestAccTokenUnauthenticated(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 104})
-	expired := e.srv.AddKey(mockservice.KeySpec{ExpiresAt: time.Now().Add(-time.Hour)})
+	expired := e.srv.AddKey(mockservice.KeySpec{ExpiresAt: e.clock.Now().Add(-time.Hour)})
 	cases := map[string]string{"unknown key": "bks_not-a-real-key", "expired key": expired,
 		"other organization":  e.srv.AddKey(mockservice.KeySpec{OtherOrganization: true}),
 		"creator lost access": e.srv.AddKey(mockservice.KeySpec{OwnerRevoked: true})}

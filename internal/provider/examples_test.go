@@ -159,7 +159,7 @@ func TestAccExampleImports(t *testing.T) {
 		{"import-by-identity.tf", needsIdentity},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			e := newVirtualEnv(t, mockservice.Options{Seed: 902, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
+			e := newTestEnv(t, mockservice.Options{Seed: 902, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
 			e.srv.AddAccount(mockservice.AccountSpec{ID: exampleAccountID, Name: "Example CRM", Platform: "salesforce"})
 			b, err := e.rawClient(t).TriggerBackup(t.Context(), exampleAccountID)
 			if err != nil {

@@ -13,9 +13,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -175,7 +173,9 @@ func (e *testEnv) rawClient(t *testing.T, mods ...func(*client.Options)) *client
 	t.Helper()
 	opts := client.Options{BaseURL: e.url, APIKey: e.key}
 	if e.clock != nil {
-		opts.Clock = e.clock // the mock's time: it recognises the backups it triggers
+		// The mock's time: it recognises the backups it triggers, and its
+		// waits take none.
+		opts.Clock = e.clock
 	}
 	for _, mod := range mods {
 		mod(&opts)
@@ -185,28 +185,6 @@ func (e *testEnv) rawClient(t *testing.T, mods ...func(*client.Options)) *client
 		t.Fatal(err)
 	}
 	return c
-}
-
-// recordingClock is the real clock, remembering the longest wait asked of
-// it, so that tests assert waits without timing anything.
-type recordingClock struct {
-	mu  sync.Mutex
-	max time.Duration
-}
-
-func (c *recordingClock) Now() time.Time { return time.Now() }
-
-func (c *recordingClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	c.max = max(c.max, d)
-	c.mu.Unlock()
-	return time.After(d)
-}
-
-func (c *recordingClock) longest() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.max
 }
 
 func nullAttr(addr, attr string) statecheck.StateCheck {

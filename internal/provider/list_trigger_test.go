@@ -37,7 +37,7 @@ func identityOf(accountID string, backupID knownvalue.Check) map[string]knownval
 // refresh and update; an import block with that identity adopts the backup
 // with no change and no POST; so does the string id.
 func TestAccTriggerIdentity(t *testing.T) {
-	e := newVirtualEnv(t, mockservice.Options{Seed: 1201, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
+	e := newTestEnv(t, mockservice.Options{Seed: 1201, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
 	id := e.srv.AccountIDs()[0]
 	other := e.srv.AccountIDs()[1]
 	b, err := e.rawClient(t).TriggerBackup(t.Context(), other)

@@ -76,7 +76,7 @@ func TestAccProviderOrganizationIDValidated(t *testing.T) {
 // nothing is queued.
 func TestAccProviderOrganizationGuardsDestroyBackups(t *testing.T) {
 	t.Parallel()
-	e := newVirtualEnv(t, mockservice.Options{Seed: 2203, PendingFor: 20 * time.Millisecond, RunningFor: 40 * time.Millisecond})
+	e := newTestEnv(t, mockservice.Options{Seed: 2203, PendingFor: 20 * time.Millisecond, RunningFor: 40 * time.Millisecond})
 	id := e.srv.AccountIDs()[0]
 	c := newCLI(t, e, e.configForOrg(foreignOrg, guardedDatabase(id, "")))
 	c.run("apply", "-auto-approve", "-no-color")

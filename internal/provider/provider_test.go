@@ -30,14 +30,48 @@ type testEnv struct {
 	key string
 	// clientOptions may change the provider's client further.
 	clientOptions func(*client.Options)
-	// clock, when set (newVirtualEnv), is the mock's and the provider's
-	// time: waits take none, and the test moves it between steps.
+	// clock is the mock's and the provider's time (newTestEnv): waits take
+	// none, and the test moves it between steps. Nil on the wall clock
+	// (newWallClockEnv).
 	clock *mockservice.VirtualClock
 }
 
-// newTestEnv starts a mock service for one test. Rate limits are high unless
-// set, so that tests of other things are not paced.
+// newTestEnv starts a mock service for one test, on a virtual clock shared
+// by the mock (its backups and rate windows) and the provider (its polls,
+// retries, pacing and timeouts.*): no wait takes real time, and a backup is
+// as far along as the waits on it, or as the test moves the clock
+// (e.clock.Advance). A test that needs a known time passes its own
+// VirtualClock in opts.Clock. Rate limits are high unless set, so that
+// tests of other things are not paced.
 func newTestEnv(t *testing.T, opts mockservice.Options) *testEnv {
+	t.Helper()
+	vc, ok := opts.Clock.(*mockservice.VirtualClock)
+	if opts.Clock != nil && !ok {
+		t.Fatalf("newTestEnv: opts.Clock is a %T; the provider must share the mock's time, so pass a *mockservice.VirtualClock (or use newWallClockEnv)", opts.Clock)
+	}
+	if vc == nil {
+		vc = mockservice.NewVirtualClock(time.Now().Truncate(time.Second))
+	}
+	opts.Clock, opts.RateClock = vc, vc
+	e := startEnv(t, opts)
+	e.clock = vc
+	return e
+}
+
+// newWallClockEnv is a test environment on real time, for the one kind of
+// test whose subject is real time: Ctrl-C from another process must land
+// while the provider waits, and a virtual wait leaves no time to land in.
+// Its waits are short (fastRetries, 20 ms polls) but real. The mock may
+// run on a SteppedClock, which follows the wall clock and jumps when told.
+func newWallClockEnv(t *testing.T, opts mockservice.Options) *testEnv {
+	t.Helper()
+	if _, stepped := opts.Clock.(*mockservice.SteppedClock); (opts.Clock != nil && !stepped) || opts.RateClock != nil {
+		t.Fatal("newWallClockEnv: the mock's clock must follow the provider's wall clock (nil or a *mockservice.SteppedClock)")
+	}
+	return startEnv(t, opts)
+}
+
+func startEnv(t *testing.T, opts mockservice.Options) *testEnv {
 	t.Helper()
 	if opts.RateLimit == 0 {
 		opts.RateLimit = 10000
@@ -54,44 +88,33 @@ func newTestEnv(t *testing.T, opts mockservice.Options) *testEnv {
 	return &testEnv{t: t, srv: srv, url: ts.URL, key: srv.DemoKey()}
 }
 
-// fastRetries keeps the client's waits short, so that retry paths cost
-// milliseconds in tests.
+// fastRetries keeps the client's waits short on the wall clock, so that
+// retry paths cost milliseconds.
 func fastRetries(o *client.Options) {
 	o.BackoffBase = 5 * time.Millisecond
 	o.MaxBackoff = 20 * time.Millisecond
 	o.RetryAfterCap = 20 * time.Millisecond
 }
 
+// factories serves the provider as users get it, with the environment's
+// clock: on virtual time its own poll intervals, backoff and Retry-After
+// waits cost nothing; on the wall clock they are cut to milliseconds.
 func (e *testEnv) factories() map[string]func() (tfprotov6.ProviderServer, error) {
-	p := &backupProvider{
-		version: "test",
-		poll:    client.PollSettings{Initial: 20 * time.Millisecond, Max: 100 * time.Millisecond},
-		clientOptions: func(o *client.Options) {
-			fastRetries(o)
-			if e.clientOptions != nil {
-				e.clientOptions(o)
-			}
-		},
-	}
+	p := &backupProvider{version: "test"}
 	if e.clock != nil {
-		// On virtual time the provider's own settings cost nothing.
-		p.poll, p.clock = client.PollSettings{}, e.clock
-		p.clientOptions = e.clientOptions
+		p.clock = e.clock
+	} else {
+		p.poll = client.PollSettings{Initial: 20 * time.Millisecond, Max: 100 * time.Millisecond}
+	}
+	p.clientOptions = func(o *client.Options) {
+		if e.clock == nil {
+			fastRetries(o)
+		}
+		if e.clientOptions != nil { // read late: a test may set it after factories()
+			e.clientOptions(o)
+		}
 	}
 	return map[string]func() (tfprotov6.ProviderServer, error){"backup": providerserver.NewProtocol6WithError(p)}
-}
-
-// newVirtualEnv is newTestEnv on a virtual clock shared by the mock (its
-// backups and rate windows) and the provider (its waits, retries and
-// timeouts.*): no wait takes real time, and a backup is as far along as
-// the waits on it, or as the test moves the clock (e.clock.Advance).
-func newVirtualEnv(t *testing.T, opts mockservice.Options) *testEnv {
-	t.Helper()
-	vc := mockservice.NewVirtualClock(time.Now().Truncate(time.Second))
-	opts.Clock, opts.RateClock = vc, vc
-	e := newTestEnv(t, opts)
-	e.clock = vc
-	return e
 }
 
 // TestMain makes the test framework serve the provider at the address users

@@ -56,7 +56,7 @@ func (c *cli) destroyedAt() (time.Time, bool) {
 // succeeded before the guarded resource is destroyed.
 func TestAccOnDestroyBacksUpBeforeTheGuardedResource(t *testing.T) {
 	t.Parallel()
-	e := newVirtualEnv(t, mockservice.Options{Seed: 2001, PendingFor: 200 * time.Millisecond, RunningFor: 300 * time.Millisecond})
+	e := newTestEnv(t, mockservice.Options{Seed: 2001, PendingFor: 200 * time.Millisecond, RunningFor: 300 * time.Millisecond})
 	id := e.srv.AccountIDs()[0]
 	c := newCLI(t, e, e.config(guardedDatabase(id, "")))
 	c.run("apply", "-auto-approve", "-no-color")
@@ -86,7 +86,7 @@ func TestAccOnDestroyBacksUpBeforeTheGuardedResource(t *testing.T) {
 // resource stay in the state, one backup was taken.
 func TestAccOnDestroyFailedBackupStopsTheDestroy(t *testing.T) {
 	t.Parallel()
-	e := newVirtualEnv(t, mockservice.Options{Seed: 2002, PendingFor: 50 * time.Millisecond, RunningFor: 50 * time.Millisecond})
+	e := newTestEnv(t, mockservice.Options{Seed: 2002, PendingFor: 50 * time.Millisecond, RunningFor: 50 * time.Millisecond})
 	id := e.srv.AddAccount(mockservice.AccountSpec{FailWith: "the platform refused the export"})
 	c := newCLI(t, e, e.config(guardedDatabase(id, "")))
 	c.run("apply", "-auto-approve", "-no-color")
@@ -116,7 +116,7 @@ func TestAccOnDestroyFailedBackupStopsTheDestroy(t *testing.T) {
 func TestAccOnDestroyInterruptedThenResumed(t *testing.T) {
 	t.Parallel()
 	clock := mockservice.NewSteppedClock()
-	e := newTestEnv(t, mockservice.Options{Seed: 2003, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
+	e := newWallClockEnv(t, mockservice.Options{Seed: 2003, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
 	id := e.srv.AccountIDs()[0]
 	c := newCLI(t, e, e.config(guardedDatabase(id, "")))
 	c.run("apply", "-auto-approve", "-no-color")
@@ -144,17 +144,16 @@ func TestAccOnDestroyInterruptedThenResumed(t *testing.T) {
 // A timeout, then a destroy with time enough: the same backup.
 func TestAccOnDestroyTimedOutThenResumed(t *testing.T) {
 	t.Parallel()
-	clock := mockservice.NewSteppedClock()
-	e := newTestEnv(t, mockservice.Options{Seed: 2004, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
+	e := newTestEnv(t, mockservice.Options{Seed: 2004, PendingFor: time.Hour, RunningFor: time.Hour})
 	id := e.srv.AccountIDs()[0]
-	c := newCLI(t, e, e.config(guardedDatabase(id, "  timeouts {\n    delete = \"300ms\"\n  }\n")))
+	c := newCLI(t, e, e.config(guardedDatabase(id, "  timeouts {\n    delete = \"10m\"\n  }\n")))
 	c.run("apply", "-auto-approve", "-no-color")
 	out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
 	flat := strings.Join(strings.Fields(out), " ")
-	if err == nil || !strings.Contains(flat, "Backup still in progress") || !strings.Contains(flat, "(timeouts.delete is 300ms)") {
+	if err == nil || !strings.Contains(flat, "Backup still in progress") || !strings.Contains(flat, "(timeouts.delete is 10m0s)") {
 		t.Fatalf("want the destroy to time out naming timeouts.delete:\n%s", out)
 	}
-	clock.Advance(time.Hour)
+	e.clock.Advance(2 * time.Hour) // the backup succeeds meanwhile
 	c.run("destroy", "-auto-approve", "-no-color")
 	if n := e.srv.BackupsQueued(id); n != 1 {
 		t.Errorf("%d backups queued, want 1", n)
@@ -165,7 +164,7 @@ func TestAccOnDestroyTimedOutThenResumed(t *testing.T) {
 // reason.
 func TestAccOnDestroyRefusals(t *testing.T) {
 	t.Parallel()
-	e := newVirtualEnv(t, mockservice.Options{Seed: 2005, PendingFor: time.Hour})
+	e := newTestEnv(t, mockservice.Options{Seed: 2005, PendingFor: time.Hour})
 	busy := e.srv.AddAccount(mockservice.AccountSpec{})
 	paused := e.srv.AddAccount(mockservice.AccountSpec{State: mockservice.StatePaused})
 	for _, tc := range []struct {
@@ -209,7 +208,7 @@ func TestAccOnDestroyRefusals(t *testing.T) {
 // replace_triggered_by of the guarded resource, each take one backup.
 func TestAccOnDestroyRemovalAndReplacement(t *testing.T) {
 	t.Parallel()
-	e := newVirtualEnv(t, mockservice.Options{Seed: 2006, PendingFor: 50 * time.Millisecond, RunningFor: 50 * time.Millisecond})
+	e := newTestEnv(t, mockservice.Options{Seed: 2006, PendingFor: 50 * time.Millisecond, RunningFor: 50 * time.Millisecond})
 	ids := e.srv.AccountIDs()
 
 	// Removal: the guard leaves the configuration, the database stays.
@@ -292,7 +291,7 @@ func TestAccOnDestroyQueuedButNotListed(t *testing.T) {
 	e.srv.AddBackups(id, 3, 0, "") // old finished backups: never taken for this destroy's
 	c := newCLI(t, e, e.config(guardedDatabase(id, "")))
 	c.run("apply", "-auto-approve", "-no-color")
-	f.set(time.Now().Add(-time.Second), "") // new backups stay out of the listing
+	f.set(e.clock.Now().Add(-time.Second), "") // new backups stay out of the listing
 	out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
 	flat := strings.Join(strings.Fields(out), " ")
 	if err == nil || !strings.Contains(flat, "a backup was queued") || !strings.Contains(flat, "destroying again looks for this backup") {

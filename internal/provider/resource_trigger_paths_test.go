@@ -36,7 +36,7 @@ func TestAccTriggerInterruptedWaitResumes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			clock := mockservice.NewSteppedClock()
-			e := newTestEnv(t, mockservice.Options{Seed: 1001, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
+			e := newWallClockEnv(t, mockservice.Options{Seed: 1001, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
 			spec := mockservice.AccountSpec{}
 			if tc.failing {
 				spec.FailWith = "the platform refused the export"
@@ -119,23 +119,23 @@ func TestAccTriggerTimedOutWaitIsAdopted(t *testing.T) {
 		wantPOSTs  int
 		wantStatus string // of the trigger after the second apply
 	}{
+		// The backup is pending for 30 minutes, then running for 30; the
+		// first apply's wait (10 minutes, on the clock) leaves it pending.
 		// Still running when the replacement adopts it: the replacement
 		// does not wait (wait_for_completion = false), so the state shows
-		// the backup as the adoption found it, with no timer racing
-		// Terraform's phases.
-		{name: "still running", advance: 90 * time.Second, wantPOSTs: 1, wantStatus: client.StatusRunning},
-		{name: "succeeded since", advance: time.Hour, wantPOSTs: 1, wantStatus: client.StatusSuccess},
-		{name: "failed since", advance: time.Hour, failing: true, wantPOSTs: 2, wantStatus: client.StatusPending},
+		// the backup as the adoption found it.
+		{name: "still running", advance: 30 * time.Minute, wantPOSTs: 1, wantStatus: client.StatusRunning},
+		{name: "succeeded since", advance: 2 * time.Hour, wantPOSTs: 1, wantStatus: client.StatusSuccess},
+		{name: "failed since", advance: 2 * time.Hour, failing: true, wantPOSTs: 2, wantStatus: client.StatusPending},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clock := mockservice.NewSteppedClock()
-			e := newTestEnv(t, mockservice.Options{Seed: 1002, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
+			e := newTestEnv(t, mockservice.Options{Seed: 1002, PendingFor: 30 * time.Minute, RunningFor: 30 * time.Minute})
 			spec := mockservice.AccountSpec{}
 			if tc.failing {
 				spec.FailWith = "quota exceeded"
 			}
 			id := e.srv.AddAccount(spec)
-			body := "  triggers            = { release = \"r1\" }\n  wait_for_completion = %t\n  timeouts {\n    create = \"300ms\"\n  }\n"
+			body := "  triggers            = { release = \"r1\" }\n  wait_for_completion = %t\n  timeouts {\n    create = \"10m\"\n  }\n"
 			resource.ParallelTest(t, resource.TestCase{
 				ProtoV6ProviderFactories: e.factories(),
 				Steps: []resource.TestStep{
@@ -144,9 +144,9 @@ func TestAccTriggerTimedOutWaitIsAdopted(t *testing.T) {
 						ExpectError: expectError("Backup still in progress", "waits for this same backup"),
 					},
 					{
-						PreConfig: func() { clock.Advance(tc.advance) },
-						// The replacement does not wait: the 300ms timeout
-						// would not do for a wait.
+						PreConfig: func() { e.clock.Advance(tc.advance) },
+						// The replacement does not wait, so that its state
+						// is the status the adoption found.
 						Config:           e.config(triggerConfig(id, fmt.Sprintf(body, false))),
 						ConfigPlanChecks: expectAction(plancheck.ResourceActionReplace),
 						ConfigStateChecks: []statecheck.StateCheck{
@@ -164,7 +164,7 @@ func TestAccTriggerTimedOutWaitIsAdopted(t *testing.T) {
 // imported into a configuration with triggers (by the CLI's import and by
 // an import block), is adopted in place: no replacement, no POST.
 func TestAccTriggerImportAdoptsTriggers(t *testing.T) {
-	e := newVirtualEnv(t, mockservice.Options{Seed: 1003, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
+	e := newTestEnv(t, mockservice.Options{Seed: 1003, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
 	id := e.srv.AccountIDs()[0]
 	var backupID string
 	take := func(account string, into *string) func() {
@@ -233,7 +233,7 @@ func TestAccTriggerImportAdoptsTriggers(t *testing.T) {
 // TestAccTriggerImportBlockAdoptsTriggers: the same through an import
 // block (Terraform 1.5+): "1 to import, 0 to add, 1 to change, 0 to destroy".
 func TestAccTriggerImportBlockAdoptsTriggers(t *testing.T) {
-	e := newVirtualEnv(t, mockservice.Options{Seed: 1004, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
+	e := newTestEnv(t, mockservice.Options{Seed: 1004, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
 	id := e.srv.AccountIDs()[0]
 	b, err := e.rawClient(t).TriggerBackup(t.Context(), id)
 	if err != nil {

@@ -41,13 +41,12 @@ func TestAccTriggerRefreshCost(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			clock := mockservice.NewSteppedClock()
-			e := newTestEnv(t, mockservice.Options{Seed: 1301, Accounts: tc.triggers - tc.inProgress, Clock: clock,
+			e := newTestEnv(t, mockservice.Options{Seed: 1301, Accounts: tc.triggers - tc.inProgress,
 				PendingFor: time.Minute, RunningFor: time.Minute})
 			finished := e.srv.AccountIDs()
 			c := newCLI(t, e, e.config(manyTriggers(finished)))
 			c.run("apply", "-auto-approve", "-no-color")
-			clock.Advance(time.Hour) // every backup finished
+			e.clock.Advance(time.Hour) // every backup finished
 			// Refreshed once since: the state holds every final status, as
 			// it does for triggers that have lived a while.
 			c.run("apply", "-auto-approve", "-no-color", "-refresh-only")
@@ -92,7 +91,7 @@ func TestAccTriggerRefreshCost(t *testing.T) {
 // fails, the plan fails with one error, not one per trigger.
 func TestAccTriggerRefreshListingFails(t *testing.T) {
 	t.Parallel()
-	e := newVirtualEnv(t, mockservice.Options{Seed: 1302, Accounts: 30, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
+	e := newTestEnv(t, mockservice.Options{Seed: 1302, Accounts: 30, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
 	e.clientOptions = func(o *client.Options) { o.MaxRetries = 0 }
 	c := newCLI(t, e, e.config(manyTriggers(e.srv.AccountIDs())))
 	c.run("apply", "-auto-approve", "-no-color")

@@ -22,8 +22,7 @@ import (
 // shows its outcome, and the unchanged configuration plans nothing and
 // sends no POST.
 func TestAccTriggerWithoutWaitThenRefresh(t *testing.T) {
-	clock := mockservice.NewSteppedClock()
-	e := newTestEnv(t, mockservice.Options{Seed: 701, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
+	e := newTestEnv(t, mockservice.Options{Seed: 701, PendingFor: time.Minute, RunningFor: time.Minute})
 	id := e.srv.AccountIDs()[0]
 	cfg := e.config(triggerConfig(id, ""))
 	resource.ParallelTest(t, resource.TestCase{
@@ -44,7 +43,7 @@ func TestAccTriggerWithoutWaitThenRefresh(t *testing.T) {
 				Check: e.expectQueued(id, 1),
 			},
 			{
-				PreConfig: func() { clock.Advance(time.Hour) },
+				PreConfig: func() { e.clock.Advance(time.Hour) },
 				Config:    cfg,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectEmptyPlan(),
@@ -66,7 +65,7 @@ func TestAccTriggerWithoutWaitThenRefresh(t *testing.T) {
 }
 
 func TestAccTriggerWaitForSuccess(t *testing.T) {
-	e := newVirtualEnv(t, mockservice.Options{Seed: 702, PendingFor: 50 * time.Millisecond, RunningFor: 100 * time.Millisecond})
+	e := newTestEnv(t, mockservice.Options{Seed: 702, PendingFor: 50 * time.Millisecond, RunningFor: 100 * time.Millisecond})
 	id := e.srv.AccountIDs()[0]
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
@@ -86,7 +85,7 @@ func TestAccTriggerWaitForSuccess(t *testing.T) {
 // A backup that fails is an error; the resource is tainted, and the next
 // apply triggers again.
 func TestAccTriggerWaitForFailedBackupTaints(t *testing.T) {
-	e := newVirtualEnv(t, mockservice.Options{Seed: 703, PendingFor: 20 * time.Millisecond, RunningFor: 50 * time.Millisecond})
+	e := newTestEnv(t, mockservice.Options{Seed: 703, PendingFor: 20 * time.Millisecond, RunningFor: 50 * time.Millisecond})
 	id := e.srv.AddAccount(mockservice.AccountSpec{FailWith: "the platform refused the export"})
 	cfg := e.config(triggerConfig(id, "  wait_for_completion = true\n"))
 	resource.ParallelTest(t, resource.TestCase{
@@ -112,7 +111,7 @@ func TestAccTriggerWaitForFailedBackupTaints(t *testing.T) {
 // On virtual time: a 30-minute timeout passes in the clock's time, as the
 // waits move it, with the provider's own poll intervals.
 func TestAccTriggerWaitTimesOut(t *testing.T) {
-	e := newVirtualEnv(t, mockservice.Options{Seed: 704, PendingFor: time.Hour, RunningFor: time.Hour})
+	e := newTestEnv(t, mockservice.Options{Seed: 704, PendingFor: time.Hour, RunningFor: time.Hour})
 	id := e.srv.AccountIDs()[0]
 	cfg := e.config(triggerConfig(id, "  wait_for_completion = true\n  timeouts {\n    create = \"30m\"\n  }\n"))
 	resource.ParallelTest(t, resource.TestCase{
@@ -138,7 +137,7 @@ func TestAccTriggerWaitTimesOut(t *testing.T) {
 
 // A backup already running: "wait" waits for it and then queues a new one.
 func TestAccTriggerConflictWait(t *testing.T) {
-	e := newVirtualEnv(t, mockservice.Options{Seed: 705, PendingFor: 100 * time.Millisecond, RunningFor: 200 * time.Millisecond})
+	e := newTestEnv(t, mockservice.Options{Seed: 705, PendingFor: 100 * time.Millisecond, RunningFor: 200 * time.Millisecond})
 	id := e.srv.AccountIDs()[0]
 	var running string
 	resource.ParallelTest(t, resource.TestCase{
@@ -171,7 +170,7 @@ func TestAccTriggerConflictWait(t *testing.T) {
 }
 
 func TestAccTriggerConflictFail(t *testing.T) {
-	e := newVirtualEnv(t, mockservice.Options{Seed: 706, PendingFor: time.Hour})
+	e := newTestEnv(t, mockservice.Options{Seed: 706, PendingFor: time.Hour})
 	id := e.srv.AccountIDs()[0]
 	c := e.rawClient(t)
 	if _, err := c.TriggerBackup(context.Background(), id); err != nil {
@@ -192,7 +191,7 @@ func TestAccTriggerConflictFail(t *testing.T) {
 
 // While waiting for a backup in progress, the create timeout still holds.
 func TestAccTriggerConflictWaitTimesOut(t *testing.T) {
-	e := newVirtualEnv(t, mockservice.Options{Seed: 707, PendingFor: time.Hour})
+	e := newTestEnv(t, mockservice.Options{Seed: 707, PendingFor: time.Hour})
 	id := e.srv.AccountIDs()[0]
 	c := e.rawClient(t)
 	if _, err := c.TriggerBackup(context.Background(), id); err != nil {
@@ -245,7 +244,7 @@ func TestAccTriggerRefusals(t *testing.T) {
 
 // "Accepted but answered 500": the apply succeeds with exactly one backup.
 func TestAccTriggerUnknownOutcome(t *testing.T) {
-	e := newVirtualEnv(t, mockservice.Options{Seed: 709, PendingFor: time.Hour})
+	e := newTestEnv(t, mockservice.Options{Seed: 709, PendingFor: time.Hour})
 	id := e.srv.AccountIDs()[0]
 	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, Times: 1})
 	resource.ParallelTest(t, resource.TestCase{
@@ -283,7 +282,7 @@ func TestAccTriggerAccountDeletedOutOfBand(t *testing.T) {
 }
 
 func TestAccTriggerUpdateInPlace(t *testing.T) {
-	e := newVirtualEnv(t, mockservice.Options{Seed: 711, PendingFor: 20 * time.Millisecond, RunningFor: 20 * time.Millisecond})
+	e := newTestEnv(t, mockservice.Options{Seed: 711, PendingFor: 20 * time.Millisecond, RunningFor: 20 * time.Millisecond})
 	id := e.srv.AccountIDs()[0]
 	same := statecheck.CompareValue(compare.ValuesSame())
 	resource.ParallelTest(t, resource.TestCase{
@@ -308,8 +307,7 @@ func TestAccTriggerUpdateInPlace(t *testing.T) {
 }
 
 func TestAccTriggerReplacedOnTriggersAndAccount(t *testing.T) {
-	clock := mockservice.NewSteppedClock() // follows the wall clock, so that triggers recognise their backups
-	e := newVirtualEnv(t, mockservice.Options{Seed: 712, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
+	e := newTestEnv(t, mockservice.Options{Seed: 712, PendingFor: time.Minute, RunningFor: time.Minute})
 	ids := e.srv.AccountIDs()
 	differ := statecheck.CompareValue(compare.ValuesDiffer())
 	resource.ParallelTest(t, resource.TestCase{
@@ -320,7 +318,7 @@ func TestAccTriggerReplacedOnTriggersAndAccount(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{differ.AddStateValue(addr, tfjsonpath.New("id"))},
 			},
 			{
-				PreConfig:         func() { clock.Advance(time.Hour) }, // the first backup finishes
+				PreConfig:         func() { e.clock.Advance(time.Hour) }, // the first backup finishes
 				Config:            e.config(triggerConfig(ids[0], "  triggers = { release = \"v2\" }\n")),
 				ConfigPlanChecks:  expectAction(plancheck.ResourceActionReplace),
 				ConfigStateChecks: []statecheck.StateCheck{differ.AddStateValue(addr, tfjsonpath.New("id"))},
@@ -337,8 +335,7 @@ func TestAccTriggerReplacedOnTriggersAndAccount(t *testing.T) {
 }
 
 func TestAccTriggerImport(t *testing.T) {
-	clock := mockservice.NewSteppedClock() // follows the wall clock, so that triggers recognise their backups
-	e := newTestEnv(t, mockservice.Options{Seed: 713, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
+	e := newTestEnv(t, mockservice.Options{Seed: 713, PendingFor: time.Minute, RunningFor: time.Minute})
 	id := e.srv.AccountIDs()[0]
 	cfg := e.config(triggerConfig(id, ""))
 	resource.ParallelTest(t, resource.TestCase{
@@ -346,7 +343,7 @@ func TestAccTriggerImport(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: cfg},
 			{
-				PreConfig:    func() { clock.Advance(time.Hour) },
+				PreConfig:    func() { e.clock.Advance(time.Hour) },
 				RefreshState: true,
 				Check:        resource.TestCheckResourceAttr(addr, "backup_status", "success"),
 			},

@@ -61,7 +61,7 @@ func TestAccSecretsNeverLeak(t *testing.T) {
 	ids := e.srv.AccountIDs()
 	paused := e.srv.AddAccount(mockservice.AccountSpec{State: mockservice.StatePaused})
 	failing := e.srv.AddAccount(mockservice.AccountSpec{FailWith: "export refused"})
-	wrongKey := e.srv.AddKey(mockservice.KeySpec{ExpiresAt: time.Now().Add(-time.Hour)}) // expired: 401
+	wrongKey := e.srv.AddKey(mockservice.KeySpec{ExpiresAt: e.clock.Now().Add(-time.Hour)}) // expired: 401
 	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, PerRoute: true, Times: 1})
 	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, Times: 1})
 	t.Setenv(EnvBaseURL, e.url)

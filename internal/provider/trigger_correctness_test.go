@@ -23,7 +23,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
-	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
@@ -80,7 +79,9 @@ func (f *listingFault) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // newFaultyListingEnv is a test environment whose backups listings go
-// through a listingFault, with the trigger's looks kept short.
+// through a listingFault. The trigger looks for its backup as long as it
+// does for users (IdentifyWithin, UncertainGrace): on the test's clock,
+// that costs no time.
 func newFaultyListingEnv(t *testing.T, opts mockservice.Options) (*testEnv, *listingFault) {
 	t.Helper()
 	e := newTestEnv(t, opts)
@@ -88,10 +89,6 @@ func newFaultyListingEnv(t *testing.T, opts mockservice.Options) (*testEnv, *lis
 	ts := httptest.NewServer(f)
 	t.Cleanup(ts.Close)
 	e.url = ts.URL
-	e.clientOptions = func(o *client.Options) {
-		o.IdentifyWithin = 100 * time.Millisecond
-		o.UncertainGrace = 100 * time.Millisecond
-	}
 	return e, f
 }
 
@@ -108,7 +105,7 @@ func TestAccTriggerQueuedButNotListedIsRecordedThenFound(t *testing.T) {
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{
 			{
-				PreConfig: func() { f.set(time.Now().Add(-time.Second), "") },
+				PreConfig: func() { f.set(e.clock.Now().Add(-time.Second), "") },
 				Config:    cfg,
 				ConfigStateChecks: []statecheck.StateCheck{
 					nullAttr(addr, "id"), nullAttr(addr, "backup_status"),
@@ -161,7 +158,7 @@ func TestAccTriggerWaitedButNotListedFailsThenAdopts(t *testing.T) {
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{
 			{
-				PreConfig:   func() { f.set(time.Now().Add(-time.Second), "") },
+				PreConfig:   func() { f.set(e.clock.Now().Add(-time.Second), "") },
 				Config:      cfg,
 				ExpectError: expectError("Backup queued but not identified", "accepted it", "a backup was queued", "next apply looks for this backup and waits for it"),
 			},
@@ -240,8 +237,7 @@ func TestAccTriggerImportedThenTriggersChangeTakesABackup(t *testing.T) {
 // A failed backup adopted with wait_for_completion switched on (false to
 // true) fails the apply, naming the backup; the next plan replaces it.
 func TestAccTriggerWaitSwitchedOnForFailedBackupFails(t *testing.T) {
-	clock := mockservice.NewSteppedClock()
-	e := newTestEnv(t, mockservice.Options{Seed: 1705, Clock: clock})
+	e := newTestEnv(t, mockservice.Options{Seed: 1705, PendingFor: time.Hour, RunningFor: time.Hour})
 	id := e.srv.AddAccount(mockservice.AccountSpec{FailWith: "the platform refused the export"})
 	var backupID string
 	resource.ParallelTest(t, resource.TestCase{
@@ -251,7 +247,7 @@ func TestAccTriggerWaitSwitchedOnForFailedBackupFails(t *testing.T) {
 				Config: e.config(triggerConfig(id, "")),
 				Check: func(s *terraform.State) error {
 					backupID = s.RootModule().Resources[addr].Primary.Attributes["id"]
-					clock.Advance(time.Minute) // the backup fails
+					e.clock.Advance(3 * time.Hour) // the backup fails
 					return nil
 				},
 			},
@@ -260,10 +256,10 @@ func TestAccTriggerWaitSwitchedOnForFailedBackupFails(t *testing.T) {
 				ExpectError: expectError("Backup did not succeed", "ended with status", "failed", "the platform refused the export"),
 			},
 			{
-				// Replaced: a new backup, which the stopped clock keeps
-				// pending until the short timeout.
+				// Replaced: a new backup, still pending when the wait's
+				// 10 minutes (on the clock) are up.
 				PreConfig: func() { e.srv.SetAccountFailure(id, "") },
-				Config:    e.config(triggerConfig(id, "  wait_for_completion = true\n  timeouts { create = \"200ms\" }\n")),
+				Config:    e.config(triggerConfig(id, "  wait_for_completion = true\n  timeouts { create = \"10m\" }\n")),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionDestroyBeforeCreate),
 				}},
