@@ -9,158 +9,162 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
-func TestTriggerAcceptedButAnswered500QueuesOnce(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t, mockservice.Options{Seed: 1}, nil)
-	id := f.srv.AccountIDs()[0]
-	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, Times: 1})
-	tr, err := f.client.TriggerBackup(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !tr.Recovered || tr.Backup.Status != StatusPending {
-		t.Errorf("%+v", tr)
-	}
-	if n := f.srv.BackupsQueued(id); n != 1 {
-		t.Fatalf("%d backups queued, want 1", n)
-	}
-	if n := f.srv.Requests(mockservice.RouteTrigger); n != 1 {
-		t.Errorf("the POST was sent %d times; the backup was found without resending", n)
-	}
+// mockTriggerFault is a fault the mock service plays on a trigger, and what
+// the client must make of it. The faulty services of trigger_faults_test.go
+// play what the mock cannot (lagging listings, skewed clocks, resets).
+type mockTriggerFault struct {
+	name   string
+	opts   mockservice.Options
+	client func(*Options)
+	faults []mockservice.Fault
+	// before runs once the account exists, before the trigger under test;
+	// it may reset the mock's counters, so that they count that trigger.
+	before func(t *testing.T, f *fixture, id string)
+	// err is the error wanted; nil: success.
+	err func(error) bool
+	// Wanted counts: POSTs, backups listings (-1: not checked), backups
+	// queued in all.
+	posts, listings, queued int
+	recovered               bool
+	// check looks further at a successful trigger.
+	check func(t *testing.T, tr *Triggered)
 }
 
-func TestTriggerServerErrorBeforeProcessingIsResent(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t, mockservice.Options{Seed: 2}, nil)
-	id := f.srv.AccountIDs()[0]
-	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteTrigger, Times: 2})
-	tr, err := f.client.TriggerBackup(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tr.Recovered || tr.Account == nil {
-		t.Errorf("%+v", tr)
-	}
-	if n := f.srv.BackupsQueued(id); n != 1 {
-		t.Fatalf("%d backups queued", n)
-	}
-	if n := f.srv.Requests(mockservice.RouteTrigger); n != 3 {
-		t.Errorf("%d POSTs, want 3", n)
-	}
+var mockTriggerFaults = []mockTriggerFault{
+	{
+		// Processed, then answered 500: found by listing, not resent.
+		name:   "accepted but answered 500 queues once",
+		faults: []mockservice.Fault{{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, Times: 1}},
+		posts:  1, listings: -1, queued: 1, recovered: true,
+		check: func(t *testing.T, tr *Triggered) {
+			if tr.Backup.Status != StatusPending {
+				t.Errorf("status %q, want pending", tr.Backup.Status)
+			}
+		},
+	},
+	{
+		// 500 before processing: nothing was queued, so resending is safe.
+		name:   "server error before processing is resent",
+		faults: []mockservice.Fault{{Kind: mockservice.FaultServerError, Route: mockservice.RouteTrigger, Times: 2}},
+		posts:  3, listings: -1, queued: 1,
+		check: func(t *testing.T, tr *Triggered) {
+			if tr.Account == nil {
+				t.Error("the service's answer names the account; the result lost it")
+			}
+		},
+	},
+	{
+		// A 429 refuses the request: retried after Retry-After, and the one
+		// listing is the trigger's look for its own backup, not a search.
+		name:   "rate limited is retried",
+		faults: []mockservice.Fault{{Kind: mockservice.FaultOverload, Route: mockservice.RouteTrigger, Times: 1, RetryAfter: time.Second}},
+		posts:  2, listings: 1, queued: 1,
+	},
+	{
+		name:   "truncated response is recognised",
+		faults: []mockservice.Fault{{Kind: mockservice.FaultTruncatedBody, Route: mockservice.RouteTrigger, Times: 1}},
+		posts:  1, listings: -1, queued: 1, recovered: true,
+	},
+	{
+		// A 202 whose body is not JSON: the backup was queued; the client
+		// identifies it without the account the body would have named.
+		name:   "malformed success is accepted",
+		faults: []mockservice.Fault{{Kind: mockservice.FaultMalformedJSON, Route: mockservice.RouteTrigger, Times: 1}},
+		posts:  1, listings: -1, queued: 1,
+		check: func(t *testing.T, tr *Triggered) {
+			if tr.Account != nil {
+				t.Errorf("account %+v from a body that is not JSON", tr.Account)
+			}
+		},
+	},
+	{
+		// The POST times out at the client (a real socket timeout: the one
+		// real clock here) and the service queues it later: looked for
+		// during the grace period and found, not sent again.
+		name: "timeout then found within grace",
+		client: func(o *Options) {
+			o.RequestTimeout = 50 * time.Millisecond
+			o.BackoffBase = 200 * time.Millisecond
+			o.UncertainGrace = 400 * time.Millisecond
+			o.Clock = realClock{}
+		},
+		faults: []mockservice.Fault{{Kind: mockservice.FaultLatency, Route: mockservice.RouteTrigger, Times: 1, Latency: 100 * time.Millisecond}},
+		posts:  1, listings: -1, queued: 1, recovered: true,
+	},
+	{
+		// A 409 after an unknown outcome, from a backup running since a
+		// minute before this trigger: not ours, the conflict stands.
+		name: "conflict with an older backup stays a conflict",
+		opts: mockservice.Options{PendingFor: time.Hour},
+		before: func(t *testing.T, f *fixture, id string) {
+			if _, err := f.client.TriggerBackup(context.Background(), id); err != nil {
+				t.Fatal(err)
+			}
+			<-f.clock.After(time.Minute)
+			f.srv.ResetStats()
+		},
+		faults: []mockservice.Fault{{Kind: mockservice.FaultServerError, Route: mockservice.RouteTrigger, Times: 1}},
+		err:    func(err error) bool { return errors.Is(err, ErrConflict) },
+		posts:  2, listings: -1, queued: 0,
+	},
+	{
+		// Processed, answered 500, and the backups cannot be listed: the
+		// outcome stays unknown and the POST is not sent again.
+		name:   "does not resend blind",
+		client: func(o *Options) { o.MaxRetries = 1 },
+		faults: []mockservice.Fault{
+			{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, Times: 1},
+			{Kind: mockservice.FaultServerError, Route: mockservice.RouteListBackups},
+		},
+		err: func(err error) bool {
+			var ue *UnidentifiedError
+			return errors.As(err, &ue) && errors.Is(err, ErrServer) && !ue.Queued
+		},
+		posts: 1, listings: -1, queued: 1,
+	},
 }
 
-func TestTriggerRateLimitedIsRetried(t *testing.T) {
+func TestTriggerAgainstMockFaults(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, mockservice.Options{Seed: 3}, nil)
-	id := f.srv.AccountIDs()[0]
-	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, Route: mockservice.RouteTrigger, Times: 1, RetryAfter: time.Second})
-	if _, err := f.client.TriggerBackup(context.Background(), id); err != nil {
-		t.Fatal(err)
-	}
-	if n := f.srv.BackupsQueued(id); n != 1 {
-		t.Fatalf("%d backups queued", n)
-	}
-	if n := f.srv.Requests(mockservice.RouteListBackups); n != 1 {
-		t.Errorf("%d listings; a refused 429 needs no look", n)
-	}
-}
-
-func TestTriggerTruncatedResponseIsRecognised(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t, mockservice.Options{Seed: 4}, nil)
-	id := f.srv.AccountIDs()[0]
-	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultTruncatedBody, Route: mockservice.RouteTrigger, Times: 1})
-	tr, err := f.client.TriggerBackup(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !tr.Recovered || f.srv.BackupsQueued(id) != 1 {
-		t.Fatalf("%+v, %d queued", tr, f.srv.BackupsQueued(id))
-	}
-}
-
-func TestTriggerMalformedSuccessIsAccepted(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t, mockservice.Options{Seed: 5}, nil)
-	id := f.srv.AccountIDs()[0]
-	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultMalformedJSON, Route: mockservice.RouteTrigger, Times: 1})
-	tr, err := f.client.TriggerBackup(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tr.Account != nil || tr.Backup.ID == "" || f.srv.BackupsQueued(id) != 1 {
-		t.Fatalf("%+v", tr)
-	}
-}
-
-// The first POST times out at the client but the service queues it later:
-// the backup is looked for during the grace period and found, and the POST
-// is not sent again.
-func TestTriggerTimeoutThenConflictIsRecognised(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t, mockservice.Options{Seed: 6}, func(o *Options) {
-		o.RequestTimeout = 50 * time.Millisecond
-		o.BackoffBase = 200 * time.Millisecond
-		o.UncertainGrace = 400 * time.Millisecond
-		o.Clock = realClock{}
-	})
-	id := f.srv.AccountIDs()[0]
-	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultLatency, Route: mockservice.RouteTrigger, Times: 1, Latency: 100 * time.Millisecond})
-	tr, err := f.client.TriggerBackup(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !tr.Recovered {
-		t.Errorf("%+v", tr)
-	}
-	if n := f.srv.BackupsQueued(id); n != 1 {
-		t.Fatalf("%d backups queued", n)
-	}
-	if n := f.srv.Requests(mockservice.RouteTrigger); n != 1 {
-		t.Errorf("%d POSTs, want 1", n)
-	}
-}
-
-// A 409 after an unknown outcome is not ours when the running backup is
-// older than the first attempt: it stays a conflict.
-func TestTriggerConflictWithOlderBackupStaysConflict(t *testing.T) {
-	t.Parallel()
-	clock := mockservice.NewManualClock(time.Now().Truncate(time.Second))
-	f := newFixture(t, mockservice.Options{Seed: 7, Clock: clock, PendingFor: time.Hour}, nil)
-	id := f.srv.AccountIDs()[0]
-	if _, err := f.client.TriggerBackup(context.Background(), id); err != nil {
-		t.Fatal(err)
-	}
-	// A minute later on both clocks, the first backup still running.
-	clock.Advance(time.Minute)
-	<-f.clock.After(time.Minute)
-	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteTrigger, Times: 1})
-	_, err := f.client.TriggerBackup(context.Background(), id)
-	if !errors.Is(err, ErrConflict) {
-		t.Fatalf("%v", err)
-	}
-	if n := f.srv.BackupsQueued(id); n != 1 {
-		t.Fatalf("%d backups queued", n)
-	}
-}
-
-// When the backups cannot be listed, the outcome stays unknown and the POST
-// is not sent again.
-func TestTriggerDoesNotResendBlind(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t, mockservice.Options{Seed: 8}, func(o *Options) { o.MaxRetries = 1 })
-	id := f.srv.AccountIDs()[0]
-	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, Times: 1})
-	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteListBackups})
-	_, err := f.client.TriggerBackup(context.Background(), id)
-	var ue *UnidentifiedError
-	if !errors.As(err, &ue) || !errors.Is(err, ErrServer) || ue.Queued {
-		t.Fatalf("%T %v", err, err)
-	}
-	if n := f.srv.Requests(mockservice.RouteTrigger); n != 1 {
-		t.Errorf("%d POSTs", n)
-	}
-	if n := f.srv.BackupsQueued(id); n != 1 {
-		t.Errorf("%d queued", n)
+	for i, tc := range mockTriggerFaults {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			opts := tc.opts
+			opts.Seed = uint64(i + 1)
+			f := newFixture(t, opts, tc.client)
+			id := f.srv.AccountIDs()[0]
+			if tc.before != nil {
+				tc.before(t, f, id)
+			}
+			for _, fault := range tc.faults {
+				f.srv.AddFault(fault)
+			}
+			tr, err := f.client.TriggerBackup(context.Background(), id)
+			switch {
+			case tc.err == nil && err != nil:
+				t.Fatalf("err = %v, want success", err)
+			case tc.err != nil && !tc.err(err):
+				t.Fatalf("err = %T %v, not the error wanted", err, err)
+			case tc.err != nil && tr != nil:
+				t.Fatalf("failed, and still reported %+v", tr)
+			case tc.err == nil && tr.Backup.ID != f.srv.NewestBackupID(id):
+				t.Fatalf("reported backup %s; the one queued is %s", tr.Backup.ID, f.srv.NewestBackupID(id))
+			}
+			if tr != nil && tr.Recovered != tc.recovered {
+				t.Errorf("recovered = %t, want %t", tr.Recovered, tc.recovered)
+			}
+			if n := f.srv.BackupsQueued(id); n != tc.queued {
+				t.Errorf("%d backups queued, want %d", n, tc.queued)
+			}
+			if n := f.srv.Requests(mockservice.RouteTrigger); n != tc.posts {
+				t.Errorf("%d POSTs, want %d", n, tc.posts)
+			}
+			if n := f.srv.Requests(mockservice.RouteListBackups); tc.listings >= 0 && n != tc.listings {
+				t.Errorf("%d listings, want %d", n, tc.listings)
+			}
+			if tc.check != nil && tr != nil {
+				tc.check(t, tr)
+			}
+		})
 	}
 }
