@@ -95,9 +95,7 @@ func TestAccActionRefusals(t *testing.T) {
 	paused := e.srv.AddAccount(mockservice.AccountSpec{State: mockservice.StatePaused})
 	busy := e.srv.AccountIDs()[0]
 	slow := e.srv.AccountIDs()[1]
-	if _, err := e.rawClient(t).TriggerBackup(t.Context(), busy); err != nil {
-		t.Fatal(err)
-	}
+	e.outsideBackup(t, busy)
 	missing := "acc_0000000000000000"
 	readOnly := e.srv.AddKey(mockservice.KeySpec{ReadOnly: true})
 	cases := []struct {

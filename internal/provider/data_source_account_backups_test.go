@@ -24,12 +24,8 @@ func TestAccAccountBackupsDataSource(t *testing.T) {
 	// And one in progress, newest.
 	// The clock starts at a known time, so that the listing's timestamps
 	// are known; nothing waits, so it stays there.
-	c := e.rawClient(t)
-	tr, err := c.TriggerBackup(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := c.ListBackups(context.Background(), id, client.ListOptions{})
+	inProgress := e.outsideBackup(t, id)
+	all, err := e.rawClient(t).ListBackups(context.Background(), id, client.ListOptions{})
 	if err != nil || len(all) != 121 {
 		t.Fatalf("%d %v", len(all), err)
 	}
@@ -60,7 +56,7 @@ data "backup_account_backups" "two" {
 				statecheck.ExpectKnownValue("data.backup_account_backups.all", tfjsonpath.New("truncated"), knownvalue.Bool(false)),
 				statecheck.ExpectKnownValue("data.backup_account_backups.two", tfjsonpath.New("truncated"), knownvalue.Bool(true)),
 				// Newest first: the backup in progress.
-				statecheck.ExpectKnownValue("data.backup_account_backups.all", at(0, "id"), knownvalue.StringExact(tr.Backup.ID)),
+				statecheck.ExpectKnownValue("data.backup_account_backups.all", at(0, "id"), knownvalue.StringExact(inProgress.ID)),
 				statecheck.ExpectKnownValue("data.backup_account_backups.all", at(0, "status"), knownvalue.StringExact("pending")),
 				statecheck.ExpectKnownValue("data.backup_account_backups.all", at(0, "created_at"), knownvalue.StringExact("2026-11-21T10:00:00Z")),
 				statecheck.ExpectKnownValue("data.backup_account_backups.all", at(0, "completed_at"), knownvalue.Null()),

@@ -17,12 +17,9 @@ import (
 func TestAccAuditLogsDataSource(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 401, AuditLogs: 120})
 	// A trigger writes the newest record.
-	c := e.rawClient(t)
 	id := e.srv.AccountIDs()[0]
-	if _, err := c.TriggerBackup(context.Background(), id); err != nil {
-		t.Fatal(err)
-	}
-	logs, err := c.ListAuditLogs(context.Background(), client.ListOptions{Order: client.OrderAsc})
+	e.outsideBackup(t, id)
+	logs, err := e.rawClient(t).ListAuditLogs(context.Background(), client.ListOptions{Order: client.OrderAsc})
 	if err != nil || len(logs) != 121 {
 		t.Fatalf("%d %v", len(logs), err)
 	}

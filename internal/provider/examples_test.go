@@ -161,10 +161,7 @@ func TestAccExampleImports(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			e := newTestEnv(t, mockservice.Options{Seed: 902, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
 			e.srv.AddAccount(mockservice.AccountSpec{ID: exampleAccountID, Name: "Example CRM", Platform: "salesforce"})
-			b, err := e.rawClient(t).TriggerBackup(t.Context(), exampleAccountID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := e.outsideBackup(t, exampleAccountID)
 			t.Setenv(EnvBaseURL, e.url)
 			t.Setenv(EnvAPIKey, e.key)
 			dir := copyExample(t, filepath.Join(examplesDir, "resources", "backup_trigger"))
@@ -172,7 +169,7 @@ func TestAccExampleImports(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			imp = []byte(strings.ReplaceAll(string(imp), "bkp_0123456789abcdef", b.Backup.ID))
+			imp = []byte(strings.ReplaceAll(string(imp), "bkp_0123456789abcdef", b.ID))
 			if err := os.WriteFile(filepath.Join(dir, tc.file), imp, 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +179,7 @@ func TestAccExampleImports(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("backup_trigger.before_migration", plancheck.ResourceActionUpdate),
 				}},
-				ConfigStateChecks: []statecheck.StateCheck{str("backup_trigger.before_migration", "id", b.Backup.ID)},
+				ConfigStateChecks: []statecheck.StateCheck{str("backup_trigger.before_migration", "id", b.ID)},
 				Check:             e.expectQueued(exampleAccountID, 1),
 			}}})
 		})

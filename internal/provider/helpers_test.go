@@ -187,6 +187,17 @@ func (e *testEnv) rawClient(t *testing.T, mods ...func(*client.Options)) *client
 	return c
 }
 
+// outsideBackup queues a backup of the account as another user of the
+// service would, outside Terraform, and returns it.
+func (e *testEnv) outsideBackup(t *testing.T, accountID string) client.Backup {
+	t.Helper()
+	tr, err := e.rawClient(t).TriggerBackup(t.Context(), accountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Backup
+}
+
 func nullAttr(addr, attr string) statecheck.StateCheck {
 	return statecheck.ExpectKnownValue(addr, tfjsonpath.New(attr), knownvalue.Null())
 }

@@ -40,10 +40,7 @@ func TestAccTriggerIdentity(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 1201, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
 	id := e.srv.AccountIDs()[0]
 	other := e.srv.AccountIDs()[1]
-	b, err := e.rawClient(t).TriggerBackup(t.Context(), other)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := e.outsideBackup(t, other)
 	adopt := func(importArgs string) string {
 		return e.config(fmt.Sprintf("import {\n  to = backup_trigger.adopted\n  %s\n}\n\n", importArgs) +
 			fmt.Sprintf("resource \"backup_trigger\" \"adopted\" {\n  account_id = %q\n  triggers   = { release = \"r1\" }\n}\n", other))
@@ -77,13 +74,13 @@ func TestAccTriggerIdentity(t *testing.T) {
 				}},
 			},
 			{
-				Config: adopt(fmt.Sprintf("identity = {\n    account_id = %q\n    id         = %q\n  }", other, b.Backup.ID)),
+				Config: adopt(fmt.Sprintf("identity = {\n    account_id = %q\n    id         = %q\n  }", other, b.ID)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("backup_trigger.adopted", plancheck.ResourceActionUpdate),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectIdentity("backup_trigger.adopted", identityOf(other, knownvalue.StringExact(b.Backup.ID))),
-					str("backup_trigger.adopted", "id", b.Backup.ID),
+					statecheck.ExpectIdentity("backup_trigger.adopted", identityOf(other, knownvalue.StringExact(b.ID))),
+					str("backup_trigger.adopted", "id", b.ID),
 				},
 				Check: e.expectQueued(other, 1),
 			},

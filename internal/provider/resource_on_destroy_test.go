@@ -180,9 +180,7 @@ func TestAccOnDestroyRefusals(t *testing.T) {
 			c := newCLI(t, e, e.config(guardedDatabase(tc.account, tc.extra)))
 			c.run("apply", "-auto-approve", "-no-color")
 			if tc.before > 0 {
-				if _, err := e.rawClient(t).TriggerBackup(t.Context(), tc.account); err != nil {
-					t.Fatal(err)
-				}
+				e.outsideBackup(t, tc.account)
 			}
 			out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
 			flat := strings.Join(strings.Fields(out), " ")

@@ -169,11 +169,7 @@ func TestAccTriggerImportAdoptsTriggers(t *testing.T) {
 	var backupID string
 	take := func(account string, into *string) func() {
 		return func() {
-			b, err := e.rawClient(t).TriggerBackup(t.Context(), account)
-			if err != nil {
-				t.Fatal(err)
-			}
-			*into = b.Backup.ID
+			*into = e.outsideBackup(t, account).ID
 		}
 	}
 	cfg := e.config(triggerConfig(id, "  triggers            = { release = \"r1\" }\n  wait_for_completion = true\n  on_conflict         = \"fail\"\n"))
@@ -235,11 +231,8 @@ func TestAccTriggerImportAdoptsTriggers(t *testing.T) {
 func TestAccTriggerImportBlockAdoptsTriggers(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 1004, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
 	id := e.srv.AccountIDs()[0]
-	b, err := e.rawClient(t).TriggerBackup(t.Context(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := e.config(fmt.Sprintf("import {\n  to = %s\n  id = %q\n}\n\n", addr, id+"/"+b.Backup.ID) +
+	b := e.outsideBackup(t, id)
+	cfg := e.config(fmt.Sprintf("import {\n  to = %s\n  id = %q\n}\n\n", addr, id+"/"+b.ID) +
 		triggerConfig(id, "  triggers = { release = \"r1\" }\n"))
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
@@ -248,7 +241,7 @@ func TestAccTriggerImportBlockAdoptsTriggers(t *testing.T) {
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
 			}},
-			ConfigStateChecks: []statecheck.StateCheck{str(addr, "id", b.Backup.ID)},
+			ConfigStateChecks: []statecheck.StateCheck{str(addr, "id", b.ID)},
 			Check:             e.expectPOSTs(1),
 		}},
 	})

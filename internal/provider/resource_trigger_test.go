@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"testing"
@@ -143,15 +142,8 @@ func TestAccTriggerConflictWait(t *testing.T) {
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{{
-			PreConfig: func() {
-				c := e.rawClient(t)
-				tr, err := c.TriggerBackup(context.Background(), id)
-				if err != nil {
-					t.Fatal(err)
-				}
-				running = tr.Backup.ID
-			},
-			Config: e.config(triggerConfig(id, "")),
+			PreConfig: func() { running = e.outsideBackup(t, id).ID },
+			Config:    e.config(triggerConfig(id, "")),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), bkpID),
 				str(addr, "backup_status", "pending"),
@@ -172,10 +164,7 @@ func TestAccTriggerConflictWait(t *testing.T) {
 func TestAccTriggerConflictFail(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 706, PendingFor: time.Hour})
 	id := e.srv.AccountIDs()[0]
-	c := e.rawClient(t)
-	if _, err := c.TriggerBackup(context.Background(), id); err != nil {
-		t.Fatal(err)
-	}
+	e.outsideBackup(t, id)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{{
@@ -191,17 +180,14 @@ func TestAccTriggerConflictFail(t *testing.T) {
 
 // While waiting for a backup in progress, the create timeout still holds.
 func TestAccTriggerConflictWaitTimesOut(t *testing.T) {
-	e := newTestEnv(t, mockservice.Options{Seed: 707, PendingFor: time.Hour})
+	e := newTestEnv(t, mockservice.Options{Seed: 707, PendingFor: time.Hour, RunningFor: time.Hour})
 	id := e.srv.AccountIDs()[0]
-	c := e.rawClient(t)
-	if _, err := c.TriggerBackup(context.Background(), id); err != nil {
-		t.Fatal(err)
-	}
+	e.outsideBackup(t, id)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{{
-			Config:      e.config(triggerConfig(id, "  timeouts {\n    create = \"200ms\"\n  }\n")),
-			ExpectError: expectError("was already in progress and had not finished after", "(timeouts.create is 200ms)", "No backup was queued", "Raise timeouts.create"),
+			Config:      e.config(triggerConfig(id, "  timeouts {\n    create = \"30m\"\n  }\n")),
+			ExpectError: expectError("was already in progress and had not finished after", "(timeouts.create is 30m0s)", "No backup was queued", "Raise timeouts.create"),
 		}},
 	})
 }
