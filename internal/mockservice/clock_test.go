@@ -17,8 +17,8 @@ func TestVirtualClockSleepTakesNoRealTime(t *testing.T) {
 		t.Fatalf("woke at %s, clock %s; want %s", got, c.Now(), start.Add(time.Hour))
 	}
 	// A bound of minutes, not a timing: the point is that it is not an hour.
-	if real := time.Since(began); real > time.Minute {
-		t.Fatalf("an hour's sleep took %s of real time", real)
+	if took := time.Since(began); took > time.Minute {
+		t.Fatalf("an hour's sleep took %s of real time", took)
 	}
 }
 
