@@ -60,6 +60,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if f.Kind == FaultLatency {
 			// A slow service goes on with a request whose client gave up:
 			// a trigger may still queue its backup after the client's timeout.
+			// Real time, whatever the mock's clock: what it meets is the
+			// client's per-request timeout, a socket's, on the wall clock.
 			time.Sleep(f.Latency)
 		}
 	}
