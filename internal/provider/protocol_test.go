@@ -150,6 +150,7 @@ func TestProtocolValidation(t *testing.T) {
 		{"action malformed id in the set", "action", "backup_trigger", map[string]tftypes.Value{"account_ids": strSet(acc, "acc_x")}, []string{"acc_x"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var diags []*tfprotov6.Diagnostic
 			switch tc.kind {
 			case "resource":
@@ -268,6 +269,7 @@ func TestProtocolPlanTriggersReplace(t *testing.T) {
 		{"changed on an imported trigger", nullMap, strMap(map[string]string{"release": "v2"}), imported.ImportedResources[0].Private, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			config := map[string]tftypes.Value{"account_id": tfStr(acc), "triggers": tc.next}
 			proposed := state(tc.next)
 			resp, err := srv.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
