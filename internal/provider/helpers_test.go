@@ -174,7 +174,7 @@ func (e *testEnv) rawClient(t *testing.T, mods ...func(*client.Options)) *client
 	opts := client.Options{BaseURL: e.url, APIKey: e.key}
 	if e.clock != nil {
 		// The mock's time: it recognises the backups it triggers, and its
-		// waits take none.
+		// waits move with the test's.
 		opts.Clock = e.clock
 	}
 	for _, mod := range mods {

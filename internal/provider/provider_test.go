@@ -30,17 +30,17 @@ type testEnv struct {
 	key string
 	// clientOptions may change the provider's client further.
 	clientOptions func(*client.Options)
-	// clock is the mock's and the provider's time (newTestEnv): waits take
-	// none, and the test moves it between steps. Nil on the wall clock
-	// (newWallClockEnv).
+	// clock is the mock's and the provider's time (newTestEnv): a wait of
+	// minutes takes milliseconds, and the test moves it between steps. Nil
+	// on the wall clock (newWallClockEnv).
 	clock *mockservice.VirtualClock
 }
 
 // newTestEnv starts a mock service for one test, on a virtual clock shared
 // by the mock (its backups and rate windows) and the provider (its polls,
-// retries, pacing and timeouts.*): no wait takes real time, and a backup is
-// as far along as the waits on it, or as the test moves the clock
-// (e.clock.Advance). A test that needs a known time passes its own
+// retries, pacing and timeouts.*): a wait of minutes takes milliseconds,
+// and a backup is as far along as the waits on it, or as the test moves
+// the clock (e.clock.Advance). A test that needs a known time passes its own
 // VirtualClock in opts.Clock. Rate limits are high unless set, so that
 // tests of other things are not paced.
 func newTestEnv(t *testing.T, opts mockservice.Options) *testEnv {
