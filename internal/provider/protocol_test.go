@@ -65,19 +65,20 @@ func strMap(kv map[string]string) tftypes.Value {
 }
 
 func strList(vs ...string) tftypes.Value {
-	vals := make([]tftypes.Value, len(vs))
-	for i, v := range vs {
-		vals[i] = tfStr(v)
-	}
-	return tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, vals)
+	return stringValues(tftypes.List{ElementType: tftypes.String}, vs)
 }
 
 func strSet(vs ...string) tftypes.Value {
+	return stringValues(tftypes.Set{ElementType: tftypes.String}, vs)
+}
+
+// stringValues is a list or set of strings.
+func stringValues(typ tftypes.Type, vs []string) tftypes.Value {
 	vals := make([]tftypes.Value, len(vs))
 	for i, v := range vs {
 		vals[i] = tfStr(v)
 	}
-	return tftypes.NewValue(tftypes.Set{ElementType: tftypes.String}, vals)
+	return tftypes.NewValue(typ, vals)
 }
 
 // diagText is every diagnostic of severity error, one per line.
