@@ -35,7 +35,7 @@ func BenchmarkDecodeAccountsPage(b *testing.B) {
 	for b.Loop() {
 		var p page[Account]
 		d := &pageDecoder[Account]{p: &p, valid: ids.IsAccountID, idOf: func(a *Account) string { return a.ID }}
-		if err := decodeStrict(body, d); err != nil || len(p.Data) != PageSize {
+		if err := decodeStrict(body, d, textGuard{}); err != nil || len(p.Data) != PageSize {
 			b.Fatal(err)
 		}
 	}

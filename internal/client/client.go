@@ -469,25 +469,28 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 			Err: fmt.Errorf("reading the HTTP %d response (request id %s): %w", res.StatusCode, requestID, c.guard.wrap(readErr))}
 	}
 	if out != nil {
-		if err := decodeStrict(body, out); err != nil {
+		if err := decodeStrict(body, out, c.guard); err != nil {
 			return &DecodeError{Method: cl.method, Path: shown, StatusCode: res.StatusCode, RequestID: requestID, Err: c.guard.wrap(err)}
-		}
-		if g, ok := out.(guarded); ok {
-			g.guard(c.guard)
 		}
 	}
 	return nil
 }
 
-// decodeStrict decodes one JSON value, refuses anything after it, and
-// checks the fields the contract requires.
-func decodeStrict(body []byte, out any) error {
+// decodeStrict decodes one JSON value and refuses anything after it. It
+// then makes the answer's shown text safe (see guarded) and only then checks
+// the fields the contract requires: a status made only of control
+// characters is empty once cleaned, and must fail as missing, not pass as a
+// backup with no status (the fuzz target found one).
+func decodeStrict(body []byte, out any, g textGuard) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(out); err != nil {
 		return err
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errors.New("data follows the JSON value")
+	}
+	if x, ok := out.(guarded); ok {
+		x.guard(g)
 	}
 	if c, ok := out.(checker); ok {
 		return c.check()

@@ -52,6 +52,7 @@ func TestContractRequiredFieldsAreEnforced(t *testing.T) {
 		{"backups", `{"pagination":{"limit":50}}`},
 		{"backups", `{"data":[{"id":"bkp_0123456789abcdef"}],"pagination":{"limit":50}}`},
 		{"backups", `{"data":[{"status":"success","created_at":"2026-01-01T00:00:00Z"}],"pagination":{"limit":50}}`},
+		{"backups", `{"data":[{"id":"bkp_0123456789abcdef","status":"\u001b\u200b","created_at":"2026-01-01T00:00:00Z"}],"pagination":{"limit":50}}`},
 		{"audit logs", `{"data":[{"action":"x"}],"pagination":{"limit":50}}`},
 	}
 	for _, tc := range cases {
