@@ -81,10 +81,12 @@ func FuzzDecodePage(f *testing.F) {
 		f.Add(seed)
 	}
 	g := textGuard{key: &secret{value: fuzzKey}}
+	decode := func(body []byte, p *page[Backup]) error {
+		return decodeStrict(body, &pageDecoder[Backup]{p: p, valid: ids.IsBackupID, idOf: func(b *Backup) string { return b.ID }, text: g}, g)
+	}
 	f.Fuzz(func(t *testing.T, body string) {
 		var p page[Backup]
-		d := &pageDecoder[Backup]{p: &p, valid: ids.IsBackupID, idOf: func(b *Backup) string { return b.ID }, text: g}
-		if err := decodeStrict([]byte(body), d, g); err != nil {
+		if err := decode([]byte(body), &p); err != nil {
 			return
 		}
 		if p.Data == nil || len(p.Data) > PageSize {
@@ -100,7 +102,7 @@ func FuzzDecodePage(f *testing.F) {
 			t.Fatal(err)
 		}
 		var q page[Backup]
-		if err := decodeStrict(again, &pageDecoder[Backup]{p: &q, valid: ids.IsBackupID, idOf: func(b *Backup) string { return b.ID }, text: g}, g); err != nil {
+		if err := decode(again, &q); err != nil {
 			t.Fatalf("re-encoded page refused: %v\n%s", err, again)
 		}
 		if len(q.Data) != len(p.Data) || q.malformed != 0 {
