@@ -34,9 +34,12 @@ type orgCheck struct {
 	err     error
 }
 
-// checkOrganization returns nil when Options.Organization is unset or is
-// the key's organization. Concurrent callers wait for the one read.
-func (c *Client) checkOrganization(ctx context.Context) error {
+// CheckOrganization returns nil when Options.Organization is unset (with
+// no request) or is the key's organization. TriggerBackup calls it before
+// any POST; a guard calls it when it is planned and created, so that a key
+// of another organization fails there, not at the destroy it exists for.
+// Concurrent callers wait for the one read.
+func (c *Client) CheckOrganization(ctx context.Context) error {
 	if c.opts.Organization == "" {
 		return nil
 	}

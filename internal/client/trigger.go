@@ -102,9 +102,9 @@ func (c *Client) RecognizerFrom(began time.Time) Recognizer {
 // POST that got no answer is processed more than UncertainGrace later.
 //
 // With Options.Organization set, the key's organization is checked first
-// (see checkOrganization).
+// (see CheckOrganization).
 func (c *Client) TriggerBackup(ctx context.Context, accountID string) (*Triggered, error) {
-	if err := c.checkOrganization(ctx); err != nil {
+	if err := c.CheckOrganization(ctx); err != nil {
 		return nil, err
 	}
 	cl := call{method: "POST", path: accountPath(accountID) + "/backup"}

@@ -93,6 +93,14 @@ func newCLI(t *testing.T, e *testEnv, config string) *cli {
 	return c
 }
 
+// write replaces the configuration (main.tf).
+func (c *cli) write(config string) {
+	c.t.Helper()
+	if err := os.WriteFile(filepath.Join(c.dir, "main.tf"), []byte(config), 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
 // run runs a command that must succeed and returns its output.
 func (c *cli) run(args ...string) string {
 	c.t.Helper()

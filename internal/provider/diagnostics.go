@@ -138,3 +138,27 @@ func listSome(items []string, n int, sep string) string {
 	}
 	return fmt.Sprintf("%s%s… and %d more", strings.Join(items[:n], sep), sep, len(items)-n)
 }
+
+// plural is n and noun, in the plural unless n is 1: "1 account",
+// "2 accounts".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// wrongOrganizationHint follows an OrganizationMismatchError.
+const wrongOrganizationHint = "The provider's organization_id guards against a key of another environment: " +
+	"check which key the provider was given (api_key or " + EnvAPIKey + "), or correct organization_id."
+
+// addOrganizationError says why a guard (what) cannot be planned or
+// created: the key belongs to another organization than organization_id,
+// or its organization could not be read. Nothing was queued.
+func addOrganizationError(diags *diag.Diagnostics, what string, err error) {
+	if errors.Is(err, client.ErrWrongOrganization) {
+		diags.AddError("API key of another organization for "+what, describeError(err, wrongOrganizationHint))
+		return
+	}
+	addAPIError(diags, "Unable to check the API key's organization for "+what, err)
+}

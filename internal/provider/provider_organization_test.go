@@ -3,6 +3,7 @@ package provider
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,7 +32,7 @@ func TestAccProviderOrganizationGuardsTriggers(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config: e.configForOrg(foreignOrg, triggerConfig(id, "")),
-				ExpectError: expectError("Unable to trigger a backup of account "+id,
+				ExpectError: expectError("API key of another organization for backup_trigger for account "+id,
 					"the API key belongs to organization "+e.srv.OrganizationID()+` ("Example Org"), not to the expected `+foreignOrg,
 					"nothing was changed", "check which key the provider was given"),
 			},
@@ -46,9 +47,11 @@ func TestAccProviderOrganizationGuardsTriggers(t *testing.T) {
 				},
 				Config: e.configForOrg(e.srv.OrganizationID(), triggerConfig(id, "")),
 				Check: resource.ComposeAggregateTestCheckFunc(e.expectQueued(id, 1), func(*terraform.State) error {
-					// One read per apply that triggers; plans and refreshes read none.
-					if n := e.srv.Requests(mockservice.RouteToken); n != 2 {
-						return fmt.Errorf("%d token reads, want 2 (one per applying provider process)", n)
+					// One read per provider process that plans or applies a
+					// trigger's creation: the refused plan, then this step's
+					// plan and apply. Refreshes and other plans read none.
+					if n := e.srv.Requests(mockservice.RouteToken); n != 3 {
+						return fmt.Errorf("%d token reads, want 3 (one per process planning or applying a creation)", n)
 					}
 					return nil
 				}),
@@ -71,20 +74,33 @@ func TestAccProviderOrganizationIDValidated(t *testing.T) {
 	e.noRequests()
 }
 
-// The destroy-time backup is guarded too: with a key of another
-// organization, destroy fails before the guarded resource goes, and
-// nothing is queued.
+// A guard for a key of another organization is refused when it is
+// planned, not when the destroy it exists for is under way: nothing is
+// created. The destroy-time backup is guarded too: a guard whose provider
+// is later given another organization fails its destroy before the
+// guarded resource goes, and nothing is queued.
 func TestAccProviderOrganizationGuardsDestroyBackups(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, mockservice.Options{Seed: 2203, PendingFor: 20 * time.Millisecond, RunningFor: 40 * time.Millisecond})
 	id := e.srv.AccountIDs()[0]
 	c := newCLI(t, e, e.configForOrg(foreignOrg, guardedDatabase(id, "")))
+	mismatch := regexp.MustCompile(words("not to the expected " + foreignOrg + "; nothing was changed"))
+	out, err := c.exec(nil, "plan", "-no-color")
+	if err == nil || !mismatch.MatchString(out) || !strings.Contains(out, "API key of another organization for backup_on_destroy for account "+id) {
+		t.Fatalf("planning a guard under the wrong organization: %v\n%s", err, out)
+	}
+	if out, err := c.exec(nil, "apply", "-auto-approve", "-no-color"); err == nil || c.state(guardAddr) != nil {
+		t.Fatalf("a guard was created under the wrong organization (%v):\n%s", err, out)
+	}
+
+	c.write(e.configForOrg(e.srv.OrganizationID(), guardedDatabase(id, "")))
 	c.run("apply", "-auto-approve", "-no-color")
-	out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
+	c.write(e.configForOrg(foreignOrg, guardedDatabase(id, "")))
+	out, err = c.exec(nil, "destroy", "-auto-approve", "-no-color")
 	if err == nil {
 		t.Fatalf("destroy succeeded under the wrong organization:\n%s", out)
 	}
-	if !regexp.MustCompile(words("not to the expected " + foreignOrg + "; nothing was changed")).MatchString(out) {
+	if !mismatch.MatchString(out) {
 		t.Errorf("the error does not name the organizations:\n%s", out)
 	}
 	if _, gone := c.destroyedAt(); gone {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -21,17 +22,12 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-const (
-	defaultDestroyTimeout = 30 * time.Minute
-	// privateDestroyBackup holds the backup a destroy began and did not see
-	// succeed (interrupted, timed out, or not yet identified), so that
-	// destroying again follows it instead of queueing a second one.
-	privateDestroyBackup = "destroy_backup"
-)
+const defaultDestroyTimeout = 30 * time.Minute
 
 var (
 	_ resource.ResourceWithConfigure      = (*onDestroyResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*onDestroyResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*onDestroyResource)(nil)
 )
 
 // onDestroyResource is backup_on_destroy: creating it takes no backup;
@@ -46,16 +42,8 @@ type onDestroyModel struct {
 	ID         types.String   `tfsdk:"id"`
 	AccountID  types.String   `tfsdk:"account_id"`
 	OnConflict types.String   `tfsdk:"on_conflict"`
+	Pending    types.Object   `tfsdk:"pending_destroy_backup"`
 	Timeouts   timeouts.Value `tfsdk:"timeouts"`
-}
-
-// destroyBackup is what a destroy that did not finish recorded.
-type destroyBackup struct {
-	BackupID    string    `json:"backup_id,omitempty"`
-	TriggeredAt time.Time `json:"triggered_at"`
-	// Confirmed: the service accepted the trigger (see
-	// client.UnidentifiedError.Queued).
-	Confirmed bool `json:"confirmed"`
 }
 
 func newOnDestroyResource() resource.Resource { return &onDestroyResource{} }
@@ -67,11 +55,16 @@ func (r *onDestroyResource) Metadata(_ context.Context, req resource.MetadataReq
 func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		Description: "Takes one backup of an account when this resource is destroyed, waits for it to succeed, and fails the " +
-			"destroy otherwise. Creating it takes no backup (it checks that the account exists). Give it " +
+			"destroy otherwise. Creating it takes no backup (it checks that the account exists and, with the provider's " +
+			"`organization_id`, that the key belongs to that organization). Give it " +
 			"`depends_on = [<the resource that holds the account's data>]`: Terraform then destroys this one first, so the " +
 			"backup is taken, and has succeeded, before that resource goes, and a failed backup stops the destroy with that " +
-			"resource kept. It works on every Terraform and OpenTofu version the provider " +
-			"supports, for `terraform destroy`, removal from the configuration and replacement.",
+			"resource kept. That guards `terraform destroy` and removal of that resource from the configuration. To guard its " +
+			"replacement too, add `lifecycle { replace_triggered_by = [<that resource>.id] }`: `depends_on` alone does not " +
+			"replace this resource when that one is replaced, so no backup is taken; `.id` changes only on replacement, so an " +
+			"in-place update of that resource takes no backup. It works on every Terraform and OpenTofu version the provider " +
+			"supports. A destroy uses `on_conflict` and `timeouts.delete` as stored in the state: to change them for a destroy, " +
+			"apply the change first.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
@@ -89,6 +82,7 @@ func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					"for it, then takes a new one, so that the backup reflects the data as it is destroyed; `fail` fails the destroy.",
 				Validators: []validator.String{stringvalidator.OneOf(onConflictWait, onConflictFail)},
 			},
+			"pending_destroy_backup": pendingAttribute(),
 		},
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{
@@ -108,8 +102,30 @@ func (r *onDestroyResource) ValidateConfig(ctx context.Context, req resource.Val
 	validateTimeoutsBlock(ctx, req.Config, "delete", &resp.Diagnostics)
 }
 
-// Create checks the account, so that a mistyped or foreign account fails
-// the apply that adds the guard, not the destroy it exists for.
+// ModifyPlan checks, for a guard planned for creation, that the key belongs
+// to the provider's organization_id (one token read per process, none
+// without organization_id): a guard that could never back up fails at
+// plan, not at the destroy it exists for. For any other plan that is not
+// a destroy, it plans the pending destroy-time backup away: once the
+// guarded data may have changed, that backup no longer stands for a
+// destroy, and users see the record being cleared.
+func (r *onDestroyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // a destroy: Delete decides whether the record still counts
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("pending_destroy_backup"), pendingNull())...)
+	if req.State.Raw.IsNull() && r.data != nil {
+		var accountID types.String
+		resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("account_id"), &accountID)...)
+		if err := r.data.client.CheckOrganization(ctx); err != nil {
+			addOrganizationError(&resp.Diagnostics, "backup_on_destroy for account "+accountID.ValueString(), err)
+		}
+	}
+}
+
+// Create checks the account and the key's organization, so that a
+// mistyped or foreign account, or a key of another organization, fails the
+// apply that adds the guard, not the destroy it exists for.
 func (r *onDestroyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var m onDestroyModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
@@ -117,6 +133,11 @@ func (r *onDestroyResource) Create(ctx context.Context, req resource.CreateReque
 		return
 	}
 	accountID := m.AccountID.ValueString()
+	if err := r.data.client.CheckOrganization(ctx); err != nil {
+		addOrganizationError(&resp.Diagnostics, "backup_on_destroy for account "+accountID, err)
+		return
+	}
+	m.Pending = pendingNull()
 	if _, err := r.data.client.Account(ctx, accountID); err != nil {
 		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read account %s for backup_on_destroy", accountID), err)
 		return
@@ -150,14 +171,25 @@ func (r *onDestroyResource) Read(ctx context.Context, req resource.ReadRequest, 
 			fmt.Sprintf("The Backup Service no longer knows account %s (deleted, or no longer visible to this API key): "+
 				"there is nothing to back up when it is destroyed, so the guard is removed from the state.", accountID))
 		resp.State.RemoveResource(ctx)
+		return
+	}
+	// A record written by a release without pending_destroy_backup is
+	// shown too, so that a plan clears it visibly like any other.
+	if d, ok := readDestroyBackup(ctx, req.Private); ok && m.Pending.IsNull() {
+		timeout, diags := m.Timeouts.Delete(ctx, defaultDestroyTimeout)
+		resp.Diagnostics.Append(diags...)
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pendingObject(d, timeout))...)
 	}
 }
 
-// Update stores on_conflict and timeouts; it takes no backup.
+// Update stores on_conflict and timeouts and clears the pending
+// destroy-time backup (see ModifyPlan); it takes no backup.
 func (r *onDestroyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var m onDestroyModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	m.Pending = pendingNull()
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDestroyBackup, nil)...)
 }
 
 // Delete takes the backup and waits for it. When it cannot see it succeed
@@ -184,10 +216,13 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		Poll:              r.data.poll,
 		Progress:          logProgress(ctx),
 	}
-	var earlier destroyBackup
-	if raw, ds := req.Private.GetKey(ctx, privateDestroyBackup); len(raw) > 0 {
-		resp.Diagnostics.Append(ds...)
-		_ = json.Unmarshal(raw, &earlier) // unreadable: take a new backup
+	earlier, _ := readDestroyBackup(ctx, req.Private)
+	if earlier != (destroyBackup{}) && r.data.client.Now().After(earlier.until(timeout)) {
+		// It stood for a destroy that stopped more than timeouts.delete
+		// ago: the data may have changed since, so it is not this one's.
+		tflog.Info(ctx, "the backup an earlier destroy began no longer counts for this one; taking a new backup",
+			map[string]any{"backup_id": earlier.BackupID, "counts_until": earlier.until(timeout)})
+		earlier = destroyBackup{}
 	}
 
 	b, err := r.backUp(ctx, accountID, earlier, opts)
@@ -196,9 +231,10 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		return
 	}
 
-	// The destroy fails: record what the next one follows. What was
-	// recorded stays unless this destroy learnt better: a transient error
-	// must not make the next destroy queue a second backup.
+	// The destroy fails: record what the next one follows, for
+	// timeouts.delete from now. What was recorded stays unless this destroy
+	// learnt better: a transient error must not make the next destroy
+	// queue a second backup.
 	var next *destroyBackup
 	if earlier != (destroyBackup{}) {
 		next = &earlier
@@ -214,21 +250,20 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		next = &destroyBackup{BackupID: we.Backup.ID, TriggeredAt: we.Backup.CreatedAt, Confirmed: true}
 	}
 	var mark []byte
+	pending := pendingNull()
 	if next != nil {
+		next.CountsUntil = r.data.client.Now().Add(timeout)
 		mark, _ = json.Marshal(next)
+		pending = pendingObject(*next, timeout)
 	}
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDestroyBackup, mark)...)
+	// The kept state shows the record: Terraform stores the state a failed
+	// destroy returns.
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pending)...)
 
-	switch {
-	case b == nil && err != nil:
+	if b == nil && err != nil {
 		addTriggerError(&resp.Diagnostics, destroyCaller, accountID, timeout, err)
-	case errors.As(err, &we) && errors.Is(err, context.Canceled):
-		// An interrupt is only a warning for a create; here it must stop
-		// the destroy.
-		resp.Diagnostics.AddError("Destroy interrupted while waiting for the backup",
-			fmt.Sprintf("Backup %s of account %s was %s when the wait was interrupted after %s. It goes on in the Backup Service. %s",
-				we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second), destroyCaller.interrupted))
-	default:
+	} else {
 		reportWait(&resp.Diagnostics, destroyCaller, accountID, timeout, err)
 	}
 	if !resp.Diagnostics.HasError() {

@@ -125,7 +125,7 @@ func TestAccOnDestroyInterruptedThenResumed(t *testing.T) {
 	if err == nil {
 		t.Fatalf("the interrupted destroy succeeded:\n%s", out)
 	}
-	if !strings.Contains(strings.Join(strings.Fields(out), " "), "destroying again resumes waiting for this same backup") {
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "resumes waiting for this same backup without queueing another") {
 		t.Errorf("the interrupted destroy did not explain itself:\n%s", out)
 	}
 	if c.state(guardAddr) == nil || c.state("terraform_data.db") == nil {
@@ -141,22 +141,67 @@ func TestAccOnDestroyInterruptedThenResumed(t *testing.T) {
 	}
 }
 
-// A timeout, then a destroy with time enough: the same backup.
+// A timed-out destroy records its backup for timeouts.delete: a destroy
+// within that follows the same backup; a later one, or one after an apply
+// that is not a destroy (the plan shows the record cleared), takes a new
+// backup, since the data may have changed since.
 func TestAccOnDestroyTimedOutThenResumed(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, mockservice.Options{Seed: 2004, PendingFor: time.Hour, RunningFor: time.Hour})
-	id := e.srv.AccountIDs()[0]
-	c := newCLI(t, e, e.config(guardedDatabase(id, "  timeouts {\n    delete = \"10m\"\n  }\n")))
-	c.run("apply", "-auto-approve", "-no-color")
-	out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
-	flat := strings.Join(strings.Fields(out), " ")
-	if err == nil || !strings.Contains(flat, "Backup still in progress") || !strings.Contains(flat, "(timeouts.delete is 10m0s)") {
-		t.Fatalf("want the destroy to time out naming timeouts.delete:\n%s", out)
-	}
-	e.clock.Advance(2 * time.Hour) // the backup succeeds meanwhile
-	c.run("destroy", "-auto-approve", "-no-color")
-	if n := e.srv.BackupsQueued(id); n != 1 {
-		t.Errorf("%d backups queued, want 1", n)
+	for _, tc := range []struct {
+		name        string
+		then        func(e *testEnv, c *cli)
+		wantBackups int
+	}{
+		// The backup ends 6 minutes in, after the first destroy timed
+		// out at 5; the record counts until 10.
+		{"within timeouts.delete", func(e *testEnv, _ *cli) { e.clock.Advance(2 * time.Minute) }, 1},
+		{"past timeouts.delete", func(e *testEnv, _ *cli) { e.clock.Advance(6 * time.Minute) }, 2},
+		{"after an apply", func(e *testEnv, c *cli) {
+			plan := c.run("plan", "-no-color")
+			if !strings.Contains(plan, "pending_destroy_backup") || !strings.Contains(plan, "1 to change") {
+				t.Errorf("the plan does not show the pending backup being cleared:\n%s", plan)
+			}
+			c.run("apply", "-auto-approve", "-no-color")
+			if st := c.state(guardAddr); st == nil || st["pending_destroy_backup"] != nil {
+				t.Errorf("the apply kept the pending backup: %v", st)
+			}
+			e.clock.Advance(2 * time.Minute)
+		}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newTestEnv(t, mockservice.Options{Seed: 2004, PendingFor: 3 * time.Minute, RunningFor: 3 * time.Minute})
+			id := e.srv.AccountIDs()[0]
+			c := newCLI(t, e, e.config(guardedDatabase(id, "  timeouts {\n    delete = \"5m\"\n  }\n")))
+			c.run("apply", "-auto-approve", "-no-color")
+			out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
+			flat := strings.Join(strings.Fields(out), " ")
+			if err == nil || !strings.Contains(flat, "Backup still in progress") || !strings.Contains(flat, "(timeouts.delete is 5m0s)") {
+				t.Fatalf("want the destroy to time out naming timeouts.delete:\n%s", out)
+			}
+			pending, _ := c.state(guardAddr)["pending_destroy_backup"].(map[string]any)
+			if pending == nil || !strings.HasPrefix(fmt.Sprint(pending["backup_id"]), "bkp_") || pending["counts_until"] == nil {
+				t.Fatalf("the state does not show the pending backup: %v", c.state(guardAddr))
+			}
+			tc.then(e, c)
+			// A new backup outlasts timeouts.delete too: the destroy after
+			// it follows that one.
+			for range 2 {
+				if _, err := c.exec(nil, "destroy", "-auto-approve", "-no-color"); err == nil {
+					break
+				}
+				if _, gone := c.destroyedAt(); gone {
+					t.Fatal("the guarded resource was destroyed by a destroy that failed")
+				}
+				e.clock.Advance(3 * time.Minute)
+			}
+			if n := e.srv.BackupsQueued(id); n != tc.wantBackups {
+				t.Errorf("%d backups queued, want %d", n, tc.wantBackups)
+			}
+			if _, gone := c.destroyedAt(); !gone {
+				t.Error("the guarded resource was not destroyed")
+			}
+		})
 	}
 }
 

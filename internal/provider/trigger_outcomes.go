@@ -47,6 +47,14 @@ func boundedFor(ctx context.Context, c *client.Client, timeout time.Duration, ac
 // does not have.
 type caller struct {
 	timeoutName string // the setting that bounds its waits
+	// interruptStops: an interrupted wait is an error, so that the change
+	// it guards does not go ahead (a destroy, an action's triggering
+	// change). For a create it is a warning: the trigger is saved, its
+	// dependents do not run in the interrupted apply, and the next apply
+	// resumes the wait.
+	interruptStops bool
+	// interruptedSummary heads the error when interruptStops.
+	interruptedSummary string
 	interrupted string // after an interrupted wait
 	timedOut    string // after a wait that timed out
 	failed      string // after a failed backup
@@ -77,17 +85,24 @@ var (
 	// A destroy-time backup (backup_on_destroy): a destroy that fails keeps
 	// the resource, and the next destroy follows the same backup.
 	destroyCaller = caller{
-		timeoutName:            "timeouts.delete",
-		interrupted:            "The destroy stopped and Terraform keeps this resource (and what depends on it being destroyed first); destroying again resumes waiting for this same backup, without queueing another.",
-		timedOut:               "The destroy stopped and Terraform keeps this resource; destroying again waits for this same backup while it is in progress, instead of queueing another.",
+		timeoutName:        "timeouts.delete",
+		interruptStops:     true,
+		interruptedSummary: "Destroy stopped: the wait for its backup was interrupted",
+		interrupted: "The destroy stopped before this resource, and what depends on it being destroyed first, went. " +
+			"A destroy within timeouts.delete of now resumes waiting for this same backup without queueing another; a later one takes a new backup.",
+		timedOut: "The destroy stopped and this resource is kept; a destroy within timeouts.delete of now waits for this same backup " +
+			"while it is in progress, instead of queueing another; a later one takes a new backup.",
 		failed:                 "The destroy stopped and Terraform keeps this resource; destroying again takes a new backup.",
 		unidentifiedWaiting:    "The destroy stopped and Terraform keeps this resource; destroying again looks for this backup before it sends any new trigger.",
 		unidentifiedNotWaiting: "The destroy stopped and Terraform keeps this resource; destroying again looks for this backup before it sends any new trigger.",
 	}
 	// An action records nothing: nothing resumes its wait.
 	invokeCaller = caller{
-		timeoutName: "timeouts.invoke",
-		interrupted: "The action records nothing: follow the backup with the backup_account_backups data source.",
+		timeoutName:        "timeouts.invoke",
+		interruptStops:     true,
+		interruptedSummary: "Interrupted before the backup was seen to succeed",
+		interrupted: "The invocation fails, so the change it guards does not go ahead on this backup. The action records nothing: " +
+			"follow the backup with the backup_account_backups data source.",
 		timedOut:    "The action records nothing: follow the backup with the backup_account_backups data source.",
 		unidentifiedWaiting: "The action records nothing: look for it among the account's backups (data source backup_account_backups) " +
 			"before invoking the action again.",
@@ -97,18 +112,21 @@ var (
 )
 
 // reportWait turns the outcome of a wait into diagnostics. An interrupt
-// is a warning (a resource is then saved untainted, and the next apply
-// resumes the wait); a timeout or a failed backup is an error naming the
-// backup and its status.
+// is an error where the caller guards a change (see caller.interruptStops)
+// and a warning for a create; a timeout or a failed backup is an error
+// naming the backup and its status.
 func reportWait(diags *diag.Diagnostics, next caller, accountID string, timeout time.Duration, err error) {
 	var we *client.WaitError
 	var fe *client.BackupFailedError
 	switch {
 	case err == nil:
 	case errors.As(err, &we) && errors.Is(err, context.Canceled):
-		diags.AddWarning("Waiting for the backup was interrupted",
-			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s was %s when the wait was interrupted after %s. It goes on in the Backup Service. %s",
-				we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second), next.interrupted)))
+		summary, add := "Waiting for the backup was interrupted", diags.AddWarning
+		if next.interruptStops {
+			summary, add = next.interruptedSummary, diags.AddError
+		}
+		add(summary, strings.TrimSpace(fmt.Sprintf("Backup %s of account %s was %s when the wait was interrupted after %s. It goes on in the Backup Service. %s",
+			we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second), next.interrupted)))
 	case errors.As(err, &we) && errors.Is(err, context.DeadlineExceeded):
 		diags.AddError("Backup still in progress",
 			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s was still %s after waiting %s (%s is %s). It goes on in the Backup Service. %s "+
@@ -158,8 +176,7 @@ func addTriggerError(diags *diag.Diagnostics, c caller, accountID string, timeou
 		diags.AddAttributeError(at, summary, describeError(err, "The account cannot be backed up in its current state (for example paused, "+
 			"a lapsed subscription, or a connection needing re-authorization); fix that in the Backup Service web application."))
 	case errors.Is(err, client.ErrWrongOrganization):
-		diags.AddError(summary, describeError(err, "The provider's organization_id guards against a key of another environment: "+
-			"check which key the provider was given (api_key or "+EnvAPIKey+"), or correct organization_id."))
+		diags.AddError(summary, describeError(err, wrongOrganizationHint))
 	case errors.Is(err, client.ErrNotFound), errors.Is(err, client.ErrForbidden):
 		diags.AddAttributeError(at, summary, describeError(err))
 	default:

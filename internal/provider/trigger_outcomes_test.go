@@ -36,23 +36,26 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 		// setting, {next} for what the caller says follows.
 		want []string
 		next func(caller) string
+		// guardErrs: a caller that guards a change (interruptStops) makes
+		// this an error under its own summary.
+		guardErrs bool
 	}{
 		{"wait interrupted", wait, &client.WaitError{Backup: running, Waited: 3 * time.Second, Err: context.Canceled},
-			diag.SeverityWarning, "Waiting for the backup was interrupted", []string{"bkp_0123456789abcdef", "running"}, func(c caller) string { return c.interrupted }},
+			diag.SeverityWarning, "Waiting for the backup was interrupted", []string{"bkp_0123456789abcdef", "running"}, func(c caller) string { return c.interrupted }, true},
 		{"wait timed out", wait, &client.WaitError{Backup: running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
-			diag.SeverityError, "Backup still in progress", []string{"still running after waiting 5m0s", "({timeout} is 5m0s)", "Raise {timeout}"}, func(c caller) string { return c.timedOut }},
+			diag.SeverityError, "Backup still in progress", []string{"still running after waiting 5m0s", "({timeout} is 5m0s)", "Raise {timeout}"}, func(c caller) string { return c.timedOut }, false},
 		{"backup failed", wait, &client.BackupFailedError{Backup: failed},
-			diag.SeverityError, "Backup did not succeed", []string{`status "failed"`, "export refused"}, func(c caller) string { return c.failed }},
+			diag.SeverityError, "Backup did not succeed", []string{`status "failed"`, "export refused"}, func(c caller) string { return c.failed }, false},
 		{"conflict wait timed out", trigger, &client.ConflictWaitError{Running: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
-			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"already in progress", "({timeout} is 5m0s)", "No backup was queued", "Raise {timeout}"}, nil},
+			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"already in progress", "({timeout} is 5m0s)", "No backup was queued", "Raise {timeout}"}, nil, false},
 		{"conflict wait interrupted", trigger, &client.ConflictWaitError{Running: &running, Err: context.Canceled},
-			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"Interrupted", "no backup was queued"}, nil},
+			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"Interrupted", "no backup was queued"}, nil, false},
 		{"conflict refused", trigger, conflict,
-			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"HTTP 409", `on_conflict is "fail"`, "Request ID: 0b7c7a70"}, nil},
+			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"HTTP 409", `on_conflict is "fail"`, "Request ID: 0b7c7a70"}, nil, false},
 		{"not backupable", trigger, unprocessable,
-			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"HTTP 422", "paused", "web application"}, nil},
+			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"HTTP 422", "paused", "web application"}, nil, false},
 		{"queued, not identified", trigger, &client.UnidentifiedError{AccountID: acct, TriggeredAt: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), Queued: true, Err: client.ErrNotListed},
-			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"a backup was queued", "2026-11-23T10:00:00Z"}, func(c caller) string { return c.unidentifiedWaiting }},
+			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"a backup was queued", "2026-11-23T10:00:00Z"}, func(c caller) string { return c.unidentifiedWaiting }, false},
 	}
 	for _, tc := range cases {
 		for name, c := range callers {
@@ -65,8 +68,12 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 				}
 				d := diags[0]
 				detail := strings.Join(strings.Fields(d.Detail()), " ")
-				if d.Severity() != tc.severity || d.Summary() != tc.summary {
-					t.Errorf("%s %q, want %s %q", d.Severity(), d.Summary(), tc.severity, tc.summary)
+				severity, summary := tc.severity, tc.summary
+				if tc.guardErrs && c.interruptStops {
+					severity, summary = diag.SeverityError, c.interruptedSummary
+				}
+				if d.Severity() != severity || d.Summary() != summary {
+					t.Errorf("%s %q, want %s %q", d.Severity(), d.Summary(), severity, summary)
 				}
 				at := 0
 				for _, w := range tc.want {
@@ -110,6 +117,10 @@ func TestEveryCallerSaysWhatFollows(t *testing.T) {
 		}
 		if name != "invoke" && c.failed == "" {
 			t.Errorf("%s caller: failed is empty", name)
+		}
+		if c.interruptStops != (name == "invoke" || name == "destroy") || (c.interruptStops && c.interruptedSummary == "") {
+			t.Errorf("%s caller: an interrupted wait stops the change it guards: %t (%q); only an action and a destroy guard one",
+				name, c.interruptStops, c.interruptedSummary)
 		}
 	}
 }
