@@ -3,13 +3,13 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"log"
 	"os"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/backup-service/terraform-provider-backup/internal/provider"
 )
@@ -25,11 +25,15 @@ func main() {
 		quietSDKUnlessLogging()
 	}
 
-	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
-		Address:         "registry.terraform.io/backup-service/backup",
-		Debug:           debug,
-		ProtocolVersion: 6,
-	})
+	var opts []tf6server.ServeOpt
+	if debug {
+		opts = append(opts, tf6server.WithManagedDebug())
+	}
+	server, err := provider.NewServer(version)()
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = tf6server.Serve("registry.terraform.io/backup-service/backup", func() tfprotov6.ProviderServer { return server }, opts...)
 	if err != nil {
 		log.Fatal(err)
 	}

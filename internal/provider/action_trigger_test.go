@@ -153,8 +153,11 @@ func TestAccActionValidation(t *testing.T) {
 	for _, c := range []struct{ config, want string }{
 		{guarded("acc_short", "", "v1", "after_create"), "must be an account id"},
 		{guarded(id, "    on_conflict = \"sometimes\"\n", "v1", "after_create"), "value must be one of"},
-		{guarded(id, "    timeouts {\n      invoke = \"0s\"\n    }\n", "v1", "after_create"), `timeouts.invoke must be a positive duration`},
-		{guarded(id, "    timeouts {\n      invoke = \"soon\"\n    }\n", "v1", "after_create"), `invoke`},
+		{guarded(id, "    timeouts {\n      invoke = \"0s\"\n    }\n", "v1", "after_create"), words(`timeouts.invoke must be positive; got "0s".`)},
+		{guarded(id, "    timeouts {\n      invoke = \"soon\"\n    }\n", "v1", "after_create"),
+			words(`timeouts.invoke must be a duration: a number followed by a unit (ns, us, ms, s, m or h), such as "30m", "1h" or "1h30m"; got "soon".`)},
+		{guarded(id, "    timeouts {\n      invoke = \"1d\"\n    }\n", "v1", "after_create"),
+			words(`got "1d". Go durations have no days or weeks: write them in hours, "24h" for "1d".`)},
 	} {
 		steps = append(steps, resource.TestStep{Config: e.config(c.config), ExpectError: regexp.MustCompile(c.want)})
 	}
@@ -303,5 +306,80 @@ resource "terraform_data" "schema" {
 				t.Errorf("%s: %d backups queued, the guide says %d", tc.path, n, tc.wantBackups)
 			}
 		})
+	}
+}
+
+// Ctrl-C while a before_update action waits for its backup: the
+// invocation fails, so the change it guards does not happen (the guarded
+// resource keeps its value) and one backup was queued, for account_id and
+// account_ids alike, on every binary with actions. An interrupted wait
+// reported as a warning let Terraform 1.16 make the change.
+func TestAccActionInterruptedStopsTheChange(t *testing.T) {
+	t.Parallel()
+	for _, many := range []bool{false, true} {
+		t.Run(fmt.Sprintf("account_ids=%t", many), func(t *testing.T) {
+			t.Parallel()
+			skipBelow(t, "1.14.0", "actions")
+			e := newWallClockEnv(t, mockservice.Options{Seed: 1110, PendingFor: time.Minute, RunningFor: time.Minute})
+			id := e.srv.AccountIDs()[0]
+			cfg := func(input string) string {
+				if many {
+					return e.config(strings.Replace(guarded(id, "", input, "before_update"),
+						fmt.Sprintf("account_id = %q", id), fmt.Sprintf("account_ids = [%q]", id), 1))
+				}
+				return e.config(guarded(id, "", input, "before_update"))
+			}
+			c := newCLI(t, e, cfg("44"))
+			c.run("apply", "-auto-approve", "-no-color")
+			c.write(cfg("45"))
+			polled := e.srv.Requests(mockservice.RouteListBackups)
+			out, err := c.interrupt(func() bool {
+				return e.srv.BackupsQueued(id) == 1 && e.srv.Requests(mockservice.RouteListBackups) >= polled+2
+			}, "apply", "-auto-approve", "-no-color")
+			if !strings.Contains(out, "Interrupt received") {
+				t.Fatalf("not interrupted:\n%s", out)
+			}
+			if strings.Contains(out, "TERRAFORM CRASH") {
+				t.Log("Terraform crashed after the interrupt (its bug: see TestAccActionManyAccountsInterrupted)")
+			}
+			if st := c.state("terraform_data.schema"); st == nil || st["input"] != "44" {
+				t.Errorf("the guarded change went ahead without a good backup: %v\n%s", st, out)
+			}
+			if err == nil {
+				t.Errorf("the interrupted apply exited 0:\n%s", out)
+			}
+			if n := e.srv.BackupsQueued(id); n != 1 {
+				t.Errorf("%d backups queued, want 1", n)
+			}
+		})
+	}
+}
+
+// Ctrl-C during apply -invoke: the invocation fails with the interrupted
+// wait, and the command exits non-zero, so that a pipeline does not read
+// an interrupted invocation as a good backup. Before the provider reported
+// the outcome ahead of the plugin server's cancellation (interruptFirst),
+// the outcome was dropped and Terraform 1.15 and 1.16 printed "Apply
+// complete!" and exited 0.
+func TestAccActionInvokeInterruptedFails(t *testing.T) {
+	t.Parallel()
+	skipBelow(t, "1.14.0", "apply -invoke")
+	e := newWallClockEnv(t, mockservice.Options{Seed: 1111, PendingFor: time.Minute, RunningFor: time.Minute})
+	id := e.srv.AccountIDs()[0]
+	c := newCLI(t, e, e.config(fmt.Sprintf("action \"backup_trigger\" \"pre\" {\n  config {\n    account_id = %q\n  }\n}\n", id)))
+	out, err := c.interrupt(func() bool {
+		return e.srv.BackupsQueued(id) == 1 && e.srv.Requests(mockservice.RouteListBackups) >= 2
+	}, "apply", "-auto-approve", "-no-color", "-invoke=action.backup_trigger.pre")
+	if !strings.Contains(out, "Interrupt received") {
+		t.Fatalf("not interrupted:\n%s", out)
+	}
+	if err == nil || strings.Contains(out, "Apply complete!") {
+		t.Errorf("an interrupted -invoke succeeded (%v):\n%s", err, out)
+	}
+	if !strings.Contains(out, "Interrupted before the backup was seen to succeed") {
+		t.Errorf("the invocation's error is missing:\n%s", out)
+	}
+	if n := e.srv.BackupsQueued(id); n != 1 {
+		t.Errorf("%d backups queued, want 1", n)
 	}
 }

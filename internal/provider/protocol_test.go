@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
@@ -18,7 +17,7 @@ import (
 
 func protocolServer(t *testing.T) (tfprotov6.ProviderServer, *tfprotov6.GetProviderSchemaResponse) {
 	t.Helper()
-	srv, err := providerserver.NewProtocol6WithError(New("test")())()
+	srv, err := NewServer("test")()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
@@ -114,7 +113,7 @@ func (e *testEnv) factories() map[string]func() (tfprotov6.ProviderServer, error
 			e.clientOptions(o)
 		}
 	}
-	return map[string]func() (tfprotov6.ProviderServer, error){"backup": providerserver.NewProtocol6WithError(p)}
+	return map[string]func() (tfprotov6.ProviderServer, error){"backup": serve(p)}
 }
 
 // TestMain makes the test framework serve the provider at the address users

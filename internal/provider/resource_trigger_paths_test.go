@@ -27,6 +27,8 @@ import (
 // with a warning; the next plan updates it in place, and the next apply
 // resumes the wait for the same backup: no second POST. When the backup
 // failed meanwhile, the plan says so and exactly one new backup is taken.
+// What depends on the trigger (the guarded change) does not run in the
+// interrupted apply, only once the resumed wait has seen a good backup.
 func TestAccTriggerInterruptedWaitResumes(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -42,7 +44,8 @@ func TestAccTriggerInterruptedWaitResumes(t *testing.T) {
 				spec.FailWith = "the platform refused the export"
 			}
 			id := e.srv.AddAccount(spec)
-			c := newCLI(t, e, e.config(triggerConfig(id, "  triggers            = { release = \"r2\" }\n  wait_for_completion = true\n")))
+			c := newCLI(t, e, e.config(triggerConfig(id, "  triggers            = { release = \"r2\" }\n  wait_for_completion = true\n")+
+				"\nresource \"terraform_data\" \"migration\" {\n  input      = \"r2\"\n  depends_on = [backup_trigger.this]\n}\n"))
 
 			// Interrupt once the backup is queued and has been polled once.
 			out, _ := c.interrupt(func() bool { return e.srv.Requests(mockservice.RouteListBackups) >= 2 }, "apply", "-auto-approve", "-no-color")
@@ -54,6 +57,9 @@ func TestAccTriggerInterruptedWaitResumes(t *testing.T) {
 				t.Fatalf("state after the interrupt = %v, want the pending backup, untainted", st)
 			}
 			backupID := st["id"]
+			if c.state("terraform_data.migration") != nil {
+				t.Fatal("the change that depends on the trigger ran after the interrupt, before a good backup")
+			}
 
 			if tc.failing {
 				clock.Advance(3 * time.Minute) // the backup fails
@@ -95,6 +101,9 @@ func TestAccTriggerInterruptedWaitResumes(t *testing.T) {
 			}
 			if st["id"] != wantID || st["backup_status"] != "success" || st["tainted"] == true {
 				t.Errorf("state after the resumed apply = %v", st)
+			}
+			if c.state("terraform_data.migration") == nil {
+				t.Error("the change that depends on the trigger did not run after the good backup")
 			}
 			if n := e.srv.Requests(mockservice.RouteTrigger); n != wantPOSTs {
 				t.Errorf("%d trigger POSTs, want %d", n, wantPOSTs)

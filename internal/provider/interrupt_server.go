@@ -1,0 +1,123 @@
+package provider
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+)
+
+// NewServer is the provider as Terraform is served it (main.go and the
+// tests alike): the framework's server, with interrupts delivered to
+// action invocations before the plugin server cancels them (see
+// interruptFirst).
+func NewServer(version string) func() (tfprotov6.ProviderServer, error) {
+	return serve(New(version)())
+}
+
+func serve(p provider.Provider) func() (tfprotov6.ProviderServer, error) {
+	return func() (tfprotov6.ProviderServer, error) {
+		s, err := providerserver.NewProtocol6WithError(p)()
+		if err != nil {
+			return nil, err
+		}
+		full, ok := s.(fullServer)
+		if !ok {
+			return s, nil // a framework without actions or list resources
+		}
+		return &interruptFirst{fullServer: full, stop: make(chan struct{}), running: map[chan struct{}]struct{}{}}, nil
+	}
+}
+
+// fullServer is what the framework's server implements and the plugin
+// server looks for: resources and data sources, list resources, actions.
+type fullServer interface {
+	tfprotov6.ProviderServer
+	tfprotov6.ListResourceServer
+	tfprotov6.ActionServer
+}
+
+// stopGrace bounds how long an interrupt waits for interrupted
+// invocations to report; each reports at once, so this is a safety net.
+const stopGrace = 10 * time.Second
+
+// interruptFirst makes an interrupted action invocation fail as an
+// invocation, so that the change it guards does not go ahead. On Ctrl-C,
+// Terraform calls StopProvider; the plugin server (terraform-plugin-go
+// v0.31) then cancels every request's context and drops every event of an
+// invocation whose context is done, its final one included, and ends the
+// stream as if it had completed. Terraform 1.16.0-rc2 reads such a stream
+// as a success and makes the guarded change. So StopProvider first stops
+// the invocations itself, waits until each has sent its outcome (an error:
+// the wait was interrupted), and only then lets the plugin server cancel.
+type interruptFirst struct {
+	fullServer
+
+	mu      sync.Mutex
+	stop    chan struct{}              // closed (and renewed) by each StopProvider
+	running map[chan struct{}]struct{} // each closed once its invocation has sent its outcome
+}
+
+func (s *interruptFirst) InvokeAction(ctx context.Context, req *tfprotov6.InvokeActionRequest) (*tfprotov6.InvokeActionServerStream, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	stop := s.stop
+	reported := make(chan struct{})
+	s.running[reported] = struct{}{}
+	s.mu.Unlock()
+	finish := sync.OnceFunc(func() {
+		cancel()
+		s.mu.Lock()
+		delete(s.running, reported)
+		s.mu.Unlock()
+		close(reported)
+	})
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	resp, err := s.fullServer.InvokeAction(ctx, req)
+	if err != nil || resp == nil || resp.Events == nil {
+		finish()
+		return resp, err
+	}
+	events := resp.Events
+	resp.Events = func(yield func(tfprotov6.InvokeActionEvent) bool) {
+		defer finish()
+		for ev := range events {
+			if !yield(ev) {
+				return
+			}
+		}
+	}
+	return resp, nil
+}
+
+func (s *interruptFirst) StopProvider(ctx context.Context, req *tfprotov6.StopProviderRequest) (*tfprotov6.StopProviderResponse, error) {
+	s.mu.Lock()
+	close(s.stop)
+	s.stop = make(chan struct{})
+	waiting := make([]chan struct{}, 0, len(s.running))
+	for r := range s.running {
+		waiting = append(waiting, r)
+	}
+	s.mu.Unlock()
+	grace := time.NewTimer(stopGrace)
+	defer grace.Stop()
+	for _, r := range waiting {
+		select {
+		case <-r:
+		case <-grace.C:
+			return s.fullServer.StopProvider(ctx, req)
+		case <-ctx.Done():
+			return s.fullServer.StopProvider(ctx, req)
+		}
+	}
+	return s.fullServer.StopProvider(ctx, req)
+}
