@@ -83,7 +83,9 @@ func pendingObject(d destroyBackup, timeout time.Duration) types.Object {
 }
 
 func pendingAttribute() schema.SingleNestedAttribute {
-	field := func(desc string) schema.StringAttribute { return schema.StringAttribute{Computed: true, Description: desc} }
+	field := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, Description: desc}
+	}
 	return schema.SingleNestedAttribute{
 		Computed: true,
 		Description: "The backup a destroy of this resource began and did not see succeed (it was interrupted, timed out, or " +

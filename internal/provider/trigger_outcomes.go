@@ -55,9 +55,9 @@ type caller struct {
 	interruptStops bool
 	// interruptedSummary heads the error when interruptStops.
 	interruptedSummary string
-	interrupted string // after an interrupted wait
-	timedOut    string // after a wait that timed out
-	failed      string // after a failed backup
+	interrupted        string // after an interrupted wait
+	timedOut           string // after a wait that timed out
+	failed             string // after a failed backup
 	// After a backup queued (or perhaps queued) but not identified, by
 	// whether what follows waits for it.
 	unidentifiedWaiting, unidentifiedNotWaiting string
@@ -103,7 +103,7 @@ var (
 		interruptedSummary: "Interrupted before the backup was seen to succeed",
 		interrupted: "The invocation fails, so the change it guards does not go ahead on this backup. The action records nothing: " +
 			"follow the backup with the backup_account_backups data source.",
-		timedOut:    "The action records nothing: follow the backup with the backup_account_backups data source.",
+		timedOut: "The action records nothing: follow the backup with the backup_account_backups data source.",
 		unidentifiedWaiting: "The action records nothing: look for it among the account's backups (data source backup_account_backups) " +
 			"before invoking the action again.",
 		unidentifiedNotWaiting: "The action records nothing: look for it among the account's backups (data source backup_account_backups) " +
