@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -51,19 +50,6 @@ func (d *accountsDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 	}
 }
 
-// accountFilter is an optional exact-match filter on an account field,
-// applied by the provider (the API has none).
-func accountFilter(what string) schema.StringAttribute {
-	return schema.StringAttribute{
-		Optional: true,
-		Description: "Keep only accounts whose `" + what + "` equals this value exactly (applied by the provider: the API has no filters). " +
-			"Must not be empty: an empty filter would match no account.",
-		// An empty filter silently matched nothing, so a for_each over
-		// the ids backed up nothing.
-		Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
-	}
-}
-
 // orderAttribute is the optional `order` argument of a listing.
 func orderAttribute(timestamp string) schema.StringAttribute {
 	return schema.StringAttribute{
@@ -88,6 +74,7 @@ func (d *accountsDataSource) Read(ctx context.Context, req datasource.ReadReques
 		m.Order = types.StringValue(string(client.OrderDesc))
 	}
 	m.Accounts, m.IDs = []accountModel{}, []types.String{}
+	filters := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType)
 	for a, err := range d.client.Accounts(ctx, client.ListOptions{
 		Order: client.Order(m.Order.ValueString()), Skipped: warnSkipped(&resp.Diagnostics, "backup_accounts"),
 	}) {
@@ -95,16 +82,13 @@ func (d *accountsDataSource) Read(ctx context.Context, req datasource.ReadReques
 			addAPIError(&resp.Diagnostics, "Unable to list accounts for backup_accounts", err)
 			return
 		}
-		if !matches(m.Platform, a.Platform) || !matches(m.BackupStatus, a.BackupStatus) || !matches(m.ServiceType, a.ServiceType) {
+		if !filters.keep(a) {
 			continue
 		}
 		m.Accounts = append(m.Accounts, accountToModel(a))
 		m.IDs = append(m.IDs, types.StringValue(a.ID))
 	}
+	filters.warnIfEmpty(&resp.Diagnostics, "backup_accounts",
+		"So ids and accounts are empty, and anything built from them (for example a backup_trigger action's account_ids) backs up nothing.")
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-}
-
-// matches applies an optional exact-match filter.
-func matches(filter types.String, value string) bool {
-	return filter.IsNull() || filter.ValueString() == value
 }

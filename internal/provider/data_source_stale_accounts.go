@@ -108,15 +108,20 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 	}
 	maxAge, _ := time.ParseDuration(m.MaxAge.ValueString()) // validated
 	var accounts []client.Account
+	filters := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType)
 	for a, err := range d.client.Accounts(ctx, client.ListOptions{Skipped: warnSkipped(&resp.Diagnostics, "backup_stale_accounts")}) {
 		if err != nil {
 			addAPIError(&resp.Diagnostics, "Unable to list accounts for backup_stale_accounts", err)
 			return
 		}
-		if matches(m.Platform, a.Platform) && matches(m.BackupStatus, a.BackupStatus) && matches(m.ServiceType, a.ServiceType) {
+		if filters.keep(a) {
 			accounts = append(accounts, a)
 		}
 	}
+	// No account to check reads, downstream, as every account being fresh.
+	filters.warnIfEmpty(&resp.Diagnostics, "backup_stale_accounts",
+		"So checked is 0 and ids is empty: a freshness check built on them passes without checking any account, "+
+			"and anything built from ids (for example a backup_trigger action's account_ids) backs up nothing.")
 
 	ids := make([]string, len(accounts))
 	for i, a := range accounts {

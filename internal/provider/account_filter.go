@@ -1,0 +1,230 @@
+package provider
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+)
+
+// What a listing keeps to explain an empty result. A field has few values
+// in a real organization, but a service answering oddly must neither fill
+// memory nor flood the terminal.
+const (
+	filterValuesKept     = 50 // distinct values kept per filtered field
+	filterValuesShown    = 10 // of those, shown in the warning
+	filterNearMissesKept = 5  // values equal to the filter but for white space
+	filterValueShownLen  = 64 // characters of one value kept and shown
+)
+
+// accountFilter is the schema of an optional filter on an account field,
+// applied by the provider (the API has none).
+func accountFilter(what string) schema.StringAttribute {
+	return schema.StringAttribute{
+		Optional: true,
+		Description: "Keep only accounts whose `" + what + "` equals this value, ignoring case but not surrounding spaces " +
+			"(applied by the provider: the API has no filters). When the filters match no account, the data source warns, " +
+			"naming the values the accounts have. Must not be empty: an empty filter would match no account.",
+		// An empty filter silently matched nothing, so a for_each over
+		// the ids backed up nothing.
+		Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+	}
+}
+
+// accountFilters are the platform, backup_status and service_type filters
+// of backup_accounts and backup_stale_accounts. The data source applies
+// them to each account while paging its one listing, and notes what it saw
+// there, so that a result the filters leave empty can be explained without
+// another request: a filter such as "Slak" otherwise empties a pipeline's
+// set of accounts without a word.
+type accountFilters struct {
+	set     []*filterField // the filters that are set, in schema order
+	listed  int            // accounts listed
+	matched int            // accounts every filter matches
+}
+
+// filterField is one filter that is set, and what the listing showed of
+// its field.
+type filterField struct {
+	attr  string
+	want  string
+	get   func(client.Account) string
+	alone int // accounts this filter alone matches
+	// others holds distinct values of the field that do not match, up to
+	// filterValuesKept; othersLeftOut says more were seen.
+	others        map[string]struct{}
+	othersLeftOut bool
+	// near holds values that differ from want only in surrounding white
+	// space: the likeliest typo once case is ignored.
+	near map[string]struct{}
+}
+
+func newAccountFilters(platform, backupStatus, serviceType types.String) *accountFilters {
+	f := &accountFilters{}
+	add := func(attr string, v types.String, get func(client.Account) string) {
+		if v.IsNull() || v.IsUnknown() {
+			return
+		}
+		f.set = append(f.set, &filterField{attr: attr, want: v.ValueString(), get: get,
+			others: map[string]struct{}{}, near: map[string]struct{}{}})
+	}
+	add("platform", platform, func(a client.Account) string { return a.Platform })
+	add("backup_status", backupStatus, func(a client.Account) string { return a.BackupStatus })
+	add("service_type", serviceType, func(a client.Account) string { return a.ServiceType })
+	return f
+}
+
+// filterMatches is the rule of every account filter: case does not
+// matter (the service says "slack", a user may write "Slack"), white space
+// does, as in any other id.
+func filterMatches(want, value string) bool { return strings.EqualFold(want, value) }
+
+// keep reports whether every filter that is set matches a, and notes a.
+func (f *accountFilters) keep(a client.Account) bool {
+	f.listed++
+	all := true
+	for _, fl := range f.set {
+		if fl.observe(fl.get(a)) {
+			fl.alone++
+		} else {
+			all = false
+		}
+	}
+	if all {
+		f.matched++
+	}
+	return all
+}
+
+// observe reports whether the filter matches value, and notes a value it
+// does not match.
+func (fl *filterField) observe(value string) bool {
+	if filterMatches(fl.want, value) {
+		return true
+	}
+	shown := cutValue(value)
+	if filterMatches(strings.TrimSpace(fl.want), strings.TrimSpace(value)) && len(fl.near) < filterNearMissesKept {
+		fl.near[shown] = struct{}{}
+	}
+	if _, ok := fl.others[shown]; !ok {
+		if len(fl.others) < filterValuesKept {
+			fl.others[shown] = struct{}{}
+		} else {
+			fl.othersLeftOut = true
+		}
+	}
+	return false
+}
+
+// warnIfEmpty adds a warning to diags when the listing kept no account,
+// because the filters matched none or the organization has none visible
+// to the key. dataSource names the data source; consequence says what its
+// empty result leads to.
+func (f *accountFilters) warnIfEmpty(diags *diag.Diagnostics, dataSource, consequence string) {
+	if f.matched > 0 {
+		return
+	}
+	if len(f.set) == 0 {
+		// No filter: the listing itself was empty.
+		diags.AddWarning("No account is visible to "+dataSource,
+			"The API key's organization has no accounts visible to it. "+consequence)
+		return
+	}
+	diags.AddWarning("No account matches the filters of "+dataSource, f.noMatchDetail()+"\n\n"+consequence)
+}
+
+// noMatchDetail explains, filter by filter, why none matched.
+func (f *accountFilters) noMatchDetail() string {
+	if f.listed == 0 {
+		return "The API key's organization has no accounts visible to it, so no filter can match one."
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The organization has %s visible to the API key, and none matches every filter that is set:", countOf(f.listed, "account", "accounts"))
+	alone := ""
+	if len(f.set) > 1 {
+		alone = " alone"
+	}
+	for _, fl := range f.set {
+		fmt.Fprintf(&b, "\n- %s = %q%s matches %s.", fl.attr, fl.want, alone, countOf(fl.alone, "account", "accounts"))
+		if len(fl.near) > 0 {
+			near := quoteAll(sortedKeys(fl.near))
+			verb := "differs"
+			if len(near) > 1 {
+				verb = "differ"
+			}
+			fmt.Fprintf(&b, " %s %s from it only in surrounding white space, which filters do not ignore (they ignore case).",
+				strings.Join(near, ", "), verb)
+		}
+		if fl.alone == 0 {
+			fmt.Fprintf(&b, " %s", fl.valuesSentence())
+		}
+	}
+	return b.String()
+}
+
+// valuesSentence names the values the accounts have for the field,
+// bounded: a filter that matches nothing is most often fixed by picking
+// one of them.
+func (fl *filterField) valuesSentence() string {
+	values := quoteAll(sortedKeys(fl.others))
+	if len(values) == 1 && !fl.othersLeftOut {
+		return fmt.Sprintf("The only %s among the accounts is %s.", fl.attr, values[0])
+	}
+	shown := values[:min(len(values), filterValuesShown)]
+	list := strings.Join(shown, ", ")
+	switch more := len(values) - len(shown); {
+	case fl.othersLeftOut:
+		// Values beyond those kept were not counted, only seen.
+		list += fmt.Sprintf(" and at least %d more", more+1)
+	case more > 0:
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	return fmt.Sprintf("The values of %s among the accounts are %s.", fl.attr, list)
+}
+
+// countOf writes n with the noun in the right number: "no account",
+// "1 account", "2 accounts".
+func countOf(n int, one, many string) string {
+	switch n {
+	case 0:
+		return "no " + one
+	case 1:
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// cutValue bounds a value the service sent before it is kept or shown.
+func cutValue(s string) string {
+	if utf8.RuneCountInString(s) <= filterValueShownLen {
+		return s
+	}
+	return string([]rune(s)[:filterValueShownLen]) + "…"
+}
+
+func sortedKeys(m map[string]struct{}) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// quoteAll quotes each value as Go does, so that surrounding spaces and
+// control characters show.
+func quoteAll(values []string) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = fmt.Sprintf("%q", v)
+	}
+	return out
+}
