@@ -73,6 +73,7 @@ var cliBinary string
 // has them; the tests skip below it (tfversion.SkipBelow or skipBelow).
 var versionGates = []struct{ feature, since string }{
 	{"terraform test with mock_provider", "1.7.0"},
+	{"removed blocks", "1.7.0"},
 	{"ephemeral input variables", "1.10.0"},
 	{"resource identity and import by identity", "1.12.0"},
 	{"actions, list resources and terraform query", "1.14.0"},

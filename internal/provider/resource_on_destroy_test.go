@@ -247,8 +247,9 @@ func TestAccOnDestroyRefusals(t *testing.T) {
 	}
 }
 
-// Removing the guard from the configuration, and replacing it through
-// replace_triggered_by of the guarded resource, each take one backup.
+// Removing the guard from the configuration takes one backup, and so does
+// replacing the guarded resource when the guard has replace_triggered_by
+// its id; an in-place update of it takes none.
 func TestAccOnDestroyRemovalAndReplacement(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, mockservice.Options{Seed: 2006, PendingFor: 50 * time.Millisecond, RunningFor: 50 * time.Millisecond})
@@ -296,30 +297,44 @@ resource "terraform_data" "db" {
 		t.Errorf("removal of both with a failing backup: the apply went on (%v) or the database left the state:\n%s", err, out)
 	}
 
-	// Replacement: the database is replaced, and the guard with it.
-	cfg := func(input string) string {
+	// Replacement, as the example guards it: replace_triggered_by the
+	// database's id replaces the guard (one backup, before the database
+	// goes) when the database is replaced, and not when it is updated in
+	// place. depends_on alone guards no replacement (the documented limit).
+	cfg := func(lifecycle, input, replace string) string {
 		return e.config(fmt.Sprintf(`
 resource "terraform_data" "db" {
-  input = %q
+  input            = %q
+  triggers_replace = %q
 }
 
 resource "backup_on_destroy" "db" {
   account_id = %q
   depends_on = [terraform_data.db]
-  lifecycle {
-    replace_triggered_by = [terraform_data.db]
-  }
-}
-`, input, ids[1]))
+%s}
+`, input, replace, ids[1], lifecycle))
 	}
-	replaced := newCLI(t, e, cfg("v1"))
-	replaced.run("apply", "-auto-approve", "-no-color")
-	if err := os.WriteFile(filepath.Join(replaced.dir, "main.tf"), []byte(cfg("v2")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	replaced.run("apply", "-auto-approve", "-no-color")
-	if n := e.srv.BackupsQueued(ids[1]); n != 1 {
-		t.Errorf("replacement: %d backups queued, want 1", n)
+	for _, tc := range []struct {
+		name                        string
+		lifecycle                   string
+		wantOnUpdate, wantOnReplace int
+	}{
+		{"replace_triggered_by id", "  lifecycle {\n    replace_triggered_by = [terraform_data.db.id]\n  }\n", 0, 1},
+		{"depends_on alone", "", 0, 0},
+	} {
+		before := e.srv.BackupsQueued(ids[1])
+		replaced := newCLI(t, e, cfg(tc.lifecycle, "v1", "r1"))
+		replaced.run("apply", "-auto-approve", "-no-color")
+		replaced.write(cfg(tc.lifecycle, "v2", "r1")) // in place
+		replaced.run("apply", "-auto-approve", "-no-color")
+		if n := e.srv.BackupsQueued(ids[1]) - before; n != tc.wantOnUpdate {
+			t.Errorf("%s: an in-place update queued %d backups, want %d", tc.name, n, tc.wantOnUpdate)
+		}
+		replaced.write(cfg(tc.lifecycle, "v2", "r2")) // replacement
+		replaced.run("apply", "-auto-approve", "-no-color")
+		if n := e.srv.BackupsQueued(ids[1]) - before; n != tc.wantOnReplace {
+			t.Errorf("%s: a replacement queued %d backups, want %d", tc.name, n, tc.wantOnReplace)
+		}
 	}
 }
 
@@ -379,5 +394,50 @@ func TestAccOnDestroyRefreshCostAndDeletedAccount(t *testing.T) {
 	}
 	if n := e.srv.Requests(mockservice.RouteTrigger); n != 0 {
 		t.Errorf("%d trigger requests from a plan", n)
+	}
+}
+
+// The way out of a guard that cannot back up its account (paused,
+// failing): a removed block with destroy = false (Terraform and OpenTofu
+// 1.7+) forgets the guard without destroying it: no backup, the guarded
+// resource kept. Removing the guard's block alone destroys the guard,
+// which takes a backup and fails.
+func TestAccOnDestroyWayOutWithRemovedBlock(t *testing.T) {
+	t.Parallel()
+	skipBelow(t, "1.7.0", "removed blocks")
+	e := newTestEnv(t, mockservice.Options{Seed: 2009, PendingFor: 50 * time.Millisecond, RunningFor: 50 * time.Millisecond})
+	id := e.srv.AddAccount(mockservice.AccountSpec{FailWith: "the connection needs re-authorization"})
+	c := newCLI(t, e, e.config(guardedDatabase(id, "")))
+	c.run("apply", "-auto-approve", "-no-color")
+	db := `
+resource "terraform_data" "db" {
+  input = "crm"
+}
+`
+	c.write(e.config(db))
+	if out, err := c.exec(nil, "apply", "-auto-approve", "-no-color"); err == nil {
+		t.Fatalf("removing the guard's block destroyed it without a good backup:\n%s", out)
+	}
+	stuck := e.srv.BackupsQueued(id)
+	c.write(e.config(db + `
+removed {
+  from = backup_on_destroy.db
+  lifecycle {
+    destroy = false
+  }
+}
+`))
+	c.run("apply", "-auto-approve", "-no-color")
+	if n := e.srv.BackupsQueued(id) - stuck; n != 0 {
+		t.Errorf("the removed block queued %d backups, want none", n)
+	}
+	if c.state(guardAddr) != nil {
+		t.Error("the guard is still in the state")
+	}
+	if st := c.state("terraform_data.db"); st == nil || st["input"] != "crm" {
+		t.Errorf("the guarded resource was not kept: %v", st)
+	}
+	if _, gone := c.destroyedAt(); gone {
+		t.Error("the guarded resource was destroyed")
 	}
 }
