@@ -176,13 +176,16 @@ func TestAccBadInputRefusedBeforeAnyRequest(t *testing.T) {
 		{"empty service_type filter", e.config(`data "backup_accounts" "x" { service_type = "" }`),
 			[]string{"Attribute service_type string length must be at least 1"}},
 		{"zero create timeout", e.config(triggerConfig(acct, "  timeouts {\n    create = \"0s\"\n  }\n")),
-			[]string{"Invalid timeout", `timeouts.create must be a positive duration such as 30m or 1h; got "0s".`}},
+			[]string{"Invalid timeout", `timeouts.create must be positive; got "0s". Write a number followed by a unit (ns, us, ms, s, m or h), such as "30m", "1h" or "1h30m".`}},
 		{"negative delete timeout of backup_on_destroy", e.config(fmt.Sprintf("resource \"backup_on_destroy\" \"g\" {\n  account_id = %q\n  timeouts {\n    delete = \"-1m\"\n  }\n}\n", acct)),
-			[]string{"Invalid timeout", `timeouts.delete must be a positive duration such as 30m or 1h; got "-1m".`}},
+			[]string{"Invalid timeout", `timeouts.delete must be positive; got "-1m".`}},
 		{"malformed account of backup_on_destroy", e.config(`resource "backup_on_destroy" "g" { account_id = "acc_short" }`),
 			[]string{"account_id", "acc_"}},
 		{"negative create timeout", e.config(triggerConfig(acct, "  timeouts {\n    create = \"-1m\"\n  }\n")),
-			[]string{"Invalid timeout", `got "-1m".`}},
+			[]string{"Invalid timeout", `timeouts.create must be positive; got "-1m".`}},
+		{"create timeout in days", e.config(triggerConfig(acct, "  timeouts {\n    create = \"1d\"\n  }\n")),
+			[]string{"Invalid timeout", `timeouts.create must be a duration: a number followed by a unit (ns, us, ms, s, m or h)`,
+				`got "1d". Go durations have no days or weeks: write them in hours, "24h" for "1d".`}},
 	}
 	steps := make([]resource.TestStep, 0, len(cases))
 	for _, tc := range cases {

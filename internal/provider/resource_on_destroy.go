@@ -85,11 +85,9 @@ func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			"pending_destroy_backup": pendingAttribute(),
 		},
 		Blocks: map[string]schema.Block{
-			"timeouts": timeouts.Block(ctx, timeouts.Opts{
-				Delete: true,
-				DeleteDescription: "How long the destroy may take, waits included (for a backup already in progress, and for " +
-					"completion), as a positive duration such as `30m`. Defaults to `30m`.",
-			}),
+			"timeouts": resourceTimeoutsBlock("delete",
+				"How long the destroy may take, waits included (for a backup already in progress, and for "+
+					"completion), as a positive duration such as `30m`. Defaults to `30m`."),
 		},
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -91,10 +94,11 @@ func wholeValue(n types.Number) int64 {
 }
 
 // validateTimeoutsBlock refuses, at validate time, a duration of the
-// timeouts block that is not positive: the timeouts package parses
-// durations but accepts "0s" and "-1m", which fail later with a bare
-// "context deadline exceeded". name is the block's attribute (create,
-// delete, invoke).
+// timeouts block that does not parse or is not positive: the timeouts
+// package accepts "0s" and "-1m", which fail later with a bare "context
+// deadline exceeded". It is the only check of these values (see
+// timeouts_block.go). name is the block's attribute (create, delete,
+// invoke).
 func validateTimeoutsBlock(ctx context.Context, cfg tfsdk.Config, name string, diags *diag.Diagnostics) {
 	at := path.Root("timeouts").AtName(name)
 	var v types.String
@@ -102,10 +106,87 @@ func validateTimeoutsBlock(ctx context.Context, cfg tfsdk.Config, name string, d
 	if diags.HasError() || v.IsNull() || v.IsUnknown() {
 		return
 	}
-	if d, err := time.ParseDuration(v.ValueString()); err != nil || d <= 0 {
-		diags.AddAttributeError(at, "Invalid timeout",
-			fmt.Sprintf("timeouts.%s must be a positive duration such as 30m or 1h; got %q.", name, v.ValueString()))
+	if msg := timeoutProblem("timeouts."+name, v.ValueString()); msg != "" {
+		diags.AddAttributeError(at, "Invalid timeout", msg)
 	}
+}
+
+// durationForm is what a Go duration looks like, for messages.
+const durationForm = `a number followed by a unit (ns, us, ms, s, m or h), such as "30m", "1h" or "1h30m"`
+
+// goUnits are the units time.ParseDuration knows (case-sensitive).
+var goUnits = map[string]bool{"ns": true, "us": true, "µs": true, "μs": true, "ms": true, "s": true, "m": true, "h": true}
+
+// longUnits are units people write that Go lacks, in hours.
+var longUnits = map[string]float64{
+	"d": 24, "day": 24, "days": 24,
+	"w": 168, "wk": 168, "wks": 168, "week": 168, "weeks": 168,
+}
+
+// A value made only of numbers and units, after an optional sign, reads
+// as a duration whatever its units: durationPart is one number and unit.
+var (
+	durationShape = regexp.MustCompile(`^[+-]?(?:(?:\d+\.?\d*|\.\d+)[^\d.+-]*)+$`)
+	durationPart  = regexp.MustCompile(`(\d+\.?\d*|\.\d+)([^\d.+-]*)`)
+)
+
+// timeoutProblem says what is wrong with value as the duration setting
+// (timeouts.create...), or "" when it is a positive Go duration.
+func timeoutProblem(setting, value string) string {
+	d, err := time.ParseDuration(value)
+	switch {
+	case err == nil && d > 0:
+		return ""
+	case err == nil:
+		return fmt.Sprintf("%s must be positive; got %q. Write %s.", setting, value, durationForm)
+	}
+	msg := fmt.Sprintf("%s must be a duration: %s; got %q.", setting, durationForm, value)
+	if !durationShape.MatchString(value) {
+		return msg
+	}
+	// Numbers with units: say which unit is wrong, and rewrite the value
+	// in Go's units where it has a meaning (days and weeks in hours).
+	rewritten := value[:len(value)-len(strings.TrimLeft(value, "+-"))]
+	long := false
+	for _, p := range durationPart.FindAllStringSubmatch(value, -1) {
+		num, unit := p[1], strings.TrimSpace(p[2])
+		per, isLong := longUnits[strings.ToLower(unit)]
+		switch {
+		case unit == "":
+			return msg + " It has no unit."
+		case goUnits[unit], goUnits[strings.ToLower(unit)]:
+			rewritten += num + strings.ToLower(unit)
+		case isLong:
+			long = true
+			n, _ := strconv.ParseFloat(num, 64)
+			rewritten += strconv.FormatFloat(n*per, 'f', -1, 64) + "h"
+		default:
+			return fmt.Sprintf("%s Go has no unit %q.", msg, unit)
+		}
+	}
+	fixed, err := time.ParseDuration(rewritten)
+	ok := err == nil && fixed > 0
+	switch {
+	case long && ok:
+		return fmt.Sprintf("%s Go durations have no days or weeks: write them in hours, %q for %q.", msg, shortDuration(fixed), value)
+	case long:
+		return msg + ` Go durations have no days or weeks: write them in hours, "24h" for one day.`
+	case ok:
+		return fmt.Sprintf("%s Units are lower case and follow the number without a space: write %q.", msg, shortDuration(fixed))
+	}
+	return msg // such as a value too large
+}
+
+// shortDuration is d as written in a configuration: "36h", not "36h0m0s".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // pemValidator refuses a PEM (or, with file, the path of a PEM file) that
