@@ -25,6 +25,7 @@ import (
 var (
 	_ action.ActionWithConfigure      = (*triggerAction)(nil)
 	_ action.ActionWithValidateConfig = (*triggerAction)(nil)
+	_ action.ActionWithModifyPlan     = (*triggerAction)(nil)
 )
 
 // defaultInvokeTimeout bounds an invocation, waits included.
@@ -54,7 +55,11 @@ func (a *triggerAction) Schema(ctx context.Context, _ action.SchemaRequest, resp
 		Description: "Queues one on-demand backup of an account each time it is invoked: on a lifecycle event of a resource " +
 			"(`action_trigger`, for example before an update or, on Terraform 1.16, before a destroy), or on demand with " +
 			"`terraform apply -invoke=action.backup_trigger.NAME`. By default it waits for the backup and fails unless it " +
-			"succeeded, so the change it guards does not happen without a good backup. It records nothing in the state.",
+			"succeeded: a failed backup, a refusal, an interrupted (Ctrl-C) or timed-out wait and an empty `account_ids` " +
+			"all fail the invocation, so a `before_create` or `before_update` change it guards does not happen, and an " +
+			"`-invoke` exits non-zero. One exception is Terraform's: under `terraform destroy` (and when the guarded " +
+			"resource's block is removed), Terraform 1.16 turns a failed `before_destroy` action into a warning and destroys " +
+			"the resource all the same; gate a destroy with the `backup_on_destroy` resource instead. It records nothing in the state.",
 		Attributes: map[string]schema.Attribute{
 			"account_id": schema.StringAttribute{
 				Optional:    true,
@@ -68,7 +73,8 @@ func (a *triggerAction) Schema(ctx context.Context, _ action.SchemaRequest, resp
 				Description: "IDs of several accounts to back up at once, instead of `account_id`: every account is triggered and " +
 					"waited for concurrently, within the key's allowance, so that the invocation takes about one backup's time plus " +
 					"the requests over the allowance. One account failing does not stop the others; the invocation then fails " +
-					"naming every account whose backup failed or was refused, with the reason.",
+					"naming every account whose backup failed or was refused, with the reason. An empty set (computed, for example, " +
+					"from a data source whose filters matched nothing) fails the invocation, at plan when it is known then.",
 				Validators: []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.ValueStringsAre(accountIDValidator())},
 			},
 			"wait_for_completion": schema.BoolAttribute{
@@ -84,9 +90,8 @@ func (a *triggerAction) Schema(ctx context.Context, _ action.SchemaRequest, resp
 			},
 		},
 		Blocks: map[string]schema.Block{
-			"timeouts": timeouts.BlockWithOpts(ctx, timeouts.Opts{
-				InvokeDescription: "How long an invocation may take, waits included, as a positive duration such as `30m`. Defaults to `30m`.",
-			}),
+			"timeouts": actionTimeoutsBlock(
+				"How long an invocation may take, waits included, as a positive duration such as `30m`. Defaults to `30m`."),
 		},
 	}
 }
@@ -97,6 +102,25 @@ func (a *triggerAction) Configure(_ context.Context, req action.ConfigureRequest
 
 func (a *triggerAction) ValidateConfig(ctx context.Context, req action.ValidateConfigRequest, resp *action.ValidateConfigResponse) {
 	validateTimeoutsBlock(ctx, req.Config, "invoke", &resp.Diagnostics)
+}
+
+// ModifyPlan refuses, at plan, what would fail the invocation before any
+// backup: an account_ids that is known and empty (computed, for example,
+// from a data source whose filters matched nothing), and a key of another
+// organization than organization_id (one token read per process, none
+// without it).
+func (a *triggerAction) ModifyPlan(ctx context.Context, req action.ModifyPlanRequest, resp *action.ModifyPlanResponse) {
+	var ids types.Set
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("account_ids"), &ids)...)
+	if !ids.IsNull() && !ids.IsUnknown() && len(ids.Elements()) == 0 {
+		addNoAccountsError(&resp.Diagnostics)
+		return
+	}
+	if a.data != nil {
+		if err := a.data.client.CheckOrganization(ctx); err != nil {
+			addOrganizationError(&resp.Diagnostics, "the backup_trigger action", err)
+		}
+	}
 }
 
 func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse) {
@@ -157,17 +181,22 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 	reportWait(&resp.Diagnostics, invokeCaller, accountID, timeout, err)
 }
 
-// maxDetailedAccounts is how many failed accounts of a many-account
-// invocation get their full diagnostic; every one is named in the summary.
-const maxDetailedAccounts = 10
-
 // invokeMany backs up several accounts at once and reports, per account,
-// what the single-account invocation would: the summary error names every
-// account that did not end with a good backup, and the reason.
+// what the single-account invocation would, in one error that names each
+// account without a good backup once, with its reason. An interrupted or
+// timed-out wait is such an account: the invocation fails, so that the
+// change it guards does not go ahead.
 func (a *triggerAction) invokeMany(ctx context.Context, ids []string, opts client.RunOptions, timeout time.Duration,
 	say func(string, ...any), diags *diag.Diagnostics,
 ) {
-	say("Backing up %d accounts at once.", len(ids))
+	if len(ids) == 0 {
+		// A literal empty set is refused at validate time; this one was
+		// computed, typically from a data source whose filters matched
+		// nothing. Backing up nothing must not read as success.
+		addNoAccountsError(diags)
+		return
+	}
+	say("Backing up %s at once.", plural(len(ids), "account"))
 	bad := 0
 	outcomes := a.data.client.RunBackups(ctx, ids, opts,
 		func(accountID string, ev client.Event) {
@@ -181,8 +210,6 @@ func (a *triggerAction) invokeMany(ctx context.Context, ids []string, opts clien
 			say("%d of %d accounts done (%d without a good backup).", finished, len(ids), bad)
 		})
 	var lines []string
-	var details diag.Diagnostics
-	failed := 0
 	for _, o := range outcomes {
 		var one diag.Diagnostics
 		if o.Backup == nil {
@@ -193,44 +220,36 @@ func (a *triggerAction) invokeMany(ctx context.Context, ids []string, opts clien
 			}
 			reportWait(&one, invokeCaller, o.AccountID, timeout, o.Err)
 		}
-		if len(one) == 0 {
-			continue
-		}
-		failed++
-		lines = append(lines, fmt.Sprintf("- %s: %s", o.AccountID, firstLine(one[0])))
-		if failed <= maxDetailedAccounts {
-			for _, d := range one {
-				// Without the attribute path: the single-account message
-				// points at account_id, which is not set here.
-				if d.Severity() == diag.SeverityError {
-					details.AddError(d.Summary(), d.Detail())
-				} else {
-					details.AddWarning(d.Summary(), d.Detail())
-				}
-			}
+		if len(one) > 0 {
+			lines = append(lines, fmt.Sprintf("- %s: %s", o.AccountID, oneLine(one[0])))
 		}
 	}
-	if failed == 0 {
-		say("All %d accounts have their backup.", len(ids))
+	if len(lines) == 0 {
+		say("All %s have their backup.", plural(len(ids), "account"))
 		return
 	}
-	summary := fmt.Sprintf("%d of %d accounts have no good backup from this invocation", failed, len(ids))
-	detail := fmt.Sprintf("%d account(s) ended with a good backup. These did not:\n%s", len(ids)-failed, listSome(lines, 50, "\n"))
-	if details.HasError() {
-		diags.AddError(summary, detail)
-	} else {
-		diags.AddWarning(summary, detail) // interrupted: nothing failed yet
-	}
-	diags.Append(details...)
+	diags.AddError(fmt.Sprintf("%d of %d accounts have no good backup from this invocation", len(lines), len(ids)),
+		fmt.Sprintf("%s ended with a good backup. These did not, each with its reason:\n%s",
+			plural(len(ids)-len(lines), "account"), listSome(lines, 50, "\n")))
 }
 
-// firstLine is a diagnostic in one line: its summary and the first line
-// of its detail, cut.
-func firstLine(d diag.Diagnostic) string {
-	detail, _, _ := strings.Cut(d.Detail(), "\n")
-	const limit = 240
-	if r := []rune(detail); len(r) > limit {
-		detail = string(r[:limit]) + "…"
+// oneLine is a diagnostic in one line, cut: its summary and its detail,
+// with line breaks as spaces, so that each account of a fleet is named
+// once, with its reason and request ID.
+func oneLine(d diag.Diagnostic) string {
+	text := d.Summary() + ": " + strings.Join(strings.Fields(d.Detail()), " ")
+	const limit = 600
+	if r := []rune(text); len(r) > limit {
+		text = string(r[:limit]) + "…"
 	}
-	return d.Summary() + ": " + detail
+	return text
+}
+
+// addNoAccountsError refuses an empty account_ids: backing up nothing must
+// not let the change the action guards go ahead as if it had a backup.
+func addNoAccountsError(diags *diag.Diagnostics) {
+	diags.AddAttributeError(path.Root("account_ids"), "No account to back up",
+		"account_ids is empty, so this invocation would take no backup and the change it guards would go ahead without one. "+
+			"It was probably computed from a data source whose filters matched no account (backup_accounts warns when they do); "+
+			"check the filters, or remove the action if there is nothing to back up.")
 }

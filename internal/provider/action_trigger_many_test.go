@@ -37,7 +37,7 @@ func TestAccActionManyAccountsNamesEveryFailure(t *testing.T) {
 	}
 	for _, want := range []string{
 		"2 of 20 accounts have no good backup from this invocation",
-		"18 account(s) ended with a good backup",
+		"18 accounts ended with a good backup",
 		"- " + failing + ": Backup did not succeed",
 		"the platform revoked the token",
 		"- " + hidden + ": Unable to trigger a backup of account " + hidden,
@@ -45,6 +45,18 @@ func TestAccActionManyAccountsNamesEveryFailure(t *testing.T) {
 	} {
 		if !regexp.MustCompile(words(want)).MatchString(out) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	// One error, naming each failed account once, with its reason: no
+	// second diagnostic repeats it. (Terraform 1.16 also echoes the
+	// action's error in its completion line, before the diagnostic.)
+	if n := strings.Count(out, "Error: "); n != 1 {
+		t.Errorf("%d errors, want one naming every account:\n%s", n, out)
+	}
+	_, diagnostic, _ := strings.Cut(out, "Error: ")
+	for _, id := range []string{failing, hidden} {
+		if n := strings.Count(diagnostic, "- "+id+": "); n != 1 {
+			t.Errorf("account %s is named %d times in the error, want once:\n%s", id, n, diagnostic)
 		}
 	}
 	raw := e.rawClient(t)

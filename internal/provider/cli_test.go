@@ -115,10 +115,23 @@ func (c *cli) run(args ...string) string {
 // reports true; it returns the output and the command's error.
 func (c *cli) interrupt(when func() bool, args ...string) (string, error) {
 	c.t.Helper()
-	return c.exec(when, args...)
+	return c.signal(syscall.SIGINT, when, args...)
+}
+
+// kill runs a command and kills it (SIGKILL, as a lost runner does) once
+// when reports true. The provider is served from the test process, which
+// the kill does not reach: the command's connection to it closes, which
+// cancels what the provider was doing, as its own death would.
+func (c *cli) kill(when func() bool, args ...string) (string, error) {
+	c.t.Helper()
+	return c.signal(syscall.SIGKILL, when, args...)
 }
 
 func (c *cli) exec(interruptWhen func() bool, args ...string) (string, error) {
+	return c.signal(syscall.SIGINT, interruptWhen, args...)
+}
+
+func (c *cli) signal(sig syscall.Signal, when func() bool, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.bin, args...)
@@ -130,7 +143,7 @@ func (c *cli) exec(interruptWhen func() bool, args ...string) (string, error) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	if interruptWhen != nil {
+	if when != nil {
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 	wait:
@@ -139,8 +152,8 @@ func (c *cli) exec(interruptWhen func() bool, args ...string) (string, error) {
 			case err := <-done:
 				return out.String(), err
 			case <-tick.C:
-				if interruptWhen() {
-					_ = cmd.Process.Signal(syscall.SIGINT)
+				if when() {
+					_ = cmd.Process.Signal(sig)
 					break wait
 				}
 			}

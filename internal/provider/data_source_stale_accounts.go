@@ -171,7 +171,7 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 		m.IDs = append(m.IDs, row.ID)
 	}
 	if len(unreadable) > 0 {
-		resp.Diagnostics.AddWarning(fmt.Sprintf("The backups of %d account(s) could not be read", len(unreadable)),
+		resp.Diagnostics.AddWarning(fmt.Sprintf("The backups of %s could not be read", plural(len(unreadable), "account")),
 			fmt.Sprintf("The API key may not read the backups of %s (403), so their freshness is unknown; they are listed as "+
 				"stale with reason \"unreadable\". Use a key of a user with access to every account for freshness checks.",
 				listSome(unreadable, 5, ", ")))

@@ -42,7 +42,7 @@ func describeError(err error, hints ...string) string {
 			fmt.Fprintf(&b, "\n\n%s", h)
 		}
 		if re != nil {
-			fmt.Fprintf(&b, "\n\nThe provider gave up after %d attempt(s): %s.", re.Attempts, re.Reason)
+			fmt.Fprintf(&b, "\n\nThe provider gave up after %s: %s.", plural(re.Attempts, "attempt"), re.Reason)
 		}
 		if apiErr.RequestID != "" {
 			fmt.Fprintf(&b, "\n\nRequest ID: %s (quote it to the Backup Service's support).", apiErr.RequestID)
@@ -102,9 +102,9 @@ func transportAdvice(err error) string {
 // for records of a listing left out because their id is malformed.
 func warnSkipped(diags *diag.Diagnostics, listing string) func(int, string) {
 	return func(count int, example string) {
-		diags.AddWarning(fmt.Sprintf("The Backup Service listed %d record(s) with a malformed id", count),
-			fmt.Sprintf("%s left out %d record(s) whose id does not have the documented format (a prefix and 16 letters or digits), for example %s. "+
-				"The service, or a proxy in front of it, is not answering as the API documents.", listing, count, example))
+		diags.AddWarning(fmt.Sprintf("The Backup Service listed %s with a malformed id", plural(count, "record")),
+			fmt.Sprintf("%s left out %s whose id does not have the documented format (a prefix and 16 letters or digits), for example %s. "+
+				"The service, or a proxy in front of it, is not answering as the API documents.", listing, plural(count, "record"), example))
 	}
 }
 
@@ -120,9 +120,9 @@ func hintFor(e *client.APIError, re *client.RetryError) string {
 	case http.StatusTooManyRequests:
 		if re != nil && re.Cause == client.RetryBudgetSpent {
 			return "The Backup Service is rate limiting this key (or is under heavy load) and asked for waits longer than the provider's " +
-				"2-minute retry budget allows; more retries would not help. Try again later, or lower Terraform's -parallelism."
+				"2-minute retry budget allows; more retries would not help. Try again later, or lower -parallelism."
 		}
-		return "The Backup Service is rate limiting this key (or is under heavy load) and the retries ran out; lower Terraform's -parallelism or raise max_retries."
+		return "The Backup Service is rate limiting this key (or is under heavy load) and the retries ran out; lower -parallelism or raise max_retries."
 	}
 	if e.StatusCode >= 500 {
 		return "The Backup Service failed; the provider retried where that was safe. Try again later."

@@ -214,7 +214,7 @@ func TestAccFaultHugeRetryAfter(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config: e.config(`data "backup_token" "this" {}`),
 			ExpectError: expectError("Unable to read backup_token", "HTTP 429 (Too Many Requests)",
-				"The provider gave up after 1 attempt(s): waiting 10m0s more would exceed the retry budget of 1m0s."),
+				"The provider gave up after 1 attempt: waiting 10m0s more would exceed the retry budget of 1m0s."),
 		}},
 	})
 	// On the test's clock, which moves only as the client waits: a wait

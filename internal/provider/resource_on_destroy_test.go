@@ -352,7 +352,7 @@ func TestAccOnDestroyQueuedButNotListed(t *testing.T) {
 	f.set(e.clock.Now().Add(-time.Second), "") // new backups stay out of the listing
 	out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
 	flat := strings.Join(strings.Fields(out), " ")
-	if err == nil || !strings.Contains(flat, "a backup was queued") || !strings.Contains(flat, "destroying again looks for this backup") {
+	if err == nil || !strings.Contains(flat, "a backup was queued") || !strings.Contains(flat, "a destroy within timeouts.delete of now looks for this backup") {
 		t.Fatalf("want the destroy to fail, saying the backup was queued and what follows:\n%s", out)
 	}
 	if _, gone := c.destroyedAt(); gone || c.state("terraform_data.db") == nil {

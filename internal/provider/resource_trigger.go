@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -70,7 +69,13 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 		Description: "Triggers one on-demand backup of an account when it is created, and follows its outcome. " +
 			"A new backup is taken only when the resource is created or replaced (a change of `account_id` or `triggers`); " +
 			"applying an unchanged configuration takes none. Destroying the resource only removes it from the state: " +
-			"backups are never deleted.",
+			"backups are never deleted. With `wait_for_completion`, what depends on it runs only after a good backup: an " +
+			"interrupted wait (Ctrl-C) saves the trigger with its backup and stops the apply before its dependents, and the " +
+			"next apply resumes the wait; a wait that times out fails the apply and taints the trigger, and its replacement " +
+			"on the next apply adopts the same backup instead of queueing another. That adoption needs the tainted trigger " +
+			"destroyed before its replacement is created: do not set `create_before_destroy` on a `backup_trigger` (its " +
+			"replacement would be created first and take a new backup), or untaint a timed-out trigger " +
+			"(`terraform untaint`, `tofu untaint`) to resume its wait in place.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed: true, PlanModifiers: keep,
@@ -119,11 +124,9 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			},
 		},
 		Blocks: map[string]schema.Block{
-			"timeouts": timeouts.Block(ctx, timeouts.Opts{
-				Create: true,
-				CreateDescription: "How long creation may take, waits included (for a backup already in progress, and for " +
-					"completion), as a positive duration such as `30m`. Also bounds a resumed wait. Defaults to `30m`.",
-			}),
+			"timeouts": resourceTimeoutsBlock("create",
+				"How long creation may take, waits included (for a backup already in progress, and for "+
+					"completion), as a positive duration such as `30m`. Also bounds a resumed wait. Defaults to `30m`."),
 		},
 	}
 }
@@ -239,6 +242,15 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	b, err := r.data.client.FindBackup(ctx, accountID, backupID)
 	if errors.Is(err, client.ErrNotFound) {
+		// The read that completes an import (marked imported, with no
+		// status yet) fails naming the ids, rather than leaving Terraform's
+		// generic "non-existent remote object"; a refresh removes the trigger.
+		imported, diags := req.Private.GetKey(ctx, privateImported)
+		resp.Diagnostics.Append(diags...)
+		if len(imported) != 0 && prior["backup_status"].IsNull() {
+			addImportNotFound(&resp.Diagnostics, accountID, backupID, err)
+			return
+		}
 		removed(err.Error())
 		return
 	}
@@ -262,8 +274,18 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 //     trigger, except on a trigger adopted by import, which takes them;
 //   - a waited trigger whose backup is still in progress (an interrupted
 //     wait) plans an update that resumes the wait;
-//   - a waited trigger whose backup failed is replaced: a new backup.
+//   - a waited trigger whose backup failed is replaced: a new backup;
+//   - a trigger planned for creation checks the key's organization against
+//     organization_id (one token read per process, none without it), so
+//     that a key of another organization fails the plan.
 func (r *triggerResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.State.Raw.IsNull() && !req.Plan.Raw.IsNull() && r.data != nil {
+		var accountID types.String
+		resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("account_id"), &accountID)...)
+		if err := r.data.client.CheckOrganization(ctx); err != nil {
+			addOrganizationError(&resp.Diagnostics, "backup_trigger for account "+accountID.ValueString(), err)
+		}
+	}
 	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
 		return
 	}
@@ -393,7 +415,7 @@ func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest
 		})
 		r.data.command.destroyNotice.Do(func() {
 			resp.Diagnostics.AddWarning("Backups are kept",
-				"Destroying a backup_trigger only removes it from the Terraform state. Its backup, and every other backup, "+
+				"Destroying a backup_trigger only removes it from the state. Its backup, and every other backup, "+
 					"stays in the Backup Service: the API offers no way to delete one.")
 		})
 	}

@@ -299,3 +299,63 @@ func TestAccTriggerTellsWhatHappens(t *testing.T) {
 		t.Errorf("destroying 2 triggers warned %d times that backups are kept, want once:\n%s", n, out)
 	}
 }
+
+// A runner killed mid-wait (SIGKILL of Terraform, and of the provider with
+// it), then a retry: the one stated limit. Nothing recorded the trigger,
+// and the API has no idempotency key, so the retry queues a second backup,
+// whether the orphan is still running (the retry waits for it first,
+// on_conflict = "wait") or done; it reports its own backup, never the
+// orphan. "What a backup trigger guarantees" states exactly this.
+func TestAccTriggerKilledRunnerRetry(t *testing.T) {
+	t.Parallel()
+	for _, orphanDone := range []bool{false, true} {
+		t.Run(fmt.Sprintf("orphan done=%t", orphanDone), func(t *testing.T) {
+			t.Parallel()
+			clock := mockservice.NewSteppedClock()
+			e := newWallClockEnv(t, mockservice.Options{Seed: 1011, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
+			id := e.srv.AddAccount(mockservice.AccountSpec{})
+			c := newCLI(t, e, e.config(triggerConfig(id, "  wait_for_completion = true\n")))
+			c.kill(func() bool { return e.srv.Requests(mockservice.RouteListBackups) >= 2 }, "apply", "-auto-approve", "-no-color") //nolint:errcheck // killed
+			if n := e.srv.BackupsQueued(id); n != 1 {
+				t.Fatalf("%d backups queued before the kill, want 1", n)
+			}
+			orphan := e.srv.NewestBackupID(id)
+			if st := c.state(addr); st != nil {
+				t.Fatalf("the killed apply recorded the trigger: %v", st)
+			}
+			if orphanDone {
+				clock.Advance(time.Hour)
+			}
+			// Once the retry has sent its trigger, backups end quickly.
+			stop := make(chan struct{})
+			defer close(stop)
+			go func() {
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(20 * time.Millisecond):
+						if e.srv.Requests(mockservice.RouteTrigger) >= 2 {
+							clock.Advance(time.Hour)
+						}
+					}
+				}
+			}()
+			c.run("apply", "-auto-approve", "-no-color")
+			st := c.state(addr)
+			if st == nil || st["id"] == orphan || st["backup_status"] != "success" {
+				t.Errorf("the retry reports %v; want its own good backup, not the orphan %s", st, orphan)
+			}
+			if n := e.srv.BackupsQueued(id); n != 2 {
+				t.Errorf("%d backups queued, want 2: the orphan and the retry's own (the documented limit)", n)
+			}
+			wantPOSTs := 3 // the killed one, a 409 while the orphan runs, the retry's
+			if orphanDone {
+				wantPOSTs = 2
+			}
+			if n := e.srv.Requests(mockservice.RouteTrigger); n != wantPOSTs {
+				t.Errorf("%d trigger POSTs, want %d", n, wantPOSTs)
+			}
+		})
+	}
+}

@@ -67,9 +67,12 @@ var (
 	createCaller = caller{
 		timeoutName: "timeouts.create",
 		interrupted: "The next apply resumes waiting for this same backup, without queueing another.",
-		timedOut:    "The next apply waits for this same backup while it is in progress, instead of queueing another.",
-		failed:      "The next apply takes a new backup.",
-		unidentifiedWaiting: "The trigger is saved without a backup id (and marked tainted by Terraform): the next apply looks for this " +
+		timedOut: "The trigger is tainted; the next apply replaces it, and the replacement waits for this same backup while it is in " +
+			"progress instead of queueing another. With create_before_destroy on the trigger, the replacement is created first and " +
+			"takes a new backup: remove it, or untaint the trigger (terraform untaint, or tofu untaint) so that the next apply resumes " +
+			"this wait in place.",
+		failed: "The next apply takes a new backup.",
+		unidentifiedWaiting: "The trigger is saved without a backup id, and tainted: the next apply looks for this " +
 			"backup and waits for it before it sends any new trigger.",
 		unidentifiedNotWaiting: "The trigger is saved without a backup id: the next refresh looks for this backup and records it, and no " +
 			"new trigger is sent for this change.",
@@ -92,9 +95,11 @@ var (
 			"A destroy within timeouts.delete of now resumes waiting for this same backup without queueing another; a later one takes a new backup.",
 		timedOut: "The destroy stopped and this resource is kept; a destroy within timeouts.delete of now waits for this same backup " +
 			"while it is in progress, instead of queueing another; a later one takes a new backup.",
-		failed:                 "The destroy stopped and Terraform keeps this resource; destroying again takes a new backup.",
-		unidentifiedWaiting:    "The destroy stopped and Terraform keeps this resource; destroying again looks for this backup before it sends any new trigger.",
-		unidentifiedNotWaiting: "The destroy stopped and Terraform keeps this resource; destroying again looks for this backup before it sends any new trigger.",
+		failed: "The destroy stopped and this resource is kept; destroying again takes a new backup.",
+		unidentifiedWaiting: "The destroy stopped and this resource is kept; a destroy within timeouts.delete of now looks for this backup " +
+			"before it sends any new trigger; a later one takes a new backup.",
+		unidentifiedNotWaiting: "The destroy stopped and this resource is kept; a destroy within timeouts.delete of now looks for this backup " +
+			"before it sends any new trigger; a later one takes a new backup.",
 	}
 	// An action records nothing: nothing resumes its wait.
 	invokeCaller = caller{
