@@ -181,3 +181,66 @@ func TestAccActionManyAccountsInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// An account set computed empty fails the invocation: at plan when it is
+// known then (a data source whose filters matched nothing), at invoke when
+// it is known only at apply. Nothing is queued and the command fails.
+// (A literal [] is refused at validate time.)
+func TestAccActionEmptyAccountSetFails(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 2405, Accounts: 3})
+	atPlan := `
+data "backup_accounts" "none" {
+  platform = "slak"
+}
+
+action "backup_trigger" "fleet" {
+  config {
+    account_ids = data.backup_accounts.none.ids
+  }
+}
+
+resource "terraform_data" "migration" {
+  input = "v1"
+  lifecycle {
+    action_trigger {
+      events  = [after_create]
+      actions = [action.backup_trigger.fleet]
+    }
+  }
+}
+`
+	atApply := `
+resource "terraform_data" "ids" {
+  input = []
+}
+
+action "backup_trigger" "fleet" {
+  config {
+    account_ids = toset(terraform_data.ids.output)
+  }
+}
+
+resource "terraform_data" "migration" {
+  input      = "v1"
+  depends_on = [terraform_data.ids]
+  lifecycle {
+    action_trigger {
+      events  = [after_create]
+      actions = [action.backup_trigger.fleet]
+    }
+  }
+}
+`
+	empty := expectError("No account to back up", "account_ids is empty", "would take no backup")
+	resource.ParallelTest(t, resource.TestCase{
+		TerraformVersionChecks:   needsActions,
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{Config: e.config(atPlan), PlanOnly: true, ExpectError: empty},
+			{Config: e.config(atApply), ExpectError: empty},
+		},
+	})
+	if n := e.srv.Requests(mockservice.RouteTrigger); n != 0 {
+		t.Errorf("%d trigger requests, want none", n)
+	}
+}
