@@ -369,6 +369,8 @@ func (s *Server) AddBackups(accountID string, n, failEvery int, errText string) 
 
 // BackupSpec is one finished backup of an account's history.
 type BackupSpec struct {
+	// ID is the backup's id; empty generates one from the seed.
+	ID        string
 	CreatedAt time.Time
 	// Error, when set, makes it a failed backup.
 	Error string
@@ -387,16 +389,31 @@ func (s *Server) AddHistory(accountID string, backups ...BackupSpec) {
 	}
 	for _, spec := range backups {
 		s.seq++
-		acc.backups = append(acc.backups, &backup{id: ids.New(ids.BackupPrefix, s.rng.IntN), accountID: acc.id,
+		id := spec.ID
+		if id == "" {
+			id = ids.New(ids.BackupPrefix, s.rng.IntN)
+		}
+		acc.backups = append(acc.backups, &backup{id: id, accountID: acc.id,
 			createdAt: spec.CreatedAt.UTC().Truncate(time.Second), seq: s.seq, pendingFor: time.Minute, runningFor: 10 * time.Minute,
 			failWith: spec.Error})
 	}
 	slices.SortStableFunc(acc.backups, func(a, b *backup) int { return a.createdAt.Compare(b.createdAt) })
 }
 
-// ExampleAccountID is the account id the provider's documentation examples
-// use; the backup-mock command serves an account with it.
-const ExampleAccountID = "acc_0123456789abcdef"
+// ExampleAccountID and ExampleBackupID are the ids the provider's
+// documentation examples use; the backup-mock command serves them (see
+// AddExamples), so that the examples, imports included, run as written.
+const (
+	ExampleAccountID = "acc_0123456789abcdef"
+	ExampleBackupID  = "bkp_0123456789abcdef"
+)
+
+// AddExamples adds the account the documentation examples name and, a
+// day old, its successful backup ExampleBackupID.
+func (s *Server) AddExamples() {
+	s.AddAccount(AccountSpec{ID: ExampleAccountID, Name: "Example CRM (docs)", Platform: "salesforce"})
+	s.AddHistory(ExampleAccountID, BackupSpec{ID: ExampleBackupID, CreatedAt: s.clock.Now().Add(-24 * time.Hour)})
+}
 
 // AddRecentBackups records n finished backups of an account taken after
 // its newest one and ended by the clock's now, as scheduled backups that

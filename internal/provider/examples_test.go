@@ -147,9 +147,10 @@ func TestExamplesAreFormatted(t *testing.T) {
 	}
 }
 
-// TestAccExampleImports applies the docs' import examples, with the id of a
-// backup the mock holds, beside the resource example (which has triggers):
-// each imports and adopts the triggers in place, without a new backup.
+// TestAccExampleImports applies the docs' import examples verbatim against
+// the examples' account and backup as make mock serves them, beside the
+// resource example (which has triggers): each imports and adopts the
+// triggers in place, without a new backup.
 func TestAccExampleImports(t *testing.T) {
 	for _, tc := range []struct {
 		file   string
@@ -160,8 +161,7 @@ func TestAccExampleImports(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			e := newTestEnv(t, mockservice.Options{Seed: 902, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
-			e.srv.AddAccount(mockservice.AccountSpec{ID: exampleAccountID, Name: "Example CRM", Platform: "salesforce"})
-			b := e.outsideBackup(t, exampleAccountID)
+			e.srv.AddExamples()
 			t.Setenv(EnvBaseURL, e.url)
 			t.Setenv(EnvAPIKey, e.key)
 			dir := copyExample(t, filepath.Join(examplesDir, "resources", "backup_trigger"))
@@ -169,7 +169,6 @@ func TestAccExampleImports(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			imp = []byte(strings.ReplaceAll(string(imp), "bkp_0123456789abcdef", b.ID))
 			if err := os.WriteFile(filepath.Join(dir, tc.file), imp, 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -179,8 +178,8 @@ func TestAccExampleImports(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("backup_trigger.before_migration", plancheck.ResourceActionUpdate),
 				}},
-				ConfigStateChecks: []statecheck.StateCheck{str("backup_trigger.before_migration", "id", b.ID)},
-				Check:             e.expectQueued(exampleAccountID, 1),
+				ConfigStateChecks: []statecheck.StateCheck{str("backup_trigger.before_migration", "id", mockservice.ExampleBackupID)},
+				Check:             e.expectQueued(exampleAccountID, 0),
 			}}})
 		})
 	}

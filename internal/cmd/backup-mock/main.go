@@ -67,7 +67,7 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// The account the documentation examples use, so they run as written.
-	srv.AddAccount(mockservice.AccountSpec{ID: mockservice.ExampleAccountID, Name: "Example CRM (docs)", Platform: "salesforce"})
+	srv.AddExamples()
 	var extra strings.Builder
 	if *roles {
 		for _, r := range srv.AddRoles() {
