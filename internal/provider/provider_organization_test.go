@@ -110,3 +110,21 @@ func TestAccProviderOrganizationGuardsDestroyBackups(t *testing.T) {
 		t.Errorf("%d backups queued under the wrong organization", n)
 	}
 }
+
+// The action checks organization_id at plan: a key of another
+// organization fails the plan of the change it guards, with no POST.
+func TestAccProviderOrganizationGuardsActions(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 2204})
+	id := e.srv.AccountIDs()[0]
+	resource.ParallelTest(t, resource.TestCase{
+		TerraformVersionChecks:   needsActions,
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{{
+			Config:      e.configForOrg(foreignOrg, guarded(id, "", "v1", "after_create")),
+			ExpectError: expectError("API key of another organization for the backup_trigger action", "not to the expected "+foreignOrg),
+		}},
+	})
+	if n := e.srv.Requests(mockservice.RouteTrigger); n != 0 {
+		t.Errorf("%d POSTs under the wrong organization", n)
+	}
+}

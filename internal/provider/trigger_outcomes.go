@@ -55,9 +55,12 @@ type caller struct {
 	interruptStops bool
 	// interruptedSummary heads the error when interruptStops.
 	interruptedSummary string
-	interrupted        string // after an interrupted wait
-	timedOut           string // after a wait that timed out
-	failed             string // after a failed backup
+	// settingsFrom follows advice to change a setting, where the caller
+	// reads it from the state rather than the configuration.
+	settingsFrom string
+	interrupted  string // after an interrupted wait
+	timedOut     string // after a wait that timed out
+	failed       string // after a failed backup
 	// After a backup queued (or perhaps queued) but not identified, by
 	// whether what follows waits for it.
 	unidentifiedWaiting, unidentifiedNotWaiting string
@@ -88,8 +91,10 @@ var (
 	// A destroy-time backup (backup_on_destroy): a destroy that fails keeps
 	// the resource, and the next destroy follows the same backup.
 	destroyCaller = caller{
-		timeoutName:        "timeouts.delete",
-		interruptStops:     true,
+		timeoutName:    "timeouts.delete",
+		interruptStops: true,
+		settingsFrom: "A destroy uses timeouts.delete and on_conflict as the state holds them: change them and apply before " +
+			"destroying again (with the guard's block removed, they cannot change; see Troubleshooting).",
 		interruptedSummary: "Destroy stopped: the wait for its backup was interrupted",
 		interrupted: "The destroy stopped before this resource, and what depends on it being destroyed first, went. " +
 			"A destroy within timeouts.delete of now resumes waiting for this same backup without queueing another; a later one takes a new backup.",
@@ -135,8 +140,9 @@ func reportWait(diags *diag.Diagnostics, next caller, accountID string, timeout 
 	case errors.As(err, &we) && errors.Is(err, context.DeadlineExceeded):
 		diags.AddError("Backup still in progress",
 			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s was still %s after waiting %s (%s is %s). It goes on in the Backup Service. %s "+
-				"Raise %s to wait longer.",
-				we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second), next.timeoutName, timeout, next.timedOut, next.timeoutName)))
+				"Raise %s to wait longer. %s",
+				we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second), next.timeoutName, timeout, next.timedOut, next.timeoutName,
+				next.settingsFrom)))
 	case errors.As(err, &we):
 		addAPIError(diags, fmt.Sprintf("Unable to follow backup %s of account %s (last seen %s, after waiting %s)",
 			we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second)), we.Err)
@@ -169,14 +175,14 @@ func addTriggerError(diags *diag.Diagnostics, c caller, accountID string, timeou
 		if cw.Running != nil {
 			running = fmt.Sprintf("Backup %s of account %s", cw.Running.ID, accountID)
 		}
-		diags.AddAttributeError(at, summary, fmt.Sprintf("%s was already in progress and had not finished after %s (%s is %s). "+
-			"No backup was queued. Raise %s, or set on_conflict = \"fail\" to fail at once.",
-			running, cw.Waited.Round(time.Second), c.timeoutName, timeout, c.timeoutName))
+		diags.AddAttributeError(at, summary, strings.TrimSpace(fmt.Sprintf("%s was already in progress and had not finished after %s (%s is %s). "+
+			"No backup was queued. Raise %s, or set on_conflict = \"fail\" to fail at once. %s",
+			running, cw.Waited.Round(time.Second), c.timeoutName, timeout, c.timeoutName, c.settingsFrom)))
 	case errors.As(err, &cw) && errors.Is(err, context.Canceled):
 		diags.AddAttributeError(at, summary, "Interrupted while waiting for a backup already in progress; no backup was queued.")
 	case errors.Is(err, client.ErrConflict):
 		diags.AddAttributeError(at, summary, describeError(err, "A backup of this account is already in progress and on_conflict is \"fail\". "+
-			"Set on_conflict = \"wait\" to wait for it and then take a new backup."))
+			strings.TrimSpace("Set on_conflict = \"wait\" to wait for it and then take a new backup. "+c.settingsFrom)))
 	case errors.Is(err, client.ErrUnprocessable):
 		diags.AddAttributeError(at, summary, describeError(err, "The account cannot be backed up in its current state (for example paused, "+
 			"a lapsed subscription, or a connection needing re-authorization); fix that in the Backup Service web application."))

@@ -124,3 +124,30 @@ func TestEveryCallerSaysWhatFollows(t *testing.T) {
 		}
 	}
 }
+
+// Advice to change a setting says, for a destroy, that the destroy reads it
+// from the state: raising timeouts.delete in the configuration alone does
+// not change the next destroy.
+func TestDestroyAdviceSaysSettingsComeFromTheState(t *testing.T) {
+	t.Parallel()
+	running := client.Backup{ID: "bkp_0123456789abcdef", Status: client.StatusRunning}
+	conflict := &client.APIError{Method: "POST", Path: "/x", StatusCode: 409, Title: "Conflict", RequestID: "r"}
+	for name, report := range map[string]func(*diag.Diagnostics, caller){
+		"wait timed out": func(d *diag.Diagnostics, c caller) {
+			wait(d, c, &client.WaitError{Backup: running, Waited: time.Minute, Err: context.DeadlineExceeded})
+		},
+		"conflict wait timed out": func(d *diag.Diagnostics, c caller) {
+			trigger(d, c, &client.ConflictWaitError{Running: &running, Waited: time.Minute, Err: context.DeadlineExceeded})
+		},
+		"conflict refused": func(d *diag.Diagnostics, c caller) { trigger(d, c, conflict) },
+	} {
+		for callerName, c := range map[string]caller{"destroy": destroyCaller, "create": createCaller, "invoke": invokeCaller} {
+			var diags diag.Diagnostics
+			report(&diags, c)
+			says := strings.Contains(strings.Join(strings.Fields(diags[0].Detail()), " "), "as the state holds them")
+			if says != (callerName == "destroy") {
+				t.Errorf("%s told by %s: says settings come from the state = %t: %q", name, callerName, says, diags[0].Detail())
+			}
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+// privateBytes is private state holding one key.
+type privateBytes map[string][]byte
+
+func (p privateBytes) GetKey(_ context.Context, key string) ([]byte, diag.Diagnostics) { return p[key], nil }
+
+// A destroy-time record counts until its own counts_until; one written
+// before counts_until existed (the release before) counts until its
+// trigger plus timeouts.delete, no later than its destroy's; an absent,
+// empty or unreadable record is none.
+func TestDestroyBackupRecord(t *testing.T) {
+	t.Parallel()
+	triggered := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		raw       string
+		wantOK    bool
+		wantUntil time.Time
+	}{
+		{"current", `{"backup_id":"bkp_0123456789abcdef","triggered_at":"2026-11-20T10:00:00Z","confirmed":true,"counts_until":"2026-11-20T10:45:00Z"}`,
+			true, triggered.Add(45 * time.Minute)},
+		{"written before counts_until", `{"backup_id":"bkp_0123456789abcdef","triggered_at":"2026-11-20T10:00:00Z","confirmed":true}`,
+			true, triggered.Add(30 * time.Minute)},
+		{"not identified", `{"triggered_at":"2026-11-20T10:00:00Z","confirmed":false}`, true, triggered.Add(30 * time.Minute)},
+		{"absent", ``, false, time.Time{}},
+		{"empty record", `{}`, false, time.Time{}},
+		{"unreadable", `{"backup_id":`, false, time.Time{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := privateBytes{}
+			if tc.raw != "" {
+				p[privateDestroyBackup] = []byte(tc.raw)
+			}
+			d, ok := readDestroyBackup(t.Context(), p)
+			if ok != tc.wantOK {
+				t.Fatalf("read %+v, ok %t; want ok %t", d, ok, tc.wantOK)
+			}
+			if !ok {
+				return
+			}
+			if got := d.until(30 * time.Minute); !got.Equal(tc.wantUntil) {
+				t.Errorf("counts until %s, want %s", got, tc.wantUntil)
+			}
+			obj := pendingObject(d, 30*time.Minute)
+			attrs := obj.Attributes()
+			if want := tc.wantUntil.Format(time.RFC3339); attrs["counts_until"].(types.String).ValueString() != want {
+				t.Errorf("pending_destroy_backup.counts_until = %s, want %s", attrs["counts_until"], want)
+			}
+			if (d.BackupID == "") != attrs["backup_id"].IsNull() {
+				t.Errorf("pending_destroy_backup.backup_id = %s for backup id %q", attrs["backup_id"], d.BackupID)
+			}
+		})
+	}
+	// What Delete writes reads back the same.
+	d := destroyBackup{BackupID: "bkp_0123456789abcdef", TriggeredAt: triggered, Confirmed: true, CountsUntil: triggered.Add(time.Hour)}
+	raw, _ := json.Marshal(d)
+	if back, ok := readDestroyBackup(t.Context(), privateBytes{privateDestroyBackup: raw}); !ok || back != d {
+		t.Errorf("round trip: %+v %t, want %+v", back, ok, d)
+	}
+}
