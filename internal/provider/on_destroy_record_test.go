@@ -13,7 +13,9 @@ import (
 // privateBytes is private state holding one key.
 type privateBytes map[string][]byte
 
-func (p privateBytes) GetKey(_ context.Context, key string) ([]byte, diag.Diagnostics) { return p[key], nil }
+func (p privateBytes) GetKey(_ context.Context, key string) ([]byte, diag.Diagnostics) {
+	return p[key], nil
+}
 
 // A destroy-time record counts until its own counts_until; one written
 // before counts_until existed (the release before) counts until its
