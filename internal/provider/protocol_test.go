@@ -138,6 +138,9 @@ func TestProtocolValidation(t *testing.T) {
 		{"trigger unknown on_conflict", "resource", "backup_trigger", map[string]tftypes.Value{"account_id": tfStr(acc), "on_conflict": tfStr("maybe")}, []string{"maybe"}},
 		{"on_destroy malformed account", "resource", "backup_on_destroy", map[string]tftypes.Value{"account_id": tfStr("ACC_0123456789abcdef")}, []string{"ACC_0123456789abcdef"}},
 		{"account malformed id", "data", "backup_account", map[string]tftypes.Value{"id": tfStr("nope")}, []string{"nope"}},
+		// Quoted, so that a stray space shows.
+		{"account id with a leading space", "data", "backup_account", map[string]tftypes.Value{"id": tfStr(" acc_0123456789abcdef")},
+			[]string{`got " acc_0123456789abcdef"`}},
 		{"accounts bad order", "data", "backup_accounts", map[string]tftypes.Value{"order": tfStr("sideways")}, []string{"sideways"}},
 		{"accounts ok", "data", "backup_accounts", map[string]tftypes.Value{"order": tfStr("asc")}, nil},
 		{"audit logs bad order", "data", "backup_audit_logs", map[string]tftypes.Value{"order": tfStr("up")}, []string{"up"}},

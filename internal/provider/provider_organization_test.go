@@ -68,7 +68,7 @@ func TestAccProviderOrganizationIDValidated(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config:      e.configForOrg("acme-production", triggerConfig(e.srv.AccountIDs()[0], "")),
 			PlanOnly:    true,
-			ExpectError: expectError("organization_id", "must be an organization id: org_ followed by exactly 16 letters or digits", "got: acme-production"),
+			ExpectError: expectError("organization_id", "must be an organization id: org_ followed by exactly 16 letters or digits", `got "acme-production"`),
 		}},
 	})
 	e.noRequests()

@@ -44,14 +44,32 @@ func (durationValidator) ValidateString(_ context.Context, req validator.StringR
 // accountIDValidator refuses, before any request, an id the service would
 // answer with 422.
 func accountIDValidator() validator.String {
-	return stringvalidator.RegexMatches(ids.AccountPattern(),
-		"must be an account id: acc_ followed by exactly 16 letters or digits, for example acc_0123456789abcdef")
+	return idValidator{ids.AccountPattern(),
+		"must be an account id: acc_ followed by exactly 16 letters or digits, for example acc_0123456789abcdef"}
 }
 
 // organizationIDValidator refuses a value that no organization id has.
 func organizationIDValidator() validator.String {
-	return stringvalidator.RegexMatches(ids.OrganizationPattern(),
-		"must be an organization id: org_ followed by exactly 16 letters or digits, as the backup_token data source's organization_id shows")
+	return idValidator{ids.OrganizationPattern(),
+		"must be an organization id: org_ followed by exactly 16 letters or digits, as the backup_token data source's organization_id shows"}
+}
+
+// idValidator refuses a value that does not match pattern, quoting it, so
+// that a stray space or an invisible character shows in the message.
+type idValidator struct {
+	pattern *regexp.Regexp
+	must    string
+}
+
+func (v idValidator) Description(context.Context) string             { return "value " + v.must }
+func (v idValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v idValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || v.pattern.MatchString(req.ConfigValue.ValueString()) {
+		return
+	}
+	resp.Diagnostics.AddAttributeError(req.Path, "Invalid ID",
+		fmt.Sprintf("%s %s; got %q.", req.Path, v.must, req.ConfigValue.ValueString()))
 }
 
 // orderValidator allows the two orders the service knows (case-sensitive).
