@@ -28,8 +28,12 @@ func serve(p provider.Provider) func() (tfprotov6.ProviderServer, error) {
 		if !ok {
 			return s, nil // a framework without actions or list resources
 		}
-		return &interruptFirst{fullServer: full, stop: make(chan struct{}), running: map[chan struct{}]struct{}{}}, nil
+		return newInterruptFirst(full), nil
 	}
+}
+
+func newInterruptFirst(s fullServer) *interruptFirst {
+	return &interruptFirst{fullServer: s, stop: make(chan struct{}), running: map[chan struct{}]struct{}{}}
 }
 
 // fullServer is what the framework's server implements and the plugin
