@@ -225,7 +225,11 @@ func (a *triggerAction) invokeMany(ctx context.Context, ids []string, opts clien
 		}
 	}
 	if len(lines) == 0 {
-		say("All %s have their backup.", plural(len(ids), "account"))
+		if len(ids) == 1 {
+			say("The account has its backup.")
+		} else {
+			say("All %d accounts have their backup.", len(ids))
+		}
 		return
 	}
 	diags.AddError(fmt.Sprintf("%d of %d accounts have no good backup from this invocation", len(lines), len(ids)),

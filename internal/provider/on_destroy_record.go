@@ -90,8 +90,9 @@ func pendingAttribute() schema.SingleNestedAttribute {
 		Computed: true,
 		Description: "The backup a destroy of this resource began and did not see succeed (it was interrupted, timed out, or " +
 			"could not identify its backup); null otherwise. A destroy before `counts_until` follows this backup instead of " +
-			"queueing another, and goes ahead only if it succeeds; a later destroy takes a new backup. Any apply that is not a " +
-			"destroy clears it (the plan shows it going to null), because the data may have changed since.",
+			"queueing another, and goes ahead only if it succeeds; a later destroy takes a new backup. Any apply that plans " +
+			"changes and is not a destroy clears it (the plan shows it going to null), because the data may have changed since; " +
+			"a refresh (`-refresh-only`) keeps it.",
 		Attributes: map[string]schema.Attribute{
 			"backup_id":    field("ID of the backup; null when the destroy could not identify it (it is then looked for by `triggered_at`)."),
 			"triggered_at": field("When the backup was triggered (RFC 3339)."),

@@ -32,7 +32,7 @@ func TestAccProviderOrganizationGuardsTriggers(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config: e.configForOrg(foreignOrg, triggerConfig(id, "")),
-				ExpectError: expectError("API key of another organization for backup_trigger for account "+id,
+				ExpectError: expectError("API key of another organization for backup_trigger of account "+id,
 					"the API key belongs to organization "+e.srv.OrganizationID()+` ("Example Org"), not to the expected `+foreignOrg,
 					"nothing was changed", "check which key the provider was given"),
 			},
@@ -86,7 +86,7 @@ func TestAccProviderOrganizationGuardsDestroyBackups(t *testing.T) {
 	c := newCLI(t, e, e.configForOrg(foreignOrg, guardedDatabase(id, "")))
 	mismatch := regexp.MustCompile(words("not to the expected " + foreignOrg + "; nothing was changed"))
 	out, err := c.exec(nil, "plan", "-no-color")
-	if err == nil || !mismatch.MatchString(out) || !strings.Contains(out, "API key of another organization for backup_on_destroy for account "+id) {
+	if err == nil || !mismatch.MatchString(out) || !strings.Contains(out, "API key of another organization for backup_on_destroy of account "+id) {
 		t.Fatalf("planning a guard under the wrong organization: %v\n%s", err, out)
 	}
 	if out, err := c.exec(nil, "apply", "-auto-approve", "-no-color"); err == nil || c.state(guardAddr) != nil {

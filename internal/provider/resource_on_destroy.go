@@ -116,7 +116,7 @@ func (r *onDestroyResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		var accountID types.String
 		resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("account_id"), &accountID)...)
 		if err := r.data.client.CheckOrganization(ctx); err != nil {
-			addOrganizationError(&resp.Diagnostics, "backup_on_destroy for account "+accountID.ValueString(), err)
+			addOrganizationError(&resp.Diagnostics, "backup_on_destroy of account "+accountID.ValueString(), err)
 		}
 	}
 }
@@ -132,7 +132,7 @@ func (r *onDestroyResource) Create(ctx context.Context, req resource.CreateReque
 	}
 	accountID := m.AccountID.ValueString()
 	if err := r.data.client.CheckOrganization(ctx); err != nil {
-		addOrganizationError(&resp.Diagnostics, "backup_on_destroy for account "+accountID, err)
+		addOrganizationError(&resp.Diagnostics, "backup_on_destroy of account "+accountID, err)
 		return
 	}
 	m.Pending = pendingNull()

@@ -283,7 +283,7 @@ func (r *triggerResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		var accountID types.String
 		resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("account_id"), &accountID)...)
 		if err := r.data.client.CheckOrganization(ctx); err != nil {
-			addOrganizationError(&resp.Diagnostics, "backup_trigger for account "+accountID.ValueString(), err)
+			addOrganizationError(&resp.Diagnostics, "backup_trigger of account "+accountID.ValueString(), err)
 		}
 	}
 	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {

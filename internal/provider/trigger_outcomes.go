@@ -58,9 +58,13 @@ type caller struct {
 	// settingsFrom follows advice to change a setting, where the caller
 	// reads it from the state rather than the configuration.
 	settingsFrom string
-	interrupted  string // after an interrupted wait
-	timedOut     string // after a wait that timed out
-	failed       string // after a failed backup
+	// wayOut follows a refusal or a failure that repeating may not mend
+	// (an account that cannot be backed up), where the caller blocks a
+	// change until it is mended.
+	wayOut      string
+	interrupted string // after an interrupted wait
+	timedOut    string // after a wait that timed out
+	failed      string // after a failed backup
 	// After a backup queued (or perhaps queued) but not identified, by
 	// whether what follows waits for it.
 	unidentifiedWaiting, unidentifiedNotWaiting string
@@ -96,11 +100,13 @@ var (
 		settingsFrom: "A destroy uses timeouts.delete and on_conflict as the state holds them: change them and apply before " +
 			"destroying again (with the guard's block removed, they cannot change; see Troubleshooting).",
 		interruptedSummary: "Destroy stopped: the wait for its backup was interrupted",
-		interrupted: "The destroy stopped before this resource, and what depends on it being destroyed first, went. " +
+		interrupted: "The destroy stopped: neither this resource nor the resources it guards (those it depends on) were destroyed. " +
 			"A destroy within timeouts.delete of now resumes waiting for this same backup without queueing another; a later one takes a new backup.",
 		timedOut: "The destroy stopped and this resource is kept; a destroy within timeouts.delete of now waits for this same backup " +
 			"while it is in progress, instead of queueing another; a later one takes a new backup.",
-		failed: "The destroy stopped and this resource is kept; destroying again takes a new backup.",
+		failed: "The destroy stopped and this resource is kept, with the resources it guards; destroying again takes a new backup.",
+		wayOut: "If the account cannot be backed up and the destroy must go ahead without a backup, forget this guard instead of " +
+			"destroying it: a removed block with lifecycle { destroy = false } (1.7+), or state rm (see Troubleshooting).",
 		unidentifiedWaiting: "The destroy stopped and this resource is kept; a destroy within timeouts.delete of now looks for this backup " +
 			"before it sends any new trigger; a later one takes a new backup.",
 		unidentifiedNotWaiting: "The destroy stopped and this resource is kept; a destroy within timeouts.delete of now looks for this backup " +
@@ -111,8 +117,8 @@ var (
 		timeoutName:        "timeouts.invoke",
 		interruptStops:     true,
 		interruptedSummary: "Interrupted before the backup was seen to succeed",
-		interrupted: "The invocation fails, so the change it guards does not go ahead on this backup. The action records nothing: " +
-			"follow the backup with the backup_account_backups data source.",
+		interrupted: "The invocation fails, since it did not see a good backup: a change it guards does not go ahead. The action " +
+			"records nothing: follow the backup with the backup_account_backups data source.",
 		timedOut: "The action records nothing: follow the backup with the backup_account_backups data source.",
 		unidentifiedWaiting: "The action records nothing: look for it among the account's backups (data source backup_account_backups) " +
 			"before invoking the action again.",
@@ -148,8 +154,8 @@ func reportWait(diags *diag.Diagnostics, next caller, accountID string, timeout 
 			we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second)), we.Err)
 	case errors.As(err, &fe):
 		diags.AddError("Backup did not succeed",
-			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s ended with status %q: %s\n\n%s",
-				fe.Backup.ID, accountID, fe.Backup.Status, fe.Reason(), next.failed)))
+			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s ended with status %q: %s\n\n%s %s",
+				fe.Backup.ID, accountID, fe.Backup.Status, fe.Reason(), next.failed, next.wayOut)))
 	default:
 		addAPIError(diags, "Unable to follow the backup of account "+accountID, err)
 	}
@@ -184,8 +190,9 @@ func addTriggerError(diags *diag.Diagnostics, c caller, accountID string, timeou
 		diags.AddAttributeError(at, summary, describeError(err, "A backup of this account is already in progress and on_conflict is \"fail\". "+
 			strings.TrimSpace("Set on_conflict = \"wait\" to wait for it and then take a new backup. "+c.settingsFrom)))
 	case errors.Is(err, client.ErrUnprocessable):
-		diags.AddAttributeError(at, summary, describeError(err, "The account cannot be backed up in its current state (for example paused, "+
-			"a lapsed subscription, or a connection needing re-authorization); fix that in the Backup Service web application."))
+		diags.AddAttributeError(at, summary, describeError(err, strings.TrimSpace("The account cannot be backed up in its current state (for "+
+			"example paused, a lapsed subscription, or a connection needing re-authorization); fix that in the Backup Service web "+
+			"application. "+c.wayOut)))
 	case errors.Is(err, client.ErrWrongOrganization):
 		diags.AddError(summary, describeError(err, wrongOrganizationHint))
 	case errors.Is(err, client.ErrNotFound), errors.Is(err, client.ErrForbidden):

@@ -151,3 +151,24 @@ func TestDestroyAdviceSaysSettingsComeFromTheState(t *testing.T) {
 		}
 	}
 }
+
+// A destroy stopped by an account that cannot be backed up (a failed
+// backup, a 422) names the way out; other callers block no destroy.
+func TestDestroyRefusalsNameTheWayOut(t *testing.T) {
+	t.Parallel()
+	failed := client.Backup{ID: "bkp_0123456789abcdef", Status: client.StatusFailed}
+	unprocessable := &client.APIError{Method: "POST", Path: "/x", StatusCode: 422, Title: "Unprocessable Entity", Detail: "paused", RequestID: "r"}
+	for name, report := range map[string]func(*diag.Diagnostics, caller){
+		"failed":  func(d *diag.Diagnostics, c caller) { wait(d, c, &client.BackupFailedError{Backup: failed}) },
+		"refused": func(d *diag.Diagnostics, c caller) { trigger(d, c, unprocessable) },
+	} {
+		for callerName, c := range map[string]caller{"destroy": destroyCaller, "create": createCaller, "invoke": invokeCaller} {
+			var diags diag.Diagnostics
+			report(&diags, c)
+			says := strings.Contains(strings.Join(strings.Fields(diags[0].Detail()), " "), "lifecycle { destroy = false }")
+			if says != (callerName == "destroy") {
+				t.Errorf("%s told by %s: names the removed block = %t: %q", name, callerName, says, diags[0].Detail())
+			}
+		}
+	}
+}
