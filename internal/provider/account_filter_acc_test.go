@@ -16,16 +16,8 @@ import (
 // accounts the service lists as "slack", in both data sources.
 func TestAccAccountFilterIgnoresCase(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 2801, Accounts: -1})
-	slackA := e.srv.AddAccount(mockservice.AccountSpec{Platform: "slack", ServiceType: "backup", BackupStatus: "success"})
-	slackB := e.srv.AddAccount(mockservice.AccountSpec{Platform: "slack", ServiceType: "archive", BackupStatus: "failed"})
-	github := e.srv.AddAccount(mockservice.AccountSpec{Platform: "github", ServiceType: "backup", BackupStatus: "failed"})
-	ids := func(v ...string) knownvalue.Check {
-		checks := []knownvalue.Check{}
-		for _, s := range v {
-			checks = append(checks, knownvalue.StringExact(s))
-		}
-		return knownvalue.ListExact(checks)
-	}
+	slackA, slackB, github := e.filterAccounts()
+	ids := stringList
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{{

@@ -312,8 +312,9 @@ resource "terraform_data" "schema" {
 // Ctrl-C while a before_update action waits for its backup: the
 // invocation fails, so the change it guards does not happen (the guarded
 // resource keeps its value) and one backup was queued, for account_id and
-// account_ids alike, on every binary with actions. An interrupted wait
-// reported as a warning let Terraform 1.16 make the change.
+// account_ids alike, on every binary with actions. Before the provider
+// delivered interrupts to invocations itself (interruptFirst), Terraform
+// 1.16 made the change.
 func TestAccActionInterruptedStopsTheChange(t *testing.T) {
 	t.Parallel()
 	for _, many := range []bool{false, true} {
@@ -332,16 +333,7 @@ func TestAccActionInterruptedStopsTheChange(t *testing.T) {
 			c := newCLI(t, e, cfg("44"))
 			c.run("apply", "-auto-approve", "-no-color")
 			c.write(cfg("45"))
-			polled := e.srv.Requests(mockservice.RouteListBackups)
-			out, err := c.interrupt(func() bool {
-				return e.srv.BackupsQueued(id) == 1 && e.srv.Requests(mockservice.RouteListBackups) >= polled+2
-			}, "apply", "-auto-approve", "-no-color")
-			if !strings.Contains(out, "Interrupt received") {
-				t.Fatalf("not interrupted:\n%s", out)
-			}
-			if strings.Contains(out, "TERRAFORM CRASH") {
-				t.Log("Terraform crashed after the interrupt (its bug: see TestAccActionManyAccountsInterrupted)")
-			}
+			out, err := interruptMidWait(t, e, c, id, "apply", "-auto-approve", "-no-color")
 			if st := c.state("terraform_data.schema"); st == nil || st["input"] != "44" {
 				t.Errorf("the guarded change went ahead without a good backup: %v\n%s", st, out)
 			}
@@ -367,12 +359,7 @@ func TestAccActionInvokeInterruptedFails(t *testing.T) {
 	e := newWallClockEnv(t, mockservice.Options{Seed: 1111, PendingFor: time.Minute, RunningFor: time.Minute})
 	id := e.srv.AccountIDs()[0]
 	c := newCLI(t, e, e.config(fmt.Sprintf("action \"backup_trigger\" \"pre\" {\n  config {\n    account_id = %q\n  }\n}\n", id)))
-	out, err := c.interrupt(func() bool {
-		return e.srv.BackupsQueued(id) == 1 && e.srv.Requests(mockservice.RouteListBackups) >= 2
-	}, "apply", "-auto-approve", "-no-color", "-invoke=action.backup_trigger.pre")
-	if !strings.Contains(out, "Interrupt received") {
-		t.Fatalf("not interrupted:\n%s", out)
-	}
+	out, err := interruptMidWait(t, e, c, id, "apply", "-auto-approve", "-no-color", "-invoke=action.backup_trigger.pre")
 	if err == nil || strings.Contains(out, "Apply complete!") {
 		t.Errorf("an interrupted -invoke succeeded (%v):\n%s", err, out)
 	}
@@ -398,12 +385,7 @@ func TestAccActionBeforeDestroyInterrupted(t *testing.T) {
 	id := e.srv.AccountIDs()[0]
 	c := newCLI(t, e, e.config(guardedWith(id, "", "v1", "before_destroy", "      on_failure = halt\n")))
 	c.run("apply", "-auto-approve", "-no-color")
-	out, err := c.interrupt(func() bool {
-		return e.srv.BackupsQueued(id) == 1 && e.srv.Requests(mockservice.RouteListBackups) >= 2
-	}, "destroy", "-auto-approve", "-no-color")
-	if !strings.Contains(out, "Interrupt received") {
-		t.Fatalf("not interrupted:\n%s", out)
-	}
+	out, err := interruptMidWait(t, e, c, id, "destroy", "-auto-approve", "-no-color")
 	destroyed := c.state("terraform_data.schema") == nil
 	t.Logf("%s: interrupted before_destroy under terraform destroy: exit error %v, destroyed %t", filepath.Base(c.bin), err, destroyed)
 	if !strings.Contains(out, "Interrupted before the backup was seen to succeed") {
@@ -416,4 +398,22 @@ func TestAccActionBeforeDestroyInterrupted(t *testing.T) {
 		t.Errorf("Terraform now keeps the resource after an interrupted before_destroy under terraform destroy: " +
 			"update the guide's table (and this test)")
 	}
+}
+
+// interruptMidWait runs a command and sends it SIGINT once the account's
+// one backup is queued and has been polled twice since, that is, while the
+// command waits for it.
+func interruptMidWait(t *testing.T, e *testEnv, c *cli, accountID string, args ...string) (string, error) {
+	t.Helper()
+	polled := e.srv.Requests(mockservice.RouteListBackups)
+	out, err := c.interrupt(func() bool {
+		return e.srv.BackupsQueued(accountID) == 1 && e.srv.Requests(mockservice.RouteListBackups) >= polled+2
+	}, args...)
+	if !strings.Contains(out, "Interrupt received") {
+		t.Fatalf("not interrupted:\n%s", out)
+	}
+	if strings.Contains(out, "TERRAFORM CRASH") {
+		t.Log("Terraform crashed after the interrupt (its bug: see TestAccActionManyAccountsInterrupted)")
+	}
+	return out, err
 }

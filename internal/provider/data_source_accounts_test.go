@@ -47,16 +47,8 @@ data "backup_accounts" "oldest_first" { order = "asc" }
 
 func TestAccAccountsDataSourceFilters(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 302, Accounts: -1})
-	slackA := e.srv.AddAccount(mockservice.AccountSpec{Platform: "slack", ServiceType: "backup", BackupStatus: "success"})
-	slackB := e.srv.AddAccount(mockservice.AccountSpec{Platform: "slack", ServiceType: "archive", BackupStatus: "failed"})
-	github := e.srv.AddAccount(mockservice.AccountSpec{Platform: "github", ServiceType: "backup", BackupStatus: "failed"})
-	list := func(v ...string) knownvalue.Check {
-		checks := []knownvalue.Check{}
-		for _, s := range v {
-			checks = append(checks, knownvalue.StringExact(s))
-		}
-		return knownvalue.ListExact(checks)
-	}
+	slackA, slackB, github := e.filterAccounts()
+	list := stringList
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{{

@@ -211,3 +211,22 @@ func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
 	w.WriteHeader(rec.Code)
 	_, _ = w.Write(rec.Body.Bytes())
 }
+
+// filterAccounts adds three accounts that the account filters tell apart:
+// two slack ones (a successful backup service, a failed archive) and a
+// github one whose backup failed.
+func (e *testEnv) filterAccounts() (slackA, slackB, github string) {
+	slackA = e.srv.AddAccount(mockservice.AccountSpec{Platform: "slack", ServiceType: "backup", BackupStatus: "success"})
+	slackB = e.srv.AddAccount(mockservice.AccountSpec{Platform: "slack", ServiceType: "archive", BackupStatus: "failed"})
+	github = e.srv.AddAccount(mockservice.AccountSpec{Platform: "github", ServiceType: "backup", BackupStatus: "failed"})
+	return slackA, slackB, github
+}
+
+// stringList checks a list of exactly these strings, in order.
+func stringList(v ...string) knownvalue.Check {
+	checks := []knownvalue.Check{}
+	for _, s := range v {
+		checks = append(checks, knownvalue.StringExact(s))
+	}
+	return knownvalue.ListExact(checks)
+}

@@ -125,49 +125,37 @@ func TestEveryCallerSaysWhatFollows(t *testing.T) {
 	}
 }
 
-// Advice to change a setting says, for a destroy, that the destroy reads it
-// from the state: raising timeouts.delete in the configuration alone does
-// not change the next destroy.
-func TestDestroyAdviceSaysSettingsComeFromTheState(t *testing.T) {
+// What only a destroy says: that it reads its settings from the state
+// (raising timeouts.delete in the configuration alone does not change the
+// next destroy), and, when the account cannot be backed up, the way out.
+func TestDestroyAdviceFitsTheDestroy(t *testing.T) {
 	t.Parallel()
 	running := client.Backup{ID: "bkp_0123456789abcdef", Status: client.StatusRunning}
-	conflict := &client.APIError{Method: "POST", Path: "/x", StatusCode: 409, Title: "Conflict", RequestID: "r"}
-	for name, report := range map[string]func(*diag.Diagnostics, caller){
-		"wait timed out": func(d *diag.Diagnostics, c caller) {
-			wait(d, c, &client.WaitError{Backup: running, Waited: time.Minute, Err: context.DeadlineExceeded})
-		},
-		"conflict wait timed out": func(d *diag.Diagnostics, c caller) {
-			trigger(d, c, &client.ConflictWaitError{Running: &running, Waited: time.Minute, Err: context.DeadlineExceeded})
-		},
-		"conflict refused": func(d *diag.Diagnostics, c caller) { trigger(d, c, conflict) },
-	} {
-		for callerName, c := range map[string]caller{"destroy": destroyCaller, "create": createCaller, "invoke": invokeCaller} {
-			var diags diag.Diagnostics
-			report(&diags, c)
-			says := strings.Contains(strings.Join(strings.Fields(diags[0].Detail()), " "), "as the state holds them")
-			if says != (callerName == "destroy") {
-				t.Errorf("%s told by %s: says settings come from the state = %t: %q", name, callerName, says, diags[0].Detail())
-			}
-		}
-	}
-}
-
-// A destroy stopped by an account that cannot be backed up (a failed
-// backup, a 422) names the way out; other callers block no destroy.
-func TestDestroyRefusalsNameTheWayOut(t *testing.T) {
-	t.Parallel()
 	failed := client.Backup{ID: "bkp_0123456789abcdef", Status: client.StatusFailed}
+	conflict := &client.APIError{Method: "POST", Path: "/x", StatusCode: 409, Title: "Conflict", RequestID: "r"}
 	unprocessable := &client.APIError{Method: "POST", Path: "/x", StatusCode: 422, Title: "Unprocessable Entity", Detail: "paused", RequestID: "r"}
-	for name, report := range map[string]func(*diag.Diagnostics, caller){
-		"failed":  func(d *diag.Diagnostics, c caller) { wait(d, c, &client.BackupFailedError{Backup: failed}) },
-		"refused": func(d *diag.Diagnostics, c caller) { trigger(d, c, unprocessable) },
+	const fromState, wayOut = "as the state holds them", "lifecycle { destroy = false }"
+	for _, tc := range []struct {
+		name   string
+		report func(*diag.Diagnostics, caller)
+		says   string
+	}{
+		{"wait timed out", func(d *diag.Diagnostics, c caller) {
+			wait(d, c, &client.WaitError{Backup: running, Waited: time.Minute, Err: context.DeadlineExceeded})
+		}, fromState},
+		{"conflict wait timed out", func(d *diag.Diagnostics, c caller) {
+			trigger(d, c, &client.ConflictWaitError{Running: &running, Waited: time.Minute, Err: context.DeadlineExceeded})
+		}, fromState},
+		{"conflict refused", func(d *diag.Diagnostics, c caller) { trigger(d, c, conflict) }, fromState},
+		{"backup failed", func(d *diag.Diagnostics, c caller) { wait(d, c, &client.BackupFailedError{Backup: failed}) }, wayOut},
+		{"not backupable", func(d *diag.Diagnostics, c caller) { trigger(d, c, unprocessable) }, wayOut},
 	} {
 		for callerName, c := range map[string]caller{"destroy": destroyCaller, "create": createCaller, "invoke": invokeCaller} {
 			var diags diag.Diagnostics
-			report(&diags, c)
-			says := strings.Contains(strings.Join(strings.Fields(diags[0].Detail()), " "), "lifecycle { destroy = false }")
+			tc.report(&diags, c)
+			says := strings.Contains(strings.Join(strings.Fields(diags[0].Detail()), " "), tc.says)
 			if says != (callerName == "destroy") {
-				t.Errorf("%s told by %s: names the removed block = %t: %q", name, callerName, says, diags[0].Detail())
+				t.Errorf("%s told by %s: says %q = %t: %q", tc.name, callerName, tc.says, says, diags[0].Detail())
 			}
 		}
 	}
