@@ -34,7 +34,7 @@ func BenchmarkDecodeAccountsPage(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var p page[Account]
-		d := &pageDecoder[Account]{p: &p, valid: ids.IsAccountID, idOf: func(a *Account) string { return a.ID }}
+		d := &pageDecoder[Account]{p: &p, accept: func(a *Account) bool { return ids.IsAccountID(a.ID) }, idOf: func(a *Account) string { return a.ID }}
 		if err := decodeStrict(body, d, textGuard{}); err != nil || len(p.Data) != PageSize {
 			b.Fatal(err)
 		}

@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"iter"
 	"net/url"
 
@@ -21,18 +23,28 @@ func (c *Client) Token(ctx context.Context) (*Token, error) {
 	return &t, nil
 }
 
-// Account reads one account.
+// Account reads one account. An answer for another account than accountID
+// is a *DecodeError matching ErrOtherAccount.
 func (c *Client) Account(ctx context.Context, accountID string) (*Account, error) {
 	var a Account
-	if err := c.do(ctx, call{method: "GET", path: accountPath(accountID), idempotent: true}, &a); err != nil {
+	cl := call{method: "GET", path: accountPath(accountID), idempotent: true}
+	if err := c.do(ctx, cl, &a); err != nil {
 		return nil, err
+	}
+	if a.ID != accountID {
+		return nil, &DecodeError{Method: cl.method, Path: c.base.EscapedPath() + cl.path, StatusCode: 200,
+			Err: fmt.Errorf("%w: asked for %s, the answer is for %s", ErrOtherAccount, accountID, a.ID)}
 	}
 	return &a, nil
 }
 
+// ErrOtherAccount: an answer names another account than the one asked for.
+// A service (or a proxy) does not choose which account a record stands for.
+var ErrOtherAccount = errors.New("the answer names another account than the one asked for")
+
 // Accounts iterates over the organization's accounts.
 func (c *Client) Accounts(ctx context.Context, opts ListOptions) iter.Seq2[Account, error] {
-	return listing(ctx, c, "/api/v1/accounts", opts, func(a *Account) string { return a.ID }, ids.IsAccountID)
+	return listing(ctx, c, "/api/v1/accounts", opts, func(a *Account) string { return a.ID }, func(a *Account) bool { return ids.IsAccountID(a.ID) })
 }
 
 // ListAccounts returns the accounts of Accounts as a slice.
@@ -41,10 +53,18 @@ func (c *Client) ListAccounts(ctx context.Context, opts ListOptions) ([]Account,
 }
 
 // Backups iterates over an account's backups, newest first (the listing has
-// no order; opts.Order is ignored).
+// no order; opts.Order is ignored). Every backup it yields is accountID's:
+// a record naming another account is left out like a malformed one (the
+// service does not choose which account a backup stands for), and one
+// naming none is given accountID.
 func (c *Client) Backups(ctx context.Context, accountID string, opts ListOptions) iter.Seq2[Backup, error] {
 	opts.Order = ""
-	return listing(ctx, c, accountPath(accountID)+"/backups", opts, func(b *Backup) string { return b.ID }, ids.IsBackupID)
+	return listing(ctx, c, accountPath(accountID)+"/backups", opts, func(b *Backup) string { return b.ID }, func(b *Backup) bool {
+		if b.AccountID == "" {
+			b.AccountID = accountID
+		}
+		return ids.IsBackupID(b.ID) && b.AccountID == accountID
+	})
 }
 
 // ListBackups returns the backups of Backups as a slice.
@@ -54,7 +74,7 @@ func (c *Client) ListBackups(ctx context.Context, accountID string, opts ListOpt
 
 // AuditLogs iterates over the organization's audit logs.
 func (c *Client) AuditLogs(ctx context.Context, opts ListOptions) iter.Seq2[AuditLog, error] {
-	return listing(ctx, c, "/api/v1/audit-logs", opts, func(l *AuditLog) string { return l.ID }, ids.IsAuditLogID)
+	return listing(ctx, c, "/api/v1/audit-logs", opts, func(l *AuditLog) string { return l.ID }, func(l *AuditLog) bool { return ids.IsAuditLogID(l.ID) })
 }
 
 // ListAuditLogs returns the records of AuditLogs as a slice.

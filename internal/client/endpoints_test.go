@@ -174,7 +174,7 @@ func TestBaseURLAndHeaders(t *testing.T) {
 	var path string
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, path = r.Header.Clone(), r.URL.Path
-		_, _ = w.Write([]byte(`{"name":"n","expires_at":"2027-01-01T00:00:00Z","organization":{"id":"org_x","name":"o"},"extra":{"a":1}}`))
+		_, _ = w.Write([]byte(`{"name":"n","expires_at":"2027-01-01T00:00:00Z","organization":{"id":"org_0123456789abcdef","name":"o"},"extra":{"a":1}}`))
 	}))
 	defer ts.Close()
 	c, err := New(Options{BaseURL: ts.URL + "/prefix/", APIKey: "secret-key", UserAgent: "terraform-provider-backup/1.2.3"})

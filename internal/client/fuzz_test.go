@@ -82,7 +82,7 @@ func FuzzDecodePage(f *testing.F) {
 	}
 	g := textGuard{key: &secret{value: fuzzKey}}
 	decode := func(body []byte, p *page[Backup]) error {
-		return decodeStrict(body, &pageDecoder[Backup]{p: p, valid: ids.IsBackupID, idOf: func(b *Backup) string { return b.ID }, text: g}, g)
+		return decodeStrict(body, &pageDecoder[Backup]{p: p, accept: func(b *Backup) bool { return ids.IsBackupID(b.ID) }, idOf: func(b *Backup) string { return b.ID }, text: g}, g)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		var p page[Backup]

@@ -75,9 +75,9 @@ type ListOptions struct {
 // page, as the API document says to, and skips the items it already yielded.
 // It stops with a *ListingError when a cursor comes back, when pages keep
 // coming without new records, or past MaxListPages or MaxListBytes.
-// Records whose id does not have the format valid checks are left out and
-// counted (see ListOptions.Skipped).
-func listing[T any](ctx context.Context, c *Client, path string, opts ListOptions, idOf func(*T) string, valid func(string) bool) iter.Seq2[T, error] {
+// Records that accept refuses (an id without its format, a backup of
+// another account) are left out and counted (see ListOptions.Skipped).
+func listing[T any](ctx context.Context, c *Client, path string, opts ListOptions, idOf func(*T) string, accept func(*T) bool) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
 		yielded, pages, size, barren := 0, 0, 0, 0
@@ -119,7 +119,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 				q.Set("cursor", cursor)
 			}
 			p := page[T]{}
-			err := c.do(ctx, call{method: "GET", path: path, query: q, idempotent: true}, &pageDecoder[T]{p: &p, valid: valid, idOf: idOf, text: c.guard})
+			err := c.do(ctx, call{method: "GET", path: path, query: q, idempotent: true}, &pageDecoder[T]{p: &p, accept: accept, idOf: idOf, text: c.guard})
 			if err != nil {
 				if cursor != "" && !restarted && errors.Is(err, ErrBadRequest) {
 					c.log.Warn(ctx, "the service refused a listing cursor; restarting the listing from its first page",
@@ -197,10 +197,12 @@ func hasNext[T any](p *page[T]) bool {
 // records (a faulty service's page of 20,000 records is refused after the
 // 51st), and leaves out records whose id is malformed.
 type pageDecoder[T any] struct {
-	p     *page[T]
-	valid func(string) bool
-	idOf  func(*T) string
-	text  textGuard
+	p *page[T]
+	// accept says whether a record belongs in the listing; it may complete
+	// the record with what the caller knows (a backup's account).
+	accept func(*T) bool
+	idOf   func(*T) string
+	text   textGuard
 }
 
 func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
@@ -226,7 +228,8 @@ func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
 		if err := dec.Decode(&v); err != nil {
 			return err
 		}
-		if id := d.idOf(&v); id != "" && !d.valid(id) {
+		// A record without an id is kept, for check() to refuse the page.
+		if id := d.idOf(&v); id != "" && !d.accept(&v) {
 			if d.p.malformed == 0 {
 				d.p.first = strconv.Quote(d.text.cut(d.text.clean(id), 40))
 			}

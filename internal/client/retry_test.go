@@ -148,7 +148,7 @@ func TestTransportErrorsRetriedOnGet(t *testing.T) {
 			_ = conn.Close()
 			return
 		}
-		_, _ = w.Write([]byte(`{"name":"n","expires_at":"2027-01-01T00:00:00Z","organization":{"id":"o","name":"o"}}`))
+		_, _ = w.Write([]byte(`{"name":"n","expires_at":"2027-01-01T00:00:00Z","organization":{"id":"org_0123456789abcdef","name":"o"}}`))
 	}))
 	defer ts.Close()
 	c, _ := New(Options{BaseURL: ts.URL, APIKey: "k", Clock: newFakeClock(), MaxRetries: 1})

@@ -167,7 +167,7 @@ func (c *Client) RunBackup(ctx context.Context, accountID string, opts RunOption
 	if !opts.WaitForCompletion {
 		return b, nil
 	}
-	return c.waitFrom(ctx, b, poll, start, emit)
+	return c.waitFrom(ctx, accountID, b, poll, start, emit)
 }
 
 // waitOutConflict waits for the account's backup in progress to end.
@@ -187,7 +187,7 @@ func (c *Client) waitOutConflict(ctx context.Context, accountID string, poll Pol
 	emit(EventConflict, *running, "")
 	c.log.Info(ctx, "a backup is already in progress; waiting for it before queueing a new one",
 		map[string]any{"account_id": accountID, "running_backup_id": running.ID, "status": running.Status})
-	if _, err := c.poll(ctx, running, poll, func(Backup, string) {}); err != nil {
+	if _, err := c.poll(ctx, accountID, running, poll, func(Backup, string) {}); err != nil {
 		return &ConflictWaitError{Running: running, Waited: c.clock.Now().Sub(start), Err: err}
 	}
 	return nil
@@ -206,25 +206,27 @@ func (c *Client) runningBackup(ctx context.Context, accountID string) (*Backup, 
 	return nil, nil
 }
 
-// WaitForBackup waits for a backup queued earlier (known is its last known
-// state) to end: the resumed wait after an interrupt. Errors as RunBackup.
-func (c *Client) WaitForBackup(ctx context.Context, known Backup, poll PollSettings, progress func(Event)) (*Backup, error) {
+// WaitForBackup waits for a backup of accountID queued earlier (known is
+// its last known state) to end: the resumed wait after an interrupt. Errors
+// as RunBackup. Polls go to accountID's listing, the caller's id, never to
+// one a record names.
+func (c *Client) WaitForBackup(ctx context.Context, accountID string, known Backup, poll PollSettings, progress func(Event)) (*Backup, error) {
 	start := c.clock.Now()
 	emit := func(kind EventKind, b Backup, prev string) {
 		if progress != nil {
 			progress(Event{Kind: kind, Backup: b, Previous: prev, Elapsed: c.clock.Now().Sub(start)})
 		}
 	}
-	return c.waitFrom(ctx, &known, poll.orDefault(), start, emit)
+	return c.waitFrom(ctx, accountID, &known, poll.orDefault(), start, emit)
 }
 
-func (c *Client) waitFrom(ctx context.Context, b *Backup, poll PollSettings, start time.Time, emit func(EventKind, Backup, string)) (*Backup, error) {
-	final, err := c.poll(ctx, b, poll, func(now Backup, prev string) {
+func (c *Client) waitFrom(ctx context.Context, accountID string, b *Backup, poll PollSettings, start time.Time, emit func(EventKind, Backup, string)) (*Backup, error) {
+	final, err := c.poll(ctx, accountID, b, poll, func(now Backup, prev string) {
 		emit(EventStatus, now, prev)
 		// DEBUG: the caller's progress handler tells users (at INFO in the
 		// provider); this line is for the client's own trace.
 		c.log.Debug(ctx, "backup status changed", map[string]any{
-			"account_id": now.AccountID, "backup_id": now.ID, "status": now.Status, "previous_status": prev,
+			"account_id": accountID, "backup_id": now.ID, "status": now.Status, "previous_status": prev,
 			"elapsed": c.clock.Now().Sub(start).Round(time.Second).String(),
 		})
 	})
@@ -233,7 +235,7 @@ func (c *Client) waitFrom(ctx context.Context, b *Backup, poll PollSettings, sta
 			// The status may have moved since the last poll: read it once
 			// more, briefly, so the message tells the truth.
 			rctx, cancel := detached(ctx)
-			if now, rerr := c.FindBackup(rctx, final.AccountID, final.ID); rerr == nil {
+			if now, rerr := c.FindBackup(rctx, accountID, final.ID); rerr == nil {
 				final = now
 			}
 			cancel()
@@ -250,14 +252,15 @@ func (c *Client) waitFrom(ctx context.Context, b *Backup, poll PollSettings, sta
 // poll reads the backup until it is no longer in progress. b is its state
 // as just read, so the first poll comes one interval later. On error it
 // returns the last state it saw. changed is told of each status change.
-func (c *Client) poll(ctx context.Context, b *Backup, poll PollSettings, changed func(now Backup, prev string)) (*Backup, error) {
+// It reads accountID's listing: the caller's id, not the record's.
+func (c *Client) poll(ctx context.Context, accountID string, b *Backup, poll PollSettings, changed func(now Backup, prev string)) (*Backup, error) {
 	began := c.clock.Now()
 	last := b
 	for InProgress(last.Status) {
 		if err := sleep(ctx, c.clock, poll.interval(c.clock.Now().Sub(began))); err != nil {
 			return last, err
 		}
-		now, err := c.FindBackup(ctx, last.AccountID, last.ID)
+		now, err := c.FindBackup(ctx, accountID, last.ID)
 		if err != nil {
 			if ctx.Err() != nil {
 				return last, ctx.Err()

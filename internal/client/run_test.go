@@ -161,7 +161,7 @@ func TestWaitTimeoutRereadsStatus(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	_, err = c.WaitForBackup(ctx, tr.Backup, DefaultPoll, nil)
+	_, err = c.WaitForBackup(ctx, tr.Backup.AccountID, tr.Backup, DefaultPoll, nil)
 	var we *WaitError
 	if !errors.As(err, &we) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want a *WaitError for the deadline", err)
@@ -182,7 +182,7 @@ func TestWaitForBackupStopsOnCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	b, err := f.client(t).WaitForBackup(ctx, tr.Backup, DefaultPoll, nil)
+	b, err := f.client(t).WaitForBackup(ctx, acct, tr.Backup, DefaultPoll, nil)
 	var we *WaitError
 	if !errors.As(err, &we) || !errors.Is(err, context.Canceled) || b.ID != tr.Backup.ID || we.Backup.ID != tr.Backup.ID {
 		t.Fatalf("WaitForBackup after cancel = %+v, %v; want a *WaitError for %s", b, err, tr.Backup.ID)

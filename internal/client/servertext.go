@@ -96,19 +96,47 @@ func (g textGuard) wrap(err error) error {
 	return &guardedError{shown: g.text(err.Error()), err: err}
 }
 
-// guarded is implemented by decoded answers holding text shown to users
-// (a backup's status and error appear in diagnostics).
+// guarded is implemented by every decoded answer: each string field the
+// service sends reaches the state, a plan or a diagnostic, so each is
+// cleaned (control and format characters out, the key masked) and cut
+// before anything else sees it. Ids are not cleaned: they are checked
+// against their format (see checker), which no control character passes,
+// so that cleaning cannot turn a hostile id into a valid-looking one.
 type guarded interface{ guard(textGuard) }
 
+// maxShownWord bounds a short server string: a status, a platform, an
+// action.
+const maxShownWord = 64
+
+func (g textGuard) word(s string) string { return g.cut(g.clean(s), maxShownWord) }
+
 func (b *Backup) guard(g textGuard) {
-	b.Status = g.cut(g.clean(b.Status), 64)
+	b.Status = g.word(b.Status)
 	if b.Error != nil {
 		e := g.text(*b.Error)
 		b.Error = &e
 	}
 }
 
-func (a *Account) guard(g textGuard) { a.BackupStatus = g.cut(g.clean(a.BackupStatus), 64) }
+func (a *Account) guard(g textGuard) {
+	a.Name = g.text(a.Name)
+	a.BackupStatus = g.word(a.BackupStatus)
+	a.Platform = g.word(a.Platform)
+	a.ServiceType = g.word(a.ServiceType)
+}
+
+func (t *Token) guard(g textGuard) {
+	t.Name = g.text(t.Name)
+	t.Organization.Name = g.text(t.Organization.Name)
+}
+
+func (l *AuditLog) guard(g textGuard) {
+	l.Action = g.word(l.Action)
+	l.Actor = g.text(l.Actor)
+	l.ResourceType = g.word(l.ResourceType)
+	// Any kind of resource: no one id format to check it against.
+	l.ResourceID = g.text(l.ResourceID)
+}
 
 func (d *pageDecoder[T]) guard(g textGuard) {
 	for i := range d.p.Data {

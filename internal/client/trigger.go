@@ -120,6 +120,13 @@ func (c *Client) TriggerBackup(ctx context.Context, accountID string) (*Triggere
 		err := c.do(ctx, cl, &acct)
 		var decErr *DecodeError
 		switch {
+		case err == nil && acct.ID != accountID:
+			// Accepted, but the answer is for another account: keep
+			// nothing of it, and identify the backup from accountID's own
+			// listing, as after an unreadable answer.
+			c.log.Warn(ctx, "the answer to a backup trigger names another account; it is ignored",
+				map[string]any{"account_id": accountID, "answered_for": acct.ID})
+			return c.identify(ctx, accountID, nil, rec, true, false)
 		case err == nil:
 			return c.identify(ctx, accountID, &acct, rec, true, false)
 		case errors.As(err, &decErr):
@@ -318,5 +325,5 @@ func (c *Client) ResumeTrigger(ctx context.Context, accountID string, began time
 	if !opts.WaitForCompletion {
 		return found, nil
 	}
-	return c.waitFrom(ctx, found, opts.Poll.orDefault(), start, emit)
+	return c.waitFrom(ctx, accountID, found, opts.Poll.orDefault(), start, emit)
 }

@@ -29,6 +29,10 @@ func (t *Token) check() error {
 		return missing("token name")
 	case t.ExpiresAt.IsZero():
 		return missing("token expires_at")
+	case t.Organization.ID != "" && !ids.IsOrganizationID(t.Organization.ID):
+		// Absent is left to CheckOrganization, which refuses it only when
+		// organization_id is set.
+		return fmt.Errorf("%w: organization id %q", errMalformedID, t.Organization.ID)
 	}
 	return nil
 }
@@ -49,6 +53,8 @@ func (b *Backup) check() error {
 		return missing("backup id")
 	case !ids.IsBackupID(b.ID):
 		return fmt.Errorf("%w: backup id %q", errMalformedID, b.ID)
+	case b.AccountID != "" && !ids.IsAccountID(b.AccountID):
+		return fmt.Errorf("%w: account id %q of backup %s", errMalformedID, b.AccountID, b.ID)
 	case b.Status == "":
 		return missing("backup status of " + b.ID)
 	case b.CreatedAt.IsZero():

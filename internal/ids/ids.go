@@ -32,6 +32,9 @@ func IsBackupID(s string) bool { return backupRE.MatchString(s) }
 // IsAuditLogID reports whether s has the audit log id format.
 func IsAuditLogID(s string) bool { return logRE.MatchString(s) }
 
+// IsOrganizationID reports whether s has the organization id format.
+func IsOrganizationID(s string) bool { return orgRE.MatchString(s) }
+
 // OrganizationPattern is the organization id format.
 func OrganizationPattern() *regexp.Regexp { return orgRE }
 

@@ -99,11 +99,13 @@ func transportAdvice(err error) string {
 // hintFor advises on an answer of the service; re, when not nil, is how
 // the retries ended.
 // warnSkipped returns a ListOptions.Skipped that adds one warning to diags
-// for records of a listing left out because their id is malformed.
+// for records of a listing left out: an id without its format, or a backup
+// that names another account than the one listed.
 func warnSkipped(diags *diag.Diagnostics, listing string) func(int, string) {
 	return func(count int, example string) {
-		diags.AddWarning(fmt.Sprintf("The Backup Service listed %s with a malformed id", plural(count, "record")),
-			fmt.Sprintf("%s left out %s whose id does not have the documented format (a prefix and 16 letters or digits), for example %s. "+
+		diags.AddWarning(fmt.Sprintf("%s of the Backup Service's listing left out", plural(count, "record")),
+			fmt.Sprintf("%s left out %s whose id does not have the documented format (a prefix and 16 letters or digits), "+
+				"or that name another account than the one listed, for example %s. "+
 				"The service, or a proxy in front of it, is not answering as the API documents.", listing, plural(count, "record"), example))
 	}
 }

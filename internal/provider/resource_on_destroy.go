@@ -283,7 +283,7 @@ func (r *onDestroyResource) backUp(ctx context.Context, accountID string, earlie
 		switch {
 		case client.InProgress(b.Status):
 			opts.Progress(client.Event{Kind: client.EventQueued, Backup: *b})
-			return c.WaitForBackup(ctx, *b, opts.Poll, opts.Progress)
+			return c.WaitForBackup(ctx, accountID, *b, opts.Poll, opts.Progress)
 		case b.Status == client.StatusSuccess:
 			return b, nil
 		}

@@ -385,7 +385,7 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	var err error
 	if plan.WaitForCompletion.ValueBool() {
 		tflog.Info(wctx, "waiting for the backup", map[string]any{"backup_id": known.ID, "status": known.Status})
-		b, err = r.data.client.WaitForBackup(wctx, known, r.data.poll, logProgress(wctx))
+		b, err = r.data.client.WaitForBackup(wctx, plan.AccountID.ValueString(), known, r.data.poll, logProgress(wctx))
 	} else {
 		b = &known
 	}

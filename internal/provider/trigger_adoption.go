@@ -46,5 +46,5 @@ func (r *triggerResource) adoptReplaced(ctx context.Context, plan *triggerModel,
 	if !opts.WaitForCompletion || !client.InProgress(b.Status) {
 		return b, nil
 	}
-	return c.WaitForBackup(ctx, *b, opts.Poll, opts.Progress)
+	return c.WaitForBackup(ctx, plan.AccountID.ValueString(), *b, opts.Poll, opts.Progress)
 }

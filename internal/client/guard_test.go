@@ -1,0 +1,204 @@
+package client
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/backup-service/terraform-provider-backup/internal/ids"
+)
+
+const guardKey = "bks_guardTestKey0123456789abcdef"
+
+// hostileText is what a hostile service puts in every text field: an
+// escape sequence that retitles a terminal and recolours it, the key, and
+// format characters that reorder or hide text.
+const hostileText = "ci\x1b]0;TITLE-PWNED\x07\x1b[31m" + guardKey + "\u202e\u200b\r\n"
+
+// recordJSON is one record of type t as JSON, built from t's own fields,
+// so that a field added later is covered without touching this test: every
+// text field holds text, every id field a valid id (ids are checked, not
+// cleaned; see TestHostileIDsAreRefused).
+func recordJSON(t reflect.Type, text string) map[string]any {
+	out := map[string]any{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		switch {
+		case f.Type == reflect.TypeFor[time.Time](), f.Type == reflect.TypeFor[*time.Time]():
+			out[name] = "2026-11-21T10:00:00Z"
+		case f.Type.Kind() == reflect.Struct:
+			out[name] = recordJSON(f.Type, text)
+		case f.Name == "ID" || strings.HasSuffix(f.Name, "ID") && f.Name != "ResourceID":
+			out[name] = validID(t, f.Name)
+		default:
+			out[name] = text
+		}
+	}
+	return out
+}
+
+// validID is a well-formed id for field name of type t.
+func validID(t reflect.Type, name string) string {
+	switch {
+	case name == "AccountID" || t == reflect.TypeFor[Account]():
+		return "acc_0123456789abcdef"
+	case t == reflect.TypeFor[Backup]():
+		return "bkp_0123456789abcdef"
+	case t == reflect.TypeFor[AuditLog]():
+		return "log_0123456789abcdef"
+	case t == reflect.TypeFor[Organization]():
+		return "org_0123456789abcdef"
+	}
+	panic("no id format for " + t.Name() + "." + name)
+}
+
+// shownStrings collects every string v holds, with its field path.
+func shownStrings(v reflect.Value, at string, out map[string]string) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			shownStrings(v.Elem(), at, out)
+		}
+	case reflect.String:
+		out[at] = v.String()
+	case reflect.Slice:
+		for i := range v.Len() {
+			shownStrings(v.Index(i), at+"[]", out)
+		}
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			return
+		}
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				shownStrings(v.Field(i), at+"."+v.Type().Field(i).Name, out)
+			}
+		}
+	}
+}
+
+// decodedRecords decodes body-building text into every record type the
+// client decodes, single answers and listings, as the client does.
+func decodedRecords(t *testing.T, text string) map[string]any {
+	t.Helper()
+	g := textGuard{key: &secret{value: guardKey}}
+	decoded := map[string]any{}
+	one := func(name string, out any) {
+		body, err := json.Marshal(recordJSON(reflect.TypeOf(out).Elem(), text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := decodeStrict(body, out, g); err == nil {
+			decoded[name] = out
+		}
+	}
+	one("token", &Token{})
+	one("account", &Account{})
+	listed := func(name string, rec reflect.Type, out any) {
+		body, err := json.Marshal(map[string]any{"data": []any{recordJSON(rec, text)}, "pagination": map[string]any{"limit": 50}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := decodeStrict(body, out, g); err == nil {
+			decoded[name] = out
+		}
+	}
+	var accounts page[Account]
+	listed("accounts", reflect.TypeFor[Account](), &pageDecoder[Account]{p: &accounts, text: g,
+		idOf: func(a *Account) string { return a.ID }, accept: func(a *Account) bool { return ids.IsAccountID(a.ID) }})
+	var backups page[Backup]
+	listed("backups", reflect.TypeFor[Backup](), &pageDecoder[Backup]{p: &backups, text: g,
+		idOf: func(b *Backup) string { return b.ID }, accept: func(b *Backup) bool { return ids.IsBackupID(b.ID) }})
+	var logs page[AuditLog]
+	listed("audit logs", reflect.TypeFor[AuditLog](), &pageDecoder[AuditLog]{p: &logs, text: g,
+		idOf: func(l *AuditLog) string { return l.ID }, accept: func(l *AuditLog) bool { return ids.IsAuditLogID(l.ID) }})
+	return decoded
+}
+
+// unsafeText says what is wrong with a string about to reach the state, a
+// plan or a terminal: a control or format character, or the key.
+func unsafeText(s string) string {
+	if strings.Contains(s, guardKey) {
+		return "holds the API key"
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return fmt.Sprintf("holds the control or format character %U", r)
+		}
+	}
+	if len([]rune(s)) > MaxShownText+40 {
+		return "is not bounded"
+	}
+	return ""
+}
+
+// Every string field of every record the client decodes comes out with no
+// control or format character and without the key, bounded, whatever the
+// service put in it: names, platforms, service types, statuses, errors,
+// actions, actors, resource ids, the key's and the organization's names.
+func TestEveryDecodedStringIsGuarded(t *testing.T) {
+	t.Parallel()
+	decoded := decodedRecords(t, hostileText+strings.Repeat("x", 5000))
+	for _, name := range []string{"token", "account", "accounts", "backups", "audit logs"} {
+		if decoded[name] == nil {
+			t.Errorf("%s: refused a record with hostile text but valid ids", name)
+		}
+	}
+	for name, v := range decoded {
+		fields := map[string]string{}
+		shownStrings(reflect.ValueOf(v), name, fields)
+		for at, s := range fields {
+			if why := unsafeText(s); why != "" {
+				t.Errorf("%s %s: %q", at, why, s)
+			}
+		}
+	}
+}
+
+// A hostile id is refused, never cleaned into a valid-looking one: a single
+// answer fails to decode, a listing leaves the record out.
+func TestHostileIDsAreRefused(t *testing.T) {
+	t.Parallel()
+	g := textGuard{key: &secret{value: guardKey}}
+	for _, id := range []string{"acc_0123456789abcde\x1bf", "acc_0123456789abcdef/../../token", "acc_0123456789abcdef\n", guardKey} {
+		body, _ := json.Marshal(map[string]any{"id": id, "name": "n"})
+		if err := decodeStrict(body, &Account{}, g); err == nil {
+			t.Errorf("account id %q accepted", id)
+		}
+		body, _ = json.Marshal(map[string]any{"name": "n", "expires_at": "2027-01-01T00:00:00Z", "organization": map[string]any{"id": id}})
+		if err := decodeStrict(body, &Token{}, g); err == nil {
+			t.Errorf("organization id %q accepted", id)
+		}
+		body, _ = json.Marshal(map[string]any{"id": "bkp_0123456789abcdef", "account_id": id, "status": "success", "created_at": "2026-11-21T10:00:00Z"})
+		if err := decodeStrict(body, &Backup{}, g); err == nil {
+			t.Errorf("backup of account id %q accepted", id)
+		}
+	}
+}
+
+// The property above for any text: whatever the service sends in a text
+// field, nothing decoded holds a control or format character or the key.
+func FuzzDecodeRecords(f *testing.F) {
+	for _, seed := range []string{hostileText, "", "\x00", guardKey[:10] + "\xff" + guardKey[10:], "\u202e" + guardKey, strings.Repeat("é", 400)} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		for name, v := range decodedRecords(t, text) {
+			fields := map[string]string{}
+			shownStrings(reflect.ValueOf(v), name, fields)
+			for at, s := range fields {
+				if why := unsafeText(s); why != "" {
+					t.Errorf("%s %s: %q", at, why, s)
+				}
+			}
+		}
+	})
+}
