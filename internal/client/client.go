@@ -7,21 +7,17 @@ package client
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"time"
-
-	"golang.org/x/net/http/httpproxy"
 )
 
 // Defaults of Options.
@@ -114,6 +110,7 @@ type Client struct {
 	jitter  func() float64
 	guard   textGuard // cleans what the service sends before it is shown
 	org     orgCheck
+	noHTTP2 bool // see HTTP2DebugLogging
 }
 
 // secret holds the key behind a pointer, so that printing a Client (or
@@ -135,9 +132,16 @@ func New(opts Options) (*Client, error) {
 	if err := CheckAPIKey(opts.APIKey); err != nil {
 		return nil, err
 	}
-	base, err := parseBaseURL(opts.BaseURL, opts.AllowInsecureHTTP)
+	key := &secret{value: opts.APIKey}
+	base, err := parseBaseURL(opts.BaseURL, opts.AllowInsecureHTTP, textGuard{key: key})
 	if err != nil {
 		return nil, err
+	}
+	noHTTP2 := false
+	if opts.HTTPClient == nil {
+		ts := settingsFor(base, opts)
+		noHTTP2 = ts.noHTTP2
+		opts.HTTPClient = &http.Client{Transport: newTransport(ts)}
 	}
 	setDefaults(&opts)
 	// A copy, so that the caller's client is left as it was: this one
@@ -145,7 +149,6 @@ func New(opts Options) (*Client, error) {
 	hc := *opts.HTTPClient
 	hc.CheckRedirect = refuseRedirects
 	opts.HTTPClient = &hc
-	key := &secret{value: opts.APIKey}
 	c := &Client{
 		base:   base,
 		key:    key,
@@ -155,6 +158,8 @@ func New(opts Options) (*Client, error) {
 		log:    opts.Logger,
 		jitter: rand.Float64,
 		guard:  textGuard{key: key},
+		// Set only for the client's own transport: a caller's is theirs.
+		noHTTP2: noHTTP2,
 	}
 	opts.APIKey = "" // keep one copy only, in a type that never prints
 	c.opts = opts
@@ -180,41 +185,12 @@ func setDefaults(o *Options) {
 	if o.UserAgent == "" {
 		o.UserAgent = "terraform-provider-backup"
 	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Transport: newTransport(o.RootCAs)}
-	}
 	if o.Clock == nil {
 		o.Clock = realClock{}
 	}
 	if o.Logger == nil {
 		o.Logger = nopLogger{}
 	}
-}
-
-// newTransport is http.DefaultTransport's set-up with enough idle
-// connections kept for Terraform's ten parallel operations, trusting
-// roots (the system's when nil).
-func newTransport(roots *x509.CertPool) *http.Transport {
-	return &http.Transport{
-		TLSClientConfig:       &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
-		Proxy:                 proxyFromEnvironment(),
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   16,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
-}
-
-// proxyFromEnvironment honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY (and
-// their lower-case forms) as read now, when the client is built:
-// http.ProxyFromEnvironment reads them once per process. As there,
-// requests to loopback never go through a proxy.
-func proxyFromEnvironment() func(*http.Request) (*url.URL, error) {
-	proxy := httpproxy.FromEnvironment().ProxyFunc()
-	return func(req *http.Request) (*url.URL, error) { return proxy(req.URL) }
 }
 
 // CheckAPIKey refuses a key that no request could carry: an HTTP header
@@ -232,44 +208,6 @@ func CheckAPIKey(key string) error {
 		return fmt.Errorf("%w: it holds control characters, which an HTTP header cannot carry", ErrInvalidAPIKey)
 	}
 	return nil
-}
-
-func parseBaseURL(raw string, allowInsecure bool) (*url.URL, error) {
-	if strings.TrimSpace(raw) == "" {
-		return nil, fmt.Errorf("%w: it is empty", ErrInvalidBaseURL)
-	}
-	if !strings.Contains(raw, "://") {
-		return nil, fmt.Errorf("%w %q: it has no scheme; add https:// (for example https://%s)",
-			ErrInvalidBaseURL, raw, strings.TrimSpace(raw))
-	}
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidBaseURL, err)
-	}
-	if u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return nil, fmt.Errorf("%w %q: want https://host[:port], optionally with a path prefix", ErrInvalidBaseURL, raw)
-	}
-	if u.RawQuery != "" || u.Fragment != "" || u.User != nil || u.ForceQuery {
-		return nil, fmt.Errorf("%w %q: it must not carry credentials, a query or a fragment", ErrInvalidBaseURL, u.Redacted())
-	}
-	u.Path = strings.TrimRight(u.Path, "/")
-	u.RawPath = ""
-	if u.Path == "/api/v1" || strings.HasSuffix(u.Path, "/api/v1") || strings.Contains(u.Path, "/api/v1/") {
-		return nil, fmt.Errorf("%w %q: leave out /api/v1, which the provider adds to every path; for example %s",
-			ErrInvalidBaseURL, raw, strings.TrimSuffix(u.String(), "/api/v1"))
-	}
-	if u.Scheme == "http" && !allowInsecure && !isLoopback(u.Hostname()) {
-		return nil, fmt.Errorf("base URL %q: %w", raw, ErrInsecureURL)
-	}
-	return u, nil
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // call describes one logical API call.

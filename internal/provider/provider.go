@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/action"
@@ -19,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
@@ -45,6 +47,9 @@ type backupProvider struct {
 	// clock, when set, is the client's clock (tests: a virtual clock, on
 	// which timeouts.* pass too); nil is the wall clock.
 	clock client.Clock
+	// http2Warned: the warning that HTTP/2 is off is logged once, not
+	// for each provider configuration.
+	http2Warned sync.Once
 }
 
 // New returns the provider factory for the given version.
@@ -190,8 +195,14 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	}
 	c, err := client.New(opts)
 	if err != nil {
-		addClientConfigError(&resp.Diagnostics, cfg, err)
+		addClientConfigError(&resp.Diagnostics, cfg, opts.BaseURL, opts.APIKey, err)
 		return
+	}
+	if c.HTTP2Off() {
+		p.http2Warned.Do(func() {
+			tflog.Warn(ctx, "GODEBUG sets http2debug, with which Go's HTTP/2 code logs every request header, the API key "+
+				"among them, where no mask reaches: the provider talks to the Backup Service over HTTP/1.1 instead")
+		})
 	}
 	data := &providerData{client: c, poll: p.poll, command: newCommandState(c)}
 	resp.DataSourceData = data
@@ -237,22 +248,32 @@ func stringOr(v types.String, fallback string) string {
 }
 
 // addClientConfigError points a setting the client refused at its
-// attribute, and says where the value came from.
-func addClientConfigError(diags *diag.Diagnostics, cfg providerModel, err error) {
+// attribute, and says where the value came from. baseURL and key are what
+// the client was given.
+func addClientConfigError(diags *diag.Diagnostics, cfg providerModel, baseURL, key string, err error) {
 	from := func(v types.String, attr, env string) string {
 		if v.IsNull() || v.ValueString() == "" {
 			return "the " + env + " environment variable (used because " + attr + " is not set or empty)"
 		}
 		return attr
 	}
+	// Terraform quotes the configuration line of an attribute's
+	// diagnostic, and the values of the variables in it: for a base URL
+	// that may hold credentials or a token (which the client's message
+	// leaves out), the diagnostic names no attribute, so that Terraform
+	// shows no more than the message.
+	baseURLError := diags.AddAttributeError
+	if client.BaseURLMayHoldSecrets(baseURL, key) {
+		baseURLError = func(_ path.Path, summary, detail string) { diags.AddError(summary, detail) }
+	}
 	switch {
 	case errors.Is(err, client.ErrInsecureURL):
-		diags.AddAttributeError(path.Root("base_url"), "Plain http base URL refused",
+		baseURLError(path.Root("base_url"), "Plain http base URL refused",
 			fmt.Sprintf("The base URL, from %s, uses plain http to a host other than loopback: %v. "+
 				"Use https, or set allow_insecure_http = true in the provider block to accept it on a trusted network.",
 				from(cfg.BaseURL, "base_url", EnvBaseURL), err))
 	case errors.Is(err, client.ErrInvalidBaseURL):
-		diags.AddAttributeError(path.Root("base_url"), "Invalid Backup Service base URL",
+		baseURLError(path.Root("base_url"), "Invalid Backup Service base URL",
 			fmt.Sprintf("The base URL, from %s: %v.", from(cfg.BaseURL, "base_url", EnvBaseURL), err))
 	case errors.Is(err, client.ErrInvalidAPIKey):
 		diags.AddAttributeError(path.Root("api_key"), "Invalid Backup Service API key",

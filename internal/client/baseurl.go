@@ -1,0 +1,153 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Messages about base_url quote it, so that a typo shows. But base_url may
+// hold what must never be shown: credentials (https://user:password@host,
+// or the API key itself as the user) or a token in a query. A malformed
+// URL is where this matters most, and url.Parse's errors quote the raw URL
+// whole: so every message quotes only quoteBaseURL's form, and parse errors
+// are told in this file's words, never in url.Parse's.
+
+// maxShownBaseURL bounds a base URL quoted in a message, in characters.
+const maxShownBaseURL = 100
+
+// baseURLNotShown stands for a base URL of which nothing can be shown.
+const baseURLNotShown = "(not shown: it may hold credentials)"
+
+// shownBaseURL is raw as a message may show it, or "" when nothing of it
+// can be. Credentials and a query or a fragment are told apart by their
+// delimiters, which a malformed URL may hold anywhere (a "#" or a "/" in a
+// password, an "@" in a query), so whatever stands before the last "@" or
+// after the first "?" or "#" is dropped, wherever it is. What stands
+// before the first "//" (the scheme, misspelt or not) is kept unless it
+// holds one of these delimiters, and so is the host and path the user
+// can check. Control characters and the key are removed first (see
+// textGuard.clean): dropping a prefix or a suffix cannot rebuild a key
+// from its pieces.
+func shownBaseURL(raw string, g textGuard) string {
+	s := g.clean(raw)
+	scheme := ""
+	start, end := 0, len(s)
+	if i := strings.Index(s, "//"); i >= 0 && !strings.ContainsAny(s[:i], "@?#") {
+		scheme, start = s[:i+2], i+2
+	}
+	if at := strings.LastIndex(s, "@"); at >= start {
+		start = at + 1
+	}
+	if q := strings.IndexAny(s, "?#"); q >= 0 {
+		end = q
+	}
+	if start > end {
+		start = end // what is left lies in the credentials or the query
+	}
+	if scheme == "" && start == end {
+		return ""
+	}
+	return g.cut(scheme+s[start:end], maxShownBaseURL)
+}
+
+// quoteBaseURL is raw quoted for a message, or a placeholder.
+func quoteBaseURL(raw string, g textGuard) string {
+	if s := shownBaseURL(raw, g); s != "" {
+		return strconv.Quote(s)
+	}
+	return baseURLNotShown
+}
+
+// missingColonRE matches http// and https//, a colon short of a scheme.
+var missingColonRE = regexp.MustCompile(`(?i)^(https?)//`)
+
+// parseBaseURL checks base_url: https (or http to loopback, or with
+// allowInsecure), a host, no credentials, query or fragment, no /api/v1.
+// g masks the key in what its errors quote.
+func parseBaseURL(raw string, allowInsecure bool, g textGuard) (*url.URL, error) {
+	trimmed := strings.TrimSpace(raw)
+	shown := quoteBaseURL(raw, g)
+	switch {
+	case trimmed == "":
+		return nil, fmt.Errorf("%w: it is empty", ErrInvalidBaseURL)
+	case strings.ContainsAny(trimmed, "@?#"):
+		// Refused before parsing: how url.Parse splits a malformed URL
+		// (which part is the password, which the host) is not to be
+		// relied on for what may be shown.
+		return nil, fmt.Errorf("%w %s: it must not carry credentials, a query or a fragment", ErrInvalidBaseURL, shown)
+	case missingColonRE.MatchString(trimmed):
+		scheme := strings.ToLower(missingColonRE.FindStringSubmatch(trimmed)[1])
+		return nil, fmt.Errorf("%w %s: the colon after %s is missing; write %s://", ErrInvalidBaseURL, shown, scheme, scheme)
+	case !strings.Contains(trimmed, "://"):
+		return nil, fmt.Errorf("%w %s: it has no scheme; add https:// (for example https://%s)",
+			ErrInvalidBaseURL, shown, shownBaseURL(raw, g))
+	}
+	u, err := url.Parse(trimmed)
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: %s", ErrInvalidBaseURL, shown, unparsable(err))
+	}
+	if u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return nil, fmt.Errorf("%w %s: want https://host[:port], optionally with a path prefix", ErrInvalidBaseURL, shown)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil || u.ForceQuery {
+		// Unreachable after the check of "@?#" above; kept in case
+		// url.Parse ever finds these parts elsewhere.
+		return nil, fmt.Errorf("%w %s: it must not carry credentials, a query or a fragment", ErrInvalidBaseURL, shown)
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	if u.Path == "/api/v1" || strings.HasSuffix(u.Path, "/api/v1") || strings.Contains(u.Path, "/api/v1/") {
+		return nil, fmt.Errorf("%w %s: leave out /api/v1, which the provider adds to every path; for example %s",
+			ErrInvalidBaseURL, shown, shownBaseURL(strings.TrimSuffix(u.String(), "/api/v1"), g))
+	}
+	if u.Scheme == "http" && !allowInsecure && !isLoopback(u.Hostname()) {
+		return nil, fmt.Errorf("base URL %s: %w", shown, ErrInsecureURL)
+	}
+	return u, nil
+}
+
+// unparsable says why url.Parse refused a base URL without its error's
+// text, which quotes the URL or a piece of it (a port, an escape).
+func unparsable(err error) string {
+	var escErr url.EscapeError
+	var hostErr url.InvalidHostError
+	msg := err.Error()
+	switch {
+	case errors.As(err, &escErr):
+		return "it holds a % not followed by two hexadecimal digits (write %25 for a % itself)"
+	case errors.As(err, &hostErr):
+		return "its host holds a character no host name can hold"
+	case strings.Contains(msg, "control character"):
+		return "it holds control characters"
+	case strings.Contains(msg, "invalid port"):
+		return "its port is not a number"
+	case strings.Contains(msg, "missing ']'"), strings.Contains(msg, "IPv6"):
+		return "its IPv6 address is malformed (write it in brackets: https://[2001:db8::1]:8443)"
+	}
+	return "it is not a valid URL"
+}
+
+// isLoopback says whether host names loopback: "localhost" or a loopback
+// IP. It is the check at configuration time; "localhost" is trusted by
+// name there only because the transport checks the address it dials
+// (see loopbackOnlyDialer), where the name's resolution cannot fool it.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// BaseURLMayHoldSecrets says whether a message about raw shows less than
+// raw: credentials, a query or a fragment, the key, or control characters
+// or a length that are cut. Where it does, a caller must not show raw by
+// other means either (Terraform quotes an attribute's configuration line).
+func BaseURLMayHoldSecrets(raw, key string) bool {
+	return shownBaseURL(raw, textGuard{key: &secret{value: key}}) != strings.TrimSpace(raw)
+}
