@@ -126,12 +126,12 @@ func (c *Client) TriggerBackup(ctx context.Context, accountID string) (*Triggere
 			// listing, as after an unreadable answer.
 			c.log.Warn(ctx, "the answer to a backup trigger names another account; it is ignored",
 				map[string]any{"account_id": accountID, "answered_for": acct.ID})
-			return c.identify(ctx, accountID, nil, rec, true, false)
+			return c.identify(ctx, accountID, nil, rec, false)
 		case err == nil:
-			return c.identify(ctx, accountID, &acct, rec, true, false)
+			return c.identify(ctx, accountID, &acct, rec, false)
 		case errors.As(err, &decErr):
 			// A 2xx whose body was unreadable: the backup was queued.
-			return c.identify(ctx, accountID, nil, rec, true, false)
+			return c.identify(ctx, accountID, nil, rec, false)
 		case ctx.Err() != nil:
 			if !sent.Load() {
 				return nil, ctx.Err()
@@ -196,7 +196,7 @@ func (c *Client) conflictAfterUncertain(ctx context.Context, accountID string, r
 		return nil, conflict
 	}
 	// Ours, or not listed yet (a lagging listing): look for it.
-	return c.identify(ctx, accountID, nil, rec, true, true)
+	return c.identify(ctx, accountID, nil, rec, true)
 }
 
 // outcomeUnknown reports whether a failed POST may have been processed.
@@ -208,11 +208,12 @@ func outcomeUnknown(err error) bool {
 	return errors.Is(err, ErrServer)
 }
 
-// identify finds the record of a backup the service has accepted, looking
+// identify finds the record of a backup the service has accepted (so an
+// unidentified one is Queued), looking
 // for IdentifyWithin. When the caller's context ends first, it looks once
 // more, detached and briefly: the backup is queued, and the next run must
 // know it rather than queue another.
-func (c *Client) identify(ctx context.Context, accountID string, acct *Account, rec Recognizer, queued, recovered bool) (*Triggered, error) {
+func (c *Client) identify(ctx context.Context, accountID string, acct *Account, rec Recognizer, recovered bool) (*Triggered, error) {
 	found, err := c.lookFor(ctx, accountID, rec, c.opts.IdentifyWithin)
 	if found == nil && ctx.Err() != nil {
 		dctx, cancel := detached(ctx)
@@ -223,7 +224,7 @@ func (c *Client) identify(ctx context.Context, accountID string, acct *Account, 
 		}
 	}
 	if found == nil {
-		return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Queued: queued, Err: err}
+		return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Queued: true, Err: err}
 	}
 	return &Triggered{Account: acct, Backup: *found, Recovered: recovered}, nil
 }
