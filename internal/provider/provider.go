@@ -40,21 +40,33 @@ var (
 // backupProvider is the provider "backup".
 type backupProvider struct {
 	version string
-	// clientOptions lets tests shorten the client's waits.
-	clientOptions func(*client.Options)
-	// poll shapes backup_trigger's waits; zero means client.DefaultPoll.
-	poll client.PollSettings
-	// clock, when set, is the client's clock (tests: a virtual clock, on
-	// which timeouts.* pass too); nil is the wall clock.
-	clock client.Clock
+	// tuning is zero in production (New); tests set it through
+	// newTestProvider.
+	tuning testTuning
 	// http2Warned: the warning that HTTP/2 is off is logged once, not
 	// for each provider configuration.
 	http2Warned sync.Once
 }
 
+// testTuning is what tests change of a provider, each zero in production:
+// the clock of its client and waits (a virtual clock shared with the mock
+// service, on which timeouts.* pass too; nil is the wall clock), the poll
+// intervals of waits (zero is client.DefaultPoll), and further client
+// options (shorter backoffs on the wall clock, say).
+type testTuning struct {
+	clock         client.Clock
+	poll          client.PollSettings
+	clientOptions func(*client.Options)
+}
+
 // New returns the provider factory for the given version.
 func New(version string) func() provider.Provider {
 	return func() provider.Provider { return &backupProvider{version: version} }
+}
+
+// newTestProvider is the provider as the tests run it, tuned.
+func newTestProvider(t testTuning) *backupProvider {
+	return &backupProvider{version: "test", tuning: t}
 }
 
 type providerModel struct {
@@ -189,9 +201,9 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 		return
 	}
 	opts.Logger = newTFLogger(opts.APIKey)
-	opts.Clock = p.clock
-	if p.clientOptions != nil {
-		p.clientOptions(&opts)
+	opts.Clock = p.tuning.clock
+	if p.tuning.clientOptions != nil {
+		p.tuning.clientOptions(&opts)
 	}
 	c, err := client.New(opts)
 	if err != nil {
@@ -204,7 +216,7 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 				"among them, where no mask reaches: the provider talks to the Backup Service over HTTP/1.1 instead")
 		})
 	}
-	data := &providerData{client: c, poll: p.poll, command: newCommandState(c)}
+	data := &providerData{client: c, poll: p.tuning.poll, command: newCommandState(c)}
 	resp.DataSourceData = data
 	resp.ResourceData = data
 	resp.ActionData = data

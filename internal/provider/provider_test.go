@@ -99,13 +99,13 @@ func fastRetries(o *client.Options) {
 // clock: on virtual time its own poll intervals, backoff and Retry-After
 // waits cost nothing; on the wall clock they are cut to milliseconds.
 func (e *testEnv) factories() map[string]func() (tfprotov6.ProviderServer, error) {
-	p := &backupProvider{version: "test"}
+	tuning := testTuning{}
 	if e.clock != nil {
-		p.clock = e.clock
+		tuning.clock = e.clock
 	} else {
-		p.poll = client.PollSettings{Initial: 20 * time.Millisecond, Max: 100 * time.Millisecond}
+		tuning.poll = client.PollSettings{Initial: 20 * time.Millisecond, Max: 100 * time.Millisecond}
 	}
-	p.clientOptions = func(o *client.Options) {
+	tuning.clientOptions = func(o *client.Options) {
 		if e.clock == nil {
 			fastRetries(o)
 		}
@@ -113,7 +113,7 @@ func (e *testEnv) factories() map[string]func() (tfprotov6.ProviderServer, error
 			e.clientOptions(o)
 		}
 	}
-	return map[string]func() (tfprotov6.ProviderServer, error){"backup": serve(p)}
+	return map[string]func() (tfprotov6.ProviderServer, error){"backup": serve(newTestProvider(tuning))}
 }
 
 // TestMain makes the test framework serve the provider at the address users
