@@ -6,10 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -24,20 +21,6 @@ const (
 	filterNearMissesKept = 5  // values equal to the filter but for white space
 	filterValueShownLen  = 64 // characters of one value kept and shown
 )
-
-// accountFilter is the schema of an optional filter on an account field,
-// applied by the provider (the API has none).
-func accountFilter(what string) schema.StringAttribute {
-	return schema.StringAttribute{
-		Optional: true,
-		Description: "Keep only accounts whose `" + what + "` equals this value, ignoring case but not surrounding spaces " +
-			"(applied by the provider: the API has no filters). When the filters match no account, the data source warns, " +
-			"naming the values the accounts have. Must not be empty: an empty filter would match no account.",
-		// An empty filter silently matched nothing, so a for_each over
-		// the ids backed up nothing.
-		Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
-	}
-}
 
 // accountFilters are the platform, backup_status and service_type filters
 // of backup_accounts and backup_stale_accounts. The data source applies

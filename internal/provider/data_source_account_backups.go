@@ -40,9 +40,6 @@ func (d *accountBackupsDataSource) Metadata(_ context.Context, req datasource.Me
 }
 
 func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	attr := func(desc string) schema.StringAttribute {
-		return schema.StringAttribute{Computed: true, Description: desc}
-	}
 	resp.Schema = schema.Schema{
 		Description: "Lists the backups of one account, newest first, up to `max_results`, optionally only those of some " +
 			"statuses. It reads 50 backups a request and stops as soon as it has `max_results`: " +
@@ -71,11 +68,11 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 					"statuses) the account has.",
 			},
 			"backups": objectList("The backups, newest first.", map[string]schema.Attribute{
-				"id":           attr("Backup id (`bkp_...`)."),
-				"status":       attr("`pending`, `running`, `success` or `failed` (the service may add values; only `success` is a good backup)."),
-				"created_at":   attr("When the backup was queued, RFC 3339 in UTC."),
-				"completed_at": attr("When the backup ended, RFC 3339 in UTC; null while it is in progress."),
-				"error":        attr("Why the backup failed; null unless it failed."),
+				"id":           computedString("Backup id (`bkp_...`)."),
+				"status":       computedString("`pending`, `running`, `success` or `failed` (the service may add values; only `success` is a good backup)."),
+				"created_at":   computedString("When the backup was queued, RFC 3339 in UTC."),
+				"completed_at": computedString("When the backup ended, RFC 3339 in UTC; null while it is in progress."),
+				"error":        computedString("Why the backup failed; null unless it failed."),
 			}),
 		},
 	}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -47,16 +46,6 @@ func (d *accountsDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 				Description: "Ids of the accounts, in the same order as `accounts`; handy with `for_each = toset(...)`.",
 			},
 		},
-	}
-}
-
-// orderAttribute is the optional `order` argument of a listing.
-func orderAttribute(timestamp string) schema.StringAttribute {
-	return schema.StringAttribute{
-		Optional:    true,
-		Computed:    true,
-		Description: "Order by " + timestamp + ": `asc` (oldest first) or `desc` (newest first, the default).",
-		Validators:  []validator.String{orderValidator()},
 	}
 }
 

@@ -2,12 +2,10 @@ package provider
 
 import (
 	"context"
-	"math"
 	"math/big"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -33,33 +31,20 @@ func (d *auditLogsDataSource) Metadata(_ context.Context, req datasource.Metadat
 }
 
 func (d *auditLogsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	attr := func(desc string) schema.StringAttribute {
-		return schema.StringAttribute{Computed: true, Description: desc}
-	}
 	resp.Schema = schema.Schema{
 		Description: "Reads the organization's audit log records, paging through the API up to `max_results`.",
 		Attributes: map[string]schema.Attribute{
 			"order":       orderAttribute("the records' creation time"),
 			"max_results": maxResultsAttribute("records", defaultAuditLogMax),
 			"audit_logs": objectList("The records, in the requested order.", map[string]schema.Attribute{
-				"id":            attr("Record id (`log_...`)."),
-				"created_at":    attr("When the action happened, RFC 3339 in UTC."),
-				"action":        attr("What happened, for example `backup.triggered`."),
-				"actor":         attr("Who did it, for example `api_key:ci-key`."),
-				"resource_type": attr("Kind of the resource acted on, for example `account`."),
-				"resource_id":   attr("ID of the resource acted on."),
+				"id":            computedString("Record id (`log_...`)."),
+				"created_at":    computedString("When the action happened, RFC 3339 in UTC."),
+				"action":        computedString("What happened, for example `backup.triggered`."),
+				"actor":         computedString("Who did it, for example `api_key:ci-key`."),
+				"resource_type": computedString("Kind of the resource acted on, for example `account`."),
+				"resource_id":   computedString("ID of the resource acted on."),
 			}),
 		},
-	}
-}
-
-// maxResultsAttribute is the optional cap on a listing's length.
-func maxResultsAttribute(what string, def int64) schema.NumberAttribute {
-	return schema.NumberAttribute{
-		Optional:    true,
-		Computed:    true,
-		Description: "Read at most this many " + what + " (at least 1). Defaults to " + itoa(def) + ".",
-		Validators:  []validator.Number{wholeNumber(1, math.MaxInt32)},
 	}
 }
 

@@ -54,9 +54,6 @@ func (d *staleAccountsDataSource) Metadata(_ context.Context, req datasource.Met
 }
 
 func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	attr := func(desc string) schema.StringAttribute {
-		return schema.StringAttribute{Computed: true, Description: desc}
-	}
 	resp.Schema = schema.Schema{
 		Description: "Lists the accounts whose latest successful backup is older than `max_age`, or that have none: " +
 			"the input of a backup freshness check. It lists the accounts once, then reads one page of backups per account " +
@@ -78,13 +75,13 @@ func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaR
 				Description: "How many accounts were checked (those that match the filters).",
 			},
 			"accounts": objectList("The stale accounts, in the order of the accounts listing (newest first).", map[string]schema.Attribute{
-				"id":            attr("Account id (`acc_...`)."),
-				"name":          attr("Display name of the account."),
-				"platform":      attr("Lower-case identifier of the platform whose data is backed up."),
-				"backup_status": attr("Status of the account's latest backup, as the accounts listing reports it."),
-				"last_success_at": attr("When the latest successful backup ended, RFC 3339 in UTC; null when the account " +
+				"id":            computedString("Account id (`acc_...`)."),
+				"name":          computedString("Display name of the account."),
+				"platform":      computedString("Lower-case identifier of the platform whose data is backed up."),
+				"backup_status": computedString("Status of the account's latest backup, as the accounts listing reports it."),
+				"last_success_at": computedString("When the latest successful backup ended, RFC 3339 in UTC; null when the account " +
 					"has none, or its backups cannot be read."),
-				"reason": attr("Why the account is stale: `never` (no successful backup), `old` (the latest is older than " +
+				"reason": computedString("Why the account is stale: `never` (no successful backup), `old` (the latest is older than " +
 					"`max_age`) or `unreadable` (the key may not read its backups: 403; a freshness check cannot vouch for it)."),
 			}),
 			"ids": schema.ListAttribute{

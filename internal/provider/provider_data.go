@@ -2,7 +2,6 @@ package provider
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
@@ -40,5 +39,3 @@ func clientFrom(raw any, diags *diag.Diagnostics) *client.Client {
 	}
 	return nil
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

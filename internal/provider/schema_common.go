@@ -1,0 +1,91 @@
+package provider
+
+import (
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+)
+
+// The schema pieces several data sources share.
+
+// computedString is a computed string attribute.
+func computedString(description string) schema.StringAttribute {
+	return schema.StringAttribute{Computed: true, Description: description}
+}
+
+// objectList is a computed list of objects with the given fields. It is a
+// list attribute of an object type, not a list nested attribute: terraform
+// test (Terraform up to 1.16 at least; hashicorp/terraform issue 38369)
+// refuses mock_data and override_data values for nested list attributes,
+// so module authors could not mock these lists. The fields' descriptions
+// go into the attribute's.
+func objectList(description string, fields map[string]schema.Attribute) schema.ListAttribute {
+	names := slices.Sorted(maps.Keys(fields))
+	attrTypes := make(map[string]attr.Type, len(fields))
+	parts := make([]string, len(names))
+	for i, n := range names {
+		attrTypes[n] = fields[n].GetType()
+		parts[i] = "`" + n + "` (" + strings.TrimSuffix(fields[n].GetDescription(), ".") + ")"
+	}
+	return schema.ListAttribute{
+		Computed:    true,
+		ElementType: basetypes.ObjectType{AttrTypes: attrTypes},
+		Description: description + " Each has " + strings.Join(parts, ", ") + ".",
+	}
+}
+
+// accountAttributes describe an account's computed attributes.
+func accountAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id":            schema.StringAttribute{Computed: true, Description: "Account id: `acc_` followed by 16 letters or digits."},
+		"name":          schema.StringAttribute{Computed: true, Description: "Display name of the account."},
+		"backup_status": schema.StringAttribute{Computed: true, Description: backupStatusDescription},
+		"platform":      schema.StringAttribute{Computed: true, Description: "Lower-case identifier of the platform whose data is backed up."},
+		"service_type":  schema.StringAttribute{Computed: true, Description: "Kind of service, for example `backup`."},
+	}
+}
+
+const backupStatusDescription = "Status of the account's latest backup: `pending` or `running` while a backup is in progress, " +
+	"`success` or `failed` when it ended. The service may add other values; only `success` means a good backup."
+
+// accountFilter is the schema of an optional filter on an account field,
+// applied by the provider (the API has none).
+func accountFilter(what string) schema.StringAttribute {
+	return schema.StringAttribute{
+		Optional: true,
+		Description: "Keep only accounts whose `" + what + "` equals this value, ignoring case but not surrounding spaces " +
+			"(applied by the provider: the API has no filters). When the filters match no account, the data source warns, " +
+			"naming the values the accounts have. Must not be empty: an empty filter would match no account.",
+		// An empty filter silently matched nothing, so a for_each over
+		// the ids backed up nothing.
+		Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+	}
+}
+
+// orderAttribute is the optional `order` argument of a listing.
+func orderAttribute(timestamp string) schema.StringAttribute {
+	return schema.StringAttribute{
+		Optional:    true,
+		Computed:    true,
+		Description: "Order by " + timestamp + ": `asc` (oldest first) or `desc` (newest first, the default).",
+		Validators:  []validator.String{orderValidator()},
+	}
+}
+
+// maxResultsAttribute is the optional cap on a listing's length.
+func maxResultsAttribute(what string, def int64) schema.NumberAttribute {
+	return schema.NumberAttribute{
+		Optional:    true,
+		Computed:    true,
+		Description: "Read at most this many " + what + " (at least 1). Defaults to " + strconv.FormatInt(def, 10) + ".",
+		Validators:  []validator.Number{wholeNumber(1, math.MaxInt32)},
+	}
+}
