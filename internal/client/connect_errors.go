@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -65,6 +66,16 @@ func (c *Client) transportError(method, shown string, sent bool, attemptCtx cont
 		err = &TimeoutError{After: c.opts.RequestTimeout}
 	}
 	return &TransportError{Method: method, Path: shown, Sent: sent, Err: c.guard.wrap(err)}
+}
+
+// scrubURLError drops the URL from a transport error: it adds nothing the
+// caller does not know and keeps error texts short.
+func scrubURLError(err error) error {
+	var uErr *url.Error
+	if errors.As(err, &uErr) {
+		return uErr.Err
+	}
+	return err
 }
 
 func permanentReason(err error) error {

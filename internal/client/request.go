@@ -1,0 +1,144 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"time"
+)
+
+// Bodies are read up to these sizes. A page of 50 records of the
+// contract is some 25 KB; 8 MiB keeps the memory of a plan bounded
+// whatever a faulty service sends (see pageDecoder and MaxListBytes).
+const (
+	maxErrorBody   = 64 << 10
+	maxSuccessBody = 8 << 20
+)
+
+// call describes one logical API call.
+type call struct {
+	method string
+	path   string // below the base URL, already escaped, starting with /api/v1
+	query  url.Values
+	// idempotent calls are retried after server errors and transport errors;
+	// others only when the service certainly did not process them.
+	idempotent bool
+}
+
+// attempt sends one request, after the rate limiter allows it.
+func (c *Client) attempt(ctx context.Context, cl call, out any) error {
+	if err := c.limiter.wait(ctx); err != nil {
+		return err
+	}
+	var header http.Header
+	defer func() {
+		if reset := c.limiter.done(header); !reset.IsZero() {
+			c.log.Warn(ctx, "the Backup Service announced a rate-limit window ending implausibly far away; "+
+				"treating it as the API's one-second window", map[string]any{"announced_reset": reset.UTC().Format(time.RFC3339)})
+		}
+	}()
+
+	actx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
+	defer cancel()
+
+	sent := false
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { sent = true }}
+	target := c.base.String() + cl.path
+	// Errors and logs name the path as sent, base_url's prefix included.
+	shown := c.base.EscapedPath() + cl.path
+	if len(cl.query) > 0 {
+		target += "?" + cl.query.Encode()
+	}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(actx, trace), cl.method, target, nil)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", cl.method, shown, err)
+	}
+	req.Header.Set("X-API-Key", c.key.value)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.ua)
+
+	started := c.clock.Now()
+	res, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return c.transportError(cl.method, shown, sent, actx, err)
+	}
+	defer func() { _ = res.Body.Close() }()
+	header = res.Header
+
+	limit := int64(maxSuccessBody)
+	if res.StatusCode >= 300 {
+		limit = maxErrorBody
+	}
+	// One byte more than the limit tells a body that exceeds it from one
+	// that fills it exactly.
+	body, readErr := io.ReadAll(io.LimitReader(res.Body, limit+1))
+	tooLarge := int64(len(body)) > limit
+	if tooLarge {
+		body = body[:limit]
+	}
+	requestID := c.guard.requestID(res.Header.Get("X-Request-ID"))
+	c.log.Debug(ctx, "Backup Service response", map[string]any{
+		"method": cl.method, "path": shown, "status": res.StatusCode,
+		"request_id": requestID, "duration_ms": c.clock.Now().Sub(started).Milliseconds(),
+	})
+
+	if res.StatusCode >= 300 && res.StatusCode <= 399 {
+		return &RedirectError{Method: cl.method, Path: shown, StatusCode: res.StatusCode,
+			Location: c.guard.text(safeLocation(res.Header.Get("Location"))), Origin: origin(c.base), RequestID: requestID}
+	}
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		// A cut-short error body still tells the status; describe what came.
+		return parseProblem(c.guard, cl.method, shown, res.StatusCode, res.Header, body, c.clock.Now())
+	}
+	if tooLarge {
+		return &DecodeError{Method: cl.method, Path: shown, StatusCode: res.StatusCode, RequestID: requestID,
+			Err: fmt.Errorf("%w (%d MiB)", ErrBodyTooLarge, limit>>20)}
+	}
+	if readErr != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(actx.Err(), context.DeadlineExceeded) {
+			readErr = &TimeoutError{After: c.opts.RequestTimeout}
+		}
+		return &TransportError{Method: cl.method, Path: shown, Sent: true,
+			Err: fmt.Errorf("reading the HTTP %d response (request id %s): %w", res.StatusCode, requestID, c.guard.wrap(readErr))}
+	}
+	if out != nil {
+		if err := decodeStrict(body, out, c.guard); err != nil {
+			return &DecodeError{Method: cl.method, Path: shown, StatusCode: res.StatusCode, RequestID: requestID, Err: c.guard.wrap(err)}
+		}
+	}
+	return nil
+}
+
+// decodeStrict decodes one JSON value and refuses anything after it. It
+// then makes the answer's shown text safe (see guarded) and only then checks
+// the fields the contract requires: a status made only of control
+// characters is empty once cleaned, and must fail as missing, not pass as a
+// backup with no status (the fuzz target found one).
+func decodeStrict(body []byte, out any, g textGuard) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(out); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("data follows the JSON value")
+	}
+	if x, ok := out.(guarded); ok {
+		x.guard(g)
+	}
+	if c, ok := out.(checker); ok {
+		return c.check()
+	}
+	return nil
+}

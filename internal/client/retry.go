@@ -1,0 +1,117 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// announceWaitsOver: a wait this long or longer is logged at WARN, so
+// that "Still creating..." never hides why.
+const announceWaitsOver = 5 * time.Second
+
+// do performs c with retries and decodes a 2xx body into out (when non-nil).
+func (c *Client) do(ctx context.Context, cl call, out any) error {
+	var waited time.Duration
+	for attempt := 0; ; attempt++ {
+		err := c.attempt(ctx, cl, out)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		delay, retriable := c.retryDelay(cl, attempt, err)
+		if !retriable {
+			return err
+		}
+		if err := c.mayRetry(ctx, attempt, delay, waited, err); err != nil {
+			// Giving up: other callers are not paused for a wait this
+			// call will not take; their own answers pace them.
+			return err
+		}
+		if errors.Is(err, ErrRateLimited) {
+			// The key's allowance, or the service as a whole, is saturated:
+			// every caller of this client backs off, not just this one.
+			c.limiter.pause(delay)
+		}
+		if err := c.waitToRetry(ctx, cl, attempt, delay, &waited, err); err != nil {
+			return err
+		}
+	}
+}
+
+// mayRetry returns a *RetryError wrapping last when waiting delay before
+// retry number attempt+1 would exceed the retry count, the retry budget or
+// the context's deadline.
+func (c *Client) mayRetry(ctx context.Context, attempt int, delay, waited time.Duration, last error) error {
+	fail := func(cause RetryCause, reason string) error {
+		return &RetryError{Attempts: attempt + 1, Cause: cause, Reason: reason, Err: last}
+	}
+	if attempt >= c.opts.MaxRetries {
+		return fail(RetriesExhausted, "retries exhausted")
+	}
+	if waited+delay > c.opts.RetryBudget {
+		return fail(RetryBudgetSpent, fmt.Sprintf("waiting %s more would exceed the retry budget of %s",
+			delay.Round(time.Millisecond), c.opts.RetryBudget))
+	}
+	if dl, ok := ctx.Deadline(); ok && c.clock.Now().Add(delay).After(dl) {
+		return fail(RetryPastDeadline, fmt.Sprintf("waiting %s would outlive the operation's deadline", delay.Round(time.Millisecond)))
+	}
+	return nil
+}
+
+// waitToRetry sleeps delay before retry number attempt+1, unless mayRetry
+// refuses: then it returns that *RetryError.
+func (c *Client) waitToRetry(ctx context.Context, cl call, attempt int, delay time.Duration, waited *time.Duration, last error) error {
+	if err := c.mayRetry(ctx, attempt, delay, *waited, last); err != nil {
+		return err
+	}
+	if delay >= announceWaitsOver {
+		c.log.Warn(ctx, "waiting before retrying a Backup Service request", map[string]any{
+			"method": cl.method, "path": c.base.EscapedPath() + cl.path, "delay": delay.Round(time.Second).String(), "error": last.Error(),
+		})
+	}
+	c.log.Debug(ctx, "retrying Backup Service request", map[string]any{
+		"method": cl.method, "path": c.base.EscapedPath() + cl.path, "attempt": attempt + 1, "delay": delay.String(), "error": last.Error(),
+	})
+	*waited += delay
+	return sleep(ctx, c.clock, delay)
+}
+
+// retryDelay says whether err may be retried, and after how long.
+func (c *Client) retryDelay(cl call, attempt int, err error) (time.Duration, bool) {
+	var apiErr *APIError
+	var tErr *TransportError
+	var connErr *ConnectionError
+	switch {
+	case errors.As(err, &connErr):
+		return 0, false // no retry can fix it
+	case errors.As(err, &apiErr):
+		// A 429 was refused before processing: safe to retry even a POST.
+		if apiErr.StatusCode != http.StatusTooManyRequests && (apiErr.StatusCode < 500 || !cl.idempotent) {
+			return 0, false
+		}
+		if apiErr.RateLimit != nil && apiErr.RateLimit.RetryAfter > 0 {
+			return min(apiErr.RateLimit.RetryAfter, c.opts.RetryAfterCap), true
+		}
+		return c.backoff(attempt), true
+	case errors.As(err, &tErr):
+		if cl.idempotent || !tErr.Sent {
+			return c.backoff(attempt), true
+		}
+	}
+	return 0, false
+}
+
+// backoff is BackoffBase * 2^attempt, capped, plus up to 20% of jitter.
+func (c *Client) backoff(attempt int) time.Duration {
+	d := c.opts.BackoffBase
+	for i := 0; i < attempt && d < c.opts.MaxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, c.opts.MaxBackoff)
+	return d + time.Duration(c.jitter()*0.2*float64(d))
+}
