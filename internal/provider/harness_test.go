@@ -1,19 +1,255 @@
 package provider
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
+	"testing"
 	"time"
 
 	"github.com/hashicorp/go-version"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
+
+// The acceptance test harness: test environments (a mock service and the
+// provider pointed at it), TestMain with its secrets scan, the CLI's
+// preparation and version gates, and the helpers tests share.
+
+// testEnv is one mock service (its own seed, its own state) and the provider
+// pointed at it.
+type testEnv struct {
+	t   *testing.T
+	srv *mockservice.Server
+	url string
+	key string
+	// clientOptions may change the provider's client further.
+	clientOptions func(*client.Options)
+	// clock is the mock's and the provider's time (newTestEnv): a wait of
+	// minutes takes milliseconds, and the test moves it between steps. Nil
+	// on the wall clock (newWallClockEnv).
+	clock *mockservice.VirtualClock
+}
+
+// newTestEnv starts a mock service for one test, on a virtual clock shared
+// by the mock (its backups and rate windows) and the provider (its polls,
+// retries, pacing and timeouts.*): a wait of minutes takes milliseconds,
+// and a backup is as far along as the waits on it, or as the test moves
+// the clock (e.clock.Advance). A test that needs a known time passes its own
+// VirtualClock in opts.Clock. Rate limits are high unless set, so that
+// tests of other things are not paced.
+func newTestEnv(t *testing.T, opts mockservice.Options) *testEnv {
+	t.Helper()
+	vc, ok := opts.Clock.(*mockservice.VirtualClock)
+	if opts.Clock != nil && !ok {
+		t.Fatalf("newTestEnv: opts.Clock is a %T; the provider must share the mock's time, so pass a *mockservice.VirtualClock (or use newWallClockEnv)", opts.Clock)
+	}
+	if vc == nil {
+		vc = mockservice.NewVirtualClock(time.Now().Truncate(time.Second))
+	}
+	opts.Clock, opts.RateClock = vc, vc
+	e := startEnv(t, opts)
+	e.clock = vc
+	return e
+}
+
+// newWallClockEnv is a test environment on real time, for the one kind of
+// test whose subject is real time: Ctrl-C from another process must land
+// while the provider waits, and a virtual wait leaves no time to land in.
+// Its waits are short (fastRetries, 20 ms polls) but real. The mock may
+// run on a SteppedClock, which follows the wall clock and jumps when told.
+func newWallClockEnv(t *testing.T, opts mockservice.Options) *testEnv {
+	t.Helper()
+	if _, stepped := opts.Clock.(*mockservice.SteppedClock); (opts.Clock != nil && !stepped) || opts.RateClock != nil {
+		t.Fatal("newWallClockEnv: the mock's clock must follow the provider's wall clock (nil or a *mockservice.SteppedClock)")
+	}
+	return startEnv(t, opts)
+}
+
+func startEnv(t *testing.T, opts mockservice.Options) *testEnv {
+	t.Helper()
+	if opts.RateLimit == 0 {
+		opts.RateLimit = 10000
+	}
+	// Suite-wide: every error the mock sends quotes the key, and the TRACE
+	// scan (runTests) proves no diagnostic or log line shows it.
+	opts.EchoKeyInErrors = true
+	srv := mockservice.New(opts)
+	serversMu.Lock()
+	servers = append(servers, srv)
+	serversMu.Unlock()
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return &testEnv{t: t, srv: srv, url: ts.URL, key: srv.DemoKey()}
+}
+
+// fastRetries keeps the client's waits short on the wall clock, so that
+// retry paths cost milliseconds.
+func fastRetries(o *client.Options) {
+	o.BackoffBase = 5 * time.Millisecond
+	o.MaxBackoff = 20 * time.Millisecond
+	o.RetryAfterCap = 20 * time.Millisecond
+}
+
+// factories serves the provider as users get it, with the environment's
+// clock: on virtual time its own poll intervals, backoff and Retry-After
+// waits cost nothing; on the wall clock they are cut to milliseconds.
+func (e *testEnv) factories() map[string]func() (tfprotov6.ProviderServer, error) {
+	tuning := testTuning{}
+	if e.clock != nil {
+		tuning.clock = e.clock
+	} else {
+		tuning.poll = client.PollSettings{Initial: 20 * time.Millisecond, Max: 100 * time.Millisecond}
+	}
+	tuning.clientOptions = func(o *client.Options) {
+		if e.clock == nil {
+			fastRetries(o)
+		}
+		if e.clientOptions != nil { // read late: a test may set it after factories()
+			e.clientOptions(o)
+		}
+	}
+	return map[string]func() (tfprotov6.ProviderServer, error){"backup": serve(newTestProvider(tuning))}
+}
+
+// TestMain makes the test framework serve the provider at the address users
+// write in required_providers, registry.terraform.io/backup-service/backup.
+// With TF_ACC set, it also runs the whole suite with TF_LOG=TRACE into one
+// log and fails if any key a mock service issued appears in it.
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	_ = os.Setenv(resource.EnvTfAccProviderNamespace, "backup-service")
+	logPath := ""
+	if os.Getenv(resource.EnvTfAcc) != "" {
+		dir, err := os.MkdirTemp("", "backup-acc-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL:", err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		if err := prepareCLI(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL: preparing the Terraform CLI:", err)
+			return 1
+		}
+		if os.Getenv("TF_ACC_LOG_PATH") == "" {
+			logPath = filepath.Join(dir, "trace.log")
+			_ = os.Setenv("TF_LOG", "TRACE")
+			_ = os.Setenv("TF_ACC_LOG_PATH", logPath)
+		}
+	}
+	code := m.Run()
+	if line := gatesSummary(); line != "" {
+		fmt.Fprintln(os.Stderr, line)
+		// go test shows a passing package's output only with -v: make test
+		// prints the line from this file instead.
+		if f := os.Getenv("BACKUP_GATES_FILE"); f != "" {
+			_ = os.WriteFile(f, []byte(line+"\n"), 0o600)
+		}
+	}
+	if logPath != "" && code == 0 {
+		if err := scanLogForKeys(logPath, issuedKeys()); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL: secrets in the acceptance suite's TRACE log:", err)
+			code = 1
+		}
+	}
+	return code
+}
+
+var (
+	serversMu sync.Mutex
+	servers   []*mockservice.Server
+)
+
+// issuedKeys lists every key of every mock service the suite started.
+func issuedKeys() []string {
+	serversMu.Lock()
+	defer serversMu.Unlock()
+	var keys []string
+	for _, s := range servers {
+		keys = append(keys, s.KeySecrets()...)
+	}
+	return keys
+}
+
+// scanLogForKeys fails if any key appears in the log, except inside the
+// test framework's echo of each test's configuration (the test's own input:
+// these tests write the key into their HCL, as a user's configuration
+// would hold a variable).
+func scanLogForKeys(path string, keys []string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	inEcho, lines, hits, echoes := false, 0, 0, 0
+	var first string
+	for sc.Scan() {
+		line := sc.Text()
+		lines++
+		switch {
+		case strings.Contains(line, "Setting Terraform configuration"):
+			inEcho = true
+			continue
+		case inEcho && (strings.HasPrefix(line, "  |") || strings.HasPrefix(line, "  test_terraform_configuration=")):
+			continue
+		}
+		inEcho = false
+		if strings.Contains(line, "the key presented was "+client.Redacted) {
+			echoes++
+		}
+		for _, k := range keys {
+			if strings.Contains(line, k) {
+				hits++
+				if first == "" {
+					first = line
+				}
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if lines == 0 && len(keys) > 0 {
+		return fmt.Errorf("%d keys were issued but the TRACE log is empty: the scan would prove nothing", len(keys))
+	}
+	if hits > 0 {
+		return fmt.Errorf("%d line(s) hold an API key; the first: %.300s", hits, first)
+	}
+	if whole := flag.Lookup("test.run"); echoes == 0 && len(keys) > 0 && (whole == nil || whole.Value.String() == "") {
+		// The whole suite takes error paths whose diagnostics quote the
+		// mock's echo; a run of a few tests may not.
+		return errors.New("no diagnostic in the TRACE log shows the mock's echo of the key, masked: the echo check would prove nothing")
+	}
+	fmt.Fprintf(os.Stderr, "secrets: %d keys, none in %d lines of the suite's TRACE log; %d lines show the echoed key masked\n",
+		len(keys), lines, echoes)
+	return nil
+}
 
 // Environment variables the harness reads or sets.
 const (
@@ -126,4 +362,212 @@ func cliFlavour(bin string) (string, error) {
 	}
 	first, _, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
 	return first, nil
+}
+
+// Helpers shared by the provider's tests: configurations, expectations on
+// errors and state, and clients of a test's mock. Helpers of one test file
+// stay in it; anything a second file uses lives here.
+
+const addr = "backup_trigger.this"
+
+var bkpID = knownvalue.StringRegexp(regexp.MustCompile(`^bkp_[A-Za-z0-9]{16}$`))
+
+var rfc3339 = knownvalue.StringRegexp(regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`))
+
+func triggerConfig(accountID, extra string) string {
+	return fmt.Sprintf("resource \"backup_trigger\" \"this\" {\n  account_id = %q\n%s}\n", accountID, extra)
+}
+
+func expectAction(a plancheck.ResourceActionType) resource.ConfigPlanChecks {
+	return resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, a)}}
+}
+
+func (e *testEnv) expectQueued(accountID string, n int) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		if got := e.srv.BackupsQueued(accountID); got != n {
+			return fmt.Errorf("%d backups queued for %s, want %d", got, accountID, n)
+		}
+		return nil
+	}
+}
+
+// expectPOSTs checks the number of trigger requests the mock received.
+func (e *testEnv) expectPOSTs(n int) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		if got := e.srv.Requests(mockservice.RouteTrigger); got != n {
+			return fmt.Errorf("%d trigger POSTs, want %d", got, n)
+		}
+		return nil
+	}
+}
+
+// hclList writes strings as an HCL list.
+func hclList(items []string) string {
+	quoted := make([]string, len(items))
+	for i, s := range items {
+		quoted[i] = fmt.Sprintf("%q", s)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
+}
+
+// Actions need Terraform 1.14. (Destroy events need 1.16, from its
+// release candidates on, which semver orders before 1.16.0: the tests of
+// them drive the binary and check with skipBelow.)
+var needsActions = []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_14_0)}
+
+// needsChecks skips tests of check blocks and plantimestamp() on Terraform
+// older than 1.5, which has neither.
+var needsChecks = []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_5_0)}
+
+// requiredProviders is the terraform block every configuration needs.
+const requiredProviders = `terraform {
+  required_providers {
+    backup = {
+      source = "backup-service/backup"
+    }
+  }
+}
+`
+
+// withProvider prefixes body with the terraform block.
+func withProvider(body string) string { return requiredProviders + body }
+
+// config is a provider block for this mock, followed by body.
+func (e *testEnv) config(body string) string {
+	return e.configWithKey(e.key, body)
+}
+
+func (e *testEnv) configWithKey(key, body string) string {
+	return withProvider(fmt.Sprintf("provider \"backup\" {\n  base_url = %q\n  api_key  = %q\n}\n\n%s", e.url, key, body))
+}
+
+// noRequests asserts that nothing reached the service (validation refused
+// the configuration first).
+func (e *testEnv) noRequests() {
+	e.t.Helper()
+	if n := e.srv.Stats().TotalRequests(); n != 0 {
+		e.t.Errorf("%d requests reached the service; validation should have refused the configuration first", n)
+	}
+}
+
+// words matches text literally, but with any white space between words:
+// Terraform wraps diagnostics to the terminal's width.
+func words(text string) string {
+	parts := strings.Fields(text)
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	return strings.Join(parts, `\s+`)
+}
+
+// expectError matches a diagnostic holding each text, in order.
+func expectError(texts ...string) *regexp.Regexp {
+	parts := make([]string, len(texts))
+	for i, t := range texts {
+		parts[i] = words(t)
+	}
+	return regexp.MustCompile(`(?s)` + strings.Join(parts, `.*`))
+}
+
+// requestIDPattern matches "Request ID: <uuid v4>".
+const requestIDPattern = `Request\s+ID:\s+[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`
+
+// errorWithRequestID matches a diagnostic that names what failed, the
+// status and problem title, then each of details, and last the request id.
+func errorWithRequestID(what string, status int, title string, details ...string) *regexp.Regexp {
+	pattern := `(?s)` + words(what) + `.*` + words(fmt.Sprintf("HTTP %d (%s)", status, title))
+	for _, d := range details {
+		pattern += `.*` + words(d)
+	}
+	return regexp.MustCompile(pattern + `.*` + requestIDPattern)
+}
+
+func str(addr, attr string, v string) statecheck.StateCheck {
+	return statecheck.ExpectKnownValue(addr, tfjsonpath.New(attr), knownvalue.StringExact(v))
+}
+
+// expectCheckBlock asserts the status of a check block in state.
+type expectCheckBlock struct {
+	name   string
+	status string
+}
+
+func (c expectCheckBlock) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	if req.State == nil {
+		resp.Error = fmt.Errorf("no state")
+		return
+	}
+	for _, r := range req.State.Checks {
+		if string(r.Address.Kind) == "check" && r.Address.Name == c.name {
+			if string(r.Status) != c.status {
+				resp.Error = fmt.Errorf("check %q is %q, want %q", c.name, r.Status, c.status)
+			}
+			return
+		}
+	}
+	resp.Error = fmt.Errorf("check %q not found in state", c.name)
+}
+
+// rawClient is a client of the test's mock, to act on it as another user
+// of the service would.
+func (e *testEnv) rawClient(t *testing.T, mods ...func(*client.Options)) *client.Client {
+	t.Helper()
+	opts := client.Options{BaseURL: e.url, APIKey: e.key}
+	if e.clock != nil {
+		// The mock's time: it recognises the backups it triggers, and its
+		// waits move with the test's.
+		opts.Clock = e.clock
+	}
+	for _, mod := range mods {
+		mod(&opts)
+	}
+	c, err := client.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// outsideBackup queues a backup of the account as another user of the
+// service would, outside Terraform, and returns it.
+func (e *testEnv) outsideBackup(t *testing.T, accountID string) client.Backup {
+	t.Helper()
+	tr, err := e.rawClient(t).TriggerBackup(t.Context(), accountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Backup
+}
+
+func nullAttr(addr, attr string) statecheck.StateCheck {
+	return statecheck.ExpectKnownValue(addr, tfjsonpath.New(attr), knownvalue.Null())
+}
+
+func jsonDecode(b []byte, v any) error { return json.Unmarshal(bytes.TrimSpace(b), v) }
+
+func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+// filterAccounts adds three accounts that the account filters tell apart:
+// two slack ones (a successful backup service, a failed archive) and a
+// github one whose backup failed.
+func (e *testEnv) filterAccounts() (slackA, slackB, github string) {
+	slackA = e.srv.AddAccount(mockservice.AccountSpec{Platform: "slack", ServiceType: "backup", BackupStatus: "success"})
+	slackB = e.srv.AddAccount(mockservice.AccountSpec{Platform: "slack", ServiceType: "archive", BackupStatus: "failed"})
+	github = e.srv.AddAccount(mockservice.AccountSpec{Platform: "github", ServiceType: "backup", BackupStatus: "failed"})
+	return slackA, slackB, github
+}
+
+// stringList checks a list of exactly these strings, in order.
+func stringList(v ...string) knownvalue.Check {
+	checks := []knownvalue.Check{}
+	for _, s := range v {
+		checks = append(checks, knownvalue.StringExact(s))
+	}
+	return knownvalue.ListExact(checks)
 }

@@ -223,3 +223,22 @@ func TestAccErrorsShowThePathSent(t *testing.T) {
 		}},
 	})
 }
+
+// base_url = "" and api_key = "" (empty variables) do not hide the
+// environment variables.
+func TestAccProviderEmptyAttributesUseEnvironment(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 1706})
+	t.Setenv(EnvBaseURL, e.url)
+	t.Setenv(EnvAPIKey, e.key)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{{
+			Config: withProvider(`provider "backup" {
+  base_url = ""
+  api_key  = ""
+}
+data "backup_token" "this" {}`),
+			ConfigStateChecks: []statecheck.StateCheck{str("data.backup_token.this", "name", mockservice.DemoKeyName)},
+		}},
+	})
+}

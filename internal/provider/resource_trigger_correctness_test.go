@@ -274,39 +274,3 @@ func TestAccTriggerWaitSwitchedOnForFailedBackupFails(t *testing.T) {
 		t.Errorf("%d POSTs, want 2 (the first backup, and its replacement's)", n)
 	}
 }
-
-// base_url = "" and api_key = "" (empty variables) do not hide the
-// environment variables.
-func TestAccProviderEmptyAttributesUseEnvironment(t *testing.T) {
-	e := newTestEnv(t, mockservice.Options{Seed: 1706})
-	t.Setenv(EnvBaseURL, e.url)
-	t.Setenv(EnvAPIKey, e.key)
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: e.factories(),
-		Steps: []resource.TestStep{{
-			Config: withProvider(`provider "backup" {
-  base_url = ""
-  api_key  = ""
-}
-data "backup_token" "this" {}`),
-			ConfigStateChecks: []statecheck.StateCheck{str("data.backup_token.this", "name", mockservice.DemoKeyName)},
-		}},
-	})
-}
-
-// Two triggers of one account replaced in one command are both kept for
-// their replacements, whatever the order of the Deletes.
-func TestCommandStateKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
-	s := &commandState{replaced: map[string][]replacedTrigger{}}
-	s.remember("acc_0123456789abcdef", replacedTrigger{backupID: "bkp_a", triggers: "a"})
-	s.remember("acc_0123456789abcdef", replacedTrigger{backupID: "bkp_b", triggers: "b"})
-	for _, want := range []string{"bkp_b", "bkp_a"} {
-		got, ok := s.take("acc_0123456789abcdef", strings.TrimPrefix(want, "bkp_"))
-		if !ok || got.backupID != want {
-			t.Fatalf("take %s = %+v, %v", want, got, ok)
-		}
-	}
-	if _, ok := s.take("acc_0123456789abcdef", "a"); ok {
-		t.Fatal("taken twice")
-	}
-}

@@ -1,0 +1,23 @@
+package provider
+
+import (
+	"strings"
+	"testing"
+)
+
+// Two triggers of one account replaced in one command are both kept for
+// their replacements, whatever the order of the Deletes.
+func TestCommandStateKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
+	s := &commandState{replaced: map[string][]replacedTrigger{}}
+	s.remember("acc_0123456789abcdef", replacedTrigger{backupID: "bkp_a", triggers: "a"})
+	s.remember("acc_0123456789abcdef", replacedTrigger{backupID: "bkp_b", triggers: "b"})
+	for _, want := range []string{"bkp_b", "bkp_a"} {
+		got, ok := s.take("acc_0123456789abcdef", strings.TrimPrefix(want, "bkp_"))
+		if !ok || got.backupID != want {
+			t.Fatalf("take %s = %+v, %v", want, got, ok)
+		}
+	}
+	if _, ok := s.take("acc_0123456789abcdef", "a"); ok {
+		t.Fatal("taken twice")
+	}
+}
