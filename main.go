@@ -43,7 +43,7 @@ func main() {
 // own) off when no TF_LOG* variable is set. Terraform passes its environment
 // to providers and, in that case, shows none of their logs; but both root
 // loggers default to TRACE, and formatting their JSON lines for nothing was
-// the largest cost of a plan (about 40% of the provider's CPU). With any
+// the largest cost of a plan (BENCHMARKS.md has the profile). With any
 // TF_LOG* set, as when a user asks for logs, nothing changes.
 func quietSDKUnlessLogging() {
 	for _, kv := range os.Environ() {

@@ -47,12 +47,7 @@ type commandState struct {
 	mu sync.Mutex
 	// replaced holds the backups of triggers deleted in this command, by
 	// account id, several per account (triggers of one account replaced in
-	// one apply): the Create that replaces a trigger whose wait timed out,
-	// or whose backup was never identified, adopts its backup instead of
-	// queueing a second one for the same change. Terraform deletes a
-	// replaced object before creating its successor unless the resource
-	// sets create_before_destroy: then the successor is created first and
-	// finds nothing here (the documented limit).
+	// one apply), for the replacements to adopt (see above).
 	replaced map[string][]replacedTrigger
 }
 

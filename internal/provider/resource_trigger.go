@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -21,17 +19,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
-	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
-const (
-	defaultCreateTimeout = 30 * time.Minute
-	onConflictWait       = "wait"
-	onConflictFail       = "fail"
-	// privateImported marks a trigger adopted by import until its first
-	// update: it takes the configuration's triggers in place.
-	privateImported = "imported"
-)
+// defaultCreateTimeout bounds a create, waits included.
+const defaultCreateTimeout = 30 * time.Minute
 
 var (
 	_ resource.ResourceWithConfigure      = (*triggerResource)(nil)
@@ -52,15 +43,6 @@ func (r *triggerResource) Metadata(_ context.Context, req resource.MetadataReque
 	// A trigger recorded before its backup could be identified has the
 	// identity { account_id, id = null } until a later read finds it.
 	resp.ResourceBehavior.MutableIdentity = true
-}
-
-func (r *triggerResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
-	resp.IdentitySchema = identityschema.Schema{
-		Attributes: map[string]identityschema.Attribute{
-			"account_id": identityschema.StringAttribute{RequiredForImport: true, Description: "ID of the account (`acc_...`)."},
-			"id":         identityschema.StringAttribute{RequiredForImport: true, Description: "ID of the backup (`bkp_...`)."},
-		},
-	}
 }
 
 func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -186,9 +168,9 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 
 // Read refreshes the backup's outcome. Only backup_status, completed_at and
 // (after an import) triggered_at can change, so it reads the few values it
-// needs from the raw state and sets only what changed: decoding and
-// re-encoding the whole model per resource made refreshing 200 triggers
-// about 10% slower.
+// needs from the raw state and sets only what changed, rather than
+// decoding and re-encoding the whole model per resource (measured in
+// BENCHMARKS.md, refresh at scale).
 //
 // A finished backup never changes again and cannot be deleted, so for a
 // finished trigger only its account's existence can change: that is
@@ -406,58 +388,12 @@ func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout := state.createTimeout(ctx, &resp.Diagnostics)
 	if r.data != nil {
-		triggeredAt, _ := time.Parse(time.RFC3339, state.TriggeredAt.ValueString())
-		r.data.command.remember(state.AccountID.ValueString(), replacedTrigger{
-			backupID: state.ID.ValueString(), triggers: triggersKey(state.Triggers),
-			waited: state.WaitForCompletion.ValueBool(), waitTimeout: timeout, triggeredAt: triggeredAt,
-		})
+		r.rememberForReplacement(&state, state.createTimeout(ctx, &resp.Diagnostics))
 		r.data.command.destroyNotice.Do(func() {
 			resp.Diagnostics.AddWarning("Backups are kept",
 				"Destroying a backup_trigger only removes it from the state. Its backup, and every other backup, "+
 					"stays in the Backup Service: the API offers no way to delete one.")
 		})
 	}
-}
-
-// ImportState takes "acc_.../bkp_..." or, on Terraform and OpenTofu 1.12+,
-// the identity { account_id, id }. The imported trigger adopts the
-// configuration's triggers, wait_for_completion and on_conflict in place
-// on its first apply, without a new backup.
-func (r *triggerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	var accountID, backupID string
-	if req.ID != "" {
-		var ok bool
-		accountID, backupID, ok = strings.Cut(req.ID, "/")
-		if !ok || !ids.IsAccountID(accountID) || !ids.IsBackupID(backupID) {
-			resp.Diagnostics.AddError("Invalid import id",
-				fmt.Sprintf("Expected <account id>/<backup id>, such as acc_0123456789abcdef/bkp_0123456789abcdef; got %q.", req.ID))
-			return
-		}
-	} else {
-		var id triggerIdentity
-		resp.Diagnostics.Append(req.Identity.Get(ctx, &id)...)
-		if resp.Diagnostics.HasError() {
-			return
-		}
-		accountID, backupID = id.AccountID.ValueString(), id.ID.ValueString()
-		if !ids.IsAccountID(accountID) {
-			resp.Diagnostics.AddAttributeError(path.Root("account_id"), "Invalid import identity",
-				fmt.Sprintf("identity.account_id must be an account id such as acc_0123456789abcdef; got %q.", accountID))
-		}
-		if !ids.IsBackupID(backupID) {
-			resp.Diagnostics.AddAttributeError(path.Root("id"), "Invalid import identity",
-				fmt.Sprintf("identity.id must be a backup id such as bkp_0123456789abcdef; got %q.", backupID))
-		}
-		if resp.Diagnostics.HasError() {
-			return
-		}
-	}
-	setIdentity(ctx, resp.Identity, accountID, backupID, &resp.Diagnostics)
-	// Known after the first refresh reads the backup: status and times.
-	m := importedModel(&client.Backup{ID: backupID, AccountID: accountID})
-	m.BackupStatus, m.TriggeredAt, m.CompletedAt = types.StringNull(), types.StringNull(), types.StringNull()
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, []byte(`true`))...)
 }

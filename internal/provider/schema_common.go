@@ -16,6 +16,13 @@ import (
 
 // The schema pieces several data sources share.
 
+// The values of on_conflict (backup_trigger, backup_on_destroy, the
+// action).
+const (
+	onConflictWait = "wait"
+	onConflictFail = "fail"
+)
+
 // computedString is a computed string attribute.
 func computedString(description string) schema.StringAttribute {
 	return schema.StringAttribute{Computed: true, Description: description}

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -47,4 +48,15 @@ func (r *triggerResource) adoptReplaced(ctx context.Context, plan *triggerModel,
 		return b, nil
 	}
 	return c.WaitForBackup(ctx, plan.AccountID.ValueString(), *b, opts.Poll, opts.Progress)
+}
+
+// rememberForReplacement keeps, for the rest of the command, what the
+// Create that replaces this trigger (same account, same triggers) needs to
+// adopt its backup instead of queueing a second one (see commandState).
+func (r *triggerResource) rememberForReplacement(state *triggerModel, timeout time.Duration) {
+	triggeredAt, _ := time.Parse(time.RFC3339, state.TriggeredAt.ValueString())
+	r.data.command.remember(state.AccountID.ValueString(), replacedTrigger{
+		backupID: state.ID.ValueString(), triggers: triggersKey(state.Triggers),
+		waited: state.WaitForCompletion.ValueBool(), waitTimeout: timeout, triggeredAt: triggeredAt,
+	})
 }

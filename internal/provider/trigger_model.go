@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -175,3 +177,12 @@ func importedModel(b *client.Backup) triggerModel {
 
 // timeoutsAttrTypes is the shape of the timeouts block (create only).
 var timeoutsAttrTypes = map[string]attr.Type{"create": types.StringType}
+
+func (r *triggerResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = identityschema.Schema{
+		Attributes: map[string]identityschema.Attribute{
+			"account_id": identityschema.StringAttribute{RequiredForImport: true, Description: "ID of the account (`acc_...`)."},
+			"id":         identityschema.StringAttribute{RequiredForImport: true, Description: "ID of the backup (`bkp_...`)."},
+		},
+	}
+}
