@@ -144,3 +144,14 @@ func TestBaseURLMayHoldSecrets(t *testing.T) {
 		}
 	}
 }
+
+func TestBaseURLWithoutSchemeSaysAddHTTPS(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{"127.0.0.1:41489", "backup.example.com"} {
+		_, err := New(Options{BaseURL: raw, APIKey: hostileKey})
+		if !errors.Is(err, ErrInvalidBaseURL) || !strings.Contains(err.Error(), "add https://") ||
+			!strings.Contains(err.Error(), "https://"+raw) {
+			t.Errorf("%s: %v", raw, err)
+		}
+	}
+}

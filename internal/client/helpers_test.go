@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -80,3 +81,25 @@ func newFixture(t *testing.T, mo mockservice.Options, mod func(*Options)) *fixtu
 func sprint(format string, v any) string { return fmt.Sprintf(format, v) }
 
 func itoa(n int64) string { return fmt.Sprint(n) }
+
+// hostileKey is the key of clients built by hostileClient (and other
+// tests): services that misbehave echo it, and tests check it never shows.
+const hostileKey = "bks_hostileKEY000000000001"
+
+// hostileClient is a client, on a fake clock, of the service h plays with
+// httptest; mod may change its options.
+func hostileClient(t *testing.T, h http.HandlerFunc, mod func(*Options)) (*Client, *fakeClock) {
+	t.Helper()
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	clock := newFakeClock()
+	opts := Options{BaseURL: ts.URL, APIKey: hostileKey, Clock: clock}
+	if mod != nil {
+		mod(&opts)
+	}
+	c, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, clock
+}

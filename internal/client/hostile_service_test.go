@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,24 +19,6 @@ import (
 // Tests against services that misbehave: listings that never end, bodies
 // too large, text meant to leak the key or rewrite a terminal, connections
 // no retry can fix. Each plays one faulty service with httptest.
-
-const hostileKey = "bks_hostileKEY000000000001"
-
-func hostileClient(t *testing.T, h http.HandlerFunc, mod func(*Options)) (*Client, *fakeClock) {
-	t.Helper()
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
-	clock := newFakeClock()
-	opts := Options{BaseURL: ts.URL, APIKey: hostileKey, Clock: clock}
-	if mod != nil {
-		mod(&opts)
-	}
-	c, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, clock
-}
 
 func accountJSON(id string) string {
 	return fmt.Sprintf(`{"id":%q,"name":"n","backup_status":"success","platform":"slack","service_type":"backup","created_at":"2026-01-01T00:00:00Z"}`, id)
@@ -327,33 +308,6 @@ func TestProbeEndsWithoutRateLimitHeaders(t *testing.T) {
 	}
 }
 
-// A call that gives up after a 429 does not pause the client's other
-// callers for the wait it will not take.
-func TestGivingUpAfterA429PausesNobody(t *testing.T) {
-	t.Parallel()
-	var requests atomic.Int64
-	c, clock := hostileClient(t, func(w http.ResponseWriter, _ *http.Request) {
-		if requests.Add(1) == 1 {
-			w.Header().Set("Retry-After", "60")
-			w.WriteHeader(http.StatusTooManyRequests)
-			_, _ = w.Write([]byte(`{"title":"Too Many Requests","status":429}`))
-			return
-		}
-		_, _ = w.Write([]byte(`{"name":"ci","expires_at":"2030-01-01T00:00:00Z"}`))
-	}, func(o *Options) { o.MaxRetries = 0 })
-	if _, err := c.Token(context.Background()); !errors.Is(err, ErrRateLimited) {
-		t.Fatalf("want the 429, got %v", err)
-	}
-	if _, err := c.Token(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range clock.waits() {
-		if w >= time.Second {
-			t.Errorf("the next call waited %s for a retry that was never made", w)
-		}
-	}
-}
-
 // Failures no retry can fix fail at once, with a reason to act on.
 func TestPermanentConnectionFailuresAreNotRetried(t *testing.T) {
 	t.Parallel()
@@ -406,86 +360,5 @@ func TestAttemptTimeoutNamesRequestTimeout(t *testing.T) {
 	if !errors.As(err, &te) || !strings.Contains(err.Error(), "no response within request_timeout (50ms)") ||
 		strings.Contains(err.Error(), "context deadline exceeded") {
 		t.Fatalf("%T %v", err, err)
-	}
-}
-
-func TestBaseURLWithoutSchemeSaysAddHTTPS(t *testing.T) {
-	t.Parallel()
-	for _, raw := range []string{"127.0.0.1:41489", "backup.example.com"} {
-		_, err := New(Options{BaseURL: raw, APIKey: hostileKey})
-		if !errors.Is(err, ErrInvalidBaseURL) || !strings.Contains(err.Error(), "add https://") ||
-			!strings.Contains(err.Error(), "https://"+raw) {
-			t.Errorf("%s: %v", raw, err)
-		}
-	}
-}
-
-// windowService counts arrivals in one-second windows of the client's own
-// (fake) clock, as the API does, and answers 429 past the allowance.
-type windowService struct {
-	clock  *fakeClock
-	limit  int
-	mu     sync.Mutex
-	window time.Time
-	count  int
-	over   int
-	first  time.Time
-	last   time.Time
-	served int
-}
-
-func (s *windowService) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.clock.Now()
-	if win := now.Truncate(time.Second); !win.Equal(s.window) {
-		s.window, s.count = win, 0
-	}
-	s.count++
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(s.limit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(max(s.limit-s.count, 0)))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(s.window.Add(time.Second).Unix()))
-	if s.count > s.limit {
-		s.over++
-		w.Header().Set("Retry-After", "1")
-		w.WriteHeader(http.StatusTooManyRequests)
-		_, _ = w.Write([]byte(`{"title":"Too Many Requests","status":429}`))
-		return
-	}
-	if s.served == 0 {
-		s.first = now
-	}
-	s.last = now
-	s.served++
-	_, _ = w.Write([]byte(`{"name":"ci","expires_at":"2030-01-01T00:00:00Z"}`))
-}
-
-// At any allowance from 1 to 100 requests a second, a client alone uses at
-// least 90% of it and is never refused (it took 62.6 s for 65 requests at
-// 2 a second, half the allowance, before).
-func TestLimiterUsesMostOfTheAllowance(t *testing.T) {
-	t.Parallel()
-	for _, limit := range []int{1, 2, 3, 5, 10, 20, 50, 100} {
-		t.Run(fmt.Sprint(limit), func(t *testing.T) {
-			t.Parallel()
-			clock := newFakeClock()
-			svc := &windowService{clock: clock, limit: limit}
-			ts := httptest.NewServer(svc)
-			t.Cleanup(ts.Close)
-			c, err := New(Options{BaseURL: ts.URL, APIKey: hostileKey, Clock: clock})
-			if err != nil {
-				t.Fatal(err)
-			}
-			n := max(10*limit, 30)
-			for range n {
-				if _, err := c.Token(context.Background()); err != nil {
-					t.Fatal(err)
-				}
-			}
-			used := float64(svc.served-1) / svc.last.Sub(svc.first).Seconds() / float64(limit)
-			if svc.over != 0 || used < 0.9 {
-				t.Errorf("allowance %d/s: %d refused, %.0f%% used", limit, svc.over, 100*used)
-			}
-		})
 	}
 }

@@ -203,35 +203,29 @@ func TestRequestTimeoutIsPerAttempt(t *testing.T) {
 	}
 }
 
-func TestMalformedAndTruncatedBodies(t *testing.T) {
+// A call that gives up after a 429 does not pause the client's other
+// callers for the wait it will not take.
+func TestGivingUpAfterA429PausesNobody(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, mockservice.Options{Seed: 9}, func(o *Options) { o.MaxRetries = 1 })
-	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultMalformedJSON, Route: mockservice.RouteToken, Times: 1})
-	_, err := f.client.Token(context.Background())
-	var de *DecodeError
-	if !errors.As(err, &de) || de.RequestID == "" || !strings.Contains(err.Error(), "not the expected JSON") {
-		t.Fatalf("malformed: %v", err)
-	}
-	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultTruncatedBody, Route: mockservice.RouteGetAccount})
-	_, err = f.client.Account(context.Background(), f.srv.AccountIDs()[0])
-	var te *TransportError
-	if !errors.As(err, &te) || !te.Sent {
-		t.Fatalf("truncated: %T %v", err, err)
-	}
-}
-
-func TestParseRetryAfter(t *testing.T) {
-	t.Parallel()
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	cases := map[string]time.Duration{"0": 0, "7": 7 * time.Second, " 2 ": 2 * time.Second, "Thu, 01 Jan 2026 00:00:30 GMT": 30 * time.Second}
-	for in, want := range cases {
-		if got, ok := parseRetryAfter(in, now); !ok || got != want {
-			t.Errorf("%q: %s %v", in, got, ok)
+	var requests atomic.Int64
+	c, clock := hostileClient(t, func(w http.ResponseWriter, _ *http.Request) {
+		if requests.Add(1) == 1 {
+			w.Header().Set("Retry-After", "60")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte(`{"title":"Too Many Requests","status":429}`))
+			return
 		}
+		_, _ = w.Write([]byte(`{"name":"ci","expires_at":"2030-01-01T00:00:00Z"}`))
+	}, func(o *Options) { o.MaxRetries = 0 })
+	if _, err := c.Token(context.Background()); !errors.Is(err, ErrRateLimited) {
+		t.Fatalf("want the 429, got %v", err)
 	}
-	for _, in := range []string{"", "-1", "soon"} {
-		if _, ok := parseRetryAfter(in, now); ok {
-			t.Errorf("%q accepted", in)
+	if _, err := c.Token(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range clock.waits() {
+		if w >= time.Second {
+			t.Errorf("the next call waited %s for a retry that was never made", w)
 		}
 	}
 }

@@ -3,8 +3,6 @@ package client
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -219,36 +217,5 @@ func TestRunBackupWaitsOutAConflict(t *testing.T) {
 	// With on_conflict = fail, the 409 comes back as it is.
 	if _, err := c.TriggerBackup(context.Background(), acct); !errors.Is(err, ErrConflict) {
 		t.Fatalf("a second trigger while one runs: %v, want a 409", err)
-	}
-}
-
-// Interrupted after the service queued the backup but before its answer
-// arrived: the backup is found and returned, so that the caller records it
-// rather than queueing another next time.
-func TestTriggerInterruptedAfterSendingIsRecognised(t *testing.T) {
-	t.Parallel()
-	srv := mockservice.New(mockservice.Options{Seed: 32, RateLimit: 10000})
-	acct := srv.AccountIDs()[0]
-	ctx, cancel := context.WithCancel(context.Background())
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			srv.ServeHTTP(w, r)
-			return
-		}
-		srv.ServeHTTP(httptest.NewRecorder(), r) // processed: the backup is queued
-		cancel()                                 // the user presses Ctrl-C
-		<-r.Context().Done()                     // and the answer never comes
-	}))
-	t.Cleanup(ts.Close)
-	c, err := New(Options{BaseURL: ts.URL, APIKey: srv.DemoKey(), Clock: newFakeClock()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := c.TriggerBackup(ctx, acct)
-	if err != nil || !tr.Recovered || tr.Backup.ID == "" {
-		t.Fatalf("trigger = %+v, %v; want the backup it queued, recovered", tr, err)
-	}
-	if n := srv.BackupsQueued(acct); n != 1 {
-		t.Errorf("%d backups queued", n)
 	}
 }
