@@ -62,7 +62,9 @@ func BenchmarkLimiterContention(b *testing.B) {
 	})
 }
 
-// The limiter's pacing at a real allowance: ten callers share 200/s.
+// The limiter's pacing at a real allowance: ten callers share an allowance
+// of 201 requests a second, paced to allowanceUse of it. (The name is from
+// the 1/(limit−1) spacing, which paced 201 to 200 a second.)
 func BenchmarkLimiterPacing200PerSecond(b *testing.B) {
 	l := newLimiter(realClock{})
 	h := http.Header{}

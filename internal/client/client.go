@@ -34,11 +34,11 @@ const (
 	// DefaultUncertainGrace is how long a POST that got no answer is given
 	// to show up as a backup before it is sent again.
 	DefaultUncertainGrace = 60 * time.Second
-
-	// PageSize is the largest page the service gives: listings ask for it so
-	// that they need the fewest requests.
-	PageSize = 50
 )
+
+// PageSize is the largest page the service gives: listings ask for it so
+// that they need the fewest requests.
+const PageSize = 50
 
 // Options configure a Client. Zero values take the defaults above.
 type Options struct {

@@ -13,7 +13,7 @@ import (
 )
 
 // Failures to connect that no retry can fix. Each is the Reason of a
-// *ConnectionError, for errors.Is.
+// *ConnectionError, for errors.Is (and so is ErrInsecureURL).
 var (
 	// ErrUntrustedCertificate: the server's certificate does not verify
 	// (a private CA, a TLS-inspecting proxy, a certificate for another host).
@@ -22,13 +22,12 @@ var (
 	ErrHostNotFound = errors.New("the host name does not resolve")
 	// ErrNotTLS: the base URL says https, the server speaks plain http.
 	ErrNotTLS = errors.New("the server does not speak TLS")
-	// ErrBodyTooLarge: a response body exceeded the client's size limit.
-	ErrBodyTooLarge = errors.New("the response body exceeded the size limit")
 )
 
 // ConnectionError is a failure to connect that retrying cannot fix; the
 // request was never sent. Reason is one of ErrUntrustedCertificate,
-// ErrHostNotFound or ErrNotTLS.
+// ErrHostNotFound or ErrNotTLS, or ErrInsecureURL when a plain-http host
+// name resolved to an address that is not loopback (loopbackOnlyDialer).
 type ConnectionError struct {
 	Host   string
 	Reason error

@@ -22,7 +22,9 @@ var (
 	ErrServer          = errors.New("server error")
 
 	// ErrInsecureURL is returned by New for a plain-http base URL whose host
-	// is not loopback, unless Options.AllowInsecureHTTP is set.
+	// is not loopback, unless Options.AllowInsecureHTTP is set. It is also
+	// the Reason of a *ConnectionError when a plain-http host taken for
+	// loopback by its name ("localhost") resolves to an address that is not.
 	ErrInsecureURL = errors.New("plain http to a non-loopback host would send the API key in clear")
 	// ErrInvalidBaseURL and ErrInvalidAPIKey are returned by New for
 	// settings no request could succeed with.
@@ -36,8 +38,8 @@ type RateLimit struct {
 	Remaining  int       // X-RateLimit-Remaining
 	Reset      time.Time // X-RateLimit-Reset
 	RetryAfter time.Duration
-	// HasLimit is false when the response carried no X-RateLimit-* headers
-	// (a 429 from aggregate load, for instance).
+	// HasLimit is false when the response carried no usable
+	// X-RateLimit-Limit (a 429 from aggregate load, for instance).
 	HasLimit bool
 }
 
@@ -135,8 +137,9 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// RetryError is returned when retrying stopped before success: attempts
-// exhausted or the retry budget would be exceeded. It unwraps to the last
+// RetryError is returned when retrying stopped before success: retries
+// exhausted, or the next wait would pass the retry budget or the
+// operation's deadline (see RetryCause). It unwraps to the last
 // attempt's error, so errors.Is(err, ErrServer) and errors.As(err,
 // **APIError) still work.
 type RetryError struct {

@@ -279,8 +279,8 @@ func (s *windowService) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 }
 
 // At any allowance from 1 to 100 requests a second, a client alone uses at
-// least 90% of it and is never refused (it took 62.6 s for 65 requests at
-// 2 a second, half the allowance, before).
+// least 90% of it and is never refused (the measurements, and those of the
+// spacing this replaced: BENCHMARKS.md, section 8).
 func TestLimiterUsesMostOfTheAllowance(t *testing.T) {
 	t.Parallel()
 	for _, limit := range []int{1, 2, 3, 5, 10, 20, 50, 100} {

@@ -13,13 +13,16 @@ import (
 	"time"
 )
 
-// Bodies are read up to these sizes. A page of 50 records of the
-// contract is some 25 KB; 8 MiB keeps the memory of a plan bounded
-// whatever a faulty service sends (see pageDecoder and MaxListBytes).
+// Bodies are read up to these sizes, far above a page of records the
+// contract describes; 8 MiB keeps the memory of a plan bounded whatever a
+// faulty service sends (see pageDecoder and MaxListBytes).
 const (
 	maxErrorBody   = 64 << 10
 	maxSuccessBody = 8 << 20
 )
+
+// ErrBodyTooLarge: a response body exceeded the client's size limit.
+var ErrBodyTooLarge = errors.New("the response body exceeded the size limit")
 
 // call describes one logical API call.
 type call struct {

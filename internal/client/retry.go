@@ -12,7 +12,7 @@ import (
 // that "Still creating..." never hides why.
 const announceWaitsOver = 5 * time.Second
 
-// do performs c with retries and decodes a 2xx body into out (when non-nil).
+// do performs cl with retries and decodes a 2xx body into out (when non-nil).
 func (c *Client) do(ctx context.Context, cl call, out any) error {
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// PollSettings shape a wait for a backup: the first interval, growing by
-// half each poll up to Max.
+// PollSettings shape a wait for a backup: a poll waits a tenth of the time
+// waited so far, at least Initial and at most Max (see interval).
 type PollSettings struct {
 	Initial time.Duration
 	Max     time.Duration

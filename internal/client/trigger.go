@@ -209,10 +209,10 @@ func outcomeUnknown(err error) bool {
 }
 
 // identify finds the record of a backup the service has accepted (so an
-// unidentified one is Queued), looking
-// for IdentifyWithin. When the caller's context ends first, it looks once
-// more, detached and briefly: the backup is queued, and the next run must
-// know it rather than queue another.
+// unidentified one is Queued), looking for IdentifyWithin. When the
+// caller's context ends first, it looks once more, detached and briefly:
+// the backup is queued, and the next run must know it rather than queue
+// another.
 func (c *Client) identify(ctx context.Context, accountID string, acct *Account, rec Recognizer, recovered bool) (*Triggered, error) {
 	found, err := c.lookFor(ctx, accountID, rec, c.opts.IdentifyWithin)
 	if found == nil && ctx.Err() != nil {
