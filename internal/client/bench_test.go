@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
@@ -44,7 +45,7 @@ func BenchmarkDecodeAccountsPage(b *testing.B) {
 // The limiter under contention: many goroutines asking at once, with an
 // allowance high enough that only the limiter's own cost shows.
 func BenchmarkLimiterContention(b *testing.B) {
-	l := newLimiter(realClock{})
+	l := newLimiter(clock.Wall{})
 	h := http.Header{}
 	h.Set("X-RateLimit-Limit", "1000000000")
 	_ = l.wait(context.Background())
@@ -66,7 +67,7 @@ func BenchmarkLimiterContention(b *testing.B) {
 // of 201 requests a second, paced to allowanceUse of it. (The name is from
 // the 1/(limit−1) spacing, which paced 201 to 200 a second.)
 func BenchmarkLimiterPacing200PerSecond(b *testing.B) {
-	l := newLimiter(realClock{})
+	l := newLimiter(clock.Wall{})
 	h := http.Header{}
 	h.Set("X-RateLimit-Limit", "201")
 	_ = l.wait(context.Background())

@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 )
 
 // Defaults of Options.
@@ -170,7 +172,7 @@ func setDefaults(o *Options) {
 		o.UserAgent = "terraform-provider-backup"
 	}
 	if o.Clock == nil {
-		o.Clock = realClock{}
+		o.Clock = clock.Wall{}
 	}
 	if o.Logger == nil {
 		o.Logger = nopLogger{}

@@ -4,51 +4,38 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 )
 
-// Clock is the client's source of time. Tests inject a fake so that backoff
-// and rate-limit waits take no real time.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+// Clock is the client's source of time (internal/clock): the wall clock,
+// or a test's fake, on which backoff and rate-limit waits take no real
+// time.
+type Clock = clock.Clock
 
 // sleep waits for d on clock, or returns the context's error as soon as ctx
 // is done.
-func sleep(ctx context.Context, clock Clock, d time.Duration) error {
+func sleep(ctx context.Context, clk Clock, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-clock.After(d):
+	case <-clk.After(d):
 		return nil
 	}
 }
 
-// TimerClock is a Clock that can also call a function once its time has
-// moved on by d: a test's virtual clock, on which WithTimeout then bounds
-// contexts, so that an operation's timeout passes in the clock's time.
-type TimerClock interface {
-	Clock
-	AfterFunc(d time.Duration, f func()) (stop func() bool)
-}
-
 // WithTimeout is context.WithTimeout on the client's clock: with a
-// TimerClock, the context ends (with context.DeadlineExceeded) when that
+// clock.TimerClock (a test's virtual clock), the context ends (with context.DeadlineExceeded) when that
 // clock has moved on by d.
 func (c *Client) WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	return withTimeout(ctx, c.clock, d)
 }
 
-func withTimeout(ctx context.Context, clock Clock, d time.Duration) (context.Context, context.CancelFunc) {
-	tc, ok := clock.(TimerClock)
+func withTimeout(ctx context.Context, clk Clock, d time.Duration) (context.Context, context.CancelFunc) {
+	tc, ok := clk.(clock.TimerClock)
 	if !ok {
 		return context.WithTimeout(ctx, d)
 	}
@@ -62,7 +49,7 @@ func withTimeout(ctx context.Context, clock Clock, d time.Duration) (context.Con
 	}
 }
 
-// clockDeadline is a context that ends on a TimerClock's time, or with
+// clockDeadline is a context that ends on a clock.TimerClock's time, or with
 // its parent. It reports no Deadline: the clock's time is not the wall
 // clock's, which net/http would read it as.
 type clockDeadline struct {

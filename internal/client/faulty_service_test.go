@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 )
 
 // faultyService plays a Backup Service that departs from the mock in the
@@ -18,7 +20,7 @@ import (
 // account; its time is the client's fake clock plus skew.
 type faultyService struct {
 	t       *testing.T
-	clock   *fakeClock
+	clock   *clock.Instant
 	account string
 
 	mu sync.Mutex

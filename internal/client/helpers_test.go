@@ -4,56 +4,27 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
-// fakeClock answers every wait at once and moves its time forward by the
-// wait, recording what was asked.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	sleeps []time.Duration
-}
-
-// newFakeClock starts at the beginning of the current second. Rate-limit
-// windows are whole seconds: a clock started at time.Now() put the window's
-// reset anywhere from 0 to 1 s away, and TestLimiterSpendsTheWindowsBudget
-// failed whenever it began in the last 40 ms of a second (about one run in
-// 25, found by make stress). Tests now get the same window every time.
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Now().Truncate(time.Second)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.sleeps = append(c.sleeps, d)
-	c.now = c.now.Add(d)
-	ch := make(chan time.Time, 1)
-	ch <- c.now
-	return ch
-}
-
-func (c *fakeClock) waits() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]time.Duration(nil), c.sleeps...)
-}
+// newFakeClock is an Instant clock (every wait answered at once, and
+// recorded) started at the beginning of the current second. Rate-limit
+// windows are whole seconds: a clock started at time.Now() put the
+// window's reset anywhere from 0 to 1 s away, and a limiter test failed
+// whenever it began near a second's end (found by make stress). Tests now
+// get the same window every time.
+func newFakeClock() *clock.Instant { return clock.NewInstant(time.Now().Truncate(time.Second)) }
 
 // fixture is a mock service behind httptest and a client of it.
 type fixture struct {
 	srv    *mockservice.Server
 	url    string
 	client *Client
-	clock  *fakeClock
+	clock  *clock.Instant
 }
 
 // newFixture starts a mock (high rate limit unless set) and a client with a
@@ -88,7 +59,7 @@ const hostileKey = "bks_hostileKEY000000000001"
 
 // hostileClient is a client, on a fake clock, of the service h plays with
 // httptest; mod may change its options.
-func hostileClient(t *testing.T, h http.HandlerFunc, mod func(*Options)) (*Client, *fakeClock) {
+func hostileClient(t *testing.T, h http.HandlerFunc, mod func(*Options)) (*Client, *clock.Instant) {
 	t.Helper()
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)

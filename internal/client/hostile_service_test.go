@@ -344,8 +344,8 @@ func TestPermanentConnectionFailuresAreNotRetried(t *testing.T) {
 			if !errors.Is(err, tc.want) || !errors.As(err, &ce) || errors.As(err, &re) {
 				t.Fatalf("want a ConnectionError for %v without retries, got %T %v", tc.want, err, err)
 			}
-			if len(clock.waits()) != 0 {
-				t.Errorf("waited %v before failing", clock.waits())
+			if len(clock.Waits()) != 0 {
+				t.Errorf("waited %v before failing", clock.Waits())
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
@@ -53,7 +54,7 @@ func TestConcurrentCallersStayWithinAllowance(t *testing.T) {
 
 func TestLimiterProbesAloneUntilAllowanceKnown(t *testing.T) {
 	t.Parallel()
-	l := newLimiter(realClock{})
+	l := newLimiter(clock.Wall{})
 	if err := l.wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func TestParseRetryAfter(t *testing.T) {
 // windowService counts arrivals in one-second windows of the client's own
 // (fake) clock, as the API does, and answers 429 past the allowance.
 type windowService struct {
-	clock  *fakeClock
+	clock  *clock.Instant
 	limit  int
 	mu     sync.Mutex
 	window time.Time

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
@@ -23,7 +24,7 @@ func TestServerErrorThenSuccess(t *testing.T) {
 	if n := f.srv.Requests(mockservice.RouteToken); n != 3 {
 		t.Errorf("%d requests, want 3", n)
 	}
-	w := f.clock.waits()
+	w := f.clock.Waits()
 	if len(w) != 2 || w[0] < time.Second || w[0] > 1200*time.Millisecond || w[1] < 2*time.Second || w[1] > 2400*time.Millisecond {
 		t.Errorf("backoff waits %v, want about 1s then 2s", w)
 	}
@@ -71,7 +72,7 @@ func TestRetryAfterHonouredAndCapped(t *testing.T) {
 	if _, err := f.client.Token(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	w := f.clock.waits()
+	w := f.clock.Waits()
 	if len(w) < 2 || w[0] != 3*time.Second || w[1] != 10*time.Second {
 		t.Errorf("waits %v, want 3s then the 10s cap", w)
 	}
@@ -92,7 +93,7 @@ func TestHugeRetryAfterExhaustsBudget(t *testing.T) {
 	}
 	// It gives up at once: no wait at all, neither its own nor a pause of
 	// the limiter for a retry it does not make.
-	if w := f.clock.waits(); len(w) != 0 {
+	if w := f.clock.Waits(); len(w) != 0 {
 		t.Fatalf("waited %v", w)
 	}
 }
@@ -124,7 +125,7 @@ func TestOverloadPausesEveryCaller(t *testing.T) {
 		t.Fatal("no client-wide pause after an aggregate-load 429")
 	}
 	// The pause holds a second caller back: with a real clock it waits.
-	l := newLimiter(realClock{})
+	l := newLimiter(clock.Wall{})
 	l.known, l.interval = true, time.Millisecond
 	l.pause(80 * time.Millisecond)
 	start := time.Now()
@@ -182,7 +183,7 @@ func TestCancellationStopsWaits(t *testing.T) {
 	}
 
 	// A caller waiting for the limiter stops too.
-	l := newLimiter(realClock{})
+	l := newLimiter(clock.Wall{})
 	l.pause(time.Minute)
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel2()
@@ -223,7 +224,7 @@ func TestGivingUpAfterA429PausesNobody(t *testing.T) {
 	if _, err := c.Token(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range clock.waits() {
+	for _, w := range clock.Waits() {
 		if w >= time.Second {
 			t.Errorf("the next call waited %s for a retry that was never made", w)
 		}

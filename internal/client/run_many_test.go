@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
@@ -15,7 +16,7 @@ import (
 // account, none queued after.
 func TestRunBackupsInterrupted(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, mockservice.Options{Seed: 44, Accounts: 5, PendingFor: time.Hour, RunningFor: time.Hour}, func(o *Options) { o.Clock = realClock{} })
+	f := newFixture(t, mockservice.Options{Seed: 44, Accounts: 5, PendingFor: time.Hour, RunningFor: time.Hour}, func(o *Options) { o.Clock = clock.Wall{} })
 	ids := f.srv.AccountIDs()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

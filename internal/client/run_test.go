@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
@@ -13,12 +14,12 @@ import (
 // that clock: a backup's whole life passes in no real time.
 type runFixture struct {
 	*fixture
-	mockClock *mockservice.ManualClock
+	mockClock *clock.Manual
 }
 
 func newRunFixture(t *testing.T) *runFixture {
 	t.Helper()
-	mc := mockservice.NewManualClock(time.Now().Truncate(time.Second))
+	mc := clock.NewManual(time.Now().Truncate(time.Second))
 	f := newFixture(t, mockservice.Options{Seed: 31, Clock: mc, PendingFor: 10 * time.Second, RunningFor: 20 * time.Second}, nil)
 	return &runFixture{fixture: f, mockClock: mc}
 }
@@ -26,13 +27,13 @@ func newRunFixture(t *testing.T) *runFixture {
 // advancingClock is the fixture's fake clock, moving the mock's clock by
 // every wait too.
 type advancingClock struct {
-	*fakeClock
-	mock *mockservice.ManualClock
+	*clock.Instant
+	mock *clock.Manual
 }
 
 func (c advancingClock) After(d time.Duration) <-chan time.Time {
 	c.mock.Advance(d)
-	return c.fakeClock.After(d)
+	return c.Instant.After(d)
 }
 
 func (f *runFixture) client(t *testing.T) *Client {
@@ -75,7 +76,7 @@ func TestRunBackupWaitsAndReportsEachStep(t *testing.T) {
 		t.Errorf("%d backups queued", n)
 	}
 	// The first 20 s, every 2 s; then a tenth of the time waited.
-	waits := f.clock.waits()
+	waits := f.clock.Waits()
 	if len(waits) < 13 || waits[0] != 2*time.Second || waits[10] != 2*time.Second || waits[11] != 2200*time.Millisecond || waits[12] != 2420*time.Millisecond {
 		t.Errorf("poll intervals %v, want 2s ×11, 2.2s, 2.42s, …", waits)
 	}
@@ -102,7 +103,7 @@ func TestPollIntervalIsATenthOfTheWait(t *testing.T) {
 func TestPollNoticesTheEndWithinATenthOfTheWait(t *testing.T) {
 	t.Parallel()
 	for _, took := range []time.Duration{3 * time.Second, 11 * time.Second, 43 * time.Second, 2 * time.Minute, 7 * time.Minute, 95 * time.Minute} {
-		mc := mockservice.NewManualClock(time.Now().Truncate(time.Second))
+		mc := clock.NewManual(time.Now().Truncate(time.Second))
 		f := &runFixture{fixture: newFixture(t, mockservice.Options{Seed: 32, Clock: mc, PendingFor: took / 4, RunningFor: took - took/4}, nil), mockClock: mc}
 		var noticed time.Duration
 		b, err := f.client(t).RunBackup(context.Background(), f.srv.AccountIDs()[0], RunOptions{

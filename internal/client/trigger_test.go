@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
@@ -88,7 +89,7 @@ var mockTriggerFaults = []mockTriggerFault{
 			o.RequestTimeout = 50 * time.Millisecond
 			o.BackoffBase = 200 * time.Millisecond
 			o.UncertainGrace = 400 * time.Millisecond
-			o.Clock = realClock{}
+			o.Clock = clock.Wall{}
 		},
 		faults: []mockservice.Fault{{Kind: mockservice.FaultLatency, Route: mockservice.RouteTrigger, Times: 1, Latency: 100 * time.Millisecond}},
 		posts:  1, listings: -1, queued: 1, recovered: true,

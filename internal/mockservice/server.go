@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
@@ -97,10 +98,10 @@ func New(opts Options) *Server {
 		opts.RunningFor = DefaultRunningFor
 	}
 	if opts.Clock == nil {
-		opts.Clock = wallClock{}
+		opts.Clock = clock.Wall{}
 	}
 	if opts.RateClock == nil {
-		opts.RateClock = wallClock{}
+		opts.RateClock = clock.Wall{}
 	}
 	s := &Server{
 		clock:      opts.Clock,

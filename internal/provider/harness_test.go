@@ -30,6 +30,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
@@ -49,7 +50,7 @@ type testEnv struct {
 	// clock is the mock's and the provider's time (newTestEnv): a wait of
 	// minutes takes milliseconds, and the test moves it between steps. Nil
 	// on the wall clock (newWallClockEnv).
-	clock *mockservice.VirtualClock
+	clock *clock.Virtual
 }
 
 // newTestEnv starts a mock service for one test, on a virtual clock shared
@@ -61,12 +62,12 @@ type testEnv struct {
 // tests of other things are not paced.
 func newTestEnv(t *testing.T, opts mockservice.Options) *testEnv {
 	t.Helper()
-	vc, ok := opts.Clock.(*mockservice.VirtualClock)
+	vc, ok := opts.Clock.(*clock.Virtual)
 	if opts.Clock != nil && !ok {
-		t.Fatalf("newTestEnv: opts.Clock is a %T; the provider must share the mock's time, so pass a *mockservice.VirtualClock (or use newWallClockEnv)", opts.Clock)
+		t.Fatalf("newTestEnv: opts.Clock is a %T; the provider must share the mock's time, so pass a *clock.Virtual (or use newWallClockEnv)", opts.Clock)
 	}
 	if vc == nil {
-		vc = mockservice.NewVirtualClock(time.Now().Truncate(time.Second))
+		vc = clock.NewVirtual(time.Now().Truncate(time.Second))
 	}
 	opts.Clock, opts.RateClock = vc, vc
 	e := startEnv(t, opts)
@@ -81,8 +82,8 @@ func newTestEnv(t *testing.T, opts mockservice.Options) *testEnv {
 // run on a SteppedClock, which follows the wall clock and jumps when told.
 func newWallClockEnv(t *testing.T, opts mockservice.Options) *testEnv {
 	t.Helper()
-	if _, stepped := opts.Clock.(*mockservice.SteppedClock); (opts.Clock != nil && !stepped) || opts.RateClock != nil {
-		t.Fatal("newWallClockEnv: the mock's clock must follow the provider's wall clock (nil or a *mockservice.SteppedClock)")
+	if _, stepped := opts.Clock.(*clock.Stepped); (opts.Clock != nil && !stepped) || opts.RateClock != nil {
+		t.Fatal("newWallClockEnv: the mock's clock must follow the provider's wall clock (nil or a *clock.Stepped)")
 	}
 	return startEnv(t, opts)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
@@ -115,7 +116,7 @@ func TestAccOnDestroyFailedBackupStopsTheDestroy(t *testing.T) {
 // it succeeds.
 func TestAccOnDestroyInterruptedThenResumed(t *testing.T) {
 	t.Parallel()
-	clock := mockservice.NewSteppedClock()
+	clock := clock.NewStepped()
 	e := newWallClockEnv(t, mockservice.Options{Seed: 2003, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
 	id := e.srv.AccountIDs()[0]
 	c := newCLI(t, e, e.config(guardedDatabase(id, "")))

@@ -1,4 +1,4 @@
-package mockservice
+package clock
 
 import (
 	"sync"
@@ -9,8 +9,8 @@ import (
 var start = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 
 // A sleep of an hour passes without real time, and wakes at its own time.
-func TestVirtualClockSleepTakesNoRealTime(t *testing.T) {
-	c := NewVirtualClock(start)
+func TestVirtualSleepTakesNoRealTime(t *testing.T) {
+	c := NewVirtual(start)
 	began := time.Now()
 	got := <-c.After(time.Hour)
 	if !got.Equal(start.Add(time.Hour)) || !c.Now().Equal(start.Add(time.Hour)) {
@@ -25,8 +25,8 @@ func TestVirtualClockSleepTakesNoRealTime(t *testing.T) {
 // Twenty sleepers of two seconds at once move the clock on by two seconds,
 // not forty; sleepers of different lengths wake in the order of their
 // times, each at its own.
-func TestVirtualClockConcurrentSleepersShareTime(t *testing.T) {
-	c := NewVirtualClock(start)
+func TestVirtualConcurrentSleepersShareTime(t *testing.T) {
+	c := NewVirtual(start)
 	var wg sync.WaitGroup
 	woke := make([]time.Time, 20)
 	chans := make([]<-chan time.Time, 20)
@@ -68,8 +68,8 @@ func TestVirtualClockConcurrentSleepersShareTime(t *testing.T) {
 // A deadline set with AfterFunc fires at its own time when a longer sleep
 // carries the clock past it; a stopped one never fires; and alone, with no
 // one asleep, a deadline does not move the clock.
-func TestVirtualClockAfterFuncOrderAndStop(t *testing.T) {
-	c := NewVirtualClock(start)
+func TestVirtualAfterFuncOrderAndStop(t *testing.T) {
+	c := NewVirtual(start)
 	fired := make(chan time.Time, 1)
 	c.AfterFunc(30*time.Minute, func() { fired <- c.Now() })
 	stop := c.AfterFunc(time.Minute, func() { t.Error("a stopped timer fired") })
@@ -94,8 +94,8 @@ func TestVirtualClockAfterFuncOrderAndStop(t *testing.T) {
 // While someone uses the clock, it stands still; once unused since, it
 // moves to the next timer and no further. Stepped by hand (no driver), so
 // that no timing decides the outcome.
-func TestVirtualClockStepsOnlyWhenUnused(t *testing.T) {
-	c := &VirtualClock{now: start, undriven: true}
+func TestVirtualStepsOnlyWhenUnused(t *testing.T) {
+	c := &Virtual{now: start, undriven: true}
 	first, second := c.After(time.Second), c.After(time.Minute)
 	seen := c.used()
 	c.Now() // someone works
@@ -123,8 +123,8 @@ func TestVirtualClockStepsOnlyWhenUnused(t *testing.T) {
 
 // Advance moves the clock at once, waking each sleeper it passes at the
 // sleeper's own time; it never moves the clock back.
-func TestVirtualClockAdvance(t *testing.T) {
-	c := &VirtualClock{now: start, undriven: true}
+func TestVirtualAdvance(t *testing.T) {
+	c := &Virtual{now: start, undriven: true}
 	sleep := c.After(time.Second)
 	if now := c.Advance(time.Hour); !now.Equal(start.Add(time.Hour)) {
 		t.Errorf("Advance returned %s", now)

@@ -1,0 +1,32 @@
+// Package clock is the project's time, in one place: the interfaces the
+// client and the mock service read it through, the wall clock, and the
+// fakes tests run on: Virtual (a mock and a client at once, waits taking
+// no real time), Instant (a client alone, every wait answered at once),
+// Stepped (the wall clock, moved on when told) and Manual (time that moves
+// only when told).
+package clock
+
+import "time"
+
+// Clock is a source of time that can also wait.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+// TimerClock is a Clock that can also call a function once its time has
+// moved on by d: a fake's timers, on which a context's timeout can then be
+// bounded (see client.Client.WithTimeout).
+type TimerClock interface {
+	Clock
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+}
+
+// Wall is the real time.
+type Wall struct{}
+
+// Now returns the current time.
+func (Wall) Now() time.Time { return time.Now() }
+
+// After waits for d of real time.
+func (Wall) After(d time.Duration) <-chan time.Time { return time.After(d) }
