@@ -58,7 +58,7 @@ type testEnv struct {
 // retries, pacing and timeouts.*): a wait of minutes takes milliseconds,
 // and a backup is as far along as the waits on it, or as the test moves
 // the clock (e.clock.Advance). A test that needs a known time passes its own
-// VirtualClock in opts.Clock. Rate limits are high unless set, so that
+// clock.Virtual in opts.Clock. Rate limits are high unless set, so that
 // tests of other things are not paced.
 func newTestEnv(t *testing.T, opts mockservice.Options) *testEnv {
 	t.Helper()
@@ -79,7 +79,7 @@ func newTestEnv(t *testing.T, opts mockservice.Options) *testEnv {
 // test whose subject is real time: Ctrl-C from another process must land
 // while the provider waits, and a virtual wait leaves no time to land in.
 // Its waits are short (fastRetries, 20 ms polls) but real. The mock may
-// run on a SteppedClock, which follows the wall clock and jumps when told.
+// run on a clock.Stepped, which follows the wall clock and jumps when told.
 func newWallClockEnv(t *testing.T, opts mockservice.Options) *testEnv {
 	t.Helper()
 	if _, stepped := opts.Clock.(*clock.Stepped); (opts.Clock != nil && !stepped) || opts.RateClock != nil {
