@@ -67,19 +67,9 @@ func (c *Client) Backups(ctx context.Context, accountID string, opts ListOptions
 	})
 }
 
-// ListBackups returns the backups of Backups as a slice.
-func (c *Client) ListBackups(ctx context.Context, accountID string, opts ListOptions) ([]Backup, error) {
-	return collect(c.Backups(ctx, accountID, opts))
-}
-
 // AuditLogs iterates over the organization's audit logs.
 func (c *Client) AuditLogs(ctx context.Context, opts ListOptions) iter.Seq2[AuditLog, error] {
 	return listing(ctx, c, "/api/v1/audit-logs", opts, func(l *AuditLog) string { return l.ID }, func(l *AuditLog) bool { return ids.IsAuditLogID(l.ID) })
-}
-
-// ListAuditLogs returns the records of AuditLogs as a slice.
-func (c *Client) ListAuditLogs(ctx context.Context, opts ListOptions) ([]AuditLog, error) {
-	return collect(c.AuditLogs(ctx, opts))
 }
 
 // FindBackup looks for one backup of an account, paging as far as needed.

@@ -26,11 +26,11 @@ func TestContractRequiredFieldsAreEnforced(t *testing.T) {
 			return err
 		},
 		"backups": func(c *Client) error {
-			_, err := c.ListBackups(context.Background(), acct, ListOptions{})
+			_, err := collect(c.Backups(context.Background(), acct, ListOptions{}))
 			return err
 		},
 		"audit logs": func(c *Client) error {
-			_, err := c.ListAuditLogs(context.Background(), ListOptions{})
+			_, err := collect(c.AuditLogs(context.Background(), ListOptions{}))
 			return err
 		},
 	}
