@@ -70,8 +70,8 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 			"backups": objectList("The backups, newest first.", map[string]schema.Attribute{
 				"id":           computedString("Backup id (`bkp_...`)."),
 				"status":       computedString("`pending`, `running`, `success` or `failed` (the service may add values; only `success` is a good backup)."),
-				"created_at":   computedString("When the backup was queued, RFC 3339 in UTC."),
-				"completed_at": computedString("When the backup ended, RFC 3339 in UTC; null while it is in progress."),
+				"created_at":   computedTime("When the backup was queued, RFC 3339 in UTC."),
+				"completed_at": computedTime("When the backup ended, RFC 3339 in UTC; null while it is in progress."),
 				"error":        computedString("Why the backup failed; null unless it failed."),
 			}),
 		},

@@ -38,7 +38,7 @@ func (d *auditLogsDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 			"max_results": maxResultsAttribute("records", defaultAuditLogMax),
 			"audit_logs": objectList("The records, in the requested order.", map[string]schema.Attribute{
 				"id":            computedString("Record id (`log_...`)."),
-				"created_at":    computedString("When the action happened, RFC 3339 in UTC."),
+				"created_at":    computedTime("When the action happened, RFC 3339 in UTC."),
 				"action":        computedString("What happened, for example `backup.triggered`."),
 				"actor":         computedString("Who did it, for example `api_key:ci-key`."),
 				"resource_type": computedString("Kind of the resource acted on, for example `account`."),

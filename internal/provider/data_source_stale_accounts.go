@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -41,12 +42,12 @@ type staleAccountsModel struct {
 }
 
 type staleAccountModel struct {
-	ID            types.String `tfsdk:"id"`
-	Name          types.String `tfsdk:"name"`
-	Platform      types.String `tfsdk:"platform"`
-	BackupStatus  types.String `tfsdk:"backup_status"`
-	LastSuccessAt types.String `tfsdk:"last_success_at"`
-	Reason        types.String `tfsdk:"reason"`
+	ID            types.String      `tfsdk:"id"`
+	Name          types.String      `tfsdk:"name"`
+	Platform      types.String      `tfsdk:"platform"`
+	BackupStatus  types.String      `tfsdk:"backup_status"`
+	LastSuccessAt timetypes.RFC3339 `tfsdk:"last_success_at"`
+	Reason        types.String      `tfsdk:"reason"`
 }
 
 func (d *staleAccountsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -79,7 +80,7 @@ func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaR
 				"name":          computedString("Display name of the account."),
 				"platform":      computedString("Lower-case identifier of the platform whose data is backed up."),
 				"backup_status": computedString("Status of the account's latest backup, as the accounts listing reports it."),
-				"last_success_at": computedString("When the latest successful backup ended, RFC 3339 in UTC; null when the account " +
+				"last_success_at": computedTime("When the latest successful backup ended, RFC 3339 in UTC; null when the account " +
 					"has none, or its backups cannot be read."),
 				"reason": computedString("Why the account is stale: `never` (no successful backup), `old` (the latest is older than " +
 					"`max_age`) or `unreadable` (the key may not read its backups: 403; a freshness check cannot vouch for it)."),
@@ -142,7 +143,7 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 	for i, a := range accounts {
 		o := outcomes[i]
 		row := staleAccountModel{ID: types.StringValue(a.ID), Name: types.StringValue(a.Name), Platform: types.StringValue(a.Platform),
-			BackupStatus: types.StringValue(a.BackupStatus), LastSuccessAt: types.StringNull()}
+			BackupStatus: types.StringValue(a.BackupStatus), LastSuccessAt: timetypes.NewRFC3339Null()}
 		switch {
 		case errors.Is(o.Err, client.ErrNotFound):
 			continue // deleted since the listing: nothing to back up
@@ -161,7 +162,7 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 				continue // fresh
 			}
 			row.Reason = types.StringValue(staleOld)
-			row.LastSuccessAt = types.StringValue(at.UTC().Format(time.RFC3339))
+			row.LastSuccessAt = timetypes.NewRFC3339TimeValue(at.UTC())
 		}
 		checked++
 		m.Accounts = append(m.Accounts, row)

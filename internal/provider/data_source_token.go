@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -19,10 +20,10 @@ type tokenDataSource struct{ client *client.Client }
 func newTokenDataSource() datasource.DataSource { return &tokenDataSource{} }
 
 type tokenModel struct {
-	Name             types.String `tfsdk:"name"`
-	ExpiresAt        types.String `tfsdk:"expires_at"`
-	OrganizationID   types.String `tfsdk:"organization_id"`
-	OrganizationName types.String `tfsdk:"organization_name"`
+	Name             types.String      `tfsdk:"name"`
+	ExpiresAt        timetypes.RFC3339 `tfsdk:"expires_at"`
+	OrganizationID   types.String      `tfsdk:"organization_id"`
+	OrganizationName types.String      `tfsdk:"organization_name"`
 }
 
 func (d *tokenDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -35,7 +36,7 @@ func (d *tokenDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 			"Use it in `check` blocks or postconditions to warn or fail a plan when the key is about to expire.",
 		Attributes: map[string]schema.Attribute{
 			"name":              schema.StringAttribute{Computed: true, Description: "Name given to the key when it was created."},
-			"expires_at":        schema.StringAttribute{Computed: true, Description: "Expiry of the key, RFC 3339 in UTC, for example `2027-02-19T00:00:00Z`; compare it with `timecmp`."},
+			"expires_at":        schema.StringAttribute{Computed: true, CustomType: timetypes.RFC3339Type{}, Description: "Expiry of the key, RFC 3339 in UTC, for example `2027-02-19T00:00:00Z`; compare it with `timecmp`."},
 			"organization_id":   schema.StringAttribute{Computed: true, Description: "ID of the organization the key belongs to (`org_...`)."},
 			"organization_name": schema.StringAttribute{Computed: true, Description: "Name of the organization the key belongs to."},
 		},

@@ -3,6 +3,7 @@ package provider
 import (
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -29,11 +30,11 @@ func accountToModel(a client.Account) accountModel {
 
 // backupModel is one backup in state.
 type backupModel struct {
-	ID          types.String `tfsdk:"id"`
-	Status      types.String `tfsdk:"status"`
-	CreatedAt   types.String `tfsdk:"created_at"`
-	CompletedAt types.String `tfsdk:"completed_at"`
-	Error       types.String `tfsdk:"error"`
+	ID          types.String      `tfsdk:"id"`
+	Status      types.String      `tfsdk:"status"`
+	CreatedAt   timetypes.RFC3339 `tfsdk:"created_at"`
+	CompletedAt timetypes.RFC3339 `tfsdk:"completed_at"`
+	Error       types.String      `tfsdk:"error"`
 }
 
 func backupToModel(b client.Backup) backupModel {
@@ -48,12 +49,12 @@ func backupToModel(b client.Backup) backupModel {
 
 // auditLogModel is one audit log record in state.
 type auditLogModel struct {
-	ID           types.String `tfsdk:"id"`
-	CreatedAt    types.String `tfsdk:"created_at"`
-	Action       types.String `tfsdk:"action"`
-	Actor        types.String `tfsdk:"actor"`
-	ResourceType types.String `tfsdk:"resource_type"`
-	ResourceID   types.String `tfsdk:"resource_id"`
+	ID           types.String      `tfsdk:"id"`
+	CreatedAt    timetypes.RFC3339 `tfsdk:"created_at"`
+	Action       types.String      `tfsdk:"action"`
+	Actor        types.String      `tfsdk:"actor"`
+	ResourceType types.String      `tfsdk:"resource_type"`
+	ResourceID   types.String      `tfsdk:"resource_id"`
 }
 
 func auditLogToModel(l client.AuditLog) auditLogModel {
@@ -68,16 +69,16 @@ func auditLogToModel(l client.AuditLog) auditLogModel {
 }
 
 // timeValue renders a timestamp as RFC 3339 in UTC, null when zero.
-func timeValue(t time.Time) types.String {
+func timeValue(t time.Time) timetypes.RFC3339 {
 	if t.IsZero() {
-		return types.StringNull()
+		return timetypes.NewRFC3339Null()
 	}
-	return types.StringValue(t.UTC().Format(time.RFC3339))
+	return timetypes.NewRFC3339TimeValue(t.UTC())
 }
 
-func timePtrValue(t *time.Time) types.String {
+func timePtrValue(t *time.Time) timetypes.RFC3339 {
 	if t == nil {
-		return types.StringNull()
+		return timetypes.NewRFC3339Null()
 	}
 	return timeValue(*t)
 }

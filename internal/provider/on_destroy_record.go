@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -59,8 +60,8 @@ func readDestroyBackup(ctx context.Context, private interface {
 // users see it in the state and the plan.
 var pendingAttrTypes = map[string]attr.Type{
 	"backup_id":    types.StringType,
-	"triggered_at": types.StringType,
-	"counts_until": types.StringType,
+	"triggered_at": timetypes.RFC3339Type{},
+	"counts_until": timetypes.RFC3339Type{},
 }
 
 func pendingNull() types.Object { return types.ObjectNull(pendingAttrTypes) }
@@ -71,20 +72,23 @@ func pendingObject(d destroyBackup, timeout time.Duration) types.Object {
 	if d.BackupID != "" {
 		id = types.StringValue(d.BackupID)
 	}
-	triggered := types.StringNull()
+	triggered := timetypes.NewRFC3339Null()
 	if !d.TriggeredAt.IsZero() {
-		triggered = types.StringValue(d.TriggeredAt.UTC().Format(time.RFC3339))
+		triggered = timetypes.NewRFC3339TimeValue(d.TriggeredAt.UTC())
 	}
 	return types.ObjectValueMust(pendingAttrTypes, map[string]attr.Value{
 		"backup_id":    id,
 		"triggered_at": triggered,
-		"counts_until": types.StringValue(d.until(timeout).UTC().Format(time.RFC3339)),
+		"counts_until": timetypes.NewRFC3339TimeValue(d.until(timeout).UTC()),
 	})
 }
 
 func pendingAttribute() schema.SingleNestedAttribute {
 	field := func(desc string) schema.StringAttribute {
 		return schema.StringAttribute{Computed: true, Description: desc}
+	}
+	timeField := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, CustomType: timetypes.RFC3339Type{}, Description: desc}
 	}
 	return schema.SingleNestedAttribute{
 		Computed: true,
@@ -95,8 +99,8 @@ func pendingAttribute() schema.SingleNestedAttribute {
 			"a refresh (`-refresh-only`) keeps it.",
 		Attributes: map[string]schema.Attribute{
 			"backup_id":    field("ID of the backup; null when the destroy could not identify it (it is then looked for by `triggered_at`)."),
-			"triggered_at": field("When the backup was triggered (RFC 3339)."),
-			"counts_until": field("Until when the backup stands for a destroy (RFC 3339): the interrupted or timed-out destroy plus its `timeouts.delete`."),
+			"triggered_at": timeField("When the backup was triggered (RFC 3339)."),
+			"counts_until": timeField("Until when the backup stands for a destroy (RFC 3339): the interrupted or timed-out destroy plus its `timeouts.delete`."),
 		},
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
 // privateBytes is private state holding one key.
@@ -57,7 +57,7 @@ func TestDestroyBackupRecord(t *testing.T) {
 			}
 			obj := pendingObject(d, 30*time.Minute)
 			attrs := obj.Attributes()
-			if want := tc.wantUntil.Format(time.RFC3339); attrs["counts_until"].(types.String).ValueString() != want {
+			if want := tc.wantUntil.Format(time.RFC3339); attrs["counts_until"].(timetypes.RFC3339).ValueString() != want {
 				t.Errorf("pending_destroy_backup.counts_until = %s, want %s", attrs["counts_until"], want)
 			}
 			if (d.BackupID == "") != attrs["backup_id"].IsNull() {

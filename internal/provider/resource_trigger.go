@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -97,11 +98,11 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 					"(the service may add values; only `success` is a good backup).",
 			},
 			"triggered_at": schema.StringAttribute{
-				Computed: true, PlanModifiers: keep,
+				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,
 				Description: "When the backup was queued, RFC 3339 in UTC.",
 			},
 			"completed_at": schema.StringAttribute{
-				Computed: true, PlanModifiers: keep,
+				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,
 				Description: "When the backup ended, RFC 3339 in UTC; null while it is in progress.",
 			},
 		},
@@ -243,7 +244,7 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 	var now triggerModel
 	now.setBackup(b)
 	for name, v := range map[string]types.String{
-		"backup_status": now.BackupStatus, "triggered_at": now.TriggeredAt, "completed_at": now.CompletedAt,
+		"backup_status": now.BackupStatus, "triggered_at": now.TriggeredAt.StringValue, "completed_at": now.CompletedAt.StringValue,
 	} {
 		if !v.Equal(prior[name]) {
 			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), v)...)

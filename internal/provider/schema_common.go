@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -26,6 +27,12 @@ const (
 // computedString is a computed string attribute.
 func computedString(description string) schema.StringAttribute {
 	return schema.StringAttribute{Computed: true, Description: description}
+}
+
+// computedTime is a computed timestamp attribute: a string in Terraform,
+// RFC 3339 in UTC.
+func computedTime(description string) schema.StringAttribute {
+	return schema.StringAttribute{Computed: true, CustomType: timetypes.RFC3339Type{}, Description: description}
 }
 
 // objectList is a computed list of objects with the given fields. It is a

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
@@ -35,7 +36,7 @@ func TestDataSourceSchemasMatchModels(t *testing.T) {
 		"backup_stale_accounts": staleAccountsModel{MaxAge: types.StringValue("24h"), Platform: types.StringNull(), BackupStatus: types.StringNull(),
 			ServiceType: types.StringNull(), Checked: types.Int64Value(2), IDs: []types.String{types.StringValue("acc_1")},
 			Accounts: []staleAccountModel{{ID: types.StringValue("acc_1"), Name: types.StringValue("n"), Platform: types.StringValue("p"),
-				BackupStatus: types.StringValue("failed"), LastSuccessAt: types.StringNull(), Reason: types.StringValue(staleNever)}}},
+				BackupStatus: types.StringValue("failed"), LastSuccessAt: timetypes.NewRFC3339Null(), Reason: types.StringValue(staleNever)}}},
 	}
 	p := New("test")()
 	for _, newDS := range p.DataSources(ctx) {

@@ -54,7 +54,7 @@ func (r *triggerResource) adoptReplaced(ctx context.Context, plan *triggerModel,
 // Create that replaces this trigger (same account, same triggers) needs to
 // adopt its backup instead of queueing a second one (see commandState).
 func (r *triggerResource) rememberForReplacement(state *triggerModel, timeout time.Duration) {
-	triggeredAt, _ := time.Parse(time.RFC3339, state.TriggeredAt.ValueString())
+	triggeredAt, _ := state.TriggeredAt.ValueRFC3339Time()
 	r.data.command.remember(state.AccountID.ValueString(), replacedTrigger{
 		backupID: state.ID.ValueString(), triggers: triggersKey(state.Triggers),
 		waited: state.WaitForCompletion.ValueBool(), waitTimeout: timeout, triggeredAt: triggeredAt,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -22,15 +23,15 @@ import (
 )
 
 type triggerModel struct {
-	ID                types.String   `tfsdk:"id"`
-	AccountID         types.String   `tfsdk:"account_id"`
-	Triggers          types.Map      `tfsdk:"triggers"`
-	WaitForCompletion types.Bool     `tfsdk:"wait_for_completion"`
-	OnConflict        types.String   `tfsdk:"on_conflict"`
-	BackupStatus      types.String   `tfsdk:"backup_status"`
-	TriggeredAt       types.String   `tfsdk:"triggered_at"`
-	CompletedAt       types.String   `tfsdk:"completed_at"`
-	Timeouts          timeouts.Value `tfsdk:"timeouts"`
+	ID                types.String      `tfsdk:"id"`
+	AccountID         types.String      `tfsdk:"account_id"`
+	Triggers          types.Map         `tfsdk:"triggers"`
+	WaitForCompletion types.Bool        `tfsdk:"wait_for_completion"`
+	OnConflict        types.String      `tfsdk:"on_conflict"`
+	BackupStatus      types.String      `tfsdk:"backup_status"`
+	TriggeredAt       timetypes.RFC3339 `tfsdk:"triggered_at"`
+	CompletedAt       timetypes.RFC3339 `tfsdk:"completed_at"`
+	Timeouts          timeouts.Value    `tfsdk:"timeouts"`
 }
 
 // setBackup copies what the service says of the backup into the model.

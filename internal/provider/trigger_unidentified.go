@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -34,8 +35,8 @@ const privateUnconfirmed = "unconfirmed"
 // otherwise (the backup was queued, which is all wait_for_completion =
 // false promises). An unknown outcome is always an error.
 func recordUnidentified(ctx context.Context, m *triggerModel, ue *client.UnidentifiedError, private privateSetter, diags *diag.Diagnostics, by caller) {
-	m.ID, m.BackupStatus, m.CompletedAt = types.StringNull(), types.StringNull(), types.StringNull()
-	m.TriggeredAt = types.StringValue(ue.TriggeredAt.UTC().Format(time.RFC3339))
+	m.ID, m.BackupStatus, m.CompletedAt = types.StringNull(), types.StringNull(), timetypes.NewRFC3339Null()
+	m.TriggeredAt = timetypes.NewRFC3339TimeValue(ue.TriggeredAt.UTC())
 	var mark []byte
 	if !ue.Queued {
 		mark = []byte(`true`)
@@ -100,7 +101,7 @@ func (r *triggerResource) readUnidentified(ctx context.Context, prior map[string
 	var now triggerModel
 	now.setBackup(b)
 	for name, v := range map[string]types.String{
-		"id": now.ID, "backup_status": now.BackupStatus, "triggered_at": now.TriggeredAt, "completed_at": now.CompletedAt,
+		"id": now.ID, "backup_status": now.BackupStatus, "triggered_at": now.TriggeredAt.StringValue, "completed_at": now.CompletedAt.StringValue,
 	} {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), v)...)
 	}
@@ -111,8 +112,8 @@ func (r *triggerResource) readUnidentified(ctx context.Context, prior map[string
 // backup id that the refresh did not find either.
 func (r *triggerResource) resumeUnidentified(ctx context.Context, plan, state *triggerModel, timeout time.Duration, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	accountID := state.AccountID.ValueString()
-	began, err := time.Parse(time.RFC3339, state.TriggeredAt.ValueString())
-	if err != nil {
+	began, diags := state.TriggeredAt.ValueRFC3339Time()
+	if diags.HasError() {
 		resp.Diagnostics.AddError("Unreadable backup_trigger state",
 			fmt.Sprintf("The trigger of account %s has no backup id and no valid triggered_at (%q).", accountID, state.TriggeredAt.ValueString()))
 		return
