@@ -20,6 +20,7 @@ provider "backup" {
 
   # Optional:
   # organization_id = "org_8Fq2LmT0aZ7cX1vB" # refuse to back up with another organization's key
-  # max_retries     = 4
+  # max_retries     = 4     # server and network errors; 429s are waited out
+  # retry_budget    = "5m"  # waits of one request without timeouts of its own
   # request_timeout = "30s"
 }

@@ -42,11 +42,28 @@ func withTimeout(ctx context.Context, clk Clock, d time.Duration) (context.Conte
 	dc := &clockDeadline{Context: ctx, done: make(chan struct{})}
 	stopTimer := tc.AfterFunc(d, func() { dc.end(context.DeadlineExceeded) })
 	stopWatch := context.AfterFunc(ctx, func() { dc.end(ctx.Err()) })
-	return dc, func() {
+	at := clk.Now().Add(d)
+	if outer, ok := deadlineOf(ctx); ok && outer.Before(at) {
+		at = outer // an inner timeout never extends an outer one
+	}
+	return context.WithValue(dc, clockDeadlineKey{}, at), func() {
 		stopTimer()
 		stopWatch()
 		dc.end(context.Canceled)
 	}
+}
+
+// clockDeadlineKey holds, in a context from withTimeout on a TimerClock,
+// its deadline in that clock's time (which Deadline cannot report).
+type clockDeadlineKey struct{}
+
+// deadlineOf is when ctx ends, in the client's clock's time: the deadline
+// withTimeout set on a TimerClock, or else ctx's own (wall-clock) one.
+func deadlineOf(ctx context.Context) (time.Time, bool) {
+	if at, ok := ctx.Value(clockDeadlineKey{}).(time.Time); ok {
+		return at, true
+	}
+	return ctx.Deadline()
 }
 
 // clockDeadline is a context that ends on a clock.TimerClock's time, or with

@@ -13,8 +13,18 @@ import (
 const announceWaitsOver = 5 * time.Second
 
 // do performs cl with retries and decodes a 2xx body into out (when non-nil).
+//
+// What bounds the retries depends on the refusal. A 429 (the key's
+// allowance, or the service's load) says only "later": it is waited out
+// for as long as the operation's deadline has room (timeouts.*), or, for
+// an operation without one, within the retry budget; max_retries does not
+// count it, since a busy allowance shared by many processes is no reason
+// for a pipeline to fail while its time has room. Server and network
+// errors are retried max_retries times, within the budget and the
+// deadline.
 func (c *Client) do(ctx context.Context, cl call, out any) error {
 	var waited time.Duration
+	failures := 0 // retries that max_retries bounds
 	for attempt := 0; ; attempt++ {
 		err := c.attempt(ctx, cl, out)
 		if err == nil {
@@ -27,48 +37,62 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 		if !retriable {
 			return err
 		}
-		if err := c.mayRetry(ctx, attempt, delay, waited, err); err != nil {
+		limited := errors.Is(err, ErrRateLimited)
+		if err := c.mayRetry(ctx, attempt, failures, limited, delay, waited, err); err != nil {
 			// Giving up: other callers are not paused for a wait this
 			// call will not take; their own answers pace them.
 			return err
 		}
-		if errors.Is(err, ErrRateLimited) {
+		if limited {
 			// The key's allowance, or the service as a whole, is saturated:
 			// every caller of this client backs off, not just this one.
 			c.limiter.pause(delay)
+		} else {
+			failures++
 		}
-		if err := c.waitToRetry(ctx, cl, attempt, delay, &waited, err); err != nil {
+		if err := c.retryAfter(ctx, cl, attempt, delay, &waited, err); err != nil {
 			return err
 		}
 	}
 }
 
 // mayRetry returns a *RetryError wrapping last when waiting delay before
-// retry number attempt+1 would exceed the retry count, the retry budget or
-// the context's deadline.
-func (c *Client) mayRetry(ctx context.Context, attempt int, delay, waited time.Duration, last error) error {
+// the next attempt would outlive the operation's deadline, or, for a
+// refusal that is not a 429 (limited), exceed max_retries (failures so far)
+// or the retry budget; for a 429, the budget bounds only an operation
+// without a deadline.
+func (c *Client) mayRetry(ctx context.Context, attempt, failures int, limited bool, delay, waited time.Duration, last error) error {
 	fail := func(cause RetryCause, reason string) error {
 		return &RetryError{Attempts: attempt + 1, Cause: cause, Reason: reason, Err: last}
 	}
-	if attempt >= c.opts.MaxRetries {
+	deadline, hasDeadline := deadlineOf(ctx)
+	// A wait that ends at the deadline leaves no time for the attempt.
+	if hasDeadline && !c.clock.Now().Add(delay).Before(deadline) {
+		return fail(RetryPastDeadline, fmt.Sprintf("waiting %s would outlive the operation's deadline", delay.Round(time.Millisecond)))
+	}
+	if !limited && failures >= c.opts.MaxRetries {
 		return fail(RetriesExhausted, "retries exhausted")
 	}
-	if waited+delay > c.opts.RetryBudget {
+	if (!limited || !hasDeadline) && waited+delay > c.opts.RetryBudget {
 		return fail(RetryBudgetSpent, fmt.Sprintf("waiting %s more would exceed the retry budget of %s",
 			delay.Round(time.Millisecond), c.opts.RetryBudget))
-	}
-	if dl, ok := ctx.Deadline(); ok && c.clock.Now().Add(delay).After(dl) {
-		return fail(RetryPastDeadline, fmt.Sprintf("waiting %s would outlive the operation's deadline", delay.Round(time.Millisecond)))
 	}
 	return nil
 }
 
-// waitToRetry sleeps delay before retry number attempt+1, unless mayRetry
-// refuses: then it returns that *RetryError.
+// waitToRetry sleeps delay before retry number attempt+1 of a request
+// whose every failure counts against max_retries (a trigger whose outcome
+// was unknown), unless mayRetry refuses: then it returns that *RetryError.
 func (c *Client) waitToRetry(ctx context.Context, cl call, attempt int, delay time.Duration, waited *time.Duration, last error) error {
-	if err := c.mayRetry(ctx, attempt, delay, *waited, last); err != nil {
+	if err := c.mayRetry(ctx, attempt, attempt, false, delay, *waited, last); err != nil {
 		return err
 	}
+	return c.retryAfter(ctx, cl, attempt, delay, waited, last)
+}
+
+// retryAfter sleeps delay before retry number attempt+1, saying so in the
+// logs, and adds it to waited.
+func (c *Client) retryAfter(ctx context.Context, cl call, attempt int, delay time.Duration, waited *time.Duration, last error) error {
 	if delay >= announceWaitsOver {
 		c.log.Warn(ctx, "waiting before retrying a Backup Service request", map[string]any{
 			"method": cl.method, "path": c.base.EscapedPath() + cl.path, "delay": delay.Round(time.Second).String(), "error": last.Error(),

@@ -217,7 +217,7 @@ func TestGivingUpAfterA429PausesNobody(t *testing.T) {
 			return
 		}
 		_, _ = w.Write([]byte(`{"name":"ci","expires_at":"2030-01-01T00:00:00Z"}`))
-	}, func(o *Options) { o.MaxRetries = 0 })
+	}, func(o *Options) { o.RetryBudget = 30 * time.Second }) // a 429's wait is bounded by the budget, not max_retries
 	if _, err := c.Token(context.Background()); !errors.Is(err, ErrRateLimited) {
 		t.Fatalf("want the 429, got %v", err)
 	}
@@ -228,5 +228,58 @@ func TestGivingUpAfterA429PausesNobody(t *testing.T) {
 		if w >= time.Second {
 			t.Errorf("the next call waited %s for a retry that was never made", w)
 		}
+	}
+}
+
+// A stream of 429s longer than max_retries allows is waited out while the
+// operation's deadline has room: the request succeeds. One that lasts past
+// the deadline fails saying so; without a deadline, the retry budget
+// bounds it. On a virtual clock: the waits are minutes of its time.
+func TestRateLimitedWaitsAreBoundedByTheDeadline(t *testing.T) {
+	t.Parallel()
+	const refusals = 20 // four times DefaultMaxRetries
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration // 0: no deadline
+		budget  time.Duration
+		want    RetryCause // 0: success
+	}{
+		{"within the deadline", 10 * time.Minute, time.Second, 0},
+		{"past the deadline", 30 * time.Second, time.Hour, RetryPastDeadline},
+		{"no deadline, within the budget", 0, 10 * time.Minute, 0},
+		{"no deadline, past the budget", 0, 30 * time.Second, RetryBudgetSpent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var requests atomic.Int64
+			vc := clock.NewVirtual(time.Now().Truncate(time.Second))
+			c, _ := hostileClient(t, func(w http.ResponseWriter, _ *http.Request) {
+				if requests.Add(1) <= refusals {
+					w.Header().Set("Retry-After", "3")
+					w.WriteHeader(http.StatusTooManyRequests)
+					_, _ = w.Write([]byte(`{"title":"Too Many Requests","status":429,"request_id":"0b7c7a70-1c6f-4a8e-9c3e-1d2f3a4b5c6d"}`))
+					return
+				}
+				_, _ = w.Write([]byte(`{"name":"ci","expires_at":"2030-01-01T00:00:00Z"}`))
+			}, func(o *Options) { o.Clock, o.RetryBudget, o.MaxRetries = vc, tc.budget, DefaultMaxRetries })
+			ctx := t.Context()
+			if tc.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = c.WithTimeout(ctx, tc.timeout)
+				defer cancel()
+			}
+			_, err := c.Token(ctx)
+			var re *RetryError
+			switch {
+			case tc.want == 0 && err != nil:
+				t.Fatalf("%d 429s within the bound: %v", refusals, err)
+			case tc.want == 0 && requests.Load() != refusals+1:
+				t.Errorf("%d requests, want %d", requests.Load(), refusals+1)
+			case tc.want != 0 && (!errors.As(err, &re) || re.Cause != tc.want || !errors.Is(err, ErrRateLimited)):
+				t.Fatalf("got %v; want a 429 given up with cause %d", err, tc.want)
+			case tc.want == RetryPastDeadline && !strings.Contains(err.Error(), "outlive the operation's deadline"):
+				t.Errorf("the error does not say the deadline ended it: %v", err)
+			}
+		})
 	}
 }

@@ -121,10 +121,11 @@ func hintFor(e *client.APIError, re *client.RetryError) string {
 			"who created the key changed, or the account is restricted."
 	case http.StatusTooManyRequests:
 		if re != nil && re.Cause == client.RetryBudgetSpent {
-			return "The Backup Service is rate limiting this key (or is under heavy load) and asked for waits longer than the provider's " +
-				"2-minute retry budget allows; more retries would not help. Try again later, or lower -parallelism."
+			return "The Backup Service is rate limiting this key (or is under heavy load) for longer than the provider's retry_budget " +
+				"allows an operation without timeouts of its own. Raise retry_budget, lower -parallelism, or spread the key's use " +
+				"(every process using the key shares its allowance)."
 		}
-		return "The Backup Service is rate limiting this key (or is under heavy load) and the retries ran out; lower -parallelism or raise max_retries."
+		return "The Backup Service is rate limiting this key (or is under heavy load); lower -parallelism, or raise the operation's timeouts."
 	}
 	if e.StatusCode >= 500 {
 		return "The Backup Service failed; the provider retried where that was safe. Try again later."

@@ -223,3 +223,43 @@ func TestAccFaultHugeRetryAfter(t *testing.T) {
 		t.Errorf("the client waited %s; it should give up at once", waited)
 	}
 }
+
+// Rate-limit refusals (429) are not counted by max_retries: a backup_trigger
+// waits out more of them than max_retries allows, within timeouts.create,
+// and takes its one backup; a data source, which has no timeouts, waits
+// them out within retry_budget, and fails naming it past that.
+func TestAccFaultRateLimitedWaitsBoundedByTime(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 1010, PendingFor: time.Second, RunningFor: time.Second})
+	id := e.srv.AccountIDs()[0]
+	provider := func(budget string) string {
+		return withProvider(fmt.Sprintf("provider \"backup\" {\n  base_url     = %q\n  api_key      = %q\n  max_retries  = 1\n  retry_budget = %q\n}\n\n",
+			e.url, e.key, budget))
+	}
+	overload := func(route mockservice.Route) func() {
+		return func() {
+			e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, Route: route, Times: 6, RetryAfter: 5 * time.Second})
+		}
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{
+				PreConfig: overload(mockservice.RouteTrigger),
+				Config:    provider("10s") + triggerConfig(id, "  wait_for_completion = true\n"),
+				Check:     e.expectQueued(id, 1),
+			},
+			{
+				PreConfig: overload(mockservice.RouteToken),
+				Config:    provider("1m") + "data \"backup_token\" \"t\" {}\n",
+			},
+			{
+				PreConfig:   overload(mockservice.RouteToken),
+				Config:      provider("20s") + "data \"backup_token\" \"t\" {}\n",
+				ExpectError: expectError("HTTP 429", "longer than the provider's retry_budget", "Raise retry_budget"),
+			},
+		},
+	})
+	if n := e.srv.Requests(mockservice.RouteTrigger); n < 7 {
+		t.Errorf("%d trigger requests: the 429s were not waited out", n)
+	}
+}

@@ -74,6 +74,7 @@ type providerModel struct {
 	APIKey            types.String `tfsdk:"api_key"`
 	MaxRetries        types.Number `tfsdk:"max_retries"`
 	RequestTimeout    types.String `tfsdk:"request_timeout"`
+	RetryBudget       types.String `tfsdk:"retry_budget"`
 	AllowInsecureHTTP types.Bool   `tfsdk:"allow_insecure_http"`
 	CACertFile        types.String `tfsdk:"ca_cert_file"`
 	CACertPEM         types.String `tfsdk:"ca_cert_pem"`
@@ -101,10 +102,20 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 				Sensitive: true,
 			},
 			"max_retries": schema.NumberAttribute{
-				Description: fmt.Sprintf("How many times a failed request is retried (429, 5xx and network errors; backup "+
-					"triggers only when no second backup can result). Defaults to %d.", client.DefaultMaxRetries),
+				Description: fmt.Sprintf("How many times a request that failed with a server error (5xx) or a network error is retried "+
+					"(a backup trigger only when no second backup can result). Defaults to %d. A rate-limit refusal (429) is not "+
+					"counted: it is waited out for as long as the operation's `timeouts` allow, or `retry_budget`.", client.DefaultMaxRetries),
 				Optional:   true,
 				Validators: []validator.Number{wholeNumber(0, 20)},
+			},
+			"retry_budget": schema.StringAttribute{
+				Description: fmt.Sprintf("How long one request may spend waiting to be retried, as a Go duration such as `5m`. It bounds "+
+					"server and network errors always, and rate-limit refusals (429: the key's allowance, shared by every process that "+
+					"uses the key, or the service's load) only for operations without `timeouts` of their own: data sources, "+
+					"refreshes and imports. A resource or action with `timeouts` waits out 429s until its timeout. Defaults to `%s`.",
+					client.DefaultRetryBudget),
+				Optional:   true,
+				Validators: []validator.String{durationValidator{}},
 			},
 			"request_timeout": schema.StringAttribute{
 				Description: fmt.Sprintf("Timeout of one HTTP request, as a Go duration such as `30s`. Defaults to `%s`.", client.DefaultRequestTimeout),
@@ -158,10 +169,10 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	if cfg.APIKey.IsUnknown() {
 		unknown("api_key", EnvAPIKey)
 	}
-	if cfg.MaxRetries.IsUnknown() || cfg.RequestTimeout.IsUnknown() || cfg.AllowInsecureHTTP.IsUnknown() ||
+	if cfg.MaxRetries.IsUnknown() || cfg.RequestTimeout.IsUnknown() || cfg.RetryBudget.IsUnknown() || cfg.AllowInsecureHTTP.IsUnknown() ||
 		cfg.CACertFile.IsUnknown() || cfg.CACertPEM.IsUnknown() || cfg.OrganizationID.IsUnknown() {
 		resp.Diagnostics.AddError("Unknown Backup Service provider setting",
-			"max_retries, request_timeout, allow_insecure_http, ca_cert_file, ca_cert_pem and organization_id must be known at plan time.")
+			"max_retries, request_timeout, retry_budget, allow_insecure_http, ca_cert_file, ca_cert_pem and organization_id must be known at plan time.")
 	}
 	if resp.Diagnostics.HasError() {
 		return
@@ -185,6 +196,10 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	opts.MaxRetries = client.DefaultMaxRetries
 	if !cfg.MaxRetries.IsNull() {
 		opts.MaxRetries = int(wholeValue(cfg.MaxRetries))
+	}
+	if !cfg.RetryBudget.IsNull() {
+		d, _ := time.ParseDuration(cfg.RetryBudget.ValueString()) // validated
+		opts.RetryBudget = d
 	}
 	if !cfg.RequestTimeout.IsNull() {
 		d, _ := time.ParseDuration(cfg.RequestTimeout.ValueString()) // validated
