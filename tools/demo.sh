@@ -98,7 +98,8 @@ fi
 
 step "What the mock service saw"
 if command -v curl >/dev/null; then
-  curl -fsS "$BACKUP_BASE_URL/_mock/stats"
+  # The admin API wants the per-run token the mock wrote to mock.env.
+  curl -fsS -H "Authorization: Bearer $BACKUP_MOCK_ADMIN_TOKEN" "$BACKUP_BASE_URL/_mock/stats"
 else
   echo "    (install curl to see $BACKUP_BASE_URL/_mock/stats)"
 fi

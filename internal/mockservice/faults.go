@@ -63,7 +63,9 @@ type Fault struct {
 	// Probability that a matching request is hit (0 means 1).
 	Probability float64
 	RetryAfter  time.Duration
-	Latency     time.Duration
+	// Latency is what FaultLatency adds to each request, at most
+	// MaxLatency.
+	Latency time.Duration
 	// Location is where FaultRedirect sends requests (scheme://host[:port]).
 	Location string
 }
@@ -73,8 +75,16 @@ type faultState struct {
 	hits map[Route]int
 }
 
+// MaxLatency caps the delay a latency fault adds to a request: more would
+// only hold the mock's goroutines (the request is served to the end, client
+// gone or not) and, from the admin API, let one request stall it for hours.
+const MaxLatency = 30 * time.Second
+
 // AddFault switches a fault on.
 func (s *Server) AddFault(f Fault) {
+	// Clamped, not refused: Go callers have no error to read. The admin
+	// API and ParseFault refuse larger values instead.
+	f.Latency = min(f.Latency, MaxLatency)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults = append(s.faults, &faultState{Fault: f, hits: map[Route]int{}})

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 
 	"sort"
 	"strconv"
@@ -32,16 +34,26 @@ const (
 	titleUnprocessable = "Unprocessable Entity"
 	titleTooMany       = "Too Many Requests"
 	titleInternal      = "Internal Server Error"
+	// Titles of the mock's own refusals.
+	titleMisdirected = "Misdirected Request"
+	titleUnsupported = "Unsupported Media Type"
 )
 
 // ServeHTTP answers one request of the API (or, under /_mock/, of the
 // inspection API).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.URL.Path, "/_mock/") {
-		s.serveAdmin(w, r)
+	requestID := newRequestID()
+	if !s.hostAllowed(r.Host) {
+		// A page that rebinds its own name to 127.0.0.1 reaches the mock
+		// with that name in Host: refused, API and admin alike.
+		writeReply(w, problemReply(http.StatusMisdirectedRequest, titleMisdirected,
+			fmt.Sprintf("The mock service answers loopback host names only (localhost, 127.0.0.1, [::1]), not Host %q.", r.Host), r, requestID))
 		return
 	}
-	requestID := newRequestID()
+	if strings.HasPrefix(r.URL.Path, "/_mock/") {
+		s.serveAdmin(w, r, requestID)
+		return
+	}
 	route, accountID := matchRoute(r.Method, r.URL.Path)
 
 	s.mu.Lock()
@@ -389,6 +401,38 @@ func problemReply(status int, title, detail string, r *http.Request, requestID s
 	rep := jsonReply(status, p)
 	rep.header.Set("Content-Type", "application/problem+json")
 	return rep
+}
+
+// writeReply sends a reply as it is.
+func writeReply(w http.ResponseWriter, rep *reply) {
+	for k, v := range rep.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rep.status)
+	_, _ = w.Write(rep.body)
+}
+
+// hostAllowed reports whether a Host header names a loopback host
+// (localhost, 127.0.0.0/8 or ::1, with any port) or one of
+// Options.AllowHosts.
+func (s *Server) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback() {
+		return true
+	}
+	for _, h := range s.allowHosts {
+		if strings.EqualFold(host, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // newRequestID returns a random UUID v4.

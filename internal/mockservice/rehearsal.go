@@ -37,7 +37,8 @@ func (k FaultKind) valid() bool { return k >= FaultServerError && k <= FaultRedi
 //
 //	kind[,route=R][,times=N][,per-route][,p=F][,retry-after=D][,latency=D][,location=URL]
 //
-// for example "overload,route=trigger_backup,times=2,retry-after=3s".
+// for example "overload,route=trigger_backup,times=2,retry-after=3s";
+// latency is at most MaxLatency.
 func ParseFault(spec string) (Fault, error) {
 	parts := strings.Split(spec, ",")
 	kind, ok := faultNames[parts[0]]
@@ -63,7 +64,9 @@ func ParseFault(spec string) (Fault, error) {
 		case "retry-after":
 			f.RetryAfter, err = time.ParseDuration(value)
 		case "latency":
-			f.Latency, err = time.ParseDuration(value)
+			if f.Latency, err = time.ParseDuration(value); err == nil {
+				err = checkLatency(f.Latency)
+			}
 		case "location":
 			f.Location = value
 		default:
@@ -77,6 +80,14 @@ func ParseFault(spec string) (Fault, error) {
 		return Fault{}, fmt.Errorf("fault %q: latency needs latency=DURATION", spec)
 	}
 	return f, nil
+}
+
+// checkLatency refuses a latency fault's delay over MaxLatency.
+func checkLatency(d time.Duration) error {
+	if d < 0 || d > MaxLatency {
+		return fmt.Errorf("latency %v is out of range: a latency fault delays each request by at most %v", d, MaxLatency)
+	}
+	return nil
 }
 
 var routes = []Route{RouteToken, RouteListAccounts, RouteGetAccount, RouteTrigger, RouteListBackups, RouteAuditLogs}

@@ -15,7 +15,8 @@ import (
 
 // Options configure a Server. Zero values take the defaults.
 type Options struct {
-	// Seed makes ids, keys and seeded data the same on every run.
+	// Seed makes ids, keys and seeded data the same on every run. The
+	// backup-mock command draws it at random unless -seed is given.
 	Seed uint64
 	// Accounts is the number of seeded backupable accounts (default 5; -1 for none).
 	Accounts int
@@ -37,6 +38,14 @@ type Options struct {
 	// presented, as a faulty deployment or a careless proxy might: clients
 	// must never show it.
 	EchoKeyInErrors bool
+	// AdminToken is the token requests to the admin API (/_mock/*) must
+	// carry; empty draws a random one (see Server.AdminToken).
+	AdminToken string
+	// AllowHosts lists host names, besides loopback ones (localhost,
+	// 127.0.0.0/8, ::1), that the server answers to: requests with any
+	// other Host header are refused (421), against DNS rebinding. Tests
+	// that reach the mock by a name, through a proxy, add that name.
+	AllowHosts []string
 }
 
 // Defaults of Options.
@@ -76,6 +85,9 @@ type Server struct {
 	faults    []*faultState
 	stats     Stats
 	inFlight  int
+
+	adminToken string
+	allowHosts []string
 }
 
 type window struct {
@@ -103,6 +115,9 @@ func New(opts Options) *Server {
 	if opts.RateClock == nil {
 		opts.RateClock = clock.Wall{}
 	}
+	if opts.AdminToken == "" {
+		opts.AdminToken = NewAdminToken()
+	}
 	s := &Server{
 		clock:      opts.Clock,
 		rng:        mrand.New(mrand.NewPCG(opts.Seed, opts.Seed^0x5eed5eed5eed5eed)),
@@ -116,6 +131,8 @@ func New(opts Options) *Server {
 		cursorKey:  make([]byte, 32),
 		echoKey:    opts.EchoKeyInErrors,
 		stats:      newStats(),
+		adminToken: opts.AdminToken,
+		allowHosts: slices.Clone(opts.AllowHosts),
 	}
 	_, _ = rand.Read(s.cursorKey)
 	s.org = organization{ID: ids.New(ids.OrganizationPrefix, s.rng.IntN), Name: "Example Org"}

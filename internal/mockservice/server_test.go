@@ -25,6 +25,7 @@ type result struct {
 func call(t *testing.T, s *Server, method, target, key string) result {
 	t.Helper()
 	req := httptest.NewRequest(method, target, nil)
+	req.Host = "127.0.0.1:8080" // httptest's example.com is no loopback name
 	if key != "" {
 		req.Header.Set("X-API-Key", key)
 	}
@@ -424,17 +425,14 @@ func TestAdminAPI(t *testing.T) {
 	t.Parallel()
 	s := newTest(t, Options{Seed: 10})
 	call(t, s, "GET", "/api/v1/token", s.DemoKey())
-	r := call(t, s, "GET", "/_mock/stats", "")
+	r := adminCall(t, s, "GET", "/_mock/stats", "")
 	if r.body["requests"].(map[string]any)["token"] != float64(1) {
 		t.Fatalf("stats %s", r.raw)
 	}
-	req := httptest.NewRequest(http.MethodPost, "/_mock/faults", strings.NewReader(`{"Kind":1,"Route":"token","Times":1}`))
-	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, req)
-	if rec.Code != 204 || call(t, s, "GET", "/api/v1/token", s.DemoKey()).status != 500 {
-		t.Fatal("fault via the admin API did not take")
+	if r := adminCall(t, s, "POST", "/_mock/faults", `{"Kind":1,"Route":"token","Times":1}`); r.status != 204 || call(t, s, "GET", "/api/v1/token", s.DemoKey()).status != 500 {
+		t.Fatalf("fault via the admin API did not take: %d %s", r.status, r.raw)
 	}
-	if call(t, s, "POST", "/_mock/rate-limit?n=2", "").status != 204 || call(t, s, "POST", "/_mock/reset", "").status != 204 {
+	if adminCall(t, s, "POST", "/_mock/rate-limit?n=2", "").status != 204 || adminCall(t, s, "POST", "/_mock/reset", "").status != 204 {
 		t.Fatal("admin calls refused")
 	}
 	if s.Requests(RouteToken) != 0 {

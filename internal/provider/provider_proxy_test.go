@@ -87,7 +87,8 @@ func (w *lockedWriter) Write(b []byte) (int, error) {
 // proxy routes to the mock, as a corporate proxy resolves names itself.
 // Not parallel: the proxy settings are the process's environment.
 func TestAccProviderThroughConnectProxy(t *testing.T) {
-	e := newTestEnv(t, mockservice.Options{Seed: 2220})
+	// The mock answers loopback names only unless told of another.
+	e := newTestEnv(t, mockservice.Options{Seed: 2220, AllowHosts: []string{"example.com"}})
 	ts := httptest.NewUnstartedServer(e.srv)
 	ts.Config.ErrorLog = log.New(io.Discard, "", 0)
 	ts.StartTLS()

@@ -3,7 +3,9 @@
 //
 //	go run ./internal/cmd/backup-mock -seed 1 -accounts 8
 //
-// It prints the base URL and a working key, then serves until interrupted.
+// It prints the base URL, a working key and the admin token of the
+// inspection API (/_mock/*), then serves until interrupted. The key and the
+// ids differ on every run unless -seed is given; the admin token always does.
 // -roles adds an account or a key for every refusal the service can give,
 // and -fault switches faults on, so that failure paths can be rehearsed
 // without writing Go:
@@ -13,6 +15,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,21 +41,23 @@ func main() {
 func run() error {
 	var (
 		listen    = flag.String("listen", "127.0.0.1:0", "loopback address to listen on (port 0 picks a free port)")
-		seed      = flag.Uint64("seed", 1, "seed of the generated ids and data")
+		seed      = flag.Uint64("seed", 0, "seed of the generated ids, key and data, for the same ones on every run (default: a random seed)")
 		accounts  = flag.Int("accounts", mockservice.DefaultAccounts, "number of seeded accounts")
 		auditLogs = flag.Int("audit-logs", 20, "number of seeded audit log records")
 		rateLimit = flag.Int("rate-limit", mockservice.DefaultRateLimit, "per-key requests per second")
 		pending   = flag.Duration("pending", mockservice.DefaultPendingFor, "how long a new backup stays pending")
 		running   = flag.Duration("running", mockservice.DefaultRunningFor, "how long a backup then runs")
-		envFile   = flag.String("env-file", "", "also write BACKUP_BASE_URL and BACKUP_API_KEY to this file")
+		envFile   = flag.String("env-file", "", "also write BACKUP_BASE_URL, BACKUP_API_KEY and BACKUP_MOCK_ADMIN_TOKEN to this file")
 		roles     = flag.Bool("roles", false, "add an account or key for each refusal (paused, lapsed, needs re-authorization, failing backups, "+
 			"restricted, foreign; expired, read-only, owner revoked, other organization, restricted, expiring keys) and print them")
 		faults faultFlags
 	)
 	flag.Var(&faults, "fault", "switch a fault on (repeatable): kind[,route=R][,times=N][,per-route][,p=F][,retry-after=D][,latency=D][,location=URL]\n"+
-		"kinds: "+strings.Join(mockservice.FaultNames(), ", ")+"\n"+
+		"kinds: "+strings.Join(mockservice.FaultNames(), ", ")+"; latency at most "+mockservice.MaxLatency.String()+"\n"+
 		"routes: token, list_accounts, get_account, trigger_backup, list_backups, audit_logs")
 	flag.Parse()
+	seedGiven := false
+	flag.Visit(func(f *flag.Flag) { seedGiven = seedGiven || f.Name == "seed" })
 
 	host, _, err := net.SplitHostPort(*listen)
 	if err != nil {
@@ -60,8 +66,9 @@ func run() error {
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return fmt.Errorf("-listen %s: the mock serves loopback addresses only", *listen)
 	}
+	runSeed := chooseSeed(seedGiven, *seed)
 	srv := mockservice.New(mockservice.Options{
-		Seed: *seed, Accounts: *accounts, AuditLogs: *auditLogs, RateLimit: *rateLimit,
+		Seed: runSeed, Accounts: *accounts, AuditLogs: *auditLogs, RateLimit: *rateLimit,
 		PendingFor: *pending, RunningFor: *running,
 	})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -82,14 +89,18 @@ func run() error {
 		return err
 	}
 	baseURL := "http://" + ln.Addr().String()
-	fmt.Printf("BACKUP_BASE_URL=%s\nBACKUP_API_KEY=%s\n%s", baseURL, srv.DemoKey(), extra.String())
-	if len(faults) > 0 {
-		fmt.Fprintf(os.Stderr, "backup-mock: %d fault(s) on; POST %s/_mock/reset switches them off\n", len(faults), baseURL)
+	settings := fmt.Sprintf("BACKUP_BASE_URL=%s\nBACKUP_API_KEY=%s\nBACKUP_MOCK_ADMIN_TOKEN=%s\n", baseURL, srv.DemoKey(), srv.AdminToken())
+	fmt.Print(settings, extra.String())
+	if !seedGiven {
+		fmt.Fprintf(os.Stderr, "backup-mock: random seed %d (-seed %d serves the same ids and key again)\n", runSeed, runSeed)
 	}
-	fmt.Fprintf(os.Stderr, "backup-mock: serving the Backup Service API at %s (inspection: %s/_mock/stats); Ctrl-C stops\n", baseURL, baseURL)
+	if len(faults) > 0 {
+		fmt.Fprintf(os.Stderr, "backup-mock: %d fault(s) on; POST %s/_mock/reset (admin token, Content-Type: application/json) switches them off\n", len(faults), baseURL)
+	}
+	fmt.Fprintf(os.Stderr, "backup-mock: serving the Backup Service API at %s (inspection: %s/_mock/stats, "+
+		"with Authorization: Bearer $BACKUP_MOCK_ADMIN_TOKEN); Ctrl-C stops\n", baseURL, baseURL)
 	if *envFile != "" {
-		content := fmt.Sprintf("BACKUP_BASE_URL=%s\nBACKUP_API_KEY=%s\n", baseURL, srv.DemoKey())
-		if err := os.WriteFile(*envFile, []byte(content), 0o600); err != nil {
+		if err := os.WriteFile(*envFile, []byte(settings), 0o600); err != nil {
 			return err
 		}
 	}
@@ -105,6 +116,18 @@ func run() error {
 		return err
 	}
 	return nil
+}
+
+// chooseSeed is the seed of the served data, and so of the key: -seed when
+// given, for the same ids and key on every run (reproducible tests), else
+// a random one, so that no two runs, on any machine, share a key.
+func chooseSeed(given bool, seed uint64) uint64 {
+	if given {
+		return seed
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])
 }
 
 // faultFlags collects repeated -fault flags.
