@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# A CI job for the module in this folder: integration tests against the mock
+# Backup Service, offline.
+#
+#   1. start the mock in the background (-env-file, -roles) and source its
+#      settings: BACKUP_BASE_URL, BACKUP_API_KEY, BACKUP_MOCK_ADMIN_TOKEN,
+#      and the BACKUP_MOCK_* accounts of -roles;
+#   2. terraform init and terraform test (tests/integration.tftest.hcl: real
+#      applies, backups taken and waited for);
+#   3. the failure paths, which expect_failures cannot catch (they are
+#      provider errors): an apply on a paused account exits 1, and a destroy
+#      whose guard's backup fails exits 1 with the guarded resource kept;
+#   4. the mock stops on exit (trap), whatever happened.
+#
+# TF names the Terraform or OpenTofu binary (default: terraform; terraform
+# test needs Terraform 1.7+ or OpenTofu 1.8+). The mock and the provider are
+# built from the checkout this folder belongs to (BACKUP_PROVIDER_REPO to use
+# another; Go needed), and terraform init installs the provider from a local
+# mirror, so nothing is downloaded. In a module's own pipeline, leave out the
+# mirror: terraform init installs the released provider.
+set -euo pipefail
+
+TF=${TF:-terraform}
+here=$(cd "$(dirname "$0")" && pwd)
+repo=${BACKUP_PROVIDER_REPO:-$(cd "$here/../.." && pwd)}
+work=$(mktemp -d "${TMPDIR:-/tmp}/backup-integration.XXXXXX")
+mock_pid=""
+
+cleanup() {
+  if [ -n "$mock_pid" ] && kill -0 "$mock_pid" 2>/dev/null; then
+    kill "$mock_pid" 2>/dev/null || true
+    wait "$mock_pid" 2>/dev/null || true
+    echo "==> stopped the mock"
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+step() { printf '\n==> %s\n' "$*"; }
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+# says FILE TEXT: FILE holds TEXT, however Terraform wrapped its lines.
+says() { tr -s '[:space:]' ' ' <"$1" | grep -qF "$2"; }
+
+step "building the mock and the provider into $work"
+# The provider goes into a local mirror as version 0.1.0, the first release,
+# for Terraform's and OpenTofu's registry names alike: terraform init
+# installs it from there, and reaches no registry (terraform_data is built
+# in). A module's own pipeline leaves out TF_CLI_CONFIG_FILE.
+os_arch=$(go env GOOS)_$(go env GOARCH)
+(cd "$repo" && go build -o "$work/bin/backup-mock" ./internal/cmd/backup-mock)
+(cd "$repo" && go build -o "$work/bin/terraform-provider-backup" -ldflags "-X main.version=0.1.0" .)
+for host in registry.terraform.io registry.opentofu.org; do
+  mkdir -p "$work/mirror/$host/backup-service/backup/0.1.0/$os_arch"
+  cp "$work/bin/terraform-provider-backup" "$work/mirror/$host/backup-service/backup/0.1.0/$os_arch/"
+done
+cat >"$work/terraformrc" <<CFG
+provider_installation {
+  filesystem_mirror {
+    path    = "$work/mirror"
+    include = ["registry.terraform.io/backup-service/backup", "registry.opentofu.org/backup-service/backup"]
+  }
+}
+CFG
+export TF_CLI_CONFIG_FILE="$work/terraformrc" TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1
+
+step "starting the mock"
+# Short pending and running times keep each waited-for backup to a poll or
+# two. The key, the ids and the admin token are new on every run.
+"$work/bin/backup-mock" -roles -pending 300ms -running 700ms \
+  -env-file "$work/mock.env" >"$work/mock.out" 2>"$work/mock.log" &
+mock_pid=$!
+for _ in $(seq 1 100); do
+  [ -s "$work/mock.env" ] && break
+  kill -0 "$mock_pid" 2>/dev/null || {
+    cat "$work/mock.log" >&2
+    fail "the mock did not start"
+  }
+  sleep 0.1
+done
+[ -s "$work/mock.env" ] || fail "the mock did not start"
+# mock.env: BACKUP_BASE_URL, BACKUP_API_KEY, BACKUP_MOCK_ADMIN_TOKEN.
+# mock.out (what the mock prints): the same, then one BACKUP_MOCK_* line per
+# -roles account or key.
+set -a
+# shellcheck disable=SC1091
+. "$work/mock.env"
+eval "$(grep -E '^BACKUP_MOCK_(ACCOUNT|KEY)_[A-Z_]+=[A-Za-z0-9_]+' -o "$work/mock.out")"
+set +a
+: "${BACKUP_MOCK_ACCOUNT_PAUSED:?-roles printed no paused account}" "${BACKUP_MOCK_ACCOUNT_FAILING:?-roles printed no failing account}"
+echo "BACKUP_BASE_URL=$BACKUP_BASE_URL"
+echo "paused account: $BACKUP_MOCK_ACCOUNT_PAUSED, failing account: $BACKUP_MOCK_ACCOUNT_FAILING"
+
+# admin calls the mock's admin API (admin API v1): the per-run token, and
+# JSON on every POST.
+admin() {
+  curl -fsS -X "$1" -H "Authorization: Bearer $BACKUP_MOCK_ADMIN_TOKEN" \
+    -H "Content-Type: application/json" "$BACKUP_BASE_URL$2"
+}
+
+# The module's folder, copied so that no state is left in the checkout. In
+# a module's own pipeline, run in the module's folder.
+mkdir -p "$work/module"
+cp "$here"/*.tf "$work/module/"
+cp -r "$here/tests" "$work/module/"
+tf() { "$TF" -chdir="$work/module" "$@"; }
+
+step "$TF init and $TF test"
+tf init -input=false -no-color >"$work/init.log" 2>&1 || {
+  cat "$work/init.log"
+  fail "init"
+}
+tf test -no-color
+step "what terraform test asked of the mock (GET /_mock/stats), then POST /_mock/reset"
+stats=$(admin GET /_mock/stats)
+echo "stats: $stats"
+# Two releases and the guard's backup at teardown; the same release applied
+# again took none.
+grep -qF '"backups_queued":{"acc_0123456789abcdef":3}' <<<"$stats" || fail "terraform test queued other than 3 backups"
+admin POST /_mock/reset
+
+step "failure path: an apply on a paused account exits 1"
+tf workspace new paused >/dev/null
+set +e
+tf apply -auto-approve -input=false -no-color -var "account_id=$BACKUP_MOCK_ACCOUNT_PAUSED" >"$work/paused.log" 2>&1
+status=$?
+set -e
+cat "$work/paused.log"
+[ "$status" -eq 1 ] || fail "apply on the paused account: exit $status, want 1"
+says "$work/paused.log" "is not in a backupable state: paused" || fail "apply on the paused account: no message naming the pause"
+echo "ok: exit 1, the pause named"
+
+step "failure path: a destroy whose backup fails exits 1 and keeps the tenant"
+tf workspace new failing >/dev/null
+tf apply -auto-approve -input=false -no-color -var "guarded_account_id=$BACKUP_MOCK_ACCOUNT_FAILING" >"$work/failing-apply.log" 2>&1 || {
+  cat "$work/failing-apply.log"
+  fail "apply guarding the failing account"
+}
+set +e
+tf destroy -auto-approve -input=false -no-color -var "guarded_account_id=$BACKUP_MOCK_ACCOUNT_FAILING" >"$work/failing.log" 2>&1
+status=$?
+set -e
+cat "$work/failing.log"
+[ "$status" -eq 1 ] || fail "destroy guarded by the failing account: exit $status, want 1"
+says "$work/failing.log" 'ended with status "failed": the platform refused the export' || fail "destroy: no message with the backup's error"
+says "$work/failing.log" "The destroy stopped and this resource is kept" || fail "destroy: no message saying the destroy stopped"
+tf state list >"$work/state.txt"
+grep -qx "terraform_data.tenant" "$work/state.txt" || fail "destroy: the tenant left the state"
+grep -qx "backup_on_destroy.tenant" "$work/state.txt" || fail "destroy: the guard left the state"
+echo "ok: exit 1, the backup's error shown, terraform_data.tenant and its guard still in the state"
+
+step "what the failure paths asked of the mock (GET /_mock/stats)"
+echo "stats: $(admin GET /_mock/stats)"
+echo
+echo "PASS"
