@@ -42,8 +42,9 @@ fail() {
   echo "FAIL: $*" >&2
   exit 1
 }
-# says FILE TEXT: FILE holds TEXT, however Terraform wrapped its lines.
-says() { tr -s '[:space:]' ' ' <"$1" | grep -qF "$2"; }
+# says FILE TEXT: FILE holds TEXT, however Terraform wrapped its lines (grep
+# reads to the end: with -q, tr could die of SIGPIPE and fail the pipe).
+says() { tr -s '[:space:]' ' ' <"$1" | grep -F "$2" >/dev/null; }
 
 step "building the mock and the provider into $work"
 # The provider goes into a local mirror as version 0.1.0, the first release,
