@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -95,5 +96,23 @@ func TestHostileIDsAreRefused(t *testing.T) {
 		if err := decodeStrict(body, &Backup{}, g); err == nil {
 			t.Errorf("backup of account id %q accepted", id)
 		}
+	}
+}
+
+// An account answer for another account than the one asked for is
+// refused, as a decode error that says so: a service (or a proxy that
+// mixes up its caches) does not choose which account a record stands for.
+func TestAccountAnswerForAnotherAccountIsRefused(t *testing.T) {
+	t.Parallel()
+	c, _ := hostileClient(t, func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"id":"acc_OTHER00000000000","name":"other","backup_status":"success"}`))
+	}, nil)
+	a, err := c.Account(t.Context(), "acc_0123456789abcdef")
+	var de *DecodeError
+	if a != nil || !errors.Is(err, ErrOtherAccount) || !errors.As(err, &de) {
+		t.Fatalf("Account = %+v, %v; want a *DecodeError matching ErrOtherAccount", a, err)
+	}
+	if !strings.Contains(err.Error(), "asked for acc_0123456789abcdef, the answer is for acc_OTHER00000000000") {
+		t.Errorf("the error does not name both accounts: %v", err)
 	}
 }
