@@ -109,6 +109,19 @@ cp "$here"/*.tf "$work/module/"
 cp -r "$here/tests" "$work/module/"
 tf() { "$TF" -chdir="$work/module" "$@"; }
 
+# fails_with LOG CMD...: runs CMD, which must exit 1 (a provider error:
+# expect_failures cannot catch one), keeping its output in LOG.
+fails_with() {
+  local log=$1 status
+  shift
+  set +e
+  "$@" >"$log" 2>&1
+  status=$?
+  set -e
+  cat "$log"
+  [ "$status" -eq 1 ] || fail "$*: exit $status, want 1"
+}
+
 step "$TF init and $TF test"
 tf init -input=false -no-color >"$work/init.log" 2>&1 || {
   cat "$work/init.log"
@@ -125,12 +138,7 @@ admin POST /_mock/reset
 
 step "failure path: an apply on a paused account exits 1"
 tf workspace new paused >/dev/null
-set +e
-tf apply -auto-approve -input=false -no-color -var "account_id=$BACKUP_MOCK_ACCOUNT_PAUSED" >"$work/paused.log" 2>&1
-status=$?
-set -e
-cat "$work/paused.log"
-[ "$status" -eq 1 ] || fail "apply on the paused account: exit $status, want 1"
+fails_with "$work/paused.log" tf apply -auto-approve -input=false -no-color -var "account_id=$BACKUP_MOCK_ACCOUNT_PAUSED"
 says "$work/paused.log" "is not in a backupable state: paused" || fail "apply on the paused account: no message naming the pause"
 echo "ok: exit 1, the pause named"
 
@@ -140,12 +148,7 @@ tf apply -auto-approve -input=false -no-color -var "guarded_account_id=$BACKUP_M
   cat "$work/failing-apply.log"
   fail "apply guarding the failing account"
 }
-set +e
-tf destroy -auto-approve -input=false -no-color -var "guarded_account_id=$BACKUP_MOCK_ACCOUNT_FAILING" >"$work/failing.log" 2>&1
-status=$?
-set -e
-cat "$work/failing.log"
-[ "$status" -eq 1 ] || fail "destroy guarded by the failing account: exit $status, want 1"
+fails_with "$work/failing.log" tf destroy -auto-approve -input=false -no-color -var "guarded_account_id=$BACKUP_MOCK_ACCOUNT_FAILING"
 says "$work/failing.log" 'ended with status "failed": the platform refused the export' || fail "destroy: no message with the backup's error"
 says "$work/failing.log" "The destroy stopped and this resource is kept" || fail "destroy: no message saying the destroy stopped"
 tf state list >"$work/state.txt"
