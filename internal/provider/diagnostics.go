@@ -1,12 +1,16 @@
 package provider
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
@@ -164,4 +168,19 @@ func addOrganizationError(diags *diag.Diagnostics, what string, err error) {
 		return
 	}
 	addAPIError(diags, "Unable to check the API key's organization for "+what, err)
+}
+
+// checkOrganizationAtPlan checks, for a guard of kind planned for
+// creation, that the key belongs to organization_id (one token read per
+// process, none without organization_id), so that a key of another
+// organization fails the plan. data is nil before configuration.
+func checkOrganizationAtPlan(ctx context.Context, data *providerData, plan tfsdk.Plan, kind string, diags *diag.Diagnostics) {
+	if data == nil {
+		return
+	}
+	var accountID types.String
+	diags.Append(plan.GetAttribute(ctx, path.Root("account_id"), &accountID)...)
+	if err := data.client.CheckOrganization(ctx); err != nil {
+		addOrganizationError(diags, kind+" of account "+accountID.ValueString(), err)
+	}
 }

@@ -112,12 +112,8 @@ func (r *onDestroyResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		return // a destroy: Delete decides whether the record still counts
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("pending_destroy_backup"), pendingNull())...)
-	if req.State.Raw.IsNull() && r.data != nil {
-		var accountID types.String
-		resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("account_id"), &accountID)...)
-		if err := r.data.client.CheckOrganization(ctx); err != nil {
-			addOrganizationError(&resp.Diagnostics, "backup_on_destroy of account "+accountID.ValueString(), err)
-		}
+	if req.State.Raw.IsNull() {
+		checkOrganizationAtPlan(ctx, r.data, req.Plan, "backup_on_destroy", &resp.Diagnostics)
 	}
 }
 

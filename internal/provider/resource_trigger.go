@@ -262,12 +262,8 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 //     organization_id (one token read per process, none without it), so
 //     that a key of another organization fails the plan.
 func (r *triggerResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.State.Raw.IsNull() && !req.Plan.Raw.IsNull() && r.data != nil {
-		var accountID types.String
-		resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("account_id"), &accountID)...)
-		if err := r.data.client.CheckOrganization(ctx); err != nil {
-			addOrganizationError(&resp.Diagnostics, "backup_trigger of account "+accountID.ValueString(), err)
-		}
+	if req.State.Raw.IsNull() && !req.Plan.Raw.IsNull() {
+		checkOrganizationAtPlan(ctx, r.data, req.Plan, "backup_trigger", &resp.Diagnostics)
 	}
 	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
 		return
