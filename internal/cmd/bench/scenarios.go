@@ -16,7 +16,7 @@ const highRateLimit = 1_000_000
 
 // 1. Refresh cost: plan over 200 triggers with and without refresh.
 func benchRefresh(ctx context.Context, h *harness, r *report, runs int) error {
-	progress("1/5 refresh cost: 200 backup_trigger resources")
+	progress("1/10 refresh cost: 200 backup_trigger resources")
 	m, err := startMock(ctx, mockservice.Options{Seed: 1, Accounts: 200, RateLimit: highRateLimit,
 		PendingFor: time.Millisecond, RunningFor: time.Millisecond})
 	if err != nil {
@@ -132,7 +132,7 @@ func benchRateLimit(ctx context.Context, h *harness, r *report, runs int) error 
 	var ratios []float64
 	limited := 0
 	for i := range n {
-		progress("2/5 rate-limit bound: apply 100 triggers at 20 requests/s (run %d of %d)", i+1, n)
+		progress("2/10 rate-limit bound: apply 100 triggers at 20 requests/s (run %d of %d)", i+1, n)
 		m, err := startMock(ctx, mockservice.Options{Seed: uint64(20 + i), Accounts: 100, RateLimit: allowance, PendingFor: time.Hour})
 		if err != nil {
 			return err
@@ -169,7 +169,7 @@ func benchRateLimit(ctx context.Context, h *harness, r *report, runs int) error 
 
 // 3. Paging: backup_accounts over 10,000 accounts.
 func benchPaging(ctx context.Context, h *harness, r *report, _ int) error {
-	progress("3/5 paging: backup_accounts over 10,000 accounts")
+	progress("3/10 paging: backup_accounts over 10,000 accounts")
 	m, err := startMock(ctx, mockservice.Options{Seed: 3, Accounts: 10000, RateLimit: highRateLimit})
 	if err != nil {
 		return err
@@ -234,7 +234,7 @@ func withoutCLIConfig(env []string) []string {
 
 // 4. Requests per operation.
 func benchRequests(ctx context.Context, h *harness, r *report, _ int) error {
-	progress("4/5 requests per operation")
+	progress("4/10 requests per operation")
 	m, err := startMock(ctx, mockservice.Options{Seed: 4, Accounts: 137, AuditLogs: 120, RateLimit: highRateLimit,
 		PendingFor: 300 * time.Millisecond, RunningFor: 300 * time.Millisecond})
 	if err != nil {
@@ -295,7 +295,7 @@ func benchRequests(ctx context.Context, h *harness, r *report, _ int) error {
 
 // 5. Go benchmarks of the client's hot paths.
 func benchGo(ctx context.Context, _ *harness, r *report, _ int) error {
-	progress("5/5 go test -bench ./internal/client")
+	progress("5/10 go test -bench ./internal/client")
 	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime", "2s", "./internal/client/")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
@@ -331,7 +331,7 @@ func benchRefreshAtScale(ctx context.Context, h *harness, r *report, _ int) erro
 	var rows []row
 	for _, n := range []int{250, 1000, 5000} {
 		for _, history := range []int{0, 120} {
-			progress("6/6 refresh at scale: %d triggers, %d newer backups per account", n, history)
+			progress("6/10 refresh at scale: %d triggers, %d newer backups per account", n, history)
 			m, err := startMock(ctx, mockservice.Options{Seed: 6, Accounts: n + 3, RateLimit: highRateLimit,
 				PendingFor: time.Millisecond, RunningFor: time.Millisecond})
 			if err != nil {
@@ -407,71 +407,6 @@ func benchRefreshAtScale(ctx context.Context, h *harness, r *report, _ int) erro
 	}
 	r.line("")
 	r.line("Requests per refresh: at most %d account reads, then one listing of every account (⌈A/50⌉ pages), plus one page per trigger still in progress; none of it grows with the backups' history.", 8)
-	r.line("")
-	return nil
-}
-
-// 7. Many runs, one key: k Terraform commands, each its own provider
-// process, apply 50 triggers each at the same time with one key whose
-// allowance is 10 requests per second. They coordinate only through the
-// rate-limit headers.
-func benchSharedKey(ctx context.Context, h *harness, r *report, _ int) error {
-	const allowance, perRun = 10, 50
-	r.line("## 7. Many runs, one key")
-	r.line("")
-	r.line("k `terraform apply` commands at once, each of %d `backup_trigger` resources (no wait) on its own accounts, sharing one key with an allowance of %d requests/s: "+
-		"separate provider processes that see each other only in the rate-limit headers. Bound: all requests / allowance.", perRun, allowance)
-	r.line("")
-	r.line("| runs | requests | refused (allowance 429s) | share refused | slowest run | bound | ratio | runs failed |")
-	r.line("|---|---|---|---|---|---|---|---|")
-	for _, k := range []int{2, 4} {
-		progress("7/7 many runs, one key: %d applies at once", k)
-		m, err := startMock(ctx, mockservice.Options{Seed: uint64(70 + k), Accounts: k * perRun, RateLimit: allowance, PendingFor: time.Hour})
-		if err != nil {
-			return err
-		}
-		ids := m.srv.AccountIDs()
-		var ws []*workdir
-		for i := range k {
-			w, err := h.workdir(fmt.Sprintf("shared-%d-%d", k, i), triggers(ids[i*perRun:(i+1)*perRun], ""), m)
-			if err != nil {
-				m.close()
-				return err
-			}
-			ws = append(ws, w)
-		}
-		time.Sleep(time.Second)
-		m.srv.ResetStats()
-		type result struct {
-			d   time.Duration
-			err error
-		}
-		results := make(chan result, k)
-		for _, w := range ws {
-			go func() {
-				d, err := w.run(ctx, "apply", "-auto-approve", "-input=false")
-				results <- result{d, err}
-			}()
-		}
-		var slowest time.Duration
-		failed := 0
-		for range k {
-			res := <-results
-			if res.err != nil {
-				failed++
-				progress("a run failed: %s", tail(res.err.Error(), 3))
-			}
-			slowest = max(slowest, res.d)
-		}
-		st := m.srv.Stats()
-		m.close()
-		total := st.TotalRequests()
-		bound := time.Duration(float64(total) / allowance * float64(time.Second))
-		r.line("| %d | %d | %d | %.1f%% | %s | %s | %.3fx | %d |", k, total, st.RateLimited, 100*float64(st.RateLimited)/float64(total),
-			secs(slowest), secs(bound), float64(slowest)/float64(bound), failed)
-	}
-	r.line("")
-	r.line("Goal: at most 2%% of requests refused, at no cost in throughput (ratio near the single-run figure of section 2).")
 	r.line("")
 	return nil
 }
