@@ -190,6 +190,25 @@ func TestReleaseGoreleaserPinnedAsMakefile(t *testing.T) {
 	}
 }
 
+// The release publishes the provider first and then the mock service from
+// its own configuration, appending to that release: the registry's set is
+// complete before anything else is added to the release.
+func TestReleasePublishesProviderThenMock(t *testing.T) {
+	t.Parallel()
+	release := readFile(t, filepath.Join(".github", "workflows", "release.yml"))
+	provider := strings.Index(release, "args: release --clean\n")
+	mock := strings.Index(release, "args: release --clean -f .goreleaser-mock.yml")
+	if provider < 0 || mock < 0 || mock < provider {
+		t.Errorf("release.yml: want the provider's goreleaser run (at %d), then the mock's (at %d)", provider, mock)
+	}
+	cfg := readFile(t, ".goreleaser-mock.yml")
+	for _, want := range []string{"mode: append", "dist: dist-mock", `name_template: "backup-mock_{{ .Version }}_SHA256SUMS"`} {
+		if !strings.Contains(cfg, want) {
+			t.Errorf(".goreleaser-mock.yml lacks %q", want)
+		}
+	}
+}
+
 // test.yml's testmatrix job installs the binaries of its acceptance matrix,
 // no more and no fewer, and puts each where TF_MATRIX reads it.
 func TestWorkflowTestmatrixMatchesAcceptanceMatrix(t *testing.T) {

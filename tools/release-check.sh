@@ -22,7 +22,9 @@ export GPG_FINGERPRINT
 echo "throwaway signing key: $GPG_FINGERPRINT"
 
 "$goreleaser" check
+"$goreleaser" check -f .goreleaser-mock.yml
 "$goreleaser" release --snapshot --clean --skip=publish
+"$goreleaser" release --snapshot --clean --skip=publish -f .goreleaser-mock.yml
 
 shopt -s nullglob
 sums=(dist/*_SHA256SUMS)
@@ -37,4 +39,25 @@ for z in dist/*.zip; do
 done
 (cd dist && sha256sum --quiet -c "$(basename "${sums[0]}")" --ignore-missing)
 gpg --batch --verify "${sigs[0]}" "${sums[0]}"
-echo "release check: archives, sums and signature verified"
+
+# The provider's set is what the registry expects, and only that: one zip
+# per platform of .goreleaser.yml and the manifest in its SHA256SUMS,
+# nothing of the mock's release among them.
+platforms="darwin_amd64 darwin_arm64 freebsd_386 freebsd_amd64 freebsd_arm freebsd_arm64 linux_386 linux_amd64 linux_arm linux_arm64 windows_386 windows_amd64 windows_arm64"  # no windows_arm: Go 1.26 dropped the port
+version=$(basename "${sums[0]}" _SHA256SUMS); version=${version#terraform-provider-backup_}
+want=$(for p in $platforms; do echo "terraform-provider-backup_${version}_$p.zip"; done; echo "terraform-provider-backup_${version}_manifest.json")
+got=$(awk '{ print $2 }' "${sums[0]}" | sort)
+[ "$got" = "$(sort <<<"$want")" ] || { echo "the provider's SHA256SUMS is not the registry's set:"; diff <(sort <<<"$want") <(echo "$got"); exit 1; }
+zips=$(cd dist && ls -1 *.zip | sort)
+[ "$zips" = "$(grep '\.zip$' <<<"$want" | sort)" ] || { echo "dist/ holds other archives than the provider's:"; echo "$zips"; exit 1; }
+
+# The mock's release: an archive per platform and a checksums file of its
+# own, listing exactly those archives.
+msums=dist-mock/backup-mock_${version}_SHA256SUMS
+[ -f "$msums" ] || { echo "no $msums"; exit 1; }
+mwant=$(for p in $platforms; do case $p in windows_*) echo "backup-mock_${version}_$p.zip" ;; *) echo "backup-mock_${version}_$p.tar.gz" ;; esac; done | sort)
+mgot=$(awk '{ print $2 }' "$msums" | sort)
+[ "$mgot" = "$mwant" ] || { echo "the mock's checksums file is not its archive set:"; diff <(echo "$mwant") <(echo "$mgot"); exit 1; }
+(cd dist-mock && sha256sum --quiet -c "$(basename "$msums")")
+ls -1 dist-mock/backup-mock_*
+echo "release check: provider archives, sums and signature verified; the mock's archives and sums apart"

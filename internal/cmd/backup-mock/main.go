@@ -24,12 +24,17 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
+
+// version is set at release (-X main.version); a build from source says
+// "dev", or the module version go install recorded.
+var version = "dev"
 
 func main() {
 	if err := run(); err != nil {
@@ -40,6 +45,7 @@ func main() {
 
 func run() error {
 	var (
+		showVer   = flag.Bool("version", false, "print the version and exit")
 		listen    = flag.String("listen", "127.0.0.1:0", "loopback address to listen on (port 0 picks a free port)")
 		seed      = flag.Uint64("seed", 0, "seed of the generated ids, key and data, for the same ones on every run (default: a random seed)")
 		accounts  = flag.Int("accounts", mockservice.DefaultAccounts, "number of seeded accounts")
@@ -56,6 +62,10 @@ func run() error {
 		"kinds: "+strings.Join(mockservice.FaultNames(), ", ")+"; latency at most "+mockservice.MaxLatency.String()+"\n"+
 		"routes: token, list_accounts, get_account, trigger_backup, list_backups, audit_logs")
 	flag.Parse()
+	if *showVer {
+		fmt.Println("backup-mock", buildVersion())
+		return nil
+	}
 	seedGiven := false
 	flag.Visit(func(f *flag.Flag) { seedGiven = seedGiven || f.Name == "seed" })
 
@@ -142,4 +152,16 @@ func (f *faultFlags) Set(spec string) error {
 	}
 	*f = append(*f, fault)
 	return nil
+}
+
+// buildVersion is the release's version, else the module version that
+// go install …@version recorded in the binary.
+func buildVersion() string {
+	if version != "dev" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return version
 }
