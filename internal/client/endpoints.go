@@ -49,7 +49,7 @@ func (c *Client) Accounts(ctx context.Context, opts ListOptions) iter.Seq2[Accou
 
 // ListAccounts returns the accounts of Accounts as a slice.
 func (c *Client) ListAccounts(ctx context.Context, opts ListOptions) ([]Account, error) {
-	return collect(c.Accounts(ctx, opts))
+	return Collect(c.Accounts(ctx, opts))
 }
 
 // Backups iterates over an account's backups, newest first (the listing has

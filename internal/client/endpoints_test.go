@@ -47,7 +47,7 @@ func TestEveryEndpoint(t *testing.T) {
 		t.Errorf("triggered %+v", tr)
 	}
 
-	bks, err := collect(f.client.Backups(ctx, id, ListOptions{}))
+	bks, err := Collect(f.client.Backups(ctx, id, ListOptions{}))
 	if err != nil || len(bks) != 1 || bks[0].ID != tr.Backup.ID {
 		t.Fatalf("backups %v %v", bks, err)
 	}
@@ -59,7 +59,7 @@ func TestEveryEndpoint(t *testing.T) {
 		t.Errorf("find missing: %v", err)
 	}
 
-	logs, err := collect(f.client.AuditLogs(ctx, ListOptions{Order: OrderDesc}))
+	logs, err := Collect(f.client.AuditLogs(ctx, ListOptions{Order: OrderDesc}))
 	if err != nil || len(logs) != 5 {
 		t.Fatalf("audit logs %d %v", len(logs), err)
 	}

@@ -91,7 +91,7 @@ func TestListingBarrenPagesStop(t *testing.T) {
 			n := requests.Add(1)
 			_, _ = fmt.Fprintf(w, `{"data":[],"pagination":{"limit":50,"next_cursor":"c%d"}}`, n)
 		}, nil)
-		_, err := collect(c.Backups(context.Background(), "acc_0123456789abcdef", ListOptions{Max: limit}))
+		_, err := Collect(c.Backups(context.Background(), "acc_0123456789abcdef", ListOptions{Max: limit}))
 		if !errors.Is(err, ErrBarrenPages) {
 			t.Fatalf("limit %d: want ErrBarrenPages, got %v", limit, err)
 		}
@@ -243,7 +243,7 @@ func TestBackupErrorTextIsGuarded(t *testing.T) {
 		_, _ = fmt.Fprintf(w, `{"data":[{"id":"bkp_0123456789abcdef","account_id":"acc_0123456789abcdef","status":"failed\u001b[2J",`+
 			`"created_at":"2026-01-01T00:00:00Z","error":"disk full \u001b]0;x\u0007 %s"}],"pagination":{"limit":50,"next_cursor":null}}`, hostileKey)
 	}, nil)
-	bks, err := collect(c.Backups(context.Background(), "acc_0123456789abcdef", ListOptions{}))
+	bks, err := Collect(c.Backups(context.Background(), "acc_0123456789abcdef", ListOptions{}))
 	if err != nil || len(bks) != 1 {
 		t.Fatal(err)
 	}

@@ -247,8 +247,9 @@ func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
 // check requires the data array and checks every record (see page.check).
 func (d *pageDecoder[T]) check() error { return d.p.check() }
 
-// collect gathers a listing into a slice, stopping at the first error.
-func collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
+// Collect gathers a listing (Accounts, Backups, AuditLogs) into a slice,
+// stopping at the first error; what was gathered before it is returned.
+func Collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
 	var out []T
 	for v, err := range seq {
 		if err != nil {

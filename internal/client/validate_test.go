@@ -27,11 +27,11 @@ func TestContractRequiredFieldsAreEnforced(t *testing.T) {
 			return err
 		},
 		"backups": func(c *Client) error {
-			_, err := collect(c.Backups(context.Background(), acct, ListOptions{}))
+			_, err := Collect(c.Backups(context.Background(), acct, ListOptions{}))
 			return err
 		},
 		"audit logs": func(c *Client) error {
-			_, err := collect(c.AuditLogs(context.Background(), ListOptions{}))
+			_, err := Collect(c.AuditLogs(context.Background(), ListOptions{}))
 			return err
 		},
 	}

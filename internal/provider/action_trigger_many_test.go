@@ -61,7 +61,7 @@ func TestAccActionManyAccountsNamesEveryFailure(t *testing.T) {
 	}
 	raw := e.rawClient(t)
 	for _, id := range good {
-		bks, err := collectAll(raw.Backups(t.Context(), id, client.ListOptions{}))
+		bks, err := client.Collect(raw.Backups(t.Context(), id, client.ListOptions{}))
 		if err != nil || len(bks) != 1 || bks[0].Status != client.StatusSuccess {
 			t.Errorf("account %s: %+v %v, want one successful backup", id, bks, err)
 		}
@@ -90,7 +90,7 @@ func TestAccActionManyAccountsRunConcurrently(t *testing.T) {
 	raw := e.rawClient(t)
 	var backups []client.Backup
 	for _, id := range ids {
-		bks, err := collectAll(raw.Backups(t.Context(), id, client.ListOptions{}))
+		bks, err := client.Collect(raw.Backups(t.Context(), id, client.ListOptions{}))
 		if err != nil || len(bks) != 1 || bks[0].Status != client.StatusSuccess || bks[0].CompletedAt == nil {
 			t.Fatalf("account %s: %+v %v", id, bks, err)
 		}

@@ -26,7 +26,7 @@ func TestAccAccountBackupsDataSource(t *testing.T) {
 	// The clock starts at a known time, so that the listing's timestamps
 	// are known; nothing waits, so it stays there.
 	inProgress := e.outsideBackup(t, id)
-	all, err := collectAll(e.rawClient(t).Backups(context.Background(), id, client.ListOptions{}))
+	all, err := client.Collect(e.rawClient(t).Backups(context.Background(), id, client.ListOptions{}))
 	if err != nil || len(all) != 121 {
 		t.Fatalf("%d %v", len(all), err)
 	}

@@ -19,7 +19,7 @@ func TestAccAuditLogsDataSource(t *testing.T) {
 	// A trigger writes the newest record.
 	id := e.srv.AccountIDs()[0]
 	e.outsideBackup(t, id)
-	logs, err := collectAll(e.rawClient(t).AuditLogs(context.Background(), client.ListOptions{Order: client.OrderAsc}))
+	logs, err := client.Collect(e.rawClient(t).AuditLogs(context.Background(), client.ListOptions{Order: client.OrderAsc}))
 	if err != nil || len(logs) != 121 {
 		t.Fatalf("%d %v", len(logs), err)
 	}

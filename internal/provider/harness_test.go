@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"iter"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -572,17 +571,4 @@ func stringList(v ...string) knownvalue.Check {
 		checks = append(checks, knownvalue.StringExact(s))
 	}
 	return knownvalue.ListExact(checks)
-}
-
-// collectAll gathers a client listing into a slice, stopping at the first
-// error: what tests read of a mock through a raw client.
-func collectAll[T any](seq iter.Seq2[T, error]) ([]T, error) {
-	var out []T
-	for v, err := range seq {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }

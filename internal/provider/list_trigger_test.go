@@ -121,7 +121,7 @@ func TestAccTriggerListQuery(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 1203})
 	acct := e.srv.AccountIDs()[0]
 	e.srv.AddBackups(acct, 130, 4, "quota exceeded") // every 4th failed: 32 of 130
-	all, err := collectAll(e.rawClient(t).Backups(t.Context(), acct, client.ListOptions{}))
+	all, err := client.Collect(e.rawClient(t).Backups(t.Context(), acct, client.ListOptions{}))
 	if err != nil || len(all) != 130 {
 		t.Fatalf("%d backups, %v", len(all), err)
 	}

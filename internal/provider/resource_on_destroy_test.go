@@ -68,7 +68,7 @@ func TestAccOnDestroyBacksUpBeforeTheGuardedResource(t *testing.T) {
 	if n := e.srv.BackupsQueued(id); n != 1 {
 		t.Fatalf("%d backups queued by the destroy, want 1", n)
 	}
-	bks, err := collectAll(e.rawClient(t).Backups(t.Context(), id, client.ListOptions{Max: 1}))
+	bks, err := client.Collect(e.rawClient(t).Backups(t.Context(), id, client.ListOptions{Max: 1}))
 	if err != nil || len(bks) != 1 || bks[0].Status != client.StatusSuccess || bks[0].CompletedAt == nil {
 		t.Fatalf("the backup: %+v %v", bks, err)
 	}
@@ -281,7 +281,7 @@ resource "terraform_data" "db" {
 		t.Fatal(err)
 	}
 	both.run("apply", "-auto-approve", "-no-color")
-	bks, err := collectAll(e.rawClient(t).Backups(t.Context(), ids[2], client.ListOptions{}))
+	bks, err := client.Collect(e.rawClient(t).Backups(t.Context(), ids[2], client.ListOptions{}))
 	if err != nil || len(bks) != 1 || bks[0].Status != client.StatusSuccess || both.state("terraform_data.db") != nil || both.state(guardAddr) != nil {
 		t.Errorf("removal of both: backups %+v (%v)", bks, err)
 	}
