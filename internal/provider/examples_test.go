@@ -55,8 +55,7 @@ func TestAccExamples(t *testing.T) {
 			e := newTestEnv(t, mockservice.Options{Seed: 901, Accounts: 12, AuditLogs: 30,
 				PendingFor: 20 * time.Millisecond, RunningFor: 40 * time.Millisecond})
 			e.srv.AddAccount(mockservice.AccountSpec{ID: exampleAccountID, Name: "Example CRM", Platform: "salesforce"})
-			t.Setenv(EnvBaseURL, e.url)
-			t.Setenv(EnvAPIKey, e.key)
+			e.setenv(t)
 			dir := copyExample(t, dir)
 			step := resource.TestStep{
 				// On the step, not the case: some examples have a provider block.
@@ -162,8 +161,7 @@ func TestAccExampleImports(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			e := newTestEnv(t, mockservice.Options{Seed: 902, PendingFor: time.Millisecond, RunningFor: time.Millisecond})
 			e.srv.AddExamples()
-			t.Setenv(EnvBaseURL, e.url)
-			t.Setenv(EnvAPIKey, e.key)
+			e.setenv(t)
 			dir := copyExample(t, filepath.Join(examplesDir, "resources", "backup_trigger"))
 			imp, err := os.ReadFile(filepath.Join(examplesDir, "resources", "backup_trigger", tc.file))
 			if err != nil {
@@ -203,8 +201,7 @@ func TestAccExampleListQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The provider is served from this process: the variables are set here.
-	t.Setenv(EnvBaseURL, e.url)
-	t.Setenv(EnvAPIKey, e.key)
+	e.setenv(t)
 	c := newCLI(t, e, string(versions))
 	if err := os.WriteFile(filepath.Join(c.dir, "backups.tfquery.hcl"), query, 0o600); err != nil {
 		t.Fatal(err)

@@ -433,6 +433,14 @@ const requiredProviders = `terraform {
 // withProvider prefixes body with the terraform block.
 func withProvider(body string) string { return requiredProviders + body }
 
+// setenv points the provider's environment variables (BACKUP_BASE_URL,
+// BACKUP_API_KEY) at this mock, for the test's duration.
+func (e *testEnv) setenv(t *testing.T) {
+	t.Helper()
+	t.Setenv(EnvBaseURL, e.url)
+	t.Setenv(EnvAPIKey, e.key)
+}
+
 // config is a provider block for this mock, followed by body.
 func (e *testEnv) config(body string) string {
 	return e.configWithKey(e.key, body)

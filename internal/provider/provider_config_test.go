@@ -16,8 +16,7 @@ import (
 
 func TestAccProviderFromEnvironment(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 601})
-	t.Setenv(EnvBaseURL, e.url)
-	t.Setenv(EnvAPIKey, e.key)
+	e.setenv(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{{
@@ -228,8 +227,7 @@ func TestAccErrorsShowThePathSent(t *testing.T) {
 // environment variables.
 func TestAccProviderEmptyAttributesUseEnvironment(t *testing.T) {
 	e := newTestEnv(t, mockservice.Options{Seed: 1706})
-	t.Setenv(EnvBaseURL, e.url)
-	t.Setenv(EnvAPIKey, e.key)
+	e.setenv(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.factories(),
 		Steps: []resource.TestStep{{

@@ -64,8 +64,7 @@ func TestAccSecretsNeverLeak(t *testing.T) {
 	wrongKey := e.srv.AddKey(mockservice.KeySpec{ExpiresAt: e.clock.Now().Add(-time.Hour)}) // expired: 401
 	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, PerRoute: true, Times: 1})
 	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, Times: 1})
-	t.Setenv(EnvBaseURL, e.url)
-	t.Setenv(EnvAPIKey, e.key)
+	e.setenv(t)
 
 	guard := noSecret{secret: e.key}
 	checks := func(step resource.TestStep) resource.TestStep {
