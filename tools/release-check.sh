@@ -59,5 +59,5 @@ mwant=$(for p in $platforms; do case $p in windows_*) echo "backup-mock_${versio
 mgot=$(awk '{ print $2 }' "$msums" | sort)
 [ "$mgot" = "$mwant" ] || { echo "the mock's checksums file is not its archive set:"; diff <(echo "$mwant") <(echo "$mgot"); exit 1; }
 (cd dist-mock && sha256sum --quiet -c "$(basename "$msums")")
-ls -1 dist-mock/backup-mock_*
+ls -1 "$msums" dist-mock/backup-mock_*.tar.gz dist-mock/backup-mock_*.zip
 echo "release check: provider archives, sums and signature verified; the mock's archives and sums apart"
