@@ -51,6 +51,8 @@ step "building the mock and the provider into $work"
 # for Terraform's and OpenTofu's registry names alike: terraform init
 # installs it from there, and reaches no registry (terraform_data is built
 # in). A module's own pipeline leaves out TF_CLI_CONFIG_FILE.
+# It also downloads the released backup-mock of the provider version it
+# pins (see the guide's "Getting the mock") instead of building it here.
 os_arch=$(go env GOOS)_$(go env GOARCH)
 (cd "$repo" && go build -o "$work/bin/backup-mock" ./internal/cmd/backup-mock)
 (cd "$repo" && go build -o "$work/bin/terraform-provider-backup" -ldflags "-X main.version=0.1.0" .)
