@@ -297,34 +297,3 @@ const detachedTimeout = 15 * time.Second
 func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), detachedTimeout)
 }
-
-// ResumeTrigger carries on a trigger that was recorded without its backup
-// id (an *UnidentifiedError earlier): it looks for the trigger's backup
-// for IdentifyWithin and, when found, treats it as RunBackup treats the
-// backup it queued (EventQueued, then the wait when asked). When none is
-// found it sends a new trigger only if the earlier one was not confirmed
-// (confirmed false) and UncertainGrace has passed since it began: that
-// request was never processed. Otherwise it returns an *UnidentifiedError
-// again, and sends nothing.
-func (c *Client) ResumeTrigger(ctx context.Context, accountID string, began time.Time, confirmed bool, opts RunOptions) (*Backup, error) {
-	found, err := c.lookFor(ctx, accountID, c.RecognizerFrom(began), c.opts.IdentifyWithin)
-	if found == nil {
-		if !confirmed && errors.Is(err, ErrNotListed) && c.clock.Now().Sub(began) >= c.opts.UncertainGrace {
-			c.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
-				map[string]any{"account_id": accountID, "triggered_at": began.UTC().Format(time.RFC3339)})
-			return c.RunBackup(ctx, accountID, opts)
-		}
-		return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: began, Queued: confirmed, Err: err}
-	}
-	start := c.clock.Now()
-	emit := func(kind EventKind, b Backup, prev string) {
-		if opts.Progress != nil {
-			opts.Progress(Event{Kind: kind, Backup: b, Previous: prev, Elapsed: c.clock.Now().Sub(start)})
-		}
-	}
-	emit(EventQueued, *found, "")
-	if !opts.WaitForCompletion {
-		return found, nil
-	}
-	return c.waitFrom(ctx, accountID, found, opts.Poll.orDefault(), start, emit)
-}

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
 )
 
 // directAccountReads is how many finished triggers a command refreshes
@@ -53,13 +53,8 @@ type commandState struct {
 
 // replacedTrigger is what Delete keeps of a trigger for its replacement.
 type replacedTrigger struct {
-	backupID    string
-	triggers    string // triggersKey of its triggers
-	waited      bool   // wait_for_completion
-	waitTimeout time.Duration
-	// triggeredAt is when it was triggered; with an empty backupID, its
-	// backup is looked for by it.
-	triggeredAt time.Time
+	triggers string // triggersKey of its triggers
+	lifecycle.Replaced
 }
 
 func newCommandState(c *client.Client) *commandState {
@@ -82,23 +77,23 @@ func (s *commandState) accountExists(ctx context.Context, c *client.Client, acco
 	return found, report, err
 }
 
-func (s *commandState) remember(accountID string, t replacedTrigger) {
+func (s *commandState) remember(accountID, triggers string, p lifecycle.Replaced) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.replaced[accountID] = append(s.replaced[accountID], t)
+	s.replaced[accountID] = append(s.replaced[accountID], replacedTrigger{triggers: triggers, Replaced: p})
 }
 
 // take returns and forgets a deleted trigger of the account with the same
 // triggers, if any.
-func (s *commandState) take(accountID, triggers string) (replacedTrigger, bool) {
+func (s *commandState) take(accountID, triggers string) (lifecycle.Replaced, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.replaced[accountID]
 	for i, t := range list {
 		if t.triggers == triggers {
 			s.replaced[accountID] = append(list[:i:i], list[i+1:]...)
-			return t, true
+			return t.Replaced, true
 		}
 	}
-	return replacedTrigger{}, false
+	return lifecycle.Replaced{}, false
 }

@@ -1,60 +1,14 @@
 package provider
 
 import (
-	"context"
-	"encoding/json"
 	"time"
 
+	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
-
-// privateDestroyBackup holds the backup a destroy began and did not see
-// succeed (interrupted, timed out, or not yet identified), so that
-// destroying again follows it instead of queueing a second one.
-const privateDestroyBackup = "destroy_backup"
-
-// destroyBackup is what a destroy that did not finish recorded. It stands
-// for that destroy only until CountsUntil: the destroy that failed plus
-// its timeouts.delete. A destroy after that, or after any apply that is
-// not a destroy (the guarded data may have changed since), takes a new
-// backup: a backup weeks old must not pass for this destroy's.
-type destroyBackup struct {
-	BackupID    string    `json:"backup_id,omitempty"`
-	TriggeredAt time.Time `json:"triggered_at"`
-	// Confirmed: the service accepted the trigger (see
-	// client.UnidentifiedError.Queued).
-	Confirmed bool `json:"confirmed"`
-	// CountsUntil is zero in records written before it existed: they
-	// count until TriggeredAt plus timeouts.delete, which is no later than
-	// their own destroy plus timeouts.delete.
-	CountsUntil time.Time `json:"counts_until,omitzero"`
-}
-
-// until is when the record stops standing for its destroy.
-func (d destroyBackup) until(timeout time.Duration) time.Time {
-	if !d.CountsUntil.IsZero() {
-		return d.CountsUntil
-	}
-	return d.TriggeredAt.Add(timeout)
-}
-
-// readDestroyBackup reads the record from private state; an absent or
-// unreadable one is none (the destroy then takes a new backup).
-func readDestroyBackup(ctx context.Context, private interface {
-	GetKey(context.Context, string) ([]byte, diag.Diagnostics)
-},
-) (destroyBackup, bool) {
-	raw, _ := private.GetKey(ctx, privateDestroyBackup)
-	var d destroyBackup
-	if len(raw) == 0 || json.Unmarshal(raw, &d) != nil || (d.BackupID == "" && d.TriggeredAt.IsZero()) {
-		return destroyBackup{}, false
-	}
-	return d, true
-}
 
 // pendingAttrTypes are the fields of pending_destroy_backup, the record as
 // users see it in the state and the plan.
@@ -66,8 +20,9 @@ var pendingAttrTypes = map[string]attr.Type{
 
 func pendingNull() types.Object { return types.ObjectNull(pendingAttrTypes) }
 
-// pendingObject is the record as the pending_destroy_backup attribute.
-func pendingObject(d destroyBackup, timeout time.Duration) types.Object {
+// pendingObject is the record of a stopped destroy as the
+// pending_destroy_backup attribute.
+func pendingObject(d lifecycle.Record, timeout time.Duration) types.Object {
 	id := types.StringNull()
 	if d.BackupID != "" {
 		id = types.StringValue(d.BackupID)
@@ -79,7 +34,7 @@ func pendingObject(d destroyBackup, timeout time.Duration) types.Object {
 	return types.ObjectValueMust(pendingAttrTypes, map[string]attr.Value{
 		"backup_id":    id,
 		"triggered_at": triggered,
-		"counts_until": timetypes.NewRFC3339TimeValue(d.until(timeout).UTC()),
+		"counts_until": timetypes.NewRFC3339TimeValue(d.Until(timeout).UTC()),
 	})
 }
 

@@ -2,12 +2,13 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
 )
 
 // privateBytes is private state holding one key.
@@ -43,16 +44,17 @@ func TestDestroyBackupRecord(t *testing.T) {
 			t.Parallel()
 			p := privateBytes{}
 			if tc.raw != "" {
-				p[privateDestroyBackup] = []byte(tc.raw)
+				p[lifecycle.LegacyDestroyBackup] = []byte(tc.raw)
 			}
-			d, ok := readDestroyBackup(t.Context(), p)
+			d := destroyRecord(t.Context(), p)
+			ok := d.Phase != lifecycle.None
 			if ok != tc.wantOK {
 				t.Fatalf("read %+v, ok %t; want ok %t", d, ok, tc.wantOK)
 			}
 			if !ok {
 				return
 			}
-			if got := d.until(30 * time.Minute); !got.Equal(tc.wantUntil) {
+			if got := d.Until(30 * time.Minute); !got.Equal(tc.wantUntil) {
 				t.Errorf("counts until %s, want %s", got, tc.wantUntil)
 			}
 			obj := pendingObject(d, 30*time.Minute)
@@ -66,9 +68,9 @@ func TestDestroyBackupRecord(t *testing.T) {
 		})
 	}
 	// What Delete writes reads back the same.
-	d := destroyBackup{BackupID: "bkp_0123456789abcdef", TriggeredAt: triggered, Confirmed: true, CountsUntil: triggered.Add(time.Hour)}
-	raw, _ := json.Marshal(d)
-	if back, ok := readDestroyBackup(t.Context(), privateBytes{privateDestroyBackup: raw}); !ok || back != d {
-		t.Errorf("round trip: %+v %t, want %+v", back, ok, d)
+	d := lifecycle.Record{Phase: lifecycle.TimedOut, BackupID: "bkp_0123456789abcdef", TriggeredAt: triggered, CountsUntil: triggered.Add(time.Hour)}
+	raw := lifecycle.Encode(d)
+	if back := destroyRecord(t.Context(), privateBytes{lifecycle.Key: raw}); back != d {
+		t.Errorf("round trip: %+v, want %+v", back, d)
 	}
 }

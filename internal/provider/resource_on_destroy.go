@@ -2,8 +2,6 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
 )
 
 const defaultDestroyTimeout = 30 * time.Minute
@@ -169,10 +168,10 @@ func (r *onDestroyResource) Read(ctx context.Context, req resource.ReadRequest, 
 	}
 	// A record written by a release without pending_destroy_backup is
 	// shown too, so that a plan clears it visibly like any other.
-	if d, ok := readDestroyBackup(ctx, req.Private); ok && m.Pending.IsNull() {
+	if rec := destroyRecord(ctx, req.Private); rec.Phase != lifecycle.None && m.Pending.IsNull() {
 		timeout, diags := m.Timeouts.Delete(ctx, defaultDestroyTimeout)
 		resp.Diagnostics.Append(diags...)
-		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pendingObject(d, timeout))...)
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pendingObject(rec, timeout))...)
 	}
 }
 
@@ -183,7 +182,7 @@ func (r *onDestroyResource) Update(ctx context.Context, req resource.UpdateReque
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
 	m.Pending = pendingNull()
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDestroyBackup, nil)...)
+	saveRecord(ctx, resp.Private, lifecycle.Record{}, &resp.Diagnostics)
 }
 
 // Delete takes the backup and waits for it. When it cannot see it succeed
@@ -210,13 +209,14 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		Poll:              r.data.poll,
 		Progress:          logProgress(ctx),
 	}
-	earlier, _ := readDestroyBackup(ctx, req.Private)
-	if earlier != (destroyBackup{}) && r.data.client.Now().After(earlier.until(timeout)) {
+	now := r.data.client.Now()
+	earlier := destroyRecord(ctx, req.Private)
+	if earlier.Phase != lifecycle.None && !earlier.StandsForDestroy(now, timeout) {
 		// It stood for a destroy that stopped more than timeouts.delete
 		// ago: the data may have changed since, so it is not this one's.
 		tflog.Info(ctx, "the backup an earlier destroy began no longer counts for this one; taking a new backup",
-			map[string]any{"backup_id": earlier.BackupID, "counts_until": earlier.until(timeout)})
-		earlier = destroyBackup{}
+			map[string]any{"backup_id": earlier.BackupID, "counts_until": earlier.Until(timeout)})
+		earlier = lifecycle.Record{}
 	}
 
 	b, err := r.backUp(ctx, accountID, earlier, opts)
@@ -226,31 +226,13 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	}
 
 	// The destroy fails: record what the next one follows, for
-	// timeouts.delete from now. What was recorded stays unless this destroy
-	// learnt better: a transient error must not make the next destroy
-	// queue a second backup.
-	var next *destroyBackup
-	if earlier != (destroyBackup{}) {
-		next = &earlier
-	}
-	var ue *client.UnidentifiedError
-	var we *client.WaitError
-	switch {
-	case errors.Is(err, client.ErrBackupFailed):
-		next = nil // the next destroy takes a new backup
-	case errors.As(err, &ue):
-		next = &destroyBackup{TriggeredAt: ue.TriggeredAt, Confirmed: ue.Queued}
-	case errors.As(err, &we) && we.Backup.ID != "":
-		next = &destroyBackup{BackupID: we.Backup.ID, TriggeredAt: we.Backup.CreatedAt, Confirmed: true}
-	}
-	var mark []byte
+	// timeouts.delete from now (lifecycle.Record.AfterStoppedDestroy).
+	next := earlier.AfterStoppedDestroy(b, err, r.data.client.Now(), timeout)
+	saveRecord(ctx, resp.Private, next, &resp.Diagnostics)
 	pending := pendingNull()
-	if next != nil {
-		next.CountsUntil = r.data.client.Now().Add(timeout)
-		mark, _ = json.Marshal(next)
-		pending = pendingObject(*next, timeout)
+	if next.Phase != lifecycle.None {
+		pending = pendingObject(next, timeout)
 	}
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDestroyBackup, mark)...)
 	// The kept state shows the record: Terraform stores the state a failed
 	// destroy returns.
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pending)...)
@@ -266,27 +248,13 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	}
 }
 
-// backUp follows the backup an earlier destroy began, or takes a new one.
-func (r *onDestroyResource) backUp(ctx context.Context, accountID string, earlier destroyBackup, opts client.RunOptions) (*client.Backup, error) {
+// backUp follows the backup an earlier destroy began, while it counts
+// for this one (lifecycle.CountsForDestroy), or takes a new one.
+func (r *onDestroyResource) backUp(ctx context.Context, accountID string, earlier lifecycle.Record, opts client.RunOptions) (*client.Backup, error) {
 	c := r.data.client
-	switch {
-	case earlier.BackupID != "":
-		b, err := c.FindBackup(ctx, accountID, earlier.BackupID)
-		if err != nil {
-			return nil, err
-		}
-		tflog.Info(ctx, "following the backup an earlier destroy began", map[string]any{"backup_id": b.ID, "status": b.Status})
-		switch {
-		case client.InProgress(b.Status):
-			opts.Progress(client.Event{Kind: client.EventQueued, Backup: *b})
-			return c.WaitForBackup(ctx, accountID, *b, opts.Poll, opts.Progress)
-		case b.Status == client.StatusSuccess:
-			return b, nil
-		}
-		// It failed: this destroy takes a new one.
-	case !earlier.TriggeredAt.IsZero():
-		tflog.Info(ctx, "looking for the backup an earlier destroy triggered", map[string]any{"triggered_at": earlier.TriggeredAt})
-		return c.ResumeTrigger(ctx, accountID, earlier.TriggeredAt, earlier.Confirmed, opts)
+	if earlier.Phase == lifecycle.None {
+		return c.RunBackup(ctx, accountID, opts)
 	}
-	return c.RunBackup(ctx, accountID, opts)
+	tflog.Info(ctx, "following the backup an earlier destroy began", map[string]any{"record": earlier.String()})
+	return c.Follow(ctx, accountID, earlier.Known(), client.FollowOptions{RunOptions: opts, Counts: lifecycle.CountsForDestroy, Renew: true})
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -16,10 +18,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
 )
 
 // defaultCreateTimeout bounds a create, waits included.
@@ -47,7 +51,9 @@ func (r *triggerResource) Metadata(_ context.Context, req resource.MetadataReque
 }
 
 func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
+	keep := func(attr string) []planmodifier.String {
+		return []planmodifier.String{stringplanmodifier.UseStateForUnknown(), followRecorded{attr: attr}}
+	}
 	resp.Schema = schema.Schema{
 		Description: "Triggers one on-demand backup of an account when it is created, and follows its outcome. " +
 			"A new backup is taken only when the resource is created or replaced (a change of `account_id` or `triggers`); " +
@@ -61,7 +67,7 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"(`terraform untaint`, `tofu untaint`) to resume its wait in place.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
-				Computed: true, PlanModifiers: keep,
+				Computed: true, PlanModifiers: keep("id"),
 				Description: "ID of the backup this resource queued (`bkp_...`).",
 			},
 			"account_id": schema.StringAttribute{
@@ -93,16 +99,16 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				Validators: []validator.String{stringvalidator.OneOf(onConflictWait, onConflictFail)},
 			},
 			"backup_status": schema.StringAttribute{
-				Computed: true, PlanModifiers: keep,
+				Computed: true, PlanModifiers: keep("backup_status"),
 				Description: "Status of the backup when last read: `pending`, `running`, `success` or `failed` " +
 					"(the service may add values; only `success` is a good backup).",
 			},
 			"triggered_at": schema.StringAttribute{
-				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,
+				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep("triggered_at"),
 				Description: "When the backup was queued, RFC 3339 in UTC.",
 			},
 			"completed_at": schema.StringAttribute{
-				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,
+				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep("completed_at"),
 				Description: "When the backup ended, RFC 3339 in UTC; null while it is in progress.",
 			},
 		},
@@ -142,76 +148,71 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 	accountID := plan.AccountID.ValueString()
 	ctx, cancel := boundedFor(ctx, r.data.client, timeout, accountID)
 	defer cancel()
-	c := r.data.client
-	opts := r.runOptions(ctx, &plan)
 
-	b, err := r.adoptReplaced(ctx, &plan, opts)
-	if b == nil && err == nil {
-		b, err = c.RunBackup(ctx, accountID, opts)
-	}
-	var ue *client.UnidentifiedError
-	if b == nil && errors.As(err, &ue) {
-		recordUnidentified(ctx, &plan, ue, resp.Private, &resp.Diagnostics, createCaller)
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-		setIdentity(ctx, resp.Identity, accountID, "", &resp.Diagnostics)
-		return
-	}
-	if b == nil {
-		addTriggerError(&resp.Diagnostics, createCaller, accountID, timeout, err)
-		return
-	}
-	plan.setBackup(b)
-	reportWait(&resp.Diagnostics, createCaller, accountID, timeout, err)
-	// Saved even after an error above: Terraform then marks it tainted.
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	setIdentity(ctx, resp.Identity, accountID, b.ID, &resp.Diagnostics)
+	b, err := r.runOrAdopt(ctx, &plan, r.runOptions(ctx, &plan))
+	r.record(ctx, &plan, lifecycle.Record{}, b, err, createCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
-// Read refreshes the backup's outcome. Only backup_status, completed_at and
-// (after an import) triggered_at can change, so it reads the few values it
-// needs from the raw state and sets only what changed, rather than
-// decoding and re-encoding the whole model per resource (measured in
-// BENCHMARKS.md, refresh at scale).
-//
-// A finished backup never changes again and cannot be deleted, so for a
+// record saves what a create or an update learnt of the trigger's backup:
+// the record, in the state and in private state, and says what follows.
+// A trigger whose backup is known is saved even after an error (a create
+// is then tainted); one without a backup, unless unidentified, is not.
+func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior lifecycle.Record, b *client.Backup, err error, by caller,
+	timeout time.Duration, private privateSetter, state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics,
+) {
+	accountID := m.AccountID.ValueString()
+	var ue *client.UnidentifiedError
+	switch {
+	case b == nil && errors.As(err, &ue):
+		recordUnidentified(ctx, m, ue, private, diags, by)
+	case b == nil:
+		addTriggerError(diags, by, accountID, timeout, err)
+		return
+	default:
+		rec := prior.After(b, err)
+		m.setRecord(rec)
+		saveRecord(ctx, private, rec, diags)
+		reportWait(diags, by, accountID, timeout, err)
+	}
+	diags.Append(state.Set(ctx, m)...)
+	setIdentity(ctx, identity, accountID, m.ID.ValueString(), diags)
+}
+
+// Read refreshes the backup's outcome, through the trigger's record. A
+// finished backup never changes again and cannot be deleted, so for a
 // finished trigger only its account's existence can change: that is
-// checked through the command state (one request, or a share of one listing of
-// every account) instead of paging the account's backups, which cost a
-// request per 50 newer backups. A backup in progress is the account's
-// newest (the service refuses a second one), so reading it costs one.
+// checked through the command state (one request, or a share of one
+// listing of every account) instead of paging the account's backups,
+// which cost a request per 50 newer backups. A backup in progress is the
+// account's newest (the service refuses a second one), so reading it
+// costs one. Only the attributes that changed are set.
 func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	prior, err := rawStrings(req.State.Raw, "account_id", "id", "backup_status", "triggered_at", "completed_at")
-	if err != nil {
-		resp.Diagnostics.AddError("Unreadable backup_trigger state", err.Error())
+	var m triggerModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	accountID, backupID := prior["account_id"].ValueString(), prior["id"].ValueString()
+	accountID, backupID := m.AccountID.ValueString(), m.ID.ValueString()
 	if resp.Identity != nil && req.Identity != nil && req.Identity.Raw.IsNull() {
 		// State from before identities (or from Terraform before 1.12, which
 		// keeps none): the framework wants one after every Read, even one
 		// that removes the resource.
 		setIdentity(ctx, resp.Identity, accountID, backupID, &resp.Diagnostics)
 	}
-	if backupID == "" {
-		var waits types.Bool
-		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("wait_for_completion"), &waits)...)
-		if !waits.ValueBool() {
-			r.readUnidentified(ctx, prior, resp)
+	rec, ok := triggerRecord(ctx, &m, req.Private, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	switch {
+	case rec.Phase == lifecycle.Unidentified:
+		if !m.WaitForCompletion.ValueBool() {
+			r.readUnidentified(ctx, &m, rec, resp)
 		}
 		// Else the next apply identifies it and waits for it, in an update
 		// or in the replacement of a tainted trigger: both look for it by
 		// triggered_at, which a refresh must therefore keep.
 		return
-	}
-	removed := func(why string) {
-		resp.Diagnostics.AddWarning("Backup trigger removed from state",
-			fmt.Sprintf("The Backup Service no longer knows backup %s of account %s (%s): the account was deleted, or is no longer "+
-				"visible to this API key. The trigger is removed from the state, so the plan proposes to create it again, "+
-				"which queues a new backup.", backupID, accountID, why))
-		resp.State.RemoveResource(ctx)
-	}
-	if status := prior["backup_status"]; !status.IsNull() && status.ValueString() != "" &&
-		!client.InProgress(status.ValueString()) && !prior["triggered_at"].IsNull() {
+	case rec.Finished():
 		exists, report, err := r.data.command.accountExists(ctx, r.data.client, accountID)
 		switch {
 		case err != nil && report:
@@ -219,113 +220,74 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 		case err != nil:
 			// Another trigger reports this shared failure; the plan fails on it.
 		case !exists:
-			removed("its account is not in the organization's accounts")
+			removeTrigger(ctx, resp, accountID, backupID, "its account is not in the organization's accounts")
 		}
 		return
 	}
 	b, err := r.data.client.FindBackup(ctx, accountID, backupID)
-	if errors.Is(err, client.ErrNotFound) {
-		// The read that completes an import (marked imported, with no
-		// status yet) fails naming the ids, rather than leaving Terraform's
-		// generic "non-existent remote object"; a refresh removes the trigger.
-		imported, diags := req.Private.GetKey(ctx, privateImported)
-		resp.Diagnostics.Append(diags...)
-		if len(imported) != 0 && prior["backup_status"].IsNull() {
-			addImportNotFound(&resp.Diagnostics, accountID, backupID, err)
-			return
-		}
-		removed(err.Error())
+	switch {
+	case errors.Is(err, client.ErrNotFound) && rec.Phase == lifecycle.Imported && rec.Status == "":
+		// The read that completes an import fails naming the ids, rather
+		// than leaving Terraform's generic "non-existent remote object".
+		addImportNotFound(&resp.Diagnostics, accountID, backupID, err)
 		return
-	}
-	if err != nil {
+	case errors.Is(err, client.ErrNotFound):
+		removeTrigger(ctx, resp, accountID, backupID, err.Error())
+		return
+	case err != nil:
 		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read backup %s of account %s", backupID, accountID), err)
 		return
 	}
-	var now triggerModel
-	now.setBackup(b)
-	for name, v := range map[string]types.String{
-		"backup_status": now.BackupStatus, "triggered_at": now.TriggeredAt.StringValue, "completed_at": now.CompletedAt.StringValue,
-	} {
-		if !v.Equal(prior[name]) {
-			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), v)...)
-		}
-	}
+	r.refreshed(ctx, &m, rec, rec.Observe(*b), resp)
 }
 
-// ModifyPlan decides what a change means for the backup:
-//   - triggers that differ (null entries and empty maps aside) replace the
-//     trigger, except on a trigger adopted by import, which takes them;
-//   - a waited trigger whose backup is still in progress (an interrupted
-//     wait) plans an update that resumes the wait;
-//   - a waited trigger whose backup failed is replaced: a new backup;
-//   - a trigger planned for creation checks the key's organization against
-//     organization_id (one token read per process, none without it), so
-//     that a key of another organization fails the plan.
+// refreshed sets what a refresh learnt: the attributes that changed, and
+// the record when it did.
+func (r *triggerResource) refreshed(ctx context.Context, m *triggerModel, prior, now lifecycle.Record, resp *resource.ReadResponse) {
+	if now == prior {
+		return
+	}
+	next := *m
+	next.setRecord(now)
+	for _, a := range []struct {
+		name     string
+		was, now attr.Value
+	}{
+		{"id", m.ID, next.ID}, {"backup_status", m.BackupStatus, next.BackupStatus},
+		{"triggered_at", m.TriggeredAt, next.TriggeredAt}, {"completed_at", m.CompletedAt, next.CompletedAt},
+	} {
+		if !a.now.Equal(a.was) {
+			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(a.name), a.now)...)
+		}
+	}
+	saveRecord(ctx, resp.Private, now, &resp.Diagnostics)
+}
+
+// removeTrigger removes a trigger whose backup the service no longer knows.
+func removeTrigger(ctx context.Context, resp *resource.ReadResponse, accountID, backupID, why string) {
+	resp.Diagnostics.AddWarning("Backup trigger removed from state",
+		fmt.Sprintf("The Backup Service no longer knows backup %s of account %s (%s): the account was deleted, or is no longer "+
+			"visible to this API key. The trigger is removed from the state, so the plan proposes to create it again, "+
+			"which queues a new backup.", backupID, accountID, why))
+	resp.State.RemoveResource(ctx)
+}
+
+// ModifyPlan checks, for a trigger planned for creation, the key's
+// organization against organization_id (one token read per process, none
+// without it), so that a key of another organization fails the plan. What
+// a change means for the backup is decided on the attributes it governs:
+// triggers (triggersRequireReplace) and the backup's own attributes
+// (followRecorded).
 func (r *triggerResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.State.Raw.IsNull() && !req.Plan.Raw.IsNull() {
 		checkOrganizationAtPlan(ctx, r.data, req.Plan, "backup_trigger", &resp.Diagnostics)
-	}
-	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
-		return
-	}
-	var state, plan triggerModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	replace, diags := triggersReplace(ctx, req.Private, plan.Triggers, state.Triggers)
-	resp.Diagnostics.Append(diags...)
-	if replace {
-		return // triggersRequireReplace replaces it; nothing here applies
-	}
-	imported, diags := req.Private.GetKey(ctx, privateImported)
-	resp.Diagnostics.Append(diags...)
-	if !plan.AccountID.Equal(state.AccountID) {
-		return
-	}
-	settle := func() {
-		for _, name := range []string{"backup_status", "completed_at"} {
-			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(name), types.StringUnknown())...)
-		}
-	}
-	if state.ID.IsNull() {
-		// Recorded without its backup id, and the refresh did not find
-		// it: the update looks for it again (and waits for it) before any
-		// new trigger.
-		settle()
-		for _, name := range []string{"id", "triggered_at"} {
-			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(name), types.StringUnknown())...)
-		}
-		return
-	}
-	status := state.BackupStatus.ValueString()
-	if len(imported) != 0 || (plan.WaitForCompletion.ValueBool() && !state.WaitForCompletion.ValueBool()) {
-		// An imported trigger takes its configuration in an update, even
-		// an identical one, so that it is adopted once and only once; a
-		// trigger whose wait is switched on settles its backup's outcome
-		// there (waits for it, or fails when it failed).
-		settle()
-		return
-	}
-	if !state.WaitForCompletion.ValueBool() || !plan.WaitForCompletion.ValueBool() {
-		return
-	}
-	switch {
-	case client.InProgress(status):
-		settle()
-	case status != client.StatusSuccess && status != "":
-		resp.Diagnostics.AddWarning("The backup of this trigger did not succeed",
-			fmt.Sprintf("Backup %s of account %s ended with status %q, and wait_for_completion is true: the trigger is "+
-				"replaced to take a new backup.", state.ID.ValueString(), state.AccountID.ValueString(), status))
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("backup_status"), types.StringUnknown())...)
-		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("backup_status"))
 	}
 }
 
 // Update takes no new backup. It stores how the resource behaves (waits,
 // conflicts, timeouts, adopted triggers) and, when the plan says so,
-// resumes waiting for the backup in progress.
+// follows the recorded backup: identifies it, reads it, or resumes
+// waiting for it.
 func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state triggerModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
@@ -333,9 +295,15 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, nil)...)
-	setIdentity(ctx, resp.Identity, state.AccountID.ValueString(), state.ID.ValueString(), &resp.Diagnostics)
+	rec, ok := triggerRecord(ctx, &state, req.Private, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	rec = rec.Adopted()
+	accountID := state.AccountID.ValueString()
+	setIdentity(ctx, resp.Identity, accountID, state.ID.ValueString(), &resp.Diagnostics)
 	if !plan.BackupStatus.IsUnknown() {
+		saveRecord(ctx, resp.Private, rec, &resp.Diagnostics)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
@@ -343,37 +311,18 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	accountID := state.AccountID.ValueString()
 	wctx, cancel := boundedFor(ctx, r.data.client, timeout, accountID)
 	defer cancel()
-	if state.ID.IsNull() {
-		r.resumeUnidentified(wctx, &plan, &state, timeout, req, resp)
+	if rec.Phase != lifecycle.Unidentified && plan.WaitForCompletion.ValueBool() {
+		tflog.Info(wctx, "waiting for the backup", map[string]any{"backup_id": rec.BackupID, "status": rec.Status})
+	}
+	b, err := r.data.client.Follow(wctx, accountID, rec.Known(), client.FollowOptions{RunOptions: r.runOptions(wctx, &plan)})
+	var unreadable *client.UnreadableError
+	if errors.As(err, &unreadable) {
+		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read backup %s of account %s", unreadable.BackupID, accountID), unreadable.Err)
 		return
 	}
-	known := client.Backup{ID: state.ID.ValueString(), AccountID: accountID, Status: state.BackupStatus.ValueString()}
-	if !client.InProgress(known.Status) || !plan.WaitForCompletion.ValueBool() {
-		// Adopted (import, or the wait switched on): read where it stands.
-		now, err := r.data.client.FindBackup(wctx, accountID, known.ID)
-		if err != nil {
-			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read backup %s of account %s", known.ID, accountID), err)
-			return
-		}
-		known = *now
-	}
-	var b *client.Backup
-	var err error
-	if plan.WaitForCompletion.ValueBool() {
-		tflog.Info(wctx, "waiting for the backup", map[string]any{"backup_id": known.ID, "status": known.Status})
-		b, err = r.data.client.WaitForBackup(wctx, plan.AccountID.ValueString(), known, r.data.poll, logProgress(wctx))
-	} else {
-		b = &known
-	}
-	if b != nil && b.CreatedAt.IsZero() {
-		b.CreatedAt, _ = time.Parse(time.RFC3339, state.TriggeredAt.ValueString())
-	}
-	plan.setBackup(b)
-	reportWait(&resp.Diagnostics, resumeCaller, accountID, timeout, err)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	r.record(ctx, &plan, rec, b, err, resumeCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
 // Delete forgets the resource: backups are never deleted, which the first
@@ -386,7 +335,7 @@ func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest
 		return
 	}
 	if r.data != nil {
-		r.rememberForReplacement(&state, state.createTimeout(ctx, &resp.Diagnostics))
+		r.rememberForReplacement(ctx, &state, req.Private, state.createTimeout(ctx, &resp.Diagnostics))
 		r.data.command.destroyNotice.Do(func() {
 			resp.Diagnostics.AddWarning("Backups are kept",
 				"Destroying a backup_trigger only removes it from the state. Its backup, and every other backup, "+

@@ -2,61 +2,56 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
 )
 
-// adoptReplaced handles the replacement of a trigger whose wait timed out
-// in an earlier apply (Terraform replaces it, since it was tainted). Its
-// backup belongs to the same change when account and triggers are the
-// same: while it is in progress it is waited for instead of queueing a
+// runOrAdopt takes the trigger's backup. When this create replaces a
+// trigger deleted earlier in the command (Terraform replaces a tainted
+// one: its wait timed out, or its backup was not identified) with the
+// same account and triggers, that trigger's backup belongs to the same
+// change: while it is in progress it is followed instead of queueing a
 // second one, and if it succeeded after the timeout it is this change's
-// backup. It returns nil, nil when there is nothing to adopt.
-func (r *triggerResource) adoptReplaced(ctx context.Context, plan *triggerModel, opts client.RunOptions) (*client.Backup, error) {
-	old, ok := r.data.command.take(plan.AccountID.ValueString(), triggersKey(plan.Triggers))
-	if !ok {
-		return nil, nil
-	}
+// backup (lifecycle.Replaced.Adoptable). Otherwise a new backup is queued.
+func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, opts client.RunOptions) (*client.Backup, error) {
+	accountID := plan.AccountID.ValueString()
 	c := r.data.client
-	if old.backupID == "" {
-		// Its backup was never identified: look for it before any POST. A
-		// replacement may queue a new one once no backup of it was listed
-		// for a whole apply (ResumeTrigger's grace).
-		tflog.Info(ctx, "looking for the backup of the replaced trigger, recorded without its id", map[string]any{"triggered_at": old.triggeredAt})
-		return c.ResumeTrigger(ctx, plan.AccountID.ValueString(), old.triggeredAt, false, opts)
+	old, ok := r.data.command.take(accountID, triggersKey(plan.Triggers))
+	if !ok {
+		return c.RunBackup(ctx, accountID, opts)
 	}
-	b, err := c.FindBackup(ctx, plan.AccountID.ValueString(), old.backupID)
-	if err != nil {
+	tflog.Info(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
+	b, err := c.Follow(ctx, accountID, old.Known(), client.FollowOptions{RunOptions: opts, Counts: old.Adoptable, Renew: true})
+	var unreadable *client.UnreadableError
+	if errors.As(err, &unreadable) {
 		// Nothing to adopt that can be seen: queue a new backup, as a
 		// replacement does.
-		tflog.Warn(ctx, "could not read the replaced trigger's backup; queueing a new one", map[string]any{"backup_id": old.backupID, "error": err.Error()})
-		return nil, nil //nolint:nilerr // not an error of this Create
+		tflog.Warn(ctx, "could not read the replaced trigger's backup; queueing a new one", map[string]any{"backup_id": unreadable.BackupID, "error": unreadable.Err.Error()})
+		return c.RunBackup(ctx, accountID, opts)
 	}
-	finishedLate := b.Status == client.StatusSuccess && old.waited && b.CompletedAt != nil &&
-		b.CompletedAt.Sub(b.CreatedAt) > old.waitTimeout
-	if !client.InProgress(b.Status) && !finishedLate {
-		return nil, nil
-	}
-	tflog.Info(ctx, "adopting the backup of the replaced trigger, queued for the same change", map[string]any{"backup_id": b.ID, "status": b.Status})
-	if opts.Progress != nil {
-		opts.Progress(client.Event{Kind: client.EventQueued, Backup: *b})
-	}
-	if !opts.WaitForCompletion || !client.InProgress(b.Status) {
-		return b, nil
-	}
-	return c.WaitForBackup(ctx, plan.AccountID.ValueString(), *b, opts.Poll, opts.Progress)
+	return b, err
 }
 
 // rememberForReplacement keeps, for the rest of the command, what the
 // Create that replaces this trigger (same account, same triggers) needs to
 // adopt its backup instead of queueing a second one (see commandState).
-func (r *triggerResource) rememberForReplacement(state *triggerModel, timeout time.Duration) {
-	triggeredAt, _ := state.TriggeredAt.ValueRFC3339Time()
-	r.data.command.remember(state.AccountID.ValueString(), replacedTrigger{
-		backupID: state.ID.ValueString(), triggers: triggersKey(state.Triggers),
-		waited: state.WaitForCompletion.ValueBool(), waitTimeout: timeout, triggeredAt: triggeredAt,
-	})
+// A record that cannot be read is not remembered: the replacement then
+// takes a new backup, and the destroy is not failed for it.
+func (r *triggerResource) rememberForReplacement(ctx context.Context, state *triggerModel, private privateGetter, timeout time.Duration) {
+	var diags diag.Diagnostics
+	rec, ok := triggerRecord(ctx, state, private, &diags)
+	if !ok {
+		return
+	}
+	p := lifecycle.Replaced{Record: rec}
+	if state.WaitForCompletion.ValueBool() {
+		p.Wait = timeout
+	}
+	r.data.command.remember(state.AccountID.ValueString(), triggersKey(state.Triggers), p)
 }

@@ -14,11 +14,8 @@ import (
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/ids"
+	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
 )
-
-// privateImported marks a trigger adopted by import until its first
-// update: it takes the configuration's triggers in place.
-const privateImported = "imported"
 
 // addImportNotFound explains why a backup_trigger cannot be imported when
 // the service does not know its backup (err matches client.ErrNotFound):
@@ -80,5 +77,7 @@ func (r *triggerResource) ImportState(ctx context.Context, req resource.ImportSt
 	m := importedModel(&client.Backup{ID: backupID, AccountID: accountID})
 	m.BackupStatus, m.TriggeredAt, m.CompletedAt = types.StringNull(), timetypes.NewRFC3339Null(), timetypes.NewRFC3339Null()
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, []byte(`true`))...)
+	// Imported until its first update, which takes the configuration's
+	// triggers in place.
+	saveRecord(ctx, resp.Private, lifecycle.ImportedAs(backupID), &resp.Diagnostics)
 }

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -14,12 +13,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
 )
 
 type triggerModel struct {
@@ -32,12 +30,6 @@ type triggerModel struct {
 	TriggeredAt       timetypes.RFC3339 `tfsdk:"triggered_at"`
 	CompletedAt       timetypes.RFC3339 `tfsdk:"completed_at"`
 	Timeouts          timeouts.Value    `tfsdk:"timeouts"`
-}
-
-// setBackup copies what the service says of the backup into the model.
-func (m *triggerModel) setBackup(b *client.Backup) {
-	bm := backupToModel(*b)
-	m.ID, m.BackupStatus, m.TriggeredAt, m.CompletedAt = bm.ID, bm.Status, bm.CreatedAt, bm.CompletedAt
 }
 
 // triggerIdentity identifies a trigger by its backup (Terraform 1.12+ and
@@ -65,25 +57,6 @@ func (m *triggerModel) createTimeout(ctx context.Context, diags *diag.Diagnostic
 	d, ds := m.Timeouts.Create(ctx, defaultCreateTimeout)
 	diags.Append(ds...)
 	return d
-}
-
-// rawStrings reads top-level string attributes of a raw state value.
-func rawStrings(raw tftypes.Value, names ...string) (map[string]types.String, error) {
-	var attrs map[string]tftypes.Value
-	if err := raw.As(&attrs); err != nil {
-		return nil, err
-	}
-	out := make(map[string]types.String, len(names))
-	for _, name := range names {
-		var s *string
-		if v, ok := attrs[name]; ok {
-			if err := v.As(&s); err != nil {
-				return nil, fmt.Errorf("attribute %s: %w", name, err)
-			}
-		}
-		out[name] = types.StringPointerValue(s)
-	}
-	return out, nil
 }
 
 // triggersKey is a canonical text of triggers: entries with null values
@@ -122,44 +95,6 @@ func triggersKey(m types.Map) string {
 	return b.String()
 }
 
-// privateGetter is the part of private state the triggers rule reads.
-type privateGetter interface {
-	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
-}
-
-// triggersReplace is the rule for triggers: a change takes a new backup,
-// compared as triggersKey compares (null entries dropped, no map the same
-// as an empty one), except on an imported trigger's first apply, which
-// adopts the configuration's triggers in place. An unknown value replaces.
-func triggersReplace(ctx context.Context, private privateGetter, plan, state types.Map) (bool, diag.Diagnostics) {
-	if plan.IsUnknown() {
-		return true, nil
-	}
-	imported, diags := private.GetKey(ctx, privateImported)
-	return len(imported) == 0 && triggersKey(plan) != triggersKey(state), diags
-}
-
-// triggersRequireReplace applies triggersReplace in the schema, where a
-// reader of triggers sees it.
-type triggersRequireReplace struct{}
-
-func (triggersRequireReplace) Description(context.Context) string {
-	return "A change of triggers takes a new backup, except on an imported trigger's first apply."
-}
-
-func (m triggersRequireReplace) MarkdownDescription(ctx context.Context) string {
-	return m.Description(ctx)
-}
-
-func (triggersRequireReplace) PlanModifyMap(ctx context.Context, req planmodifier.MapRequest, resp *planmodifier.MapResponse) {
-	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
-		return // a create or a destroy
-	}
-	replace, diags := triggersReplace(ctx, req.Private, req.PlanValue, req.StateValue)
-	resp.Diagnostics.Append(diags...)
-	resp.RequiresReplace = replace
-}
-
 // importedModel is a trigger as an import records it (and as a list query
 // shows it, for the configuration it generates): the backup, no triggers,
 // and wait_for_completion and on_conflict at their defaults, until the
@@ -172,7 +107,7 @@ func importedModel(b *client.Backup) triggerModel {
 		OnConflict:        types.StringValue(onConflictWait),
 		Timeouts:          timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes)},
 	}
-	m.setBackup(b)
+	m.setRecord(lifecycle.Record{}.Observe(*b))
 	return m
 }
 

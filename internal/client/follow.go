@@ -1,0 +1,106 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Known is what a caller recorded of a backup it stands for: by id once
+// identified, else by when its trigger began.
+type Known struct {
+	BackupID string
+	// Status as last read; "" when never read (an import before its
+	// first read).
+	Status string
+	// TriggeredAt is when the backup was created or, unidentified, when
+	// its trigger began.
+	TriggeredAt time.Time
+	// Confirmed: the service accepted the trigger (UnidentifiedError.Queued).
+	Confirmed bool
+}
+
+// FollowOptions shape Follow.
+type FollowOptions struct {
+	RunOptions
+	// Counts says whether the recorded backup, as just read by its id,
+	// still stands for the caller's change; nil counts every backup.
+	Counts func(Backup) bool
+	// Renew queues a new backup (RunBackup) when the recorded one no
+	// longer counts; without it Follow returns what it read, and never
+	// sends a trigger for an identified backup.
+	Renew bool
+}
+
+// UnreadableError: the recorded backup could not be read; nothing was
+// followed and nothing queued. Its text is the read's.
+type UnreadableError struct {
+	BackupID string
+	Err      error
+}
+
+func (e *UnreadableError) Error() string { return e.Err.Error() }
+func (e *UnreadableError) Unwrap() error { return e.Err }
+
+// Follow carries on with a backup a caller recorded, and returns what is
+// now known of it. It is the one way a resource resumes a backup: the
+// update after an interrupted wait, the replacement of a trigger whose
+// wait timed out, the destroy after one that stopped.
+//
+// An identified backup is read, unless it was last seen in progress and
+// the caller waits for it with no question to ask (Counts nil): the wait's
+// first poll reads it. An unidentified one is looked for by when its
+// trigger began, for IdentifyWithin; when none is listed, a new trigger is
+// sent only if the earlier one was not confirmed and UncertainGrace has
+// passed since it began (that request was never processed), else the
+// error is an *UnidentifiedError again.
+//
+// A backup that counts is treated as RunBackup treats the one it queues:
+// EventQueued, then, with WaitForCompletion, the wait (*WaitError,
+// *BackupFailedError). One that does not count is returned as read, or,
+// with Renew, replaced by a new one. A failed read is an
+// *UnreadableError: nothing is followed or queued.
+func (c *Client) Follow(ctx context.Context, accountID string, k Known, opts FollowOptions) (*Backup, error) {
+	start := c.clock.Now()
+	emit := func(kind EventKind, b Backup, prev string) {
+		if opts.Progress != nil {
+			opts.Progress(Event{Kind: kind, Backup: b, Previous: prev, Elapsed: c.clock.Now().Sub(start)})
+		}
+	}
+	var b *Backup
+	switch {
+	case k.BackupID == "":
+		found, err := c.lookFor(ctx, accountID, c.RecognizerFrom(k.TriggeredAt), c.opts.IdentifyWithin)
+		if found == nil {
+			if !k.Confirmed && errors.Is(err, ErrNotListed) && c.clock.Now().Sub(k.TriggeredAt) >= c.opts.UncertainGrace {
+				c.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
+					map[string]any{"account_id": accountID, "triggered_at": k.TriggeredAt.UTC().Format(time.RFC3339)})
+				return c.RunBackup(ctx, accountID, opts.RunOptions)
+			}
+			return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: k.TriggeredAt, Queued: k.Confirmed, Err: err}
+		}
+		b = found
+	case InProgress(k.Status) && opts.WaitForCompletion && opts.Counts == nil:
+		b = &Backup{ID: k.BackupID, AccountID: accountID, Status: k.Status, CreatedAt: k.TriggeredAt}
+		return c.waitFrom(ctx, accountID, b, opts.Poll.orDefault(), start, emit)
+	default:
+		read, err := c.FindBackup(ctx, accountID, k.BackupID)
+		if err != nil {
+			return nil, &UnreadableError{BackupID: k.BackupID, Err: err}
+		}
+		b = read
+	}
+	// A backup found by when its trigger began is that trigger's own,
+	// never seen by it: it is followed whatever it became.
+	if opts.Counts != nil && k.BackupID != "" && !opts.Counts(*b) {
+		if opts.Renew {
+			return c.RunBackup(ctx, accountID, opts.RunOptions)
+		}
+		return b, nil
+	}
+	emit(EventQueued, *b, "")
+	if !opts.WaitForCompletion {
+		return b, nil
+	}
+	return c.waitFrom(ctx, accountID, b, opts.Poll.orDefault(), start, emit)
+}

@@ -1,0 +1,294 @@
+// Package lifecycle decides which backup counts for a change. A Record is
+// what a backup_trigger, a backup_on_destroy or an action invocation knows
+// of the backup it stands for, and its Phase; this file holds every
+// transition between phases and every rule on when a recorded backup
+// still stands for a change, so that the resources and the action only
+// carry records and ask them.
+//
+//	none ──trigger──▶ in_progress ──wait──▶ succeeded | failed
+//	  │                  │   ▲ (read)
+//	  │                  ├──▶ interrupted (Ctrl-C)  ─┐
+//	  │                  └──▶ timed_out             ─┴─ follow ─▶ ...
+//	  └──outcome unknown / not listed──▶ unidentified ──found──▶ in_progress ...
+//	import ──▶ imported ──first apply──▶ (phase of its status)
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+)
+
+// Phase is where the backup a record stands for is, as far as it knows.
+type Phase string
+
+// The phases. Interrupted and TimedOut are in progress as far as the
+// service goes: they say why nobody waits for the backup any more.
+const (
+	None         Phase = ""             // nothing recorded: the next change takes a new backup
+	Unidentified Phase = "unidentified" // triggered, its backup never listed (Confirmed: the service accepted it)
+	InProgress   Phase = "in_progress"  // pending or running, not waited for (or still being waited for)
+	Interrupted  Phase = "interrupted"  // a wait for it was interrupted
+	TimedOut     Phase = "timed_out"    // a wait for it ran out
+	Succeeded    Phase = "succeeded"
+	Failed       Phase = "failed"   // ended in any status but success
+	Imported     Phase = "imported" // adopted by import, until the first apply takes the configuration
+)
+
+// Record is what is known of the backup a resource or an invocation
+// stands for.
+type Record struct {
+	Phase    Phase
+	BackupID string // "" while Unidentified, and when nothing is recorded
+	// Status as the service last gave it; "" before an import's first read.
+	Status string
+	// TriggeredAt is when the backup was created, or, Unidentified, when
+	// its trigger began (on this machine's clock); zero before an import's
+	// first read.
+	TriggeredAt time.Time
+	CompletedAt time.Time // zero while in progress
+	// Confirmed: the service accepted the trigger of an Unidentified
+	// backup (a backup was queued, only its record is missing).
+	Confirmed bool
+	// CountsUntil bounds how long the record stands for its change (a
+	// destroy that stopped: until it plus timeouts.delete); zero: no bound.
+	CountsUntil time.Time
+}
+
+// phaseOf is the phase of a backup in the given status that nobody waits
+// for.
+func phaseOf(status string) Phase {
+	switch {
+	case client.InProgress(status):
+		return InProgress
+	case status == client.StatusSuccess:
+		return Succeeded
+	default:
+		return Failed
+	}
+}
+
+// FromRun is the record of what a run (client.RunBackup, or Follow of
+// nothing recorded) returned; see After.
+func FromRun(b *client.Backup, err error) Record { return Record{}.After(b, err) }
+
+// After is the record once a run or a Follow of r returned: the backup
+// and its phase, with a wait that stopped before the backup ended as
+// Interrupted or TimedOut; a trigger whose backup was not listed as
+// Unidentified; and None when no backup is known to have been queued (a
+// refusal, a conflict waited out, a failure before any trigger, a read
+// that failed).
+func (r Record) After(b *client.Backup, err error) Record {
+	var ue *client.UnidentifiedError
+	var we *client.WaitError
+	if b == nil && errors.As(err, &we) && we.Backup.ID != "" {
+		b = &we.Backup
+	}
+	switch {
+	case b != nil:
+		next := Record{}
+		if r.BackupID == b.ID {
+			next = r // its times, where the run read none
+		}
+		next.Phase = None // decided by this outcome alone
+		next = next.Observe(*b)
+		if next.Phase == InProgress && errors.As(err, &we) {
+			switch {
+			case errors.Is(err, context.Canceled):
+				next.Phase = Interrupted
+			case errors.Is(err, context.DeadlineExceeded):
+				next.Phase = TimedOut
+			}
+		}
+		return next
+	case errors.As(err, &ue):
+		return Record{Phase: Unidentified, TriggeredAt: ue.TriggeredAt, Confirmed: ue.Queued}
+	}
+	return Record{}
+}
+
+// ImportedAs is the record of an import of backupID, before its first read.
+func ImportedAs(backupID string) Record {
+	return Record{Phase: Imported, BackupID: backupID}
+}
+
+// Observe is the record after a read of its backup: the service's status
+// and times. An unidentified trigger is identified by it; an in-progress
+// backup keeps why nobody waits for it; an import stays imported until
+// the first apply adopts it.
+func (r Record) Observe(b client.Backup) Record {
+	next := r
+	next.BackupID, next.Status, next.Confirmed = b.ID, b.Status, false
+	if !b.CreatedAt.IsZero() {
+		next.TriggeredAt = b.CreatedAt
+	}
+	next.CompletedAt = time.Time{}
+	if b.CompletedAt != nil {
+		next.CompletedAt = *b.CompletedAt
+	}
+	switch p := phaseOf(b.Status); {
+	case r.Phase == Imported:
+	case p == InProgress && (r.Phase == Interrupted || r.Phase == TimedOut):
+	default:
+		next.Phase = p
+	}
+	return next
+}
+
+// Adopted is an imported record once the first apply has taken the
+// configuration: from then on, the phase of its status.
+func (r Record) Adopted() Record {
+	if r.Phase == Imported && r.Status != "" {
+		r.Phase = phaseOf(r.Status)
+	}
+	return r
+}
+
+// Finished: the backup ended, and the record knows when it began. It
+// never changes again, so a refresh only checks that its account exists.
+func (r Record) Finished() bool {
+	return r.Status != "" && !client.InProgress(r.Status) && !r.TriggeredAt.IsZero()
+}
+
+// Known is what Follow needs of the record.
+func (r Record) Known() client.Known {
+	return client.Known{BackupID: r.BackupID, Status: r.Status, TriggeredAt: r.TriggeredAt, Confirmed: r.Confirmed}
+}
+
+// Step is what the next apply of a backup_trigger does with its recorded
+// backup, where no replacement is planned for other reasons.
+type Step int
+
+// The steps.
+const (
+	// Keep: nothing to do with the backup; settings are stored.
+	Keep Step = iota
+	// Identify: look for the unidentified backup (and wait for it):
+	// id, triggered_at, backup_status and completed_at become known.
+	Identify
+	// Settle: read or wait for the backup (an import's first apply, a
+	// wait switched on, a wait that was interrupted): backup_status and
+	// completed_at become known.
+	Settle
+	// Retake: the backup failed and the trigger waits for a good one:
+	// replace the trigger, which takes a new backup.
+	Retake
+)
+
+// Next is the step of the next apply for a trigger that waited
+// (waitedBefore) and now waits (waitsNow) for its backup.
+func (r Record) Next(waitedBefore, waitsNow bool) Step {
+	switch {
+	case r.Phase == Unidentified:
+		return Identify
+	case r.Phase == Imported, waitsNow && !waitedBefore:
+		return Settle
+	case !waitedBefore || !waitsNow:
+		return Keep
+	case client.InProgress(r.Status):
+		return Settle
+	case r.Phase == Failed && r.Status != "":
+		return Retake
+	}
+	return Keep
+}
+
+// TakesConfigTriggers: an imported trigger adopts the configuration's
+// triggers in place on its first apply instead of taking a new backup.
+func (r Record) TakesConfigTriggers() bool { return r.Phase == Imported }
+
+// Replaced is what the replacement of a trigger (same account, same
+// triggers, in the same command) keeps of it, to adopt its backup rather
+// than queue a second one for the same change.
+type Replaced struct {
+	Record Record
+	// Wait is the timeouts.create it waited within; zero when it did not
+	// wait for its backup.
+	Wait time.Duration
+}
+
+// Adoptable says whether the replaced trigger's backup, as now read,
+// stands for the replacement: while it is in progress, and when it
+// succeeded after its wait timed out (the apply that tainted the trigger
+// could not see it). A backup that failed, or that succeeded within its
+// wait (the replacement then is the user's wish for a new one), does not.
+func (p Replaced) Adoptable(b client.Backup) bool {
+	if client.InProgress(b.Status) {
+		return true
+	}
+	return b.Status == client.StatusSuccess && p.Wait > 0 && b.CompletedAt != nil && b.CompletedAt.Sub(b.CreatedAt) > p.Wait
+}
+
+// Known is what the replacement follows: an unidentified backup as not
+// confirmed, so that a replacement queues a new backup once none was
+// listed for a whole grace period (the replacement is a request for one).
+func (p Replaced) Known() client.Known {
+	k := p.Record.Known()
+	k.Confirmed = false
+	return k
+}
+
+// StandsForDestroy says whether a destroy at now follows the record of
+// an earlier destroy that stopped: until CountsUntil (or, in a record
+// written before that existed, until its trigger plus timeout). After
+// that, or after any apply that was not a destroy (which clears the
+// record), the data may have changed: a new backup is taken.
+func (r Record) StandsForDestroy(now time.Time, timeout time.Duration) bool {
+	return r.Phase != None && !now.After(r.Until(timeout))
+}
+
+// Until is when a destroy's record stops standing for it.
+func (r Record) Until(timeout time.Duration) time.Time {
+	if !r.CountsUntil.IsZero() {
+		return r.CountsUntil
+	}
+	return r.TriggeredAt.Add(timeout)
+}
+
+// CountsForDestroy says whether an earlier destroy's backup, as now read,
+// can let this destroy go ahead: while it is in progress (it is waited
+// for) or once it succeeded; a failed one is replaced by a new backup.
+func CountsForDestroy(b client.Backup) bool {
+	return client.InProgress(b.Status) || b.Status == client.StatusSuccess
+}
+
+// AfterStoppedDestroy is the record a destroy that did not see its backup
+// succeed leaves for the next one, from r (what it followed, None if it
+// took a new backup) and the run's outcome: the backup it began, when a
+// wait stopped or its backup was not listed; none after a failed backup
+// (the next destroy takes a new one); r itself otherwise, since a
+// transient error must not make the next destroy queue a second backup.
+// It stands until now plus timeout.
+func (r Record) AfterStoppedDestroy(b *client.Backup, err error, now time.Time, timeout time.Duration) Record {
+	next := r
+	var ue *client.UnidentifiedError
+	var we *client.WaitError
+	switch {
+	case errors.Is(err, client.ErrBackupFailed):
+		return Record{}
+	case errors.As(err, &ue), errors.As(err, &we) && we.Backup.ID != "":
+		next = r.After(b, err)
+	}
+	if next.Phase == None {
+		return Record{}
+	}
+	next.CountsUntil = now.Add(timeout)
+	return next
+}
+
+// Good says whether a run's record lets the change it guards go ahead: a
+// backup that succeeded or, when the caller does not wait, one queued.
+func (r Record) Good(waits bool) bool {
+	if waits {
+		return r.Phase == Succeeded
+	}
+	return r.BackupID != "" && r.Phase != Failed
+}
+
+// String names the record in logs and test failures.
+func (r Record) String() string {
+	return fmt.Sprintf("%s backup %q status %q triggered %s", r.Phase, r.BackupID, r.Status, r.TriggeredAt.UTC().Format(time.RFC3339))
+}

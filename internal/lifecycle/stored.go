@@ -1,0 +1,169 @@
+package lifecycle
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+)
+
+// Key is the private-state key under which a resource keeps its record,
+// one per resource.
+const Key = "lifecycle"
+
+// version is the version of the stored record. A record of a later
+// version (written by a newer release) is refused rather than misread.
+const version = 1
+
+// Keys of the releases before records. They are only read, to migrate:
+// saving a record removes them.
+const (
+	// LegacyImported marked a trigger adopted by import.
+	LegacyImported = "imported"
+	// LegacyUnconfirmed marked an unidentified trigger whose outcome was
+	// unknown.
+	LegacyUnconfirmed = "unconfirmed"
+	// LegacyDestroyBackup held a backup_on_destroy's stopped destroy.
+	LegacyDestroyBackup = "destroy_backup"
+)
+
+// LegacyKeys are the keys a save clears.
+var LegacyKeys = []string{LegacyImported, LegacyUnconfirmed, LegacyDestroyBackup}
+
+type stored struct {
+	V           int       `json:"v"`
+	Phase       Phase     `json:"phase"`
+	BackupID    string    `json:"backup_id,omitempty"`
+	Status      string    `json:"status,omitempty"`
+	TriggeredAt time.Time `json:"triggered_at,omitzero"`
+	CompletedAt time.Time `json:"completed_at,omitzero"`
+	Confirmed   bool      `json:"confirmed,omitempty"`
+	CountsUntil time.Time `json:"counts_until,omitzero"`
+}
+
+// Encode is the record as private state; nil for None, which removes the
+// key.
+func Encode(r Record) []byte {
+	if r.Phase == None {
+		return nil
+	}
+	raw, _ := json.Marshal(stored{V: version, Phase: r.Phase, BackupID: r.BackupID, Status: r.Status,
+		TriggeredAt: r.TriggeredAt, CompletedAt: r.CompletedAt, Confirmed: r.Confirmed, CountsUntil: r.CountsUntil})
+	return raw
+}
+
+// Decode reads a stored record; empty is None.
+func Decode(raw []byte) (Record, error) {
+	if len(raw) == 0 {
+		return Record{}, nil
+	}
+	var s stored
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return Record{}, fmt.Errorf("unreadable backup record: %w", err)
+	}
+	if s.V != version {
+		return Record{}, fmt.Errorf("backup record of version %d, this release reads version %d: use the release that wrote it or a later one", s.V, version)
+	}
+	return Record{Phase: s.Phase, BackupID: s.BackupID, Status: s.Status, TriggeredAt: s.TriggeredAt,
+		CompletedAt: s.CompletedAt, Confirmed: s.Confirmed, CountsUntil: s.CountsUntil}, nil
+}
+
+// legacyDestroy is destroy_backup as the release before records wrote it.
+type legacyDestroy struct {
+	BackupID    string    `json:"backup_id,omitempty"`
+	TriggeredAt time.Time `json:"triggered_at"`
+	Confirmed   bool      `json:"confirmed"`
+	CountsUntil time.Time `json:"counts_until,omitzero"`
+}
+
+// FromLegacyDestroy reads a destroy_backup record. An empty or unreadable
+// one, or one with neither a backup nor a time, is None: the destroy then
+// takes a new backup.
+func FromLegacyDestroy(raw []byte) Record {
+	var d legacyDestroy
+	if len(raw) == 0 || json.Unmarshal(raw, &d) != nil || (d.BackupID == "" && d.TriggeredAt.IsZero()) {
+		return Record{}
+	}
+	r := Record{Phase: Unidentified, BackupID: d.BackupID, TriggeredAt: d.TriggeredAt, Confirmed: d.Confirmed, CountsUntil: d.CountsUntil}
+	if d.BackupID != "" {
+		// Its wait stopped while the backup was in progress; the destroy
+		// that follows it reads its status.
+		r.Phase = InProgress
+	}
+	return r
+}
+
+// TriggerState is what a backup_trigger's state says of its backup, as
+// text ("" for null).
+type TriggerState struct {
+	BackupID, Status, TriggeredAt, CompletedAt string
+}
+
+// FromTriggerState is a trigger's record: its state's values, and from
+// its stored record (or the legacy keys, for state written before
+// records) what the state cannot say: an import not yet adopted, an
+// unidentified trigger's confirmation, why nobody waits for a backup in
+// progress. The state wins where both speak: it is what users see and
+// what every operation writes.
+func FromTriggerState(s TriggerState, stored []byte, legacyImported, legacyUnconfirmed bool) (Record, error) {
+	kept, err := Decode(stored)
+	if err != nil {
+		return Record{}, err
+	}
+	if len(stored) == 0 {
+		kept.Confirmed = !legacyUnconfirmed
+		if legacyImported {
+			kept.Phase = Imported
+		}
+	}
+	r := Record{BackupID: s.BackupID, Status: s.Status, Confirmed: kept.Confirmed}
+	if r.TriggeredAt, err = parseTime("triggered_at", s.TriggeredAt); err != nil {
+		return Record{}, err
+	}
+	if r.CompletedAt, err = parseTime("completed_at", s.CompletedAt); err != nil {
+		return Record{}, err
+	}
+	switch {
+	case r.BackupID == "":
+		if r.TriggeredAt.IsZero() {
+			return Record{}, fmt.Errorf("no backup id and no valid triggered_at (%q)", s.TriggeredAt)
+		}
+		r.Phase = Unidentified
+		return r, nil
+	case kept.Phase == Imported:
+		r.Phase = Imported
+	case client.InProgress(r.Status) && (kept.Phase == Interrupted || kept.Phase == TimedOut):
+		r.Phase = kept.Phase
+	case r.Status == "":
+		r.Phase = Imported // an import before its first read, written before records
+	default:
+		r.Phase = phaseOf(r.Status)
+	}
+	r.Confirmed = false
+	return r, nil
+}
+
+// State is the record as a trigger's state shows it, as text.
+func (r Record) State() TriggerState {
+	return TriggerState{BackupID: r.BackupID, Status: r.Status, TriggeredAt: FormatTime(r.TriggeredAt), CompletedAt: FormatTime(r.CompletedAt)}
+}
+
+// FormatTime is t as the state holds it: RFC 3339 in UTC; "" for zero.
+func FormatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func parseTime(name, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s is not an RFC 3339 time (%q)", name, s)
+	}
+	return t, nil
+}
