@@ -1,0 +1,334 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+)
+
+var (
+	t0      = time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	done    = t0.Add(11 * time.Minute)
+	running = client.Backup{ID: "bkp_0123456789abcdef", AccountID: "acc_0123456789abcdef", Status: client.StatusRunning, CreatedAt: t0}
+	good    = client.Backup{ID: "bkp_0123456789abcdef", AccountID: "acc_0123456789abcdef", Status: client.StatusSuccess, CreatedAt: t0, CompletedAt: &done}
+	bad     = client.Backup{ID: "bkp_0123456789abcdef", AccountID: "acc_0123456789abcdef", Status: client.StatusFailed, CreatedAt: t0, CompletedAt: &done}
+	other   = client.Backup{ID: "bkp_fedcba9876543210", AccountID: "acc_0123456789abcdef", Status: client.StatusPending, CreatedAt: t0.Add(time.Hour)}
+)
+
+func waitErr(b client.Backup, cause error) error {
+	return &client.WaitError{Backup: b, Waited: time.Minute, Err: cause}
+}
+
+// Every outcome of a run, and of a follow of a recorded backup, lands in
+// one phase.
+func TestAfter(t *testing.T) {
+	t.Parallel()
+	unidentified := &client.UnidentifiedError{AccountID: running.AccountID, TriggeredAt: t0, Queued: true, Err: client.ErrNotListed}
+	for _, tc := range []struct {
+		name  string
+		prior Record
+		b     *client.Backup
+		err   error
+		want  Record
+	}{
+		{"queued, not waited", Record{}, &running, nil,
+			Record{Phase: InProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+		{"waited, succeeded", Record{}, &good, nil,
+			Record{Phase: Succeeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
+		{"waited, failed", Record{}, &bad, &client.BackupFailedError{Backup: bad},
+			Record{Phase: Failed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}},
+		{"wait interrupted", Record{}, &running, waitErr(running, context.Canceled),
+			Record{Phase: Interrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+		{"wait timed out", Record{}, &running, waitErr(running, context.DeadlineExceeded),
+			Record{Phase: TimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+		{"polling failed", Record{}, &running, waitErr(running, errors.New("503")),
+			Record{Phase: InProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+		{"wait error without the backup returned", Record{}, nil, waitErr(running, context.Canceled),
+			Record{Phase: Interrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+		{"not listed", Record{}, nil, unidentified,
+			Record{Phase: Unidentified, TriggeredAt: t0, Confirmed: true}},
+		{"refused", Record{}, nil, fmt.Errorf("refused: %w", client.ErrUnprocessable), Record{}},
+		{"conflict waited out", Record{}, nil, &client.ConflictWaitError{Err: context.DeadlineExceeded}, Record{}},
+		{"interrupted wait resumed to success", Record{Phase: Interrupted, BackupID: good.ID, Status: client.StatusRunning, TriggeredAt: t0}, &good, nil,
+			Record{Phase: Succeeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
+		{"interrupted wait resumed without waiting", Record{Phase: Interrupted, BackupID: running.ID, Status: client.StatusPending, TriggeredAt: t0}, &running, nil,
+			Record{Phase: InProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+		{"unidentified, then identified", Record{Phase: Unidentified, TriggeredAt: t0.Add(-time.Second), Confirmed: true}, &running, nil,
+			Record{Phase: InProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+		{"a new backup replaces a failed one", Record{Phase: Failed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}, &other, nil,
+			Record{Phase: InProgress, BackupID: other.ID, Status: client.StatusPending, TriggeredAt: other.CreatedAt}},
+		{"the read gave no times: the record's stay", Record{Phase: InProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0},
+			&client.Backup{ID: running.ID, Status: client.StatusRunning}, waitErr(client.Backup{ID: running.ID, Status: client.StatusRunning}, context.Canceled),
+			Record{Phase: Interrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tc.prior.After(tc.b, tc.err); got != tc.want {
+				t.Errorf("After = %+v\nwant    %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A refresh updates the status; why nobody waits for a backup in progress
+// stays; an import stays imported until its first apply.
+func TestObserveAndAdopt(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		prior Record
+		read  client.Backup
+		want  Phase
+	}{
+		{"in progress, then done", Record{Phase: InProgress, BackupID: good.ID}, good, Succeeded},
+		{"interrupted, still running", Record{Phase: Interrupted, BackupID: running.ID}, running, Interrupted},
+		{"timed out, still running", Record{Phase: TimedOut, BackupID: running.ID}, running, TimedOut},
+		{"timed out, then failed", Record{Phase: TimedOut, BackupID: bad.ID}, bad, Failed},
+		{"unidentified, then found", Record{Phase: Unidentified, Confirmed: true}, running, InProgress},
+		{"imported, first read", ImportedAs(good.ID), good, Imported},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := tc.prior.Observe(tc.read)
+			if got.Phase != tc.want || got.BackupID != tc.read.ID || got.Status != tc.read.Status || !got.TriggeredAt.Equal(t0) || got.Confirmed {
+				t.Errorf("Observe = %+v, want phase %s with the read's values", got, tc.want)
+			}
+		})
+	}
+	if got := ImportedAs(good.ID).Observe(good).Adopted(); got.Phase != Succeeded {
+		t.Errorf("an adopted import is %s, want %s", got.Phase, Succeeded)
+	}
+	if got := ImportedAs(good.ID).Adopted(); got.Phase != Imported {
+		t.Errorf("an import never read, adopted, is %s: its phase is unknown until a read", got.Phase)
+	}
+}
+
+// What the next apply of a trigger does, for each phase and each way its
+// wait_for_completion changes.
+func TestNext(t *testing.T) {
+	t.Parallel()
+	rec := func(p Phase, status string) Record {
+		return Record{Phase: p, BackupID: "bkp_0123456789abcdef", Status: status}
+	}
+	for _, tc := range []struct {
+		rec                    Record
+		waitedBefore, waitsNow bool
+		want                   Step
+	}{
+		{Record{Phase: Unidentified, TriggeredAt: t0}, false, false, Identify},
+		{Record{Phase: Unidentified, TriggeredAt: t0}, true, true, Identify},
+		{rec(Imported, client.StatusSuccess), false, false, Settle},
+		{rec(Imported, client.StatusFailed), true, true, Settle},
+		{rec(Succeeded, client.StatusSuccess), false, true, Settle}, // the wait switched on
+		{rec(Failed, client.StatusFailed), false, true, Settle},
+		{rec(InProgress, client.StatusRunning), false, false, Keep},
+		{rec(InProgress, client.StatusRunning), true, false, Keep}, // the wait switched off
+		{rec(Interrupted, client.StatusRunning), true, true, Settle},
+		{rec(TimedOut, client.StatusPending), true, true, Settle},
+		{rec(InProgress, client.StatusRunning), true, true, Settle},
+		{rec(Succeeded, client.StatusSuccess), true, true, Keep},
+		{rec(Failed, client.StatusFailed), true, true, Retake},
+		{rec(Failed, "cancelled"), true, true, Retake}, // a status the service added later: not a good backup
+		{rec(Failed, client.StatusFailed), false, false, Keep},
+	} {
+		if got := tc.rec.Next(tc.waitedBefore, tc.waitsNow); got != tc.want {
+			t.Errorf("%s, waited %t, waits %t: step %d, want %d", tc.rec, tc.waitedBefore, tc.waitsNow, got, tc.want)
+		}
+	}
+	if !ImportedAs("bkp_0123456789abcdef").TakesConfigTriggers() || (Record{Phase: Succeeded}).TakesConfigTriggers() {
+		t.Error("only an import not yet applied takes the configuration's triggers in place")
+	}
+}
+
+// A replaced trigger's backup stands for its replacement while in
+// progress, or when it succeeded after the wait that tainted the trigger
+// ran out; never when it failed or succeeded within that wait.
+func TestReplacedAdoptable(t *testing.T) {
+	t.Parallel()
+	late := t0.Add(40 * time.Minute)
+	lateGood := good
+	lateGood.CompletedAt = &late
+	for _, tc := range []struct {
+		name string
+		p    Replaced
+		read client.Backup
+		want bool
+	}{
+		{"in progress", Replaced{Wait: 30 * time.Minute}, running, true},
+		{"in progress, not waited", Replaced{}, running, true},
+		{"succeeded after the wait ran out", Replaced{Wait: 30 * time.Minute}, lateGood, true},
+		{"succeeded within the wait", Replaced{Wait: 30 * time.Minute}, good, false},
+		{"succeeded, never waited for", Replaced{}, lateGood, false},
+		{"failed", Replaced{Wait: 30 * time.Minute}, bad, false},
+	} {
+		if got := tc.p.Adoptable(tc.read); got != tc.want {
+			t.Errorf("%s: adoptable %t, want %t", tc.name, got, tc.want)
+		}
+	}
+	k := Replaced{Record: Record{Phase: Unidentified, TriggeredAt: t0, Confirmed: true}}.Known()
+	if k.Confirmed || !k.TriggeredAt.Equal(t0) || k.BackupID != "" {
+		t.Errorf("a replacement follows an unidentified backup as unconfirmed, by its time: %+v", k)
+	}
+}
+
+// A stopped destroy's record stands for the next destroy until its
+// counts_until (or, written before that existed, its trigger plus
+// timeouts.delete); what it becomes after each outcome of a destroy that
+// stops again.
+func TestDestroyRecord(t *testing.T) {
+	t.Parallel()
+	const timeout = 30 * time.Minute
+	rec := Record{Phase: TimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: t0.Add(45 * time.Minute)}
+	legacy := rec
+	legacy.CountsUntil = time.Time{}
+	for _, tc := range []struct {
+		name string
+		r    Record
+		at   time.Time
+		want bool
+	}{
+		{"before counts_until", rec, t0.Add(45 * time.Minute), true},
+		{"after counts_until", rec, t0.Add(46 * time.Minute), false},
+		{"legacy, within its trigger plus timeout", legacy, t0.Add(30 * time.Minute), true},
+		{"legacy, after", legacy, t0.Add(31 * time.Minute), false},
+		{"none", Record{}, t0, false},
+	} {
+		if got := tc.r.StandsForDestroy(tc.at, timeout); got != tc.want {
+			t.Errorf("%s: stands %t, want %t", tc.name, got, tc.want)
+		}
+	}
+
+	now := t0.Add(time.Hour)
+	for _, tc := range []struct {
+		name    string
+		earlier Record
+		b       *client.Backup
+		err     error
+		want    Record
+	}{
+		{"the backup failed: the next destroy takes a new one", rec, &bad, &client.BackupFailedError{Backup: bad}, Record{}},
+		{"its wait timed out", Record{}, &running, waitErr(running, context.DeadlineExceeded),
+			Record{Phase: TimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout)}},
+		{"not listed", Record{}, nil, &client.UnidentifiedError{TriggeredAt: t0, Queued: false, Err: client.ErrNotListed},
+			Record{Phase: Unidentified, TriggeredAt: t0, CountsUntil: now.Add(timeout)}},
+		{"a transient error keeps what was followed", rec, nil, &client.UnreadableError{BackupID: rec.BackupID, Err: errors.New("503")},
+			Record{Phase: TimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout)}},
+		{"refused before any backup", Record{}, nil, client.ErrUnprocessable, Record{}},
+	} {
+		if got := tc.earlier.AfterStoppedDestroy(tc.b, tc.err, now, timeout); got != tc.want {
+			t.Errorf("%s: %+v\nwant %+v", tc.name, got, tc.want)
+		}
+	}
+	if !CountsForDestroy(running) || !CountsForDestroy(good) || CountsForDestroy(bad) {
+		t.Error("an earlier destroy's backup counts while in progress or succeeded, never failed")
+	}
+}
+
+// Only a backup seen to succeed lets a waiting guard's change go ahead.
+func TestGood(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		r     Record
+		waits bool
+		want  bool
+	}{
+		{FromRun(&good, nil), true, true},
+		{FromRun(&running, waitErr(running, context.Canceled)), true, false},
+		{FromRun(&running, nil), false, true},
+		{FromRun(&bad, &client.BackupFailedError{Backup: bad}), true, false},
+		{FromRun(nil, &client.UnidentifiedError{TriggeredAt: t0, Queued: true}), false, false},
+		{Record{}, false, false},
+	} {
+		if got := tc.r.Good(tc.waits); got != tc.want {
+			t.Errorf("%s, waits %t: good %t, want %t", tc.r, tc.waits, got, tc.want)
+		}
+	}
+}
+
+// The stored record reads back; one of another version is refused; the
+// legacy keys migrate; the state wins where it and the record differ.
+func TestStored(t *testing.T) {
+	t.Parallel()
+	rec := Record{Phase: Interrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: t0.Add(time.Hour)}
+	if back, err := Decode(Encode(rec)); err != nil || back != rec {
+		t.Errorf("round trip: %+v, %v; want %+v", back, err, rec)
+	}
+	if Encode(Record{}) != nil {
+		t.Error("None is stored as no key")
+	}
+	if _, err := Decode([]byte(`{"v":2,"phase":"succeeded"}`)); err == nil || !strings.Contains(err.Error(), "version 2") {
+		t.Errorf("a record of a later version: %v", err)
+	}
+	if _, err := Decode([]byte(`{"v":`)); err == nil {
+		t.Error("an unreadable record reads")
+	}
+
+	state := TriggerState{BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: "2026-11-24T10:00:00Z"}
+	for _, tc := range []struct {
+		name                  string
+		s                     TriggerState
+		stored                []byte
+		imported, unconfirmed bool
+		want                  Record
+		wantErr               string
+	}{
+		{"stored", state, Encode(rec), false, false,
+			Record{Phase: Interrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
+		{"the state says it ended since", TriggerState{BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: "2026-11-24T10:00:00Z", CompletedAt: "2026-11-24T10:11:00Z"},
+			Encode(rec), false, false, Record{Phase: Succeeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}, ""},
+		{"legacy: no key", state, nil, false, false,
+			Record{Phase: InProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
+		{"legacy: imported", state, nil, true, false,
+			Record{Phase: Imported, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
+		{"legacy: imported, never read", TriggerState{BackupID: running.ID}, nil, true, false,
+			Record{Phase: Imported, BackupID: running.ID}, ""},
+		{"legacy: unidentified, confirmed", TriggerState{TriggeredAt: "2026-11-24T10:00:00Z"}, nil, false, false,
+			Record{Phase: Unidentified, TriggeredAt: t0, Confirmed: true}, ""},
+		{"legacy: unidentified, unconfirmed", TriggerState{TriggeredAt: "2026-11-24T10:00:00Z"}, nil, false, true,
+			Record{Phase: Unidentified, TriggeredAt: t0}, ""},
+		{"unidentified, stored", TriggerState{TriggeredAt: "2026-11-24T10:00:00Z"}, Encode(Record{Phase: Unidentified, TriggeredAt: t0}), false, false,
+			Record{Phase: Unidentified, TriggeredAt: t0}, ""},
+		{"unidentified without a time", TriggerState{}, nil, false, false, Record{}, "no valid triggered_at"},
+		{"a time that is not RFC 3339", TriggerState{BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: "yesterday"}, nil, false, false,
+			Record{}, "triggered_at is not an RFC 3339 time"},
+		{"a record of a later version", state, []byte(`{"v":9}`), false, false, Record{}, "version 9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := FromTriggerState(tc.s, tc.stored, tc.imported, tc.unconfirmed)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("%+v, %v\nwant %+v", got, err, tc.want)
+			}
+			if s := got.State(); s != tc.s {
+				t.Errorf("shown as %+v, read from %+v", s, tc.s)
+			}
+		})
+	}
+
+	for _, tc := range []struct {
+		raw  string
+		want Record
+	}{
+		{`{"backup_id":"bkp_0123456789abcdef","triggered_at":"2026-11-24T10:00:00Z","confirmed":true,"counts_until":"2026-11-24T10:45:00Z"}`,
+			Record{Phase: InProgress, BackupID: "bkp_0123456789abcdef", TriggeredAt: t0, Confirmed: true, CountsUntil: t0.Add(45 * time.Minute)}},
+		{`{"triggered_at":"2026-11-24T10:00:00Z","confirmed":false}`, Record{Phase: Unidentified, TriggeredAt: t0}},
+		{`{}`, Record{}},
+		{`{"backup_id":`, Record{}},
+		{``, Record{}},
+	} {
+		if got := FromLegacyDestroy([]byte(tc.raw)); got != tc.want {
+			t.Errorf("legacy destroy record %s: %+v, want %+v", tc.raw, got, tc.want)
+		}
+	}
+}
