@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
 )
 
 var (
@@ -171,14 +172,26 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 		reportProgress(say, accountID, ev)
 	}
 	b, err := a.data.client.RunBackup(ctx, accountID, opts)
+	reportInvocation(&resp.Diagnostics, accountID, b, err, opts.WaitForCompletion, timeout, say)
+}
+
+// reportInvocation says what one account's run means for the change the
+// invocation guards. The action records nothing, but its outcome is a
+// lifecycle.Record all the same, and only a Good one passes: an outcome
+// that is neither an error nor a good backup fails closed.
+func reportInvocation(diags *diag.Diagnostics, accountID string, b *client.Backup, err error, waits bool, timeout time.Duration, say func(string, ...any)) {
 	if b == nil {
-		addTriggerError(&resp.Diagnostics, invokeCaller, accountID, timeout, err)
+		addTriggerError(diags, invokeCaller, accountID, timeout, err)
 		return
 	}
-	if !opts.WaitForCompletion {
+	if !waits {
 		say("Backup %s of account %s is queued (%s); not waiting for it (wait_for_completion = false).", b.ID, accountID, b.Status)
 	}
-	reportWait(&resp.Diagnostics, invokeCaller, accountID, timeout, err)
+	reportWait(diags, invokeCaller, accountID, timeout, err)
+	if rec := lifecycle.FromRun(b, err); !diags.HasError() && !rec.Good(waits) {
+		diags.AddError("No good backup from this invocation",
+			fmt.Sprintf("Backup %s of account %s is %s, which does not let the change this action guards go ahead.", b.ID, accountID, b.Status))
+	}
 }
 
 // invokeMany backs up several accounts at once and reports, per account,
@@ -212,14 +225,7 @@ func (a *triggerAction) invokeMany(ctx context.Context, ids []string, opts clien
 	var lines []string
 	for _, o := range outcomes {
 		var one diag.Diagnostics
-		if o.Backup == nil {
-			addTriggerError(&one, invokeCaller, o.AccountID, timeout, o.Err)
-		} else {
-			if !opts.WaitForCompletion {
-				say("Backup %s of account %s is queued (%s); not waiting for it (wait_for_completion = false).", o.Backup.ID, o.AccountID, o.Backup.Status)
-			}
-			reportWait(&one, invokeCaller, o.AccountID, timeout, o.Err)
-		}
+		reportInvocation(&one, o.AccountID, o.Backup, o.Err, opts.WaitForCompletion, timeout, say)
 		if len(one) > 0 {
 			lines = append(lines, fmt.Sprintf("- %s: %s", o.AccountID, oneLine(one[0])))
 		}
