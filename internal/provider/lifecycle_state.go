@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
@@ -14,6 +15,34 @@ import (
 // The resources keep their lifecycle.Record in private state, under
 // lifecycle.Key; this file moves records between that, the typed models
 // and the state. The decisions are lifecycle's.
+
+// backupResource is what the two resources that take backups share: the
+// provider's data, and the one setting of their timeouts block that bounds
+// their waits (create for a trigger, delete for a guard).
+type backupResource struct {
+	data    *providerData
+	timeout string
+}
+
+func (r *backupResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = dataFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ValidateConfig refuses a timeout that could never let a wait succeed.
+func (r *backupResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	validateTimeoutsBlock(ctx, req.Config, r.timeout, &resp.Diagnostics)
+}
+
+// decode reads a plan or a state into a model; false when it could not
+// (the diagnostics say why).
+func decode[T any](ctx context.Context, from interface {
+	Get(context.Context, any) diag.Diagnostics
+}, diags *diag.Diagnostics,
+) (T, bool) {
+	var m T
+	diags.Append(from.Get(ctx, &m)...)
+	return m, !diags.HasError()
+}
 
 // privateGetter is the part of private state a record is read from.
 type privateGetter interface {

@@ -240,7 +240,7 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 
 func (p *backupProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
-		func() resource.Resource { return &triggerResource{} },
+		func() resource.Resource { return &triggerResource{backupResource{timeout: "create"}} },
 		newOnDestroyResource,
 	}
 }

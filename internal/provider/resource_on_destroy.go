@@ -33,9 +33,7 @@ var (
 // destroying it (destroy, removal from the configuration, replacement)
 // takes one and waits for it to succeed, and fails the destroy otherwise,
 // so that Terraform keeps what depends on it.
-type onDestroyResource struct {
-	data *providerData
-}
+type onDestroyResource struct{ backupResource }
 
 type onDestroyModel struct {
 	ID         types.String   `tfsdk:"id"`
@@ -45,7 +43,9 @@ type onDestroyModel struct {
 	Timeouts   timeouts.Value `tfsdk:"timeouts"`
 }
 
-func newOnDestroyResource() resource.Resource { return &onDestroyResource{} }
+func newOnDestroyResource() resource.Resource {
+	return &onDestroyResource{backupResource{timeout: "delete"}}
+}
 
 func (r *onDestroyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_on_destroy"
@@ -91,14 +91,6 @@ func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest
 	}
 }
 
-func (r *onDestroyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.data = dataFrom(req.ProviderData, &resp.Diagnostics)
-}
-
-func (r *onDestroyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	validateTimeoutsBlock(ctx, req.Config, "delete", &resp.Diagnostics)
-}
-
 // ModifyPlan checks, for a guard planned for creation, that the key belongs
 // to the provider's organization_id (one token read per process, none
 // without organization_id): a guard that could never back up fails at
@@ -120,9 +112,8 @@ func (r *onDestroyResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 // mistyped or foreign account, or a key of another organization, fails the
 // apply that adds the guard, not the destroy it exists for.
 func (r *onDestroyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var m onDestroyModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := decode[onDestroyModel](ctx, req.Plan, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	accountID := m.AccountID.ValueString()
@@ -144,9 +135,8 @@ func (r *onDestroyResource) Create(ctx context.Context, req resource.CreateReque
 // warning (the plan then proposes to create it again, which fails while
 // the account is missing).
 func (r *onDestroyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var m onDestroyModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := decode[onDestroyModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	// The same check as finished triggers' refresh, shared across the
@@ -190,9 +180,8 @@ func (r *onDestroyResource) Update(ctx context.Context, req resource.UpdateReque
 // resource depends on, and records the backup it began: destroying again
 // follows that backup rather than queueing another.
 func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var m onDestroyModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := decode[onDestroyModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	timeout, diags := m.Timeouts.Delete(ctx, defaultDestroyTimeout)

@@ -39,9 +39,7 @@ var (
 
 // triggerResource is backup_trigger: one on-demand backup, taken when the
 // resource is created (or replaced, when account_id or triggers change).
-type triggerResource struct {
-	data *providerData
-}
+type triggerResource struct{ backupResource }
 
 func (r *triggerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_trigger"
@@ -120,15 +118,6 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 	}
 }
 
-func (r *triggerResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.data = dataFrom(req.ProviderData, &resp.Diagnostics)
-}
-
-// ValidateConfig refuses a timeout that could never let a wait succeed.
-func (r *triggerResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	validateTimeoutsBlock(ctx, req.Config, "create", &resp.Diagnostics)
-}
-
 func (r *triggerResource) runOptions(ctx context.Context, m *triggerModel) client.RunOptions {
 	return client.RunOptions{
 		WaitOnConflict:    m.OnConflict.ValueString() == onConflictWait,
@@ -187,9 +176,8 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior lif
 // account's newest (the service refuses a second one), so reading it
 // costs one. Only the attributes that changed are set.
 func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var m triggerModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := decode[triggerModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	accountID, backupID := m.AccountID.ValueString(), m.ID.ValueString()
@@ -329,9 +317,8 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 // Delete of a command says once. It keeps what the trigger's replacement
 // needs to adopt a backup still in progress.
 func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state triggerModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	state, ok := decode[triggerModel](ctx, req.State, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if r.data != nil {
