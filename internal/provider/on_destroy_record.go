@@ -3,11 +3,12 @@ package provider
 import (
 	"time"
 
-	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
 )
 
 // pendingAttrTypes are the fields of pending_destroy_backup, the record as
