@@ -146,11 +146,11 @@ func FromTriggerState(s TriggerState, stored []byte, legacyImported, legacyUncon
 
 // State is the record as a trigger's state shows it, as text.
 func (r Record) State() TriggerState {
-	return TriggerState{BackupID: r.BackupID, Status: r.Status, TriggeredAt: FormatTime(r.TriggeredAt), CompletedAt: FormatTime(r.CompletedAt)}
+	return TriggerState{BackupID: r.BackupID, Status: r.Status, TriggeredAt: formatTime(r.TriggeredAt), CompletedAt: formatTime(r.CompletedAt)}
 }
 
-// FormatTime is t as the state holds it: RFC 3339 in UTC; "" for zero.
-func FormatTime(t time.Time) string {
+// formatTime is t as the state holds it: RFC 3339 in UTC; "" for zero.
+func formatTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
