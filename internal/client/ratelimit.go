@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -78,7 +79,16 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 // difference is theirs; this client then paces itself, and spends the
 // window's budget, in proportion to its own part; each window with two or
 // more of its own answers and none of theirs doubles its share again, up
-// to the whole allowance.
+// to the whole allowance. The count stops at the allowance, so a refusal
+// is the one sign of more clients than it shows: each cuts the share.
+//
+// Refusals come late in a window, once the others have filled it. So a
+// client keeps fillAt, how far into a window it still starts requests: a
+// refusal moves it before the moment it came, room seen near it moves it
+// later, a window alone restores it. And requests held to a window's end
+// (its budget spent, or past fillAt) start at a moment drawn once per
+// window within its first part, rather than all at the reset, where the
+// clients held alike would meet.
 type limiter struct {
 	clock Clock
 
@@ -97,12 +107,17 @@ type limiter struct {
 	othersSeen bool    // other clients counted in this window
 	share      float64 // part of the allowance this client takes: 1 alone
 
+	fillAt     time.Duration  // how far into a window requests still start
+	draw       func() float64 // uniform in [0, 1)
+	entryFor   time.Time      // the window start entryAfter was drawn for
+	entryAfter time.Duration  // when held requests start after it
+
 	warnedReset bool // an implausible reset was reported
 	headerless  int  // answers without an allowance, while !known
 }
 
 func newLimiter(clock Clock) *limiter {
-	return &limiter{clock: clock, changed: make(chan struct{}), share: 1}
+	return &limiter{clock: clock, changed: make(chan struct{}), share: 1, fillAt: time.Second, draw: rand.Float64}
 }
 
 // spacing is the interval between request starts for this client's share.
@@ -147,7 +162,10 @@ func (l *limiter) wait(ctx context.Context) error {
 			start = l.pausedUntil
 		}
 		if l.budget <= 0 && start.Before(l.windowEnd) {
-			start = l.windowEnd
+			start = l.entry(l.windowEnd)
+		}
+		if end, ok := l.endOfWindow(start); ok && start.After(end.Add(-time.Second+l.fillAt)) {
+			start = l.entry(end)
 		}
 		ch := l.changed
 		var delay time.Duration
@@ -189,6 +207,42 @@ func (l *limiter) wait(ctx context.Context) error {
 		}
 	}
 }
+
+// entry is when a request held to the window that starts at start may go.
+// A client that has met no other keeps the reset: it has no one to meet.
+func (l *limiter) entry(start time.Time) time.Time {
+	if l.share >= 1 && l.fillAt >= time.Second {
+		return start
+	}
+	if !l.entryFor.Equal(start) {
+		l.entryFor, l.entryAfter = start, time.Duration(l.draw()*float64(min(l.fillAt, time.Second))/4)
+	}
+	return start.Add(l.entryAfter)
+}
+
+// endOfWindow is the end of the service window that t falls in, from the
+// last one told, when one was.
+func (l *limiter) endOfWindow(t time.Time) (time.Time, bool) {
+	if l.windowEnd.IsZero() || l.fillAt >= time.Second {
+		return time.Time{}, false
+	}
+	d := t.Sub(l.windowEnd)
+	if d < -time.Second {
+		return time.Time{}, false
+	}
+	n := d / time.Second
+	if d >= 0 {
+		n++
+	}
+	return l.windowEnd.Add(n * time.Second), true
+}
+
+const (
+	minShare     = 0.02
+	refusedShare = 0.6
+	minFillAt    = 100 * time.Millisecond
+	fillAtStep   = 20 * time.Millisecond
+)
 
 // maxResetAhead is the furthest ahead a window's reset is believed. The
 // API's window is one second; a reset further away (in milliseconds where
@@ -239,12 +293,25 @@ func (l *limiter) done(h http.Header) (implausibleReset time.Time) {
 			}
 			l.interval = iv
 		}
+		if !rl.Reset.IsZero() && !rl.Reset.After(now.Add(time.Second)) && rl.Reset.After(now) {
+			at := now.Sub(rl.Reset.Add(-time.Second)) // how far into its window it was answered
+			switch {
+			case rl.RetryAfter > 0:
+				l.fillAt = max(minFillAt, min(l.fillAt, at)-fillAtStep)
+				// The window's count stops at the allowance: a refusal is
+				// the only sign of more processes than it shows.
+				l.share = max(minShare, l.share*refusedShare)
+			case rl.Remaining > 0 && at+2*fillAtStep >= l.fillAt:
+				l.fillAt = min(time.Second, l.fillAt+fillAtStep)
+			}
+		}
 		switch {
 		case rl.Reset.IsZero():
 		case rl.Reset.After(l.windowEnd):
 			if !l.othersSeen && l.mine > 1 {
 				// A window of this client alone: take the allowance back.
 				l.share = min(1, l.share*2)
+				l.fillAt = min(time.Second, 2*l.fillAt)
 			}
 			l.windowEnd, l.budget, l.mine, l.othersSeen = rl.Reset, rl.Remaining, 0, false
 			l.mine++
@@ -275,7 +342,7 @@ func (l *limiter) shareWindow(rl *RateLimit) {
 	// Pacing follows a smoothed share (one window's part is noisy); the
 	// window's budget follows this window's part at once, since spending
 	// more of it than that is what earns 429s.
-	l.share = max(0.05, (l.share+part)/2)
+	l.share = max(minShare, (l.share+part)/2)
 	l.budget = min(l.budget, int(float64(rl.Remaining)*min(l.share, part)))
 }
 

@@ -58,7 +58,17 @@ func (p *processTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		p.firstWindow = now
 	}
 	p.requests++
+	if res.StatusCode < 300 && acceptedPerSecond != nil {
+		acceptedMu.Lock()
+		acceptedPerSecond[now]++
+		acceptedMu.Unlock()
+	}
 	if res.StatusCode == http.StatusTooManyRequests && res.Header.Get("X-RateLimit-Limit") != "" {
+		if acceptedPerSecond != nil {
+			acceptedMu.Lock()
+			refusedAt[p.clock.Now().Nanosecond()/1e8]++
+			acceptedMu.Unlock()
+		}
 		p.refused++
 		if now != p.firstWindow {
 			p.later++
@@ -66,6 +76,12 @@ func (p *processTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return res, nil
 }
+
+var (
+	acceptedMu        sync.Mutex
+	acceptedPerSecond map[int64]int // when tracing: requests accepted in each second
+	refusedAt         [10]int       // when tracing: refusals by tenth of their second
+)
 
 // simulateSharedKey runs n processes, each its own Client (its own
 // limiter), each making perProcess requests with workers at once (as
@@ -93,6 +109,7 @@ func simulateSharedKey(t testing.TB, seed uint64, n, limit, perProcess, workers 
 			t.Fatal(err)
 		}
 		c.jitter = rand.New(rand.NewPCG(seed, uint64(i)+2)).Float64
+		c.limiter.draw = rand.New(rand.NewPCG(seed, uint64(i)+1000)).Float64
 		offset := time.Duration(rng.Int64N(int64(time.Second)))
 		wg.Add(1)
 		go func() {
@@ -133,6 +150,22 @@ func simulateSharedKey(t testing.TB, seed uint64, n, limit, perProcess, workers 
 		out.refusedLater += pt.later
 	}
 	out.wall = last.Sub(start)
+	if acceptedPerSecond != nil {
+		acceptedMu.Lock()
+		from := start.Unix()
+		var line []string
+		for s := from; s <= last.Unix(); s += 10 {
+			n := 0
+			for k := s; k < s+10; k++ {
+				n += acceptedPerSecond[k]
+			}
+			line = append(line, strconv.Itoa(n))
+		}
+		t.Logf("accepted per 10 s: %s; refused by tenth of a second: %v", strings.Join(line, " "), refusedAt)
+		refusedAt = [10]int{}
+		acceptedPerSecond = map[int64]int{}
+		acceptedMu.Unlock()
+	}
 	return out
 }
 
@@ -162,6 +195,9 @@ func TestSharedKeySimulation(t *testing.T) {
 		workers = v
 	}
 	rows := os.Getenv("SHARED_KEY_ROWS") // "L:N,L:N"; empty for every row
+	if os.Getenv("SHARED_KEY_TRACE") != "" {
+		acceptedPerSecond = map[int64]int{}
+	}
 	for _, limit := range []int{2, 10, 20} {
 		for _, n := range []int{1, 2, 8, 16} {
 			if rows != "" && !strings.Contains(","+rows+",", fmt.Sprintf(",%d:%d,", limit, n)) {
