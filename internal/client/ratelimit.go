@@ -230,11 +230,11 @@ func (l *limiter) endOfWindow(t time.Time) (time.Time, bool) {
 	if d < -time.Second {
 		return time.Time{}, false
 	}
-	n := d / time.Second
+	n := int64(d / time.Second)
 	if d >= 0 {
 		n++
 	}
-	return l.windowEnd.Add(n * time.Second), true
+	return l.windowEnd.Add(time.Duration(n) * time.Second), true
 }
 
 const (

@@ -308,3 +308,89 @@ func TestLimiterUsesMostOfTheAllowance(t *testing.T) {
 		})
 	}
 }
+
+// rateHeader is the headers of an answer counted in the window that ends at
+// reset, with remaining left; a refusal adds Retry-After.
+func rateHeader(limit, remaining int, reset time.Time, refused bool) http.Header {
+	h := http.Header{}
+	h.Set("X-RateLimit-Limit", itoa(int64(limit)))
+	h.Set("X-RateLimit-Remaining", itoa(int64(remaining)))
+	h.Set("X-RateLimit-Reset", itoa(reset.Unix()))
+	if refused {
+		h.Set("Retry-After", "1")
+	}
+	return h
+}
+
+// A refusal 600 ms into a window is the sign of clients the count cannot
+// show (it stops at the allowance): the share is cut, and no request starts
+// that late in a window again; one held past that point starts early in the
+// next window. Windows of its own give both back.
+func TestLimiterRefusalMovesStartsBeforeIt(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	l := newLimiter(clock)
+	l.draw = func() float64 { return 0.5 }
+	reset := clock.Now().Add(time.Second)
+	_ = l.wait(context.Background())
+	l.done(rateHeader(10, 9, reset, false))
+	<-clock.After(600 * time.Millisecond)
+	_ = l.wait(context.Background())
+	l.done(rateHeader(10, 0, reset, true))
+	if l.share >= 1 || l.fillAt > 600*time.Millisecond-fillAtStep {
+		t.Fatalf("after a refusal 600ms into the window: share %.2f, fillAt %s", l.share, l.fillAt)
+	}
+	// 700 ms into the next window: too late to start.
+	<-clock.After(reset.Add(700 * time.Millisecond).Sub(clock.Now()))
+	_ = l.wait(context.Background())
+	started := clock.Now().Sub(reset.Add(time.Second)) // into the window after
+	if started < 0 || started > l.fillAt/4 {
+		t.Errorf("a request held past fillAt (%s) started %s into the next window, want within %s", l.fillAt, started, l.fillAt/4)
+	}
+	// Windows of its own (two answers each, none of others): the
+	// allowance and the whole window come back.
+	for w := 2; w <= 4; w++ {
+		end := reset.Add(time.Duration(w) * time.Second)
+		if d := end.Add(-time.Second).Sub(clock.Now()); d > 0 {
+			<-clock.After(d)
+		}
+		if w > 2 {
+			_ = l.wait(context.Background())
+		}
+		l.done(rateHeader(10, 9, end, false))
+		_ = l.wait(context.Background())
+		l.done(rateHeader(10, 8, end, false))
+	}
+	if l.fillAt != time.Second || l.share < 1 {
+		t.Errorf("after windows of its own: share %.2f, fillAt %s; want the whole allowance back", l.share, l.fillAt)
+	}
+}
+
+// Clients held to the same reset (the window spent) start at moments each
+// draws, within the first part of the window, not all at the reset; a
+// client that has met no other keeps the reset.
+func TestLimiterSpreadsHeldStarts(t *testing.T) {
+	t.Parallel()
+	start := func(draw float64, others bool) time.Duration {
+		clock := newFakeClock()
+		l := newLimiter(clock)
+		l.draw = func() float64 { return draw }
+		reset := clock.Now().Add(time.Second)
+		_ = l.wait(context.Background())
+		remaining := 9
+		if others {
+			remaining = 5 // four counted, one of them its own
+		}
+		l.done(rateHeader(10, remaining, reset, false))
+		l.budget = 0
+		_ = l.wait(context.Background())
+		return clock.Now().Sub(reset)
+	}
+	a, b := start(0.1, true), start(0.9, true)
+	if a < 0 || b < 0 || b-a < 100*time.Millisecond || b > 250*time.Millisecond {
+		t.Errorf("two clients held to one reset started %s and %s after it; want apart, within its first 250ms", a, b)
+	}
+	if alone := start(0.9, false); alone != 0 {
+		t.Errorf("a client alone started %s after the reset, want at it", alone)
+	}
+}
