@@ -49,7 +49,7 @@ func BenchmarkLimiterContention(b *testing.B) {
 	h := http.Header{}
 	h.Set("X-RateLimit-Limit", "1000000000")
 	_ = l.wait(context.Background())
-	l.done(h)
+	l.done(h, http.StatusOK)
 	b.ReportAllocs()
 	b.SetParallelism(10)
 	b.RunParallel(func(pb *testing.PB) {
@@ -58,7 +58,7 @@ func BenchmarkLimiterContention(b *testing.B) {
 				b.Error(err)
 				return
 			}
-			l.done(h)
+			l.done(h, http.StatusOK)
 		}
 	})
 }
@@ -71,13 +71,13 @@ func BenchmarkLimiterPacing200PerSecond(b *testing.B) {
 	h := http.Header{}
 	h.Set("X-RateLimit-Limit", "201")
 	_ = l.wait(context.Background())
-	l.done(h)
+	l.done(h, http.StatusOK)
 	b.SetParallelism(10)
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			_ = l.wait(context.Background())
-			l.done(nil)
+			l.done(nil, 0)
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")

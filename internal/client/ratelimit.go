@@ -237,11 +237,13 @@ func (l *limiter) endOfWindow(t time.Time) (time.Time, bool) {
 	return l.windowEnd.Add(time.Duration(n) * time.Second), true
 }
 
+// How the share and fillAt move; tuned with TestSharedKeySimulation
+// (BENCHMARKS.md, section 7).
 const (
-	minShare     = 0.02
-	refusedShare = 0.6
-	minFillAt    = 100 * time.Millisecond
-	fillAtStep   = 20 * time.Millisecond
+	minShare     = 0.02                   // the least part of the allowance a client keeps
+	refusedShare = 0.6                    // the part of its share a refusal leaves
+	minFillAt    = 100 * time.Millisecond // the earliest point of a window a refusal moves fillAt to
+	fillAtStep   = 20 * time.Millisecond  // fillAt's margin before a refusal, and its step on room
 )
 
 // maxResetAhead is the furthest ahead a window's reset is believed. The
@@ -250,11 +252,11 @@ const (
 // then, so it is read as the end of a one-second window instead.
 const maxResetAhead = 2 * time.Second
 
-// done reports the outcome of a request allowed by wait: the response
-// headers, or nil when no response came. It returns the reset the service
+// done reports the outcome of a request allowed by wait: the response's
+// headers and status, or nil and 0 when no response came. It returns the reset the service
 // announced when that reset was implausibly far away and this is the first
 // such one the limiter has seen, so that the caller reports it once.
-func (l *limiter) done(h http.Header) (implausibleReset time.Time) {
+func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
 	rl := (*RateLimit)(nil)
 	now := l.clock.Now()
 	if h != nil {
@@ -264,7 +266,11 @@ func (l *limiter) done(h http.Header) (implausibleReset time.Time) {
 	defer l.mu.Unlock()
 	l.probing = false
 	l.inflight = max(l.inflight-1, 0)
-	if rl != nil && !rl.Reset.IsZero() && rl.Reset.After(now.Add(maxResetAhead)) {
+	// A window placed where the service said: its count and the moment of
+	// a refusal in it mean something. One moved here from an implausible
+	// reset (a clock far off, say) is only a budget.
+	placed := rl != nil && !rl.Reset.IsZero() && !rl.Reset.After(now.Add(maxResetAhead))
+	if rl != nil && !rl.Reset.IsZero() && !placed {
 		if !l.warnedReset {
 			l.warnedReset = true
 			implausibleReset = rl.Reset
@@ -293,10 +299,10 @@ func (l *limiter) done(h http.Header) (implausibleReset time.Time) {
 			}
 			l.interval = iv
 		}
-		if !rl.Reset.IsZero() && !rl.Reset.After(now.Add(time.Second)) && rl.Reset.After(now) {
+		if placed && !rl.Reset.After(now.Add(time.Second)) && rl.Reset.After(now) {
 			at := now.Sub(rl.Reset.Add(-time.Second)) // how far into its window it was answered
 			switch {
-			case rl.RetryAfter > 0:
+			case status == http.StatusTooManyRequests:
 				l.fillAt = max(minFillAt, min(l.fillAt, at)-fillAtStep)
 				// The window's count stops at the allowance: a refusal is
 				// the only sign of more processes than it shows.
@@ -315,11 +321,15 @@ func (l *limiter) done(h http.Header) (implausibleReset time.Time) {
 			}
 			l.windowEnd, l.budget, l.mine, l.othersSeen = rl.Reset, rl.Remaining, 0, false
 			l.mine++
-			l.shareWindow(rl)
+			if placed {
+				l.shareWindow(rl)
+			}
 		case rl.Reset.Equal(l.windowEnd):
 			l.mine++
 			l.budget = min(l.budget, rl.Remaining)
-			l.shareWindow(rl)
+			if placed {
+				l.shareWindow(rl)
+			}
 		}
 	}
 	l.broadcast()

@@ -71,7 +71,7 @@ func TestLimiterProbesAloneUntilAllowanceKnown(t *testing.T) {
 	h := http.Header{}
 	h.Set("X-RateLimit-Limit", "11")
 	h.Set("X-RateLimit-Remaining", "10")
-	l.done(h)
+	l.done(h, http.StatusOK)
 	select {
 	case <-second:
 	case <-time.After(time.Second):
@@ -92,7 +92,7 @@ func TestLimiterPausesWhenNothingRemains(t *testing.T) {
 	h.Set("X-RateLimit-Limit", "5")
 	h.Set("X-RateLimit-Remaining", "0")
 	h.Set("X-RateLimit-Reset", itoa(reset.Unix()))
-	l.done(h)
+	l.done(h, http.StatusOK)
 	before := clock.Now()
 	_ = l.wait(context.Background())
 	if clock.Now().Before(reset) {
@@ -127,7 +127,7 @@ func TestLimiterSpendsTheWindowsBudget(t *testing.T) {
 	h.Set("X-RateLimit-Limit", "50")
 	h.Set("X-RateLimit-Remaining", "2")
 	h.Set("X-RateLimit-Reset", itoa(reset.Unix()))
-	l.done(h)
+	l.done(h, http.StatusOK)
 	if err := l.wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestLimiterYieldsItsShareToOtherClients(t *testing.T) {
 	}
 	reset := clock.Now().Add(time.Second)
 	_ = l.wait(context.Background())
-	l.done(header(20, reset)) // alone: only its own request counted
+	l.done(header(20, reset), http.StatusOK) // alone: only its own request counted
 	if l.spacing() != intervalFor(21) {
 		t.Fatalf("alone, spacing %s, want %s (its whole allowance of 21/s)", l.spacing(), intervalFor(21))
 	}
@@ -160,7 +160,7 @@ func TestLimiterYieldsItsShareToOtherClients(t *testing.T) {
 	// grew by eight: another client sends as much as this one, or more.
 	for remaining := 16; remaining >= 4; remaining -= 4 {
 		_ = l.wait(context.Background())
-		l.done(header(remaining, reset))
+		l.done(header(remaining, reset), http.StatusOK)
 	}
 	if l.spacing() < 80*time.Millisecond {
 		t.Errorf("beside another client, spacing %s, want at least 80ms (about half the allowance)", l.spacing())
@@ -174,7 +174,7 @@ func TestLimiterYieldsItsShareToOtherClients(t *testing.T) {
 		}
 		for used := 1; used <= 2; used++ {
 			_ = l.wait(context.Background())
-			l.done(header(21-used, next))
+			l.done(header(21-used, next), http.StatusOK)
 		}
 	}
 	if l.spacing() != intervalFor(21) {
@@ -212,7 +212,7 @@ func TestLimiterImplausibleResetIsCapped(t *testing.T) {
 				h.Set("X-RateLimit-Limit", limit)
 				h.Set("X-RateLimit-Remaining", remaining)
 				h.Set("X-RateLimit-Reset", itoa(reset))
-				if !l.done(h).IsZero() {
+				if !l.done(h, http.StatusOK).IsZero() {
 					reported++
 				}
 			}
@@ -244,6 +244,8 @@ func TestParseRetryAfter(t *testing.T) {
 type windowService struct {
 	clock  *clock.Instant
 	limit  int
+	skew   time.Duration // the service's clock minus the client's
+	odd    bool          // Retry-After on every answer, not only on 429s
 	mu     sync.Mutex
 	window time.Time
 	count  int
@@ -256,7 +258,10 @@ type windowService struct {
 func (s *windowService) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.clock.Now()
+	now := s.clock.Now().Add(s.skew)
+	if s.odd {
+		w.Header().Set("Retry-After", "1")
+	}
 	if win := now.Truncate(time.Second); !win.Equal(s.window) {
 		s.window, s.count = win, 0
 	}
@@ -333,10 +338,10 @@ func TestLimiterRefusalMovesStartsBeforeIt(t *testing.T) {
 	l.draw = func() float64 { return 0.5 }
 	reset := clock.Now().Add(time.Second)
 	_ = l.wait(context.Background())
-	l.done(rateHeader(10, 9, reset, false))
+	l.done(rateHeader(10, 9, reset, false), http.StatusOK)
 	<-clock.After(600 * time.Millisecond)
 	_ = l.wait(context.Background())
-	l.done(rateHeader(10, 0, reset, true))
+	l.done(rateHeader(10, 0, reset, true), http.StatusTooManyRequests)
 	if l.share >= 1 || l.fillAt > 600*time.Millisecond-fillAtStep {
 		t.Fatalf("after a refusal 600ms into the window: share %.2f, fillAt %s", l.share, l.fillAt)
 	}
@@ -357,9 +362,9 @@ func TestLimiterRefusalMovesStartsBeforeIt(t *testing.T) {
 		if w > 2 {
 			_ = l.wait(context.Background())
 		}
-		l.done(rateHeader(10, 9, end, false))
+		l.done(rateHeader(10, 9, end, false), http.StatusOK)
 		_ = l.wait(context.Background())
-		l.done(rateHeader(10, 8, end, false))
+		l.done(rateHeader(10, 8, end, false), http.StatusOK)
 	}
 	if l.fillAt != time.Second || l.share < 1 {
 		t.Errorf("after windows of its own: share %.2f, fillAt %s; want the whole allowance back", l.share, l.fillAt)
@@ -381,7 +386,7 @@ func TestLimiterSpreadsHeldStarts(t *testing.T) {
 		if others {
 			remaining = 5 // four counted, one of them its own
 		}
-		l.done(rateHeader(10, remaining, reset, false))
+		l.done(rateHeader(10, remaining, reset, false), http.StatusOK)
 		l.budget = 0
 		_ = l.wait(context.Background())
 		return clock.Now().Sub(reset)
@@ -392,5 +397,41 @@ func TestLimiterSpreadsHeldStarts(t *testing.T) {
 	}
 	if alone := start(0.9, false); alone != 0 {
 		t.Errorf("a client alone started %s after the reset, want at it", alone)
+	}
+}
+
+// A service that misreports (Retry-After on every answer) or whose clock
+// is off from the client's does not cut a lone client's pace: only a 429
+// is a refusal, and windows located on a skewed clock still let the
+// client use most of the allowance.
+func TestLimiterOddServicesKeepTheAllowance(t *testing.T) {
+	t.Parallel()
+	for name, svc := range map[string]*windowService{
+		"Retry-After on every answer": {odd: true},
+		"service clock 3s ahead":      {skew: 3 * time.Second},
+		"service clock 400ms behind":  {skew: -400 * time.Millisecond},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			clock := newFakeClock()
+			svc.clock, svc.limit = clock, 10
+			ts := httptest.NewServer(svc)
+			t.Cleanup(ts.Close)
+			c, err := New(Options{BaseURL: ts.URL, APIKey: hostileKey, Clock: clock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 60 {
+				if _, err := c.Token(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			svc.mu.Lock()
+			defer svc.mu.Unlock()
+			used := float64(svc.served-1) / svc.last.Sub(svc.first).Seconds() / float64(svc.limit)
+			if svc.over > 1 || used < 0.85 || c.limiter.share < 1 {
+				t.Errorf("%d refused, %.0f%% of the allowance used, share %.2f", svc.over, 100*used, c.limiter.share)
+			}
+		})
 	}
 }

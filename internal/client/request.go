@@ -40,8 +40,9 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 		return err
 	}
 	var header http.Header
+	status := 0
 	defer func() {
-		if reset := c.limiter.done(header); !reset.IsZero() {
+		if reset := c.limiter.done(header, status); !reset.IsZero() {
 			c.log.Warn(ctx, "the Backup Service announced a rate-limit window ending implausibly far away; "+
 				"treating it as the API's one-second window", map[string]any{"announced_reset": reset.UTC().Format(time.RFC3339)})
 		}
@@ -75,7 +76,7 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 		return c.transportError(cl.method, shown, sent, actx, err)
 	}
 	defer func() { _ = res.Body.Close() }()
-	header = res.Header
+	header, status = res.Header, res.StatusCode
 
 	limit := int64(maxSuccessBody)
 	if res.StatusCode >= 300 {

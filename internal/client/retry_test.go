@@ -132,7 +132,7 @@ func TestOverloadPausesEveryCaller(t *testing.T) {
 	if err := l.wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	l.done(nil)
+	l.done(nil, 0)
 	if time.Since(start) < 70*time.Millisecond {
 		t.Errorf("a paused limiter let a caller through after %s", time.Since(start))
 	}
