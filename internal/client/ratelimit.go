@@ -246,6 +246,21 @@ const (
 	fillAtStep   = 20 * time.Millisecond  // fillAt's margin before a refusal, and its step on room
 )
 
+// cutDeep tells a client whose share refusals have cut so far that it
+// can no longer answer twice in a window: one answer with no other
+// client's counted must then do for a window alone, or it would keep that
+// share once the others have gone. Above it, one answer is not enough: at
+// 2/s shared by two, each process answers once a window, and the one
+// answered first would take it as a window to itself.
+func (l *limiter) cutDeep() bool {
+	return l.share <= deepShare || l.spacing() >= deepSpacing
+}
+
+const (
+	deepShare   = 0.1             // at most a tenth of the allowance
+	deepSpacing = 2 * time.Second // or a request every two windows
+)
+
 // maxResetAhead is the furthest ahead a window's reset is believed. The
 // API's window is one second; a reset further away (in milliseconds where
 // seconds are meant, a year 3000, an hour) would stop every request until
@@ -314,7 +329,7 @@ func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
 		switch {
 		case rl.Reset.IsZero():
 		case rl.Reset.After(l.windowEnd):
-			if !l.othersSeen && l.mine > 1 {
+			if !l.othersSeen && (l.mine > 1 || l.mine == 1 && l.cutDeep()) {
 				// A window of this client alone: take the allowance back.
 				l.share = min(1, l.share*2)
 				l.fillAt = min(time.Second, 2*l.fillAt)

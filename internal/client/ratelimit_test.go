@@ -435,3 +435,42 @@ func TestLimiterOddServicesKeepTheAllowance(t *testing.T) {
 		})
 	}
 }
+
+// A process that a crowd's refusals cut to the least share, and that the
+// crowd then leaves alone, takes the allowance back: at 10/s and 20/s,
+// within 40 requests it paces at the whole allowance again. (Before, a
+// window alone needed two of its answers, which a share that small never
+// gives: it kept 4% of the allowance.) At 2/s one answer a window cannot
+// tell it alone from first (cutDeep); it gets back at least a quarter.
+func TestLimiterAloneAfterACrowdTakesTheAllowanceBack(t *testing.T) {
+	t.Parallel()
+	for limit, want := range map[int]float64{2: 0.25, 10: 1, 20: 1} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			t.Parallel()
+			clock := newFakeClock()
+			svc := &windowService{clock: clock, limit: limit}
+			ts := httptest.NewServer(svc)
+			t.Cleanup(ts.Close)
+			c, err := New(Options{BaseURL: ts.URL, APIKey: hostileKey, Clock: clock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Token(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			c.limiter.mu.Lock()
+			c.limiter.share, c.limiter.fillAt = minShare, minFillAt // as a crowd's refusals leave it
+			c.limiter.mu.Unlock()
+			for range 40 {
+				if _, err := c.Token(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.limiter.mu.Lock()
+			defer c.limiter.mu.Unlock()
+			if c.limiter.share < want || svc.over > 0 {
+				t.Errorf("alone after 40 requests: share %.2f (want at least %.2f), fillAt %s, %d refused", c.limiter.share, want, c.limiter.fillAt, svc.over)
+			}
+		})
+	}
+}
