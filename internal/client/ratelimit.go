@@ -164,7 +164,7 @@ func (l *limiter) wait(ctx context.Context) error {
 		if l.budget <= 0 && start.Before(l.windowEnd) {
 			start = l.entry(l.windowEnd)
 		}
-		if end, ok := l.endOfWindow(start); ok && start.After(end.Add(-time.Second+l.fillAt)) {
+		if end, ok := l.endOfWindow(start); ok && l.fillAt < time.Second && start.After(end.Add(-time.Second+l.fillAt)) {
 			start = l.entry(end)
 		}
 		ch := l.changed
@@ -223,7 +223,7 @@ func (l *limiter) entry(start time.Time) time.Time {
 // endOfWindow is the end of the service window that t falls in, from the
 // last one told, when one was.
 func (l *limiter) endOfWindow(t time.Time) (time.Time, bool) {
-	if l.windowEnd.IsZero() || l.fillAt >= time.Second {
+	if l.windowEnd.IsZero() {
 		return time.Time{}, false
 	}
 	d := t.Sub(l.windowEnd)
@@ -268,9 +268,10 @@ const (
 const maxResetAhead = 2 * time.Second
 
 // done reports the outcome of a request allowed by wait: the response's
-// headers and status, or nil and 0 when no response came. It returns the reset the service
-// announced when that reset was implausibly far away and this is the first
-// such one the limiter has seen, so that the caller reports it once.
+// headers and status, or nil and 0 when no response came. It returns the
+// reset the service announced when that reset was implausibly far away and
+// this is the first such one the limiter has seen, so that the caller
+// reports it once.
 func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
 	rl := (*RateLimit)(nil)
 	now := l.clock.Now()

@@ -143,13 +143,7 @@ func TestLimiterYieldsItsShareToOtherClients(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
 	l := newLimiter(clock)
-	header := func(remaining int, reset time.Time) http.Header {
-		h := http.Header{}
-		h.Set("X-RateLimit-Limit", "21")
-		h.Set("X-RateLimit-Remaining", itoa(int64(remaining)))
-		h.Set("X-RateLimit-Reset", itoa(reset.Unix()))
-		return h
-	}
+	header := func(remaining int, reset time.Time) http.Header { return rateHeader(21, remaining, reset, false) }
 	reset := clock.Now().Add(time.Second)
 	_ = l.wait(context.Background())
 	l.done(header(20, reset), http.StatusOK) // alone: only its own request counted
