@@ -21,7 +21,8 @@ func TestAccountIndexSingleFlight(t *testing.T) {
 	errs := make(chan error, len(ids))
 	for _, id := range ids {
 		wg.Go(func() {
-			found, _, err := x.Has(context.Background(), id)
+			a, _, err := x.Lookup(context.Background(), id)
+			found := a != nil
 			switch {
 			case err != nil:
 				errs <- err
@@ -50,7 +51,7 @@ func TestAccountIndexReportsAFailureOnce(t *testing.T) {
 	x := f.client.NewAccountIndex()
 	reports := 0
 	for _, id := range f.srv.AccountIDs() {
-		_, report, err := x.Has(context.Background(), id)
+		_, report, err := x.Lookup(context.Background(), id)
 		if !errors.Is(err, ErrServer) {
 			t.Fatalf("err = %v, want the listing's 500", err)
 		}
@@ -75,10 +76,11 @@ func TestAccountIndexCancellation(t *testing.T) {
 	x := f.client.NewAccountIndex()
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, report, err := x.Has(cancelled, id); !errors.Is(err, context.Canceled) || report {
+	if _, report, err := x.Lookup(cancelled, id); !errors.Is(err, context.Canceled) || report {
 		t.Fatalf("cancelled caller: report %t, err %v; want context.Canceled, nothing to report", report, err)
 	}
-	found, _, err := x.Has(context.Background(), id)
+	a, _, err := x.Lookup(context.Background(), id)
+	found := a != nil
 	if err != nil || !found {
 		t.Fatalf("the next caller: found %t, err %v; want a fresh listing that finds the account", found, err)
 	}

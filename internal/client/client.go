@@ -96,7 +96,8 @@ type Client struct {
 	jitter  func() float64
 	guard   textGuard // cleans what the service sends before it is shown
 	org     orgCheck
-	noHTTP2 bool // see HTTP2DebugLogging
+	proof   baseProof // see JudgeAbsence
+	noHTTP2 bool      // see HTTP2DebugLogging
 }
 
 // secret holds the key behind a pointer, so that printing a Client (or

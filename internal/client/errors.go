@@ -58,6 +58,12 @@ type APIError struct {
 	// NotProblem is set when the body was not a problem document, for example
 	// an HTML page from a proxy; Detail then describes what came instead.
 	NotProblem bool
+
+	// problemStatus and problemRequestID are the body's own status and
+	// request_id (zero when absent): with the status code, they tell the
+	// service's problem answer from a look-alike (see provesAbsence).
+	problemStatus    int
+	problemRequestID string
 }
 
 func (e *APIError) Error() string {
@@ -192,8 +198,10 @@ func parseProblem(g textGuard, method, path string, status int, header http.Head
 	var p problem
 	if err := json.Unmarshal(body, &p); err == nil && (p.Title != "" || p.RequestID != "" || p.Status != 0) {
 		e.Type, e.Title, e.Detail, e.Instance = g.text(p.Type), g.text(p.Title), g.text(p.Detail), g.text(p.Instance)
+		e.problemStatus = p.Status
 		if p.RequestID != "" {
 			e.RequestID = g.requestID(p.RequestID)
+			e.problemRequestID = e.RequestID
 		}
 	} else {
 		e.NotProblem = true

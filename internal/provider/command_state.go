@@ -73,8 +73,8 @@ func (s *commandState) accountExists(ctx context.Context, c *client.Client, acco
 		}
 		return err == nil, true, err
 	}
-	found, report, err := s.accounts.Has(ctx, accountID)
-	return found, report, err
+	a, report, err := s.accounts.Lookup(ctx, accountID)
+	return a != nil, report, err
 }
 
 func (s *commandState) remember(accountID, triggers string, p lifecycle.Replaced) {

@@ -1,0 +1,131 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// Absence is the one rule by which anything concludes that an account no
+// longer exists. The API answers 404 for a deleted account, but also for an
+// unknown path (a wrong base_url prefix) and for an account outside the
+// key's organization; a proxy, a load balancer or another service answer
+// 404 too, and a listing may lag. So a 404 proves absence only when both
+//   - it is the service's own problem answer: status 404, a problem
+//     document whose status is 404, with a title and a request id (a UUID)
+//     in its body; and
+//   - the same base_url proves itself in the same process: GET
+//     /api/v1/token answered 200 with a token for this key.
+//
+// Anything else that looks like absence (HTML, no body, another shape, a
+// 410, a failing token endpoint, an id missing from a listing) is an
+// *UnprovenAbsenceError: an error, never absence.
+
+// ErrGone matches a *GoneError.
+var ErrGone = errors.New("the Backup Service proved the account does not exist for this key")
+
+// GoneError: the service proved that the account does not exist for this
+// key. The API does not tell a deleted account from one outside the key's
+// organization, so this is what it proves, no more.
+type GoneError struct {
+	AccountID string
+	// Answer is the service's 404 that proved it.
+	Answer *APIError
+}
+
+func (e *GoneError) Error() string {
+	return fmt.Sprintf("account %s does not exist for this API key (deleted, or outside the key's organization): %v", e.AccountID, e.Answer)
+}
+
+// Is makes errors.Is(err, ErrGone) true. Callers decide on ErrGone, never
+// on ErrNotFound, which a look-alike 404 matches too.
+func (e *GoneError) Is(target error) bool { return target == ErrGone }
+
+// Unwrap gives the 404 itself, for errors.As(err, **APIError).
+func (e *GoneError) Unwrap() error { return e.Answer }
+
+// UnprovenAbsenceError: an answer that looked like absence but does not
+// prove it (see Absence). It unwraps to the answer.
+type UnprovenAbsenceError struct {
+	AccountID string
+	// Why says what the proof lacked.
+	Why string
+	Err error
+}
+
+func (e *UnprovenAbsenceError) Error() string {
+	return fmt.Sprintf("%v; this does not prove that account %s is gone: %s", e.Err, e.AccountID, e.Why)
+}
+
+func (e *UnprovenAbsenceError) Unwrap() error { return e.Err }
+
+// baseProof remembers, for the life of a Client (one provider process),
+// whether base_url proved itself: the first outcome that is not the
+// caller's own cancellation is kept, so that many 404s cost one token read.
+type baseProof struct {
+	mu   sync.Mutex
+	done bool
+	err  error
+}
+
+// proveBase reads the token once per Client: nil when the token endpoint
+// of base_url answered 200 with a token for this key.
+func (c *Client) proveBase(ctx context.Context) error {
+	c.proof.mu.Lock()
+	defer c.proof.mu.Unlock()
+	if c.proof.done {
+		return c.proof.err
+	}
+	_, err := c.Token(ctx)
+	if err != nil && ctx.Err() != nil {
+		return err
+	}
+	c.proof.done, c.proof.err = true, err
+	return err
+}
+
+// notServiceProblem says why a 404 is not the service's own problem
+// answer, or "" when it is.
+func notServiceProblem(e *APIError) string {
+	switch {
+	case e.StatusCode != http.StatusNotFound:
+		return fmt.Sprintf("only a 404 can, and this is HTTP %d", e.StatusCode)
+	case e.NotProblem:
+		return "the answer is not a problem document (a proxy, a load balancer or another service answers like this)"
+	case e.problemStatus != http.StatusNotFound:
+		return fmt.Sprintf("the problem document's status is %d, not 404", e.problemStatus)
+	case e.Title == "":
+		return "the problem document has no title"
+	case e.problemRequestID == "" || !uuidRE.MatchString(e.problemRequestID):
+		return "the problem document carries no request id of the service's form"
+	}
+	return ""
+}
+
+// JudgeAbsence applies the absence rule to err, the outcome of a request
+// on accountID's paths: a *GoneError when err proves the account gone (at
+// most one token read per Client), an *UnprovenAbsenceError wrapping err
+// when it looks like absence but does not prove it, and err itself
+// otherwise (nil included).
+func (c *Client) JudgeAbsence(ctx context.Context, accountID string, err error) error {
+	var apiErr *APIError
+	var gone *GoneError
+	var unproven *UnprovenAbsenceError
+	switch {
+	case err == nil, errors.As(err, &gone), errors.As(err, &unproven):
+		return err
+	case !errors.As(err, &apiErr) || (apiErr.StatusCode != http.StatusNotFound && apiErr.StatusCode != http.StatusGone):
+		return err
+	}
+	if why := notServiceProblem(apiErr); why != "" {
+		return &UnprovenAbsenceError{AccountID: accountID, Why: why, Err: err}
+	}
+	if perr := c.proveBase(ctx); perr != nil {
+		return &UnprovenAbsenceError{AccountID: accountID, Err: err, Why: "the same base URL did not prove itself: its token endpoint " +
+			"did not answer 200 for this key (" + strings.TrimSpace(perr.Error()) + "); check base_url"}
+	}
+	return &GoneError{AccountID: accountID, Answer: apiErr}
+}
