@@ -10,11 +10,13 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
 )
 
-// directAccountReads is how many finished triggers a command refreshes
-// with one request each (GET the account) before it lists every account
-// once instead (⌈A/50⌉ requests, shared). So a refresh costs at most
-// directAccountReads + ⌈A/50⌉ requests for finished triggers, whatever
-// their number and the age of their backups, and one trigger alone costs 1.
+// directAccountReads is how many accounts a command reads with one request
+// each (GET the account) before it lists every account once instead
+// (⌈A/50⌉ requests, shared). So refreshing finished triggers and guards
+// costs at most directAccountReads + ⌈A/50⌉ requests, plus one direct read
+// for each account the listing does not hold (a missing entry proves
+// nothing until the service proves it: client.JudgeAbsence), whatever
+// their number and the age of their backups; one alone costs 1.
 const directAccountReads = 8
 
 // commandState is what the operations of one provider process share.
@@ -24,8 +26,9 @@ const directAccountReads = 8
 // never written anywhere: a later command starts empty.
 //
 // It holds two things, each for one reason:
-//   - for refresh: whether the accounts of finished triggers still exist,
-//     asked once per account at most and shared (see directAccountReads);
+//   - for refresh and the guards' preflight: the accounts of finished
+//     triggers and guards, read once per account at most and shared (see
+//     directAccountReads);
 //   - for replacement: the triggers Delete removed, so that the Create
 //     that replaces one (same account, same triggers) adopts its backup
 //     instead of queueing a second for the same change. That relies on
@@ -35,10 +38,14 @@ const directAccountReads = 8
 //     limit stated in the docs). Entries are taken by the first matching
 //     Create, or dropped when the process ends.
 type commandState struct {
-	// accounts answers, for finished triggers past the first
-	// directAccountReads, whether their account still exists.
+	// accounts answers, past the first directAccountReads, what the
+	// listing holds of an account.
 	accounts    *client.AccountIndex
 	directReads atomic.Int64
+	// seen is what this command learnt of each account it read: the
+	// account, or the proof that it is gone. A guard planned for destroy
+	// in the same process reads it instead of the service.
+	seen sync.Map // account id -> accountSeen
 
 	// destroyNotice warns once per command, not once per trigger, that
 	// destroying triggers keeps their backups.
@@ -61,20 +68,44 @@ func newCommandState(c *client.Client) *commandState {
 	return &commandState{replaced: map[string][]replacedTrigger{}, accounts: c.NewAccountIndex()}
 }
 
-// accountExists says whether a finished trigger's account still exists,
-// by the cheaper of the two ways (see directAccountReads). When it fails,
-// report says whether this caller should tell the user: a failed shared
-// listing is told once, not once per trigger.
-func (s *commandState) accountExists(ctx context.Context, c *client.Client, accountID string) (exists, report bool, err error) {
+// accountSeen is what a command learnt of an account: the account, or
+// the *client.GoneError that proved it gone.
+type accountSeen struct {
+	account *client.Account
+	gone    error
+}
+
+// account reads an account by the cheaper of the two ways (see
+// directAccountReads). An account the shared listing does not hold is
+// read directly: only that read can prove it gone. When it fails, report
+// says whether this caller should tell the user: a failed shared listing
+// is told once, not once per resource. An error matching client.ErrGone
+// is the only proof that the account does not exist for this key.
+func (s *commandState) account(ctx context.Context, c *client.Client, accountID string) (a *client.Account, report bool, err error) {
 	if s.directReads.Add(1) <= directAccountReads {
-		_, err := c.Account(ctx, accountID)
-		if errors.Is(err, client.ErrNotFound) {
-			return false, false, nil
-		}
-		return err == nil, true, err
+		a, err = c.Account(ctx, accountID)
+		report = true
+	} else if a, report, err = s.accounts.Lookup(ctx, accountID); err == nil && a == nil {
+		a, err = c.Account(ctx, accountID)
+		report = true
 	}
-	a, report, err := s.accounts.Lookup(ctx, accountID)
-	return a != nil, report, err
+	switch {
+	case err == nil:
+		s.seen.Store(accountID, accountSeen{account: a})
+	case errors.Is(err, client.ErrGone):
+		s.seen.Store(accountID, accountSeen{gone: err})
+	}
+	return a, report, err
+}
+
+// seenAccount is what this command already learnt of the account, if
+// anything.
+func (s *commandState) seenAccount(accountID string) (accountSeen, bool) {
+	v, ok := s.seen.Load(accountID)
+	if !ok {
+		return accountSeen{}, false
+	}
+	return v.(accountSeen), true
 }
 
 func (s *commandState) remember(accountID, triggers string, p lifecycle.Replaced) {

@@ -39,6 +39,7 @@ type staleAccountsModel struct {
 	Checked      types.Int64         `tfsdk:"checked"`
 	Accounts     []staleAccountModel `tfsdk:"accounts"`
 	IDs          []types.String      `tfsdk:"ids"`
+	GoneIDs      []types.String      `tfsdk:"gone_ids"`
 }
 
 type staleAccountModel struct {
@@ -72,8 +73,9 @@ func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaR
 			"backup_status": accountFilter("backup_status"),
 			"service_type":  accountFilter("service_type"),
 			"checked": schema.Int64Attribute{
-				Computed:    true,
-				Description: "How many accounts were checked (those that match the filters).",
+				Computed: true,
+				Description: "How many accounts were checked: those that match the filters and whose backups were read. An account " +
+					"whose backups the key may not read (`unreadable`) or that was proven gone (`gone_ids`) is not counted.",
 			},
 			"accounts": objectList("The stale accounts, in the order of the accounts listing (newest first).", map[string]schema.Attribute{
 				"id":            computedString("Account id (`acc_...`)."),
@@ -89,6 +91,13 @@ func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaR
 				Computed:    true,
 				ElementType: types.StringType,
 				Description: "Ids of the stale accounts, in the same order as `accounts`.",
+			},
+			"gone_ids": schema.ListAttribute{
+				Computed:    true,
+				ElementType: types.StringType,
+				Description: "Ids of accounts that were listed but that the Backup Service then proved gone when their backups were " +
+					"read (deleted since the listing, or outside the key's organization): not checked, and named in a warning. " +
+					"Any other failure to read an account's backups (a 404 that is not the service's own answer among them) is an error.",
 			},
 		},
 	}
@@ -137,16 +146,18 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 	}
 
 	cutoff := d.client.Now().Add(-maxAge)
-	m.Accounts, m.IDs = []staleAccountModel{}, []types.String{}
-	var unreadable []string
+	m.Accounts, m.IDs, m.GoneIDs = []staleAccountModel{}, []types.String{}, []types.String{}
+	var unreadable, gone []string
 	checked := 0
 	for i, a := range accounts {
 		o := outcomes[i]
 		row := staleAccountModel{ID: types.StringValue(a.ID), Name: types.StringValue(a.Name), Platform: types.StringValue(a.Platform),
 			BackupStatus: types.StringValue(a.BackupStatus), LastSuccessAt: timetypes.NewRFC3339Null()}
 		switch {
-		case errors.Is(o.Err, client.ErrNotFound):
-			continue // deleted since the listing: nothing to back up
+		case errors.Is(o.Err, client.ErrGone):
+			gone = append(gone, a.ID)
+			m.GoneIDs = append(m.GoneIDs, row.ID)
+			continue
 		case errors.Is(o.Err, client.ErrForbidden):
 			row.Reason = types.StringValue(staleUnreadable)
 			unreadable = append(unreadable, a.ID)
@@ -154,25 +165,25 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read the backups of account %s for backup_stale_accounts", a.ID), o.Err)
 			return
 		case o.Latest == nil:
+			checked++
 			row.Reason = types.StringValue(staleNever)
 		default:
+			checked++
 			at := client.SuccessTime(o.Latest)
 			if !at.Before(cutoff) {
-				checked++
 				continue // fresh
 			}
 			row.Reason = types.StringValue(staleOld)
 			row.LastSuccessAt = timetypes.NewRFC3339TimeValue(at.UTC())
 		}
-		checked++
 		m.Accounts = append(m.Accounts, row)
 		m.IDs = append(m.IDs, row.ID)
 	}
-	if len(unreadable) > 0 {
-		resp.Diagnostics.AddWarning(fmt.Sprintf("The backups of %s could not be read", plural(len(unreadable), "account")),
-			fmt.Sprintf("The API key may not read the backups of %s (403), so their freshness is unknown; they are listed as "+
-				"stale with reason \"unreadable\". Use a key of a user with access to every account for freshness checks.",
-				listSome(unreadable, 5, ", ")))
+	if len(gone) > 0 {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("%s gone since the listing, not checked", plural(len(gone), "account")),
+			fmt.Sprintf("The Backup Service listed %s, then proved it does not exist for this API key when its backups were read "+
+				"(deleted since the listing, or outside the key's organization). It is not checked, not counted in checked, and "+
+				"listed in gone_ids.", listSome(gone, 5, ", ")))
 	}
 	m.Checked = types.Int64Value(int64(checked))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)

@@ -39,7 +39,10 @@ func describeError(err error, hints ...string) string {
 		}
 		var re *client.RetryError
 		errors.As(err, &re)
-		if hint := hintFor(apiErr, re); hint != "" {
+		var unproven *client.UnprovenAbsenceError
+		if errors.As(err, &unproven) {
+			fmt.Fprintf(&b, "\n\nThis does not prove that account %s is gone, so nothing is concluded from it: %s.", unproven.AccountID, unproven.Why)
+		} else if hint := hintFor(apiErr, re); hint != "" {
 			fmt.Fprintf(&b, "\n\n%s", hint)
 		}
 		for _, h := range hints {

@@ -56,7 +56,7 @@ func pendingAttribute() schema.SingleNestedAttribute {
 		Attributes: map[string]schema.Attribute{
 			"backup_id":    field("ID of the backup; null when the destroy could not identify it (it is then looked for by `triggered_at`)."),
 			"triggered_at": timeField("When the backup was triggered (RFC 3339)."),
-			"counts_until": timeField("Until when the backup stands for a destroy (RFC 3339): the interrupted or timed-out destroy plus its `timeouts.delete`."),
+			"counts_until": timeField("Until when the backup stands for a destroy (RFC 3339): the interrupted or timed-out destroy plus its `resume_within`."),
 		},
 	}
 }

@@ -79,6 +79,7 @@ type providerModel struct {
 	CACertFile        types.String `tfsdk:"ca_cert_file"`
 	CACertPEM         types.String `tfsdk:"ca_cert_pem"`
 	OrganizationID    types.String `tfsdk:"organization_id"`
+	DestroyWithout    types.Object `tfsdk:"destroy_without_backup"`
 }
 
 func (p *backupProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -148,6 +149,7 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 				Optional:   true,
 				Validators: []validator.String{organizationIDValidator()},
 			},
+			"destroy_without_backup": destroyWithoutBackupAttribute(),
 		},
 	}
 }
@@ -212,6 +214,7 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 		}
 		opts.RootCAs = pool
 	}
+	release := releaseFrom(ctx, cfg.DestroyWithout, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -231,7 +234,7 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 				"among them, where no mask reaches: the provider talks to the Backup Service over HTTP/1.1 instead")
 		})
 	}
-	data := &providerData{client: c, poll: p.tuning.poll, command: newCommandState(c)}
+	data := &providerData{client: c, poll: p.tuning.poll, command: newCommandState(c), release: release}
 	resp.DataSourceData = data
 	resp.ResourceData = data
 	resp.ActionData = data

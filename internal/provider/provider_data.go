@@ -15,6 +15,8 @@ type providerData struct {
 	client  *client.Client
 	poll    client.PollSettings
 	command *commandState
+	// release is destroy_without_backup; nil when unset.
+	release *guardRelease
 }
 
 // dataFrom takes what the provider's Configure handed over. Nil provider

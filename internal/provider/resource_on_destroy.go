@@ -2,11 +2,13 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -14,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -22,6 +25,12 @@ import (
 )
 
 const defaultDestroyTimeout = 30 * time.Minute
+
+// defaultResumeWithin is how long the backup a stopped destroy began still
+// counts for the next destroy: the retry of an interrupted destroy, not
+// its timeouts.delete, since the guarded data may change in between (a
+// -target apply of the guarded resource does not clear the record).
+const defaultResumeWithin = "10m"
 
 var (
 	_ resource.ResourceWithConfigure      = (*onDestroyResource)(nil)
@@ -39,6 +48,7 @@ type onDestroyModel struct {
 	ID         types.String   `tfsdk:"id"`
 	AccountID  types.String   `tfsdk:"account_id"`
 	OnConflict types.String   `tfsdk:"on_conflict"`
+	Resume     types.String   `tfsdk:"resume_within"`
 	Pending    types.Object   `tfsdk:"pending_destroy_backup"`
 	Timeouts   timeouts.Value `tfsdk:"timeouts"`
 }
@@ -54,16 +64,9 @@ func (r *onDestroyResource) Metadata(_ context.Context, req resource.MetadataReq
 func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		Description: "Takes one backup of an account when this resource is destroyed, waits for it to succeed, and fails the " +
-			"destroy otherwise. Creating it takes no backup (it checks that the account exists and, with the provider's " +
-			"`organization_id`, that the key belongs to that organization). Give it " +
-			"`depends_on = [<the resource that holds the account's data>]`: Terraform then destroys this one first, so the " +
-			"backup is taken, and has succeeded, before that resource goes, and a failed backup stops the destroy with that " +
-			"resource kept. That guards `terraform destroy` and removal of that resource from the configuration. To guard its " +
-			"replacement too, add `lifecycle { replace_triggered_by = [<that resource>.id] }`: `depends_on` alone does not " +
-			"replace this resource when that one is replaced, so no backup is taken; `.id` changes only on replacement, so an " +
-			"in-place update of that resource takes no backup. It works on every Terraform and OpenTofu version the provider " +
-			"supports. A destroy uses `on_conflict` and `timeouts.delete` as stored in the state: to change them for a destroy, " +
-			"apply the change first.",
+			"destroy otherwise, so that what it `depends_on` is kept. Creating it takes no backup. It never leaves the state " +
+			"because of what the service answers: an account that cannot be backed up fails the destroy, at plan where it can " +
+			"be seen then, until the provider's `destroy_without_backup` names it.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
@@ -81,6 +84,13 @@ func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					"for it, then takes a new one, so that the backup reflects the data as it is destroyed; `fail` fails the destroy.",
 				Validators: []validator.String{stringvalidator.OneOf(onConflictWait, onConflictFail)},
 			},
+			"resume_within": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultResumeWithin),
+				Description: "How long after a destroy stopped (interrupted, timed out, or unable to identify its backup) the backup " +
+					"it began still counts for the next destroy, as a Go duration such as `10m`. Defaults to `" + defaultResumeWithin +
+					"`: the retry of a stopped destroy. Later, a destroy takes a new backup, since the data may have changed.",
+				Validators: []validator.String{durationValidator{}},
+			},
 			"pending_destroy_backup": pendingAttribute(),
 		},
 		Blocks: map[string]schema.Block{
@@ -94,18 +104,78 @@ func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest
 // ModifyPlan checks, for a guard planned for creation, that the key belongs
 // to the provider's organization_id (one token read per process, none
 // without organization_id): a guard that could never back up fails at
-// plan, not at the destroy it exists for. For any other plan that is not
-// a destroy, it plans the pending destroy-time backup away: once the
-// guarded data may have changed, that backup no longer stands for a
-// destroy, and users see the record being cleared.
+// plan, not at the destroy it exists for. For a guard planned for destroy
+// it runs the preflight. For any other plan it plans the pending
+// destroy-time backup away: once the guarded data may have changed, that
+// backup no longer stands for a destroy, and users see the record cleared.
 func (r *onDestroyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
-		return // a destroy: Delete decides whether the record still counts
+		if !req.State.Raw.IsNull() {
+			r.preflight(ctx, req.State, &resp.Diagnostics)
+		}
+		return // Delete decides whether the record still counts
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("pending_destroy_backup"), pendingNull())...)
 	if req.State.Raw.IsNull() {
 		checkOrganizationAtPlan(ctx, r.data, req.Plan, "backup_on_destroy", &resp.Diagnostics)
 	}
+}
+
+// preflight is the plan of a guard's destroy: what would stop the destroy
+// is reported now, before anything is destroyed. It reads the account once
+// (nothing when this command's refresh already did) and the key's
+// organization with organization_id (once per process).
+func (r *onDestroyResource) preflight(ctx context.Context, state tfsdk.State, diags *diag.Diagnostics) {
+	if r.data == nil {
+		return
+	}
+	m, ok := decode[onDestroyModel](ctx, &state, diags)
+	if !ok {
+		return
+	}
+	accountID := m.AccountID.ValueString()
+	summary := fmt.Sprintf("The destroy of backup_on_destroy of account %s cannot take its backup", accountID)
+	if err := r.data.client.CheckOrganization(ctx); err != nil {
+		addOrganizationError(diags, "the destroy of backup_on_destroy of account "+accountID, err)
+		return
+	}
+	seen, ok := r.data.command.seenAccount(accountID)
+	if !ok {
+		a, err := r.data.client.Account(ctx, accountID)
+		switch {
+		case err == nil:
+			seen = accountSeen{account: a}
+		case errors.Is(err, client.ErrGone):
+			seen = accountSeen{gone: err}
+		default:
+			diags.AddError(summary, describeError(err, guardKept))
+			return
+		}
+	}
+	switch {
+	case seen.gone != nil && r.data.release.covers(accountID):
+		diags.AddWarning(fmt.Sprintf("backup_on_destroy of account %s will let the destroy go ahead without a backup", accountID),
+			describeError(seen.gone, r.data.release.warning(accountID)))
+	case seen.gone != nil:
+		diags.AddError(summary, describeError(seen.gone, goneGuardAdvice(accountID)))
+	case client.InProgress(seen.account.BackupStatus) && m.OnConflict.ValueString() == onConflictFail:
+		diags.AddError(summary, fmt.Sprintf("A backup of account %s is in progress (backup_status %q) and on_conflict is \"fail\": "+
+			"the destroy would fail. Wait for it to end, or set on_conflict = \"wait\" and apply that first. %s",
+			accountID, seen.account.BackupStatus, guardKept))
+	}
+}
+
+// guardKept ends what a guard's failure says: nothing was destroyed.
+const guardKept = "Nothing was destroyed: the guard, and every resource it depends on, stays."
+
+// goneGuardAdvice is the way out of a guard whose account the service
+// proved gone.
+func goneGuardAdvice(accountID string) string {
+	return fmt.Sprintf("There is nothing to back up, and that is not a good backup: the guard fails closed. If the account was "+
+		"deleted on purpose (or belongs to another organization than this key's), let this destroy go ahead without a backup "+
+		"by naming it in the provider block:\n\n  destroy_without_backup = {\n    account_ids = [%q]\n    reason      = \"<why>\"\n  }\n\n"+
+		"or forget the guard with a removed block (lifecycle { destroy = false }) or terraform state rm. If the account should "+
+		"exist, check base_url and the API key. %s", accountID, guardKept)
 }
 
 // Create checks the account and the key's organization, so that a
@@ -130,38 +200,34 @@ func (r *onDestroyResource) Create(ctx context.Context, req resource.CreateReque
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-// Read checks that the account still exists: a guard of an account the
-// service no longer knows can back nothing up, and is removed with a
-// warning (the plan then proposes to create it again, which fails while
-// the account is missing).
+// Read checks the account, and never removes the guard: whatever the
+// service answers, a guard leaves the state only by a destroy that took a
+// good backup (or that destroy_without_backup let through), a removed
+// block or terraform state rm. An account proven gone is a warning here;
+// its destroy fails closed (see preflight).
 func (r *onDestroyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	m, ok := decode[onDestroyModel](ctx, req.State, &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	// The same check as finished triggers' refresh, shared across the
+	// The same read as finished triggers' refresh, shared across the
 	// command: one GET each for the first few, then one listing of every
 	// account, however many guards the configuration holds.
 	accountID := m.AccountID.ValueString()
-	exists, report, err := r.data.command.accountExists(ctx, r.data.client, accountID)
+	_, report, err := r.data.command.account(ctx, r.data.client, accountID)
 	switch {
+	case errors.Is(err, client.ErrGone):
+		resp.Diagnostics.AddWarning(fmt.Sprintf("The account of backup_on_destroy %s does not exist for this API key", accountID),
+			describeError(err, "The guard stays in the state. Its destroy cannot take a backup, and fails: "+goneGuardAdvice(accountID)))
 	case err != nil && report:
-		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to check that account %s of backup_on_destroy still exists", accountID), err)
+		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read account %s of backup_on_destroy", accountID), err)
 	case err != nil:
 		// Another resource reports this shared failure; the plan fails on it.
-	case !exists:
-		resp.Diagnostics.AddWarning("Backup on destroy removed from state",
-			fmt.Sprintf("The Backup Service no longer knows account %s (deleted, or no longer visible to this API key): "+
-				"there is nothing to back up when it is destroyed, so the guard is removed from the state.", accountID))
-		resp.State.RemoveResource(ctx)
-		return
 	}
 	// A record written by a release without pending_destroy_backup is
 	// shown too, so that a plan clears it visibly like any other.
 	if rec := destroyRecord(ctx, req.Private); rec.Phase != lifecycle.None && m.Pending.IsNull() {
-		timeout, diags := m.Timeouts.Delete(ctx, defaultDestroyTimeout)
-		resp.Diagnostics.Append(diags...)
-		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pendingObject(rec, timeout))...)
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pendingObject(rec, m.resumeWithin()))...)
 	}
 }
 
@@ -198,13 +264,14 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		Poll:              r.data.poll,
 		Progress:          logProgress(ctx),
 	}
+	resume := m.resumeWithin()
 	now := r.data.client.Now()
 	earlier := destroyRecord(ctx, req.Private)
-	if earlier.Phase != lifecycle.None && !earlier.StandsForDestroy(now, timeout) {
-		// It stood for a destroy that stopped more than timeouts.delete
+	if earlier.Phase != lifecycle.None && !earlier.StandsForDestroy(now, resume) {
+		// It stood for a destroy that stopped more than resume_within
 		// ago: the data may have changed since, so it is not this one's.
 		tflog.Info(ctx, "the backup an earlier destroy began no longer counts for this one; taking a new backup",
-			map[string]any{"backup_id": earlier.BackupID, "counts_until": earlier.Until(timeout)})
+			map[string]any{"backup_id": earlier.BackupID, "counts_until": earlier.Until(resume)})
 		earlier = lifecycle.Record{}
 	}
 
@@ -213,28 +280,63 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		tflog.Info(ctx, "backup before destroy succeeded", map[string]any{"backup_id": b.ID})
 		return
 	}
+	if r.data.release.covers(accountID) {
+		if why, ok := cannotBackUp(ctx, r.data.client, accountID, err); ok {
+			resp.Diagnostics.AddWarning(fmt.Sprintf("Destroyed without a backup of account %s", accountID),
+				fmt.Sprintf("The account cannot be backed up: %s\n\n%s", why, r.data.release.warning(accountID)))
+			return
+		}
+	}
 
 	// The destroy fails: record what the next one follows, for
-	// timeouts.delete from now (lifecycle.Record.AfterStoppedDestroy).
-	next := earlier.AfterStoppedDestroy(b, err, r.data.client.Now(), timeout)
+	// resume_within from now (lifecycle.Record.AfterStoppedDestroy).
+	next := earlier.AfterStoppedDestroy(b, err, r.data.client.Now(), resume)
 	saveRecord(ctx, resp.Private, next, &resp.Diagnostics)
 	pending := pendingNull()
 	if next.Phase != lifecycle.None {
-		pending = pendingObject(next, timeout)
+		pending = pendingObject(next, resume)
 	}
 	// The kept state shows the record: Terraform stores the state a failed
 	// destroy returns.
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pending)...)
 
-	if b == nil && err != nil {
+	if errors.Is(err, client.ErrNotFound) {
+		err = r.data.client.JudgeAbsence(ctx, accountID, err)
+	}
+	switch {
+	case errors.Is(err, client.ErrGone):
+		resp.Diagnostics.AddError(fmt.Sprintf("Unable to back up account %s before destroy", accountID),
+			describeError(err, goneGuardAdvice(accountID)))
+	case b == nil && err != nil:
 		addTriggerError(&resp.Diagnostics, destroyCaller, accountID, timeout, err)
-	} else {
+	default:
 		reportWait(&resp.Diagnostics, destroyCaller, accountID, timeout, err)
 	}
 	if !resp.Diagnostics.HasError() {
 		resp.Diagnostics.AddError("Backup before destroy did not succeed",
 			fmt.Sprintf("The backup of account %s could not be seen to succeed; the destroy stops here.", accountID))
 	}
+}
+
+// cannotBackUp says whether a destroy's failure shows that the account
+// cannot be backed up at all, the one case destroy_without_backup lets
+// through: the service proved the account gone, refused the backup as not
+// backupable (422), or ran it and it failed. Interruptions, timeouts,
+// conflicts, refused keys and unreadable answers are not: they stop the
+// destroy whatever the setting.
+func cannotBackUp(ctx context.Context, c *client.Client, accountID string, err error) (string, bool) {
+	if errors.Is(err, client.ErrNotFound) {
+		err = c.JudgeAbsence(ctx, accountID, err)
+	}
+	switch {
+	case errors.Is(err, client.ErrGone):
+		return "the Backup Service proved it does not exist for this API key (deleted, or outside the key's organization).", true
+	case errors.Is(err, client.ErrUnprocessable):
+		return "the Backup Service refused to back it up (HTTP 422): " + err.Error(), true
+	case errors.Is(err, client.ErrBackupFailed):
+		return "its backup failed: " + err.Error(), true
+	}
+	return "", false
 }
 
 // backUp follows the backup an earlier destroy began, while it counts
@@ -246,4 +348,18 @@ func (r *onDestroyResource) backUp(ctx context.Context, accountID string, earlie
 	}
 	tflog.Info(ctx, "following the backup an earlier destroy began", map[string]any{"record": earlier.String()})
 	return c.Follow(ctx, accountID, earlier.Known(), client.FollowOptions{RunOptions: opts, Counts: lifecycle.CountsForDestroy, Renew: true})
+}
+
+// resumeWithin is resume_within as a duration (validated; the default
+// when unset, as in a state a test wrote by hand).
+func (m onDestroyModel) resumeWithin() time.Duration {
+	v := m.Resume.ValueString()
+	if v == "" {
+		v = defaultResumeWithin
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		d, _ = time.ParseDuration(defaultResumeWithin)
+	}
+	return d
 }

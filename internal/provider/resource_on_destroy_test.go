@@ -142,10 +142,13 @@ func TestAccOnDestroyInterruptedThenResumed(t *testing.T) {
 	}
 }
 
-// A timed-out destroy records its backup for timeouts.delete: a destroy
-// within that follows the same backup; a later one, or one after an apply
-// that is not a destroy (the plan shows the record cleared), takes a new
-// backup, since the data may have changed since.
+// A timed-out destroy records its backup for resume_within (10m by
+// default, not timeouts.delete): a destroy within that follows the same
+// backup; a later one, or one after an apply that is not a destroy (the
+// plan shows the record cleared), takes a new backup, since the data may
+// have changed since. A -target apply of the guarded resource does not
+// plan the guard, so it does not clear the record (the stated limit that
+// the short default bounds).
 func TestAccOnDestroyTimedOutThenResumed(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -154,9 +157,18 @@ func TestAccOnDestroyTimedOutThenResumed(t *testing.T) {
 		wantBackups int
 	}{
 		// The backup ends 6 minutes in, after the first destroy timed
-		// out at 5; the record counts until 10.
-		{"within timeouts.delete", func(e *testEnv, _ *cli) { e.clock.Advance(2 * time.Minute) }, 1},
-		{"past timeouts.delete", func(e *testEnv, _ *cli) { e.clock.Advance(6 * time.Minute) }, 2},
+		// out at 5; the record counts until 15.
+		{"within resume_within", func(e *testEnv, _ *cli) { e.clock.Advance(2 * time.Minute) }, 1},
+		{"past resume_within", func(e *testEnv, _ *cli) { e.clock.Advance(11 * time.Minute) }, 2},
+		{"after a -target apply of the guarded resource", func(e *testEnv, c *cli) {
+			id := e.srv.AccountIDs()[0]
+			c.write(strings.Replace(e.config(guardedDatabase(id, "  timeouts {\n    delete = \"5m\"\n  }\n")), `"crm"`, `"crm-v2"`, 1))
+			c.run("apply", "-auto-approve", "-no-color", "-target=terraform_data.db")
+			if st := c.state(guardAddr); st == nil || st["pending_destroy_backup"] == nil {
+				t.Errorf("the -target apply cleared the pending backup: %v", st)
+			}
+			e.clock.Advance(2 * time.Minute)
+		}, 1},
 		{"after an apply", func(e *testEnv, c *cli) {
 			plan := c.run("plan", "-no-color")
 			if !strings.Contains(plan, "pending_destroy_backup") || !strings.Contains(plan, "1 to change") {
@@ -218,7 +230,8 @@ func TestAccOnDestroyRefusals(t *testing.T) {
 		before               int // backups queued before the destroy
 		want                 []string
 	}{
-		{"409 with on_conflict fail", busy, "  on_conflict = \"fail\"\n", 1, []string{"Unable to trigger a backup of account " + busy, "HTTP 409", `on_conflict is "fail"`}},
+		// Found at plan by the preflight, before anything is destroyed.
+		{"409 with on_conflict fail", busy, "  on_conflict = \"fail\"\n", 1, []string{"cannot take its backup", "A backup of account " + busy + " is in progress", `on_conflict is "fail"`}},
 		{"422", paused, "", 0, []string{"Unable to trigger a backup of account " + paused, "HTTP 422", "paused"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -353,7 +366,7 @@ func TestAccOnDestroyQueuedButNotListed(t *testing.T) {
 	f.set(e.clock.Now().Add(-time.Second), "") // new backups stay out of the listing
 	out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
 	flat := strings.Join(strings.Fields(out), " ")
-	if err == nil || !strings.Contains(flat, "a backup was queued") || !strings.Contains(flat, "a destroy within timeouts.delete of now looks for this backup") {
+	if err == nil || !strings.Contains(flat, "a backup was queued") || !strings.Contains(flat, "a destroy within resume_within (default 10m) of now looks for this backup") {
 		t.Fatalf("want the destroy to fail, saying the backup was queued and what follows:\n%s", out)
 	}
 	if _, gone := c.destroyedAt(); gone || c.state("terraform_data.db") == nil {
@@ -373,9 +386,9 @@ func TestAccOnDestroyQueuedButNotListed(t *testing.T) {
 }
 
 // Refreshing many guards costs what refreshing finished triggers costs: a
-// GET for each of the first few accounts, then one shared listing; a guard
-// whose account was deleted leaves the state with a warning, and the plan
-// proposes to create it again.
+// GET for each of the first few accounts, then one shared listing, and one
+// GET to confirm an account the listing misses. A guard whose account was
+// deleted stays in the state with a warning: the plan changes nothing.
 func TestAccOnDestroyRefreshCostAndDeletedAccount(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, mockservice.Options{Seed: 2008, Accounts: 30})
@@ -386,12 +399,17 @@ func TestAccOnDestroyRefreshCostAndDeletedAccount(t *testing.T) {
 	e.srv.DeleteAccount(ids[len(ids)-1])
 	e.srv.ResetStats()
 	out := c.run("plan", "-no-color")
-	if gets, pages := e.srv.Requests(mockservice.RouteGetAccount), e.srv.Requests(mockservice.RouteListAccounts); gets > directAccountReads || pages > 1 {
-		t.Errorf("refreshing %d guards sent %d account GETs and %d listing pages; want at most %d and 1", len(ids), gets, pages, directAccountReads)
+	gets, pages, tokens := e.srv.Requests(mockservice.RouteGetAccount), e.srv.Requests(mockservice.RouteListAccounts), e.srv.Requests(mockservice.RouteToken)
+	if gets > directAccountReads+1 || pages > 1 || tokens > 1 {
+		t.Errorf("refreshing %d guards, one deleted, sent %d account GETs, %d listing pages and %d token reads; want at most %d, 1 and 1",
+			len(ids), gets, pages, tokens, directAccountReads+1)
 	}
 	flat := strings.Join(strings.Fields(out), " ")
-	if !strings.Contains(flat, "Backup on destroy removed from state") || !strings.Contains(flat, "1 to add, 0 to change, 0 to destroy") {
+	if !strings.Contains(flat, "does not exist for this API key") || !strings.Contains(flat, "No changes") {
 		t.Errorf("the plan after the account's deletion:\n%s", out)
+	}
+	if c.state(`backup_on_destroy.each[29]`) == nil {
+		t.Error("the guard of the deleted account left the state")
 	}
 	if n := e.srv.Requests(mockservice.RouteTrigger); n != 0 {
 		t.Errorf("%d trigger requests from a plan", n)

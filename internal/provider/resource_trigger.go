@@ -201,26 +201,35 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 		// triggered_at, which a refresh must therefore keep.
 		return
 	case rec.Finished():
-		exists, report, err := r.data.command.accountExists(ctx, r.data.client, accountID)
+		_, report, err := r.data.command.account(ctx, r.data.client, accountID)
 		switch {
+		case errors.Is(err, client.ErrGone):
+			removeTrigger(ctx, resp, accountID, backupID, err)
 		case err != nil && report:
 			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to check that account %s of backup %s still exists", accountID, backupID), err)
 		case err != nil:
-			// Another trigger reports this shared failure; the plan fails on it.
-		case !exists:
-			removeTrigger(ctx, resp, accountID, backupID, "its account is not in the organization's accounts")
+			// Another resource reports this shared failure; the plan fails on it.
 		}
 		return
 	}
 	b, err := r.data.client.FindBackup(ctx, accountID, backupID)
+	var missing *client.BackupNotFoundError
 	switch {
-	case errors.Is(err, client.ErrNotFound) && rec.Phase == lifecycle.Imported && rec.Status == "":
+	case rec.Phase == lifecycle.Imported && rec.Status == "" && (errors.Is(err, client.ErrGone) || errors.As(err, &missing)):
 		// The read that completes an import fails naming the ids, rather
 		// than leaving Terraform's generic "non-existent remote object".
 		addImportNotFound(&resp.Diagnostics, accountID, backupID, err)
 		return
-	case errors.Is(err, client.ErrNotFound):
-		removeTrigger(ctx, resp, accountID, backupID, err.Error())
+	case errors.Is(err, client.ErrGone):
+		removeTrigger(ctx, resp, accountID, backupID, err)
+		return
+	case errors.As(err, &missing):
+		// Records are never deleted while their account lives: a listing
+		// without this one lags, or is not the service's. It proves nothing.
+		resp.Diagnostics.AddError(fmt.Sprintf("Backup %s of account %s is missing from the account's backups", backupID, accountID),
+			fmt.Sprintf("The account's backups listing does not hold backup %s, which this trigger recorded. The Backup Service never "+
+				"deletes a backup while its account exists, so the listing is behind, or not the service's (a proxy, another base_url): "+
+				"the trigger is kept as it is. Check base_url and try again.", backupID))
 		return
 	case err != nil:
 		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read backup %s of account %s", backupID, accountID), err)
@@ -251,12 +260,13 @@ func (r *triggerResource) refreshed(ctx context.Context, m *triggerModel, prior,
 	saveRecord(ctx, resp.Private, now, &resp.Diagnostics)
 }
 
-// removeTrigger removes a trigger whose backup the service no longer knows.
-func removeTrigger(ctx context.Context, resp *resource.ReadResponse, accountID, backupID, why string) {
+// removeTrigger removes a trigger whose account the service proved gone
+// (gone matches client.ErrGone); nothing else removes one.
+func removeTrigger(ctx context.Context, resp *resource.ReadResponse, accountID, backupID string, gone error) {
 	resp.Diagnostics.AddWarning("Backup trigger removed from state",
-		fmt.Sprintf("The Backup Service no longer knows backup %s of account %s (%s): the account was deleted, or is no longer "+
-			"visible to this API key. The trigger is removed from the state, so the plan proposes to create it again, "+
-			"which queues a new backup.", backupID, accountID, why))
+		describeError(gone, fmt.Sprintf("The Backup Service proved that backup %s of account %s can no longer be read: the account "+
+			"does not exist for this API key (it was deleted, or is outside the key's organization). The trigger is removed from "+
+			"the state, so the plan proposes to create it again, which fails while the account is missing.", backupID, accountID)))
 	resp.State.RemoveResource(ctx)
 }
 

@@ -98,6 +98,7 @@ resource "backup_on_destroy" "pending" {
   "account_id": "acc_statecompat00001",
   "id": "acc_statecompat00001",
   "on_conflict": "wait",
+  "resume_within": "10m",
   "pending_destroy_backup": null,
   "timeouts": {
     "delete": "5m"
@@ -120,6 +121,7 @@ resource "backup_on_destroy" "pending" {
   "account_id": "acc_statecompat00002",
   "id": "acc_statecompat00002",
   "on_conflict": "wait",
+  "resume_within": "10m",
   "pending_destroy_backup": {
     "backup_id": "bkp_statecompat00003",
     "counts_until": "2026-11-21T10:17:00Z",
@@ -314,6 +316,7 @@ resource "backup_on_destroy" "guard" {
   "account_id": "acc_statecompat00013",
   "id": "acc_statecompat00013",
   "on_conflict": "wait",
+  "resume_within": "10m",
   "pending_destroy_backup": {
     "backup_id": "bkp_statecompat00013",
     "counts_until": "` + e.clock.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `",

@@ -101,15 +101,15 @@ var (
 			"destroying again (with the guard's block removed, they cannot change; see Troubleshooting).",
 		interruptedSummary: "Destroy stopped: the wait for its backup was interrupted",
 		interrupted: "The destroy stopped: neither this resource nor the resources it guards (those it depends on) were destroyed. " +
-			"A destroy within timeouts.delete of now resumes waiting for this same backup without queueing another; a later one takes a new backup.",
-		timedOut: "The destroy stopped and this resource is kept; a destroy within timeouts.delete of now waits for this same backup " +
+			"A destroy within resume_within (default 10m) of now resumes waiting for this same backup without queueing another; a later one takes a new backup.",
+		timedOut: "The destroy stopped and this resource is kept; a destroy within resume_within (default 10m) of now waits for this same backup " +
 			"while it is in progress, instead of queueing another; a later one takes a new backup.",
 		failed: "The destroy stopped and this resource is kept, with the resources it guards; destroying again takes a new backup.",
 		wayOut: "If the account cannot be backed up and the destroy must go ahead without a backup, forget this guard instead of " +
 			"destroying it: a removed block with lifecycle { destroy = false } (1.7+), or state rm (see Troubleshooting).",
-		unidentifiedWaiting: "The destroy stopped and this resource is kept; a destroy within timeouts.delete of now looks for this backup " +
+		unidentifiedWaiting: "The destroy stopped and this resource is kept; a destroy within resume_within (default 10m) of now looks for this backup " +
 			"before it sends any new trigger; a later one takes a new backup.",
-		unidentifiedNotWaiting: "The destroy stopped and this resource is kept; a destroy within timeouts.delete of now looks for this backup " +
+		unidentifiedNotWaiting: "The destroy stopped and this resource is kept; a destroy within resume_within (default 10m) of now looks for this backup " +
 			"before it sends any new trigger; a later one takes a new backup.",
 	}
 	// An action records nothing: nothing resumes its wait.

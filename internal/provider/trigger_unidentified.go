@@ -64,11 +64,8 @@ func (r *triggerResource) readUnidentified(ctx context.Context, m *triggerModel,
 	accountID := m.AccountID.ValueString()
 	b, err := r.data.client.FindTriggered(ctx, accountID, rec.TriggeredAt)
 	switch {
-	case errors.Is(err, client.ErrNotFound):
-		resp.Diagnostics.AddWarning("Backup trigger removed from state",
-			fmt.Sprintf("The Backup Service no longer knows account %s: the account was deleted, or is no longer visible to this API key. "+
-				"The trigger, whose backup was never identified, is removed from the state.", accountID))
-		resp.State.RemoveResource(ctx)
+	case errors.Is(err, client.ErrGone):
+		removeTrigger(ctx, resp, accountID, "(never identified, triggered at "+m.TriggeredAt.ValueString()+")", err)
 		return
 	case err != nil:
 		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to look for the backup of the trigger of account %s (triggered at %s)",

@@ -1,0 +1,382 @@
+package provider
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+)
+
+// Absence is not evidence: these tests play the answers that look like "it
+// is gone" without proving it (a wrong base_url prefix, a proxy's HTML
+// 404, a problem 404 from a base URL whose token endpoint fails, an empty
+// listing), and the one that proves it (the mock's 404 for a deleted
+// account), against the guard, the trigger's refresh and the freshness
+// data source. They assert what stays in the state and the mock's request
+// counts, not only the output.
+
+// front stands in front of a test's mock as a proxy, a load balancer or a
+// lagging replica does: it answers the requests its rule takes, and passes
+// the others to the mock. The rule can change between commands.
+type front struct {
+	inner http.Handler
+	mu    sync.Mutex
+	rule  func(r *http.Request) (answer, bool)
+}
+
+// answer is what front sends instead of the mock.
+type answer struct {
+	status      int
+	contentType string
+	body        string
+}
+
+func (f *front) set(rule func(r *http.Request) (answer, bool)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rule = rule
+}
+
+func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	rule := f.rule
+	f.mu.Unlock()
+	if rule != nil {
+		if a, ok := rule(r); ok {
+			if a.contentType != "" {
+				w.Header().Set("Content-Type", a.contentType)
+			}
+			w.WriteHeader(a.status)
+			_, _ = w.Write([]byte(a.body))
+			return
+		}
+	}
+	f.inner.ServeHTTP(w, r)
+}
+
+// newFrontEnv is a test environment whose provider talks to the mock
+// through a front.
+func newFrontEnv(t *testing.T, opts mockservice.Options) (*testEnv, *front) {
+	t.Helper()
+	e := newTestEnv(t, opts)
+	f := &front{inner: e.srv}
+	ts := httptest.NewServer(f)
+	t.Cleanup(ts.Close)
+	e.url = ts.URL
+	return e, f
+}
+
+// Answers that look like absence without proving it.
+var (
+	htmlNotFound     = answer{http.StatusNotFound, "text/html", "<html><body><h1>404 Not Found</h1>nginx</body></html>"}
+	problemNotFound  = answer{http.StatusNotFound, "application/problem+json", `{"title":"Resource not found.","status":404,"request_id":"5b0c3c52-8f0e-4c1e-9a57-0f2b8f1f6a11"}`}
+	tokenUnavailable = answer{http.StatusServiceUnavailable, "text/html", "<html>maintenance</html>"}
+	emptyListing     = answer{http.StatusOK, "application/json", `{"data":[],"pagination":{"limit":50,"next_cursor":null}}`}
+)
+
+// accountGET takes the GET of an account (not its backups).
+func accountGET(id string, a answer) func(*http.Request) (answer, bool) {
+	return func(r *http.Request) (answer, bool) {
+		return a, r.Method == http.MethodGet && r.URL.Path == "/api/v1/accounts/"+id
+	}
+}
+
+// Each look-alike answer at the destroy of a guard: the destroy fails, the
+// guard and the guarded resource stay, and no backup is queued. Before
+// this rule, each removed the guard from the state and let the database go.
+func TestAccOnDestroyLookAlikeAbsenceKeepsTheGuard(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		// set changes the configuration or the front before the destroy.
+		set  func(e *testEnv, f *front, c *cli, id string)
+		want []string
+	}{
+		{"a wrong base_url prefix", func(e *testEnv, _ *front, c *cli, id string) {
+			c.write(withProvider(fmt.Sprintf("provider \"backup\" {\n  base_url = %q\n  api_key  = %q\n}\n%s", e.url+"/v2", e.key, guardedDatabase(id, ""))))
+		}, []string{"HTTP 404", "/v2/api/v1/accounts/", "did not prove itself"}},
+		{"a proxy's HTML 404", func(_ *testEnv, f *front, _ *cli, id string) {
+			f.set(accountGET(id, htmlNotFound))
+		}, []string{"HTTP 404", "not a problem document"}},
+		{"a problem 404 while the token endpoint fails", func(_ *testEnv, f *front, _ *cli, id string) {
+			f.set(func(r *http.Request) (answer, bool) {
+				if r.URL.Path == "/api/v1/token" {
+					return tokenUnavailable, true
+				}
+				return accountGET(id, problemNotFound)(r)
+			})
+		}, []string{"HTTP 404", "did not prove itself"}},
+		{"a 410", func(_ *testEnv, f *front, _ *cli, id string) {
+			f.set(accountGET(id, answer{http.StatusGone, "application/problem+json",
+				`{"title":"Gone","status":410,"request_id":"5b0c3c52-8f0e-4c1e-9a57-0f2b8f1f6a11"}`}))
+		}, []string{"HTTP 410"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e, f := newFrontEnv(t, mockservice.Options{Seed: 4001, PendingFor: 50 * time.Millisecond, RunningFor: 50 * time.Millisecond})
+			id := e.srv.AccountIDs()[0]
+			c := newCLI(t, e, e.config(guardedDatabase(id, "")))
+			c.run("apply", "-auto-approve", "-no-color")
+			tc.set(e, f, c, id)
+			out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
+			flat := strings.Join(strings.Fields(out), " ")
+			if err == nil {
+				t.Fatalf("the destroy succeeded:\n%s", out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(flat, w) {
+					t.Errorf("the output does not say %q:\n%s", w, out)
+				}
+			}
+			f.set(nil)
+			if c.state(guardAddr) == nil || c.state("terraform_data.db") == nil {
+				t.Error("the guard or the guarded resource left the state")
+			}
+			if _, gone := c.destroyedAt(); gone {
+				t.Error("the guarded resource was destroyed")
+			}
+			if n := e.srv.Requests(mockservice.RouteTrigger); n != 0 {
+				t.Errorf("%d backup triggers", n)
+			}
+		})
+	}
+}
+
+// An empty accounts listing while every account answers: past the first
+// directAccountReads guards, the refresh reads the listing, and confirms
+// each id it misses with a direct read; every guard stays, and the destroy
+// backs every account up.
+func TestAccOnDestroyEmptyListingProvesNothing(t *testing.T) {
+	t.Parallel()
+	e, f := newFrontEnv(t, mockservice.Options{Seed: 4002, Accounts: 10, PendingFor: 50 * time.Millisecond, RunningFor: 50 * time.Millisecond})
+	ids := e.srv.AccountIDs()
+	c := newCLI(t, e, e.config(fmt.Sprintf("resource \"backup_on_destroy\" \"each\" {\n  count      = %d\n  account_id = %s[count.index]\n}\n", len(ids), hclList(ids))))
+	c.run("apply", "-auto-approve", "-no-color")
+	f.set(func(r *http.Request) (answer, bool) {
+		return emptyListing, r.Method == http.MethodGet && r.URL.Path == "/api/v1/accounts"
+	})
+	e.srv.ResetStats()
+	plan := c.run("plan", "-no-color")
+	if !strings.Contains(plan, "No changes") {
+		t.Errorf("the plan proposes changes:\n%s", plan)
+	}
+	if gets := e.srv.Requests(mockservice.RouteGetAccount); gets != len(ids) {
+		t.Errorf("%d account GETs for %d guards (%d direct, the rest confirmed after the listing); want %d", gets, len(ids), directAccountReads, len(ids))
+	}
+	c.run("destroy", "-auto-approve", "-no-color")
+	for _, id := range ids {
+		if n := e.srv.BackupsQueued(id); n != 1 {
+			t.Errorf("account %s: %d backups queued by the destroy, want 1", id, n)
+		}
+	}
+}
+
+// An account the service proved gone (the mock's own 404, its token
+// endpoint answering): a plan warns and keeps the guard; its destroy fails
+// at plan, before anything is destroyed, with the way out; the provider's
+// destroy_without_backup naming the account lets it through, with a
+// warning that repeats the reason.
+func TestAccOnDestroyProvenGoneAndTheWayOut(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 4003})
+	id := e.srv.AccountIDs()[0]
+	c := newCLI(t, e, e.config(guardedDatabase(id, "")))
+	c.run("apply", "-auto-approve", "-no-color")
+	e.srv.DeleteAccount(id)
+
+	plan := c.run("plan", "-no-color")
+	flat := strings.Join(strings.Fields(plan), " ")
+	if !strings.Contains(flat, "does not exist for this API key") || !strings.Contains(flat, "No changes") {
+		t.Errorf("the plan after the account's deletion:\n%s", plan)
+	}
+	out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
+	flat = strings.Join(strings.Fields(out), " ")
+	if err == nil || !strings.Contains(flat, "destroy_without_backup") || !strings.Contains(flat, "cannot take its backup") {
+		t.Fatalf("the destroy of a gone account's guard: %v\n%s", err, out)
+	}
+	if _, gone := c.destroyedAt(); gone || c.state(guardAddr) == nil {
+		t.Fatal("the guarded resource was destroyed, or the guard left the state")
+	}
+	if n := e.srv.Requests(mockservice.RouteTrigger); n != 0 {
+		t.Errorf("%d triggers sent for a destroy that failed at plan", n)
+	}
+
+	c.write(withProvider(fmt.Sprintf(`provider "backup" {
+  base_url = %q
+  api_key  = %q
+  destroy_without_backup = {
+    account_ids = [%q]
+    reason      = "OPS-1234: the CRM account was closed"
+  }
+}
+%s`, e.url, e.key, id, guardedDatabase(id, ""))))
+	out = c.run("destroy", "-auto-approve", "-no-color")
+	flat = strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, "Destroyed without a backup of account "+id) || !strings.Contains(flat, "OPS-1234: the CRM account was closed") {
+		t.Errorf("the destroy let through does not say so, with the reason:\n%s", out)
+	}
+	if _, gone := c.destroyedAt(); !gone {
+		t.Error("the guarded resource was not destroyed")
+	}
+}
+
+// destroy_without_backup lets a guard through only when its account cannot
+// be backed up: a paused account (422) and a backup that fails go ahead
+// with a warning; a busy account with on_conflict = "fail" does not, nor
+// does an account it does not name.
+func TestAccOnDestroyWithoutBackupOnlyWhenTheAccountCannotBeBackedUp(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		account     mockservice.AccountSpec
+		extra       string
+		named       bool
+		wantThrough bool
+	}{
+		{"paused", mockservice.AccountSpec{State: mockservice.StatePaused}, "", true, true},
+		{"failing backup", mockservice.AccountSpec{FailWith: "the connection needs re-authorization"}, "", true, true},
+		{"busy, on_conflict fail", mockservice.AccountSpec{}, "  on_conflict = \"fail\"\n", true, false},
+		{"paused, not named", mockservice.AccountSpec{State: mockservice.StatePaused}, "", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newTestEnv(t, mockservice.Options{Seed: 4004, PendingFor: time.Minute, RunningFor: time.Minute})
+			id := e.srv.AddAccount(tc.account)
+			named := id
+			if !tc.named {
+				named = e.srv.AccountIDs()[0]
+			}
+			cfg := withProvider(fmt.Sprintf(`provider "backup" {
+  base_url = %q
+  api_key  = %q
+  destroy_without_backup = {
+    account_ids = [%q]
+    reason      = "decommissioned"
+  }
+}
+%s`, e.url, e.key, named, guardedDatabase(id, tc.extra)))
+			c := newCLI(t, e, cfg)
+			c.run("apply", "-auto-approve", "-no-color")
+			if tc.extra != "" {
+				e.outsideBackup(t, id)
+			}
+			out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
+			_, gone := c.destroyedAt()
+			if (err == nil) != tc.wantThrough || gone != tc.wantThrough {
+				t.Fatalf("let through: exit %v, destroyed %t; want %t:\n%s", err, gone, tc.wantThrough, out)
+			}
+			if tc.wantThrough && !strings.Contains(strings.Join(strings.Fields(out), " "), "Destroyed without a backup of account "+id) {
+				t.Errorf("no warning for the guard let through:\n%s", out)
+			}
+		})
+	}
+}
+
+// The preflight: a guard planned for destroy reads its account once when
+// the plan has not refreshed it (-refresh=false), and a plan that destroys
+// nothing reads nothing for it; a refused key or a busy account with
+// on_conflict = "fail" fails the plan, before anything is destroyed.
+func TestAccOnDestroyPreflight(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 4005, PendingFor: time.Hour})
+	id := e.srv.AccountIDs()[0]
+	busy := e.srv.AddAccount(mockservice.AccountSpec{})
+	cfg := guardedDatabase(id, "") + strings.ReplaceAll(strings.ReplaceAll(guardedDatabase(busy, "  on_conflict = \"fail\"\n"),
+		`"db"`, `"busy"`), "db-destroyed-at", "busy-destroyed-at")
+	c := newCLI(t, e, e.config(cfg))
+	c.run("apply", "-auto-approve", "-no-color")
+
+	e.srv.ResetStats()
+	c.run("plan", "-refresh=false", "-no-color")
+	if n := e.srv.Stats().TotalRequests(); n != 0 {
+		t.Errorf("a plan that destroys nothing sent %d requests, want 0", n)
+	}
+	e.srv.ResetStats()
+	c.run("plan", "-destroy", "-refresh=false", "-no-color")
+	if n := e.srv.Requests(mockservice.RouteGetAccount); n != 2 {
+		t.Errorf("a destroy plan of 2 guards sent %d account GETs, want 2 (one per guard)", n)
+	}
+
+	e.outsideBackup(t, busy)
+	out, err := c.exec(nil, "plan", "-destroy", "-no-color")
+	flat := strings.Join(strings.Fields(out), " ")
+	if err == nil || !strings.Contains(flat, "A backup of account "+busy+" is in progress") || !strings.Contains(flat, `on_conflict is "fail"`) {
+		t.Errorf("a busy account with on_conflict = \"fail\": %v\n%s", err, out)
+	}
+
+	c.write(e.configWithKey("bks_revoked0000000000000000", cfg))
+	out, err = c.exec(nil, "plan", "-destroy", "-refresh=false", "-no-color")
+	flat = strings.Join(strings.Fields(out), " ")
+	if err == nil || !strings.Contains(flat, "HTTP 401") || !strings.Contains(flat, "cannot take its backup") {
+		t.Errorf("a refused key: %v\n%s", err, out)
+	}
+	if n := e.srv.BackupsQueued(id); n != 0 {
+		t.Errorf("%d backups queued by plans", n)
+	}
+}
+
+// A finished trigger's refresh: a proxy's HTML 404 for its account is an
+// error that keeps the trigger; the service's proven 404 removes it with a
+// warning.
+func TestAccTriggerRefreshNeedsProvenAbsence(t *testing.T) {
+	t.Parallel()
+	e, f := newFrontEnv(t, mockservice.Options{Seed: 4006, PendingFor: 50 * time.Millisecond, RunningFor: 50 * time.Millisecond})
+	id := e.srv.AccountIDs()[0]
+	c := newCLI(t, e, e.config(triggerConfig(id, "")))
+	c.run("apply", "-auto-approve", "-no-color")
+	// The account and its backups: whichever the refresh reads.
+	f.set(func(r *http.Request) (answer, bool) {
+		return htmlNotFound, strings.HasPrefix(r.URL.Path, "/api/v1/accounts/"+id)
+	})
+	out, err := c.exec(nil, "plan", "-no-color")
+	if err == nil || !strings.Contains(strings.Join(strings.Fields(out), " "), "not a problem document") {
+		t.Errorf("a proxy's 404 at refresh: %v\n%s", err, out)
+	}
+	f.set(nil)
+	if c.state(addr) == nil {
+		t.Fatal("the trigger left the state on a proxy's 404")
+	}
+	e.srv.DeleteAccount(id)
+	out = c.run("plan", "-no-color")
+	if flat := strings.Join(strings.Fields(out), " "); !strings.Contains(flat, "Backup trigger removed from state") || !strings.Contains(flat, "1 to add") {
+		t.Errorf("a proven 404 at refresh:\n%s", out)
+	}
+}
+
+// backup_stale_accounts never passes over an account it could not check:
+// a look-alike 404 on an account's backups is an error; a proven one is a
+// warning naming the account, which lands in gone_ids and not in checked.
+func TestAccStaleAccountsAbsence(t *testing.T) {
+	t.Parallel()
+	e, f := newFrontEnv(t, mockservice.Options{Seed: 4007, Accounts: 3})
+	ids := e.srv.AccountIDs()
+	cfg := e.config(`data "backup_stale_accounts" "all" {
+  max_age = "24h"
+}
+output "checked" { value = data.backup_stale_accounts.all.checked }
+output "gone" { value = data.backup_stale_accounts.all.gone_ids }
+`)
+	c := newCLI(t, e, cfg)
+	backupsOf := func(id string, a answer) func(*http.Request) (answer, bool) {
+		return func(r *http.Request) (answer, bool) { return a, r.URL.Path == "/api/v1/accounts/"+id+"/backups" }
+	}
+	f.set(backupsOf(ids[1], htmlNotFound))
+	out, err := c.exec(nil, "apply", "-auto-approve", "-no-color")
+	if flat := strings.Join(strings.Fields(out), " "); err == nil || !strings.Contains(flat, "Unable to read the backups of account "+ids[1]) {
+		t.Errorf("a proxy's 404 on an account's backups: %v\n%s", err, out)
+	}
+	f.set(backupsOf(ids[1], problemNotFound))
+	out = c.run("apply", "-auto-approve", "-no-color")
+	flat := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, "1 account gone since the listing, not checked") || !strings.Contains(flat, ids[1]) {
+		t.Errorf("a proven 404 on an account's backups does not warn naming it:\n%s", out)
+	}
+	if !strings.Contains(flat, "checked = 2") || !strings.Contains(flat, fmt.Sprintf("%q", ids[1])) {
+		t.Errorf("checked and gone_ids:\n%s", out)
+	}
+}

@@ -1,0 +1,102 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+)
+
+// destroy_without_backup is the way out of a guard whose account cannot be
+// backed up any more (deleted, paused, lapsed) that needs no state surgery.
+// It lives in the provider block because that is what Terraform evaluates
+// at a destroy from the current configuration: a setting of the guard
+// itself is read from its state, which only an apply changes. It is scoped
+// to named accounts, needs a reason, lets a guard through only when its
+// account is shown unable to be backed up (cannotBackUp), and warns for
+// each guard it lets through.
+
+// nonBlank: a reason holds at least one letter or digit.
+var nonBlank = regexp.MustCompile(`[\p{L}\p{N}]`)
+
+type destroyWithoutBackupModel struct {
+	AccountIDs []types.String `tfsdk:"account_ids"`
+	Reason     types.String   `tfsdk:"reason"`
+}
+
+func destroyWithoutBackupAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Optional: true,
+		Description: "Lets the destroy of a `backup_on_destroy` of the named accounts go ahead without a backup, when and only " +
+			"when the account cannot be backed up: the service proved it gone (deleted, or outside the key's organization), " +
+			"refused the backup as not backupable (422: paused, lapsed subscription, connection needing re-authorization), or " +
+			"the backup failed. Every other failure (interrupted, timed out, a refused key, an answer that is not the " +
+			"service's) still stops the destroy. A warning names each guard it lets through, with `reason`. **Risk**: the " +
+			"guarded data is destroyed with no backup taken for it; remove the setting once that destroy is done.",
+		Attributes: map[string]schema.Attribute{
+			"account_ids": schema.ListAttribute{
+				Required:    true,
+				ElementType: types.StringType,
+				Description: "The accounts whose guards may be let through, each `acc_` followed by exactly 16 letters or digits.",
+				Validators: []validator.List{
+					listvalidator.SizeAtLeast(1),
+					listvalidator.ValueStringsAre(accountIDValidator()),
+				},
+			},
+			"reason": schema.StringAttribute{
+				Required:    true,
+				Description: "Why these guards may go without a backup (a ticket, say), repeated in each warning.",
+				Validators:  []validator.String{stringvalidator.RegexMatches(nonBlank, "must say why, in words")},
+			},
+		},
+	}
+}
+
+// guardRelease is destroy_without_backup as configured; nil when unset.
+type guardRelease struct {
+	accounts map[string]bool
+	reason   string
+}
+
+// releaseFrom reads the setting; it must be known when it is set.
+func releaseFrom(ctx context.Context, v types.Object, diags *diag.Diagnostics) *guardRelease {
+	if v.IsNull() {
+		return nil
+	}
+	if v.IsUnknown() {
+		diags.AddError("Unknown destroy_without_backup", "destroy_without_backup must be known at plan time.")
+		return nil
+	}
+	var m destroyWithoutBackupModel
+	diags.Append(v.As(ctx, &m, basetypes.ObjectAsOptions{})...)
+	if diags.HasError() {
+		return nil
+	}
+	g := &guardRelease{accounts: map[string]bool{}, reason: strings.TrimSpace(m.Reason.ValueString())}
+	for _, id := range m.AccountIDs {
+		if id.IsUnknown() {
+			diags.AddError("Unknown destroy_without_backup", "destroy_without_backup.account_ids must be known at plan time.")
+			return nil
+		}
+		g.accounts[id.ValueString()] = true
+	}
+	return g
+}
+
+// covers says whether a guard of the account may be let through.
+func (g *guardRelease) covers(accountID string) bool { return g != nil && g.accounts[accountID] }
+
+// warning is what each guard let through says.
+func (g *guardRelease) warning(accountID string) string {
+	return fmt.Sprintf("The provider's destroy_without_backup names account %s, with the reason %q: the destroy goes ahead "+
+		"WITHOUT a backup, and the resources this guard depends on are destroyed. Remove the setting once this destroy is done.",
+		accountID, g.reason)
+}
