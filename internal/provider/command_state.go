@@ -81,7 +81,8 @@ type accountSeen struct {
 // says whether this caller should tell the user: a failed shared listing
 // is told once, not once per resource. An error matching client.ErrGone
 // is the only proof that the account does not exist for this key.
-func (s *commandState) account(ctx context.Context, c *client.Client, accountID string) (a *client.Account, report bool, err error) {
+func (s *commandState) account(ctx context.Context, c *client.Client, accountID string) (report bool, err error) {
+	var a *client.Account
 	if s.directReads.Add(1) <= directAccountReads {
 		a, err = c.Account(ctx, accountID)
 		report = true
@@ -95,7 +96,7 @@ func (s *commandState) account(ctx context.Context, c *client.Client, accountID 
 	case errors.Is(err, client.ErrGone):
 		s.seen.Store(accountID, accountSeen{gone: err})
 	}
-	return a, report, err
+	return report, err
 }
 
 // seenAccount is what this command already learnt of the account, if
@@ -105,7 +106,8 @@ func (s *commandState) seenAccount(accountID string) (accountSeen, bool) {
 	if !ok {
 		return accountSeen{}, false
 	}
-	return v.(accountSeen), true
+	seen, ok := v.(accountSeen)
+	return seen, ok
 }
 
 func (s *commandState) remember(accountID, triggers string, p lifecycle.Replaced) {

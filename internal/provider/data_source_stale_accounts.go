@@ -185,6 +185,12 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 				"(deleted since the listing, or outside the key's organization). It is not checked, not counted in checked, and "+
 				"listed in gone_ids.", listSome(gone, 5, ", ")))
 	}
+	if len(unreadable) > 0 {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("The backups of %s could not be read", plural(len(unreadable), "account")),
+			fmt.Sprintf("The API key may not read the backups of %s (403), so their freshness is unknown; they are listed as "+
+				"stale with reason \"unreadable\". Use a key of a user with access to every account for freshness checks.",
+				listSome(unreadable, 5, ", ")))
+	}
 	m.Checked = types.Int64Value(int64(checked))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

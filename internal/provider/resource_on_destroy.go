@@ -214,7 +214,7 @@ func (r *onDestroyResource) Read(ctx context.Context, req resource.ReadRequest, 
 	// command: one GET each for the first few, then one listing of every
 	// account, however many guards the configuration holds.
 	accountID := m.AccountID.ValueString()
-	_, report, err := r.data.command.account(ctx, r.data.client, accountID)
+	report, err := r.data.command.account(ctx, r.data.client, accountID)
 	switch {
 	case errors.Is(err, client.ErrGone):
 		resp.Diagnostics.AddWarning(fmt.Sprintf("The account of backup_on_destroy %s does not exist for this API key", accountID),
