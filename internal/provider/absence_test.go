@@ -380,3 +380,27 @@ output "gone" { value = data.backup_stale_accounts.all.gone_ids }
 		t.Errorf("checked and gone_ids:\n%s", out)
 	}
 }
+
+// The limit the docs state: Terraform 1.16's lifecycle { destroy = false }
+// on a guard makes `terraform destroy` forget the guard instead of
+// destroying it, so no backup is taken and the guarded resource goes.
+// (Removing the block takes the setting with it: the guard is destroyed,
+// with its backup.) Tested so that the docs learn of a change.
+func TestAccOnDestroyLifecycleDestroyFalseForgetsTheGuard(t *testing.T) {
+	t.Parallel()
+	skipBelow(t, "1.16.0-rc1", "lifecycle { destroy = false } on a resource")
+	e := newTestEnv(t, mockservice.Options{Seed: 4008, PendingFor: 50 * time.Millisecond, RunningFor: 50 * time.Millisecond})
+	id := e.srv.AccountIDs()[0]
+	c := newCLI(t, e, e.config(guardedDatabase(id, "  lifecycle {\n    destroy = false\n  }\n")))
+	c.run("apply", "-auto-approve", "-no-color")
+	out := c.run("destroy", "-auto-approve", "-no-color")
+	if c.state(guardAddr) != nil {
+		t.Fatalf("the guard is still in the state:\n%s", out)
+	}
+	if n := e.srv.Requests(mockservice.RouteTrigger); n != 0 {
+		t.Errorf("%d backup triggers; Terraform 1.16 forgot the guard without one until now: update the docs' limit", n)
+	}
+	if _, gone := c.destroyedAt(); !gone {
+		t.Errorf("the guarded resource was kept; the docs say it goes:\n%s", out)
+	}
+}
