@@ -291,6 +291,19 @@ func TestAccOnDestroyPreflight(t *testing.T) {
 	c := newCLI(t, e, e.config(cfg))
 	c.run("apply", "-auto-approve", "-no-color")
 
+	// The guard of busy removed from the configuration: the plan's refresh
+	// reads each account, and the preflight of the guard planned for
+	// destroy shares that read.
+	c.write(e.config(guardedDatabase(id, "")))
+	e.srv.ResetStats()
+	if out := c.run("plan", "-no-color"); !strings.Contains(out, "2 to destroy") {
+		t.Errorf("the plan without busy's blocks:\n%s", out)
+	}
+	if n := e.srv.Requests(mockservice.RouteGetAccount); n != 2 {
+		t.Errorf("a plan refreshing 2 guards and destroying 1 sent %d account GETs, want 2 (the preflight shares the refresh's)", n)
+	}
+	c.write(e.config(cfg))
+
 	e.srv.ResetStats()
 	c.run("plan", "-refresh=false", "-no-color")
 	if n := e.srv.Stats().TotalRequests(); n != 0 {

@@ -122,9 +122,10 @@ func (r *onDestroyResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 }
 
 // preflight is the plan of a guard's destroy: what would stop the destroy
-// is reported now, before anything is destroyed. It reads the account once
-// (nothing when this command's refresh already did) and the key's
-// organization with organization_id (once per process).
+// is reported now, before anything is destroyed. It reads the account
+// through the command state (nothing more when this command read it
+// already) and the key's organization with organization_id (once per
+// process).
 func (r *onDestroyResource) preflight(ctx context.Context, state tfsdk.State, diags *diag.Diagnostics) {
 	if r.data == nil {
 		return
@@ -139,18 +140,14 @@ func (r *onDestroyResource) preflight(ctx context.Context, state tfsdk.State, di
 		addOrganizationError(diags, "the destroy of backup_on_destroy of account "+accountID, err)
 		return
 	}
-	seen, ok := r.data.command.seenAccount(accountID)
-	if !ok {
-		a, err := r.data.client.Account(ctx, accountID)
-		switch {
-		case err == nil:
-			seen = accountSeen{account: a}
-		case errors.Is(err, client.ErrGone):
-			seen = accountSeen{gone: err}
-		default:
-			diags.AddError(summary, describeError(err, guardKept))
-			return
-		}
+	a, _, err := r.data.command.account(ctx, r.data.client, accountID)
+	seen := accountSeen{account: a}
+	switch {
+	case errors.Is(err, client.ErrGone):
+		seen = accountSeen{gone: err}
+	case err != nil:
+		diags.AddError(summary, describeError(err, guardKept))
+		return
 	}
 	switch {
 	case seen.gone != nil && r.data.release.covers(accountID):
@@ -214,7 +211,7 @@ func (r *onDestroyResource) Read(ctx context.Context, req resource.ReadRequest, 
 	// command: one GET each for the first few, then one listing of every
 	// account, however many guards the configuration holds.
 	accountID := m.AccountID.ValueString()
-	report, err := r.data.command.account(ctx, r.data.client, accountID)
+	_, report, err := r.data.command.account(ctx, r.data.client, accountID)
 	switch {
 	case errors.Is(err, client.ErrGone):
 		resp.Diagnostics.AddWarning(fmt.Sprintf("The account of backup_on_destroy %s does not exist for this API key", accountID),

@@ -201,7 +201,7 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 		// triggered_at, which a refresh must therefore keep.
 		return
 	case rec.Finished():
-		report, err := r.data.command.account(ctx, r.data.client, accountID)
+		_, report, err := r.data.command.account(ctx, r.data.client, accountID)
 		switch {
 		case errors.Is(err, client.ErrGone):
 			removeTrigger(ctx, resp, accountID, backupID, err)
