@@ -141,24 +141,19 @@ func (r *onDestroyResource) preflight(ctx context.Context, state tfsdk.State, di
 		return
 	}
 	a, _, err := r.data.command.account(ctx, r.data.client, accountID)
-	seen := accountSeen{account: a}
+	gone := errors.Is(err, client.ErrGone)
 	switch {
-	case errors.Is(err, client.ErrGone):
-		seen = accountSeen{gone: err}
-	case err != nil:
+	case err != nil && !gone:
 		diags.AddError(summary, describeError(err, guardKept))
-		return
-	}
-	switch {
-	case seen.gone != nil && r.data.release.covers(accountID):
+	case gone && r.data.release.covers(accountID):
 		diags.AddWarning(fmt.Sprintf("backup_on_destroy of account %s will let the destroy go ahead without a backup", accountID),
-			describeError(seen.gone, r.data.release.warning(accountID)))
-	case seen.gone != nil:
-		diags.AddError(summary, describeError(seen.gone, goneGuardAdvice(accountID)))
-	case client.InProgress(seen.account.BackupStatus) && m.OnConflict.ValueString() == onConflictFail:
+			describeError(err, r.data.release.warning(accountID)))
+	case gone:
+		diags.AddError(summary, describeError(err, goneGuardAdvice(accountID)))
+	case client.InProgress(a.BackupStatus) && m.OnConflict.ValueString() == onConflictFail:
 		diags.AddError(summary, fmt.Sprintf("A backup of account %s is in progress (backup_status %q) and on_conflict is \"fail\": "+
 			"the destroy would fail. Wait for it to end, or set on_conflict = \"wait\" and apply that first. %s",
-			accountID, seen.account.BackupStatus, guardKept))
+			accountID, a.BackupStatus, guardKept))
 	}
 }
 
