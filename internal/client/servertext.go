@@ -35,12 +35,34 @@ type textGuard struct{ key *secret }
 // text cleans s and cuts it to MaxShownText characters.
 func (g textGuard) text(s string) string { return g.cut(g.clean(s), MaxShownText) }
 
-// clean removes invalid UTF-8, control and format characters, folds white
-// space, and only then masks the key: every change that could join the
-// pieces of a key comes before the mask, so no later step can rebuild one.
-// (The fuzz target found a key split by an invalid byte, rebuilt when the
-// replacement character was removed after masking.)
+// clean removes invalid UTF-8, control and format characters and folds
+// white space, with the key masked three times: as it is, before cleaning
+// can change its own characters (a no-break space, two spaces, a zero-width
+// character in the key); then, after cleaning, as it is again, since every
+// change that could join the pieces of a key comes before that mask (the
+// fuzz target found a key split by an invalid byte, rebuilt when the
+// replacement character was removed after masking); and in the cleaned
+// form, which is what a key split that way and holding such characters
+// becomes.
 func (g textGuard) clean(s string) string {
+	key := ""
+	if g.key != nil {
+		key = g.key.value
+	}
+	if key == "" {
+		return fold(s)
+	}
+	s = fold(strings.ReplaceAll(s, key, Redacted))
+	s = strings.ReplaceAll(s, key, Redacted)
+	if folded := fold(key); folded != "" && folded != key {
+		s = strings.ReplaceAll(s, folded, Redacted)
+	}
+	return s
+}
+
+// fold removes invalid UTF-8, control and format characters, and folds
+// white space.
+func fold(s string) string {
 	s = strings.ToValidUTF8(s, "")
 	s = strings.Map(func(r rune) rune {
 		switch {
@@ -53,11 +75,7 @@ func (g textGuard) clean(s string) string {
 		}
 		return r
 	}, s)
-	s = strings.Join(strings.Fields(s), " ")
-	if g.key != nil && g.key.value != "" {
-		s = strings.ReplaceAll(s, g.key.value, Redacted)
-	}
-	return s
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // cut keeps the first n characters of s and says how many were dropped.

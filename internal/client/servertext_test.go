@@ -206,3 +206,34 @@ func FuzzDecodeRecords(f *testing.F) {
 		}
 	})
 }
+
+// A key whose own characters cleaning would change (a no-break space, two
+// spaces, a zero-width character) is masked all the same, whether the
+// service echoes it whole or split by an invalid byte.
+func TestKeyWithCharactersCleaningChangesIsMasked(t *testing.T) {
+	t.Parallel()
+	for _, key := range []string{
+		"bks_abc\u00a0def0123456789",
+		"bks_abc  def0123456789",
+		"bks_abc\u200bdef0123456789",
+		"bks_abc\u202edef0123456789",
+		"bks_\u00a0\u200b  abcdef0123456789",
+	} {
+		if err := CheckAPIKey(key); err != nil {
+			t.Fatalf("%q: %v (the test wants keys a user can configure)", key, err)
+		}
+		g := textGuard{key: &secret{value: key}}
+		half := len(key) / 2
+		for _, echoed := range []string{
+			"invalid key " + key + " presented",
+			"invalid key " + key[:half] + "\xff" + key[half:] + " presented",
+			key,
+		} {
+			got := g.text(echoed)
+			if !strings.Contains(got, Redacted) || strings.Contains(got, key) || strings.Contains(got, fold(key)) ||
+				strings.Contains(got, "0123456789") {
+				t.Errorf("key %q echoed as %q shows as %q", key, echoed, got)
+			}
+		}
+	}
+}
