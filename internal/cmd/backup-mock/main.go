@@ -23,6 +23,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"os/signal"
 	"runtime/debug"
 	"strings"
@@ -110,7 +111,7 @@ func run() error {
 	fmt.Fprintf(os.Stderr, "backup-mock: serving the Backup Service API at %s (inspection: %s/_mock/stats, "+
 		"with Authorization: Bearer $BACKUP_MOCK_ADMIN_TOKEN); Ctrl-C stops\n", baseURL, baseURL)
 	if *envFile != "" {
-		if err := os.WriteFile(*envFile, []byte(settings), 0o600); err != nil {
+		if err := writeEnvFile(*envFile, settings); err != nil {
 			return err
 		}
 	}
@@ -164,4 +165,29 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return version
+}
+
+// writeEnvFile writes the settings, the key and the admin token among them,
+// to a file only its owner may read, whatever a file of that name was
+// before: os.WriteFile keeps an existing file's mode (0644, say). The new
+// file is written beside it with mode 0600 and renamed over it, so that a
+// reader never sees it half written.
+func writeEnvFile(path, settings string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".backup-mock-env-*")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.Remove(f.Name()) }() // after a failure; gone once renamed
+	if err := f.Chmod(0o600); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if _, err := f.WriteString(settings); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }

@@ -183,3 +183,32 @@ func TestCommand(t *testing.T) {
 		}
 	}
 }
+
+// -env-file holds the key and the admin token: the file ends with mode
+// 0600 even when a file of that name existed with a wider mode.
+func TestEnvFileIsPrivateEvenWhenItExisted(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "mock.env")
+	if err := os.WriteFile(path, []byte("OLD=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil { // whatever the umask made of it
+		t.Fatal(err)
+	}
+	if err := writeEnvFile(path, "BACKUP_API_KEY=secret\n"); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode := fi.Mode().Perm(); mode != 0o600 {
+		t.Errorf("mode %o, want 600", mode)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "BACKUP_API_KEY=secret\n" {
+		t.Errorf("content %q", b)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".backup-mock-env-*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
