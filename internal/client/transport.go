@@ -70,12 +70,19 @@ func newTransport(s transportSettings) *http.Transport {
 
 // proxyFromEnvironment honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY (and
 // their lower-case forms) as read now, when the client is built:
-// http.ProxyFromEnvironment reads them once per process. As there,
-// requests to loopback never go through a proxy, so that a loopback-only
-// transport dials its target itself.
+// http.ProxyFromEnvironment reads them once per process. Requests to
+// loopback never go through a proxy, so that a loopback-only transport
+// dials its target itself: by isLoopback's rule, since httpproxy's takes
+// only a lower-case "localhost" for loopback and sent "LOCALHOST" to the
+// proxy.
 func proxyFromEnvironment() func(*http.Request) (*url.URL, error) {
 	proxy := httpproxy.FromEnvironment().ProxyFunc()
-	return func(req *http.Request) (*url.URL, error) { return proxy(req.URL) }
+	return func(req *http.Request) (*url.URL, error) {
+		if isLoopback(req.URL.Hostname()) {
+			return nil, nil
+		}
+		return proxy(req.URL)
+	}
 }
 
 // notLoopbackError is refuseNonLoopback's refusal of one address.

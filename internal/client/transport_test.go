@@ -70,7 +70,7 @@ func TestLoopbackOnlyIsChosenForPlainHTTP(t *testing.T) {
 // Plain http to loopback works, by address and by name.
 func TestPlainHTTPToLoopbackWorks(t *testing.T) {
 	t.Parallel()
-	for _, host := range []string{"127.0.0.1", "localhost"} {
+	for _, host := range []string{"127.0.0.1", "localhost", "LOCALHOST", "LocalHost"} {
 		f := newFixture(t, mockservice.Options{}, func(o *Options) {
 			o.BaseURL = strings.Replace(o.BaseURL, "127.0.0.1", host, 1)
 		})
@@ -286,9 +286,12 @@ func TestProxyFromEnvironmentIsReadPerClient(t *testing.T) {
 		{"http://proxy.corp:3128", "example.com", "https://backup.example.com/api/v1/token", ""},
 		{"http://proxy.corp:3128", "", "https://127.0.0.1:8443/api/v1/token", ""},
 		{"http://proxy.corp:3128", "", "https://localhost:8443/api/v1/token", ""},
+		{"http://proxy.corp:3128", "", "https://LOCALHOST:8443/api/v1/token", ""},
+		{"http://proxy.corp:3128", "", "http://LocalHost:8080/api/v1/token", ""},
 	}
 	for _, c := range cases {
 		t.Setenv("HTTPS_PROXY", c.proxy)
+		t.Setenv("HTTP_PROXY", c.proxy)
 		t.Setenv("NO_PROXY", c.noProxy)
 		req, err := http.NewRequest(http.MethodGet, c.url, nil)
 		if err != nil {

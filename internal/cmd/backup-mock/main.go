@@ -23,8 +23,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -74,7 +74,7 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("-listen: %w", err)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if ip := net.ParseIP(host); !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
 		return fmt.Errorf("-listen %s: the mock serves loopback addresses only", *listen)
 	}
 	runSeed := chooseSeed(seedGiven, *seed)
