@@ -80,6 +80,19 @@ type faultState struct {
 // gone or not) and, from the admin API, let one request stall it for hours.
 const MaxLatency = 30 * time.Second
 
+// requestLatency is the delay the latency faults that matched one request
+// add to it: their sum, at most MaxLatency for the request, however many
+// faults matched (two faults at the cap held a request for twice the cap).
+func requestLatency(faults []Fault) time.Duration {
+	var d time.Duration
+	for _, f := range faults {
+		if f.Kind == FaultLatency {
+			d = min(d+f.Latency, MaxLatency)
+		}
+	}
+	return d
+}
+
 // AddFault switches a fault on.
 func (s *Server) AddFault(f Fault) {
 	// Clamped, not refused: Go callers have no error to read. The admin

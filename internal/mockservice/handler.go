@@ -68,14 +68,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 	}()
 
-	for _, f := range faults {
-		if f.Kind == FaultLatency {
-			// A slow service goes on with a request whose client gave up:
-			// a trigger may still queue its backup after the client's timeout.
-			// Real time, whatever the mock's clock: what it meets is the
-			// client's per-request timeout, a socket's, on the wall clock.
-			time.Sleep(f.Latency)
-		}
+	if d := requestLatency(faults); d > 0 {
+		// A slow service goes on with a request whose client gave up:
+		// a trigger may still queue its backup after the client's timeout.
+		// Real time, whatever the mock's clock: what it meets is the
+		// client's per-request timeout, a socket's, on the wall clock.
+		time.Sleep(d)
 	}
 
 	rep := s.preFaults(faults, r, requestID)

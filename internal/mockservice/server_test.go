@@ -473,3 +473,26 @@ func TestInvalidCursorFaultSparesFirstPages(t *testing.T) {
 		t.Fatalf("the fault hit twice: %s", r.raw)
 	}
 }
+
+// The latency faults that match one request delay it by their sum, at most
+// MaxLatency for the request however many match.
+func TestLatencyIsCappedPerRequest(t *testing.T) {
+	t.Parallel()
+	s := New(Options{Seed: 77})
+	s.AddFault(Fault{Kind: FaultLatency, Route: RouteToken, Latency: MaxLatency})
+	s.AddFault(Fault{Kind: FaultLatency, Route: RouteToken, Latency: MaxLatency})
+	s.AddFault(Fault{Kind: FaultLatency, Route: RouteGetAccount, Latency: time.Second})
+	s.AddFault(Fault{Kind: FaultLatency, Route: RouteGetAccount, Latency: 2 * time.Second})
+	s.mu.Lock()
+	token, account := s.pickFaults(RouteToken, false), s.pickFaults(RouteGetAccount, false)
+	s.mu.Unlock()
+	if len(token) != 2 {
+		t.Fatalf("%d faults matched the token read, want both", len(token))
+	}
+	if d := requestLatency(token); d != MaxLatency {
+		t.Errorf("two faults at the cap delay a request by %s, want %s", d, MaxLatency)
+	}
+	if d := requestLatency(account); d != 3*time.Second {
+		t.Errorf("1s and 2s faults delay a request by %s, want 3s", d)
+	}
+}
