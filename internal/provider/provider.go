@@ -231,7 +231,9 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	if c.HTTP2Off() {
 		p.http2Warned.Do(func() {
 			tflog.Warn(ctx, "GODEBUG sets http2debug, with which Go's HTTP/2 code logs every request header, the API key "+
-				"among them, where no mask reaches: the provider talks to the Backup Service over HTTP/1.1 instead")
+				"among them, where no mask reaches: the provider talks to the Backup Service over HTTP/1.1 instead. Terraform's "+
+				"own log of its link to the provider is not covered: it shows an api_key set in the configuration (use "+
+				EnvAPIKey+" instead)")
 		})
 	}
 	data := &providerData{client: c, poll: p.tuning.poll, command: newCommandState(c), release: release}
