@@ -76,6 +76,13 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request, requestID st
 		}
 		s.SetRateLimit(n)
 		w.WriteHeader(http.StatusNoContent)
+	case r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, "/_mock/accounts/"):
+		id := strings.TrimPrefix(r.URL.Path, "/_mock/accounts/")
+		if !s.deleteAccount(id) {
+			writeReply(w, problemReply(http.StatusNotFound, titleNotFound, "No account "+id+".", r, requestID))
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
 	default:
 		writeReply(w, problemReply(http.StatusNotFound, titleNotFound, "No such admin endpoint: "+r.Method+" "+r.URL.Path+".", r, requestID))
 	}

@@ -302,12 +302,19 @@ func (s *Server) sortedAccountIDs() []string {
 }
 
 // DeleteAccount removes an account, as if disconnected out of band.
-func (s *Server) DeleteAccount(id string) {
+func (s *Server) DeleteAccount(id string) { s.deleteAccount(id) }
+
+// deleteAccount deletes the account, and says whether there was one to
+// delete.
+func (s *Server) deleteAccount(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if a := s.accounts[id]; a != nil {
-		a.deleted = true
+	a := s.accounts[id]
+	if a == nil || a.deleted {
+		return false
 	}
+	a.deleted = true
+	return true
 }
 
 // SetAccountFailure makes the account's next backups fail with errText
