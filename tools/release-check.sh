@@ -59,5 +59,7 @@ mwant=$(for p in $platforms; do case $p in windows_*) echo "backup-mock_${versio
 mgot=$(awk '{ print $2 }' "$msums" | sort)
 [ "$mgot" = "$mwant" ] || { echo "the mock's checksums file is not its archive set:"; diff <(echo "$mwant") <(echo "$mgot"); exit 1; }
 (cd dist-mock && sha256sum --quiet -c "$(basename "$msums")")
-ls -1 "$msums" dist-mock/backup-mock_*.tar.gz dist-mock/backup-mock_*.zip
-echo "release check: provider archives, sums and signature verified; the mock's archives and sums apart"
+[ -f "$msums.sig" ] || { echo "no $msums.sig: the mock's sums are not signed"; exit 1; }
+gpg --batch --verify "$msums.sig" "$msums"
+ls -1 "$msums" "$msums.sig" dist-mock/backup-mock_*.tar.gz dist-mock/backup-mock_*.zip
+echo "release check: provider archives, sums and signature verified; the mock's archives, sums and signature apart"
