@@ -125,7 +125,7 @@ func (c *Client) JudgeAbsence(ctx context.Context, accountID string, err error) 
 	}
 	if perr := c.proveBase(ctx); perr != nil {
 		return &UnprovenAbsenceError{AccountID: accountID, Err: err, Why: "the same base URL did not prove itself: its token endpoint " +
-			"did not answer 200 for this key (" + strings.TrimSpace(perr.Error()) + "); check base_url"}
+			"did not answer 200 for this key (" + strings.TrimSpace(perr.Error()) + ")"}
 	}
 	return &GoneError{AccountID: accountID, Answer: apiErr}
 }

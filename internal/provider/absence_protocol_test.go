@@ -165,3 +165,36 @@ func hasError(diags []*tfprotov6.Diagnostic) bool {
 	}
 	return false
 }
+
+// destroy_without_backup is refused at validate, before any request, with
+// a message naming what is wrong: a reason without words, a malformed id.
+func TestDestroyWithoutBackupValidation(t *testing.T) {
+	t.Parallel()
+	srv, sch := protocolServer(t)
+	release := func(reason string, ids ...string) tftypes.Value {
+		typ := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"account_ids": tftypes.List{ElementType: tftypes.String}, "reason": tftypes.String}}
+		return tftypes.NewValue(typ, map[string]tftypes.Value{"account_ids": strList(ids...), "reason": tfStr(reason)})
+	}
+	for _, tc := range []struct {
+		name  string
+		value tftypes.Value
+		want  string
+	}{
+		{"a blank reason", release("  ", ruleAccount), "Missing reason for destroy_without_backup"},
+		{"a reason of punctuation", release("--", ruleAccount), "Missing reason for destroy_without_backup"},
+		{"a malformed id", release("OPS-1", "acc_short"), "must be an account id"},
+		{"no ids", release("OPS-1"), "at least 1"},
+		{"a good one", release("OPS-1: closed", ruleAccount), ""},
+	} {
+		resp, err := srv.ValidateProviderConfig(context.Background(), &tfprotov6.ValidateProviderConfigRequest{
+			Config: object(t, sch.Provider, map[string]tftypes.Value{"destroy_without_backup": tc.value}),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := diagText(resp.Diagnostics)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q; want an error saying %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -41,7 +41,9 @@ func describeError(err error, hints ...string) string {
 		errors.As(err, &re)
 		var unproven *client.UnprovenAbsenceError
 		if errors.As(err, &unproven) {
-			fmt.Fprintf(&b, "\n\nThis does not prove that account %s is gone, so nothing is concluded from it: %s.", unproven.AccountID, unproven.Why)
+			fmt.Fprintf(&b, "\n\nThis does not prove that account %s is gone, so nothing is concluded from it: %s. Check base_url (or "+
+				"the %s environment variable, where base_url is not set): the path above is its path followed by the API's.",
+				unproven.AccountID, unproven.Why, EnvBaseURL)
 		} else if hint := hintFor(apiErr, re); hint != "" {
 			fmt.Fprintf(&b, "\n\n%s", hint)
 		}

@@ -161,13 +161,17 @@ func (r *onDestroyResource) preflight(ctx context.Context, state tfsdk.State, di
 const guardKept = "Nothing was destroyed: the guard, and every resource it depends on, stays."
 
 // goneGuardAdvice is the way out of a guard whose account the service
-// proved gone.
-func goneGuardAdvice(accountID string) string {
+// proved gone, after a destroy that stopped.
+func goneGuardAdvice(accountID string) string { return goneAdvice(accountID) + " " + guardKept }
+
+// goneAdvice is the way out of a guard whose account the service proved
+// gone.
+func goneAdvice(accountID string) string {
 	return fmt.Sprintf("There is nothing to back up, and that is not a good backup: the guard fails closed. If the account was "+
 		"deleted on purpose (or belongs to another organization than this key's), let this destroy go ahead without a backup "+
 		"by naming it in the provider block:\n\n  destroy_without_backup = {\n    account_ids = [%q]\n    reason      = \"<why>\"\n  }\n\n"+
 		"or forget the guard with a removed block (lifecycle { destroy = false }) or terraform state rm. If the account should "+
-		"exist, check base_url and the API key. %s", accountID, guardKept)
+		"exist, check base_url (or %s) and the API key.", accountID, EnvBaseURL)
 }
 
 // Create checks the account and the key's organization, so that a
@@ -210,7 +214,7 @@ func (r *onDestroyResource) Read(ctx context.Context, req resource.ReadRequest, 
 	switch {
 	case errors.Is(err, client.ErrGone):
 		resp.Diagnostics.AddWarning(fmt.Sprintf("The account of backup_on_destroy %s does not exist for this API key", accountID),
-			describeError(err, "The guard stays in the state. Its destroy cannot take a backup, and fails: "+goneGuardAdvice(accountID)))
+			describeError(err, "The guard stays in the state. Its destroy cannot take a backup, and fails. "+goneAdvice(accountID)))
 	case err != nil && report:
 		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read account %s of backup_on_destroy", accountID), err)
 	case err != nil:
@@ -270,6 +274,13 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	b, err := r.backUp(ctx, accountID, earlier, opts)
 	if err == nil && b != nil && b.Status == client.StatusSuccess {
 		tflog.Info(ctx, "backup before destroy succeeded", map[string]any{"backup_id": b.ID})
+		if earlier.Phase != lifecycle.None {
+			// Users see which backup let this destroy go ahead: not one
+			// it queued, but the one a stopped destroy began.
+			resp.Diagnostics.AddWarning(fmt.Sprintf("Destroyed after backup %s of account %s, begun by an earlier destroy", b.ID, accountID),
+				fmt.Sprintf("This destroy queued no backup: it followed backup %s, which a destroy that stopped began at %s "+
+					"(pending_destroy_backup), until it succeeded.", b.ID, earlier.TriggeredAt.UTC().Format(time.RFC3339)))
+		}
 		return
 	}
 	if r.data.release.covers(accountID) {
@@ -295,14 +306,19 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	if errors.Is(err, client.ErrNotFound) {
 		err = r.data.client.JudgeAbsence(ctx, accountID, err)
 	}
+	var until time.Time
+	if next.Phase != lifecycle.None {
+		until = next.Until(resume)
+	}
+	by := destroyCallerUntil(until)
 	switch {
 	case errors.Is(err, client.ErrGone):
 		resp.Diagnostics.AddError(fmt.Sprintf("Unable to back up account %s before destroy", accountID),
 			describeError(err, goneGuardAdvice(accountID)))
 	case b == nil && err != nil:
-		addTriggerError(&resp.Diagnostics, destroyCaller, accountID, timeout, err)
+		addTriggerError(&resp.Diagnostics, by, accountID, timeout, err)
 	default:
-		reportWait(&resp.Diagnostics, destroyCaller, accountID, timeout, err)
+		reportWait(&resp.Diagnostics, by, accountID, timeout, err)
 	}
 	if !resp.Diagnostics.HasError() {
 		resp.Diagnostics.AddError("Backup before destroy did not succeed",

@@ -133,7 +133,10 @@ func TestAccOnDestroyInterruptedThenResumed(t *testing.T) {
 		t.Fatal("a resource left the state after the interrupt")
 	}
 	clock.Advance(time.Hour) // the backup succeeds meanwhile
-	c.run("destroy", "-auto-approve", "-no-color")
+	out = c.run("destroy", "-auto-approve", "-no-color")
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "begun by an earlier destroy") {
+		t.Errorf("the second destroy does not say it followed the first one's backup:\n%s", out)
+	}
 	if n := e.srv.BackupsQueued(id); n != 1 {
 		t.Errorf("%d backups queued, want 1: the second destroy did not follow the first one's backup", n)
 	}
@@ -195,6 +198,10 @@ func TestAccOnDestroyTimedOutThenResumed(t *testing.T) {
 			pending, _ := c.state(guardAddr)["pending_destroy_backup"].(map[string]any)
 			if pending == nil || !strings.HasPrefix(fmt.Sprint(pending["backup_id"]), "bkp_") || pending["counts_until"] == nil {
 				t.Fatalf("the state does not show the pending backup: %v", c.state(guardAddr))
+			}
+			// The message names the moment the state records, not a default.
+			if until := fmt.Sprint(pending["counts_until"]); !strings.Contains(flat, "a destroy before "+until) {
+				t.Errorf("the timed-out destroy does not say it is followed until %s:\n%s", until, out)
 			}
 			tc.then(e, c)
 			// A new backup outlasts timeouts.delete too: the destroy after
@@ -366,7 +373,7 @@ func TestAccOnDestroyQueuedButNotListed(t *testing.T) {
 	f.set(e.clock.Now().Add(-time.Second), "") // new backups stay out of the listing
 	out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
 	flat := strings.Join(strings.Fields(out), " ")
-	if err == nil || !strings.Contains(flat, "a backup was queued") || !strings.Contains(flat, "a destroy within resume_within (default 10m) of now looks for this backup") {
+	if err == nil || !strings.Contains(flat, "a backup was queued") || !strings.Contains(flat, "(pending_destroy_backup.counts_until: this stop plus resume_within) looks for this backup") {
 		t.Fatalf("want the destroy to fail, saying the backup was queued and what follows:\n%s", out)
 	}
 	if _, gone := c.destroyedAt(); gone || c.state("terraform_data.db") == nil {

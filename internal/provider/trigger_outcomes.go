@@ -97,19 +97,20 @@ var (
 	destroyCaller = caller{
 		timeoutName:    "timeouts.delete",
 		interruptStops: true,
-		settingsFrom: "A destroy uses timeouts.delete and on_conflict as the state holds them: change them and apply before " +
+		settingsFrom: "A destroy uses timeouts.delete, on_conflict and resume_within as the state holds them: change them and apply before " +
 			"destroying again (with the guard's block removed, they cannot change; see Troubleshooting).",
 		interruptedSummary: "Destroy stopped: the wait for its backup was interrupted",
 		interrupted: "The destroy stopped: neither this resource nor the resources it guards (those it depends on) were destroyed. " +
-			"A destroy within resume_within (default 10m) of now resumes waiting for this same backup without queueing another; a later one takes a new backup.",
-		timedOut: "The destroy stopped and this resource is kept; a destroy within resume_within (default 10m) of now waits for this same backup " +
+			"A destroy {until} resumes waiting for this same backup without queueing another; a later one takes a new backup.",
+		timedOut: "The destroy stopped and this resource is kept; a destroy {until} waits for this same backup " +
 			"while it is in progress, instead of queueing another; a later one takes a new backup.",
 		failed: "The destroy stopped and this resource is kept, with the resources it guards; destroying again takes a new backup.",
-		wayOut: "If the account cannot be backed up and the destroy must go ahead without a backup, forget this guard instead of " +
-			"destroying it: a removed block with lifecycle { destroy = false } (1.7+), or state rm (see Troubleshooting).",
-		unidentifiedWaiting: "The destroy stopped and this resource is kept; a destroy within resume_within (default 10m) of now looks for this backup " +
+		wayOut: "If the account cannot be backed up and the destroy must go ahead without a backup, name it in the provider's " +
+			"destroy_without_backup (with a reason), or forget this guard instead of destroying it: a removed block with " +
+			"lifecycle { destroy = false } (1.7+), or state rm (see Troubleshooting).",
+		unidentifiedWaiting: "The destroy stopped and this resource is kept; a destroy {until} looks for this backup " +
 			"before it sends any new trigger; a later one takes a new backup.",
-		unidentifiedNotWaiting: "The destroy stopped and this resource is kept; a destroy within resume_within (default 10m) of now looks for this backup " +
+		unidentifiedNotWaiting: "The destroy stopped and this resource is kept; a destroy {until} looks for this backup " +
 			"before it sends any new trigger; a later one takes a new backup.",
 	}
 	// An action records nothing: nothing resumes its wait.
@@ -200,6 +201,22 @@ func addTriggerError(diags *diag.Diagnostics, c caller, accountID string, timeou
 	default:
 		diags.AddError(summary, describeError(err))
 	}
+}
+
+// destroyCallerUntil is destroyCaller for a destroy that stopped: what
+// follows names the moment until which the next destroy follows its
+// backup (pending_destroy_backup.counts_until; zero when none was
+// recorded), not a default the guard's resume_within may have changed.
+func destroyCallerUntil(until time.Time) caller {
+	c := destroyCaller
+	before := "within resume_within of this stop"
+	if !until.IsZero() {
+		before = "before " + until.UTC().Format(time.RFC3339) + " (pending_destroy_backup.counts_until: this stop plus resume_within)"
+	}
+	for _, s := range []*string{&c.interrupted, &c.timedOut, &c.unidentifiedWaiting, &c.unidentifiedNotWaiting} {
+		*s = strings.ReplaceAll(*s, "{until}", before)
+	}
+	return c
 }
 
 // reportProgress turns the engine's events into the progress messages

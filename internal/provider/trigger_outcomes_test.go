@@ -25,7 +25,7 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 		RequestID: "0b7c7a70-1c6f-4a8e-9c3e-1d2f3a4b5c6d"}
 	unprocessable := &client.APIError{Method: "POST", Path: "/x", StatusCode: 422, Title: "Unprocessable Entity", Detail: "paused"}
 
-	callers := map[string]caller{"create": createCaller, "resume": resumeCaller, "invoke": invokeCaller, "destroy": destroyCaller}
+	callers := map[string]caller{"create": createCaller, "resume": resumeCaller, "invoke": invokeCaller, "destroy": destroyCallerUntil(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))}
 	cases := []struct {
 		name     string
 		report   func(*diag.Diagnostics, caller, error)
@@ -108,7 +108,7 @@ func trigger(d *diag.Diagnostics, c caller, err error) {
 // Each caller says something for every outcome it can meet.
 func TestEveryCallerSaysWhatFollows(t *testing.T) {
 	t.Parallel()
-	for name, c := range map[string]caller{"create": createCaller, "resume": resumeCaller, "invoke": invokeCaller, "destroy": destroyCaller} {
+	for name, c := range map[string]caller{"create": createCaller, "resume": resumeCaller, "invoke": invokeCaller, "destroy": destroyCallerUntil(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))} {
 		for field, text := range map[string]string{"timeoutName": c.timeoutName, "interrupted": c.interrupted, "timedOut": c.timedOut,
 			"unidentifiedWaiting": c.unidentifiedWaiting, "unidentifiedNotWaiting": c.unidentifiedNotWaiting} {
 			if text == "" {
@@ -150,7 +150,7 @@ func TestDestroyAdviceFitsTheDestroy(t *testing.T) {
 		{"backup failed", func(d *diag.Diagnostics, c caller) { wait(d, c, &client.BackupFailedError{Backup: failed}) }, wayOut},
 		{"not backupable", func(d *diag.Diagnostics, c caller) { trigger(d, c, unprocessable) }, wayOut},
 	} {
-		for callerName, c := range map[string]caller{"destroy": destroyCaller, "create": createCaller, "invoke": invokeCaller} {
+		for callerName, c := range map[string]caller{"destroy": destroyCallerUntil(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)), "create": createCaller, "invoke": invokeCaller} {
 			var diags diag.Diagnostics
 			tc.report(&diags, c)
 			says := strings.Contains(strings.Join(strings.Fields(diags[0].Detail()), " "), tc.says)
@@ -158,5 +158,22 @@ func TestDestroyAdviceFitsTheDestroy(t *testing.T) {
 				t.Errorf("%s told by %s: says %q = %t: %q", tc.name, callerName, tc.says, says, diags[0].Detail())
 			}
 		}
+	}
+}
+
+// A stopped destroy names when its record stops counting, whether or not
+// it recorded a backup; no placeholder reaches a message.
+func TestDestroyCallerNamesItsMoment(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	for _, c := range []caller{destroyCallerUntil(at), destroyCallerUntil(time.Time{})} {
+		for _, s := range []string{c.interrupted, c.timedOut, c.unidentifiedWaiting, c.unidentifiedNotWaiting} {
+			if strings.Contains(s, "{") {
+				t.Errorf("a placeholder is left in %q", s)
+			}
+		}
+	}
+	if c := destroyCallerUntil(at); !strings.Contains(c.interrupted, "before 2026-11-25T10:00:00Z") {
+		t.Errorf("the interrupted destroy does not name when its record stops counting: %q", c.interrupted)
 	}
 }
