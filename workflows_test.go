@@ -209,6 +209,49 @@ func TestReleasePublishesProviderThenMock(t *testing.T) {
 	}
 }
 
+// The mock's checksums file is signed as the provider's is: the same signs
+// section (the same key, from GPG_FINGERPRINT), and the release job gives
+// that variable to both goreleaser runs (without it, the mock's run would
+// fail to render its signing arguments).
+func TestReleaseSignsTheMocksChecksumsAsTheProviders(t *testing.T) {
+	t.Parallel()
+	signs := func(name string) string {
+		lines := strings.Split(readFile(t, name), "\n")
+		for i, line := range lines {
+			if line == "signs:" {
+				return strings.TrimSpace(strings.Join(block(lines, i), "\n"))
+			}
+		}
+		t.Errorf("%s has no signs section", name)
+		return ""
+	}
+	provider, mock := signs(".goreleaser.yml"), signs(".goreleaser-mock.yml")
+	if provider == "" || mock != provider {
+		t.Errorf(".goreleaser-mock.yml signs:\n%s\nwant the provider's:\n%s", mock, provider)
+	}
+	if !strings.Contains(provider, "artifacts: checksum") || !strings.Contains(provider, "{{ .Env.GPG_FINGERPRINT }}") {
+		t.Errorf("the provider's signs section does not sign the checksums with GPG_FINGERPRINT:\n%s", provider)
+	}
+	lines := strings.Split(readFile(t, filepath.Join(".github", "workflows", "release.yml")), "\n")
+	runs := 0
+	for i, line := range lines {
+		if !strings.Contains(line, "goreleaser/goreleaser-action@") {
+			continue
+		}
+		runs++
+		start := i
+		for start > 0 && !strings.HasPrefix(strings.TrimLeft(lines[start], " "), "- ") {
+			start--
+		}
+		if !strings.Contains(strings.Join(block(lines, start), "\n"), "GPG_FINGERPRINT: ${{ steps.import_gpg.outputs.fingerprint }}") {
+			t.Errorf("release.yml:%d: a goreleaser run without GPG_FINGERPRINT", i+1)
+		}
+	}
+	if runs != 2 {
+		t.Errorf("release.yml: %d goreleaser runs, want 2 (the provider's, the mock's)", runs)
+	}
+}
+
 // test.yml's testmatrix job installs the binaries of its acceptance matrix,
 // no more and no fewer, and puts each where TF_MATRIX reads it.
 func TestWorkflowTestmatrixMatchesAcceptanceMatrix(t *testing.T) {
