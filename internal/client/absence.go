@@ -87,6 +87,17 @@ func (c *Client) proveBase(ctx context.Context) error {
 	return err
 }
 
+// baseProven records that base_url answered the token read for this key:
+// CheckOrganization's read proves it as well as proveBase's, so a process
+// that checked its organization reads the token once, not twice.
+func (c *Client) baseProven() {
+	c.proof.mu.Lock()
+	defer c.proof.mu.Unlock()
+	if !c.proof.done {
+		c.proof.done, c.proof.err = true, nil
+	}
+}
+
 // notServiceProblem says why a 404 is not the service's own problem
 // answer, or "" when it is.
 func notServiceProblem(e *APIError) string {
@@ -105,12 +116,12 @@ func notServiceProblem(e *APIError) string {
 	return ""
 }
 
-// JudgeAbsence applies the absence rule to err, the outcome of a request
+// judgeAbsence applies the absence rule to err, the outcome of a request
 // on accountID's paths: a *GoneError when err proves the account gone (at
 // most one token read per Client), an *UnprovenAbsenceError wrapping err
 // when it looks like absence but does not prove it, and err itself
 // otherwise (nil included).
-func (c *Client) JudgeAbsence(ctx context.Context, accountID string, err error) error {
+func (c *Client) judgeAbsence(ctx context.Context, accountID string, err error) error {
 	var apiErr *APIError
 	var gone *GoneError
 	var unproven *UnprovenAbsenceError

@@ -86,7 +86,8 @@ func TestAbsenceNeedsTheServicesOwnAnswerAndAProvenBaseURL(t *testing.T) {
 			c, _ := hostileClient(t, svc.ServeHTTP, func(o *Options) { o.MaxRetries = 0 })
 			_, accountErr := c.Account(t.Context(), absentAccount)
 			_, listErr := c.LatestSuccess(t.Context(), absentAccount)
-			for what, err := range map[string]error{"account read": accountErr, "backups listing": listErr} {
+			_, triggerErr := c.TriggerBackup(t.Context(), absentAccount)
+			for what, err := range map[string]error{"account read": accountErr, "backups listing": listErr, "trigger": triggerErr} {
 				var gone *GoneError
 				var unproven *UnprovenAbsenceError
 				switch {
@@ -102,7 +103,7 @@ func TestAbsenceNeedsTheServicesOwnAnswerAndAProvenBaseURL(t *testing.T) {
 				}
 			}
 			if n := svc.tokenReads.Load(); n > 1 {
-				t.Errorf("%d token reads for two 404s; want at most 1 per client", n)
+				t.Errorf("%d token reads for three 404s; want at most 1 per client", n)
 			}
 		})
 	}
@@ -136,6 +137,28 @@ func TestAbsenceAgainstTheMock(t *testing.T) {
 	}
 }
 
+// A process that checked its organization has read the token already:
+// proving a 404 costs no second read.
+func TestAbsenceReusesTheOrganizationCheck(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 4042, Accounts: 2}, nil)
+	c, err := New(Options{BaseURL: f.url, APIKey: f.srv.DemoKey(), Clock: f.clock, Organization: f.srv.OrganizationID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CheckOrganization(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	gone := f.srv.AccountIDs()[0]
+	f.srv.DeleteAccount(gone)
+	if _, err := c.Account(t.Context(), gone); !errors.Is(err, ErrGone) {
+		t.Fatalf("a deleted account: %v; want ErrGone", err)
+	}
+	if n := f.srv.Requests(mockservice.RouteToken); n != 1 {
+		t.Errorf("%d token reads; want 1, the organization check's", n)
+	}
+}
+
 // A caller that gives up while the base URL is being proved learns
 // nothing, and the next caller proves it afresh.
 func TestAbsenceProofIsNotSpentByACancelledCaller(t *testing.T) {
@@ -145,10 +168,10 @@ func TestAbsenceProofIsNotSpentByACancelledCaller(t *testing.T) {
 	notFound := &APIError{StatusCode: 404, Title: "Resource not found.", problemStatus: 404, problemRequestID: aRequestID}
 	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()
-	if err := c.JudgeAbsence(cancelled, absentAccount, notFound); errors.Is(err, ErrGone) {
+	if err := c.judgeAbsence(cancelled, absentAccount, notFound); errors.Is(err, ErrGone) {
 		t.Fatalf("a cancelled caller proved absence: %v", err)
 	}
-	if err := c.JudgeAbsence(t.Context(), absentAccount, notFound); !errors.Is(err, ErrGone) {
+	if err := c.judgeAbsence(t.Context(), absentAccount, notFound); !errors.Is(err, ErrGone) {
 		t.Fatalf("the next caller: %v; want ErrGone", err)
 	}
 }
@@ -176,7 +199,7 @@ func FuzzAbsenceRule(f *testing.F) {
 			c.proof.done, c.proof.err = true, &APIError{StatusCode: tokenStatus}
 		}
 		answer := parseProblem(c.guard, "GET", "/api/v1/accounts/"+absentAccount, status, http.Header{}, []byte(body), c.clock.Now())
-		got := c.JudgeAbsence(t.Context(), absentAccount, answer)
+		got := c.judgeAbsence(t.Context(), absentAccount, answer)
 
 		var p struct {
 			Title     string `json:"title"`

@@ -12,7 +12,7 @@ import (
 // long as the caller keeps it: the provider keeps one per Terraform
 // command, so nothing outlives the command. An id the listing does not
 // hold proves nothing (a listing may lag, or not be the service's):
-// callers confirm it with Account (see JudgeAbsence).
+// callers confirm it with Account (see judgeAbsence).
 type AccountIndex struct {
 	c *Client
 

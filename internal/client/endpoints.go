@@ -25,13 +25,13 @@ func (c *Client) Token(ctx context.Context) (*Token, error) {
 
 // Account reads one account. An answer for another account than accountID
 // is a *DecodeError matching ErrOtherAccount; a 404 is judged by the
-// absence rule (JudgeAbsence): a *GoneError only when it proves the
+// absence rule (judgeAbsence): a *GoneError only when it proves the
 // account gone. It is also how an id missing from a listing is confirmed.
 func (c *Client) Account(ctx context.Context, accountID string) (*Account, error) {
 	var a Account
 	cl := call{method: "GET", path: accountPath(accountID), idempotent: true}
 	if err := c.do(ctx, cl, &a); err != nil {
-		return nil, c.JudgeAbsence(ctx, accountID, err)
+		return nil, c.judgeAbsence(ctx, accountID, err)
 	}
 	if a.ID != accountID {
 		return nil, &DecodeError{Method: cl.method, Path: c.base.EscapedPath() + cl.path, StatusCode: 200,
@@ -70,7 +70,7 @@ func (c *Client) Backups(ctx context.Context, accountID string, opts ListOptions
 	// A 404 is judged by the absence rule, for every reader of backups.
 	return func(yield func(Backup, error) bool) {
 		for b, err := range backups {
-			if !yield(b, c.JudgeAbsence(ctx, accountID, err)) {
+			if !yield(b, c.judgeAbsence(ctx, accountID, err)) {
 				return
 			}
 		}
@@ -84,7 +84,7 @@ func (c *Client) AuditLogs(ctx context.Context, opts ListOptions) iter.Seq2[Audi
 
 // FindBackup looks for one backup of an account, paging as far as needed.
 // It returns a *BackupNotFoundError when the account's listing has no such
-// backup, and a *GoneError when the account is proven gone (JudgeAbsence).
+// backup, and a *GoneError when the account is proven gone (judgeAbsence).
 // A missing entry proves nothing: records are never deleted while their
 // account lives, so it means a listing that lags or is not the service's.
 func (c *Client) FindBackup(ctx context.Context, accountID, backupID string) (*Backup, error) {

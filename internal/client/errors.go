@@ -83,6 +83,14 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
+// FromService says whether the answer is the service's own problem
+// document: a problem body whose status is the response's, with a title
+// and a request id of the service's form. A proxy's page or a look-alike
+// is not, and proves nothing the API documents (see judgeAbsence).
+func (e *APIError) FromService() bool {
+	return !e.NotProblem && e.problemStatus == e.StatusCode && e.Title != "" && uuidRE.MatchString(e.problemRequestID)
+}
+
 // Is makes errors.Is(err, ErrNotFound) and the other sentinels work.
 func (e *APIError) Is(target error) bool {
 	switch target {

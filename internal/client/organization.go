@@ -52,6 +52,7 @@ func (c *Client) CheckOrganization(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading the API key's organization (organization_id is set): %w", err)
 	}
+	c.baseProven()
 	if tok.Organization.ID == "" {
 		// Not a mismatch to report with an empty name: an answer that
 		// names no organization cannot vouch for the key. Asked again next

@@ -104,6 +104,12 @@ func (c *Client) RecognizerFrom(began time.Time) Recognizer {
 // With Options.Organization set, the key's organization is checked first
 // (see CheckOrganization).
 func (c *Client) TriggerBackup(ctx context.Context, accountID string) (*Triggered, error) {
+	tr, err := c.triggerBackup(ctx, accountID)
+	// A 404 is judged by the absence rule, as on every path of an account.
+	return tr, c.judgeAbsence(ctx, accountID, err)
+}
+
+func (c *Client) triggerBackup(ctx context.Context, accountID string) (*Triggered, error) {
 	if err := c.CheckOrganization(ctx); err != nil {
 		return nil, err
 	}

@@ -232,20 +232,24 @@ func TestAccOnDestroyProvenGoneAndTheWayOut(t *testing.T) {
 func TestAccOnDestroyWithoutBackupOnlyWhenTheAccountCannotBeBackedUp(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name        string
-		account     mockservice.AccountSpec
-		extra       string
-		named       bool
+		name    string
+		account mockservice.AccountSpec
+		extra   string
+		named   bool
+		// proxy422: a proxy, not the service, refuses the trigger with
+		// an HTML 422, which proves nothing about the account.
+		proxy422    bool
 		wantThrough bool
 	}{
-		{"paused", mockservice.AccountSpec{State: mockservice.StatePaused}, "", true, true},
-		{"failing backup", mockservice.AccountSpec{FailWith: "the connection needs re-authorization"}, "", true, true},
-		{"busy, on_conflict fail", mockservice.AccountSpec{}, "  on_conflict = \"fail\"\n", true, false},
-		{"paused, not named", mockservice.AccountSpec{State: mockservice.StatePaused}, "", false, false},
+		{"paused", mockservice.AccountSpec{State: mockservice.StatePaused}, "", true, false, true},
+		{"failing backup", mockservice.AccountSpec{FailWith: "the connection needs re-authorization"}, "", true, false, true},
+		{"busy, on_conflict fail", mockservice.AccountSpec{}, "  on_conflict = \"fail\"\n", true, false, false},
+		{"paused, not named", mockservice.AccountSpec{State: mockservice.StatePaused}, "", false, false, false},
+		{"a proxy's 422", mockservice.AccountSpec{}, "", true, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newTestEnv(t, mockservice.Options{Seed: 4004, PendingFor: time.Minute, RunningFor: time.Minute})
+			e, f := newFrontEnv(t, mockservice.Options{Seed: 4004, PendingFor: time.Minute, RunningFor: time.Minute})
 			id := e.srv.AddAccount(tc.account)
 			named := id
 			if !tc.named {
@@ -264,6 +268,11 @@ func TestAccOnDestroyWithoutBackupOnlyWhenTheAccountCannotBeBackedUp(t *testing.
 			c.run("apply", "-auto-approve", "-no-color")
 			if tc.extra != "" {
 				e.outsideBackup(t, id)
+			}
+			if tc.proxy422 {
+				f.set(func(r *http.Request) (answer, bool) {
+					return answer{http.StatusUnprocessableEntity, "text/html", "<html>422 blocked by policy</html>"}, r.Method == http.MethodPost
+				})
 			}
 			out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
 			_, gone := c.destroyedAt()

@@ -15,7 +15,7 @@ import (
 // (⌈A/50⌉ requests, shared). So refreshing finished triggers and guards
 // costs at most directAccountReads + ⌈A/50⌉ requests, plus one direct read
 // for each account the listing does not hold (a missing entry proves
-// nothing until the service proves it: client.JudgeAbsence), whatever
+// nothing until the service proves it: the client's absence rule), whatever
 // their number and the age of their backups; one alone costs 1.
 const directAccountReads = 8
 

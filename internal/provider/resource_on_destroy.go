@@ -284,7 +284,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		return
 	}
 	if r.data.release.covers(accountID) {
-		if why, ok := cannotBackUp(ctx, r.data.client, accountID, err); ok {
+		if why, ok := cannotBackUp(err); ok {
 			resp.Diagnostics.AddWarning(fmt.Sprintf("Destroyed without a backup of account %s", accountID),
 				fmt.Sprintf("The account cannot be backed up: %s\n\n%s", why, r.data.release.warning(accountID)))
 			return
@@ -303,9 +303,6 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	// destroy returns.
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pending)...)
 
-	if errors.Is(err, client.ErrNotFound) {
-		err = r.data.client.JudgeAbsence(ctx, accountID, err)
-	}
 	var until time.Time
 	if next.Phase != lifecycle.None {
 		until = next.Until(resume)
@@ -329,17 +326,16 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 // cannotBackUp says whether a destroy's failure shows that the account
 // cannot be backed up at all, the one case destroy_without_backup lets
 // through: the service proved the account gone, refused the backup as not
-// backupable (422), or ran it and it failed. Interruptions, timeouts,
-// conflicts, refused keys and unreadable answers are not: they stop the
-// destroy whatever the setting.
-func cannotBackUp(ctx context.Context, c *client.Client, accountID string, err error) (string, bool) {
-	if errors.Is(err, client.ErrNotFound) {
-		err = c.JudgeAbsence(ctx, accountID, err)
-	}
+// backupable in its own answer (a 422 problem document, not a proxy's
+// page), or ran it and it failed. Interruptions, timeouts, conflicts,
+// refused keys and answers that are not the service's are not: they stop
+// the destroy whatever the setting.
+func cannotBackUp(err error) (string, bool) {
+	var refused *client.APIError
 	switch {
 	case errors.Is(err, client.ErrGone):
 		return "the Backup Service proved it does not exist for this API key (deleted, or outside the key's organization).", true
-	case errors.Is(err, client.ErrUnprocessable):
+	case errors.Is(err, client.ErrUnprocessable) && errors.As(err, &refused) && refused.FromService():
 		return "the Backup Service refused to back it up (HTTP 422): " + err.Error(), true
 	case errors.Is(err, client.ErrBackupFailed):
 		return "its backup failed: " + err.Error(), true
