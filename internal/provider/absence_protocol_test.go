@@ -135,35 +135,16 @@ func TestAbsenceRuleOverTheProtocol(t *testing.T) {
 					// a guard of a proven-gone account, a warning.
 					switch {
 					case typeName == "backup_on_destroy" && a.proven && tokenStatus == 200:
-						if w := warningText(resp.Diagnostics); !strings.Contains(w, "does not exist for this API key") {
+						if w := diagsOf(resp.Diagnostics, tfprotov6.DiagnosticSeverityWarning); !strings.Contains(w, "does not exist for this API key") {
 							t.Errorf("no warning for the guard of a proven-gone account: %s", w)
 						}
-					case !wantDropped && !hasError(resp.Diagnostics):
-						t.Errorf("no error for an answer that proves nothing: %s", warningText(resp.Diagnostics))
+					case !wantDropped && diagText(resp.Diagnostics) == "":
+						t.Errorf("no error for an answer that proves nothing: %s", diagsOf(resp.Diagnostics, tfprotov6.DiagnosticSeverityWarning))
 					}
 				})
 			}
 		}
 	}
-}
-
-func warningText(diags []*tfprotov6.Diagnostic) string {
-	var b strings.Builder
-	for _, d := range diags {
-		if d.Severity == tfprotov6.DiagnosticSeverityWarning {
-			b.WriteString(d.Summary + ": " + d.Detail + "\n")
-		}
-	}
-	return b.String()
-}
-
-func hasError(diags []*tfprotov6.Diagnostic) bool {
-	for _, d := range diags {
-		if d.Severity == tfprotov6.DiagnosticSeverityError {
-			return true
-		}
-	}
-	return false
 }
 
 // destroy_without_backup is refused at validate, before any request, with

@@ -3,7 +3,6 @@ package provider
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -65,9 +64,7 @@ func newFrontEnv(t *testing.T, opts mockservice.Options) (*testEnv, *front) {
 	t.Helper()
 	e := newTestEnv(t, opts)
 	f := &front{inner: e.srv}
-	ts := httptest.NewServer(f)
-	t.Cleanup(ts.Close)
-	e.url = ts.URL
+	e.behind(f)
 	return e, f
 }
 
@@ -206,15 +203,7 @@ func TestAccOnDestroyProvenGoneAndTheWayOut(t *testing.T) {
 		t.Errorf("%d triggers sent for a destroy that failed at plan", n)
 	}
 
-	c.write(withProvider(fmt.Sprintf(`provider "backup" {
-  base_url = %q
-  api_key  = %q
-  destroy_without_backup = {
-    account_ids = [%q]
-    reason      = "OPS-1234: the CRM account was closed"
-  }
-}
-%s`, e.url, e.key, id, guardedDatabase(id, ""))))
+	c.write(e.configReleasing("OPS-1234: the CRM account was closed", []string{id}, guardedDatabase(id, "")))
 	out = c.run("destroy", "-auto-approve", "-no-color")
 	flat = strings.Join(strings.Fields(out), " ")
 	if !strings.Contains(flat, "Destroyed without a backup of account "+id) || !strings.Contains(flat, "OPS-1234: the CRM account was closed") {
@@ -226,9 +215,9 @@ func TestAccOnDestroyProvenGoneAndTheWayOut(t *testing.T) {
 }
 
 // destroy_without_backup lets a guard through only when its account cannot
-// be backed up: a paused account (422) and a backup that fails go ahead
-// with a warning; a busy account with on_conflict = "fail" does not, nor
-// does an account it does not name.
+// be backed up: a paused account (the service's 422) and a backup that
+// fails go ahead with a warning; a busy account with on_conflict = "fail"
+// does not, nor a proxy's 422, nor an account it does not name.
 func TestAccOnDestroyWithoutBackupOnlyWhenTheAccountCannotBeBackedUp(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -255,15 +244,7 @@ func TestAccOnDestroyWithoutBackupOnlyWhenTheAccountCannotBeBackedUp(t *testing.
 			if !tc.named {
 				named = e.srv.AccountIDs()[0]
 			}
-			cfg := withProvider(fmt.Sprintf(`provider "backup" {
-  base_url = %q
-  api_key  = %q
-  destroy_without_backup = {
-    account_ids = [%q]
-    reason      = "decommissioned"
-  }
-}
-%s`, e.url, e.key, named, guardedDatabase(id, tc.extra)))
+			cfg := e.configReleasing("decommissioned", []string{named}, guardedDatabase(id, tc.extra))
 			c := newCLI(t, e, cfg)
 			c.run("apply", "-auto-approve", "-no-color")
 			if tc.extra != "" {

@@ -441,6 +441,22 @@ func (e *testEnv) setenv(t *testing.T) {
 	t.Setenv(EnvAPIKey, e.key)
 }
 
+// behind puts h between the provider and the mock, as a proxy, a load
+// balancer or a lagging replica stands: the provider's base_url is h's.
+func (e *testEnv) behind(h http.Handler) {
+	e.t.Helper()
+	ts := httptest.NewServer(h)
+	e.t.Cleanup(ts.Close)
+	e.url = ts.URL
+}
+
+// configReleasing is config with the provider's destroy_without_backup
+// naming accountIDs, with reason.
+func (e *testEnv) configReleasing(reason string, accountIDs []string, body string) string {
+	return withProvider(fmt.Sprintf("provider \"backup\" {\n  base_url = %q\n  api_key  = %q\n  destroy_without_backup = {\n"+
+		"    account_ids = %s\n    reason      = %q\n  }\n}\n\n%s", e.url, e.key, hclList(accountIDs), reason, body))
+}
+
 // config is a provider block for this mock, followed by body.
 func (e *testEnv) config(body string) string {
 	return e.configWithKey(e.key, body)

@@ -82,9 +82,14 @@ func stringValues(typ tftypes.Type, vs []string) tftypes.Value {
 
 // diagText is every diagnostic of severity error, one per line.
 func diagText(diags []*tfprotov6.Diagnostic) string {
+	return diagsOf(diags, tfprotov6.DiagnosticSeverityError)
+}
+
+// diagsOf is every diagnostic of a severity, one per line.
+func diagsOf(diags []*tfprotov6.Diagnostic, severity tfprotov6.DiagnosticSeverity) string {
 	var b strings.Builder
 	for _, d := range diags {
-		if d.Severity == tfprotov6.DiagnosticSeverityError {
+		if d.Severity == severity {
 			b.WriteString(d.Summary + ": " + d.Detail + "\n")
 		}
 	}

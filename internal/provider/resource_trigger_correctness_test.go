@@ -86,9 +86,7 @@ func newFaultyListingEnv(t *testing.T, opts mockservice.Options) (*testEnv, *lis
 	t.Helper()
 	e := newTestEnv(t, opts)
 	f := &listingFault{inner: e.srv}
-	ts := httptest.NewServer(f)
-	t.Cleanup(ts.Close)
-	e.url = ts.URL
+	e.behind(f)
 	return e, f
 }
 
