@@ -27,8 +27,9 @@ type AccountIndex struct {
 func (c *Client) NewAccountIndex() *AccountIndex { return &AccountIndex{c: c} }
 
 // Lookup returns the account as the organization's listing holds it, or
-// nil when the listing does not hold it. When the listing failed, err says why, and report is true for exactly one
-// caller, so that a failure shared by thousands of callers is told once.
+// nil when the listing does not hold it. When the listing failed, err
+// says why, and report is true for exactly one caller, so that a failure
+// shared by thousands of callers is told once.
 // A caller whose context ends while it waits returns at once; a listing cut
 // short by its own caller's cancellation is started afresh by the next one.
 func (x *AccountIndex) Lookup(ctx context.Context, accountID string) (account *Account, report bool, err error) {

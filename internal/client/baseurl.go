@@ -149,5 +149,5 @@ func isLoopback(host string) bool {
 // or a length that are cut. Where it does, a caller must not show raw by
 // other means either (Terraform quotes an attribute's configuration line).
 func BaseURLMayHoldSecrets(raw, key string) bool {
-	return shownBaseURL(raw, textGuard{key: &secret{value: key}}) != strings.TrimSpace(raw)
+	return shownBaseURL(raw, textGuard{key: newSecret(key)}) != strings.TrimSpace(raw)
 }

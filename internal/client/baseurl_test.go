@@ -104,7 +104,7 @@ func TestInsecureBaseURLErrorIsShownSafely(t *testing.T) {
 
 func TestShownBaseURL(t *testing.T) {
 	t.Parallel()
-	g := textGuard{key: &secret{value: hostileKey}}
+	g := textGuard{key: newSecret(hostileKey)}
 	for raw, want := range map[string]string{
 		"https://backup.example.com/prefix": "https://backup.example.com/prefix",
 		"  https://backup.example.com  ":    "https://backup.example.com",

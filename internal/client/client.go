@@ -103,7 +103,14 @@ type Client struct {
 // secret holds the key behind a pointer, so that printing a Client (or
 // anything holding one) shows an address, and printing the secret itself
 // shows a placeholder. The key leaves it only for the X-API-Key header.
-type secret struct{ value string }
+type secret struct {
+	value string
+	// folded is the key as text cleaning leaves it (see textGuard.clean),
+	// computed once: clean masks it in every string the service sends.
+	folded string
+}
+
+func newSecret(value string) *secret { return &secret{value: value, folded: fold(value)} }
 
 func (*secret) String() string   { return "[REDACTED]" }
 func (*secret) GoString() string { return "[REDACTED]" }
@@ -119,7 +126,7 @@ func New(opts Options) (*Client, error) {
 	if err := CheckAPIKey(opts.APIKey); err != nil {
 		return nil, err
 	}
-	key := &secret{value: opts.APIKey}
+	key := newSecret(opts.APIKey)
 	base, err := parseBaseURL(opts.BaseURL, opts.AllowInsecureHTTP, textGuard{key: key})
 	if err != nil {
 		return nil, err

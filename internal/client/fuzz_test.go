@@ -32,7 +32,7 @@ func FuzzParseProblem(f *testing.F) {
 		if status < 400 || status > 599 {
 			status = 500
 		}
-		g := textGuard{key: &secret{value: fuzzKey}}
+		g := textGuard{key: newSecret(fuzzKey)}
 		h := http.Header{}
 		h.Set("X-Request-ID", strings.Map(func(r rune) rune {
 			if r == '\r' || r == '\n' {
@@ -80,7 +80,7 @@ func FuzzDecodePage(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	g := textGuard{key: &secret{value: fuzzKey}}
+	g := textGuard{key: newSecret(fuzzKey)}
 	decode := func(body []byte, p *page[Backup]) error {
 		return decodeStrict(body, &pageDecoder[Backup]{p: p, accept: func(b *Backup) bool { return ids.IsBackupID(b.ID) }, idOf: func(b *Backup) string { return b.ID }, text: g}, g)
 	}

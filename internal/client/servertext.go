@@ -54,7 +54,7 @@ func (g textGuard) clean(s string) string {
 	}
 	s = fold(strings.ReplaceAll(s, key, Redacted))
 	s = strings.ReplaceAll(s, key, Redacted)
-	if folded := fold(key); folded != "" && folded != key {
+	if folded := g.key.folded; folded != "" && folded != key {
 		s = strings.ReplaceAll(s, folded, Redacted)
 	}
 	return s

@@ -90,7 +90,7 @@ func shownStrings(v reflect.Value, at string, out map[string]string) {
 // client decodes, single answers and listings, as the client does.
 func decodedRecords(t *testing.T, text string) map[string]any {
 	t.Helper()
-	g := textGuard{key: &secret{value: guardKey}}
+	g := textGuard{key: newSecret(guardKey)}
 	encoded, err := json.Marshal(text)
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +222,7 @@ func TestKeyWithCharactersCleaningChangesIsMasked(t *testing.T) {
 		if err := CheckAPIKey(key); err != nil {
 			t.Fatalf("%q: %v (the test wants keys a user can configure)", key, err)
 		}
-		g := textGuard{key: &secret{value: key}}
+		g := textGuard{key: newSecret(key)}
 		half := len(key) / 2
 		for _, echoed := range []string{
 			"invalid key " + key + " presented",

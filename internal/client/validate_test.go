@@ -82,7 +82,7 @@ func TestContractRequiredFieldsAreEnforced(t *testing.T) {
 // answer fails to decode, a listing leaves the record out.
 func TestHostileIDsAreRefused(t *testing.T) {
 	t.Parallel()
-	g := textGuard{key: &secret{value: guardKey}}
+	g := textGuard{key: newSecret(guardKey)}
 	for _, id := range []string{"acc_0123456789abcde\x1bf", "acc_0123456789abcdef/../../token", "acc_0123456789abcdef\n", guardKey} {
 		body, _ := json.Marshal(map[string]any{"id": id, "name": "n"})
 		if err := decodeStrict(body, &Account{}, g); err == nil {

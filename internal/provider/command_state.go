@@ -78,11 +78,12 @@ type accountSeen struct {
 // account reads an account once per command, by the cheaper of the two
 // ways (see directAccountReads): a later caller (the refresh of another
 // resource of the account, a guard's preflight, in whichever order
-// Terraform runs them) gets what the first one learnt. An account the shared listing does not hold is
-// read directly: only that read can prove it gone. When it fails, report
-// says whether this caller should tell the user: a failed shared listing
-// is told once, not once per resource. An error matching client.ErrGone
-// is the only proof that the account does not exist for this key.
+// Terraform runs them) gets what the first one learnt. An account the
+// shared listing does not hold is read directly: only that read can prove
+// it gone. When it fails, report says whether this caller should tell the
+// user: a failed shared listing is told once, not once per resource. An
+// error matching client.ErrGone is the only proof that the account does
+// not exist for this key.
 func (s *commandState) account(ctx context.Context, c *client.Client, accountID string) (a *client.Account, report bool, err error) {
 	if seen, ok := s.seenAccount(accountID); ok {
 		return seen.account, true, seen.gone
