@@ -36,7 +36,7 @@ func destroyWithoutBackupAttribute() schema.SingleNestedAttribute {
 		Optional: true,
 		Description: "Lets the destroy of a `backup_on_destroy` of the named accounts go ahead without a backup, when and only " +
 			"when the account cannot be backed up: the service proved it gone (deleted, or outside the key's organization), " +
-			"refused the backup as not backupable (422: paused, lapsed subscription, connection needing re-authorization), or " +
+			"refused the backup as not backupable (its own 422 problem answer, not a proxy's: paused, lapsed subscription, connection needing re-authorization), or " +
 			"the backup failed. Every other failure (interrupted, timed out, a refused key, an answer that is not the " +
 			"service's) still stops the destroy. A warning names each guard it lets through, with `reason`. **Risk**: the " +
 			"guarded data is destroyed with no backup taken for it; remove the setting once that destroy is done.",
