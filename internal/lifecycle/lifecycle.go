@@ -54,7 +54,7 @@ type Record struct {
 	// backup (a backup was queued, only its record is missing).
 	Confirmed bool
 	// CountsUntil bounds how long the record stands for its change (a
-	// destroy that stopped: until it plus timeouts.delete); zero: no bound.
+	// destroy that stopped: until it plus resume_within).
 	CountsUntil time.Time
 }
 
@@ -232,20 +232,11 @@ func (p Replaced) Known() client.Known {
 }
 
 // StandsForDestroy says whether a destroy at now follows the record of
-// an earlier destroy that stopped: until CountsUntil (or, in a record
-// written before that existed, until its trigger plus timeout). After
-// that, or after any apply that was not a destroy (which clears the
-// record), the data may have changed: a new backup is taken.
-func (r Record) StandsForDestroy(now time.Time, timeout time.Duration) bool {
-	return r.Phase != None && !now.After(r.Until(timeout))
-}
-
-// Until is when a destroy's record stops standing for it.
-func (r Record) Until(timeout time.Duration) time.Time {
-	if !r.CountsUntil.IsZero() {
-		return r.CountsUntil
-	}
-	return r.TriggeredAt.Add(timeout)
+// an earlier destroy that stopped: until its CountsUntil. After that, or
+// after any apply that was not a destroy (which clears the record), the
+// data may have changed: a new backup is taken.
+func (r Record) StandsForDestroy(now time.Time) bool {
+	return r.Phase != None && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil)
 }
 
 // CountsForDestroy says whether an earlier destroy's backup, as now read,

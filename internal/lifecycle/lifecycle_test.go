@@ -177,15 +177,14 @@ func TestReplacedAdoptable(t *testing.T) {
 }
 
 // A stopped destroy's record stands for the next destroy until its
-// counts_until (or, written before that existed, its trigger plus
-// timeouts.delete); what it becomes after each outcome of a destroy that
-// stops again.
+// counts_until, and never without one; what it becomes after each outcome
+// of a destroy that stops again.
 func TestDestroyRecord(t *testing.T) {
 	t.Parallel()
 	const timeout = 30 * time.Minute
 	rec := Record{Phase: TimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: t0.Add(45 * time.Minute)}
-	legacy := rec
-	legacy.CountsUntil = time.Time{}
+	unbounded := rec
+	unbounded.CountsUntil = time.Time{}
 	for _, tc := range []struct {
 		name string
 		r    Record
@@ -194,11 +193,10 @@ func TestDestroyRecord(t *testing.T) {
 	}{
 		{"before counts_until", rec, t0.Add(45 * time.Minute), true},
 		{"after counts_until", rec, t0.Add(46 * time.Minute), false},
-		{"legacy, within its trigger plus timeout", legacy, t0.Add(30 * time.Minute), true},
-		{"legacy, after", legacy, t0.Add(31 * time.Minute), false},
+		{"no counts_until", unbounded, t0, false},
 		{"none", Record{}, t0, false},
 	} {
-		if got := tc.r.StandsForDestroy(tc.at, timeout); got != tc.want {
+		if got := tc.r.StandsForDestroy(tc.at); got != tc.want {
 			t.Errorf("%s: stands %t, want %t", tc.name, got, tc.want)
 		}
 	}
@@ -251,7 +249,7 @@ func TestGood(t *testing.T) {
 }
 
 // The stored record reads back; one of another version is refused; the
-// legacy keys migrate; the state wins where it and the record differ.
+// state wins where it and the record differ.
 func TestStored(t *testing.T) {
 	t.Parallel()
 	rec := Record{Phase: Interrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: t0.Add(time.Hour)}
@@ -270,37 +268,32 @@ func TestStored(t *testing.T) {
 
 	state := TriggerState{BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: "2026-11-24T10:00:00Z"}
 	for _, tc := range []struct {
-		name                  string
-		s                     TriggerState
-		stored                []byte
-		imported, unconfirmed bool
-		want                  Record
-		wantErr               string
+		name    string
+		s       TriggerState
+		stored  []byte
+		want    Record
+		wantErr string
 	}{
-		{"stored", state, Encode(rec), false, false,
+		{"stored", state, Encode(rec),
 			Record{Phase: Interrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
 		{"the state says it ended since", TriggerState{BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: "2026-11-24T10:00:00Z", CompletedAt: "2026-11-24T10:11:00Z"},
-			Encode(rec), false, false, Record{Phase: Succeeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}, ""},
-		{"legacy: no key", state, nil, false, false,
+			Encode(rec), Record{Phase: Succeeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}, ""},
+		{"no record", state, nil,
 			Record{Phase: InProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
-		{"legacy: imported", state, nil, true, false,
-			Record{Phase: Imported, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
-		{"legacy: imported, never read", TriggerState{BackupID: running.ID}, nil, true, false,
+		{"imported, never read", TriggerState{BackupID: running.ID}, Encode(ImportedAs(running.ID)),
 			Record{Phase: Imported, BackupID: running.ID}, ""},
-		{"legacy: unidentified, confirmed", TriggerState{TriggeredAt: "2026-11-24T10:00:00Z"}, nil, false, false,
+		{"unidentified, confirmed", TriggerState{TriggeredAt: "2026-11-24T10:00:00Z"}, Encode(Record{Phase: Unidentified, TriggeredAt: t0, Confirmed: true}),
 			Record{Phase: Unidentified, TriggeredAt: t0, Confirmed: true}, ""},
-		{"legacy: unidentified, unconfirmed", TriggerState{TriggeredAt: "2026-11-24T10:00:00Z"}, nil, false, true,
+		{"unidentified, stored", TriggerState{TriggeredAt: "2026-11-24T10:00:00Z"}, Encode(Record{Phase: Unidentified, TriggeredAt: t0}),
 			Record{Phase: Unidentified, TriggeredAt: t0}, ""},
-		{"unidentified, stored", TriggerState{TriggeredAt: "2026-11-24T10:00:00Z"}, Encode(Record{Phase: Unidentified, TriggeredAt: t0}), false, false,
-			Record{Phase: Unidentified, TriggeredAt: t0}, ""},
-		{"unidentified without a time", TriggerState{}, nil, false, false, Record{}, "no valid triggered_at"},
-		{"a time that is not RFC 3339", TriggerState{BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: "yesterday"}, nil, false, false,
+		{"unidentified without a time", TriggerState{}, nil, Record{}, "no valid triggered_at"},
+		{"a time that is not RFC 3339", TriggerState{BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: "yesterday"}, nil,
 			Record{}, "triggered_at is not an RFC 3339 time"},
-		{"a record of a later version", state, []byte(`{"v":9}`), false, false, Record{}, "version 9"},
+		{"a record of a later version", state, []byte(`{"v":9}`), Record{}, "version 9"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := FromTriggerState(tc.s, tc.stored, tc.imported, tc.unconfirmed)
+			got, err := FromTriggerState(tc.s, tc.stored)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want one saying %q", err, tc.wantErr)
@@ -316,19 +309,4 @@ func TestStored(t *testing.T) {
 		})
 	}
 
-	for _, tc := range []struct {
-		raw  string
-		want Record
-	}{
-		{`{"backup_id":"bkp_0123456789abcdef","triggered_at":"2026-11-24T10:00:00Z","confirmed":true,"counts_until":"2026-11-24T10:45:00Z"}`,
-			Record{Phase: InProgress, BackupID: "bkp_0123456789abcdef", TriggeredAt: t0, Confirmed: true, CountsUntil: t0.Add(45 * time.Minute)}},
-		{`{"triggered_at":"2026-11-24T10:00:00Z","confirmed":false}`, Record{Phase: Unidentified, TriggeredAt: t0}},
-		{`{}`, Record{}},
-		{`{"backup_id":`, Record{}},
-		{``, Record{}},
-	} {
-		if got := FromLegacyDestroy([]byte(tc.raw)); got != tc.want {
-			t.Errorf("legacy destroy record %s: %+v, want %+v", tc.raw, got, tc.want)
-		}
-	}
 }

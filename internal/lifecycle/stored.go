@@ -16,21 +16,6 @@ const Key = "lifecycle"
 // version (written by a newer release) is refused rather than misread.
 const version = 1
 
-// Keys of the releases before records. They are only read, to migrate:
-// saving a record removes them.
-const (
-	// LegacyImported marked a trigger adopted by import.
-	LegacyImported = "imported"
-	// LegacyUnconfirmed marked an unidentified trigger whose outcome was
-	// unknown.
-	LegacyUnconfirmed = "unconfirmed"
-	// LegacyDestroyBackup held a backup_on_destroy's stopped destroy.
-	LegacyDestroyBackup = "destroy_backup"
-)
-
-// LegacyKeys are the keys a save clears.
-var LegacyKeys = []string{LegacyImported, LegacyUnconfirmed, LegacyDestroyBackup}
-
 type stored struct {
 	V           int       `json:"v"`
 	Phase       Phase     `json:"phase"`
@@ -69,31 +54,6 @@ func Decode(raw []byte) (Record, error) {
 		CompletedAt: s.CompletedAt, Confirmed: s.Confirmed, CountsUntil: s.CountsUntil}, nil
 }
 
-// legacyDestroy is destroy_backup as the release before records wrote it.
-type legacyDestroy struct {
-	BackupID    string    `json:"backup_id,omitempty"`
-	TriggeredAt time.Time `json:"triggered_at"`
-	Confirmed   bool      `json:"confirmed"`
-	CountsUntil time.Time `json:"counts_until,omitzero"`
-}
-
-// FromLegacyDestroy reads a destroy_backup record. An empty or unreadable
-// one, or one with neither a backup nor a time, is None: the destroy then
-// takes a new backup.
-func FromLegacyDestroy(raw []byte) Record {
-	var d legacyDestroy
-	if len(raw) == 0 || json.Unmarshal(raw, &d) != nil || (d.BackupID == "" && d.TriggeredAt.IsZero()) {
-		return Record{}
-	}
-	r := Record{Phase: Unidentified, BackupID: d.BackupID, TriggeredAt: d.TriggeredAt, Confirmed: d.Confirmed, CountsUntil: d.CountsUntil}
-	if d.BackupID != "" {
-		// Its wait stopped while the backup was in progress; the destroy
-		// that follows it reads its status.
-		r.Phase = InProgress
-	}
-	return r
-}
-
 // TriggerState is what a backup_trigger's state says of its backup, as
 // text ("" for null).
 type TriggerState struct {
@@ -101,21 +61,14 @@ type TriggerState struct {
 }
 
 // FromTriggerState is a trigger's record: its state's values, and from
-// its stored record (or the legacy keys, for state written before
-// records) what the state cannot say: an import not yet adopted, an
-// unidentified trigger's confirmation, why nobody waits for a backup in
+// its stored record what the state cannot say: an import not yet adopted,
+// an unidentified trigger's confirmation, why nobody waits for a backup in
 // progress. The state wins where both speak: it is what users see and
 // what every operation writes.
-func FromTriggerState(s TriggerState, stored []byte, legacyImported, legacyUnconfirmed bool) (Record, error) {
+func FromTriggerState(s TriggerState, stored []byte) (Record, error) {
 	kept, err := Decode(stored)
 	if err != nil {
 		return Record{}, err
-	}
-	if len(stored) == 0 {
-		kept.Confirmed = !legacyUnconfirmed
-		if legacyImported {
-			kept.Phase = Imported
-		}
 	}
 	r := Record{BackupID: s.BackupID, Status: s.Status, Confirmed: kept.Confirmed}
 	if r.TriggeredAt, err = parseTime("triggered_at", s.TriggeredAt); err != nil {
@@ -135,8 +88,6 @@ func FromTriggerState(s TriggerState, stored []byte, legacyImported, legacyUncon
 		r.Phase = Imported
 	case client.InProgress(r.Status) && (kept.Phase == Interrupted || kept.Phase == TimedOut):
 		r.Phase = kept.Phase
-	case r.Status == "":
-		r.Phase = Imported // an import before its first read, written before records
 	default:
 		r.Phase = phaseOf(r.Status)
 	}

@@ -54,27 +54,19 @@ type privateSetter interface {
 	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
 }
 
-// saveRecord stores the record under its key and drops the keys of the
-// releases before records: they are read only to migrate.
+// saveRecord stores the record under its key.
 func saveRecord(ctx context.Context, private privateSetter, r lifecycle.Record, diags *diag.Diagnostics) {
 	diags.Append(private.SetKey(ctx, lifecycle.Key, lifecycle.Encode(r))...)
-	for _, k := range lifecycle.LegacyKeys {
-		diags.Append(private.SetKey(ctx, k, nil)...)
-	}
 }
 
 // triggerRecord is the record of a trigger whose state holds m.
 func triggerRecord(ctx context.Context, m *triggerModel, private privateGetter, diags *diag.Diagnostics) (lifecycle.Record, bool) {
 	stored, ds := private.GetKey(ctx, lifecycle.Key)
 	diags.Append(ds...)
-	imported, ds := private.GetKey(ctx, lifecycle.LegacyImported)
-	diags.Append(ds...)
-	unconfirmed, ds := private.GetKey(ctx, lifecycle.LegacyUnconfirmed)
-	diags.Append(ds...)
 	r, err := lifecycle.FromTriggerState(lifecycle.TriggerState{
 		BackupID: m.ID.ValueString(), Status: m.BackupStatus.ValueString(),
 		TriggeredAt: m.TriggeredAt.ValueString(), CompletedAt: m.CompletedAt.ValueString(),
-	}, stored, len(imported) != 0, len(unconfirmed) != 0)
+	}, stored)
 	if err != nil {
 		diags.AddError("Unreadable backup_trigger state",
 			"The trigger of account "+m.AccountID.ValueString()+" has a record this release cannot read: "+err.Error()+".")
@@ -104,17 +96,14 @@ func timeOrNull(t time.Time) timetypes.RFC3339 {
 	return timetypes.NewRFC3339TimeValue(t.UTC())
 }
 
-// destroyRecord is the record a backup_on_destroy's stopped destroy left:
-// the stored one, or one written before records; an unreadable one is
-// none (the destroy then takes a new backup, which is never wrong).
+// destroyRecord is the record a backup_on_destroy's stopped destroy left;
+// an unreadable one is none (the destroy then takes a new backup, which is
+// never wrong).
 func destroyRecord(ctx context.Context, private privateGetter) lifecycle.Record {
-	if stored, _ := private.GetKey(ctx, lifecycle.Key); len(stored) != 0 {
-		r, err := lifecycle.Decode(stored)
-		if err != nil {
-			return lifecycle.Record{}
-		}
-		return r
+	stored, _ := private.GetKey(ctx, lifecycle.Key)
+	r, err := lifecycle.Decode(stored)
+	if err != nil {
+		return lifecycle.Record{}
 	}
-	legacy, _ := private.GetKey(ctx, lifecycle.LegacyDestroyBackup)
-	return lifecycle.FromLegacyDestroy(legacy)
+	return r
 }

@@ -1,8 +1,6 @@
 package provider
 
 import (
-	"time"
-
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -23,7 +21,7 @@ func pendingNull() types.Object { return types.ObjectNull(pendingAttrTypes) }
 
 // pendingObject is the record of a stopped destroy as the
 // pending_destroy_backup attribute.
-func pendingObject(d lifecycle.Record, timeout time.Duration) types.Object {
+func pendingObject(d lifecycle.Record) types.Object {
 	id := types.StringNull()
 	if d.BackupID != "" {
 		id = types.StringValue(d.BackupID)
@@ -35,7 +33,7 @@ func pendingObject(d lifecycle.Record, timeout time.Duration) types.Object {
 	return types.ObjectValueMust(pendingAttrTypes, map[string]attr.Value{
 		"backup_id":    id,
 		"triggered_at": triggered,
-		"counts_until": timetypes.NewRFC3339TimeValue(d.Until(timeout).UTC()),
+		"counts_until": timetypes.NewRFC3339TimeValue(d.CountsUntil.UTC()),
 	})
 }
 

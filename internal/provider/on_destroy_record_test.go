@@ -18,10 +18,9 @@ func (p privateBytes) GetKey(_ context.Context, key string) ([]byte, diag.Diagno
 	return p[key], nil
 }
 
-// A destroy-time record counts until its own counts_until; one written
-// before counts_until existed (the release before) counts until its
-// trigger plus timeouts.delete, no later than its destroy's; an absent,
-// empty or unreadable record is none.
+// A destroy-time record counts until its own counts_until, shown in
+// pending_destroy_backup; an absent, empty or unreadable record, or one of
+// another version, is none.
 func TestDestroyBackupRecord(t *testing.T) {
 	t.Parallel()
 	triggered := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
@@ -31,20 +30,19 @@ func TestDestroyBackupRecord(t *testing.T) {
 		wantOK    bool
 		wantUntil time.Time
 	}{
-		{"current", `{"backup_id":"bkp_0123456789abcdef","triggered_at":"2026-11-20T10:00:00Z","confirmed":true,"counts_until":"2026-11-20T10:45:00Z"}`,
+		{"timed out", `{"v":1,"phase":"timed_out","backup_id":"bkp_0123456789abcdef","status":"running","triggered_at":"2026-11-20T10:00:00Z","counts_until":"2026-11-20T10:45:00Z"}`,
 			true, triggered.Add(45 * time.Minute)},
-		{"written before counts_until", `{"backup_id":"bkp_0123456789abcdef","triggered_at":"2026-11-20T10:00:00Z","confirmed":true}`,
-			true, triggered.Add(30 * time.Minute)},
-		{"not identified", `{"triggered_at":"2026-11-20T10:00:00Z","confirmed":false}`, true, triggered.Add(30 * time.Minute)},
+		{"not identified", `{"v":1,"phase":"unidentified","triggered_at":"2026-11-20T10:00:00Z","counts_until":"2026-11-20T10:10:00Z"}`,
+			true, triggered.Add(10 * time.Minute)},
 		{"absent", ``, false, time.Time{}},
-		{"empty record", `{}`, false, time.Time{}},
-		{"unreadable", `{"backup_id":`, false, time.Time{}},
+		{"another version", `{"v":2,"phase":"timed_out"}`, false, time.Time{}},
+		{"unreadable", `{"v":1,"backup_id":`, false, time.Time{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			p := privateBytes{}
 			if tc.raw != "" {
-				p[lifecycle.LegacyDestroyBackup] = []byte(tc.raw)
+				p[lifecycle.Key] = []byte(tc.raw)
 			}
 			d := destroyRecord(t.Context(), p)
 			ok := d.Phase != lifecycle.None
@@ -54,10 +52,10 @@ func TestDestroyBackupRecord(t *testing.T) {
 			if !ok {
 				return
 			}
-			if got := d.Until(30 * time.Minute); !got.Equal(tc.wantUntil) {
-				t.Errorf("counts until %s, want %s", got, tc.wantUntil)
+			if !d.CountsUntil.Equal(tc.wantUntil) || !d.StandsForDestroy(tc.wantUntil) || d.StandsForDestroy(tc.wantUntil.Add(time.Second)) {
+				t.Errorf("counts until %s, want %s", d.CountsUntil, tc.wantUntil)
 			}
-			obj := pendingObject(d, 30*time.Minute)
+			obj := pendingObject(d)
 			attrs := obj.Attributes()
 			if want := tc.wantUntil.Format(time.RFC3339); attrs["counts_until"].(timetypes.RFC3339).ValueString() != want {
 				t.Errorf("pending_destroy_backup.counts_until = %s, want %s", attrs["counts_until"], want)

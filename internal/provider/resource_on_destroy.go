@@ -220,11 +220,6 @@ func (r *onDestroyResource) Read(ctx context.Context, req resource.ReadRequest, 
 	case err != nil:
 		// Another resource reports this shared failure; the plan fails on it.
 	}
-	// A record written by a release without pending_destroy_backup is
-	// shown too, so that a plan clears it visibly like any other.
-	if rec := destroyRecord(ctx, req.Private); rec.Phase != lifecycle.None && m.Pending.IsNull() {
-		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pendingObject(rec, m.resumeWithin()))...)
-	}
 }
 
 // Update stores on_conflict and timeouts and clears the pending
@@ -263,11 +258,11 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	resume := m.resumeWithin()
 	now := r.data.client.Now()
 	earlier := destroyRecord(ctx, req.Private)
-	if earlier.Phase != lifecycle.None && !earlier.StandsForDestroy(now, resume) {
+	if earlier.Phase != lifecycle.None && !earlier.StandsForDestroy(now) {
 		// It stood for a destroy that stopped more than resume_within
 		// ago: the data may have changed since, so it is not this one's.
 		tflog.Info(ctx, "the backup an earlier destroy began no longer counts for this one; taking a new backup",
-			map[string]any{"backup_id": earlier.BackupID, "counts_until": earlier.Until(resume)})
+			map[string]any{"backup_id": earlier.BackupID, "counts_until": earlier.CountsUntil})
 		earlier = lifecycle.Record{}
 	}
 
@@ -297,17 +292,13 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	saveRecord(ctx, resp.Private, next, &resp.Diagnostics)
 	pending := pendingNull()
 	if next.Phase != lifecycle.None {
-		pending = pendingObject(next, resume)
+		pending = pendingObject(next)
 	}
 	// The kept state shows the record: Terraform stores the state a failed
 	// destroy returns.
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pending)...)
 
-	var until time.Time
-	if next.Phase != lifecycle.None {
-		until = next.Until(resume)
-	}
-	by := destroyCallerUntil(until)
+	by := destroyCallerUntil(next.CountsUntil)
 	switch {
 	case errors.Is(err, client.ErrGone):
 		resp.Diagnostics.AddError(fmt.Sprintf("Unable to back up account %s before destroy", accountID),

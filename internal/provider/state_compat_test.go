@@ -20,14 +20,16 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
-// State written before the timestamps became timetypes.RFC3339 (a string
-// in Terraform, RFC 3339 in UTC, as before) still reads: a plan of it
-// proposes no change, a refresh changes nothing, and `show -json` gives
-// back every value as written. The state is written by hand, in the form
-// the previous release wrote (taken from a state file it wrote): schema
-// version 0, timestamps such as "2026-11-21T09:00:00Z", and the
-// triggers' identities on binaries that keep them (1.12+).
-func TestAccStateFromBeforeTimetypesReads(t *testing.T) {
+// State as this release writes it reads in every later one: the promise
+// to the first release's users. The state is written by hand, in the form
+// taken from a state file this release wrote: schema version 0, timestamps
+// such as "2026-11-21T09:00:00Z", the guard's record under the private key
+// "lifecycle" (version 1), and the triggers' identities on binaries that
+// keep them (1.12+). A plan of it proposes no change, a refresh changes
+// nothing, and `show -json` gives back every value as written. A change
+// to the schema or the record that breaks this needs a state upgrader (or
+// a reader of the older record), not a new fixture.
+func TestAccStateOfThisReleaseReads(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, mockservice.Options{Seed: 3001})
 	done := e.srv.AddAccount(mockservice.AccountSpec{ID: "acc_statecompat00001"})
@@ -114,9 +116,9 @@ resource "backup_on_destroy" "pending" {
 	c.run("apply", "-refresh-only", "-auto-approve", "-no-color", "-input=false")
 	expectValues(t, c, instances)
 
-	// A guard whose destroy timed out, as that release recorded it: the
+	// A guard whose destroy timed out, as this release records it: the
 	// nested timestamps read back, a refresh keeps them, and a plan clears
-	// the record as it did then (any apply that is not a destroy does).
+	// the record (any apply that is not a destroy does).
 	instances["backup_on_destroy.pending"] = `{
   "account_id": "acc_statecompat00002",
   "id": "acc_statecompat00002",
@@ -131,9 +133,10 @@ resource "backup_on_destroy" "pending" {
     "delete": "10m"
   }
 }`
-	record := `{"backup_id":"bkp_statecompat00003","triggered_at":"2026-11-21T10:05:00Z","confirmed":true,"counts_until":"2026-11-21T10:17:00.123456789Z"}`
+	record := `{"v":1,"phase":"timed_out","backup_id":"bkp_statecompat00003","status":"running",` +
+		`"triggered_at":"2026-11-21T10:05:00Z","counts_until":"2026-11-21T10:17:00.123456789Z"}`
 	private := map[string]string{"backup_on_destroy.pending": base64.StdEncoding.EncodeToString(
-		fmt.Appendf(nil, `{"destroy_backup":%q}`, base64.StdEncoding.EncodeToString([]byte(record))))}
+		fmt.Appendf(nil, `{"lifecycle":%q}`, base64.StdEncoding.EncodeToString([]byte(record))))}
 	c.write(e.config(body + pendingGuard))
 	writeOldState(t, c, host, instances, private, identities)
 	expectNoChange(t, c, "plan", "-refresh-only", "-detailed-exitcode", "-no-color", "-input=false")
@@ -147,8 +150,8 @@ resource "backup_on_destroy" "pending" {
 }
 
 // writeOldState writes terraform.tfstate with the given instances (address:
-// attributes as JSON) and private data (address: base64), as the previous
-// release left them; with identities, as binaries that keep identities
+// attributes as JSON) and private data (address: base64), as a release
+// left them; with identities, as binaries that keep identities
 // (1.12+) left them.
 func writeOldState(t *testing.T, c *cli, host string, instances, private map[string]string, identities bool) {
 	t.Helper()
@@ -246,167 +249,4 @@ func cliVersion(t *testing.T, c *cli) *version.Version {
 		t.Fatal(err)
 	}
 	return version.Must(version.NewVersion(v.Version))
-}
-
-// Private data written before the lifecycle record (the keys imported,
-// unconfirmed and destroy_backup) still decides what the next apply does,
-// and the first write replaces it with the record's one key:
-//   - an imported trigger not yet applied adopts the configuration's
-//     triggers in place, with no new backup;
-//   - a trigger recorded without its backup id, whose trigger's outcome was
-//     unknown (unconfirmed) and of which no backup was ever listed, sends a
-//     new trigger once the grace has passed, and waits for it;
-//   - a stopped destroy's record is followed by the next destroy (its
-//     backup succeeded since): no new backup.
-func TestAccStateFromBeforeRecordsMigrates(t *testing.T) {
-	t.Parallel()
-	e := newTestEnv(t, mockservice.Options{Seed: 3002})
-	imported := e.srv.AddAccount(mockservice.AccountSpec{ID: "acc_statecompat00011"})
-	lost := e.srv.AddAccount(mockservice.AccountSpec{ID: "acc_statecompat00012"})
-	guarded := e.srv.AddAccount(mockservice.AccountSpec{ID: "acc_statecompat00013"})
-	past := e.clock.Now().Add(-2 * time.Hour).UTC().Truncate(time.Second)
-	e.srv.AddHistory(imported, mockservice.BackupSpec{ID: "bkp_statecompat00011", CreatedAt: past})
-	e.srv.AddHistory(guarded, mockservice.BackupSpec{ID: "bkp_statecompat00013", CreatedAt: past})
-
-	const body = `
-resource "backup_trigger" "imported" {
-  account_id = "acc_statecompat00011"
-  triggers   = { release = "r1" }
-}
-
-resource "backup_trigger" "lost" {
-  account_id          = "acc_statecompat00012"
-  wait_for_completion = true
-}
-
-resource "backup_on_destroy" "guard" {
-  account_id = "acc_statecompat00013"
-}
-`
-	c := newCLI(t, e, e.config(body))
-	host := "registry.terraform.io"
-	if usingOpenTofu {
-		host = openTofuRegistry
-	}
-	completed := past.Add(11 * time.Minute).Format(time.RFC3339)
-	instances := map[string]string{
-		"backup_trigger.imported": `{
-  "account_id": "acc_statecompat00011",
-  "backup_status": "success",
-  "completed_at": "` + completed + `",
-  "id": "bkp_statecompat00011",
-  "on_conflict": "wait",
-  "timeouts": null,
-  "triggered_at": "` + past.Format(time.RFC3339) + `",
-  "triggers": null,
-  "wait_for_completion": false
-}`,
-		"backup_trigger.lost": `{
-  "account_id": "acc_statecompat00012",
-  "backup_status": null,
-  "completed_at": null,
-  "id": null,
-  "on_conflict": "wait",
-  "timeouts": null,
-  "triggered_at": "` + past.Format(time.RFC3339) + `",
-  "triggers": null,
-  "wait_for_completion": true
-}`,
-		"backup_on_destroy.guard": `{
-  "account_id": "acc_statecompat00013",
-  "id": "acc_statecompat00013",
-  "on_conflict": "wait",
-  "resume_within": "10m",
-  "pending_destroy_backup": {
-    "backup_id": "bkp_statecompat00013",
-    "counts_until": "` + e.clock.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `",
-    "triggered_at": "` + past.Format(time.RFC3339) + `"
-  },
-  "timeouts": null
-}`,
-	}
-	legacyKey := func(key, value string) string {
-		return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, `{%q:%q}`, key, base64.StdEncoding.EncodeToString([]byte(value))))
-	}
-	private := map[string]string{
-		"backup_trigger.imported": legacyKey("imported", "true"),
-		"backup_trigger.lost":     legacyKey("unconfirmed", "true"),
-		"backup_on_destroy.guard": legacyKey("destroy_backup", fmt.Sprintf(`{"backup_id":"bkp_statecompat00013","triggered_at":%q,"confirmed":true,"counts_until":%q}`,
-			past.Format(time.RFC3339), e.clock.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano))),
-	}
-	identities := cliVersion(t, c).GreaterThanOrEqual(version.Must(version.NewVersion("1.12.0")))
-	writeOldState(t, c, host, instances, private, identities)
-
-	// Apply only the triggers: the guard's record must survive until its
-	// destroy (any other apply of it clears it).
-	out := c.run("apply", "-auto-approve", "-no-color", "-input=false", "-target=backup_trigger.imported", "-target=backup_trigger.lost")
-	if !strings.Contains(out, "0 added, 2 changed, 0 destroyed") {
-		t.Errorf("the imported trigger is not adopted in place, or the lost one not resumed in place:\n%s", out)
-	}
-	if got := c.state("backup_trigger.imported"); got["id"] != "bkp_statecompat00011" || fmt.Sprint(got["triggers"]) != "map[release:r1]" {
-		t.Errorf("the imported trigger took a new backup or not the configuration's triggers: %v", got)
-	}
-	lostNow := c.state("backup_trigger.lost")
-	if lostNow["id"] == nil || lostNow["id"] == "" || lostNow["backup_status"] != "success" {
-		t.Errorf("the unconfirmed trigger did not send a new trigger and wait for it: %v", lostNow)
-	}
-	if q := e.srv.Stats().BackupsQueued; q[imported] != 0 || q[lost] != 1 || q[guarded] != 0 {
-		t.Errorf("backups queued %v: want one, for the unconfirmed trigger only", q)
-	}
-	for addr, want := range map[string][]string{
-		"backup_trigger.imported": {"lifecycle"},
-		"backup_trigger.lost":     {"lifecycle"},
-		"backup_on_destroy.guard": {"destroy_backup"}, // not written yet
-	} {
-		if got := privateKeys(t, c, addr); !slices.Equal(got, want) {
-			t.Errorf("%s keeps private keys %v, want %v", addr, got, want)
-		}
-	}
-
-	out = c.run("destroy", "-auto-approve", "-no-color", "-input=false", "-target=backup_on_destroy.guard")
-	if !strings.Contains(out, "1 destroyed") {
-		t.Errorf("the guard's destroy did not go ahead on its recorded, succeeded backup:\n%s", out)
-	}
-	if q := e.srv.Stats().BackupsQueued[guarded]; q != 0 {
-		t.Errorf("the guard's destroy queued %d backups: it should follow its recorded one", q)
-	}
-}
-
-// privateKeys lists the private-data keys of a resource in the state file.
-func privateKeys(t *testing.T, c *cli, addr string) []string {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(c.dir, "terraform.tfstate"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st struct {
-		Resources []struct {
-			Type, Name string
-			Instances  []struct {
-				Private string `json:"private"`
-			}
-		}
-	}
-	if err := json.Unmarshal(raw, &st); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range st.Resources {
-		if r.Type+"."+r.Name != addr || len(r.Instances) != 1 {
-			continue
-		}
-		if r.Instances[0].Private == "" {
-			return nil
-		}
-		outer, err := base64.StdEncoding.DecodeString(r.Instances[0].Private)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var keys map[string]json.RawMessage
-		if err := json.Unmarshal(outer, &keys); err != nil {
-			t.Fatalf("%s private %s: %v", addr, outer, err)
-		}
-		return slices.Sorted(maps.Keys(keys))
-	}
-	t.Fatalf("%s is not in the state file", addr)
-	return nil
 }
