@@ -49,14 +49,26 @@ type fullServer interface {
 const stopGrace = 10 * time.Second
 
 // interruptFirst makes an interrupted action invocation fail as an
-// invocation, so that the change it guards does not go ahead. On Ctrl-C,
-// Terraform calls StopProvider; the plugin server (terraform-plugin-go
-// v0.31) then cancels every request's context and drops every event of an
-// invocation whose context is done, its final one included, and ends the
-// stream as if it had completed. Terraform 1.16.0-rc2 reads such a stream
-// as a success and makes the guarded change. So StopProvider first stops
-// the invocations itself, waits until each has sent its outcome (an error:
-// the wait was interrupted), and only then lets the plugin server cancel.
+// invocation, so that the change it guards does not go ahead.
+//
+// The upstream behaviour it works around, read in terraform-plugin-go
+// v0.31.0 (tfprotov6/tf6server/server.go) and seen with Terraform
+// 1.16.0-rc2:
+//   - on Ctrl-C, Terraform calls StopProvider, and the plugin server's
+//     StopProvider closes stopCh, which cancels every request's context
+//     (stoppableContext);
+//   - its InvokeAction loop, `for ev := range resp.Events`, returns nil as
+//     soon as that context is done, dropping the invocation's remaining
+//     events, its final one (with its error) included, and ends the
+//     stream as if the invocation had completed;
+//   - Terraform 1.16.0-rc2 reads a stream that ends without a Completed
+//     event as a successful invocation, and makes the guarded change.
+//
+// So StopProvider first stops the invocations itself, waits until each has
+// sent its outcome (an error: the wait was interrupted), and only then lets
+// the plugin server cancel. TestInterruptReachesInvocationsFirst pins the
+// order. When a terraform-plugin-go release delivers the final event of a
+// cancelled stream, this wrapper can go.
 type interruptFirst struct {
 	fullServer
 
