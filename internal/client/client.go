@@ -24,18 +24,6 @@ const (
 	DefaultMaxBackoff     = 30 * time.Second
 	DefaultRetryAfterCap  = 60 * time.Second
 	DefaultRetryBudget    = 2 * time.Minute
-	// DefaultClockAllowance is how far the service's clock may run behind
-	// this machine's for a backup to be recognised as a trigger's. Clocks
-	// kept by NTP differ by well under a second; a wider allowance would let
-	// a backup queued by someone else just before this trigger pass for its
-	// own after an unknown outcome (see Recognizer).
-	DefaultClockAllowance = 10 * time.Second
-	// DefaultIdentifyWithin is how long a backup the service accepted is
-	// looked for in a listing that lags behind its POST.
-	DefaultIdentifyWithin = 30 * time.Second
-	// DefaultUncertainGrace is how long a POST that got no answer is given
-	// to show up as a backup before it is sent again.
-	DefaultUncertainGrace = 60 * time.Second
 )
 
 // PageSize is the largest page the service gives: listings ask for it so
@@ -62,11 +50,6 @@ type Options struct {
 	MaxBackoff     time.Duration // cap of one backoff
 	RetryAfterCap  time.Duration // cap on a server's Retry-After
 	RetryBudget    time.Duration // cap on the total time spent waiting to retry
-	// ClockAllowance, IdentifyWithin and UncertainGrace shape how a
-	// trigger recognises its backup (see Recognizer and TriggerBackup).
-	ClockAllowance time.Duration
-	IdentifyWithin time.Duration
-	UncertainGrace time.Duration
 
 	// Organization, when set, is the id of the organization the key must
 	// belong to: before its first POST, the client reads the key's
@@ -79,7 +62,7 @@ type Options struct {
 	RootCAs *x509.CertPool
 
 	HTTPClient *http.Client
-	Clock      Clock
+	Clock      clock.Clock
 	Logger     Logger
 }
 
@@ -90,7 +73,7 @@ type Client struct {
 	ua      string
 	opts    Options
 	http    *http.Client
-	clock   Clock
+	clock   clock.Clock
 	log     Logger
 	limiter *limiter
 	jitter  func() float64
@@ -173,9 +156,6 @@ func setDefaults(o *Options) {
 	def(&o.MaxBackoff, DefaultMaxBackoff)
 	def(&o.RetryAfterCap, DefaultRetryAfterCap)
 	def(&o.RetryBudget, DefaultRetryBudget)
-	def(&o.ClockAllowance, DefaultClockAllowance)
-	def(&o.IdentifyWithin, DefaultIdentifyWithin)
-	def(&o.UncertainGrace, DefaultUncertainGrace)
 	if o.UserAgent == "" {
 		o.UserAgent = "terraform-provider-backup"
 	}

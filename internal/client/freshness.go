@@ -18,10 +18,6 @@ type SuccessOutcome struct {
 	Err    error
 }
 
-// Now is the time on the client's clock (the one its waits use), for
-// callers that compare the service's timestamps with the present.
-func (c *Client) Now() time.Time { return c.clock.Now() }
-
 // LatestSuccess returns the account's newest successful backup, or nil
 // when it has none. It reads the backups newest first and stops at the
 // first success: one request when it is among the newest 50, and further

@@ -247,7 +247,7 @@ func TestBackupErrorTextIsGuarded(t *testing.T) {
 	if err != nil || len(bks) != 1 {
 		t.Fatal(err)
 	}
-	msg := (&BackupFailedError{Backup: bks[0]}).Error()
+	msg := bks[0].Status + " " + *bks[0].Error
 	if strings.Contains(msg, hostileKey) || strings.ContainsFunc(msg, unicode.IsControl) || !strings.Contains(msg, "disk full") {
 		t.Errorf("%q", msg)
 	}

@@ -28,7 +28,7 @@ func TestOrganizationGuard(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := c.TriggerBackup(context.Background(), id); err != nil {
+				if _, _, err := c.PostBackup(context.Background(), id); err != nil {
 					t.Error(err)
 				}
 			}()
@@ -47,7 +47,7 @@ func TestOrganizationGuard(t *testing.T) {
 		}
 		id := f.srv.AccountIDs()[0]
 		for range 2 {
-			_, err = c.TriggerBackup(context.Background(), id)
+			_, _, err = c.PostBackup(context.Background(), id)
 			var mm *OrganizationMismatchError
 			if !errors.As(err, &mm) || !errors.Is(err, ErrWrongOrganization) {
 				t.Fatalf("err = %v, want *OrganizationMismatchError", err)
@@ -79,13 +79,13 @@ func TestOrganizationGuard(t *testing.T) {
 		}
 		f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteToken, Times: 1})
 		id := f.srv.AccountIDs()[0]
-		if _, err := c.TriggerBackup(context.Background(), id); !errors.Is(err, ErrServer) {
+		if _, _, err := c.PostBackup(context.Background(), id); !errors.Is(err, ErrServer) {
 			t.Fatalf("err = %v, want ErrServer", err)
 		}
 		if n := f.srv.Requests(mockservice.RouteTrigger); n != 0 {
 			t.Errorf("%d POSTs before the organization was known", n)
 		}
-		if _, err := c.TriggerBackup(context.Background(), id); err != nil {
+		if _, _, err := c.PostBackup(context.Background(), id); err != nil {
 			t.Fatalf("second trigger: %v", err)
 		}
 		if n := f.srv.BackupsQueued(id); n != 1 {
@@ -125,7 +125,7 @@ func TestOrganizationGuardWithoutOrganizationInTheAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		_, err := c.TriggerBackup(context.Background(), "acc_0123456789abcdef")
+		_, _, err := c.PostBackup(context.Background(), "acc_0123456789abcdef")
 		var de *DecodeError
 		if !errors.As(err, &de) || errors.Is(err, ErrWrongOrganization) || !strings.Contains(err.Error(), "names no organization") {
 			t.Fatalf("err = %v, want a decode error saying the answer names no organization", err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 )
 
 // parseRateLimit reads the rate-limit headers; nil when none is present.
@@ -90,7 +92,7 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 // window within its first part, rather than all at the reset, where the
 // clients held alike would meet.
 type limiter struct {
-	clock Clock
+	clock clock.Clock
 
 	mu          sync.Mutex
 	known       bool          // an allowance has been learnt
@@ -116,8 +118,8 @@ type limiter struct {
 	headerless  int  // answers without an allowance, while !known
 }
 
-func newLimiter(clock Clock) *limiter {
-	return &limiter{clock: clock, changed: make(chan struct{}), share: 1, fillAt: time.Second, draw: rand.Float64}
+func newLimiter(clk clock.Clock) *limiter {
+	return &limiter{clock: clk, changed: make(chan struct{}), share: 1, fillAt: time.Second, draw: rand.Float64}
 }
 
 // spacing is the interval between request starts for this client's share.

@@ -149,7 +149,7 @@ func TestRedirectFaultOfTheMock(t *testing.T) {
 	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultRedirect, Location: otherTS.URL})
 	acct := f.srv.AccountIDs()[0]
 
-	_, err := f.client.TriggerBackup(context.Background(), acct)
+	_, _, err := f.client.PostBackup(context.Background(), acct)
 	if !errors.Is(err, ErrRedirect) {
 		t.Fatalf("trigger: err = %v, want ErrRedirect", err)
 	}

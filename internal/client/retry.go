@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 )
 
 // announceWaitsOver: a wait this long or longer is logged at WARN, so
@@ -65,7 +67,7 @@ func (c *Client) mayRetry(ctx context.Context, attempt, failures int, limited bo
 	fail := func(cause RetryCause, reason string) error {
 		return &RetryError{Attempts: attempt + 1, Cause: cause, Reason: reason, Err: last}
 	}
-	deadline, hasDeadline := deadlineOf(ctx)
+	deadline, hasDeadline := clock.Deadline(ctx)
 	// A wait that ends at the deadline leaves no time for the attempt.
 	if hasDeadline && !c.clock.Now().Add(delay).Before(deadline) {
 		return fail(RetryPastDeadline, fmt.Sprintf("waiting %s would outlive the operation's deadline", delay.Round(time.Millisecond)))

@@ -265,7 +265,7 @@ func TestRateLimitedWaitsAreBoundedByTheDeadline(t *testing.T) {
 			ctx := t.Context()
 			if tc.timeout > 0 {
 				var cancel context.CancelFunc
-				ctx, cancel = c.WithTimeout(ctx, tc.timeout)
+				ctx, cancel = clock.WithTimeout(ctx, c.clock, tc.timeout)
 				defer cancel()
 			}
 			_, err := c.Token(ctx)

@@ -37,7 +37,7 @@ func (r sharedKeyRun) String() string {
 // counting what the service answered it.
 type processTransport struct {
 	h     http.Handler
-	clock Clock
+	clock clock.Clock
 	trace *simTrace // nil unless tracing
 
 	mu          sync.Mutex

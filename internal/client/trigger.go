@@ -3,210 +3,44 @@ package client
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http/httptrace"
 	"sync/atomic"
 	"time"
 )
 
-// Triggered is the outcome of TriggerBackup.
-type Triggered struct {
-	// Account as the trigger returned it; nil when the response could not be
-	// read (the backup was queued all the same).
-	Account *Account
-	// Backup is the record of the queued backup.
-	Backup Backup
-	// Recovered is set when the trigger's outcome was unknown (a server
-	// error, a timeout, a connection lost after sending) and the backup it
-	// queued was found in the account's backups instead of being queued again.
-	Recovered bool
-}
-
-// ErrUnidentified matches an *UnidentifiedError.
-var ErrUnidentified = errors.New("the backup of this trigger could not be identified")
-
-// UnidentifiedError: a trigger was sent, the service queued a backup (or
-// may have), and no record of it could be found. Callers record what is
-// known (the account and when the trigger began) and look for the backup
-// again before they send another trigger for the same change.
-type UnidentifiedError struct {
-	AccountID string
-	// TriggeredAt is when the trigger began, on the client's clock.
-	TriggeredAt time.Time
-	// Queued: the service said the backup was queued (a 2xx, or a 409 after
-	// this trigger's own request with an unknown outcome). When false, the
-	// outcome is unknown: the backup may never have been queued.
-	Queued bool
-	// Err is why no record was found: the last listing error, or
-	// ErrNotListed.
-	Err error
-}
-
-// ErrNotListed: the account's backups listing held no backup of this
-// trigger, however long it was looked at.
-var ErrNotListed = errors.New("the account's backups listing shows no backup created since the trigger")
-
-func (e *UnidentifiedError) Error() string {
-	what := "a backup was queued"
-	if !e.Queued {
-		what = "the outcome of the trigger is unknown (a backup may have been queued)"
-	}
-	return fmt.Sprintf("triggering a backup of %s at %s: %s, but its record could not be found: %v",
-		e.AccountID, e.TriggeredAt.UTC().Format(time.RFC3339), what, e.Err)
-}
-
-func (e *UnidentifiedError) Unwrap() error { return e.Err }
-
-// Is makes errors.Is(err, ErrUnidentified) work.
-func (e *UnidentifiedError) Is(target error) bool { return target == ErrUnidentified }
-
-// Recognizer decides whether a listed backup is the one a trigger queued.
-// It is the only place that does: the trigger, the recovery after an
-// unknown outcome, and the adoption of a trigger recorded without its
-// backup id all use it.
+// PostBackup sends the trigger of one backup of the account (POST
+// /accounts/{id}/backup) and returns the account as the service answered.
+// It is the endpoint only: knowing which backup the trigger queued, and
+// what to do when its outcome is unknown, is internal/workflow's.
 //
-// A backup is the trigger's when it was created at or after the trigger
-// began, less Allowance for the service's clock running behind this
-// machine's. An older backup never is, even one the listing shows in
-// progress: a listing that lags (a read replica) can show a backup queued
-// before this change as still running after it ended, and claiming it
-// would report a backup taken before this change as this change's.
-type Recognizer struct {
-	Began     time.Time
-	Allowance time.Duration
-}
-
-// Mine reports whether b may be the trigger's backup.
-func (r Recognizer) Mine(b Backup) bool {
-	return !b.CreatedAt.Before(r.Began.Add(-r.Allowance))
-}
-
-// RecognizerFrom is the recognizer of a trigger that began at began.
-func (c *Client) RecognizerFrom(began time.Time) Recognizer {
-	return Recognizer{Began: began, Allowance: c.opts.ClockAllowance}
-}
-
-// TriggerBackup queues one backup of the account and returns its record.
-//
-// The POST is not idempotent and the API has no idempotency key, so it is
-// never blindly retried. After a POST the service accepted, the backup is
-// looked for (Recognizer) for IdentifyWithin on the client's clock, since
-// a listing may lag behind its POST; if it never shows, the error is an
-// *UnidentifiedError with Queued set, and no second POST is sent.
-//
-// When a POST's outcome is unknown, the account's backups are looked at
-// before anything is sent again: after a server error once, after a POST
-// that got no answer for UncertainGrace (the service may still process
-// it). A 409 after such a POST is this trigger's own backup, never a
-// reason to wait and trigger again. A backup is queued twice only when a
-// POST that got no answer is processed more than UncertainGrace later.
-//
-// With Options.Organization set, the key's organization is checked first
-// (see CheckOrganization).
-func (c *Client) TriggerBackup(ctx context.Context, accountID string) (*Triggered, error) {
-	tr, err := c.triggerBackup(ctx, accountID)
-	// A 404 is judged by the absence rule, as on every path of an account.
-	return tr, c.judgeAbsence(ctx, accountID, err)
-}
-
-func (c *Client) triggerBackup(ctx context.Context, accountID string) (*Triggered, error) {
+// The POST is not idempotent and the API has no idempotency key: it is
+// resent only when it certainly did not reach the service (a 429, or a
+// request never written). sent says whether any attempt reached the wire,
+// so that a caller whose context ended knows a backup may be queued. A
+// 404 is judged by the absence rule, as on every path of an account. With
+// Options.Organization set, the key's organization is checked first (see
+// CheckOrganization).
+func (c *Client) PostBackup(ctx context.Context, accountID string) (acct *Account, sent bool, err error) {
 	if err := c.CheckOrganization(ctx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	cl := call{method: "POST", path: accountPath(accountID) + "/backup"}
-	rec := c.RecognizerFrom(c.clock.Now())
-	// Whether any POST reached the wire: one that did may have been
-	// processed even when the caller's context ended before its answer.
-	var sent atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { sent.Store(true) }})
-	uncertain := false
-	var waited time.Duration
-	for attempt := 0; ; attempt++ {
-		var acct Account
-		err := c.do(ctx, cl, &acct)
-		var decErr *DecodeError
-		switch {
-		case err == nil && acct.ID != accountID:
-			// Accepted, but the answer is for another account: keep
-			// nothing of it, and identify the backup from accountID's own
-			// listing, as after an unreadable answer.
-			c.log.Warn(ctx, "the answer to a backup trigger names another account; it is ignored",
-				map[string]any{"account_id": accountID, "answered_for": acct.ID})
-			return c.identify(ctx, accountID, nil, rec, false)
-		case err == nil:
-			return c.identify(ctx, accountID, &acct, rec, false)
-		case errors.As(err, &decErr):
-			// A 2xx whose body was unreadable: the backup was queued.
-			return c.identify(ctx, accountID, nil, rec, false)
-		case ctx.Err() != nil:
-			if !sent.Load() {
-				return nil, ctx.Err()
-			}
-			// Interrupted (or out of time) while a POST may have been on
-			// its way: look, once and briefly, for the backup it may have
-			// queued, so that the caller records it rather than queueing
-			// another next time.
-			lctx, cancel := detached(ctx)
-			defer cancel()
-			found, lerr := c.findMine(lctx, accountID, rec)
-			if lerr == nil && found != nil {
-				return &Triggered{Backup: *found, Recovered: true}, nil
-			}
-			return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Err: ctx.Err()}
-		case errors.Is(err, ErrConflict) && uncertain:
-			return c.conflictAfterUncertain(ctx, accountID, rec, err)
-		case outcomeUnknown(err):
-			uncertain = true
-			c.log.Warn(ctx, "the outcome of a backup trigger is unknown; looking for the backup before sending it again",
-				map[string]any{"account_id": accountID, "error": err.Error()})
-			var tErr *TransportError
-			grace := time.Duration(0)
-			if errors.As(err, &tErr) {
-				// No answer: the request may still be on its way through
-				// the service.
-				grace = c.opts.UncertainGrace
-			}
-			found, lerr := c.lookFor(ctx, accountID, rec, grace)
-			if found != nil {
-				return &Triggered{Backup: *found, Recovered: true}, nil
-			}
-			if lerr != nil && !errors.Is(lerr, ErrNotListed) {
-				// Nothing can be seen: sending again could queue a second
-				// backup.
-				return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Err: errors.Join(err, lerr)}
-			}
-			if werr := c.waitToRetry(ctx, cl, attempt, c.backoff(attempt), &waited, err); werr != nil {
-				return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Err: werr}
-			}
-		default:
-			return nil, err
-		}
+	var wrote atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) }})
+	var a Account
+	err = c.do(ctx, postBackupCall(accountID), &a)
+	if err != nil {
+		return nil, wrote.Load(), c.judgeAbsence(ctx, accountID, err)
 	}
+	return &a, true, nil
 }
 
-// conflictAfterUncertain reads a 409 that follows a POST whose outcome was
-// unknown. The backup in progress is this trigger's own when it was
-// created since the trigger began: it is then returned, and never waited
-// for as another's (that would queue a second backup). When the backup in
-// progress is older, it was already running when the first POST arrived,
-// so that POST queued nothing: the 409 stands.
-func (c *Client) conflictAfterUncertain(ctx context.Context, accountID string, rec Recognizer, conflict error) (*Triggered, error) {
-	var newest *Backup
-	for b, err := range c.Backups(ctx, accountID, ListOptions{Max: 1}) {
-		if err != nil {
-			return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Queued: true, Err: errors.Join(conflict, err)}
-		}
-		newest = &b
-	}
-	if newest != nil && InProgress(newest.Status) && !rec.Mine(*newest) {
-		return nil, conflict
-	}
-	// Ours, or not listed yet (a lagging listing): look for it.
-	return c.identify(ctx, accountID, nil, rec, true)
+func postBackupCall(accountID string) call {
+	return call{method: "POST", path: accountPath(accountID) + "/backup"}
 }
 
-// outcomeUnknown reports whether a failed POST may have been processed.
-func outcomeUnknown(err error) bool {
+// OutcomeUnknown reports whether a failed POST may have been processed all
+// the same: it reached the service and got no answer, or a server error.
+func OutcomeUnknown(err error) bool {
 	var tErr *TransportError
 	if errors.As(err, &tErr) {
 		return tErr.Sent
@@ -214,92 +48,17 @@ func outcomeUnknown(err error) bool {
 	return errors.Is(err, ErrServer)
 }
 
-// identify finds the record of a backup the service has accepted (so an
-// unidentified one is Queued), looking for IdentifyWithin. When the
-// caller's context ends first, it looks once more, detached and briefly:
-// the backup is queued, and the next run must know it rather than queue
-// another.
-func (c *Client) identify(ctx context.Context, accountID string, acct *Account, rec Recognizer, recovered bool) (*Triggered, error) {
-	found, err := c.lookFor(ctx, accountID, rec, c.opts.IdentifyWithin)
-	if found == nil && ctx.Err() != nil {
-		dctx, cancel := detached(ctx)
-		defer cancel()
-		found, err = c.findMine(dctx, accountID, rec)
-		if found == nil && err == nil {
-			err = ErrNotListed
-		}
-	}
-	if found == nil {
-		return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Queued: true, Err: err}
-	}
-	return &Triggered{Account: acct, Backup: *found, Recovered: recovered}, nil
+// NoAnswer reports whether a failed request got no answer at all: the
+// service may still be processing it.
+func NoAnswer(err error) bool {
+	var tErr *TransportError
+	return errors.As(err, &tErr)
 }
 
-// identifyInterval is the first pause between looks for a trigger's
-// backup; it doubles up to identifyMaxInterval.
-const (
-	identifyInterval    = time.Second
-	identifyMaxInterval = 8 * time.Second
-)
-
-// lookFor looks for the trigger's backup at once and then, while none is
-// listed, again until within has passed on the client's clock. It returns
-// the backup, or nil and the last error (ErrNotListed when the listing
-// answered but held none).
-func (c *Client) lookFor(ctx context.Context, accountID string, rec Recognizer, within time.Duration) (*Backup, error) {
-	deadline := c.clock.Now().Add(within)
-	interval := identifyInterval
-	for {
-		found, err := c.findMine(ctx, accountID, rec)
-		if found != nil {
-			return found, nil
-		}
-		if err == nil {
-			err = ErrNotListed
-		}
-		if ctx.Err() != nil {
-			return nil, err
-		}
-		left := deadline.Sub(c.clock.Now())
-		if left <= 0 {
-			return nil, err
-		}
-		if serr := sleep(ctx, c.clock, min(interval, left)); serr != nil {
-			return nil, err
-		}
-		interval = min(2*interval, identifyMaxInterval)
-	}
-}
-
-// FindTriggered looks once for the backup of a trigger that began at
-// began, for a caller that recorded the trigger without its backup id.
-// It returns nil, nil when none is listed yet.
-func (c *Client) FindTriggered(ctx context.Context, accountID string, began time.Time) (*Backup, error) {
-	return c.findMine(ctx, accountID, c.RecognizerFrom(began))
-}
-
-// findMine returns the newest of the account's backups when the
-// recognizer accepts it, or nil. The service creates a trigger's backup
-// as the newest at once (a listing that lags shows an older one first:
-// then this trigger's is not listed yet), and a backup queued by another
-// client after this one ended was queued after this trigger began too.
-func (c *Client) findMine(ctx context.Context, accountID string, rec Recognizer) (*Backup, error) {
-	for b, err := range c.Backups(ctx, accountID, ListOptions{Max: 1}) {
-		if err != nil {
-			return nil, err
-		}
-		if rec.Mine(b) {
-			return &b, nil
-		}
-	}
-	return nil, nil
-}
-
-// detachedTimeout bounds a request that must complete after its caller's
-// context ends: recording what the service already did.
-const detachedTimeout = 15 * time.Second
-
-// detached keeps ctx's values but not its cancellation or deadline.
-func detached(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), detachedTimeout)
+// WaitToResend waits before sending the trigger of accountID again, as
+// retry number attempt+1 of a request whose every failure counts against
+// max_retries, within the retry budget and the context's deadline; waited
+// adds up the waits. Otherwise it returns a *RetryError wrapping last.
+func (c *Client) WaitToResend(ctx context.Context, accountID string, attempt int, waited *time.Duration, last error) error {
+	return c.waitToRetry(ctx, postBackupCall(accountID), attempt, c.backoff(attempt), waited, last)
 }

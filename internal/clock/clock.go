@@ -16,7 +16,7 @@ type Clock interface {
 
 // TimerClock is a Clock that can also call a function once its time has
 // moved on by d: a fake's timers, on which a context's timeout can then be
-// bounded (see client.Client.WithTimeout).
+// bounded (see WithTimeout).
 type TimerClock interface {
 	Clock
 	AfterFunc(d time.Duration, f func()) (stop func() bool)

@@ -19,8 +19,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/backup-service/terraform-provider-backup/internal/client"
-	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 var (
@@ -147,10 +147,9 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 			resp.SendProgress(action.InvokeProgressEvent{Message: fmt.Sprintf(format, args...)})
 		}
 	}
-	opts := client.RunOptions{
+	opts := workflow.RunOptions{
 		WaitOnConflict:    m.OnConflict.IsNull() || m.OnConflict.ValueString() == onConflictWait,
 		WaitForCompletion: m.WaitForCompletion.IsNull() || m.WaitForCompletion.ValueBool(),
-		Poll:              a.data.poll,
 	}
 	if !m.AccountIDs.IsNull() {
 		var ids []string
@@ -159,39 +158,40 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 			return
 		}
 		slices.Sort(ids)
-		ctx, cancel := a.data.client.WithTimeout(ctx, timeout)
+		ctx, cancel := clock.WithTimeout(ctx, a.data.clock, timeout)
 		defer cancel()
 		a.invokeMany(ctx, ids, opts, timeout, say, &resp.Diagnostics)
 		return
 	}
 	accountID := m.AccountID.ValueString()
-	ctx, cancel := boundedFor(ctx, a.data.client, timeout, accountID)
+	ctx, cancel := boundedFor(ctx, a.data.clock, timeout, accountID)
 	defer cancel()
-	opts.Progress = func(ev client.Event) {
+	opts.Progress = func(ev workflow.Event) {
 		logProgress(ctx)(ev)
 		reportProgress(say, accountID, ev)
 	}
-	b, err := a.data.client.RunBackup(ctx, accountID, opts)
-	reportInvocation(&resp.Diagnostics, accountID, b, err, opts.WaitForCompletion, timeout, say)
+	o := a.data.runner.Run(ctx, accountID, opts)
+	reportInvocation(&resp.Diagnostics, o, opts.WaitForCompletion, timeout, say)
 }
 
 // reportInvocation says what one account's run means for the change the
-// invocation guards. The action records nothing, but its outcome is a
-// lifecycle.Record all the same, and only a Good one passes: an outcome
-// that is neither an error nor a good backup fails closed.
-func reportInvocation(diags *diag.Diagnostics, accountID string, b *client.Backup, err error, waits bool, timeout time.Duration, say func(string, ...any)) {
-	if b == nil {
-		addTriggerError(diags, invokeCaller, accountID, timeout, err)
+// invocation guards: only a Good outcome passes, and an outcome that is
+// neither reported as an error nor good fails closed.
+func reportInvocation(diags *diag.Diagnostics, o workflow.Outcome, waits bool, timeout time.Duration, say func(string, ...any)) {
+	if o.Kind == workflow.NotWaited {
+		say("Backup %s of account %s is queued (%s); not waiting for it (wait_for_completion = false).", o.Backup.ID, o.AccountID, o.Backup.Status)
+	}
+	report(diags, invokeCaller, timeout, o)
+	if diags.HasError() || o.Good(waits) {
 		return
 	}
-	if !waits {
-		say("Backup %s of account %s is queued (%s); not waiting for it (wait_for_completion = false).", b.ID, accountID, b.Status)
+	what := "No backup"
+	if o.Backup != nil {
+		what = fmt.Sprintf("Backup %s of account %s is %s, which", o.Backup.ID, o.AccountID, o.Backup.Status)
+	} else {
+		what = fmt.Sprintf("No backup of account %s is known, which", o.AccountID)
 	}
-	reportWait(diags, invokeCaller, accountID, timeout, err)
-	if rec := lifecycle.FromRun(b, err); !diags.HasError() && !rec.Good(waits) {
-		diags.AddError("No good backup from this invocation",
-			fmt.Sprintf("Backup %s of account %s is %s, which does not let the change this action guards go ahead.", b.ID, accountID, b.Status))
-	}
+	diags.AddError("No good backup from this invocation", what+" does not let the change this action guards go ahead.")
 }
 
 // invokeMany backs up several accounts at once and reports, per account,
@@ -199,7 +199,7 @@ func reportInvocation(diags *diag.Diagnostics, accountID string, b *client.Backu
 // account without a good backup once, with its reason. An interrupted or
 // timed-out wait is such an account: the invocation fails, so that the
 // change it guards does not go ahead.
-func (a *triggerAction) invokeMany(ctx context.Context, ids []string, opts client.RunOptions, timeout time.Duration,
+func (a *triggerAction) invokeMany(ctx context.Context, ids []string, opts workflow.RunOptions, timeout time.Duration,
 	say func(string, ...any), diags *diag.Diagnostics,
 ) {
 	if len(ids) == 0 {
@@ -211,13 +211,13 @@ func (a *triggerAction) invokeMany(ctx context.Context, ids []string, opts clien
 	}
 	say("Backing up %s at once.", plural(len(ids), "account"))
 	bad := 0
-	outcomes := a.data.client.RunBackups(ctx, ids, opts,
-		func(accountID string, ev client.Event) {
+	outcomes := a.data.runner.RunMany(ctx, ids, opts,
+		func(accountID string, ev workflow.Event) {
 			logProgress(tflog.SetField(ctx, "account_id", accountID))(ev)
 			reportProgress(say, accountID, ev)
 		},
-		func(o client.AccountOutcome, finished int) {
-			if o.Err != nil {
+		func(o workflow.Outcome, finished int) {
+			if !o.Good(opts.WaitForCompletion) {
 				bad++
 			}
 			say("%d of %d accounts done (%d without a good backup).", finished, len(ids), bad)
@@ -225,7 +225,7 @@ func (a *triggerAction) invokeMany(ctx context.Context, ids []string, opts clien
 	var lines []string
 	for _, o := range outcomes {
 		var one diag.Diagnostics
-		reportInvocation(&one, o.AccountID, o.Backup, o.Err, opts.WaitForCompletion, timeout, say)
+		reportInvocation(&one, o, opts.WaitForCompletion, timeout, say)
 		if len(one) > 0 {
 			lines = append(lines, fmt.Sprintf("- %s: %s", o.AccountID, oneLine(one[0])))
 		}

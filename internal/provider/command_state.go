@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
-	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // directAccountReads is how many accounts a command reads with one request
@@ -61,7 +61,7 @@ type commandState struct {
 // replacedTrigger is what Delete keeps of a trigger for its replacement.
 type replacedTrigger struct {
 	triggers string // triggersKey of its triggers
-	lifecycle.Replaced
+	workflow.Replaced
 }
 
 func newCommandState(c *client.Client) *commandState {
@@ -115,7 +115,7 @@ func (s *commandState) seenAccount(accountID string) (accountSeen, bool) {
 	return seen, ok
 }
 
-func (s *commandState) remember(accountID, triggers string, p lifecycle.Replaced) {
+func (s *commandState) remember(accountID, triggers string, p workflow.Replaced) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.replaced[accountID] = append(s.replaced[accountID], replacedTrigger{triggers: triggers, Replaced: p})
@@ -123,7 +123,7 @@ func (s *commandState) remember(accountID, triggers string, p lifecycle.Replaced
 
 // take returns and forgets a deleted trigger of the account with the same
 // triggers, if any.
-func (s *commandState) take(accountID, triggers string) (lifecycle.Replaced, bool) {
+func (s *commandState) take(accountID, triggers string) (workflow.Replaced, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.replaced[accountID]
@@ -133,5 +133,5 @@ func (s *commandState) take(accountID, triggers string) (lifecycle.Replaced, boo
 			return t.Replaced, true
 		}
 	}
-	return lifecycle.Replaced{}, false
+	return workflow.Replaced{}, false
 }

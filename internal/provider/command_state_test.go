@@ -4,15 +4,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // Two triggers of one account replaced in one command are both kept for
 // their replacements, whatever the order of the Deletes.
 func TestCommandStateKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
 	s := &commandState{replaced: map[string][]replacedTrigger{}}
-	s.remember("acc_0123456789abcdef", "a", lifecycle.Replaced{Record: lifecycle.Record{BackupID: "bkp_a"}})
-	s.remember("acc_0123456789abcdef", "b", lifecycle.Replaced{Record: lifecycle.Record{BackupID: "bkp_b"}})
+	s.remember("acc_0123456789abcdef", "a", workflow.Replaced{Record: workflow.Record{BackupID: "bkp_a"}})
+	s.remember("acc_0123456789abcdef", "b", workflow.Replaced{Record: workflow.Record{BackupID: "bkp_b"}})
 	for _, want := range []string{"bkp_b", "bkp_a"} {
 		got, ok := s.take("acc_0123456789abcdef", strings.TrimPrefix(want, "bkp_"))
 		if !ok || got.Record.BackupID != want {

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 )
 
 // Why an account is stale.
@@ -27,7 +28,10 @@ var _ datasource.DataSourceWithConfigure = (*staleAccountsDataSource)(nil)
 
 // staleAccountsDataSource is backup_stale_accounts: the accounts without a
 // successful backup within max_age.
-type staleAccountsDataSource struct{ client *client.Client }
+type staleAccountsDataSource struct {
+	client *client.Client
+	clock  clock.Clock
+}
 
 func newStaleAccountsDataSource() datasource.DataSource { return &staleAccountsDataSource{} }
 
@@ -104,7 +108,9 @@ func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaR
 }
 
 func (d *staleAccountsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	if data := dataFrom(req.ProviderData, &resp.Diagnostics); data != nil {
+		d.client, d.clock = data.client, data.clock
+	}
 }
 
 func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
@@ -145,7 +151,7 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 		return
 	}
 
-	cutoff := d.client.Now().Add(-maxAge)
+	cutoff := d.clock.Now().Add(-maxAge)
 	m.Accounts, m.IDs, m.GoneIDs = []staleAccountModel{}, []types.String{}, []types.String{}
 	var unreadable, gone []string
 	checked := 0

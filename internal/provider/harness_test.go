@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-version"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -32,6 +33,7 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // The acceptance test harness: test environments (a mock service and the
@@ -117,21 +119,34 @@ func fastRetries(o *client.Options) {
 // clock: on virtual time its own poll intervals, backoff and Retry-After
 // waits cost nothing; on the wall clock they are cut to milliseconds.
 func (e *testEnv) factories() map[string]func() (tfprotov6.ProviderServer, error) {
-	tuning := testTuning{}
-	if e.clock != nil {
-		tuning.clock = e.clock
-	} else {
-		tuning.poll = client.PollSettings{Initial: 20 * time.Millisecond, Max: 100 * time.Millisecond}
-	}
-	tuning.clientOptions = func(o *client.Options) {
-		if e.clock == nil {
+	adjust := func(o *client.Options, s *workflow.Settings) {
+		if e.clock != nil {
+			o.Clock = e.clock
+		} else {
+			s.Poll = workflow.PollSettings{Initial: 20 * time.Millisecond, Max: 100 * time.Millisecond}
 			fastRetries(o)
 		}
 		if e.clientOptions != nil { // read late: a test may set it after factories()
 			e.clientOptions(o)
 		}
 	}
-	return map[string]func() (tfprotov6.ProviderServer, error){"backup": serve(newTestProvider(tuning))}
+	return map[string]func() (tfprotov6.ProviderServer, error){"backup": serve(newTestProvider(adjust))}
+}
+
+// testProvider is the provider as users get it, configured with the
+// test's adjustments (clock, poll intervals, backoffs): the production
+// provider holds no test knob.
+type testProvider struct {
+	*backupProvider
+	adjust adjustment
+}
+
+func newTestProvider(adjust adjustment) testProvider {
+	return testProvider{backupProvider: &backupProvider{version: "test"}, adjust: adjust}
+}
+
+func (p testProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	p.configure(ctx, req, resp, p.adjust)
 }
 
 // TestMain makes the test framework serve the provider at the address users
@@ -557,11 +572,19 @@ func (e *testEnv) rawClient(t *testing.T, mods ...func(*client.Options)) *client
 // service would, outside Terraform, and returns it.
 func (e *testEnv) outsideBackup(t *testing.T, accountID string) client.Backup {
 	t.Helper()
-	tr, err := e.rawClient(t).TriggerBackup(t.Context(), accountID)
-	if err != nil {
-		t.Fatal(err)
+	o := workflow.New(e.rawClient(t), e.clockOrWall(), nil, workflow.Settings{}).Run(t.Context(), accountID, workflow.RunOptions{})
+	if o.Kind != workflow.NotWaited {
+		t.Fatalf("outside backup of %s: %d %v", accountID, o.Kind, o.Err)
 	}
-	return tr.Backup
+	return *o.Backup
+}
+
+// clockOrWall is the environment's clock, or the wall clock.
+func (e *testEnv) clockOrWall() clock.Clock {
+	if e.clock != nil {
+		return e.clock
+	}
+	return clock.Wall{}
 }
 
 func nullAttr(addr, attr string) statecheck.StateCheck {

@@ -9,12 +9,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
-// The resources keep their lifecycle.Record in private state, under
-// lifecycle.Key; this file moves records between that, the typed models
-// and the state. The decisions are lifecycle's.
+// The resources keep their workflow.Record in private state, under
+// workflow.Key; this file moves records between that, the typed models
+// and the state. The decisions are the workflow package's.
 
 // backupResource is what the two resources that take backups share: the
 // provider's data, and the one setting of their timeouts block that bounds
@@ -55,31 +55,45 @@ type privateSetter interface {
 }
 
 // saveRecord stores the record under its key.
-func saveRecord(ctx context.Context, private privateSetter, r lifecycle.Record, diags *diag.Diagnostics) {
-	diags.Append(private.SetKey(ctx, lifecycle.Key, lifecycle.Encode(r))...)
+func saveRecord(ctx context.Context, private privateSetter, r workflow.Record, diags *diag.Diagnostics) {
+	diags.Append(private.SetKey(ctx, workflow.Key, workflow.Encode(r))...)
 }
 
 // triggerRecord is the record of a trigger whose state holds m.
-func triggerRecord(ctx context.Context, m *triggerModel, private privateGetter, diags *diag.Diagnostics) (lifecycle.Record, bool) {
-	stored, ds := private.GetKey(ctx, lifecycle.Key)
+func triggerRecord(ctx context.Context, m *triggerModel, private privateGetter, diags *diag.Diagnostics) (workflow.Record, bool) {
+	stored, ds := private.GetKey(ctx, workflow.Key)
 	diags.Append(ds...)
-	r, err := lifecycle.FromTriggerState(lifecycle.TriggerState{
-		BackupID: m.ID.ValueString(), Status: m.BackupStatus.ValueString(),
-		TriggeredAt: m.TriggeredAt.ValueString(), CompletedAt: m.CompletedAt.ValueString(),
+	triggered, ds := timeOf(m.TriggeredAt)
+	diags.Append(ds...)
+	completed, ds := timeOf(m.CompletedAt)
+	diags.Append(ds...)
+	if diags.HasError() {
+		return workflow.Record{}, false
+	}
+	r, err := workflow.FromTriggerState(workflow.TriggerState{
+		BackupID: m.ID.ValueString(), Status: m.BackupStatus.ValueString(), TriggeredAt: triggered, CompletedAt: completed,
 	}, stored)
 	if err != nil {
 		diags.AddError("Unreadable backup_trigger state",
 			"The trigger of account "+m.AccountID.ValueString()+" has a record this release cannot read: "+err.Error()+".")
-		return lifecycle.Record{}, false
+		return workflow.Record{}, false
 	}
 	return r, true
 }
 
 // setRecord shows the record in the trigger's attributes.
-func (m *triggerModel) setRecord(r lifecycle.Record) {
+func (m *triggerModel) setRecord(r workflow.Record) {
 	s := r.State()
 	m.ID, m.BackupStatus = stringOrNull(s.BackupID), stringOrNull(s.Status)
-	m.TriggeredAt, m.CompletedAt = timeOrNull(r.TriggeredAt), timeOrNull(r.CompletedAt)
+	m.TriggeredAt, m.CompletedAt = timeOrNull(s.TriggeredAt), timeOrNull(s.CompletedAt)
+}
+
+// timeOf is a state's time; zero for null.
+func timeOf(v timetypes.RFC3339) (time.Time, diag.Diagnostics) {
+	if v.IsNull() || v.IsUnknown() {
+		return time.Time{}, nil
+	}
+	return v.ValueRFC3339Time()
 }
 
 func stringOrNull(s string) types.String {
@@ -99,11 +113,11 @@ func timeOrNull(t time.Time) timetypes.RFC3339 {
 // destroyRecord is the record a backup_on_destroy's stopped destroy left;
 // an unreadable one is none (the destroy then takes a new backup, which is
 // never wrong).
-func destroyRecord(ctx context.Context, private privateGetter) lifecycle.Record {
-	stored, _ := private.GetKey(ctx, lifecycle.Key)
-	r, err := lifecycle.Decode(stored)
+func destroyRecord(ctx context.Context, private privateGetter) workflow.Record {
+	stored, _ := private.GetKey(ctx, workflow.Key)
+	r, err := workflow.Decode(stored)
 	if err != nil {
-		return lifecycle.Record{}
+		return workflow.Record{}
 	}
 	return r
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // pendingAttrTypes are the fields of pending_destroy_backup, the record as
@@ -21,7 +21,7 @@ func pendingNull() types.Object { return types.ObjectNull(pendingAttrTypes) }
 
 // pendingObject is the record of a stopped destroy as the
 // pending_destroy_backup attribute.
-func pendingObject(d lifecycle.Record) types.Object {
+func pendingObject(d workflow.Record) types.Object {
 	id := types.StringNull()
 	if d.BackupID != "" {
 		id = types.StringValue(d.BackupID)

@@ -8,7 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
-	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // privateBytes is private state holding one key.
@@ -42,10 +42,10 @@ func TestDestroyBackupRecord(t *testing.T) {
 			t.Parallel()
 			p := privateBytes{}
 			if tc.raw != "" {
-				p[lifecycle.Key] = []byte(tc.raw)
+				p[workflow.Key] = []byte(tc.raw)
 			}
 			d := destroyRecord(t.Context(), p)
-			ok := d.Phase != lifecycle.None
+			ok := d.Phase != workflow.PhaseNone
 			if ok != tc.wantOK {
 				t.Fatalf("read %+v, ok %t; want ok %t", d, ok, tc.wantOK)
 			}
@@ -66,9 +66,9 @@ func TestDestroyBackupRecord(t *testing.T) {
 		})
 	}
 	// What Delete writes reads back the same.
-	d := lifecycle.Record{Phase: lifecycle.TimedOut, BackupID: "bkp_0123456789abcdef", TriggeredAt: triggered, CountsUntil: triggered.Add(time.Hour)}
-	raw := lifecycle.Encode(d)
-	if back := destroyRecord(t.Context(), privateBytes{lifecycle.Key: raw}); back != d {
+	d := workflow.Record{Phase: workflow.PhaseTimedOut, BackupID: "bkp_0123456789abcdef", TriggeredAt: triggered, CountsUntil: triggered.Add(time.Hour)}
+	raw := workflow.Encode(d)
+	if back := destroyRecord(t.Context(), privateBytes{workflow.Key: raw}); back != d {
 		t.Errorf("round trip: %+v, want %+v", back, d)
 	}
 }

@@ -23,6 +23,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // Environment variables read where the attribute is null.
@@ -40,33 +42,14 @@ var (
 // backupProvider is the provider "backup".
 type backupProvider struct {
 	version string
-	// tuning is zero in production (New); tests set it through
-	// newTestProvider.
-	tuning testTuning
 	// http2Warned: the warning that HTTP/2 is off is logged once, not
 	// for each provider configuration.
 	http2Warned sync.Once
 }
 
-// testTuning is what tests change of a provider, each zero in production:
-// the clock of its client and waits (a virtual clock shared with the mock
-// service, on which timeouts.* pass too; nil is the wall clock), the poll
-// intervals of waits (zero is client.DefaultPoll), and further client
-// options (shorter backoffs on the wall clock, say).
-type testTuning struct {
-	clock         client.Clock
-	poll          client.PollSettings
-	clientOptions func(*client.Options)
-}
-
 // New returns the provider factory for the given version.
 func New(version string) func() provider.Provider {
 	return func() provider.Provider { return &backupProvider{version: version} }
-}
-
-// newTestProvider is the provider as the tests run it, tuned.
-func newTestProvider(t testTuning) *backupProvider {
-	return &backupProvider{version: "test", tuning: t}
 }
 
 type providerModel struct {
@@ -155,6 +138,15 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 }
 
 func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	p.configure(ctx, req, resp, nil)
+}
+
+// adjustment changes the client's options and the runner's settings after
+// the configuration set them: the tests' clock, poll intervals and
+// backoffs (see newTestProvider, in the tests). Users' providers have none.
+type adjustment func(*client.Options, *workflow.Settings)
+
+func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse, adjust adjustment) {
 	var cfg providerModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
 	if resp.Diagnostics.HasError() {
@@ -219,9 +211,9 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 		return
 	}
 	opts.Logger = newTFLogger(opts.APIKey)
-	opts.Clock = p.tuning.clock
-	if p.tuning.clientOptions != nil {
-		p.tuning.clientOptions(&opts)
+	var settings workflow.Settings
+	if adjust != nil {
+		adjust(&opts, &settings)
 	}
 	c, err := client.New(opts)
 	if err != nil {
@@ -236,7 +228,12 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 				EnvAPIKey+" instead)")
 		})
 	}
-	data := &providerData{client: c, poll: p.tuning.poll, command: newCommandState(c), release: release}
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.Wall{}
+	}
+	data := &providerData{client: c, runner: workflow.New(c, clk, opts.Logger, settings), clock: clk,
+		command: newCommandState(c), release: release}
 	resp.DataSourceData = data
 	resp.ResourceData = data
 	resp.ActionData = data

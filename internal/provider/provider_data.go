@@ -6,14 +6,19 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // providerData is what Configure hands to every data source, resource and
 // action: the client, and what lives for one Terraform command (the
 // provider process lives exactly that long).
 type providerData struct {
-	client  *client.Client
-	poll    client.PollSettings
+	client *client.Client
+	// runner takes backups through client; clock is its time (and the
+	// client's): the wall clock, or a test's.
+	runner  *workflow.Runner
+	clock   clock.Clock
 	command *commandState
 	// release is destroy_without_backup; nil when unset.
 	release *guardRelease

@@ -21,7 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
-	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 const defaultDestroyTimeout = 30 * time.Minute
@@ -229,7 +229,7 @@ func (r *onDestroyResource) Update(ctx context.Context, req resource.UpdateReque
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
 	m.Pending = pendingNull()
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-	saveRecord(ctx, resp.Private, lifecycle.Record{}, &resp.Diagnostics)
+	saveRecord(ctx, resp.Private, workflow.Record{}, &resp.Diagnostics)
 }
 
 // Delete takes the backup and waits for it. When it cannot see it succeed
@@ -247,29 +247,29 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		return
 	}
 	accountID := m.AccountID.ValueString()
-	ctx, cancel := boundedFor(ctx, r.data.client, timeout, accountID)
+	ctx, cancel := boundedFor(ctx, r.data.clock, timeout, accountID)
 	defer cancel()
-	opts := client.RunOptions{
+	opts := workflow.RunOptions{
 		WaitOnConflict:    m.OnConflict.ValueString() != onConflictFail,
 		WaitForCompletion: true,
-		Poll:              r.data.poll,
 		Progress:          logProgress(ctx),
 	}
 	resume := m.resumeWithin()
-	now := r.data.client.Now()
+	now := r.data.clock.Now()
 	earlier := destroyRecord(ctx, req.Private)
-	if earlier.Phase != lifecycle.None && !earlier.StandsForDestroy(now) {
+	if earlier.Phase != workflow.PhaseNone && !earlier.StandsForDestroy(now) {
 		// It stood for a destroy that stopped more than resume_within
 		// ago: the data may have changed since, so it is not this one's.
 		tflog.Info(ctx, "the backup an earlier destroy began no longer counts for this one; taking a new backup",
 			map[string]any{"backup_id": earlier.BackupID, "counts_until": earlier.CountsUntil})
-		earlier = lifecycle.Record{}
+		earlier = workflow.Record{}
 	}
 
-	b, err := r.backUp(ctx, accountID, earlier, opts)
-	if err == nil && b != nil && b.Status == client.StatusSuccess {
+	o := r.backUp(ctx, accountID, earlier, opts)
+	if o.Good(true) {
+		b := o.Backup
 		tflog.Info(ctx, "backup before destroy succeeded", map[string]any{"backup_id": b.ID})
-		if earlier.Phase != lifecycle.None {
+		if earlier.Phase != workflow.PhaseNone {
 			// Users see which backup let this destroy go ahead: not one
 			// it queued, but the one a stopped destroy began.
 			resp.Diagnostics.AddWarning(fmt.Sprintf("Destroyed after backup %s of account %s, begun by an earlier destroy", b.ID, accountID),
@@ -279,7 +279,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		return
 	}
 	if r.data.release.covers(accountID) {
-		if why, ok := cannotBackUp(err); ok {
+		if why, ok := cannotBackUp(o); ok {
 			resp.Diagnostics.AddWarning(fmt.Sprintf("Destroyed without a backup of account %s", accountID),
 				fmt.Sprintf("The account cannot be backed up: %s\n\n%s", why, r.data.release.warning(accountID)))
 			return
@@ -287,11 +287,11 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	}
 
 	// The destroy fails: record what the next one follows, for
-	// resume_within from now (lifecycle.Record.AfterStoppedDestroy).
-	next := earlier.AfterStoppedDestroy(b, err, r.data.client.Now(), resume)
+	// resume_within from now (workflow.Record.AfterStoppedDestroy).
+	next := earlier.AfterStoppedDestroy(o, r.data.clock.Now(), resume)
 	saveRecord(ctx, resp.Private, next, &resp.Diagnostics)
 	pending := pendingNull()
-	if next.Phase != lifecycle.None {
+	if next.Phase != workflow.PhaseNone {
 		pending = pendingObject(next)
 	}
 	// The kept state shows the record: Terraform stores the state a failed
@@ -299,14 +299,11 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pending)...)
 
 	by := destroyCallerUntil(next.CountsUntil)
-	switch {
-	case errors.Is(err, client.ErrGone):
+	if errors.Is(o.Err, client.ErrGone) {
 		resp.Diagnostics.AddError(fmt.Sprintf("Unable to back up account %s before destroy", accountID),
-			describeError(err, goneGuardAdvice(accountID)))
-	case b == nil && err != nil:
-		addTriggerError(&resp.Diagnostics, by, accountID, timeout, err)
-	default:
-		reportWait(&resp.Diagnostics, by, accountID, timeout, err)
+			describeError(o.Err, goneGuardAdvice(accountID)))
+	} else {
+		report(&resp.Diagnostics, by, timeout, o)
 	}
 	if !resp.Diagnostics.HasError() {
 		resp.Diagnostics.AddError("Backup before destroy did not succeed",
@@ -321,28 +318,28 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 // page), or ran it and it failed. Interruptions, timeouts, conflicts,
 // refused keys and answers that are not the service's are not: they stop
 // the destroy whatever the setting.
-func cannotBackUp(err error) (string, bool) {
+func cannotBackUp(o workflow.Outcome) (string, bool) {
 	var refused *client.APIError
 	switch {
-	case errors.Is(err, client.ErrGone):
+	case errors.Is(o.Err, client.ErrGone):
 		return "the Backup Service proved it does not exist for this API key (deleted, or outside the key's organization).", true
-	case errors.Is(err, client.ErrUnprocessable) && errors.As(err, &refused) && refused.FromService():
-		return "the Backup Service refused to back it up (HTTP 422): " + err.Error(), true
-	case errors.Is(err, client.ErrBackupFailed):
-		return "its backup failed: " + err.Error(), true
+	case o.Kind == workflow.Refused && errors.Is(o.Err, client.ErrUnprocessable) && errors.As(o.Err, &refused) && refused.FromService():
+		return "the Backup Service refused to back it up (HTTP 422): " + o.Err.Error(), true
+	case o.Kind == workflow.Failed:
+		return "its backup failed: " + o.Err.Error(), true
 	}
 	return "", false
 }
 
 // backUp follows the backup an earlier destroy began, while it counts
-// for this one (lifecycle.CountsForDestroy), or takes a new one.
-func (r *onDestroyResource) backUp(ctx context.Context, accountID string, earlier lifecycle.Record, opts client.RunOptions) (*client.Backup, error) {
-	c := r.data.client
-	if earlier.Phase == lifecycle.None {
-		return c.RunBackup(ctx, accountID, opts)
+// for this one (workflow.CountsForDestroy), or takes a new one.
+func (r *onDestroyResource) backUp(ctx context.Context, accountID string, earlier workflow.Record, opts workflow.RunOptions) workflow.Outcome {
+	w := r.data.runner
+	if earlier.Phase == workflow.PhaseNone {
+		return w.Run(ctx, accountID, opts)
 	}
 	tflog.Info(ctx, "following the backup an earlier destroy began", map[string]any{"record": earlier.String()})
-	return c.Follow(ctx, accountID, earlier.Known(), client.FollowOptions{RunOptions: opts, Counts: lifecycle.CountsForDestroy, Renew: true})
+	return w.Follow(ctx, accountID, earlier.Known(), workflow.FollowOptions{RunOptions: opts, Counts: workflow.CountsForDestroy, Renew: true})
 }
 
 // resumeWithin is resume_within as a duration (validated; the default

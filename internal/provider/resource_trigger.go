@@ -23,7 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
-	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // defaultCreateTimeout bounds a create, waits included.
@@ -118,11 +118,10 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 	}
 }
 
-func (r *triggerResource) runOptions(ctx context.Context, m *triggerModel) client.RunOptions {
-	return client.RunOptions{
+func (r *triggerResource) runOptions(ctx context.Context, m *triggerModel) workflow.RunOptions {
+	return workflow.RunOptions{
 		WaitOnConflict:    m.OnConflict.ValueString() == onConflictWait,
 		WaitForCompletion: m.WaitForCompletion.ValueBool(),
-		Poll:              r.data.poll,
 		Progress:          logProgress(ctx),
 	}
 }
@@ -135,36 +134,34 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	accountID := plan.AccountID.ValueString()
-	ctx, cancel := boundedFor(ctx, r.data.client, timeout, accountID)
+	ctx, cancel := boundedFor(ctx, r.data.clock, timeout, accountID)
 	defer cancel()
 
-	b, err := r.runOrAdopt(ctx, &plan, r.runOptions(ctx, &plan))
-	r.record(ctx, &plan, lifecycle.Record{}, b, err, createCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
+	o := r.runOrAdopt(ctx, &plan, r.runOptions(ctx, &plan))
+	r.record(ctx, &plan, workflow.Record{}, o, createCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
 // record saves what a create or an update learnt of the trigger's backup:
 // the record, in the state and in private state, and says what follows.
 // A trigger whose backup is known is saved even after an error (a create
 // is then tainted); one without a backup, unless unidentified, is not.
-func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior lifecycle.Record, b *client.Backup, err error, by caller,
+func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior workflow.Record, o workflow.Outcome, by caller,
 	timeout time.Duration, private privateSetter, state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics,
 ) {
-	accountID := m.AccountID.ValueString()
-	var ue *client.UnidentifiedError
-	switch {
-	case b == nil && errors.As(err, &ue):
-		recordUnidentified(ctx, m, ue, private, diags, by)
-	case b == nil:
-		addTriggerError(diags, by, accountID, timeout, err)
+	switch o.Kind {
+	case workflow.NotIdentified:
+		recordUnidentified(ctx, m, o, private, diags, by)
+	case workflow.Refused, workflow.ConflictNotOver, workflow.Unreadable:
+		report(diags, by, timeout, o)
 		return
 	default:
-		rec := prior.After(b, err)
+		rec := prior.After(o)
 		m.setRecord(rec)
 		saveRecord(ctx, private, rec, diags)
-		reportWait(diags, by, accountID, timeout, err)
+		report(diags, by, timeout, o)
 	}
 	diags.Append(state.Set(ctx, m)...)
-	setIdentity(ctx, identity, accountID, m.ID.ValueString(), diags)
+	setIdentity(ctx, identity, m.AccountID.ValueString(), m.ID.ValueString(), diags)
 }
 
 // Read refreshes the backup's outcome, through the trigger's record. A
@@ -192,7 +189,7 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	switch {
-	case rec.Phase == lifecycle.Unidentified:
+	case rec.Phase == workflow.PhaseUnidentified:
 		if !m.WaitForCompletion.ValueBool() {
 			r.readUnidentified(ctx, &m, rec, resp)
 		}
@@ -215,7 +212,7 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 	b, err := r.data.client.FindBackup(ctx, accountID, backupID)
 	var missing *client.BackupNotFoundError
 	switch {
-	case rec.Phase == lifecycle.Imported && rec.Status == "" && (errors.Is(err, client.ErrGone) || errors.As(err, &missing)):
+	case rec.Phase == workflow.PhaseImported && rec.Status == "" && (errors.Is(err, client.ErrGone) || errors.As(err, &missing)):
 		// The read that completes an import fails naming the ids, rather
 		// than leaving Terraform's generic "non-existent remote object".
 		addImportNotFound(&resp.Diagnostics, accountID, backupID, err)
@@ -240,7 +237,7 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 
 // refreshed sets what a refresh learnt: the attributes that changed, and
 // the record when it did.
-func (r *triggerResource) refreshed(ctx context.Context, m *triggerModel, prior, now lifecycle.Record, resp *resource.ReadResponse) {
+func (r *triggerResource) refreshed(ctx context.Context, m *triggerModel, prior, now workflow.Record, resp *resource.ReadResponse) {
 	if now == prior {
 		return
 	}
@@ -309,18 +306,13 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	wctx, cancel := boundedFor(ctx, r.data.client, timeout, accountID)
+	wctx, cancel := boundedFor(ctx, r.data.clock, timeout, accountID)
 	defer cancel()
-	if rec.Phase != lifecycle.Unidentified && plan.WaitForCompletion.ValueBool() {
+	if rec.Phase != workflow.PhaseUnidentified && plan.WaitForCompletion.ValueBool() {
 		tflog.Info(wctx, "waiting for the backup", map[string]any{"backup_id": rec.BackupID, "status": rec.Status})
 	}
-	b, err := r.data.client.Follow(wctx, accountID, rec.Known(), client.FollowOptions{RunOptions: r.runOptions(wctx, &plan)})
-	var unreadable *client.UnreadableError
-	if errors.As(err, &unreadable) {
-		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read backup %s of account %s", unreadable.BackupID, accountID), unreadable.Err)
-		return
-	}
-	r.record(ctx, &plan, rec, b, err, resumeCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
+	o := r.data.runner.Follow(wctx, accountID, rec.Known(), workflow.FollowOptions{RunOptions: r.runOptions(wctx, &plan)})
+	r.record(ctx, &plan, rec, o, resumeCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
 // Delete forgets the resource: backups are never deleted, which the first

@@ -2,14 +2,12 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/backup-service/terraform-provider-backup/internal/client"
-	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // runOrAdopt takes the trigger's backup. When this create replaces a
@@ -18,24 +16,23 @@ import (
 // same account and triggers, that trigger's backup belongs to the same
 // change: while it is in progress it is followed instead of queueing a
 // second one, and if it succeeded after the timeout it is this change's
-// backup (lifecycle.Replaced.Adoptable). Otherwise a new backup is queued.
-func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, opts client.RunOptions) (*client.Backup, error) {
+// backup (workflow.Replaced.Adoptable). Otherwise a new backup is queued.
+func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, opts workflow.RunOptions) workflow.Outcome {
 	accountID := plan.AccountID.ValueString()
-	c := r.data.client
+	w := r.data.runner
 	old, ok := r.data.command.take(accountID, triggersKey(plan.Triggers))
 	if !ok {
-		return c.RunBackup(ctx, accountID, opts)
+		return w.Run(ctx, accountID, opts)
 	}
 	tflog.Info(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
-	b, err := c.Follow(ctx, accountID, old.Known(), client.FollowOptions{RunOptions: opts, Counts: old.Adoptable, Renew: true})
-	var unreadable *client.UnreadableError
-	if errors.As(err, &unreadable) {
+	o := w.Follow(ctx, accountID, old.Known(), workflow.FollowOptions{RunOptions: opts, Counts: old.Adoptable, Renew: true})
+	if o.Kind == workflow.Unreadable {
 		// Nothing to adopt that can be seen: queue a new backup, as a
 		// replacement does.
-		tflog.Warn(ctx, "could not read the replaced trigger's backup; queueing a new one", map[string]any{"backup_id": unreadable.BackupID, "error": unreadable.Err.Error()})
-		return c.RunBackup(ctx, accountID, opts)
+		tflog.Warn(ctx, "could not read the replaced trigger's backup; queueing a new one", map[string]any{"backup_id": o.BackupID, "error": o.Err.Error()})
+		return w.Run(ctx, accountID, opts)
 	}
-	return b, err
+	return o
 }
 
 // rememberForReplacement keeps, for the rest of the command, what the
@@ -49,7 +46,7 @@ func (r *triggerResource) rememberForReplacement(ctx context.Context, state *tri
 	if !ok {
 		return
 	}
-	p := lifecycle.Replaced{Record: rec}
+	p := workflow.Replaced{Record: rec}
 	if state.WaitForCompletion.ValueBool() {
 		p.Wait = timeout
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/ids"
-	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // addImportNotFound explains why a backup_trigger cannot be imported when
@@ -79,5 +79,5 @@ func (r *triggerResource) ImportState(ctx context.Context, req resource.ImportSt
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	// Imported until its first update, which takes the configuration's
 	// triggers in place.
-	saveRecord(ctx, resp.Private, lifecycle.ImportedAs(backupID), &resp.Diagnostics)
+	saveRecord(ctx, resp.Private, workflow.ImportedAs(backupID), &resp.Diagnostics)
 }

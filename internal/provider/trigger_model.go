@@ -17,7 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
-	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 type triggerModel struct {
@@ -107,7 +107,7 @@ func importedModel(b *client.Backup) triggerModel {
 		OnConflict:        types.StringValue(onConflictWait),
 		Timeouts:          timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes)},
 	}
-	m.setRecord(lifecycle.Record{}.Observe(*b))
+	m.setRecord(workflow.Record{}.Observe(*b))
 	return m
 }
 

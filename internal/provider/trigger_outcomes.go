@@ -12,31 +12,33 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // logProgress logs each step of a backup at INFO: Terraform shows only
 // "Still creating…" during a long wait, TF_LOG=INFO shows why.
-func logProgress(ctx context.Context) func(client.Event) {
-	return func(ev client.Event) {
+func logProgress(ctx context.Context) func(workflow.Event) {
+	return func(ev workflow.Event) {
 		fields := map[string]any{"backup_id": ev.Backup.ID, "status": ev.Backup.Status, "elapsed": ev.Elapsed.Round(time.Second).String()}
 		switch ev.Kind {
-		case client.EventConflict:
+		case workflow.EventConflict:
 			tflog.Info(ctx, "a backup of the account is already in progress; waiting for it before queueing a new one", fields)
-		case client.EventQueued:
+		case workflow.EventQueued:
 			tflog.Info(ctx, "backup queued", fields)
-		case client.EventStatus:
+		case workflow.EventStatus:
 			fields["previous_status"] = ev.Previous
 			tflog.Info(ctx, "backup status changed", fields)
-		case client.EventDone:
+		case workflow.EventDone:
 			tflog.Info(ctx, "backup finished", fields)
 		}
 	}
 }
 
-// boundedFor is ctx bounded by timeout on the client's clock, with the
+// boundedFor is ctx bounded by timeout on the provider's clock, with the
 // account on every log line.
-func boundedFor(ctx context.Context, c *client.Client, timeout time.Duration, accountID string) (context.Context, context.CancelFunc) {
-	ctx, cancel := c.WithTimeout(ctx, timeout)
+func boundedFor(ctx context.Context, clk clock.Clock, timeout time.Duration, accountID string) (context.Context, context.CancelFunc) {
+	ctx, cancel := clock.WithTimeout(ctx, clk, timeout)
 	return tflog.SetField(ctx, "account_id", accountID), cancel
 }
 
@@ -128,72 +130,80 @@ var (
 	}
 )
 
-// reportWait turns the outcome of a wait into diagnostics. An interrupt
-// is an error where the caller guards a change (see caller.interruptStops)
-// and a warning for a create; a timeout or a failed backup is an error
-// naming the backup and its status.
-func reportWait(diags *diag.Diagnostics, next caller, accountID string, timeout time.Duration, err error) {
-	var we *client.WaitError
-	var fe *client.BackupFailedError
-	switch {
-	case err == nil:
-	case errors.As(err, &we) && errors.Is(err, context.Canceled):
+// report turns the outcome of a run into diagnostics, in the terms of
+// the caller: the one place where outcome × caller becomes a message.
+// Nothing is said of a good outcome. An interrupt is an error where the
+// caller guards a change (see caller.interruptStops) and a warning for a
+// create; every other outcome that is not good is an error naming the
+// account, the backup and its status when known, and what follows.
+func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflow.Outcome) {
+	accountID := o.AccountID
+	summary := fmt.Sprintf("Unable to trigger a backup of account %s", accountID)
+	at := path.Root("account_id")
+	switch o.Kind {
+	case workflow.Succeeded, workflow.NotWaited:
+	case workflow.Interrupted:
 		summary, add := "Waiting for the backup was interrupted", diags.AddWarning
-		if next.interruptStops {
-			summary, add = next.interruptedSummary, diags.AddError
+		if by.interruptStops {
+			summary, add = by.interruptedSummary, diags.AddError
 		}
 		add(summary, strings.TrimSpace(fmt.Sprintf("Backup %s of account %s was %s when the wait was interrupted after %s. It goes on in the Backup Service. %s",
-			we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second), next.interrupted)))
-	case errors.As(err, &we) && errors.Is(err, context.DeadlineExceeded):
+			o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second), by.interrupted)))
+	case workflow.TimedOut:
 		diags.AddError("Backup still in progress",
 			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s was still %s after waiting %s (%s is %s). It goes on in the Backup Service. %s "+
 				"Raise %s to wait longer. %s",
-				we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second), next.timeoutName, timeout, next.timedOut, next.timeoutName,
-				next.settingsFrom)))
-	case errors.As(err, &we):
+				o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second), by.timeoutName, timeout, by.timedOut, by.timeoutName,
+				by.settingsFrom)))
+	case workflow.Unfollowed:
 		addAPIError(diags, fmt.Sprintf("Unable to follow backup %s of account %s (last seen %s, after waiting %s)",
-			we.Backup.ID, accountID, we.Backup.Status, we.Waited.Round(time.Second)), we.Err)
-	case errors.As(err, &fe):
+			o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second)), o.Err)
+	case workflow.Failed:
 		diags.AddError("Backup did not succeed",
 			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s ended with status %q: %s\n\n%s %s",
-				fe.Backup.ID, accountID, fe.Backup.Status, fe.Reason(), next.failed, next.wayOut)))
-	default:
-		addAPIError(diags, "Unable to follow the backup of account "+accountID, err)
-	}
-}
-
-// addTriggerError says why no backup could be followed: c is who
-// triggered it.
-func addTriggerError(diags *diag.Diagnostics, c caller, accountID string, timeout time.Duration, err error) {
-	summary := fmt.Sprintf("Unable to trigger a backup of account %s", accountID)
-	at := path.Root("account_id")
-	var cw *client.ConflictWaitError
-	var ue *client.UnidentifiedError
-	switch {
-	case errors.As(err, &ue):
+				o.Backup.ID, accountID, o.Backup.Status, o.Reason(), by.failed, by.wayOut)))
+	case workflow.Unreadable:
+		addAPIError(diags, fmt.Sprintf("Unable to read backup %s of account %s", o.BackupID, accountID), o.Err)
+	case workflow.NotIdentified:
 		what := "The Backup Service accepted the trigger (a backup was queued)"
-		if !ue.Queued {
+		if !o.Confirmed {
 			what = "The outcome of the trigger is unknown (a backup may have been queued)"
 		}
 		diags.AddAttributeError(at, summary, fmt.Sprintf("%s at %s, but no record of it could be found in the account's backups, "+
-			"so its outcome cannot be followed. %s\n\n%s", what, ue.TriggeredAt.UTC().Format(time.RFC3339), c.unidentifiedWaiting, describeError(ue.Err)))
-	case errors.As(err, &cw) && errors.Is(err, context.DeadlineExceeded):
-		running := "A backup of account " + accountID
-		if cw.Running != nil {
-			running = fmt.Sprintf("Backup %s of account %s", cw.Running.ID, accountID)
+			"so its outcome cannot be followed. %s\n\n%s", what, o.TriggeredAt.UTC().Format(time.RFC3339), by.unidentifiedWaiting, describeError(o.Err)))
+	case workflow.ConflictNotOver:
+		switch {
+		case errors.Is(o.Err, context.DeadlineExceeded):
+			running := "A backup of account " + accountID
+			if o.Running != nil {
+				running = fmt.Sprintf("Backup %s of account %s", o.Running.ID, accountID)
+			}
+			diags.AddAttributeError(at, summary, strings.TrimSpace(fmt.Sprintf("%s was already in progress and had not finished after %s (%s is %s). "+
+				"No backup was queued. Raise %s, or set on_conflict = \"fail\" to fail at once. %s",
+				running, o.Waited.Round(time.Second), by.timeoutName, timeout, by.timeoutName, by.settingsFrom)))
+		case errors.Is(o.Err, context.Canceled):
+			diags.AddAttributeError(at, summary, "Interrupted while waiting for a backup already in progress; no backup was queued.")
+		default:
+			diags.AddError(summary, describeError(fmt.Errorf("waiting %s for the backup already in progress: %w", o.Waited.Round(time.Second), o.Err)))
 		}
-		diags.AddAttributeError(at, summary, strings.TrimSpace(fmt.Sprintf("%s was already in progress and had not finished after %s (%s is %s). "+
-			"No backup was queued. Raise %s, or set on_conflict = \"fail\" to fail at once. %s",
-			running, cw.Waited.Round(time.Second), c.timeoutName, timeout, c.timeoutName, c.settingsFrom)))
-	case errors.As(err, &cw) && errors.Is(err, context.Canceled):
-		diags.AddAttributeError(at, summary, "Interrupted while waiting for a backup already in progress; no backup was queued.")
+	case workflow.Refused:
+		refused(diags, by, summary, o.Err)
+	default:
+		diags.AddError(summary, fmt.Sprintf("The run ended in an outcome this release does not know (%d): no good backup.", o.Kind))
+	}
+}
+
+// refused says why no backup was queued.
+func refused(diags *diag.Diagnostics, by caller, summary string, err error) {
+	at := path.Root("account_id")
+	switch {
 	case errors.Is(err, client.ErrConflict):
 		diags.AddAttributeError(at, summary, describeError(err, "A backup of this account is already in progress and on_conflict is \"fail\". "+
-			strings.TrimSpace("Set on_conflict = \"wait\" to wait for it and then take a new backup. "+c.settingsFrom)))
+			strings.TrimSpace("Set on_conflict = \"wait\" to wait for it and then take a new backup. "+by.settingsFrom)))
 	case errors.Is(err, client.ErrUnprocessable):
 		diags.AddAttributeError(at, summary, describeError(err, strings.TrimSpace("The account cannot be backed up in its current state (for "+
 			"example paused, a lapsed subscription, or a connection needing re-authorization); fix that in the Backup Service web "+
-			"application. "+c.wayOut)))
+			"application. "+by.wayOut)))
 	case errors.Is(err, client.ErrWrongOrganization):
 		diags.AddError(summary, describeError(err, wrongOrganizationHint))
 	case errors.Is(err, client.ErrNotFound), errors.Is(err, client.ErrForbidden):
@@ -221,16 +231,16 @@ func destroyCallerUntil(until time.Time) caller {
 
 // reportProgress turns the engine's events into the progress messages
 // Terraform prints under the action.
-func reportProgress(say func(string, ...any), accountID string, ev client.Event) {
+func reportProgress(say func(string, ...any), accountID string, ev workflow.Event) {
 	elapsed := ev.Elapsed.Round(time.Second)
 	switch ev.Kind {
-	case client.EventConflict:
+	case workflow.EventConflict:
 		say("Backup %s of account %s is already in progress (%s); waiting for it before queueing a new one.", ev.Backup.ID, accountID, ev.Backup.Status)
-	case client.EventQueued:
+	case workflow.EventQueued:
 		say("Queued backup %s of account %s (%s).", ev.Backup.ID, accountID, ev.Backup.Status)
-	case client.EventStatus:
+	case workflow.EventStatus:
 		say("Backup %s: %s -> %s after %s.", ev.Backup.ID, ev.Previous, ev.Backup.Status, elapsed)
-	case client.EventDone:
+	case workflow.EventDone:
 		completed := "unknown"
 		if ev.Backup.CompletedAt != nil {
 			completed = ev.Backup.CompletedAt.UTC().Format(time.RFC3339)

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // Every outcome, told by every caller: the message has the expected
@@ -26,10 +27,10 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 	unprocessable := &client.APIError{Method: "POST", Path: "/x", StatusCode: 422, Title: "Unprocessable Entity", Detail: "paused"}
 
 	callers := map[string]caller{"create": createCaller, "resume": resumeCaller, "invoke": invokeCaller, "destroy": destroyCallerUntil(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))}
+	unidentifiedAt := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	cases := []struct {
 		name     string
-		report   func(*diag.Diagnostics, caller, error)
-		err      error
+		outcome  workflow.Outcome
 		severity diag.Severity
 		summary  string
 		// what the detail says: {timeout} stands for the caller's timeout
@@ -40,21 +41,21 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 		// this an error under its own summary.
 		guardErrs bool
 	}{
-		{"wait interrupted", wait, &client.WaitError{Backup: running, Waited: 3 * time.Second, Err: context.Canceled},
+		{"wait interrupted", workflow.Outcome{Kind: workflow.Interrupted, Backup: &running, Waited: 3 * time.Second, Err: context.Canceled},
 			diag.SeverityWarning, "Waiting for the backup was interrupted", []string{"bkp_0123456789abcdef", "running"}, func(c caller) string { return c.interrupted }, true},
-		{"wait timed out", wait, &client.WaitError{Backup: running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
+		{"wait timed out", workflow.Outcome{Kind: workflow.TimedOut, Backup: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
 			diag.SeverityError, "Backup still in progress", []string{"still running after waiting 5m0s", "({timeout} is 5m0s)", "Raise {timeout}"}, func(c caller) string { return c.timedOut }, false},
-		{"backup failed", wait, &client.BackupFailedError{Backup: failed},
+		{"backup failed", workflow.Outcome{Kind: workflow.Failed, Backup: &failed, Err: &workflow.BackupFailedError{Backup: failed}},
 			diag.SeverityError, "Backup did not succeed", []string{`status "failed"`, "export refused"}, func(c caller) string { return c.failed }, false},
-		{"conflict wait timed out", trigger, &client.ConflictWaitError{Running: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
+		{"conflict wait timed out", workflow.Outcome{Kind: workflow.ConflictNotOver, Running: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"already in progress", "({timeout} is 5m0s)", "No backup was queued", "Raise {timeout}"}, nil, false},
-		{"conflict wait interrupted", trigger, &client.ConflictWaitError{Running: &running, Err: context.Canceled},
+		{"conflict wait interrupted", workflow.Outcome{Kind: workflow.ConflictNotOver, Running: &running, Err: context.Canceled},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"Interrupted", "no backup was queued"}, nil, false},
-		{"conflict refused", trigger, conflict,
+		{"conflict refused", workflow.Outcome{Kind: workflow.Refused, Err: conflict},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"HTTP 409", `on_conflict is "fail"`, "Request ID: 0b7c7a70"}, nil, false},
-		{"not backupable", trigger, unprocessable,
+		{"not backupable", workflow.Outcome{Kind: workflow.Refused, Err: unprocessable},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"HTTP 422", "paused", "web application"}, nil, false},
-		{"queued, not identified", trigger, &client.UnidentifiedError{AccountID: acct, TriggeredAt: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), Queued: true, Err: client.ErrNotListed},
+		{"queued, not identified", workflow.Outcome{Kind: workflow.NotIdentified, TriggeredAt: unidentifiedAt, Confirmed: true, Err: workflow.ErrNotListed},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"a backup was queued", "2026-11-23T10:00:00Z"}, func(c caller) string { return c.unidentifiedWaiting }, false},
 	}
 	for _, tc := range cases {
@@ -62,7 +63,9 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 			t.Run(tc.name+"/"+name, func(t *testing.T) {
 				t.Parallel()
 				var diags diag.Diagnostics
-				tc.report(&diags, c, tc.err)
+				o := tc.outcome
+				o.AccountID = acct
+				report(&diags, c, 5*time.Minute, o)
 				if len(diags) != 1 {
 					t.Fatalf("%d diagnostics: %v", len(diags), diags)
 				}
@@ -97,14 +100,6 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 	}
 }
 
-func wait(d *diag.Diagnostics, c caller, err error) {
-	reportWait(d, c, "acc_0123456789abcdef", 5*time.Minute, err)
-}
-
-func trigger(d *diag.Diagnostics, c caller, err error) {
-	addTriggerError(d, c, "acc_0123456789abcdef", 5*time.Minute, err)
-}
-
 // Each caller says something for every outcome it can meet.
 func TestEveryCallerSaysWhatFollows(t *testing.T) {
 	t.Parallel()
@@ -136,23 +131,21 @@ func TestDestroyAdviceFitsTheDestroy(t *testing.T) {
 	unprocessable := &client.APIError{Method: "POST", Path: "/x", StatusCode: 422, Title: "Unprocessable Entity", Detail: "paused", RequestID: "r"}
 	const fromState, wayOut = "as the state holds them", "lifecycle { destroy = false }"
 	for _, tc := range []struct {
-		name   string
-		report func(*diag.Diagnostics, caller)
-		says   string
+		name    string
+		outcome workflow.Outcome
+		says    string
 	}{
-		{"wait timed out", func(d *diag.Diagnostics, c caller) {
-			wait(d, c, &client.WaitError{Backup: running, Waited: time.Minute, Err: context.DeadlineExceeded})
-		}, fromState},
-		{"conflict wait timed out", func(d *diag.Diagnostics, c caller) {
-			trigger(d, c, &client.ConflictWaitError{Running: &running, Waited: time.Minute, Err: context.DeadlineExceeded})
-		}, fromState},
-		{"conflict refused", func(d *diag.Diagnostics, c caller) { trigger(d, c, conflict) }, fromState},
-		{"backup failed", func(d *diag.Diagnostics, c caller) { wait(d, c, &client.BackupFailedError{Backup: failed}) }, wayOut},
-		{"not backupable", func(d *diag.Diagnostics, c caller) { trigger(d, c, unprocessable) }, wayOut},
+		{"wait timed out", workflow.Outcome{Kind: workflow.TimedOut, Backup: &running, Waited: time.Minute, Err: context.DeadlineExceeded}, fromState},
+		{"conflict wait timed out", workflow.Outcome{Kind: workflow.ConflictNotOver, Running: &running, Waited: time.Minute, Err: context.DeadlineExceeded}, fromState},
+		{"conflict refused", workflow.Outcome{Kind: workflow.Refused, Err: conflict}, fromState},
+		{"backup failed", workflow.Outcome{Kind: workflow.Failed, Backup: &failed, Err: &workflow.BackupFailedError{Backup: failed}}, wayOut},
+		{"not backupable", workflow.Outcome{Kind: workflow.Refused, Err: unprocessable}, wayOut},
 	} {
 		for callerName, c := range map[string]caller{"destroy": destroyCallerUntil(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)), "create": createCaller, "invoke": invokeCaller} {
 			var diags diag.Diagnostics
-			tc.report(&diags, c)
+			o := tc.outcome
+			o.AccountID = "acc_0123456789abcdef"
+			report(&diags, c, 5*time.Minute, o)
 			says := strings.Contains(strings.Join(strings.Fields(diags[0].Detail()), " "), tc.says)
 			if says != (callerName == "destroy") {
 				t.Errorf("%s told by %s: says %q = %t: %q", tc.name, callerName, tc.says, says, diags[0].Detail())

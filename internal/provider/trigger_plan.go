@@ -10,12 +10,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/backup-service/terraform-provider-backup/internal/lifecycle"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // The plan rules of backup_trigger, each on the attribute it governs: a
 // change of triggers replaces the trigger (triggersRequireReplace); what
-// the next apply does with the recorded backup (lifecycle.Record.Next)
+// the next apply does with the recorded backup (workflow.Record.Next)
 // makes the backup's attributes unknown, or replaces a trigger whose
 // backup failed (followRecorded).
 
@@ -23,7 +23,7 @@ import (
 // compared as triggersKey compares (null entries dropped, no map the same
 // as an empty one), except on an imported trigger's first apply, which
 // adopts the configuration's triggers in place. An unknown value replaces.
-func triggersReplace(rec lifecycle.Record, plan, state types.Map) bool {
+func triggersReplace(rec workflow.Record, plan, state types.Map) bool {
 	if plan.IsUnknown() {
 		return true
 	}
@@ -89,12 +89,12 @@ func (f followRecorded) PlanModifyString(ctx context.Context, req planmodifier.S
 	unknown := false
 	switch f.attr {
 	case "id", "triggered_at":
-		unknown = step == lifecycle.Identify
+		unknown = step == workflow.Identify
 	case "completed_at":
-		unknown = step == lifecycle.Identify || step == lifecycle.Settle
+		unknown = step == workflow.Identify || step == workflow.Settle
 	case "backup_status":
-		unknown = step != lifecycle.Keep
-		if step == lifecycle.Retake {
+		unknown = step != workflow.Keep
+		if step == workflow.Retake {
 			resp.Diagnostics.AddWarning("The backup of this trigger did not succeed",
 				fmt.Sprintf("Backup %s of account %s ended with status %q, and wait_for_completion is true: the trigger is "+
 					"replaced to take a new backup.", state.ID.ValueString(), state.AccountID.ValueString(), state.BackupStatus.ValueString()))
@@ -108,7 +108,7 @@ func (f followRecorded) PlanModifyString(ctx context.Context, req planmodifier.S
 
 // nextStep is the step of the next apply for the trigger planned from
 // state to plan: Keep when its account changes (it is replaced).
-func nextStep(ctx context.Context, st tfsdk.State, plan tfsdk.Plan, private privateGetter, diags *diag.Diagnostics) (lifecycle.Step, triggerModel, bool) {
+func nextStep(ctx context.Context, st tfsdk.State, plan tfsdk.Plan, private privateGetter, diags *diag.Diagnostics) (workflow.Step, triggerModel, bool) {
 	var state triggerModel
 	var account types.String
 	var waits types.Bool
@@ -116,11 +116,11 @@ func nextStep(ctx context.Context, st tfsdk.State, plan tfsdk.Plan, private priv
 	diags.Append(plan.GetAttribute(ctx, path.Root("account_id"), &account)...)
 	diags.Append(plan.GetAttribute(ctx, path.Root("wait_for_completion"), &waits)...)
 	if diags.HasError() {
-		return lifecycle.Keep, state, false
+		return workflow.Keep, state, false
 	}
 	rec, ok := triggerRecord(ctx, &state, private, diags)
 	if !ok || !account.Equal(state.AccountID) {
-		return lifecycle.Keep, state, false
+		return workflow.Keep, state, false
 	}
 	return rec.Next(state.WaitForCompletion.ValueBool(), waits.ValueBool()), state, true
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // fleetBackup is how long each account's backup takes in section 9.
@@ -17,12 +18,12 @@ const (
 )
 
 // 9. Many accounts at once: the action's account_ids engine
-// (client.RunBackups) over N accounts whose backups take 3 s, at an
+// (workflow.Runner.RunMany) over N accounts whose backups take 3 s, at an
 // allowance of 20 requests a second, against the mock on loopback.
 func benchFleet(ctx context.Context, _ *harness, r *report, _ int) error {
 	r.line("## 9. Many accounts at once (action `account_ids`)")
 	r.line("")
-	r.line("`client.RunBackups`, the engine of the action's `account_ids`: every account triggered and waited for at once, with the default polling, against the mock on loopback whose backups take %s, at an allowance of %d requests a second. The floor is one backup's time plus the requests over the allowance: bound = %s + requests / %d.",
+	r.line("`workflow.Runner.RunMany`, the engine of the action's `account_ids`: every account triggered and waited for at once, with the default polling, against the mock on loopback whose backups take %s, at an allowance of %d requests a second. The floor is one backup's time plus the requests over the allowance: bound = %s + requests / %d.",
 		fleetPending+fleetRunning, fleetAllowance, fleetPending+fleetRunning, fleetAllowance)
 	r.line("")
 	r.line("| accounts | requests | elapsed | bound | elapsed / bound | one after another | 429s from the allowance |")
@@ -40,12 +41,12 @@ func benchFleet(ctx context.Context, _ *harness, r *report, _ int) error {
 		}
 		ids := m.srv.AccountIDs()
 		started := time.Now()
-		outcomes := c.RunBackups(ctx, ids, client.RunOptions{WaitForCompletion: true, WaitOnConflict: true}, nil, nil)
+		outcomes := workflow.New(c, nil, nil, workflow.Settings{}).RunMany(ctx, ids, workflow.RunOptions{WaitForCompletion: true, WaitOnConflict: true}, nil, nil)
 		elapsed := time.Since(started)
 		st := m.srv.Stats()
 		m.close()
 		for _, o := range outcomes {
-			if o.Err != nil {
+			if !o.Good(true) {
 				return fmt.Errorf("%d accounts: %s: %w", n, o.AccountID, o.Err)
 			}
 		}

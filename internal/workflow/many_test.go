@@ -1,4 +1,4 @@
-package client
+package workflow
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
@@ -16,7 +17,10 @@ import (
 // account, none queued after.
 func TestRunBackupsInterrupted(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, mockservice.Options{Seed: 44, Accounts: 5, PendingFor: time.Hour, RunningFor: time.Hour}, func(o *Options) { o.Clock = clock.Wall{} })
+	f := newFixture(t, mockservice.Options{Seed: 44, Accounts: 5, PendingFor: time.Hour, RunningFor: time.Hour}, func(o *client.Options, s *Settings) {
+		o.Clock = clock.Wall{}
+		s.Poll = PollSettings{Initial: time.Millisecond, Max: 5 * time.Millisecond}
+	})
 	ids := f.srv.AccountIDs()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -35,7 +39,7 @@ func TestRunBackupsInterrupted(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}()
-	outcomes := f.client.RunBackups(ctx, ids, RunOptions{WaitForCompletion: true, Poll: PollSettings{Initial: time.Millisecond, Max: 5 * time.Millisecond}},
+	outcomes := f.client.RunMany(ctx, ids, RunOptions{WaitForCompletion: true},
 		func(accountID string, ev Event) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -53,8 +57,7 @@ func TestRunBackupsInterrupted(t *testing.T) {
 		t.Errorf("events: %v", mixed)
 	}
 	for _, o := range outcomes {
-		var we *WaitError
-		if !errors.As(o.Err, &we) || !errors.Is(o.Err, context.Canceled) || o.Backup == nil || o.Backup.ID != queued[o.AccountID] {
+		if o.Kind != Interrupted || !errors.Is(o.Err, context.Canceled) || o.Backup == nil || o.Backup.ID != queued[o.AccountID] {
 			t.Errorf("%s: %+v %v, want the wait for %s interrupted", o.AccountID, o.Backup, o.Err, queued[o.AccountID])
 		}
 		if n := f.srv.BackupsQueued(o.AccountID); n != 1 {

@@ -1,4 +1,4 @@
-package client
+package workflow
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
@@ -36,12 +37,9 @@ func (c advancingClock) After(d time.Duration) <-chan time.Time {
 	return c.Instant.After(d)
 }
 
-func (f *runFixture) client(t *testing.T) *Client {
+func (f *runFixture) client(t *testing.T) *Runner {
 	t.Helper()
-	c, err := New(Options{BaseURL: f.url, APIKey: f.srv.DemoKey(), Clock: advancingClock{f.clock, f.mockClock}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newRunner(t, client.Options{BaseURL: f.url, APIKey: f.srv.DemoKey(), Clock: advancingClock{f.clock, f.mockClock}}, Settings{})
 	return c
 }
 
@@ -50,10 +48,10 @@ func TestRunBackupWaitsAndReportsEachStep(t *testing.T) {
 	f := newRunFixture(t)
 	acct := f.srv.AccountIDs()[0]
 	var events []Event
-	b, err := f.client(t).RunBackup(context.Background(), acct, RunOptions{
+	b, err := f.client(t).run(context.Background(), acct, RunOptions{
 		WaitForCompletion: true, Progress: func(e Event) { events = append(events, e) },
 	})
-	if err != nil || b.Status != StatusSuccess || b.CompletedAt == nil {
+	if err != nil || b.Status != client.StatusSuccess || b.CompletedAt == nil {
 		t.Fatalf("RunBackup = %+v, %v; want a finished, successful backup", b, err)
 	}
 	var kinds []EventKind
@@ -69,7 +67,7 @@ func TestRunBackupWaitsAndReportsEachStep(t *testing.T) {
 			t.Fatalf("events %v, want %v", kinds, want)
 		}
 	}
-	if events[1].Previous != StatusPending || events[1].Backup.Status != StatusRunning || events[1].Elapsed < 10*time.Second {
+	if events[1].Previous != client.StatusPending || events[1].Backup.Status != client.StatusRunning || events[1].Elapsed < 10*time.Second {
 		t.Errorf("first status change %+v, want pending -> running after the 10 s the mock keeps it pending", events[1])
 	}
 	if n := f.srv.BackupsQueued(acct); n != 1 {
@@ -106,7 +104,7 @@ func TestPollNoticesTheEndWithinATenthOfTheWait(t *testing.T) {
 		mc := clock.NewManual(time.Now().Truncate(time.Second))
 		f := &runFixture{fixture: newFixture(t, mockservice.Options{Seed: 32, Clock: mc, PendingFor: took / 4, RunningFor: took - took/4}, nil), mockClock: mc}
 		var noticed time.Duration
-		b, err := f.client(t).RunBackup(context.Background(), f.srv.AccountIDs()[0], RunOptions{
+		b, err := f.client(t).run(context.Background(), f.srv.AccountIDs()[0], RunOptions{
 			WaitForCompletion: true,
 			Progress: func(e Event) {
 				if e.Kind == EventDone {
@@ -114,7 +112,7 @@ func TestPollNoticesTheEndWithinATenthOfTheWait(t *testing.T) {
 				}
 			},
 		})
-		if err != nil || b.Status != StatusSuccess {
+		if err != nil || b.Status != client.StatusSuccess {
 			t.Fatalf("%s: %v %+v", took, err, b)
 		}
 		late := noticed - took
@@ -130,9 +128,9 @@ func TestRunBackupFailedIsTyped(t *testing.T) {
 	t.Parallel()
 	f := newRunFixture(t)
 	acct := f.srv.AddAccount(mockservice.AccountSpec{FailWith: "export refused"})
-	b, err := f.client(t).RunBackup(context.Background(), acct, RunOptions{WaitForCompletion: true})
+	b, err := f.client(t).run(context.Background(), acct, RunOptions{WaitForCompletion: true})
 	var fe *BackupFailedError
-	if !errors.As(err, &fe) || !errors.Is(err, ErrBackupFailed) || fe.Backup.Status != StatusFailed || b.Status != StatusFailed {
+	if !errors.As(err, &fe) || !errors.Is(err, ErrBackupFailed) || fe.Backup.Status != client.StatusFailed || b.Status != client.StatusFailed {
 		t.Fatalf("err = %v, want a *BackupFailedError of a failed backup", err)
 	}
 }
@@ -149,23 +147,20 @@ func TestWaitTimeoutRereadsStatus(t *testing.T) {
 	t.Parallel()
 	f := newRunFixture(t)
 	acct := f.srv.AccountIDs()[0]
-	tr, err := f.client(t).TriggerBackup(context.Background(), acct)
-	if err != nil || tr.Backup.Status != StatusPending {
+	tr, err := f.client(t).trigger(context.Background(), acct)
+	if err != nil || tr.Backup.Status != client.StatusPending {
 		t.Fatalf("trigger = %+v, %v", tr, err)
 	}
 	f.mockClock.Advance(15 * time.Second) // pending 10 s, then running
-	c, err := New(Options{BaseURL: f.url, APIKey: f.srv.DemoKey(), Clock: stuckClock{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newRunner(t, client.Options{BaseURL: f.url, APIKey: f.srv.DemoKey(), Clock: stuckClock{}}, Settings{})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	_, err = c.WaitForBackup(ctx, tr.Backup.AccountID, tr.Backup, DefaultPoll, nil)
+	_, err = c.follow(ctx, tr.Backup.AccountID, Known{BackupID: tr.Backup.ID, Status: tr.Backup.Status, TriggeredAt: tr.Backup.CreatedAt}, FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}})
 	var we *WaitError
 	if !errors.As(err, &we) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want a *WaitError for the deadline", err)
 	}
-	if we.Backup.Status != StatusRunning {
+	if we.Backup.Status != client.StatusRunning {
 		t.Errorf("the timeout reports %q, want the status read after it: running", we.Backup.Status)
 	}
 }
@@ -175,13 +170,13 @@ func TestWaitForBackupStopsOnCancel(t *testing.T) {
 	t.Parallel()
 	f := newRunFixture(t)
 	acct := f.srv.AccountIDs()[0]
-	tr, err := f.client(t).TriggerBackup(context.Background(), acct)
+	tr, err := f.client(t).trigger(context.Background(), acct)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	b, err := f.client(t).WaitForBackup(ctx, acct, tr.Backup, DefaultPoll, nil)
+	b, err := f.client(t).follow(ctx, acct, Known{BackupID: tr.Backup.ID, Status: tr.Backup.Status, TriggeredAt: tr.Backup.CreatedAt}, FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}})
 	var we *WaitError
 	if !errors.As(err, &we) || !errors.Is(err, context.Canceled) || b.ID != tr.Backup.ID || we.Backup.ID != tr.Backup.ID {
 		t.Fatalf("WaitForBackup after cancel = %+v, %v; want a *WaitError for %s", b, err, tr.Backup.ID)
@@ -195,12 +190,12 @@ func TestRunBackupWaitsOutAConflict(t *testing.T) {
 	f := newRunFixture(t)
 	acct := f.srv.AccountIDs()[0]
 	c := f.client(t)
-	first, err := c.TriggerBackup(context.Background(), acct)
+	first, err := c.trigger(context.Background(), acct)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var conflict *Event
-	b, err := c.RunBackup(context.Background(), acct, RunOptions{WaitOnConflict: true, Progress: func(e Event) {
+	b, err := c.run(context.Background(), acct, RunOptions{WaitOnConflict: true, Progress: func(e Event) {
 		if e.Kind == EventConflict {
 			conflict = &e
 		}
@@ -216,7 +211,7 @@ func TestRunBackupWaitsOutAConflict(t *testing.T) {
 	}
 
 	// With on_conflict = fail, the 409 comes back as it is.
-	if _, err := c.TriggerBackup(context.Background(), acct); !errors.Is(err, ErrConflict) {
+	if _, err := c.trigger(context.Background(), acct); !errors.Is(err, client.ErrConflict) {
 		t.Fatalf("a second trigger while one runs: %v, want a 409", err)
 	}
 }

@@ -1,10 +1,12 @@
-package client
+package workflow
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
 // PollSettings shape a wait for a backup: a poll waits a tenth of the time
@@ -36,7 +38,7 @@ func (p PollSettings) orDefault() PollSettings {
 // EventKind says what an Event reports.
 type EventKind int
 
-// Events of RunBackup and WaitForBackup.
+// Events of a run.
 const (
 	// EventConflict: another backup of the account is in progress; it is
 	// waited for before a new one is queued (Backup is that backup).
@@ -53,20 +55,19 @@ const (
 // Event reports progress of a backup run.
 type Event struct {
 	Kind     EventKind
-	Backup   Backup
+	Backup   client.Backup
 	Previous string
 	// Elapsed since the run (or the wait) began, on the client's clock.
 	Elapsed time.Duration
 }
 
-// RunOptions shape RunBackup.
+// RunOptions shape a run.
 type RunOptions struct {
 	// WaitOnConflict waits for a backup already in progress, then queues a
 	// new one; otherwise the 409 is returned.
 	WaitOnConflict bool
 	// WaitForCompletion waits until the queued backup ends.
 	WaitForCompletion bool
-	Poll              PollSettings
 	// Progress, when set, is told of each step, from the caller's goroutine.
 	Progress func(Event)
 }
@@ -75,19 +76,14 @@ type RunOptions struct {
 var ErrBackupFailed = errors.New("the backup did not succeed")
 
 // BackupFailedError: the backup ended in a status other than success.
-type BackupFailedError struct{ Backup Backup }
+type BackupFailedError struct{ Backup client.Backup }
 
 func (e *BackupFailedError) Error() string {
 	return fmt.Sprintf("backup %s of account %s ended with status %q: %s", e.Backup.ID, e.Backup.AccountID, e.Backup.Status, e.Reason())
 }
 
 // Reason is the service's error text for the backup, or says there was none.
-func (e *BackupFailedError) Reason() string {
-	if e.Backup.Error != nil && *e.Backup.Error != "" {
-		return *e.Backup.Error
-	}
-	return "the service gave no reason"
-}
+func (e *BackupFailedError) Reason() string { return Outcome{Backup: &e.Backup}.Reason() }
 
 // Is makes errors.Is(err, ErrBackupFailed) work.
 func (e *BackupFailedError) Is(target error) bool { return target == ErrBackupFailed }
@@ -97,7 +93,7 @@ func (e *BackupFailedError) Is(target error) bool { return target == ErrBackupFa
 // or polling failed. The backup goes on in the service.
 type WaitError struct {
 	// Backup as last read; for a timeout, read once more after it.
-	Backup Backup
+	Backup client.Backup
 	Waited time.Duration
 	Err    error
 }
@@ -113,7 +109,7 @@ func (e *WaitError) Unwrap() error { return e.Err }
 // end stopped; no backup was queued.
 type ConflictWaitError struct {
 	// Running is the backup in progress, when the listing showed one.
-	Running *Backup
+	Running *client.Backup
 	Waited  time.Duration
 	Err     error
 }
@@ -128,35 +124,34 @@ func (e *ConflictWaitError) Error() string {
 
 func (e *ConflictWaitError) Unwrap() error { return e.Err }
 
-// RunBackup queues one backup of the account and, with WaitForCompletion,
+// run queues one backup of the account and, with WaitForCompletion,
 // waits for it to end. It is the one place where the trigger, the wait for
-// a backup already in progress and the polling meet, for the resource and
+// a backup already in progress and the polling meet, for the resources and
 // the action alike.
 //
-// It returns the backup as last read. Errors: those of TriggerBackup (one
-// POST never queues two backups), *ConflictWaitError, *WaitError (the
-// backup goes on in the service: callers must not queue another for the
-// same change), and *BackupFailedError.
-func (c *Client) RunBackup(ctx context.Context, accountID string, opts RunOptions) (*Backup, error) {
-	start := c.clock.Now()
-	emit := func(kind EventKind, b Backup, prev string) {
+// It returns the backup as last read. Errors: those of trigger (one POST
+// never queues two backups), *ConflictWaitError, *WaitError (the backup
+// goes on in the service: callers must not queue another for the same
+// change), and *BackupFailedError. Run gives them as an Outcome.
+func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) (*client.Backup, error) {
+	start := w.clock.Now()
+	emit := func(kind EventKind, b client.Backup, prev string) {
 		if opts.Progress != nil {
-			opts.Progress(Event{Kind: kind, Backup: b, Previous: prev, Elapsed: c.clock.Now().Sub(start)})
+			opts.Progress(Event{Kind: kind, Backup: b, Previous: prev, Elapsed: w.clock.Now().Sub(start)})
 		}
 	}
-	poll := opts.Poll.orDefault()
-	var b *Backup
+	var b *client.Backup
 	for b == nil {
-		tr, err := c.TriggerBackup(ctx, accountID)
+		tr, err := w.trigger(ctx, accountID)
 		switch {
 		case err == nil:
 			if tr.Recovered {
-				c.log.Warn(ctx, "the trigger's outcome was unknown; found the backup it queued instead of queueing another",
+				w.log.Warn(ctx, "the trigger's outcome was unknown; found the backup it queued instead of queueing another",
 					map[string]any{"account_id": accountID, "backup_id": tr.Backup.ID})
 			}
 			b = &tr.Backup
-		case opts.WaitOnConflict && errors.Is(err, ErrConflict):
-			if werr := c.waitOutConflict(ctx, accountID, poll, start, emit); werr != nil {
+		case opts.WaitOnConflict && errors.Is(err, client.ErrConflict):
+			if werr := w.waitOutConflict(ctx, accountID, start, emit); werr != nil {
 				return nil, werr
 			}
 		default:
@@ -167,67 +162,54 @@ func (c *Client) RunBackup(ctx context.Context, accountID string, opts RunOption
 	if !opts.WaitForCompletion {
 		return b, nil
 	}
-	return c.waitFrom(ctx, accountID, b, poll, start, emit)
+	return w.waitFrom(ctx, accountID, b, start, emit)
 }
 
 // waitOutConflict waits for the account's backup in progress to end.
-func (c *Client) waitOutConflict(ctx context.Context, accountID string, poll PollSettings, start time.Time, emit func(EventKind, Backup, string)) error {
-	running, err := c.runningBackup(ctx, accountID)
+func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start time.Time, emit func(EventKind, client.Backup, string)) error {
+	running, err := w.runningBackup(ctx, accountID)
 	if err != nil {
-		return &ConflictWaitError{Waited: c.clock.Now().Sub(start), Err: err}
+		return &ConflictWaitError{Waited: w.clock.Now().Sub(start), Err: err}
 	}
 	if running == nil {
 		// Ended between the 409 and the look: try again after one poll
 		// interval, never in a tight loop.
-		if err := sleep(ctx, c.clock, poll.Initial); err != nil {
-			return &ConflictWaitError{Waited: c.clock.Now().Sub(start), Err: err}
+		if err := sleep(ctx, w.clock, w.set.Poll.Initial); err != nil {
+			return &ConflictWaitError{Waited: w.clock.Now().Sub(start), Err: err}
 		}
 		return nil
 	}
 	emit(EventConflict, *running, "")
-	c.log.Info(ctx, "a backup is already in progress; waiting for it before queueing a new one",
+	w.log.Info(ctx, "a backup is already in progress; waiting for it before queueing a new one",
 		map[string]any{"account_id": accountID, "running_backup_id": running.ID, "status": running.Status})
-	if _, err := c.poll(ctx, accountID, running, poll, func(Backup, string) {}); err != nil {
-		return &ConflictWaitError{Running: running, Waited: c.clock.Now().Sub(start), Err: err}
+	if _, err := w.poll(ctx, accountID, running, func(client.Backup, string) {}); err != nil {
+		return &ConflictWaitError{Running: running, Waited: w.clock.Now().Sub(start), Err: err}
 	}
 	return nil
 }
 
 // runningBackup returns the account's newest backup if it is in progress.
-func (c *Client) runningBackup(ctx context.Context, accountID string) (*Backup, error) {
-	for b, err := range c.Backups(ctx, accountID, ListOptions{Max: 1}) {
+func (w *Runner) runningBackup(ctx context.Context, accountID string) (*client.Backup, error) {
+	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Max: 1}) {
 		if err != nil {
 			return nil, err
 		}
-		if InProgress(b.Status) {
+		if client.InProgress(b.Status) {
 			return &b, nil
 		}
 	}
 	return nil, nil
 }
 
-// WaitForBackup waits for a backup of accountID queued earlier (known is
-// its last known state) to end: the resumed wait after an interrupt. Errors
-// as RunBackup. Polls go to accountID's listing, the caller's id, never to
-// one a record names.
-func (c *Client) WaitForBackup(ctx context.Context, accountID string, known Backup, poll PollSettings, progress func(Event)) (*Backup, error) {
-	start := c.clock.Now()
-	emit := func(kind EventKind, b Backup, prev string) {
-		if progress != nil {
-			progress(Event{Kind: kind, Backup: b, Previous: prev, Elapsed: c.clock.Now().Sub(start)})
-		}
-	}
-	return c.waitFrom(ctx, accountID, &known, poll.orDefault(), start, emit)
-}
-
-func (c *Client) waitFrom(ctx context.Context, accountID string, b *Backup, poll PollSettings, start time.Time, emit func(EventKind, Backup, string)) (*Backup, error) {
-	final, err := c.poll(ctx, accountID, b, poll, func(now Backup, prev string) {
+// waitFrom waits for b, as just read, to end.
+func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backup, start time.Time, emit func(EventKind, client.Backup, string)) (*client.Backup, error) {
+	final, err := w.poll(ctx, accountID, b, func(now client.Backup, prev string) {
 		emit(EventStatus, now, prev)
 		// DEBUG: the caller's progress handler tells users (at INFO in the
 		// provider); this line is for the client's own trace.
-		c.log.Debug(ctx, "backup status changed", map[string]any{
+		w.log.Debug(ctx, "backup status changed", map[string]any{
 			"account_id": accountID, "backup_id": now.ID, "status": now.Status, "previous_status": prev,
-			"elapsed": c.clock.Now().Sub(start).Round(time.Second).String(),
+			"elapsed": w.clock.Now().Sub(start).Round(time.Second).String(),
 		})
 	})
 	if err != nil {
@@ -235,15 +217,15 @@ func (c *Client) waitFrom(ctx context.Context, accountID string, b *Backup, poll
 			// The status may have moved since the last poll: read it once
 			// more, briefly, so the message tells the truth.
 			rctx, cancel := detached(ctx)
-			if now, rerr := c.FindBackup(rctx, accountID, final.ID); rerr == nil {
+			if now, rerr := w.c.FindBackup(rctx, accountID, final.ID); rerr == nil {
 				final = now
 			}
 			cancel()
 		}
-		return final, &WaitError{Backup: *final, Waited: c.clock.Now().Sub(start), Err: err}
+		return final, &WaitError{Backup: *final, Waited: w.clock.Now().Sub(start), Err: err}
 	}
 	emit(EventDone, *final, "")
-	if final.Status != StatusSuccess {
+	if final.Status != client.StatusSuccess {
 		return final, &BackupFailedError{Backup: *final}
 	}
 	return final, nil
@@ -253,14 +235,14 @@ func (c *Client) waitFrom(ctx context.Context, accountID string, b *Backup, poll
 // as just read, so the first poll comes one interval later. On error it
 // returns the last state it saw. changed is told of each status change.
 // It reads accountID's listing: the caller's id, not the record's.
-func (c *Client) poll(ctx context.Context, accountID string, b *Backup, poll PollSettings, changed func(now Backup, prev string)) (*Backup, error) {
-	began := c.clock.Now()
+func (w *Runner) poll(ctx context.Context, accountID string, b *client.Backup, changed func(now client.Backup, prev string)) (*client.Backup, error) {
+	began := w.clock.Now()
 	last := b
-	for InProgress(last.Status) {
-		if err := sleep(ctx, c.clock, poll.interval(c.clock.Now().Sub(began))); err != nil {
+	for client.InProgress(last.Status) {
+		if err := sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(began))); err != nil {
 			return last, err
 		}
-		now, err := c.FindBackup(ctx, accountID, last.ID)
+		now, err := w.c.FindBackup(ctx, accountID, last.ID)
 		if err != nil {
 			if ctx.Err() != nil {
 				return last, ctx.Err()

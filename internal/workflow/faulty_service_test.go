@@ -1,4 +1,4 @@
-package client
+package workflow
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/clock"
 )
 
@@ -27,7 +28,7 @@ type faultyService struct {
 	// skew is the service's clock minus the client's.
 	skew time.Duration
 	// backups, newest first; hiddenFor counts listings that still omit one.
-	backups   []Backup
+	backups   []client.Backup
 	hiddenFor map[string]int
 	// lag is how many listings omit a backup after its POST; -1: forever.
 	lag int
@@ -47,35 +48,32 @@ type faultyService struct {
 	posts, listings int
 }
 
-func newFaultyService(t *testing.T) (*faultyService, *Client) {
+func newFaultyService(t *testing.T) (*faultyService, *Runner) {
 	t.Helper()
 	fs := &faultyService{t: t, clock: newFakeClock(), account: "acc_0123456789abcdef", hiddenFor: map[string]int{}, runFor: time.Hour}
 	ts := httptest.NewServer(fs)
 	t.Cleanup(ts.Close)
-	c, err := New(Options{BaseURL: ts.URL, APIKey: "bks_test", Clock: fs.clock, MaxRetries: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newRunner(t, client.Options{BaseURL: ts.URL, APIKey: "bks_test", Clock: fs.clock, MaxRetries: 1}, Settings{})
 	return fs, c
 }
 
 func (fs *faultyService) now() time.Time { return fs.clock.Now().Add(fs.skew).Truncate(time.Second) }
 
 // addOld adds a finished backup created age ago.
-func (fs *faultyService) addOld(status string, age time.Duration) Backup {
+func (fs *faultyService) addOld(status string, age time.Duration) client.Backup {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	created := fs.now().Add(-age)
 	done := created.Add(time.Minute)
-	b := Backup{ID: fmt.Sprintf("bkp_old%013d", len(fs.backups)), AccountID: fs.account, Status: status, CreatedAt: created, CompletedAt: &done}
-	fs.backups = append([]Backup{b}, fs.backups...)
+	b := client.Backup{ID: fmt.Sprintf("bkp_old%013d", len(fs.backups)), AccountID: fs.account, Status: status, CreatedAt: created, CompletedAt: &done}
+	fs.backups = append([]client.Backup{b}, fs.backups...)
 	return b
 }
 
 // queue creates a backup as the service does on an accepted POST.
 func (fs *faultyService) queue() {
-	b := Backup{ID: fmt.Sprintf("bkp_new%013d", fs.posts), AccountID: fs.account, Status: StatusRunning, CreatedAt: fs.now()}
-	fs.backups = append([]Backup{b}, fs.backups...)
+	b := client.Backup{ID: fmt.Sprintf("bkp_new%013d", fs.posts), AccountID: fs.account, Status: client.StatusRunning, CreatedAt: fs.now()}
+	fs.backups = append([]client.Backup{b}, fs.backups...)
 	fs.hiddenFor[b.ID] = fs.lag
 }
 
@@ -103,9 +101,9 @@ func (fs *faultyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Request-ID", "6f1c2a9e-0b7d-4c3e-9a51-2d8e4f7b6a10")
 	base := "/api/v1/accounts/" + fs.account
 	for i, b := range fs.backups {
-		if b.Status == StatusRunning && !fs.now().Before(b.CreatedAt.Add(fs.runFor)) {
+		if b.Status == client.StatusRunning && !fs.now().Before(b.CreatedAt.Add(fs.runFor)) {
 			done := b.CreatedAt.Add(fs.runFor)
-			fs.backups[i].Status, fs.backups[i].CompletedAt = StatusSuccess, &done
+			fs.backups[i].Status, fs.backups[i].CompletedAt = client.StatusSuccess, &done
 		}
 	}
 	switch {
@@ -118,7 +116,7 @@ func (fs *faultyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, b := range fs.backups {
-			if InProgress(b.Status) {
+			if client.InProgress(b.Status) {
 				fs.problem(w, http.StatusConflict, "Conflict")
 				return
 			}
@@ -130,7 +128,7 @@ func (fs *faultyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
-		_ = json.NewEncoder(w).Encode(Account{ID: fs.account, Name: "crm", BackupStatus: StatusPending, Platform: "slack", ServiceType: "backup"})
+		_ = json.NewEncoder(w).Encode(client.Account{ID: fs.account, Name: "crm", BackupStatus: client.StatusPending, Platform: "slack", ServiceType: "backup"})
 	case r.Method == http.MethodGet && r.URL.Path == base+"/backups":
 		fs.listings++
 		for i := range fs.later {
@@ -142,7 +140,7 @@ func (fs *faultyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fs.problem(w, fs.listingStatus, http.StatusText(fs.listingStatus))
 			return
 		}
-		data := []Backup{}
+		data := []client.Backup{}
 		for _, b := range fs.backups {
 			switch n := fs.hiddenFor[b.ID]; {
 			case n < 0:

@@ -1,7 +1,8 @@
-package lifecycle
+package workflow
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -30,7 +31,7 @@ type stored struct {
 // Encode is the record as private state; nil for None, which removes the
 // key.
 func Encode(r Record) []byte {
-	if r.Phase == None {
+	if r.Phase == PhaseNone {
 		return nil
 	}
 	raw, _ := json.Marshal(stored{V: version, Phase: r.Phase, BackupID: r.BackupID, Status: r.Status,
@@ -54,10 +55,11 @@ func Decode(raw []byte) (Record, error) {
 		CompletedAt: s.CompletedAt, Confirmed: s.Confirmed, CountsUntil: s.CountsUntil}, nil
 }
 
-// TriggerState is what a backup_trigger's state says of its backup, as
-// text ("" for null).
+// TriggerState is what a backup_trigger's state says of its backup
+// ("" and zero for null).
 type TriggerState struct {
-	BackupID, Status, TriggeredAt, CompletedAt string
+	BackupID, Status         string
+	TriggeredAt, CompletedAt time.Time
 }
 
 // FromTriggerState is a trigger's record: its state's values, and from
@@ -70,23 +72,17 @@ func FromTriggerState(s TriggerState, stored []byte) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	r := Record{BackupID: s.BackupID, Status: s.Status, Confirmed: kept.Confirmed}
-	if r.TriggeredAt, err = parseTime("triggered_at", s.TriggeredAt); err != nil {
-		return Record{}, err
-	}
-	if r.CompletedAt, err = parseTime("completed_at", s.CompletedAt); err != nil {
-		return Record{}, err
-	}
+	r := Record{BackupID: s.BackupID, Status: s.Status, TriggeredAt: s.TriggeredAt, CompletedAt: s.CompletedAt, Confirmed: kept.Confirmed}
 	switch {
 	case r.BackupID == "":
 		if r.TriggeredAt.IsZero() {
-			return Record{}, fmt.Errorf("no backup id and no valid triggered_at (%q)", s.TriggeredAt)
+			return Record{}, errors.New("no backup id and no triggered_at")
 		}
-		r.Phase = Unidentified
+		r.Phase = PhaseUnidentified
 		return r, nil
-	case kept.Phase == Imported:
-		r.Phase = Imported
-	case client.InProgress(r.Status) && (kept.Phase == Interrupted || kept.Phase == TimedOut):
+	case kept.Phase == PhaseImported:
+		r.Phase = PhaseImported
+	case client.InProgress(r.Status) && (kept.Phase == PhaseInterrupted || kept.Phase == PhaseTimedOut):
 		r.Phase = kept.Phase
 	default:
 		r.Phase = phaseOf(r.Status)
@@ -95,26 +91,7 @@ func FromTriggerState(s TriggerState, stored []byte) (Record, error) {
 	return r, nil
 }
 
-// State is the record as a trigger's state shows it, as text.
+// State is the record as a trigger's state shows it.
 func (r Record) State() TriggerState {
-	return TriggerState{BackupID: r.BackupID, Status: r.Status, TriggeredAt: formatTime(r.TriggeredAt), CompletedAt: formatTime(r.CompletedAt)}
-}
-
-// formatTime is t as the state holds it: RFC 3339 in UTC; "" for zero.
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
-func parseTime(name, s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%s is not an RFC 3339 time (%q)", name, s)
-	}
-	return t, nil
+	return TriggerState{BackupID: r.BackupID, Status: r.Status, TriggeredAt: r.TriggeredAt, CompletedAt: r.CompletedAt}
 }

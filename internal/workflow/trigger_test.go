@@ -1,4 +1,4 @@
-package client
+package workflow
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
@@ -18,7 +19,7 @@ import (
 type mockTriggerFault struct {
 	name   string
 	opts   mockservice.Options
-	client func(*Options)
+	client func(*client.Options, *Settings)
 	faults []mockservice.Fault
 	// before runs once the account exists, before the trigger under test;
 	// it may reset the mock's counters, so that they count that trigger.
@@ -40,7 +41,7 @@ var mockTriggerFaults = []mockTriggerFault{
 		faults: []mockservice.Fault{{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, Times: 1}},
 		posts:  1, listings: -1, queued: 1, recovered: true,
 		check: func(t *testing.T, tr *Triggered) {
-			if tr.Backup.Status != StatusPending {
+			if tr.Backup.Status != client.StatusPending {
 				t.Errorf("status %q, want pending", tr.Backup.Status)
 			}
 		},
@@ -85,10 +86,10 @@ var mockTriggerFaults = []mockTriggerFault{
 		// real clock here) and the service queues it later: looked for
 		// during the grace period and found, not sent again.
 		name: "timeout then found within grace",
-		client: func(o *Options) {
+		client: func(o *client.Options, s *Settings) {
 			o.RequestTimeout = 50 * time.Millisecond
 			o.BackoffBase = 200 * time.Millisecond
-			o.UncertainGrace = 400 * time.Millisecond
+			s.UncertainGrace = 400 * time.Millisecond
 			o.Clock = clock.Wall{}
 		},
 		faults: []mockservice.Fault{{Kind: mockservice.FaultLatency, Route: mockservice.RouteTrigger, Times: 1, Latency: 100 * time.Millisecond}},
@@ -100,28 +101,28 @@ var mockTriggerFaults = []mockTriggerFault{
 		name: "conflict with an older backup stays a conflict",
 		opts: mockservice.Options{PendingFor: time.Hour},
 		before: func(t *testing.T, f *fixture, id string) {
-			if _, err := f.client.TriggerBackup(context.Background(), id); err != nil {
+			if _, err := f.client.trigger(context.Background(), id); err != nil {
 				t.Fatal(err)
 			}
 			<-f.clock.After(time.Minute)
 			f.srv.ResetStats()
 		},
 		faults: []mockservice.Fault{{Kind: mockservice.FaultServerError, Route: mockservice.RouteTrigger, Times: 1}},
-		err:    func(err error) bool { return errors.Is(err, ErrConflict) },
+		err:    func(err error) bool { return errors.Is(err, client.ErrConflict) },
 		posts:  2, listings: -1, queued: 0,
 	},
 	{
 		// Processed, answered 500, and the backups cannot be listed: the
 		// outcome stays unknown and the POST is not sent again.
 		name:   "does not resend blind",
-		client: func(o *Options) { o.MaxRetries = 1 },
+		client: func(o *client.Options, s *Settings) { o.MaxRetries = 1 },
 		faults: []mockservice.Fault{
 			{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, Times: 1},
 			{Kind: mockservice.FaultServerError, Route: mockservice.RouteListBackups},
 		},
 		err: func(err error) bool {
 			var ue *UnidentifiedError
-			return errors.As(err, &ue) && errors.Is(err, ErrServer) && !ue.Queued
+			return errors.As(err, &ue) && errors.Is(err, client.ErrServer) && !ue.Queued
 		},
 		posts: 1, listings: -1, queued: 1,
 	},
@@ -142,7 +143,7 @@ func TestTriggerAgainstMockFaults(t *testing.T) {
 			for _, fault := range tc.faults {
 				f.srv.AddFault(fault)
 			}
-			tr, err := f.client.TriggerBackup(context.Background(), id)
+			tr, err := f.client.trigger(context.Background(), id)
 			switch {
 			case tc.err == nil && err != nil:
 				t.Fatalf("err = %v, want success", err)
@@ -190,11 +191,8 @@ func TestTriggerInterruptedAfterSendingIsRecognised(t *testing.T) {
 		<-r.Context().Done()                     // and the answer never comes
 	}))
 	t.Cleanup(ts.Close)
-	c, err := New(Options{BaseURL: ts.URL, APIKey: srv.DemoKey(), Clock: newFakeClock()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := c.TriggerBackup(ctx, acct)
+	c := newRunner(t, client.Options{BaseURL: ts.URL, APIKey: srv.DemoKey(), Clock: newFakeClock()}, Settings{})
+	tr, err := c.trigger(ctx, acct)
 	if err != nil || !tr.Recovered || tr.Backup.ID == "" {
 		t.Fatalf("trigger = %+v, %v; want the backup it queued, recovered", tr, err)
 	}

@@ -1,4 +1,4 @@
-// Package lifecycle decides which backup counts for a change. A Record is
+// Which backup counts for a change. A Record is
 // what a backup_trigger, a backup_on_destroy or an action invocation knows
 // of the backup it stands for, and its Phase; this file holds every
 // transition between phases and every rule on when a recorded backup
@@ -11,11 +11,10 @@
 //	  │                  └──▶ timed_out             ─┴─ follow ─▶ ...
 //	  └──outcome unknown / not listed──▶ unidentified ──found──▶ in_progress ...
 //	import ──▶ imported ──first apply──▶ (phase of its status)
-package lifecycle
+
+package workflow
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -28,21 +27,21 @@ type Phase string
 // The phases. Interrupted and TimedOut are in progress as far as the
 // service goes: they say why nobody waits for the backup any more.
 const (
-	None         Phase = ""             // nothing recorded: the next change takes a new backup
-	Unidentified Phase = "unidentified" // triggered, its backup never listed (Confirmed: the service accepted it)
-	InProgress   Phase = "in_progress"  // pending or running, not waited for (or still being waited for)
-	Interrupted  Phase = "interrupted"  // a wait for it was interrupted
-	TimedOut     Phase = "timed_out"    // a wait for it ran out
-	Succeeded    Phase = "succeeded"
-	Failed       Phase = "failed"   // ended in any status but success
-	Imported     Phase = "imported" // adopted by import, until the first apply takes the configuration
+	PhaseNone         Phase = ""             // nothing recorded: the next change takes a new backup
+	PhaseUnidentified Phase = "unidentified" // triggered, its backup never listed (Confirmed: the service accepted it)
+	PhaseInProgress   Phase = "in_progress"  // pending or running, not waited for (or still being waited for)
+	PhaseInterrupted  Phase = "interrupted"  // a wait for it was interrupted
+	PhaseTimedOut     Phase = "timed_out"    // a wait for it ran out
+	PhaseSucceeded    Phase = "succeeded"
+	PhaseFailed       Phase = "failed"   // ended in any status but success
+	PhaseImported     Phase = "imported" // adopted by import, until the first apply takes the configuration
 )
 
 // Record is what is known of the backup a resource or an invocation
 // stands for.
 type Record struct {
 	Phase    Phase
-	BackupID string // "" while Unidentified, and when nothing is recorded
+	BackupID string // "" while PhaseUnidentified, and when nothing is recorded
 	// Status as the service last gave it; "" before an import's first read.
 	Status string
 	// TriggeredAt is when the backup was created, or, Unidentified, when
@@ -63,56 +62,51 @@ type Record struct {
 func phaseOf(status string) Phase {
 	switch {
 	case client.InProgress(status):
-		return InProgress
+		return PhaseInProgress
 	case status == client.StatusSuccess:
-		return Succeeded
+		return PhaseSucceeded
 	default:
-		return Failed
+		return PhaseFailed
 	}
 }
 
-// FromRun is the record of what a run (client.RunBackup, or Follow of
-// nothing recorded) returned; see After.
-func FromRun(b *client.Backup, err error) Record { return Record{}.After(b, err) }
+// FromRun is the record of what a run (Run, or Follow of nothing
+// recorded) came to; see After.
+func FromRun(o Outcome) Record { return Record{}.After(o) }
 
-// After is the record once a run or a Follow of r returned: the backup
+// After is the record once a run or a Follow of r came to o: the backup
 // and its phase, with a wait that stopped before the backup ended as
 // Interrupted or TimedOut; a trigger whose backup was not listed as
 // Unidentified; and None when no backup is known to have been queued (a
 // refusal, a conflict waited out, a failure before any trigger, a read
 // that failed).
-func (r Record) After(b *client.Backup, err error) Record {
-	var ue *client.UnidentifiedError
-	var we *client.WaitError
-	if b == nil && errors.As(err, &we) && we.Backup.ID != "" {
-		b = &we.Backup
-	}
+func (r Record) After(o Outcome) Record {
 	switch {
-	case b != nil:
+	case o.Backup != nil:
 		next := Record{}
-		if r.BackupID == b.ID {
+		if r.BackupID == o.Backup.ID {
 			next = r // its times, where the run read none
 		}
-		next.Phase = None // decided by this outcome alone
-		next = next.Observe(*b)
-		if next.Phase == InProgress && errors.As(err, &we) {
-			switch {
-			case errors.Is(err, context.Canceled):
-				next.Phase = Interrupted
-			case errors.Is(err, context.DeadlineExceeded):
-				next.Phase = TimedOut
+		next.Phase = PhaseNone // decided by this outcome alone
+		next = next.Observe(*o.Backup)
+		if next.Phase == PhaseInProgress {
+			switch o.Kind {
+			case Interrupted:
+				next.Phase = PhaseInterrupted
+			case TimedOut:
+				next.Phase = PhaseTimedOut
 			}
 		}
 		return next
-	case errors.As(err, &ue):
-		return Record{Phase: Unidentified, TriggeredAt: ue.TriggeredAt, Confirmed: ue.Queued}
+	case o.Kind == NotIdentified:
+		return Record{Phase: PhaseUnidentified, TriggeredAt: o.TriggeredAt, Confirmed: o.Confirmed}
 	}
 	return Record{}
 }
 
 // ImportedAs is the record of an import of backupID, before its first read.
 func ImportedAs(backupID string) Record {
-	return Record{Phase: Imported, BackupID: backupID}
+	return Record{Phase: PhaseImported, BackupID: backupID}
 }
 
 // Observe is the record after a read of its backup: the service's status
@@ -130,8 +124,8 @@ func (r Record) Observe(b client.Backup) Record {
 		next.CompletedAt = *b.CompletedAt
 	}
 	switch p := phaseOf(b.Status); {
-	case r.Phase == Imported:
-	case p == InProgress && (r.Phase == Interrupted || r.Phase == TimedOut):
+	case r.Phase == PhaseImported:
+	case p == PhaseInProgress && (r.Phase == PhaseInterrupted || r.Phase == PhaseTimedOut):
 	default:
 		next.Phase = p
 	}
@@ -141,7 +135,7 @@ func (r Record) Observe(b client.Backup) Record {
 // Adopted is an imported record once the first apply has taken the
 // configuration: from then on, the phase of its status.
 func (r Record) Adopted() Record {
-	if r.Phase == Imported && r.Status != "" {
+	if r.Phase == PhaseImported && r.Status != "" {
 		r.Phase = phaseOf(r.Status)
 	}
 	return r
@@ -154,8 +148,8 @@ func (r Record) Finished() bool {
 }
 
 // Known is what Follow needs of the record.
-func (r Record) Known() client.Known {
-	return client.Known{BackupID: r.BackupID, Status: r.Status, TriggeredAt: r.TriggeredAt, Confirmed: r.Confirmed}
+func (r Record) Known() Known {
+	return Known{BackupID: r.BackupID, Status: r.Status, TriggeredAt: r.TriggeredAt, Confirmed: r.Confirmed}
 }
 
 // Step is what the next apply of a backup_trigger does with its recorded
@@ -182,15 +176,15 @@ const (
 // (waitedBefore) and now waits (waitsNow) for its backup.
 func (r Record) Next(waitedBefore, waitsNow bool) Step {
 	switch {
-	case r.Phase == Unidentified:
+	case r.Phase == PhaseUnidentified:
 		return Identify
-	case r.Phase == Imported, waitsNow && !waitedBefore:
+	case r.Phase == PhaseImported, waitsNow && !waitedBefore:
 		return Settle
 	case !waitedBefore || !waitsNow:
 		return Keep
 	case client.InProgress(r.Status):
 		return Settle
-	case r.Phase == Failed && r.Status != "":
+	case r.Phase == PhaseFailed && r.Status != "":
 		return Retake
 	}
 	return Keep
@@ -198,7 +192,7 @@ func (r Record) Next(waitedBefore, waitsNow bool) Step {
 
 // TakesConfigTriggers: an imported trigger adopts the configuration's
 // triggers in place on its first apply instead of taking a new backup.
-func (r Record) TakesConfigTriggers() bool { return r.Phase == Imported }
+func (r Record) TakesConfigTriggers() bool { return r.Phase == PhaseImported }
 
 // Replaced is what the replacement of a trigger (same account, same
 // triggers, in the same command) keeps of it, to adopt its backup rather
@@ -225,7 +219,7 @@ func (p Replaced) Adoptable(b client.Backup) bool {
 // Known is what the replacement follows: an unidentified backup as not
 // confirmed, so that a replacement queues a new backup once none was
 // listed for a whole grace period (the replacement is a request for one).
-func (p Replaced) Known() client.Known {
+func (p Replaced) Known() Known {
 	k := p.Record.Known()
 	k.Confirmed = false
 	return k
@@ -236,7 +230,7 @@ func (p Replaced) Known() client.Known {
 // after any apply that was not a destroy (which clears the record), the
 // data may have changed: a new backup is taken.
 func (r Record) StandsForDestroy(now time.Time) bool {
-	return r.Phase != None && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil)
+	return r.Phase != PhaseNone && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil)
 }
 
 // CountsForDestroy says whether an earlier destroy's backup, as now read,
@@ -252,31 +246,22 @@ func CountsForDestroy(b client.Backup) bool {
 // wait stopped or its backup was not listed; none after a failed backup
 // (the next destroy takes a new one); r itself otherwise, since a
 // transient error must not make the next destroy queue a second backup.
-// It stands until now plus timeout.
-func (r Record) AfterStoppedDestroy(b *client.Backup, err error, now time.Time, timeout time.Duration) Record {
+// It stands until now plus resume (resume_within).
+func (r Record) AfterStoppedDestroy(o Outcome, now time.Time, resume time.Duration) Record {
 	next := r
-	var ue *client.UnidentifiedError
-	var we *client.WaitError
-	switch {
-	case errors.Is(err, client.ErrBackupFailed):
+	switch o.Kind {
+	case Failed:
 		return Record{}
-	case errors.As(err, &ue), errors.As(err, &we) && we.Backup.ID != "":
-		next = r.After(b, err)
+	case NotIdentified, TimedOut, Interrupted, Unfollowed:
+		if o.Kind == NotIdentified || o.Backup.ID != "" {
+			next = r.After(o)
+		}
 	}
-	if next.Phase == None {
+	if next.Phase == PhaseNone {
 		return Record{}
 	}
-	next.CountsUntil = now.Add(timeout)
+	next.CountsUntil = now.Add(resume)
 	return next
-}
-
-// Good says whether a run's record lets the change it guards go ahead: a
-// backup that succeeded or, when the caller does not wait, one queued.
-func (r Record) Good(waits bool) bool {
-	if waits {
-		return r.Phase == Succeeded
-	}
-	return r.BackupID != "" && r.Phase != Failed
 }
 
 // String names the record in logs and test failures.

@@ -1,9 +1,11 @@
-package client
+package workflow
 
 import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
 // Known is what a caller recorded of a backup it stands for: by id once
@@ -20,13 +22,13 @@ type Known struct {
 	Confirmed bool
 }
 
-// FollowOptions shape Follow.
+// FollowOptions shape a follow.
 type FollowOptions struct {
 	RunOptions
 	// Counts says whether the recorded backup, as just read by its id,
 	// still stands for the caller's change; nil counts every backup.
-	Counts func(Backup) bool
-	// Renew queues a new backup (RunBackup) when the recorded one no
+	Counts func(client.Backup) bool
+	// Renew queues a new backup (a run) when the recorded one no
 	// longer counts; without it Follow returns what it read, and never
 	// sends a trigger for an identified backup.
 	Renew bool
@@ -42,7 +44,7 @@ type UnreadableError struct {
 func (e *UnreadableError) Error() string { return e.Err.Error() }
 func (e *UnreadableError) Unwrap() error { return e.Err }
 
-// Follow carries on with a backup a caller recorded, and returns what is
+// follow carries on with a backup a caller recorded, and returns what is
 // now known of it. It is the one way a resource resumes a backup: the
 // update after an interrupted wait, the replacement of a trigger whose
 // wait timed out, the destroy after one that stopped.
@@ -55,36 +57,36 @@ func (e *UnreadableError) Unwrap() error { return e.Err }
 // passed since it began (that request was never processed), else the
 // error is an *UnidentifiedError again.
 //
-// A backup that counts is treated as RunBackup treats the one it queues:
+// A backup that counts is treated as run treats the one it queues:
 // EventQueued, then, with WaitForCompletion, the wait (*WaitError,
 // *BackupFailedError). One that does not count is returned as read, or,
 // with Renew, replaced by a new one. A failed read is an
 // *UnreadableError: nothing is followed or queued.
-func (c *Client) Follow(ctx context.Context, accountID string, k Known, opts FollowOptions) (*Backup, error) {
-	start := c.clock.Now()
-	emit := func(kind EventKind, b Backup, prev string) {
+func (w *Runner) follow(ctx context.Context, accountID string, k Known, opts FollowOptions) (*client.Backup, error) {
+	start := w.clock.Now()
+	emit := func(kind EventKind, b client.Backup, prev string) {
 		if opts.Progress != nil {
-			opts.Progress(Event{Kind: kind, Backup: b, Previous: prev, Elapsed: c.clock.Now().Sub(start)})
+			opts.Progress(Event{Kind: kind, Backup: b, Previous: prev, Elapsed: w.clock.Now().Sub(start)})
 		}
 	}
-	var b *Backup
+	var b *client.Backup
 	switch {
 	case k.BackupID == "":
-		found, err := c.lookFor(ctx, accountID, c.RecognizerFrom(k.TriggeredAt), c.opts.IdentifyWithin)
+		found, err := w.lookFor(ctx, accountID, w.recognizerFrom(k.TriggeredAt), w.set.IdentifyWithin)
 		if found == nil {
-			if !k.Confirmed && errors.Is(err, ErrNotListed) && c.clock.Now().Sub(k.TriggeredAt) >= c.opts.UncertainGrace {
-				c.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
+			if !k.Confirmed && errors.Is(err, ErrNotListed) && w.clock.Now().Sub(k.TriggeredAt) >= w.set.UncertainGrace {
+				w.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
 					map[string]any{"account_id": accountID, "triggered_at": k.TriggeredAt.UTC().Format(time.RFC3339)})
-				return c.RunBackup(ctx, accountID, opts.RunOptions)
+				return w.run(ctx, accountID, opts.RunOptions)
 			}
 			return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: k.TriggeredAt, Queued: k.Confirmed, Err: err}
 		}
 		b = found
-	case InProgress(k.Status) && opts.WaitForCompletion && opts.Counts == nil:
-		b = &Backup{ID: k.BackupID, AccountID: accountID, Status: k.Status, CreatedAt: k.TriggeredAt}
-		return c.waitFrom(ctx, accountID, b, opts.Poll.orDefault(), start, emit)
+	case client.InProgress(k.Status) && opts.WaitForCompletion && opts.Counts == nil:
+		b = &client.Backup{ID: k.BackupID, AccountID: accountID, Status: k.Status, CreatedAt: k.TriggeredAt}
+		return w.waitFrom(ctx, accountID, b, start, emit)
 	default:
-		read, err := c.FindBackup(ctx, accountID, k.BackupID)
+		read, err := w.c.FindBackup(ctx, accountID, k.BackupID)
 		if err != nil {
 			return nil, &UnreadableError{BackupID: k.BackupID, Err: err}
 		}
@@ -94,7 +96,7 @@ func (c *Client) Follow(ctx context.Context, accountID string, k Known, opts Fol
 	// never seen by it: it is followed whatever it became.
 	if opts.Counts != nil && k.BackupID != "" && !opts.Counts(*b) {
 		if opts.Renew {
-			return c.RunBackup(ctx, accountID, opts.RunOptions)
+			return w.run(ctx, accountID, opts.RunOptions)
 		}
 		return b, nil
 	}
@@ -102,5 +104,5 @@ func (c *Client) Follow(ctx context.Context, accountID string, k Known, opts Fol
 	if !opts.WaitForCompletion {
 		return b, nil
 	}
-	return c.waitFrom(ctx, accountID, b, opts.Poll.orDefault(), start, emit)
+	return w.waitFrom(ctx, accountID, b, start, emit)
 }

@@ -1,4 +1,4 @@
-package client
+package workflow
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
 // triggerFault is one way a service answers a trigger badly, and what the
@@ -39,7 +41,7 @@ var triggerFaults = []triggerFault{
 		// listings (a lagging read replica): the trigger waits for its own
 		// and never reports the old one.
 		name:  "lagging listing never claims an old backup",
-		setup: func(fs *faultyService) { fs.addOld(StatusSuccess, 365*24*time.Hour); fs.lag = 2 },
+		setup: func(fs *faultyService) { fs.addOld(client.StatusSuccess, 365*24*time.Hour); fs.lag = 2 },
 		posts: 1, listings: 3, queued: 1,
 	},
 	{
@@ -47,7 +49,7 @@ var triggerFaults = []triggerFault{
 		// it was queued; nothing is claimed, no second POST; through a
 		// waited RunBackup the error is no success either.
 		name:   "listing without the new backup fails clearly",
-		setup:  func(fs *faultyService) { fs.addOld(StatusSuccess, 365*24*time.Hour); fs.lag = -1 },
+		setup:  func(fs *faultyService) { fs.addOld(client.StatusSuccess, 365*24*time.Hour); fs.lag = -1 },
 		viaRun: true, run: RunOptions{WaitForCompletion: true, WaitOnConflict: true},
 		err:   unidentifiedQueued(ErrNotListed),
 		posts: 1, listings: -1, queued: 1,
@@ -67,7 +69,7 @@ var triggerFaults = []triggerFault{
 		// the listing's error.
 		name:  "queued but listing fails",
 		setup: func(fs *faultyService) { fs.listingStatus = http.StatusInternalServerError },
-		err:   unidentifiedQueued(ErrServer),
+		err:   unidentifiedQueued(client.ErrServer),
 		posts: 1, listings: -1, queued: 1,
 	},
 	{
@@ -76,7 +78,7 @@ var triggerFaults = []triggerFault{
 		name: "reset after processing with the service clock behind",
 		setup: func(fs *faultyService) {
 			fs.skew = -3 * time.Second
-			fs.addOld(StatusSuccess, time.Hour)
+			fs.addOld(client.StatusSuccess, time.Hour)
 			fs.resetPOSTs = 1
 		},
 		posts: 1, listings: -1, queued: 1, recovered: true,
@@ -112,11 +114,11 @@ var triggerFaults = []triggerFault{
 		name: "conflict with a backup older than the trigger",
 		setup: func(fs *faultyService) {
 			fs.mu.Lock()
-			fs.backups = []Backup{{ID: "bkp_other00000000000", AccountID: fs.account, Status: StatusRunning, CreatedAt: fs.now().Add(-10 * time.Minute)}}
+			fs.backups = []client.Backup{{ID: "bkp_other00000000000", AccountID: fs.account, Status: client.StatusRunning, CreatedAt: fs.now().Add(-10 * time.Minute)}}
 			fs.mu.Unlock()
 			fs.dropPOSTs, fs.processLater = 1, -1 // never processed
 		},
-		err:   func(err error) bool { return errors.Is(err, ErrConflict) },
+		err:   func(err error) bool { return errors.Is(err, client.ErrConflict) },
 		posts: -1, listings: -1, queued: 0,
 	},
 }
@@ -135,14 +137,14 @@ func TestTriggerFaults(t *testing.T) {
 				err       error
 			)
 			if tc.viaRun {
-				var b *Backup
-				b, err = c.RunBackup(context.Background(), fs.account, tc.run)
+				var b *client.Backup
+				b, err = c.run(context.Background(), fs.account, tc.run)
 				if b != nil {
 					id = b.ID
 				}
 			} else {
 				var tr *Triggered
-				tr, err = c.TriggerBackup(context.Background(), fs.account)
+				tr, err = c.trigger(context.Background(), fs.account)
 				if tr != nil {
 					id, recovered = tr.Backup.ID, tr.Recovered
 				}

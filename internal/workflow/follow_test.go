@@ -1,4 +1,4 @@
-package client
+package workflow
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
@@ -14,14 +15,14 @@ import (
 // asked, and never queues a backup for an identified one it could not read.
 func TestFollow(t *testing.T) {
 	t.Parallel()
-	finished := func(f *runFixture, acct string, failed bool) Backup {
+	finished := func(f *runFixture, acct string, failed bool) client.Backup {
 		spec := mockservice.BackupSpec{CreatedAt: f.mockClock.Now().Add(-time.Hour)}
 		if failed {
 			spec.Error = "disk full"
 		}
 		f.srv.AddHistory(acct, spec)
-		var last Backup
-		for b, err := range f.client(t).Backups(context.Background(), acct, ListOptions{Max: 1}) {
+		var last client.Backup
+		for b, err := range f.client(t).c.Backups(context.Background(), acct, client.ListOptions{Max: 1}) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -29,11 +30,11 @@ func TestFollow(t *testing.T) {
 		}
 		return last
 	}
-	never := func(Backup) bool { return false }
+	never := func(client.Backup) bool { return false }
 	for _, tc := range []struct {
 		name string
 		// known builds the record from a fixture and its account.
-		known      func(f *runFixture, c *Client, acct string) Known
+		known      func(f *runFixture, c *Runner, acct string) Known
 		opts       FollowOptions
 		wantStatus string // "" for no backup returned
 		wantErr    func(error) bool
@@ -41,77 +42,77 @@ func TestFollow(t *testing.T) {
 	}{
 		{
 			name: "in progress, waited for: the wait's polls read it",
-			known: func(f *runFixture, c *Client, acct string) Known {
-				b, err := c.RunBackup(context.Background(), acct, RunOptions{})
+			known: func(f *runFixture, c *Runner, acct string) Known {
+				b, err := c.run(context.Background(), acct, RunOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
 				return Known{BackupID: b.ID, Status: b.Status, TriggeredAt: b.CreatedAt}
 			},
 			opts:       FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}},
-			wantStatus: StatusSuccess,
+			wantStatus: client.StatusSuccess,
 		},
 		{
 			name: "finished, counts: returned as read",
-			known: func(f *runFixture, c *Client, acct string) Known {
+			known: func(f *runFixture, c *Runner, acct string) Known {
 				b := finished(f, acct, false)
-				return Known{BackupID: b.ID, Status: StatusRunning}
+				return Known{BackupID: b.ID, Status: client.StatusRunning}
 			},
-			opts:       FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}, Counts: func(Backup) bool { return true }, Renew: true},
-			wantStatus: StatusSuccess,
+			opts:       FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}, Counts: func(client.Backup) bool { return true }, Renew: true},
+			wantStatus: client.StatusSuccess,
 		},
 		{
 			name: "does not count, renewed: a new backup",
-			known: func(f *runFixture, c *Client, acct string) Known {
-				return Known{BackupID: finished(f, acct, true).ID, Status: StatusFailed}
+			known: func(f *runFixture, c *Runner, acct string) Known {
+				return Known{BackupID: finished(f, acct, true).ID, Status: client.StatusFailed}
 			},
 			opts:       FollowOptions{Counts: never, Renew: true},
-			wantStatus: StatusPending,
+			wantStatus: client.StatusPending,
 			wantQueued: 1,
 		},
 		{
 			name: "does not count, not renewed: returned as read, nothing queued",
-			known: func(f *runFixture, c *Client, acct string) Known {
-				return Known{BackupID: finished(f, acct, true).ID, Status: StatusRunning}
+			known: func(f *runFixture, c *Runner, acct string) Known {
+				return Known{BackupID: finished(f, acct, true).ID, Status: client.StatusRunning}
 			},
 			opts:       FollowOptions{Counts: never},
-			wantStatus: StatusFailed,
+			wantStatus: client.StatusFailed,
 		},
 		{
 			name: "failed, waited for: the failure",
-			known: func(f *runFixture, c *Client, acct string) Known {
-				return Known{BackupID: finished(f, acct, true).ID, Status: StatusRunning}
+			known: func(f *runFixture, c *Runner, acct string) Known {
+				return Known{BackupID: finished(f, acct, true).ID, Status: client.StatusRunning}
 			},
 			opts:       FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}},
-			wantStatus: StatusFailed,
+			wantStatus: client.StatusFailed,
 			wantErr:    func(err error) bool { return errors.Is(err, ErrBackupFailed) },
 		},
 		{
 			name: "unreadable: nothing followed, nothing queued, even with Renew",
-			known: func(f *runFixture, c *Client, acct string) Known {
-				return Known{BackupID: "bkp_0000000000000000", Status: StatusRunning}
+			known: func(f *runFixture, c *Runner, acct string) Known {
+				return Known{BackupID: "bkp_0000000000000000", Status: client.StatusRunning}
 			},
 			opts: FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}, Counts: never, Renew: true},
 			wantErr: func(err error) bool {
 				var ue *UnreadableError
-				return errors.As(err, &ue) && ue.BackupID == "bkp_0000000000000000" && errors.Is(err, ErrNotFound)
+				return errors.As(err, &ue) && ue.BackupID == "bkp_0000000000000000" && errors.Is(err, client.ErrNotFound)
 			},
 		},
 		{
 			name: "unidentified, found: followed whatever it became",
-			known: func(f *runFixture, c *Client, acct string) Known {
+			known: func(f *runFixture, c *Runner, acct string) Known {
 				began := f.mockClock.Now().Add(-time.Second)
-				if _, err := c.RunBackup(context.Background(), acct, RunOptions{}); err != nil {
+				if _, err := c.run(context.Background(), acct, RunOptions{}); err != nil {
 					t.Fatal(err)
 				}
 				return Known{TriggeredAt: began, Confirmed: true}
 			},
 			opts:       FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}, Counts: never, Renew: true},
-			wantStatus: StatusSuccess,
+			wantStatus: client.StatusSuccess,
 		},
 		{
 			name: "unidentified, confirmed, never listed: unidentified again, nothing queued",
-			known: func(f *runFixture, c *Client, acct string) Known {
+			known: func(f *runFixture, c *Runner, acct string) Known {
 				return Known{TriggeredAt: f.mockClock.Now().Add(-time.Hour), Confirmed: true}
 			},
 			wantErr: func(err error) bool {
@@ -121,15 +122,15 @@ func TestFollow(t *testing.T) {
 		},
 		{
 			name: "unidentified, unconfirmed, never listed past the grace: a new trigger",
-			known: func(f *runFixture, c *Client, acct string) Known {
+			known: func(f *runFixture, c *Runner, acct string) Known {
 				return Known{TriggeredAt: f.mockClock.Now().Add(-time.Hour)}
 			},
-			wantStatus: StatusPending,
+			wantStatus: client.StatusPending,
 			wantQueued: 1,
 		},
 		{
 			name: "unidentified, unconfirmed, within the grace: unidentified, nothing queued",
-			known: func(f *runFixture, c *Client, acct string) Known {
+			known: func(f *runFixture, c *Runner, acct string) Known {
 				return Known{TriggeredAt: f.mockClock.Now()}
 			},
 			wantErr: func(err error) bool { return errors.Is(err, ErrUnidentified) },
@@ -142,7 +143,7 @@ func TestFollow(t *testing.T) {
 			c := f.client(t)
 			k := tc.known(f, c, acct)
 			before := f.srv.Stats().BackupsQueued[acct]
-			b, err := c.Follow(context.Background(), acct, k, tc.opts)
+			b, err := c.follow(context.Background(), acct, k, tc.opts)
 			switch {
 			case tc.wantErr == nil && err != nil:
 				t.Fatalf("Follow: %v", err)

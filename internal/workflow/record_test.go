@@ -1,0 +1,317 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+)
+
+var (
+	t0      = time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	done    = t0.Add(11 * time.Minute)
+	running = client.Backup{ID: "bkp_0123456789abcdef", AccountID: "acc_0123456789abcdef", Status: client.StatusRunning, CreatedAt: t0}
+	good    = client.Backup{ID: "bkp_0123456789abcdef", AccountID: "acc_0123456789abcdef", Status: client.StatusSuccess, CreatedAt: t0, CompletedAt: &done}
+	bad     = client.Backup{ID: "bkp_0123456789abcdef", AccountID: "acc_0123456789abcdef", Status: client.StatusFailed, CreatedAt: t0, CompletedAt: &done}
+	other   = client.Backup{ID: "bkp_fedcba9876543210", AccountID: "acc_0123456789abcdef", Status: client.StatusPending, CreatedAt: t0.Add(time.Hour)}
+)
+
+func waitErr(b client.Backup, cause error) error {
+	return &WaitError{Backup: b, Waited: time.Minute, Err: cause}
+}
+
+// Every outcome of a run, and of a follow of a recorded backup, lands in
+// one phase.
+func TestAfter(t *testing.T) {
+	t.Parallel()
+	unidentified := &UnidentifiedError{AccountID: running.AccountID, TriggeredAt: t0, Queued: true, Err: ErrNotListed}
+	for _, tc := range []struct {
+		name  string
+		prior Record
+		b     *client.Backup
+		err   error
+		want  Record
+	}{
+		{"queued, not waited", Record{}, &running, nil,
+			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+		{"waited, succeeded", Record{}, &good, nil,
+			Record{Phase: PhaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
+		{"waited, failed", Record{}, &bad, &BackupFailedError{Backup: bad},
+			Record{Phase: PhaseFailed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}},
+		{"wait interrupted", Record{}, &running, waitErr(running, context.Canceled),
+			Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+		{"wait timed out", Record{}, &running, waitErr(running, context.DeadlineExceeded),
+			Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+		{"polling failed", Record{}, &running, waitErr(running, errors.New("503")),
+			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+		{"wait error without the backup returned", Record{}, nil, waitErr(running, context.Canceled),
+			Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+		{"not listed", Record{}, nil, unidentified,
+			Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}},
+		{"refused", Record{}, nil, fmt.Errorf("refused: %w", client.ErrUnprocessable), Record{}},
+		{"conflict waited out", Record{}, nil, &ConflictWaitError{Err: context.DeadlineExceeded}, Record{}},
+		{"interrupted wait resumed to success", Record{Phase: PhaseInterrupted, BackupID: good.ID, Status: client.StatusRunning, TriggeredAt: t0}, &good, nil,
+			Record{Phase: PhaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
+		{"interrupted wait resumed without waiting", Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusPending, TriggeredAt: t0}, &running, nil,
+			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+		{"unidentified, then identified", Record{Phase: PhaseUnidentified, TriggeredAt: t0.Add(-time.Second), Confirmed: true}, &running, nil,
+			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+		{"a new backup replaces a failed one", Record{Phase: PhaseFailed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}, &other, nil,
+			Record{Phase: PhaseInProgress, BackupID: other.ID, Status: client.StatusPending, TriggeredAt: other.CreatedAt}},
+		{"the read gave no times: the record's stay", Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0},
+			&client.Backup{ID: running.ID, Status: client.StatusRunning}, waitErr(client.Backup{ID: running.ID, Status: client.StatusRunning}, context.Canceled),
+			Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tc.prior.After(outcomeOf(running.AccountID, tc.b, tc.err, false)); got != tc.want {
+				t.Errorf("After = %+v\nwant    %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A refresh updates the status; why nobody waits for a backup in progress
+// stays; an import stays imported until its first apply.
+func TestObserveAndAdopt(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		prior Record
+		read  client.Backup
+		want  Phase
+	}{
+		{"in progress, then done", Record{Phase: PhaseInProgress, BackupID: good.ID}, good, PhaseSucceeded},
+		{"interrupted, still running", Record{Phase: PhaseInterrupted, BackupID: running.ID}, running, PhaseInterrupted},
+		{"timed out, still running", Record{Phase: PhaseTimedOut, BackupID: running.ID}, running, PhaseTimedOut},
+		{"timed out, then failed", Record{Phase: PhaseTimedOut, BackupID: bad.ID}, bad, PhaseFailed},
+		{"unidentified, then found", Record{Phase: PhaseUnidentified, Confirmed: true}, running, PhaseInProgress},
+		{"imported, first read", ImportedAs(good.ID), good, PhaseImported},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := tc.prior.Observe(tc.read)
+			if got.Phase != tc.want || got.BackupID != tc.read.ID || got.Status != tc.read.Status || !got.TriggeredAt.Equal(t0) || got.Confirmed {
+				t.Errorf("Observe = %+v, want phase %s with the read's values", got, tc.want)
+			}
+		})
+	}
+	if got := ImportedAs(good.ID).Observe(good).Adopted(); got.Phase != PhaseSucceeded {
+		t.Errorf("an adopted import is %s, want %s", got.Phase, PhaseSucceeded)
+	}
+	if got := ImportedAs(good.ID).Adopted(); got.Phase != PhaseImported {
+		t.Errorf("an import never read, adopted, is %s: its phase is unknown until a read", got.Phase)
+	}
+}
+
+// What the next apply of a trigger does, for each phase and each way its
+// wait_for_completion changes.
+func TestNext(t *testing.T) {
+	t.Parallel()
+	rec := func(p Phase, status string) Record {
+		return Record{Phase: p, BackupID: "bkp_0123456789abcdef", Status: status}
+	}
+	for _, tc := range []struct {
+		rec                    Record
+		waitedBefore, waitsNow bool
+		want                   Step
+	}{
+		{Record{Phase: PhaseUnidentified, TriggeredAt: t0}, false, false, Identify},
+		{Record{Phase: PhaseUnidentified, TriggeredAt: t0}, true, true, Identify},
+		{rec(PhaseImported, client.StatusSuccess), false, false, Settle},
+		{rec(PhaseImported, client.StatusFailed), true, true, Settle},
+		{rec(PhaseSucceeded, client.StatusSuccess), false, true, Settle}, // the wait switched on
+		{rec(PhaseFailed, client.StatusFailed), false, true, Settle},
+		{rec(PhaseInProgress, client.StatusRunning), false, false, Keep},
+		{rec(PhaseInProgress, client.StatusRunning), true, false, Keep}, // the wait switched off
+		{rec(PhaseInterrupted, client.StatusRunning), true, true, Settle},
+		{rec(PhaseTimedOut, client.StatusPending), true, true, Settle},
+		{rec(PhaseInProgress, client.StatusRunning), true, true, Settle},
+		{rec(PhaseSucceeded, client.StatusSuccess), true, true, Keep},
+		{rec(PhaseFailed, client.StatusFailed), true, true, Retake},
+		{rec(PhaseFailed, "cancelled"), true, true, Retake}, // a status the service added later: not a good backup
+		{rec(PhaseFailed, client.StatusFailed), false, false, Keep},
+	} {
+		if got := tc.rec.Next(tc.waitedBefore, tc.waitsNow); got != tc.want {
+			t.Errorf("%s, waited %t, waits %t: step %d, want %d", tc.rec, tc.waitedBefore, tc.waitsNow, got, tc.want)
+		}
+	}
+	if !ImportedAs("bkp_0123456789abcdef").TakesConfigTriggers() || (Record{Phase: PhaseSucceeded}).TakesConfigTriggers() {
+		t.Error("only an import not yet applied takes the configuration's triggers in place")
+	}
+}
+
+// A replaced trigger's backup stands for its replacement while in
+// progress, or when it succeeded after the wait that tainted the trigger
+// ran out; never when it failed or succeeded within that wait.
+func TestReplacedAdoptable(t *testing.T) {
+	t.Parallel()
+	late := t0.Add(40 * time.Minute)
+	lateGood := good
+	lateGood.CompletedAt = &late
+	for _, tc := range []struct {
+		name string
+		p    Replaced
+		read client.Backup
+		want bool
+	}{
+		{"in progress", Replaced{Wait: 30 * time.Minute}, running, true},
+		{"in progress, not waited", Replaced{}, running, true},
+		{"succeeded after the wait ran out", Replaced{Wait: 30 * time.Minute}, lateGood, true},
+		{"succeeded within the wait", Replaced{Wait: 30 * time.Minute}, good, false},
+		{"succeeded, never waited for", Replaced{}, lateGood, false},
+		{"failed", Replaced{Wait: 30 * time.Minute}, bad, false},
+	} {
+		if got := tc.p.Adoptable(tc.read); got != tc.want {
+			t.Errorf("%s: adoptable %t, want %t", tc.name, got, tc.want)
+		}
+	}
+	k := Replaced{Record: Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}}.Known()
+	if k.Confirmed || !k.TriggeredAt.Equal(t0) || k.BackupID != "" {
+		t.Errorf("a replacement follows an unidentified backup as unconfirmed, by its time: %+v", k)
+	}
+}
+
+// A stopped destroy's record stands for the next destroy until its
+// counts_until, and never without one; what it becomes after each outcome
+// of a destroy that stops again.
+func TestDestroyRecord(t *testing.T) {
+	t.Parallel()
+	const timeout = 30 * time.Minute
+	rec := Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: t0.Add(45 * time.Minute)}
+	unbounded := rec
+	unbounded.CountsUntil = time.Time{}
+	for _, tc := range []struct {
+		name string
+		r    Record
+		at   time.Time
+		want bool
+	}{
+		{"before counts_until", rec, t0.Add(45 * time.Minute), true},
+		{"after counts_until", rec, t0.Add(46 * time.Minute), false},
+		{"no counts_until", unbounded, t0, false},
+		{"none", Record{}, t0, false},
+	} {
+		if got := tc.r.StandsForDestroy(tc.at); got != tc.want {
+			t.Errorf("%s: stands %t, want %t", tc.name, got, tc.want)
+		}
+	}
+
+	now := t0.Add(time.Hour)
+	for _, tc := range []struct {
+		name    string
+		earlier Record
+		b       *client.Backup
+		err     error
+		want    Record
+	}{
+		{"the backup failed: the next destroy takes a new one", rec, &bad, &BackupFailedError{Backup: bad}, Record{}},
+		{"its wait timed out", Record{}, &running, waitErr(running, context.DeadlineExceeded),
+			Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout)}},
+		{"not listed", Record{}, nil, &UnidentifiedError{TriggeredAt: t0, Queued: false, Err: ErrNotListed},
+			Record{Phase: PhaseUnidentified, TriggeredAt: t0, CountsUntil: now.Add(timeout)}},
+		{"a transient error keeps what was followed", rec, nil, &UnreadableError{BackupID: rec.BackupID, Err: errors.New("503")},
+			Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout)}},
+		{"refused before any backup", Record{}, nil, client.ErrUnprocessable, Record{}},
+	} {
+		if got := tc.earlier.AfterStoppedDestroy(outcomeOf(running.AccountID, tc.b, tc.err, true), now, timeout); got != tc.want {
+			t.Errorf("%s: %+v\nwant %+v", tc.name, got, tc.want)
+		}
+	}
+	if !CountsForDestroy(running) || !CountsForDestroy(good) || CountsForDestroy(bad) {
+		t.Error("an earlier destroy's backup counts while in progress or succeeded, never failed")
+	}
+}
+
+// Only a backup seen to succeed lets a waiting guard's change go ahead;
+// a caller that does not wait needs one queued that has not failed.
+func TestGood(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		b     *client.Backup
+		err   error
+		waits bool
+		want  bool
+	}{
+		{&good, nil, true, true},
+		{&running, waitErr(running, context.Canceled), true, false},
+		{&running, waitErr(running, context.DeadlineExceeded), true, false},
+		{&running, nil, false, true},
+		{&running, nil, true, false},
+		{&bad, &BackupFailedError{Backup: bad}, true, false},
+		{&bad, nil, false, false},
+		{nil, &UnidentifiedError{TriggeredAt: t0, Queued: true}, false, false},
+		{nil, nil, false, false},
+		{nil, client.ErrConflict, false, false},
+	} {
+		o := outcomeOf(running.AccountID, tc.b, tc.err, tc.waits)
+		if got := o.Good(tc.waits); got != tc.want {
+			t.Errorf("%+v, %v, waits %t: kind %d good %t, want %t", tc.b, tc.err, tc.waits, o.Kind, got, tc.want)
+		}
+	}
+}
+
+// The stored record reads back; one of another version is refused; the
+// state wins where it and the record differ.
+func TestStored(t *testing.T) {
+	t.Parallel()
+	rec := Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: t0.Add(time.Hour)}
+	if back, err := Decode(Encode(rec)); err != nil || back != rec {
+		t.Errorf("round trip: %+v, %v; want %+v", back, err, rec)
+	}
+	if Encode(Record{}) != nil {
+		t.Error("None is stored as no key")
+	}
+	if _, err := Decode([]byte(`{"v":2,"phase":"succeeded"}`)); err == nil || !strings.Contains(err.Error(), "version 2") {
+		t.Errorf("a record of a later version: %v", err)
+	}
+	if _, err := Decode([]byte(`{"v":`)); err == nil {
+		t.Error("an unreadable record reads")
+	}
+
+	state := TriggerState{BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}
+	for _, tc := range []struct {
+		name    string
+		s       TriggerState
+		stored  []byte
+		want    Record
+		wantErr string
+	}{
+		{"stored", state, Encode(rec),
+			Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
+		{"the state says it ended since", TriggerState{BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done},
+			Encode(rec), Record{Phase: PhaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}, ""},
+		{"no record", state, nil,
+			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
+		{"imported, never read", TriggerState{BackupID: running.ID}, Encode(ImportedAs(running.ID)),
+			Record{Phase: PhaseImported, BackupID: running.ID}, ""},
+		{"unidentified, confirmed", TriggerState{TriggeredAt: t0}, Encode(Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}),
+			Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}, ""},
+		{"unidentified, stored", TriggerState{TriggeredAt: t0}, Encode(Record{Phase: PhaseUnidentified, TriggeredAt: t0}),
+			Record{Phase: PhaseUnidentified, TriggeredAt: t0}, ""},
+		{"unidentified without a time", TriggerState{}, nil, Record{}, "no triggered_at"},
+		{"a record of a later version", state, []byte(`{"v":9}`), Record{}, "version 9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := FromTriggerState(tc.s, tc.stored)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("%+v, %v\nwant %+v", got, err, tc.want)
+			}
+			if s := got.State(); s != tc.s {
+				t.Errorf("shown as %+v, read from %+v", s, tc.s)
+			}
+		})
+	}
+
+}
