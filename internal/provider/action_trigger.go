@@ -185,11 +185,9 @@ func reportInvocation(diags *diag.Diagnostics, o workflow.Outcome, waits bool, t
 	if diags.HasError() || o.Good(waits) {
 		return
 	}
-	what := "No backup"
+	what := fmt.Sprintf("No backup of account %s is known, which", o.AccountID)
 	if o.Backup != nil {
 		what = fmt.Sprintf("Backup %s of account %s is %s, which", o.Backup.ID, o.AccountID, o.Backup.Status)
-	} else {
-		what = fmt.Sprintf("No backup of account %s is known, which", o.AccountID)
 	}
 	diags.AddError("No good backup from this invocation", what+" does not let the change this action guards go ahead.")
 }
