@@ -53,14 +53,9 @@ func (a *triggerAction) Metadata(_ context.Context, req action.MetadataRequest, 
 
 func (a *triggerAction) Schema(ctx context.Context, _ action.SchemaRequest, resp *action.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		Description: "Queues one on-demand backup of an account each time it is invoked: on a lifecycle event of a resource " +
-			"(`action_trigger`, for example before an update or, on Terraform 1.16, before a destroy), or on demand with " +
-			"`terraform apply -invoke=action.backup_trigger.NAME`. By default it waits for the backup and fails unless it " +
-			"succeeded: a failed backup, a refusal, an interrupted (Ctrl-C) or timed-out wait and an empty `account_ids` " +
-			"all fail the invocation, so a `before_create` or `before_update` change it guards does not happen, and an " +
-			"`-invoke` exits non-zero. One exception is Terraform's: under `terraform destroy` (and when the guarded " +
-			"resource's block is removed), Terraform 1.16 turns a failed `before_destroy` action into a warning and destroys " +
-			"the resource all the same; gate a destroy with the `backup_on_destroy` resource instead. It records nothing in the state.",
+		Description: "Takes one on-demand backup of an account (or of several, with `account_ids`) each time it is invoked: " +
+			"before a resource's change (`action_trigger`) or with `terraform apply -invoke`. By default it waits, and fails " +
+			"unless the backup succeeded, so that the change it guards does not go ahead without one.",
 		Attributes: map[string]schema.Attribute{
 			"account_id": schema.StringAttribute{
 				Optional:    true,
@@ -71,11 +66,9 @@ func (a *triggerAction) Schema(ctx context.Context, _ action.SchemaRequest, resp
 			"account_ids": schema.SetAttribute{
 				Optional:    true,
 				ElementType: types.StringType,
-				Description: "IDs of several accounts to back up at once, instead of `account_id`: every account is triggered and " +
-					"waited for concurrently, within the key's allowance, so that the invocation takes about one backup's time plus " +
-					"the requests over the allowance. One account failing does not stop the others; the invocation then fails " +
-					"naming every account whose backup failed or was refused, with the reason. An empty set (computed, for example, " +
-					"from a data source whose filters matched nothing) fails the invocation, at plan when it is known then.",
+				Description: "IDs of several accounts to back up at once, instead of `account_id`: all are triggered and waited for " +
+					"concurrently, and the invocation fails naming every account without a good backup. An empty set fails too " +
+					"(see Several accounts).",
 				Validators: []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.ValueStringsAre(accountIDValidator())},
 			},
 			"wait_for_completion": schema.BoolAttribute{

@@ -62,10 +62,7 @@ func (d *staleAccountsDataSource) Metadata(_ context.Context, req datasource.Met
 func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		Description: "Lists the accounts whose latest successful backup is older than `max_age`, or that have none: " +
-			"the input of a backup freshness check. It lists the accounts once, then reads one page of backups per account " +
-			"(the newest 50), and further pages only for an account none of whose newest 50 backups succeeded, " +
-			"several accounts at a time within the key's allowance: about (accounts/50 + accounts) requests, so 5,000 " +
-			"accounts take about 255 s at 20 requests a second. Progress is logged at INFO.",
+			"the input of a backup freshness check.",
 		Attributes: map[string]schema.Attribute{
 			"max_age": schema.StringAttribute{
 				Required: true,

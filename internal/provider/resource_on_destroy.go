@@ -63,10 +63,8 @@ func (r *onDestroyResource) Metadata(_ context.Context, req resource.MetadataReq
 
 func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		Description: "Takes one backup of an account when this resource is destroyed, waits for it to succeed, and fails the " +
-			"destroy otherwise, so that what it `depends_on` is kept. Creating it takes no backup. It never leaves the state " +
-			"because of what the service answers: an account that cannot be backed up fails the destroy, at plan where it can " +
-			"be seen then, until the provider's `destroy_without_backup` names it.",
+		Description: "Takes one backup of an account when this resource is destroyed, and fails the destroy unless the backup " +
+			"succeeded, so that what it `depends_on` is kept. Creating it takes no backup.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},

@@ -53,16 +53,8 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 		return []planmodifier.String{stringplanmodifier.UseStateForUnknown(), followRecorded{attr: attr}}
 	}
 	resp.Schema = schema.Schema{
-		Description: "Triggers one on-demand backup of an account when it is created, and follows its outcome. " +
-			"A new backup is taken only when the resource is created or replaced (a change of `account_id` or `triggers`); " +
-			"applying an unchanged configuration takes none. Destroying the resource only removes it from the state: " +
-			"backups are never deleted. With `wait_for_completion`, what depends on it runs only after a good backup: an " +
-			"interrupted wait (Ctrl-C) saves the trigger with its backup and stops the apply before its dependents, and the " +
-			"next apply resumes the wait; a wait that times out fails the apply and taints the trigger, and its replacement " +
-			"on the next apply adopts the same backup instead of queueing another. That adoption needs the tainted trigger " +
-			"destroyed before its replacement is created: do not set `create_before_destroy` on a `backup_trigger` (its " +
-			"replacement would be created first and take a new backup), or untaint a timed-out trigger " +
-			"(`terraform untaint`, `tofu untaint`) to resume its wait in place.",
+		Description: "Triggers one on-demand backup of an account when it is created or replaced (a change of `account_id` or " +
+			"`triggers`), and follows its outcome. With `wait_for_completion`, what depends on it runs only after the backup succeeded.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed: true, PlanModifiers: keep("id"),
@@ -84,11 +76,9 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			},
 			"wait_for_completion": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				Description: "Wait, within `timeouts.create`, until the backup has finished, and fail the apply unless it succeeded. " +
-					"An interrupted wait (Ctrl-C) saves the resource with the backup still in progress, and the next apply resumes " +
-					"waiting for that same backup; a wait that times out fails the apply, and the next apply waits for that same " +
-					"backup rather than queueing another while it can still succeed. A backup that failed is taken again on the " +
-					"next apply. Defaults to `false`: the apply returns once the backup is queued.",
+				Description: "Wait, within `timeouts.create`, until the backup has finished, and fail the apply unless it succeeded; " +
+					"an interrupted or timed-out wait is resumed, not retaken, by the next apply. Defaults to `false`: the apply " +
+					"returns once the backup is queued.",
 			},
 			"on_conflict": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(onConflictWait),
