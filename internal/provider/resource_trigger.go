@@ -49,15 +49,15 @@ func (r *triggerResource) Metadata(_ context.Context, req resource.MetadataReque
 }
 
 func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	keep := func(attr string) []planmodifier.String {
-		return []planmodifier.String{stringplanmodifier.UseStateForUnknown(), followRecorded{attr: attr}}
-	}
+	// Kept from the state unless the plan of an update says otherwise
+	// (planUpdate).
+	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 	resp.Schema = schema.Schema{
 		Description: "Triggers one on-demand backup of an account when it is created or replaced (a change of `account_id` or " +
 			"`triggers`), and follows its outcome. With `wait_for_completion`, what depends on it runs only after the backup succeeded.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
-				Computed: true, PlanModifiers: keep("id"),
+				Computed: true, PlanModifiers: keep,
 				Description: "ID of the backup this resource queued (`bkp_...`).",
 			},
 			"account_id": schema.StringAttribute{
@@ -67,9 +67,8 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"triggers": schema.MapAttribute{
-				Optional:      true,
-				ElementType:   types.StringType,
-				PlanModifiers: []planmodifier.Map{triggersRequireReplace{}},
+				Optional:    true,
+				ElementType: types.StringType,
 				Description: "Arbitrary values; a change of any value takes a new backup, for example `{ release = var.release }`. " +
 					"Entries whose value is null count as absent, and an empty map is the same as no map, so adding `{}` or " +
 					"`{ a = null }` takes no backup. A trigger adopted by import takes the configuration's `triggers` without a new backup.",
@@ -87,16 +86,16 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				Validators: []validator.String{stringvalidator.OneOf(onConflictWait, onConflictFail)},
 			},
 			"backup_status": schema.StringAttribute{
-				Computed: true, PlanModifiers: keep("backup_status"),
+				Computed: true, PlanModifiers: keep,
 				Description: "Status of the backup when last read: `pending`, `running`, `success` or `failed` " +
 					"(the service may add values; only `success` is a good backup).",
 			},
 			"triggered_at": schema.StringAttribute{
-				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep("triggered_at"),
+				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,
 				Description: "When the backup was queued, RFC 3339 in UTC.",
 			},
 			"completed_at": schema.StringAttribute{
-				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep("completed_at"),
+				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,
 				Description: "When the backup ended, RFC 3339 in UTC; null while it is in progress.",
 			},
 		},
@@ -259,13 +258,15 @@ func removeTrigger(ctx context.Context, resp *resource.ReadResponse, accountID, 
 
 // ModifyPlan checks, for a trigger planned for creation, the key's
 // organization against organization_id (one token read per process, none
-// without it), so that a key of another organization fails the plan. What
-// a change means for the backup is decided on the attributes it governs:
-// triggers (triggersRequireReplace) and the backup's own attributes
-// (followRecorded).
+// without it), so that a key of another organization fails the plan. For
+// an update it decides, once, what the change means for the backup
+// (planUpdate).
 func (r *triggerResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.State.Raw.IsNull() && !req.Plan.Raw.IsNull() {
+	switch {
+	case req.State.Raw.IsNull() && !req.Plan.Raw.IsNull():
 		checkOrganizationAtPlan(ctx, r.data, req.Plan, "backup_trigger", &resp.Diagnostics)
+	case !req.State.Raw.IsNull() && !req.Plan.Raw.IsNull():
+		r.planUpdate(ctx, req, resp)
 	}
 }
 
