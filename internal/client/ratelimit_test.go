@@ -236,7 +236,7 @@ func TestParseRetryAfter(t *testing.T) {
 // windowService counts arrivals in one-second windows of the client's own
 // (fake) clock, as the API does, and answers 429 past the allowance.
 type windowService struct {
-	clock  *clock.Instant
+	clock  *clock.Virtual
 	limit  int
 	skew   time.Duration // the service's clock minus the client's
 	odd    bool          // Retry-After on every answer, not only on 429s

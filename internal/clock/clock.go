@@ -1,9 +1,7 @@
-// Package clock is the project's time, in one place: the interfaces the
-// client and the mock service read it through, the wall clock, and the
-// fakes tests run on: Virtual (a mock and a client at once, waits taking
-// no real time), Instant (a client alone, every wait answered at once),
-// Stepped (the wall clock, moved on when told) and Manual (time that moves
-// only when told).
+// Package clock is the project's time, in one place: the interface the
+// client, the workflow and the mock service read it through, the wall
+// clock (Wall), the one fake the tests run on (Virtual, which moves in one
+// of three ways), and deadlines on either (WithTimeout).
 package clock
 
 import "time"

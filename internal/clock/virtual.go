@@ -6,9 +6,21 @@ import (
 	"time"
 )
 
-// Virtual is a test's time for a mock and the provider's client at
-// once. It stands still while anyone works, and moves on only for those
-// who sleep: once no one has used it for VirtualIdle of real time, it
+// Virtual is the one fake time of the tests, for a mock and the
+// provider's client at once. It moves in one of three ways, by its
+// constructor:
+//   - NewVirtual: it stands still while anyone works, and moves on only
+//     for those who sleep (below); Advance moves it, so a test that never
+//     sleeps on it steps it by hand;
+//   - NewInstant: every sleep ends at once, moving the time on by its
+//     length, and is recorded (Waits): a client's backoffs and pacing cost
+//     nothing, and a test reads what they would have been;
+//   - NewStepped: it follows the wall clock, and moves further when told
+//     (Advance): a mock beside a provider on the wall clock, whose backups
+//     last minutes, without falling behind the provider's clock.
+//
+// NewVirtual's time stands still while anyone works, and moves on only for
+// those who sleep: once no one has used it for VirtualIdle of real time, it
 // jumps to the end of the earliest sleep (After) and wakes that sleeper.
 // Sleeps of minutes thus take no real time, sleepers wake in the order of
 // their times, and twenty pollers sleeping two seconds at once move it on
@@ -29,6 +41,11 @@ type Virtual struct {
 	activity uint64 // uses so far: the driver moves time only when it stays put
 	driving  bool
 	undriven bool // tests of the clock step it by hand
+
+	instant bool            // NewInstant: sleeps end at once
+	sleeps  []time.Duration // NewInstant: every sleep asked, in order
+	wall    bool            // NewStepped: the wall clock plus offset
+	offset  time.Duration
 }
 
 // VirtualIdle is how long a Virtual must go unused before it jumps to
@@ -42,28 +59,69 @@ type virtualTimer struct {
 	stopped bool
 }
 
-// NewVirtual returns a Virtual reading t.
+// NewVirtual returns a Virtual reading t, moved on by its sleepers.
 func NewVirtual(t time.Time) *Virtual { return &Virtual{now: t} }
+
+// NewInstant returns a Virtual reading t on which every sleep ends at
+// once. Tests of rate-limit windows, which are whole seconds, start it at
+// a whole second, so that every run gets the same window.
+func NewInstant(t time.Time) *Virtual { return &Virtual{now: t, instant: true} }
+
+// NewStepped returns a Virtual that reads the wall clock plus every
+// Advance so far. Its sleeps take real time.
+func NewStepped() *Virtual { return &Virtual{wall: true} }
 
 // Now returns the clock's time.
 func (c *Virtual) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.activity++
+	return c.timeLocked()
+}
+
+func (c *Virtual) timeLocked() time.Time {
+	if c.wall {
+		return time.Now().Add(c.offset)
+	}
 	return c.now
 }
 
 // After returns a channel that receives the clock's time once it has moved
-// on by d: a sleep of d, which takes real time only while others work.
+// on by d: a sleep of d, which takes real time only while others work (at
+// once on NewInstant's clock, in real time on NewStepped's).
 func (c *Virtual) After(d time.Duration) <-chan time.Time {
+	switch {
+	case c.wall:
+		return time.After(d)
+	case c.instant:
+		c.mu.Lock()
+		c.sleeps = append(c.sleeps, d)
+		c.mu.Unlock()
+		ch := make(chan time.Time, 1)
+		ch <- c.Advance(d)
+		return ch
+	}
 	ch := make(chan time.Time, 1)
 	c.add(d, true, func() { ch <- c.peek() })
 	return ch
 }
 
+// FollowsWall says whether the clock is NewStepped's.
+func (c *Virtual) FollowsWall() bool { return c.wall }
+
+// Waits returns every sleep asked of a NewInstant clock so far, in order.
+func (c *Virtual) Waits() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.sleeps...)
+}
+
 // AfterFunc runs f once the clock has moved on by d; stop cancels it and
 // says whether it had not run.
 func (c *Virtual) AfterFunc(d time.Duration, f func()) (stop func() bool) {
+	if c.wall {
+		return time.AfterFunc(d, f).Stop
+	}
 	t := c.add(d, false, f)
 	return func() bool {
 		c.mu.Lock()
@@ -93,7 +151,7 @@ func (c *Virtual) add(d time.Duration, sleep bool, f func()) *virtualTimer {
 func (c *Virtual) peek() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.now
+	return c.timeLocked()
 }
 
 // drive moves the clock to the end of the next sleep each time it has gone
@@ -144,6 +202,11 @@ func (c *Virtual) stepIfUnused(seen uint64) bool {
 // timers it passes, and returns the new time.
 func (c *Virtual) Advance(d time.Duration) time.Time {
 	c.mu.Lock()
+	if c.wall {
+		c.offset += max(d, 0)
+		defer c.mu.Unlock()
+		return c.timeLocked()
+	}
 	to := c.now.Add(max(d, 0))
 	c.activity++
 	c.mu.Unlock()

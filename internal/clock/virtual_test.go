@@ -139,3 +139,35 @@ func TestVirtualAdvance(t *testing.T) {
 		t.Error("a negative advance moved the clock back")
 	}
 }
+
+// NewInstant's sleeps end at once, move the time on by their length (and
+// fire the deadlines they pass), and are recorded in order.
+func TestInstantSleepsEndAtOnce(t *testing.T) {
+	c := NewInstant(start)
+	fired := false
+	c.AfterFunc(3*time.Second, func() { fired = true })
+	for _, d := range []time.Duration{time.Second, 2 * time.Second} {
+		select {
+		case <-c.After(d):
+		default:
+			t.Fatalf("a sleep of %s did not end at once", d)
+		}
+	}
+	if now := c.Now(); !now.Equal(start.Add(3*time.Second)) || !fired {
+		t.Errorf("clock %s, deadline fired %t; want %s and fired", now, fired, start.Add(3*time.Second))
+	}
+	if w := c.Waits(); len(w) != 2 || w[0] != time.Second || w[1] != 2*time.Second {
+		t.Errorf("waits %v", w)
+	}
+}
+
+// NewStepped reads the wall clock plus its advances.
+func TestSteppedFollowsTheWallClock(t *testing.T) {
+	c := NewStepped()
+	before := time.Now()
+	c.Advance(time.Hour)
+	got := c.Now()
+	if got.Before(before.Add(time.Hour)) || got.After(time.Now().Add(time.Hour)) || !c.FollowsWall() {
+		t.Errorf("stepped clock %s, want the wall clock plus an hour (%s)", got, before.Add(time.Hour))
+	}
+}

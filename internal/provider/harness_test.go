@@ -81,11 +81,11 @@ func newTestEnv(t *testing.T, opts mockservice.Options) *testEnv {
 // test whose subject is real time: Ctrl-C from another process must land
 // while the provider waits, and a virtual wait leaves no time to land in.
 // Its waits are short (fastRetries, 20 ms polls) but real. The mock may
-// run on a clock.Stepped, which follows the wall clock and jumps when told.
+// run on a clock.NewStepped, which follows the wall clock and jumps when told.
 func newWallClockEnv(t *testing.T, opts mockservice.Options) *testEnv {
 	t.Helper()
-	if _, stepped := opts.Clock.(*clock.Stepped); (opts.Clock != nil && !stepped) || opts.RateClock != nil {
-		t.Fatal("newWallClockEnv: the mock's clock must follow the provider's wall clock (nil or a *clock.Stepped)")
+	if v, ok := opts.Clock.(*clock.Virtual); (opts.Clock != nil && !(ok && v.FollowsWall())) || opts.RateClock != nil {
+		t.Fatal("newWallClockEnv: the mock's clock must follow the provider's wall clock (nil or a *clock.Virtual)")
 	}
 	return startEnv(t, opts)
 }

@@ -21,7 +21,7 @@ import (
 // account; its time is the client's fake clock plus skew.
 type faultyService struct {
 	t       *testing.T
-	clock   *clock.Instant
+	clock   *clock.Virtual
 	account string
 
 	mu sync.Mutex

@@ -13,14 +13,14 @@ import (
 // newFakeClock is an Instant clock (every wait answered at once, and
 // recorded) started at the beginning of the current second, as the
 // client's tests use it.
-func newFakeClock() *clock.Instant { return clock.NewInstant(time.Now().Truncate(time.Second)) }
+func newFakeClock() *clock.Virtual { return clock.NewInstant(time.Now().Truncate(time.Second)) }
 
 // fixture is a mock service behind httptest and a runner of it.
 type fixture struct {
 	srv    *mockservice.Server
 	url    string
 	client *Runner
-	clock  *clock.Instant
+	clock  *clock.Virtual
 }
 
 // newFixture starts a mock (high rate limit unless set) and a runner with

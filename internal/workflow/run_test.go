@@ -15,12 +15,12 @@ import (
 // that clock: a backup's whole life passes in no real time.
 type runFixture struct {
 	*fixture
-	mockClock *clock.Manual
+	mockClock *clock.Virtual
 }
 
 func newRunFixture(t *testing.T) *runFixture {
 	t.Helper()
-	mc := clock.NewManual(time.Now().Truncate(time.Second))
+	mc := clock.NewVirtual(time.Now().Truncate(time.Second))
 	f := newFixture(t, mockservice.Options{Seed: 31, Clock: mc, PendingFor: 10 * time.Second, RunningFor: 20 * time.Second}, nil)
 	return &runFixture{fixture: f, mockClock: mc}
 }
@@ -28,13 +28,13 @@ func newRunFixture(t *testing.T) *runFixture {
 // advancingClock is the fixture's fake clock, moving the mock's clock by
 // every wait too.
 type advancingClock struct {
-	*clock.Instant
-	mock *clock.Manual
+	*clock.Virtual
+	mock *clock.Virtual
 }
 
 func (c advancingClock) After(d time.Duration) <-chan time.Time {
 	c.mock.Advance(d)
-	return c.Instant.After(d)
+	return c.Virtual.After(d)
 }
 
 func (f *runFixture) client(t *testing.T) *Runner {
@@ -101,7 +101,7 @@ func TestPollIntervalIsATenthOfTheWait(t *testing.T) {
 func TestPollNoticesTheEndWithinATenthOfTheWait(t *testing.T) {
 	t.Parallel()
 	for _, took := range []time.Duration{3 * time.Second, 11 * time.Second, 43 * time.Second, 2 * time.Minute, 7 * time.Minute, 95 * time.Minute} {
-		mc := clock.NewManual(time.Now().Truncate(time.Second))
+		mc := clock.NewVirtual(time.Now().Truncate(time.Second))
 		f := &runFixture{fixture: newFixture(t, mockservice.Options{Seed: 32, Clock: mc, PendingFor: took / 4, RunningFor: took - took/4}, nil), mockClock: mc}
 		var noticed time.Duration
 		b, err := f.client(t).run(context.Background(), f.srv.AccountIDs()[0], RunOptions{
