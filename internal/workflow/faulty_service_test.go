@@ -42,6 +42,11 @@ type faultyService struct {
 	later        []int // listings left before each dropped POST is processed
 	// listingStatus, when set, answers every listing with this status.
 	listingStatus int
+	// failPOSTs: the next POSTs are answered 500, unprocessed.
+	failPOSTs int
+	// onListing, when set, is called with each listing's number (from
+	// 1) before it is answered, under the service's lock.
+	onListing func(n int)
 	// runFor is how long a backup runs before it succeeds.
 	runFor time.Duration
 
@@ -109,6 +114,11 @@ func (fs *faultyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == base+"/backup":
 		fs.posts++
+		if fs.failPOSTs > 0 {
+			fs.failPOSTs--
+			fs.problem(w, http.StatusInternalServerError, "Internal Server Error")
+			return
+		}
 		if fs.dropPOSTs > 0 {
 			fs.dropPOSTs--
 			fs.later = append(fs.later, fs.processLater)
@@ -131,6 +141,9 @@ func (fs *faultyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(client.Account{ID: fs.account, Name: "crm", BackupStatus: client.StatusPending, Platform: "slack", ServiceType: "backup"})
 	case r.Method == http.MethodGet && r.URL.Path == base+"/backups":
 		fs.listings++
+		if fs.onListing != nil {
+			fs.onListing(fs.listings)
+		}
 		for i := range fs.later {
 			if fs.later[i]--; fs.later[i] == 0 {
 				fs.queue()

@@ -81,9 +81,6 @@ func (nopLogger) Warn(context.Context, string, map[string]any)  {}
 // sleep waits for d on clk, or returns the context's error as soon as ctx
 // is done.
 func sleep(ctx context.Context, clk clock.Clock, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
 	select {
 	case <-ctx.Done():
 		return ctx.Err()

@@ -1,0 +1,158 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+)
+
+// The edges `make mutation` found untested: each test below fails when
+// the comparison or the branch it names is turned around.
+
+// Poll settings with a part missing are the defaults, whole.
+func TestPollSettingsDefaults(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in, want PollSettings
+	}{
+		{PollSettings{}, DefaultPoll},
+		{PollSettings{Initial: time.Second}, DefaultPoll},
+		{PollSettings{Max: time.Minute}, DefaultPoll},
+		{PollSettings{Initial: -time.Second, Max: time.Minute}, DefaultPoll},
+		{PollSettings{Initial: time.Millisecond, Max: time.Second}, PollSettings{Initial: time.Millisecond, Max: time.Second}},
+	} {
+		if got := tc.in.orDefault(); got != tc.want {
+			t.Errorf("%+v: %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// A replaced trigger's backup that succeeded exactly at the end of its
+// wait was seen to succeed by that wait: it is not adopted.
+func TestReplacedAdoptableOnlyAfterItsWait(t *testing.T) {
+	t.Parallel()
+	created := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) client.Backup {
+		done := created.Add(d)
+		return client.Backup{ID: "bkp_0123456789abcdef", Status: client.StatusSuccess, CreatedAt: created, CompletedAt: &done}
+	}
+	p := Replaced{Wait: 10 * time.Minute}
+	if p.Adoptable(at(10 * time.Minute)) {
+		t.Error("a backup that ended as the wait ran out is adopted")
+	}
+	if !p.Adoptable(at(10*time.Minute + time.Second)) {
+		t.Error("a backup that ended after the wait ran out is not adopted")
+	}
+}
+
+// A record of a trigger whose outcome was unknown sends a new trigger once
+// UncertainGrace has passed since it began, to the second, and not before.
+func TestFollowUnconfirmedSendsAgainFromTheGrace(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		elapsed time.Duration // since the trigger began, once the look is over
+		posts   int
+	}{
+		{"at the grace", DefaultUncertainGrace, 1},
+		{"a second before", DefaultUncertainGrace - time.Second, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fs, w := newFaultyService(t)
+			// The look for the earlier trigger's backup lasts IdentifyWithin
+			// on the fake clock, which moves only by the look's sleeps.
+			began := fs.clock.Now().Add(DefaultIdentifyWithin - tc.elapsed)
+			o := w.Follow(context.Background(), fs.account, Known{TriggeredAt: began}, FollowOptions{})
+			posts, _ := fs.counts()
+			if posts != tc.posts {
+				t.Fatalf("%d POSTs, want %d (outcome %d, %v)", posts, tc.posts, o.Kind, o.Err)
+			}
+			if tc.posts == 0 && (o.Kind != NotIdentified || o.Confirmed) {
+				t.Errorf("outcome %d, confirmed %t: want an unconfirmed NotIdentified", o.Kind, o.Confirmed)
+			}
+			if tc.posts == 1 && o.Kind != NotWaited {
+				t.Errorf("outcome %d, %v: want the new backup, not waited for", o.Kind, o.Err)
+			}
+		})
+	}
+}
+
+// A trigger whose POSTs never get an answer, and whose backup never shows,
+// is sent max_retries + 1 times, then gives up unidentified.
+func TestTriggerSendsAtMostMaxRetriesAgain(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.dropPOSTs, fs.processLater = 100, 1<<30
+	_, err := w.trigger(context.Background(), fs.account)
+	var ue *UnidentifiedError
+	var re *client.RetryError
+	if !errors.As(err, &ue) || ue.Queued || !errors.As(err, &re) {
+		t.Fatalf("err = %v; want an unconfirmed *UnidentifiedError from the retry limit", err)
+	}
+	if posts, _ := fs.counts(); posts != 2 {
+		t.Errorf("%d POSTs, want 2 (max_retries = 1)", posts)
+	}
+}
+
+// A 409 after a POST whose outcome was unknown, while a backup older than
+// the trigger is running, is that backup's conflict: the first POST queued
+// nothing, and the 409 stands.
+func TestConflictAfterUnknownOutcomeWithAnOlderBackupRunning(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.addOld(client.StatusRunning, 10*time.Minute)
+	fs.failPOSTs = 1
+	_, err := w.trigger(context.Background(), fs.account)
+	var ue *UnidentifiedError
+	if !errors.Is(err, client.ErrConflict) || errors.As(err, &ue) {
+		t.Fatalf("err = %v; want the 409", err)
+	}
+	if posts, listings := fs.counts(); posts != 2 || listings != 2 {
+		t.Errorf("%d POSTs, %d listings; want 2 and 2", posts, listings)
+	}
+	if q := fs.queuedIDs(); len(q) != 0 {
+		t.Errorf("queued %v", q)
+	}
+}
+
+// Interrupted while identifying an accepted trigger's backup, the trigger
+// looks once more, detached, and returns the backup it finds there.
+func TestIdentifyLooksOnceMoreWhenInterrupted(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fs.lag = 1 // the first listing after the POST omits its backup
+	fs.onListing = func(n int) {
+		if n == 1 {
+			cancel()
+		}
+	}
+	tr, err := w.trigger(ctx, fs.account)
+	if err != nil {
+		t.Fatalf("trigger: %v; want the backup found by the detached look", err)
+	}
+	if q := fs.queuedIDs(); len(q) != 1 || tr.Backup.ID != q[0] {
+		t.Errorf("found %s, queued %v", tr.Backup.ID, q)
+	}
+}
+
+// A wait whose polls fail ends Unfollowed with the polls' error, never as
+// a finished backup.
+func TestPollingFailureIsUnfollowed(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.onListing = func(n int) {
+		if n == 2 { // the first poll, after the identifying listing
+			fs.listingStatus = 500
+		}
+	}
+	o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
+	if o.Kind != Unfollowed || !errors.Is(o.Err, client.ErrServer) || o.Backup == nil || o.Backup.Status != client.StatusRunning {
+		t.Fatalf("outcome %d, %v, %+v; want Unfollowed with the 500, the backup still running", o.Kind, o.Err, o.Backup)
+	}
+}
