@@ -9,7 +9,9 @@ import (
 )
 
 // PostBackup sends the trigger of one backup of the account (POST
-// /accounts/{id}/backup) and returns the account as the service answered.
+// /accounts/{id}/backup) and returns the account as the service answered:
+// nil, with no error, when the service accepted the trigger (2xx) in an
+// answer that could not be read.
 // It is the endpoint only: knowing which backup the trigger queued, and
 // what to do when its outcome is unknown, is internal/workflow's.
 //
@@ -28,7 +30,13 @@ func (c *Client) PostBackup(ctx context.Context, accountID string) (acct *Accoun
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) }})
 	var a Account
 	err = c.do(ctx, postBackupCall(accountID), &a)
-	if err != nil {
+	var decErr *DecodeError
+	switch {
+	case errors.As(err, &decErr):
+		c.log.Warn(ctx, "the answer to a backup trigger could not be read; the service accepted it all the same",
+			map[string]any{"account_id": accountID, "error": err.Error()})
+		return nil, true, nil
+	case err != nil:
 		return nil, wrote.Load(), c.judgeAbsence(ctx, accountID, err)
 	}
 	return &a, true, nil

@@ -110,8 +110,10 @@ func (w *Runner) trigger(ctx context.Context, accountID string) (*Triggered, err
 	for attempt := 0; ; attempt++ {
 		acct, wrote, err := w.c.PostBackup(ctx, accountID)
 		sent = sent || wrote
-		var decErr *client.DecodeError
 		switch {
+		case err == nil && acct == nil:
+			// Accepted, in an answer that could not be read.
+			return w.identify(ctx, accountID, nil, rec, false)
 		case err == nil && acct.ID != accountID:
 			// Accepted, but the answer is for another account: keep
 			// nothing of it, and identify the backup from accountID's own
@@ -121,9 +123,6 @@ func (w *Runner) trigger(ctx context.Context, accountID string) (*Triggered, err
 			return w.identify(ctx, accountID, nil, rec, false)
 		case err == nil:
 			return w.identify(ctx, accountID, acct, rec, false)
-		case errors.As(err, &decErr):
-			// A 2xx whose body was unreadable: the backup was queued.
-			return w.identify(ctx, accountID, nil, rec, false)
 		case ctx.Err() != nil:
 			if !sent {
 				return nil, ctx.Err()
