@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 			diag.SeverityWarning, "Waiting for the backup was interrupted", []string{"bkp_0123456789abcdef", "running"}, func(c caller) string { return c.interrupted }, true},
 		{"wait timed out", workflow.Outcome{Kind: workflow.TimedOut, Backup: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
 			diag.SeverityError, "Backup still in progress", []string{"still running after waiting 5m0s", "({timeout} is 5m0s)", "Raise {timeout}"}, func(c caller) string { return c.timedOut }, false},
-		{"backup failed", workflow.Outcome{Kind: workflow.Failed, Backup: &failed, Err: &workflow.BackupFailedError{Backup: failed}},
+		{"backup failed", workflow.Outcome{Kind: workflow.Failed, Backup: &failed, Err: errors.New("backup bkp_0123456789abcdef ended with status \"failed\": export refused")},
 			diag.SeverityError, "Backup did not succeed", []string{`status "failed"`, "export refused"}, func(c caller) string { return c.failed }, false},
 		{"conflict wait timed out", workflow.Outcome{Kind: workflow.ConflictNotOver, Running: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"already in progress", "({timeout} is 5m0s)", "No backup was queued", "Raise {timeout}"}, nil, false},
@@ -138,7 +139,7 @@ func TestDestroyAdviceFitsTheDestroy(t *testing.T) {
 		{"wait timed out", workflow.Outcome{Kind: workflow.TimedOut, Backup: &running, Waited: time.Minute, Err: context.DeadlineExceeded}, fromState},
 		{"conflict wait timed out", workflow.Outcome{Kind: workflow.ConflictNotOver, Running: &running, Waited: time.Minute, Err: context.DeadlineExceeded}, fromState},
 		{"conflict refused", workflow.Outcome{Kind: workflow.Refused, Err: conflict}, fromState},
-		{"backup failed", workflow.Outcome{Kind: workflow.Failed, Backup: &failed, Err: &workflow.BackupFailedError{Backup: failed}}, wayOut},
+		{"backup failed", workflow.Outcome{Kind: workflow.Failed, Backup: &failed, Err: errors.New("backup bkp_0123456789abcdef ended with status \"failed\": export refused")}, wayOut},
 		{"not backupable", workflow.Outcome{Kind: workflow.Refused, Err: unprocessable}, wayOut},
 	} {
 		for callerName, c := range map[string]caller{"destroy": destroyCallerUntil(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)), "create": createCaller, "invoke": invokeCaller} {

@@ -88,10 +88,10 @@ func TestTriggerSendsAtMostMaxRetriesAgain(t *testing.T) {
 	fs, w := newFaultyService(t)
 	fs.dropPOSTs, fs.processLater = 100, 1<<30
 	_, err := w.trigger(context.Background(), fs.account)
-	var ue *UnidentifiedError
+	var ue *unidentifiedError
 	var re *client.RetryError
 	if !errors.As(err, &ue) || ue.Queued || !errors.As(err, &re) {
-		t.Fatalf("err = %v; want an unconfirmed *UnidentifiedError from the retry limit", err)
+		t.Fatalf("err = %v; want an unconfirmed *unidentifiedError from the retry limit", err)
 	}
 	if posts, _ := fs.counts(); posts != 2 {
 		t.Errorf("%d POSTs, want 2 (max_retries = 1)", posts)
@@ -107,7 +107,7 @@ func TestConflictAfterUnknownOutcomeWithAnOlderBackupRunning(t *testing.T) {
 	fs.addOld(client.StatusRunning, 10*time.Minute)
 	fs.failPOSTs = 1
 	_, err := w.trigger(context.Background(), fs.account)
-	var ue *UnidentifiedError
+	var ue *unidentifiedError
 	if !errors.Is(err, client.ErrConflict) || errors.As(err, &ue) {
 		t.Fatalf("err = %v; want the 409", err)
 	}

@@ -18,7 +18,7 @@ type Known struct {
 	// TriggeredAt is when the backup was created or, unidentified, when
 	// its trigger began.
 	TriggeredAt time.Time
-	// Confirmed: the service accepted the trigger (UnidentifiedError.Queued).
+	// Confirmed: the service accepted the trigger (unidentifiedError.Queued).
 	Confirmed bool
 }
 
@@ -34,15 +34,15 @@ type FollowOptions struct {
 	Renew bool
 }
 
-// UnreadableError: the recorded backup could not be read; nothing was
+// unreadableError: the recorded backup could not be read; nothing was
 // followed and nothing queued. Its text is the read's.
-type UnreadableError struct {
+type unreadableError struct {
 	BackupID string
 	Err      error
 }
 
-func (e *UnreadableError) Error() string { return e.Err.Error() }
-func (e *UnreadableError) Unwrap() error { return e.Err }
+func (e *unreadableError) Error() string { return e.Err.Error() }
+func (e *unreadableError) Unwrap() error { return e.Err }
 
 // follow carries on with a backup a caller recorded, and returns what is
 // now known of it. It is the one way a resource resumes a backup: the
@@ -55,13 +55,13 @@ func (e *UnreadableError) Unwrap() error { return e.Err }
 // trigger began, for IdentifyWithin; when none is listed, a new trigger is
 // sent only if the earlier one was not confirmed and UncertainGrace has
 // passed since it began (that request was never processed), else the
-// error is an *UnidentifiedError again.
+// error is an *unidentifiedError again.
 //
 // A backup that counts is treated as run treats the one it queues:
-// EventQueued, then, with WaitForCompletion, the wait (*WaitError,
-// *BackupFailedError). One that does not count is returned as read, or,
+// EventQueued, then, with WaitForCompletion, the wait (*waitError,
+// *backupFailedError). One that does not count is returned as read, or,
 // with Renew, replaced by a new one. A failed read is an
-// *UnreadableError: nothing is followed or queued.
+// *unreadableError: nothing is followed or queued.
 func (w *Runner) follow(ctx context.Context, accountID string, k Known, opts FollowOptions) (*client.Backup, error) {
 	start := w.clock.Now()
 	emit := func(kind EventKind, b client.Backup, prev string) {
@@ -79,7 +79,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, k Known, opts Fol
 					map[string]any{"account_id": accountID, "triggered_at": k.TriggeredAt.UTC().Format(time.RFC3339)})
 				return w.run(ctx, accountID, opts.RunOptions)
 			}
-			return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: k.TriggeredAt, Queued: k.Confirmed, Err: err}
+			return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: k.TriggeredAt, Queued: k.Confirmed, Err: err}
 		}
 		b = found
 	case client.InProgress(k.Status) && opts.WaitForCompletion && opts.Counts == nil:
@@ -88,7 +88,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, k Known, opts Fol
 	default:
 		read, err := w.c.FindBackup(ctx, accountID, k.BackupID)
 		if err != nil {
-			return nil, &UnreadableError{BackupID: k.BackupID, Err: err}
+			return nil, &unreadableError{BackupID: k.BackupID, Err: err}
 		}
 		b = read
 	}

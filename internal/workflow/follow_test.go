@@ -85,7 +85,7 @@ func TestFollow(t *testing.T) {
 			},
 			opts:       FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}},
 			wantStatus: client.StatusFailed,
-			wantErr:    func(err error) bool { return errors.Is(err, ErrBackupFailed) },
+			wantErr:    func(err error) bool { return errors.Is(err, errBackupFailed) },
 		},
 		{
 			name: "unreadable: nothing followed, nothing queued, even with Renew",
@@ -94,7 +94,7 @@ func TestFollow(t *testing.T) {
 			},
 			opts: FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}, Counts: never, Renew: true},
 			wantErr: func(err error) bool {
-				var ue *UnreadableError
+				var ue *unreadableError
 				return errors.As(err, &ue) && ue.BackupID == "bkp_0000000000000000" && errors.Is(err, client.ErrNotFound)
 			},
 		},
@@ -116,7 +116,7 @@ func TestFollow(t *testing.T) {
 				return Known{TriggeredAt: f.mockClock.Now().Add(-time.Hour), Confirmed: true}
 			},
 			wantErr: func(err error) bool {
-				var ue *UnidentifiedError
+				var ue *unidentifiedError
 				return errors.As(err, &ue) && ue.Queued && errors.Is(err, ErrNotListed)
 			},
 		},
@@ -133,7 +133,7 @@ func TestFollow(t *testing.T) {
 			known: func(f *runFixture, c *Runner, acct string) Known {
 				return Known{TriggeredAt: f.mockClock.Now()}
 			},
-			wantErr: func(err error) bool { return errors.Is(err, ErrUnidentified) },
+			wantErr: func(err error) bool { return errors.Is(err, errUnidentified) },
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

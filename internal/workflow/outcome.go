@@ -89,17 +89,17 @@ func (o Outcome) Reason() string {
 func outcomeOf(accountID string, b *client.Backup, err error, waits bool) Outcome {
 	o := Outcome{AccountID: accountID, Backup: b, Err: err}
 	var (
-		we *WaitError
-		fe *BackupFailedError
-		cw *ConflictWaitError
-		ue *UnidentifiedError
-		ur *UnreadableError
+		we *waitError
+		fe *backupFailedError
+		cw *conflictWaitError
+		ue *unidentifiedError
+		ur *unreadableError
 	)
 	switch {
 	case err == nil && b == nil:
 		o.Kind, o.Err = Refused, errors.New("no backup was queued")
 	case err == nil && waits && b.Status != client.StatusSuccess && !client.InProgress(b.Status):
-		o.Kind, o.Err = Failed, &BackupFailedError{Backup: *b}
+		o.Kind, o.Err = Failed, &backupFailedError{Backup: *b}
 	case err == nil && waits && b.Status == client.StatusSuccess:
 		o.Kind = Succeeded
 	case err == nil:

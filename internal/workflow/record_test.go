@@ -21,14 +21,14 @@ var (
 )
 
 func waitErr(b client.Backup, cause error) error {
-	return &WaitError{Backup: b, Waited: time.Minute, Err: cause}
+	return &waitError{Backup: b, Waited: time.Minute, Err: cause}
 }
 
 // Every outcome of a run, and of a follow of a recorded backup, lands in
 // one phase.
 func TestAfter(t *testing.T) {
 	t.Parallel()
-	unidentified := &UnidentifiedError{AccountID: running.AccountID, TriggeredAt: t0, Queued: true, Err: ErrNotListed}
+	unidentified := &unidentifiedError{AccountID: running.AccountID, TriggeredAt: t0, Queued: true, Err: ErrNotListed}
 	for _, tc := range []struct {
 		name  string
 		prior Record
@@ -40,7 +40,7 @@ func TestAfter(t *testing.T) {
 			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 		{"waited, succeeded", Record{}, &good, nil,
 			Record{Phase: PhaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
-		{"waited, failed", Record{}, &bad, &BackupFailedError{Backup: bad},
+		{"waited, failed", Record{}, &bad, &backupFailedError{Backup: bad},
 			Record{Phase: PhaseFailed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}},
 		{"wait interrupted", Record{}, &running, waitErr(running, context.Canceled),
 			Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
@@ -53,7 +53,7 @@ func TestAfter(t *testing.T) {
 		{"not listed", Record{}, nil, unidentified,
 			Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}},
 		{"refused", Record{}, nil, fmt.Errorf("refused: %w", client.ErrUnprocessable), Record{}},
-		{"conflict waited out", Record{}, nil, &ConflictWaitError{Err: context.DeadlineExceeded}, Record{}},
+		{"conflict waited out", Record{}, nil, &conflictWaitError{Err: context.DeadlineExceeded}, Record{}},
 		{"interrupted wait resumed to success", Record{Phase: PhaseInterrupted, BackupID: good.ID, Status: client.StatusRunning, TriggeredAt: t0}, &good, nil,
 			Record{Phase: PhaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
 		{"interrupted wait resumed without waiting", Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusPending, TriggeredAt: t0}, &running, nil,
@@ -209,12 +209,12 @@ func TestDestroyRecord(t *testing.T) {
 		err     error
 		want    Record
 	}{
-		{"the backup failed: the next destroy takes a new one", rec, &bad, &BackupFailedError{Backup: bad}, Record{}},
+		{"the backup failed: the next destroy takes a new one", rec, &bad, &backupFailedError{Backup: bad}, Record{}},
 		{"its wait timed out", Record{}, &running, waitErr(running, context.DeadlineExceeded),
 			Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout)}},
-		{"not listed", Record{}, nil, &UnidentifiedError{TriggeredAt: t0, Queued: false, Err: ErrNotListed},
+		{"not listed", Record{}, nil, &unidentifiedError{TriggeredAt: t0, Queued: false, Err: ErrNotListed},
 			Record{Phase: PhaseUnidentified, TriggeredAt: t0, CountsUntil: now.Add(timeout)}},
-		{"a transient error keeps what was followed", rec, nil, &UnreadableError{BackupID: rec.BackupID, Err: errors.New("503")},
+		{"a transient error keeps what was followed", rec, nil, &unreadableError{BackupID: rec.BackupID, Err: errors.New("503")},
 			Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout)}},
 		{"refused before any backup", Record{}, nil, client.ErrUnprocessable, Record{}},
 	} {
@@ -242,9 +242,9 @@ func TestGood(t *testing.T) {
 		{&running, waitErr(running, context.DeadlineExceeded), true, false},
 		{&running, nil, false, true},
 		{&running, nil, true, false},
-		{&bad, &BackupFailedError{Backup: bad}, true, false},
+		{&bad, &backupFailedError{Backup: bad}, true, false},
 		{&bad, nil, false, false},
-		{nil, &UnidentifiedError{TriggeredAt: t0, Queued: true}, false, false},
+		{nil, &unidentifiedError{TriggeredAt: t0, Queued: true}, false, false},
 		{nil, nil, false, false},
 		{nil, client.ErrConflict, false, false},
 	} {

@@ -72,49 +72,49 @@ type RunOptions struct {
 	Progress func(Event)
 }
 
-// ErrBackupFailed matches a *BackupFailedError.
-var ErrBackupFailed = errors.New("the backup did not succeed")
+// errBackupFailed matches a *backupFailedError.
+var errBackupFailed = errors.New("the backup did not succeed")
 
-// BackupFailedError: the backup ended in a status other than success.
-type BackupFailedError struct{ Backup client.Backup }
+// backupFailedError: the backup ended in a status other than success.
+type backupFailedError struct{ Backup client.Backup }
 
-func (e *BackupFailedError) Error() string {
+func (e *backupFailedError) Error() string {
 	return fmt.Sprintf("backup %s of account %s ended with status %q: %s", e.Backup.ID, e.Backup.AccountID, e.Backup.Status, e.Reason())
 }
 
 // Reason is the service's error text for the backup, or says there was none.
-func (e *BackupFailedError) Reason() string { return Outcome{Backup: &e.Backup}.Reason() }
+func (e *backupFailedError) Reason() string { return Outcome{Backup: &e.Backup}.Reason() }
 
-// Is makes errors.Is(err, ErrBackupFailed) work.
-func (e *BackupFailedError) Is(target error) bool { return target == ErrBackupFailed }
+// Is makes errors.Is(err, errBackupFailed) work.
+func (e *backupFailedError) Is(target error) bool { return target == errBackupFailed }
 
-// WaitError: waiting for a queued backup stopped before it ended: the
+// waitError: waiting for a queued backup stopped before it ended: the
 // context was cancelled (an interrupt) or its deadline passed (a timeout),
 // or polling failed. The backup goes on in the service.
-type WaitError struct {
+type waitError struct {
 	// Backup as last read; for a timeout, read once more after it.
 	Backup client.Backup
 	Waited time.Duration
 	Err    error
 }
 
-func (e *WaitError) Error() string {
+func (e *waitError) Error() string {
 	return fmt.Sprintf("backup %s of account %s was still %s after waiting %s: %v",
 		e.Backup.ID, e.Backup.AccountID, e.Backup.Status, e.Waited.Round(time.Second), e.Err)
 }
 
-func (e *WaitError) Unwrap() error { return e.Err }
+func (e *waitError) Unwrap() error { return e.Err }
 
-// ConflictWaitError: waiting for another backup, already in progress, to
+// conflictWaitError: waiting for another backup, already in progress, to
 // end stopped; no backup was queued.
-type ConflictWaitError struct {
+type conflictWaitError struct {
 	// Running is the backup in progress, when the listing showed one.
 	Running *client.Backup
 	Waited  time.Duration
 	Err     error
 }
 
-func (e *ConflictWaitError) Error() string {
+func (e *conflictWaitError) Error() string {
 	what := "a backup already in progress"
 	if e.Running != nil {
 		what = fmt.Sprintf("backup %s, already in progress (%s),", e.Running.ID, e.Running.Status)
@@ -122,7 +122,7 @@ func (e *ConflictWaitError) Error() string {
 	return fmt.Sprintf("waiting %s for %s to finish: %v", e.Waited.Round(time.Second), what, e.Err)
 }
 
-func (e *ConflictWaitError) Unwrap() error { return e.Err }
+func (e *conflictWaitError) Unwrap() error { return e.Err }
 
 // run queues one backup of the account and, with WaitForCompletion,
 // waits for it to end. It is the one place where the trigger, the wait for
@@ -130,9 +130,9 @@ func (e *ConflictWaitError) Unwrap() error { return e.Err }
 // the action alike.
 //
 // It returns the backup as last read. Errors: those of trigger (one POST
-// never queues two backups), *ConflictWaitError, *WaitError (the backup
+// never queues two backups), *conflictWaitError, *waitError (the backup
 // goes on in the service: callers must not queue another for the same
-// change), and *BackupFailedError. Run gives them as an Outcome.
+// change), and *backupFailedError. Run gives them as an Outcome.
 func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) (*client.Backup, error) {
 	start := w.clock.Now()
 	emit := func(kind EventKind, b client.Backup, prev string) {
@@ -169,13 +169,13 @@ func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) (*c
 func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start time.Time, emit func(EventKind, client.Backup, string)) error {
 	running, err := w.runningBackup(ctx, accountID)
 	if err != nil {
-		return &ConflictWaitError{Waited: w.clock.Now().Sub(start), Err: err}
+		return &conflictWaitError{Waited: w.clock.Now().Sub(start), Err: err}
 	}
 	if running == nil {
 		// Ended between the 409 and the look: try again after one poll
 		// interval, never in a tight loop.
 		if err := sleep(ctx, w.clock, w.set.Poll.Initial); err != nil {
-			return &ConflictWaitError{Waited: w.clock.Now().Sub(start), Err: err}
+			return &conflictWaitError{Waited: w.clock.Now().Sub(start), Err: err}
 		}
 		return nil
 	}
@@ -183,7 +183,7 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start ti
 	w.log.Info(ctx, "a backup is already in progress; waiting for it before queueing a new one",
 		map[string]any{"account_id": accountID, "running_backup_id": running.ID, "status": running.Status})
 	if _, err := w.poll(ctx, accountID, running, func(client.Backup, string) {}); err != nil {
-		return &ConflictWaitError{Running: running, Waited: w.clock.Now().Sub(start), Err: err}
+		return &conflictWaitError{Running: running, Waited: w.clock.Now().Sub(start), Err: err}
 	}
 	return nil
 }
@@ -222,11 +222,11 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 			}
 			cancel()
 		}
-		return final, &WaitError{Backup: *final, Waited: w.clock.Now().Sub(start), Err: err}
+		return final, &waitError{Backup: *final, Waited: w.clock.Now().Sub(start), Err: err}
 	}
 	emit(EventDone, *final, "")
 	if final.Status != client.StatusSuccess {
-		return final, &BackupFailedError{Backup: *final}
+		return final, &backupFailedError{Backup: *final}
 	}
 	return final, nil
 }

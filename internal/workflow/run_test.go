@@ -129,9 +129,9 @@ func TestRunBackupFailedIsTyped(t *testing.T) {
 	f := newRunFixture(t)
 	acct := f.srv.AddAccount(mockservice.AccountSpec{FailWith: "export refused"})
 	b, err := f.client(t).run(context.Background(), acct, RunOptions{WaitForCompletion: true})
-	var fe *BackupFailedError
-	if !errors.As(err, &fe) || !errors.Is(err, ErrBackupFailed) || fe.Backup.Status != client.StatusFailed || b.Status != client.StatusFailed {
-		t.Fatalf("err = %v, want a *BackupFailedError of a failed backup", err)
+	var fe *backupFailedError
+	if !errors.As(err, &fe) || !errors.Is(err, errBackupFailed) || fe.Backup.Status != client.StatusFailed || b.Status != client.StatusFailed {
+		t.Fatalf("err = %v, want a *backupFailedError of a failed backup", err)
 	}
 }
 
@@ -156,9 +156,9 @@ func TestWaitTimeoutRereadsStatus(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	_, err = c.follow(ctx, tr.Backup.AccountID, Known{BackupID: tr.Backup.ID, Status: tr.Backup.Status, TriggeredAt: tr.Backup.CreatedAt}, FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}})
-	var we *WaitError
+	var we *waitError
 	if !errors.As(err, &we) || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want a *WaitError for the deadline", err)
+		t.Fatalf("err = %v, want a *waitError for the deadline", err)
 	}
 	if we.Backup.Status != client.StatusRunning {
 		t.Errorf("the timeout reports %q, want the status read after it: running", we.Backup.Status)
@@ -177,9 +177,9 @@ func TestWaitForBackupStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	b, err := f.client(t).follow(ctx, acct, Known{BackupID: tr.Backup.ID, Status: tr.Backup.Status, TriggeredAt: tr.Backup.CreatedAt}, FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}})
-	var we *WaitError
+	var we *waitError
 	if !errors.As(err, &we) || !errors.Is(err, context.Canceled) || b.ID != tr.Backup.ID || we.Backup.ID != tr.Backup.ID {
-		t.Fatalf("WaitForBackup after cancel = %+v, %v; want a *WaitError for %s", b, err, tr.Backup.ID)
+		t.Fatalf("the resumed wait after cancel = %+v, %v; want a *waitError for %s", b, err, tr.Backup.ID)
 	}
 }
 

@@ -22,14 +22,14 @@ type Triggered struct {
 	Recovered bool
 }
 
-// ErrUnidentified matches an *UnidentifiedError.
-var ErrUnidentified = errors.New("the backup of this trigger could not be identified")
+// errUnidentified matches an *unidentifiedError.
+var errUnidentified = errors.New("the backup of this trigger could not be identified")
 
-// UnidentifiedError: a trigger was sent, the service queued a backup (or
+// unidentifiedError: a trigger was sent, the service queued a backup (or
 // may have), and no record of it could be found. Callers record what is
 // known (the account and when the trigger began) and look for the backup
 // again before they send another trigger for the same change.
-type UnidentifiedError struct {
+type unidentifiedError struct {
 	AccountID string
 	// TriggeredAt is when the trigger began, on the client's clock.
 	TriggeredAt time.Time
@@ -46,7 +46,7 @@ type UnidentifiedError struct {
 // trigger, however long it was looked at.
 var ErrNotListed = errors.New("the account's backups listing shows no backup created since the trigger")
 
-func (e *UnidentifiedError) Error() string {
+func (e *unidentifiedError) Error() string {
 	what := "a backup was queued"
 	if !e.Queued {
 		what = "the outcome of the trigger is unknown (a backup may have been queued)"
@@ -55,10 +55,10 @@ func (e *UnidentifiedError) Error() string {
 		e.AccountID, e.TriggeredAt.UTC().Format(time.RFC3339), what, e.Err)
 }
 
-func (e *UnidentifiedError) Unwrap() error { return e.Err }
+func (e *unidentifiedError) Unwrap() error { return e.Err }
 
-// Is makes errors.Is(err, ErrUnidentified) work.
-func (e *UnidentifiedError) Is(target error) bool { return target == ErrUnidentified }
+// Is makes errors.Is(err, errUnidentified) work.
+func (e *unidentifiedError) Is(target error) bool { return target == errUnidentified }
 
 // Recognizer decides whether a listed backup is the one a trigger queued.
 // It is the only place that does: the trigger, the recovery after an
@@ -92,7 +92,7 @@ func (w *Runner) recognizerFrom(began time.Time) Recognizer {
 // never blindly resent. After a POST the service accepted, the backup is
 // looked for (Recognizer) for IdentifyWithin on the runner's clock, since
 // a listing may lag behind its POST; if it never shows, the error is an
-// *UnidentifiedError with Queued set, and no second POST is sent.
+// *unidentifiedError with Queued set, and no second POST is sent.
 //
 // When a POST's outcome is unknown, the account's backups are looked at
 // before anything is sent again: after a server error once, after a POST
@@ -137,7 +137,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string) (*Triggered, err
 			if lerr == nil && found != nil {
 				return &Triggered{Backup: *found, Recovered: true}, nil
 			}
-			return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Err: ctx.Err()}
+			return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Err: ctx.Err()}
 		case errors.Is(err, client.ErrConflict) && uncertain:
 			return w.conflictAfterUncertain(ctx, accountID, rec, err)
 		case client.OutcomeUnknown(err):
@@ -157,10 +157,10 @@ func (w *Runner) trigger(ctx context.Context, accountID string) (*Triggered, err
 			if lerr != nil && !errors.Is(lerr, ErrNotListed) {
 				// Nothing can be seen: sending again could queue a second
 				// backup.
-				return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Err: errors.Join(err, lerr)}
+				return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Err: errors.Join(err, lerr)}
 			}
 			if werr := w.c.WaitToResend(ctx, accountID, attempt, &waited, err); werr != nil {
-				return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Err: werr}
+				return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Err: werr}
 			}
 		default:
 			return nil, err
@@ -178,7 +178,7 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, accountID string, r
 	var newest *client.Backup
 	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Max: 1}) {
 		if err != nil {
-			return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Queued: true, Err: errors.Join(conflict, err)}
+			return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Queued: true, Err: errors.Join(conflict, err)}
 		}
 		newest = &b
 	}
@@ -205,7 +205,7 @@ func (w *Runner) identify(ctx context.Context, accountID string, acct *client.Ac
 		}
 	}
 	if found == nil {
-		return nil, &UnidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Queued: true, Err: err}
+		return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Queued: true, Err: err}
 	}
 	return &Triggered{Account: acct, Backup: *found, Recovered: recovered}, nil
 }

@@ -30,7 +30,7 @@ type triggerFault struct {
 
 func unidentifiedQueued(also error) func(error) bool {
 	return func(err error) bool {
-		var ue *UnidentifiedError
+		var ue *unidentifiedError
 		return errors.As(err, &ue) && ue.Queued && errors.Is(err, also)
 	}
 }
@@ -54,7 +54,7 @@ var triggerFaults = []triggerFault{
 		err:   unidentifiedQueued(ErrNotListed),
 		posts: 1, listings: -1, queued: 1,
 		extra: func(t *testing.T, fs *faultyService, began time.Time, err error) {
-			var ue *UnidentifiedError
+			var ue *unidentifiedError
 			errors.As(err, &ue)
 			if !ue.TriggeredAt.Equal(began) {
 				t.Errorf("triggered at %s, want %s", ue.TriggeredAt, began)

@@ -121,7 +121,7 @@ var mockTriggerFaults = []mockTriggerFault{
 			{Kind: mockservice.FaultServerError, Route: mockservice.RouteListBackups},
 		},
 		err: func(err error) bool {
-			var ue *UnidentifiedError
+			var ue *unidentifiedError
 			return errors.As(err, &ue) && errors.Is(err, client.ErrServer) && !ue.Queued
 		},
 		posts: 1, listings: -1, queued: 1,
