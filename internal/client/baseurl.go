@@ -46,9 +46,7 @@ func shownBaseURL(raw string, g textGuard) string {
 	if q := strings.IndexAny(s, "?#"); q >= 0 {
 		end = q
 	}
-	if start > end {
-		start = end // what is left lies in the credentials or the query
-	}
+	start = min(start, end) // past the end, what is left lies in the credentials or the query
 	if scheme == "" && start == end {
 		return ""
 	}

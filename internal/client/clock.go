@@ -10,9 +10,6 @@ import (
 // sleep waits for d on clk, or returns the context's error as soon as ctx
 // is done.
 func sleep(ctx context.Context, clk clock.Clock, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
 	select {
 	case <-ctx.Done():
 		return ctx.Err()

@@ -86,3 +86,19 @@ func TestNonProblemErrorBody(t *testing.T) {
 		t.Errorf("message (%d chars): %s", len(msg), msg)
 	}
 }
+
+// An error's text says only what it has: no empty title, and "none" for a
+// missing request id.
+func TestErrorTextsSayWhatTheyHave(t *testing.T) {
+	t.Parallel()
+	untitled := (&APIError{Method: "GET", Path: "/api/v1/token", StatusCode: 502, RequestID: "r1"}).Error()
+	if untitled != "GET /api/v1/token: HTTP 502 (request id r1)" {
+		t.Errorf("untitled: %q", untitled)
+	}
+	for id, want := range map[string]string{"": "(request id none)", "r2": "(request id r2)"} {
+		msg := (&DecodeError{Method: "GET", Path: "/x", StatusCode: 200, RequestID: id, Err: errors.New("eof")}).Error()
+		if !strings.Contains(msg, want) {
+			t.Errorf("request id %q: %q, want %q", id, msg, want)
+		}
+	}
+}
