@@ -114,7 +114,7 @@ func TestShownBaseURL(t *testing.T) {
 		"u:p@h//x@y":                        "y",
 		"https://u:p@":                      "https://",
 		"https://host/a@b":                  "https://b", // an "@" in a path: shown short of it, safely
-		"//user@host":                       "//host", // a scheme-relative URL keeps its "//"
+		"//user@host":                       "//host",    // a scheme-relative URL keeps its "//"
 		"?q=1":                              "",
 		"@":                                 "",
 		"https://" + hostileKey:             "https://" + Redacted,
