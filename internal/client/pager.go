@@ -136,20 +136,18 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			}
 			pages++
 			size += p.size
-			if p.malformed > 0 {
-				if skipped == 0 {
-					example = p.first
-				}
-				skipped += p.malformed
+			if skipped == 0 {
+				example = p.first // "" on a page without malformed records
 			}
-			fresh := 0
+			skipped += p.malformed
+			fresh := false // whether the page held a record not seen before
 			for i := range p.Data {
 				id := idOf(&p.Data[i])
 				if _, dup := seenIDs[id]; dup {
 					continue
 				}
 				seenIDs[id] = struct{}{}
-				fresh++
+				fresh = true
 				if !yield(p.Data[i], nil) {
 					ended(i < len(p.Data)-1 || hasNext(&p))
 					return
@@ -164,7 +162,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 				ended(false)
 				return
 			}
-			if fresh == 0 {
+			if !fresh {
 				barren++
 			} else {
 				barren = 0

@@ -195,5 +195,22 @@ func TestListingEndedSaysWhetherRecordsWereLeft(t *testing.T) {
 		if calls != 1 || complete != c.complete {
 			t.Errorf("max %d (%d read): Ended called %d times, complete = %t, want once, %t", c.max, n, calls, complete, c.complete)
 		}
+		if c.max == 0 || c.max > 100 {
+			continue
+		}
+		// The same, when the caller stops reading instead of asking for
+		// a maximum.
+		complete, calls, n = false, 0, 0
+		for _, err := range f.client.Accounts(context.Background(), ListOptions{Ended: func(done bool) { complete = done; calls++ }}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n++; n == c.max {
+				break
+			}
+		}
+		if calls != 1 || complete != c.complete {
+			t.Errorf("stopped after %d: Ended called %d times, complete = %t, want once, %t", c.max, calls, complete, c.complete)
+		}
 	}
 }

@@ -468,3 +468,35 @@ func TestLimiterAloneAfterACrowdTakesTheAllowanceBack(t *testing.T) {
 		})
 	}
 }
+
+// A limit must be positive to count; a remaining count of zero counts (it
+// is the one that says "wait"); a reset must be a positive time.
+func TestParseRateLimitBounds(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	header := func(kv ...string) http.Header {
+		h := http.Header{}
+		for i := 0; i < len(kv); i += 2 {
+			h.Set(kv[i], kv[i+1])
+		}
+		return h
+	}
+	if rl := parseRateLimit(header("X-RateLimit-Limit", "0"), now); rl != nil {
+		t.Errorf("a limit of 0 read as %+v", rl)
+	}
+	if rl := parseRateLimit(header("X-RateLimit-Limit", "1"), now); rl == nil || !rl.HasLimit || rl.Limit != 1 {
+		t.Errorf("a limit of 1 read as %+v", rl)
+	}
+	if rl := parseRateLimit(header("X-RateLimit-Remaining", "0"), now); rl == nil || rl.Remaining != 0 || rl.HasLimit {
+		t.Errorf("nothing remaining read as %+v", rl)
+	}
+	if rl := parseRateLimit(header("X-RateLimit-Remaining", "-1"), now); rl != nil {
+		t.Errorf("a negative remaining count read as %+v", rl)
+	}
+	if rl := parseRateLimit(header("X-RateLimit-Reset", "0"), now); rl != nil {
+		t.Errorf("a reset at 0 read as %+v", rl)
+	}
+	if rl := parseRateLimit(header("X-RateLimit-Reset", "1"), now); rl == nil || rl.Reset.Unix() != 1 {
+		t.Errorf("a reset at 1 read as %+v", rl)
+	}
+}
