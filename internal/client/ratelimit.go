@@ -45,17 +45,11 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		if n < 0 {
 			return 0, false
 		}
-		if n > int64(24*time.Hour/time.Second) {
-			n = int64(24 * time.Hour / time.Second) // avoid overflow; capped later anyway
-		}
+		n = min(n, int64(24*time.Hour/time.Second)) // avoid overflow; capped later anyway
 		return time.Duration(n) * time.Second, true
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		d := t.Sub(now)
-		if d < 0 {
-			d = 0
-		}
-		return d, true
+		return max(t.Sub(now), 0), true
 	}
 	return 0, false
 }
