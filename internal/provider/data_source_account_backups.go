@@ -6,8 +6,10 @@ import (
 	"math/big"
 	"slices"
 
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -19,7 +21,10 @@ import (
 
 const defaultBackupsMax = 100
 
-var _ datasource.DataSourceWithConfigure = (*accountBackupsDataSource)(nil)
+var (
+	_ datasource.DataSourceWithConfigure      = (*accountBackupsDataSource)(nil)
+	_ datasource.DataSourceWithValidateConfig = (*accountBackupsDataSource)(nil)
+)
 
 // accountBackupsDataSource is backup_account_backups: an account's backups,
 // newest first.
@@ -30,9 +35,11 @@ func newAccountBackupsDataSource() datasource.DataSource { return &accountBackup
 type accountBackupsModel struct {
 	AccountID  types.String   `tfsdk:"account_id"`
 	MaxResults types.Number   `tfsdk:"max_results"`
-	Statuses   []types.String `tfsdk:"statuses"`
-	Backups    []backupModel  `tfsdk:"backups"`
-	Truncated  types.Bool     `tfsdk:"truncated"`
+	Statuses      []types.String    `tfsdk:"statuses"`
+	CreatedBefore timetypes.RFC3339 `tfsdk:"created_before"`
+	CreatedAfter  timetypes.RFC3339 `tfsdk:"created_after"`
+	Backups       []backupModel     `tfsdk:"backups"`
+	Truncated     types.Bool        `tfsdk:"truncated"`
 }
 
 func (d *accountBackupsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -42,8 +49,8 @@ func (d *accountBackupsDataSource) Metadata(_ context.Context, req datasource.Me
 func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		Description: "Lists the backups of one account, newest first, up to `max_results`, optionally only those of some " +
-			"statuses. It reads 50 backups a request and stops as soon as it has `max_results`: " +
-			"`statuses = [\"success\"]` with `max_results = 1` is the latest good backup, at the cost of the pages up to it.",
+			"statuses or created in a window. With `statuses = [\"success\"]`, `max_results = 1` and `created_before`, it " +
+			"is the restore point: the last good backup before a time.",
 		Attributes: map[string]schema.Attribute{
 			"account_id": schema.StringAttribute{
 				Required:    true,
@@ -61,11 +68,21 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 					listvalidator.ValueStringsAre(stringvalidator.OneOf(listableStatuses...)),
 				},
 			},
+			"created_before": schema.StringAttribute{
+				Optional: true, CustomType: timetypes.RFC3339Type{},
+				Description: "Keep only backups created before this time (RFC 3339, for example `2026-11-24T09:00:00Z`). " +
+					"The newer backups are read and skipped: the listing is newest first and the API has no filters.",
+			},
+			"created_after": schema.StringAttribute{
+				Optional: true, CustomType: timetypes.RFC3339Type{},
+				Description: "Keep only backups created after this time (RFC 3339). The listing stops at the first backup " +
+					"created at or before it: no older page is read.",
+			},
 			"truncated": schema.BoolAttribute{
 				Computed: true,
 				Description: "Whether `max_results` cut the listing: true when backups were left unread after the last one " +
 					"returned (which may or may not match `statuses`), false when `backups` holds every backup (of those " +
-					"statuses) the account has.",
+					"statuses, in the window) the account has.",
 			},
 			"backups": objectList("The backups, newest first.", map[string]schema.Attribute{
 				"id":           computedString("Backup id (`bkp_...`)."),
@@ -75,6 +92,25 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 				"error":        computedString("Why the backup failed; null unless it failed."),
 			}),
 		},
+	}
+}
+
+// ValidateConfig refuses, before any request, a window that holds no time.
+func (d *accountBackupsDataSource) ValidateConfig(ctx context.Context, req datasource.ValidateConfigRequest, resp *datasource.ValidateConfigResponse) {
+	var before, after timetypes.RFC3339
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("created_before"), &before)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("created_after"), &after)...)
+	if resp.Diagnostics.HasError() || before.IsNull() || before.IsUnknown() || after.IsNull() || after.IsUnknown() {
+		return
+	}
+	b, ds := before.ValueRFC3339Time()
+	resp.Diagnostics.Append(ds...)
+	a, ds := after.ValueRFC3339Time()
+	resp.Diagnostics.Append(ds...)
+	if !resp.Diagnostics.HasError() && !a.Before(b) {
+		resp.Diagnostics.AddAttributeError(path.Root("created_after"), "Empty time window",
+			fmt.Sprintf("created_after (%s) must be before created_before (%s): no backup can be created in between.",
+				after.ValueString(), before.ValueString()))
 	}
 }
 
@@ -98,9 +134,16 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 	for _, st := range m.Statuses {
 		statuses = append(statuses, st.ValueString())
 	}
-	complete := false
-	// The loop stops at the limit, so the listing reads only the pages up
-	// to the limit-th backup of those statuses.
+	before, ds := timeOf(m.CreatedBefore)
+	resp.Diagnostics.Append(ds...)
+	after, ds := timeOf(m.CreatedAfter)
+	resp.Diagnostics.Append(ds...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	complete, windowRead := false, false
+	// The loop stops at the limit, or at the first backup older than the
+	// window, so the listing reads only the pages up to there.
 	for b, err := range d.client.Backups(ctx, id, client.ListOptions{
 		Skipped: warnSkipped(&resp.Diagnostics, "backup_account_backups"),
 		Ended:   func(c bool) { complete = c },
@@ -109,7 +152,11 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to list the backups of account %q for backup_account_backups", id), err)
 			return
 		}
-		if len(statuses) > 0 && !slices.Contains(statuses, b.Status) {
+		if !after.IsZero() && !b.CreatedAt.After(after) {
+			windowRead = true // newest first: every backup of the window was read
+			break
+		}
+		if !before.IsZero() && !b.CreatedAt.Before(before) || len(statuses) > 0 && !slices.Contains(statuses, b.Status) {
 			continue
 		}
 		m.Backups = append(m.Backups, backupToModel(b))
@@ -117,6 +164,6 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 			break
 		}
 	}
-	m.Truncated = types.BoolValue(!complete)
+	m.Truncated = types.BoolValue(!complete && !windowRead)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

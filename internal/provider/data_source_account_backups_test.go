@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -199,5 +200,108 @@ output "failed" {
 	}
 	if failed.Failed.Value.N != 55 || failed.Failed.Value.Truncated {
 		t.Errorf("every failed backup: %+v, want 55, not truncated", failed.Failed.Value)
+	}
+}
+
+// The restore point, the last good backup before a time, costs the pages
+// up to it; a window ends the listing at its first older backup; a window
+// that holds no time is refused before any request.
+func TestAccAccountBackupsRestorePoint(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 504})
+	id := e.srv.AccountIDs()[0]
+	now := e.clock.Now().UTC().Truncate(time.Second)
+	at := func(i int) time.Time { return now.Add(-time.Duration(130-i) * time.Hour) }
+	var history []mockservice.BackupSpec
+	for i := range 130 { // hourly, the newest an hour ago; 70 to 99 failed
+		spec := mockservice.BackupSpec{CreatedAt: at(i)}
+		if i >= 70 && i < 100 {
+			spec.Error = "quota exceeded"
+		}
+		history = append(history, spec)
+	}
+	e.srv.AddHistory(id, history...)
+	c := newCLI(t, e, e.config(fmt.Sprintf(`
+data "backup_account_backups" "restore_point" {
+  account_id     = %[1]q
+  statuses       = ["success"]
+  max_results    = 1
+  created_before = %[2]q
+}
+
+output "restore_point" {
+  value = data.backup_account_backups.restore_point
+}
+`, id, at(90).Format(time.RFC3339))))
+	before := e.srv.Requests(mockservice.RouteListBackups)
+	c.run("apply", "-auto-approve", "-no-color")
+	// The restore point is backup 69, the 61st newest: on page 2.
+	if n := e.srv.Requests(mockservice.RouteListBackups) - before; n > 3 || n < 2 {
+		t.Errorf("a restore point on page 2 cost %d listing requests, want 2 (at most 3)", n)
+	}
+	type listing struct {
+		Value struct {
+			Backups []struct {
+				Status    string
+				CreatedAt string `json:"created_at"`
+			} `json:"backups"`
+			Truncated bool `json:"truncated"`
+		} `json:"value"`
+	}
+	var out struct {
+		RestorePoint listing `json:"restore_point"`
+	}
+	if err := json.Unmarshal([]byte(c.run("output", "-json")), &out); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.RestorePoint.Value; len(got.Backups) != 1 || got.Backups[0].Status != client.StatusSuccess ||
+		got.Backups[0].CreatedAt != at(69).Format(time.RFC3339) || !got.Truncated {
+		t.Errorf("restore point: %+v, want the success created at %s, truncated", got, at(69).Format(time.RFC3339))
+	}
+
+	// A window of failed backups only: nothing, not truncated, and no page
+	// past the window's first older backup (backup 80, on page 1).
+	c2 := newCLI(t, e, e.config(fmt.Sprintf(`
+data "backup_account_backups" "window" {
+  account_id     = %[1]q
+  statuses       = ["success"]
+  created_after  = %[2]q
+  created_before = %[3]q
+}
+
+output "window" {
+  value = data.backup_account_backups.window
+}
+`, id, at(80).Format(time.RFC3339), at(90).Format(time.RFC3339))))
+	before = e.srv.Requests(mockservice.RouteListBackups)
+	c2.run("apply", "-auto-approve", "-no-color")
+	if n := e.srv.Requests(mockservice.RouteListBackups) - before; n > 2 || n < 1 {
+		t.Errorf("a window on page 1 cost %d listing requests, want 1 (at most 2)", n)
+	}
+	var window struct {
+		Window listing `json:"window"`
+	}
+	if err := json.Unmarshal([]byte(c2.run("output", "-json")), &window); err != nil {
+		t.Fatal(err)
+	}
+	if got := window.Window.Value; len(got.Backups) != 0 || got.Truncated {
+		t.Errorf("window of failed backups: %+v, want none, not truncated", got)
+	}
+
+	// created_after not before created_before: refused at validate.
+	c3 := newCLI(t, e, e.config(fmt.Sprintf(`
+data "backup_account_backups" "empty" {
+  account_id     = %[1]q
+  created_after  = %[2]q
+  created_before = %[2]q
+}
+`, id, at(80).Format(time.RFC3339))))
+	before = e.srv.Requests(mockservice.RouteListBackups)
+	out3, err := c3.exec(nil, "validate", "-no-color")
+	if err == nil || !strings.Contains(out3, "Empty time window") {
+		t.Errorf("an empty window passed validate: %v\n%s", err, out3)
+	}
+	if n := e.srv.Requests(mockservice.RouteListBackups) - before; n != 0 {
+		t.Errorf("validate sent %d listing requests", n)
 	}
 }

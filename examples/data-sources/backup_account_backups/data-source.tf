@@ -15,3 +15,16 @@ data "backup_account_backups" "crm" {
 output "crm_last_backup" {
   value = try(data.backup_account_backups.crm.backups[0], null)
 }
+
+# The restore point for a change ticket: the last good backup before the
+# change window opened.
+data "backup_account_backups" "restore_point" {
+  account_id     = "acc_0123456789abcdef"
+  statuses       = ["success"]
+  max_results    = 1
+  created_before = "2026-11-24T09:00:00Z"
+}
+
+output "crm_restore_point" {
+  value = one(data.backup_account_backups.restore_point.backups[*].id)
+}
