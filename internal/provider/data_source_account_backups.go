@@ -33,8 +33,8 @@ type accountBackupsDataSource struct{ client *client.Client }
 func newAccountBackupsDataSource() datasource.DataSource { return &accountBackupsDataSource{} }
 
 type accountBackupsModel struct {
-	AccountID  types.String   `tfsdk:"account_id"`
-	MaxResults types.Number   `tfsdk:"max_results"`
+	AccountID     types.String      `tfsdk:"account_id"`
+	MaxResults    types.Number      `tfsdk:"max_results"`
 	Statuses      []types.String    `tfsdk:"statuses"`
 	CreatedBefore timetypes.RFC3339 `tfsdk:"created_before"`
 	CreatedAfter  timetypes.RFC3339 `tfsdk:"created_after"`
