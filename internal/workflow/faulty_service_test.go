@@ -47,6 +47,13 @@ type faultyService struct {
 	// onListing, when set, is called with each listing's number (from
 	// 1) before it is answered, under the service's lock.
 	onListing func(n int)
+	// onPOST, when set, is called with each POST's number (from 1) before
+	// it is answered, under the service's lock.
+	onPOST func(n int)
+	// failing backups end failed instead of succeeding.
+	failing map[string]bool
+	// rawListing, when set, answers the next listing, once.
+	rawListing string
 	// runFor is how long a backup runs before it succeeds.
 	runFor time.Duration
 
@@ -109,11 +116,17 @@ func (fs *faultyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if b.Status == client.StatusRunning && !fs.now().Before(b.CreatedAt.Add(fs.runFor)) {
 			done := b.CreatedAt.Add(fs.runFor)
 			fs.backups[i].Status, fs.backups[i].CompletedAt = client.StatusSuccess, &done
+			if fs.failing[b.ID] {
+				fs.backups[i].Status = client.StatusFailed
+			}
 		}
 	}
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == base+"/backup":
 		fs.posts++
+		if fs.onPOST != nil {
+			fs.onPOST(fs.posts)
+		}
 		if fs.failPOSTs > 0 {
 			fs.failPOSTs--
 			fs.problem(w, http.StatusInternalServerError, "Internal Server Error")
@@ -148,6 +161,11 @@ func (fs *faultyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if fs.later[i]--; fs.later[i] == 0 {
 				fs.queue()
 			}
+		}
+		if raw := fs.rawListing; raw != "" {
+			fs.rawListing = ""
+			_, _ = w.Write([]byte(raw))
+			return
 		}
 		if fs.listingStatus != 0 {
 			fs.problem(w, fs.listingStatus, http.StatusText(fs.listingStatus))

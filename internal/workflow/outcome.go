@@ -63,6 +63,9 @@ type Outcome struct {
 	Confirmed   bool
 	// BackupID is the backup an Unreadable follow-up could not read.
 	BackupID string
+	// Reused: this run queued no backup; Backup is a recent one that
+	// counts for it (RunOptions.ReuseWithin).
+	Reused bool
 }
 
 // Good says whether the outcome lets the change it guards go ahead: a
@@ -131,8 +134,12 @@ func outcomeOf(accountID string, b *client.Backup, err error, waits bool) Outcom
 }
 
 // Run queues one backup of the account and, with WaitForCompletion, waits
-// for it to end (see run).
+// for it to end (see run); with ReuseWithin, a recent backup may count
+// instead (see reuse).
 func (w *Runner) Run(ctx context.Context, accountID string, opts RunOptions) Outcome {
+	if opts.ReuseWithin > 0 {
+		return w.reuse(ctx, accountID, opts)
+	}
 	b, err := w.run(ctx, accountID, opts)
 	return outcomeOf(accountID, b, err, opts.WaitForCompletion)
 }

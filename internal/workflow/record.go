@@ -55,6 +55,9 @@ type Record struct {
 	// CountsUntil bounds how long the record stands for its change (a
 	// destroy that stopped: until it plus resume_within).
 	CountsUntil time.Time
+	// Reused: the backup was not queued for this change; a recent one
+	// counted for it (reuse_within).
+	Reused bool
 }
 
 // phaseOf is the phase of a backup in the given status that nobody waits
@@ -89,6 +92,7 @@ func (r Record) After(o Outcome) Record {
 		}
 		next.Phase = PhaseNone // decided by this outcome alone
 		next = next.Observe(*o.Backup)
+		next.Reused = next.Reused || o.Reused
 		if next.Phase == PhaseInProgress {
 			switch o.Kind {
 			case Interrupted:

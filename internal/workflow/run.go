@@ -50,6 +50,9 @@ const (
 	EventStatus
 	// EventDone: the backup reached a terminal status.
 	EventDone
+	// EventReused: a backup this run did not queue counts for it (see
+	// RunOptions.ReuseWithin); a backup in progress is then waited for.
+	EventReused
 )
 
 // Event reports progress of a backup run.
@@ -68,6 +71,10 @@ type RunOptions struct {
 	WaitOnConflict bool
 	// WaitForCompletion waits until the queued backup ends.
 	WaitForCompletion bool
+	// ReuseWithin, when positive, lets a backup of the account that
+	// started no more than this long before the run count for it, instead
+	// of queueing one (see Runner.reuse).
+	ReuseWithin time.Duration
 	// Progress, when set, is told of each step, from the caller's goroutine.
 	Progress func(Event)
 }
@@ -172,9 +179,10 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start ti
 		return &conflictWaitError{Waited: w.clock.Now().Sub(start), Err: err}
 	}
 	if running == nil {
-		// Ended between the 409 and the look: try again after one poll
-		// interval, never in a tight loop.
-		if err := sleep(ctx, w.clock, w.set.Poll.Initial); err != nil {
+		// Ended between the 409 and the look (or a listing that does not
+		// show it): try again after a poll interval, which grows with the
+		// wait as a backup's polls do, never in a tight loop.
+		if err := sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(start))); err != nil {
 			return &conflictWaitError{Waited: w.clock.Now().Sub(start), Err: err}
 		}
 		return nil

@@ -26,6 +26,7 @@ type stored struct {
 	CompletedAt time.Time `json:"completed_at,omitzero"`
 	Confirmed   bool      `json:"confirmed,omitempty"`
 	CountsUntil time.Time `json:"counts_until,omitzero"`
+	Reused      bool      `json:"reused,omitempty"`
 }
 
 // Encode is the record as private state; nil for None, which removes the
@@ -35,7 +36,7 @@ func Encode(r Record) []byte {
 		return nil
 	}
 	raw, _ := json.Marshal(stored{V: version, Phase: r.Phase, BackupID: r.BackupID, Status: r.Status,
-		TriggeredAt: r.TriggeredAt, CompletedAt: r.CompletedAt, Confirmed: r.Confirmed, CountsUntil: r.CountsUntil})
+		TriggeredAt: r.TriggeredAt, CompletedAt: r.CompletedAt, Confirmed: r.Confirmed, CountsUntil: r.CountsUntil, Reused: r.Reused})
 	return raw
 }
 
@@ -52,7 +53,7 @@ func Decode(raw []byte) (Record, error) {
 		return Record{}, fmt.Errorf("backup record of version %d, this release reads version %d: use the release that wrote it or a later one", s.V, version)
 	}
 	return Record{Phase: s.Phase, BackupID: s.BackupID, Status: s.Status, TriggeredAt: s.TriggeredAt,
-		CompletedAt: s.CompletedAt, Confirmed: s.Confirmed, CountsUntil: s.CountsUntil}, nil
+		CompletedAt: s.CompletedAt, Confirmed: s.Confirmed, CountsUntil: s.CountsUntil, Reused: s.Reused}, nil
 }
 
 // TriggerState is what a backup_trigger's state says of its backup
@@ -60,6 +61,7 @@ func Decode(raw []byte) (Record, error) {
 type TriggerState struct {
 	BackupID, Status         string
 	TriggeredAt, CompletedAt time.Time
+	Reused                   bool
 }
 
 // FromTriggerState is a trigger's record: its state's values, and from
@@ -72,7 +74,7 @@ func FromTriggerState(s TriggerState, stored []byte) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	r := Record{BackupID: s.BackupID, Status: s.Status, TriggeredAt: s.TriggeredAt, CompletedAt: s.CompletedAt, Confirmed: kept.Confirmed}
+	r := Record{BackupID: s.BackupID, Status: s.Status, TriggeredAt: s.TriggeredAt, CompletedAt: s.CompletedAt, Confirmed: kept.Confirmed, Reused: s.Reused}
 	switch {
 	case r.BackupID == "":
 		if r.TriggeredAt.IsZero() {
@@ -93,5 +95,5 @@ func FromTriggerState(s TriggerState, stored []byte) (Record, error) {
 
 // State is the record as a trigger's state shows it.
 func (r Record) State() TriggerState {
-	return TriggerState{BackupID: r.BackupID, Status: r.Status, TriggeredAt: r.TriggeredAt, CompletedAt: r.CompletedAt}
+	return TriggerState{BackupID: r.BackupID, Status: r.Status, TriggeredAt: r.TriggeredAt, CompletedAt: r.CompletedAt, Reused: r.Reused}
 }

@@ -1,0 +1,101 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+)
+
+// reuse is a run in which a backup of the account that started no more
+// than opts.ReuseWithin before it counts for it, so that pipelines guarding
+// one account at once, or a runner retried after it was killed, share one
+// backup:
+//   - a good one is adopted: no POST, one listing page in all;
+//   - one still in progress is followed, and counts only if it succeeds
+//     (one that fails is followed by a new backup);
+//   - otherwise a new backup is queued, as run does. A 409 then means that
+//     another client queued one since the look: it is looked for again, and
+//     followed when it is in the window; if not, on_conflict decides.
+//
+// The window is measured on the runner's clock: a backup counts from
+// ReuseWithin before the run began until ClockAllowance after now (the
+// service's clock may run ahead by that much). A record dated later, or
+// one the listing cannot give (a malformed time fails the listing), never
+// counts.
+func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) Outcome {
+	start := w.clock.Now()
+	emit := func(kind EventKind, b client.Backup, prev string) {
+		if opts.Progress != nil {
+			opts.Progress(Event{Kind: kind, Backup: b, Previous: prev, Elapsed: w.clock.Now().Sub(start)})
+		}
+	}
+	from := start.Add(-opts.ReuseWithin)
+	queue := opts
+	queue.WaitOnConflict = false
+	if recent := w.recent(ctx, accountID, from); recent != nil {
+		if o := w.join(ctx, accountID, *recent, opts, start, emit); o.Kind != Failed {
+			return o
+		}
+		// It did not succeed: it counts for nothing, and a new backup is
+		// taken.
+	}
+	b, err := w.run(ctx, accountID, queue)
+	if errors.Is(err, client.ErrConflict) {
+		// Another client queued a backup since the look, or one older
+		// than the window is running: look again.
+		if recent := w.recent(ctx, accountID, from); recent != nil {
+			if o := w.join(ctx, accountID, *recent, opts, start, emit); o.Kind != Failed {
+				return o
+			}
+			b, err = w.run(ctx, accountID, opts)
+		} else if opts.WaitOnConflict {
+			b, err = w.run(ctx, accountID, opts)
+		}
+	}
+	return outcomeOf(accountID, b, err, opts.WaitForCompletion)
+}
+
+// join makes a recent backup this run's, waiting for it if it is in
+// progress and the caller waits.
+func (w *Runner) join(ctx context.Context, accountID string, b client.Backup, opts RunOptions, start time.Time,
+	emit func(EventKind, client.Backup, string),
+) Outcome {
+	emit(EventReused, b, "")
+	w.log.Info(ctx, "a recent backup counts for this run (reuse_within): no backup queued",
+		map[string]any{"account_id": accountID, "backup_id": b.ID, "status": b.Status, "created_at": b.CreatedAt.UTC().Format(time.RFC3339)})
+	var final *client.Backup
+	var err error
+	if opts.WaitForCompletion {
+		final, err = w.waitFrom(ctx, accountID, &b, start, emit)
+	} else {
+		final = &b
+	}
+	o := outcomeOf(accountID, final, err, opts.WaitForCompletion)
+	o.Reused = true
+	return o
+}
+
+// recent is the account's newest backup created since from (and no later
+// than ClockAllowance from now) that is in progress or succeeded, read
+// from one listing page, newest first; nil when there is none or the
+// listing cannot be read (a new backup is then taken).
+func (w *Runner) recent(ctx context.Context, accountID string, from time.Time) *client.Backup {
+	latest := w.clock.Now().Add(w.set.ClockAllowance)
+	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Max: client.PageSize}) {
+		switch {
+		case err != nil:
+			w.log.Warn(ctx, "could not look for a recent backup to reuse; taking a new one",
+				map[string]any{"account_id": accountID, "error": err.Error()})
+			return nil
+		case b.CreatedAt.After(latest):
+			continue // dated in the future beyond the clock allowance: never counts
+		case b.CreatedAt.Before(from):
+			return nil // newest first: nothing older counts
+		case client.InProgress(b.Status) || b.Status == client.StatusSuccess:
+			return &b
+		}
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+)
+
+const window = 15 * time.Minute
+
+// The reuse window, case by case, on the fake clock: what counts, what
+// the run then costs, and what it reports.
+func TestReuseWithin(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		setup func(fs *faultyService)
+		waits bool
+		// want: the outcome's kind, whether it was reused, POSTs sent,
+		// backups this run queued.
+		kind          Kind
+		reused        bool
+		posts, queued int
+	}{
+		{"a good backup inside the window is adopted", func(fs *faultyService) {
+			fs.addOld(client.StatusSuccess, 5*time.Minute)
+		}, true, Succeeded, true, 0, 0},
+		{"adopted without waiting too", func(fs *faultyService) {
+			fs.addOld(client.StatusSuccess, 5*time.Minute)
+		}, false, NotWaited, true, 0, 0},
+		{"a good backup outside the window is not", func(fs *faultyService) {
+			fs.addOld(client.StatusSuccess, window+time.Second)
+		}, true, Succeeded, false, 1, 1},
+		{"a backup in progress is joined and counts once it succeeds", func(fs *faultyService) {
+			fs.addOld(client.StatusRunning, 2*time.Minute)
+		}, true, Succeeded, true, 0, 0},
+		{"a backup in progress that fails is followed by a new one", func(fs *faultyService) {
+			b := fs.addOld(client.StatusRunning, 2*time.Minute)
+			fs.failing = map[string]bool{b.ID: true}
+		}, true, Succeeded, false, 1, 1},
+		{"a failed backup inside the window does not count", func(fs *faultyService) {
+			fs.addOld(client.StatusFailed, time.Minute)
+		}, true, Succeeded, false, 1, 1},
+		{"an older good one behind a newer failed one counts", func(fs *faultyService) {
+			fs.addOld(client.StatusSuccess, 10*time.Minute)
+			fs.addOld(client.StatusFailed, time.Minute)
+		}, true, Succeeded, true, 0, 0},
+		{"a record dated beyond the clock allowance never counts", func(fs *faultyService) {
+			fs.addOld(client.StatusSuccess, -time.Minute)
+		}, true, Succeeded, false, 1, 1},
+		{"a record dated within the clock allowance counts", func(fs *faultyService) {
+			fs.addOld(client.StatusSuccess, -5*time.Second)
+		}, true, Succeeded, true, 0, 0},
+		{"a listing with a malformed time shows nothing to reuse", func(fs *faultyService) {
+			fs.rawListing = fmt.Sprintf(`{"data":[{"id":"bkp_0123456789abcdef","account_id":%q,"status":"success",`+
+				`"created_at":"yesterday"}],"pagination":{"limit":50,"next_cursor":null}}`, fs.account)
+		}, true, Succeeded, false, 1, 1},
+		{"a backup another client queued since the look is joined after the 409", func(fs *faultyService) {
+			fs.onPOST = func(n int) {
+				if n == 1 { // after the look: the POST meets it
+					fs.backups = append([]client.Backup{{ID: "bkp_otherclient00001", AccountID: fs.account,
+						Status: client.StatusRunning, CreatedAt: fs.now()}}, fs.backups...)
+				}
+			}
+		}, true, Succeeded, true, 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fs, w := newFaultyService(t)
+			tc.setup(fs)
+			var reusedEvents int
+			o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: tc.waits, WaitOnConflict: true, ReuseWithin: window,
+				Progress: func(ev Event) {
+					if ev.Kind == EventReused {
+						reusedEvents++
+					}
+				}})
+			posts, _ := fs.counts()
+			if o.Kind != tc.kind || o.Reused != tc.reused || posts != tc.posts || len(fs.queuedIDs()) != tc.queued {
+				t.Fatalf("outcome %d reused %t (%v), %d POSTs, queued %v; want %d reused %t, %d POSTs, %d queued",
+					o.Kind, o.Reused, o.Err, posts, fs.queuedIDs(), tc.kind, tc.reused, tc.posts, tc.queued)
+			}
+			if tc.reused && reusedEvents != 1 {
+				t.Errorf("%d reuse events, want 1", reusedEvents)
+			}
+		})
+	}
+}
+
+// Adopting a good backup costs one listing page and nothing else.
+func TestReuseCostsOneListing(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	good := fs.addOld(client.StatusSuccess, 5*time.Minute)
+	o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: window})
+	if posts, listings := fs.counts(); posts != 0 || listings != 1 || o.Backup == nil || o.Backup.ID != good.ID {
+		t.Errorf("%d POSTs, %d listings, backup %+v; want 0, 1, %s", posts, listings, o.Backup, good.ID)
+	}
+}
+
+// A backup older than the window, still running, is waited out as
+// on_conflict says: "wait" waits for it and queues a new one, "fail"
+// fails.
+func TestReuseLeavesAnOlderBackupToOnConflict(t *testing.T) {
+	t.Parallel()
+	for _, waitOnConflict := range []bool{true, false} {
+		t.Run(fmt.Sprint("wait=", waitOnConflict), func(t *testing.T) {
+			t.Parallel()
+			fs, w := newFaultyService(t)
+			fs.addOld(client.StatusRunning, window+time.Minute)
+			o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, WaitOnConflict: waitOnConflict, ReuseWithin: window})
+			switch {
+			case o.Reused:
+				t.Fatalf("reused %+v, older than the window", o.Backup)
+			case waitOnConflict && (o.Kind != Succeeded || len(fs.queuedIDs()) != 1):
+				t.Errorf("outcome %d (%v), queued %v; want a new backup after the old one", o.Kind, o.Err, fs.queuedIDs())
+			case !waitOnConflict && o.Kind != Refused:
+				t.Errorf("outcome %d (%v); want the 409", o.Kind, o.Err)
+			}
+		})
+	}
+}
+
+// A reused backup stays reused in the record, through a resumed wait.
+func TestRecordKeepsReused(t *testing.T) {
+	t.Parallel()
+	o := outcomeOf(running.AccountID, &running, waitErr(running, context.Canceled), true)
+	o.Reused = true
+	rec := FromRun(o)
+	if !rec.Reused || rec.Phase != PhaseInterrupted {
+		t.Fatalf("record %+v", rec)
+	}
+	if next := rec.After(outcomeOf(running.AccountID, &good, nil, true)); !next.Reused || next.Phase != PhaseSucceeded {
+		t.Errorf("after the resumed wait: %+v", next)
+	}
+	if back, err := Decode(Encode(rec)); err != nil || !back.Reused {
+		t.Errorf("stored: %+v, %v", back, err)
+	}
+}
