@@ -44,6 +44,7 @@ type triggerActionModel struct {
 	AccountIDs        types.Set      `tfsdk:"account_ids"`
 	WaitForCompletion types.Bool     `tfsdk:"wait_for_completion"`
 	OnConflict        types.String   `tfsdk:"on_conflict"`
+	ReuseWithin       types.String   `tfsdk:"reuse_within"`
 	Timeouts          timeouts.Value `tfsdk:"timeouts"`
 }
 
@@ -75,6 +76,11 @@ func (a *triggerAction) Schema(ctx context.Context, _ action.SchemaRequest, resp
 				Optional: true,
 				Description: "Wait, within `timeouts.invoke`, until the backup has finished, and fail unless it succeeded. " +
 					"Defaults to `true`: an action that guards a change waits for its backup.",
+			},
+			"reuse_within": schema.StringAttribute{
+				Optional:    true,
+				Description: reuseWithinDescription("invocation") + " With `account_ids`, each account on its own.",
+				Validators:  []validator.String{durationValidator{}},
 			},
 			"on_conflict": schema.StringAttribute{
 				Optional: true,
@@ -143,6 +149,7 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 	opts := workflow.RunOptions{
 		WaitOnConflict:    m.OnConflict.IsNull() || m.OnConflict.ValueString() == onConflictWait,
 		WaitForCompletion: m.WaitForCompletion.IsNull() || m.WaitForCompletion.ValueBool(),
+		ReuseWithin:       reuseWithin(m.ReuseWithin),
 	}
 	if !m.AccountIDs.IsNull() {
 		var ids []string

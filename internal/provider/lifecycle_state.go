@@ -72,6 +72,7 @@ func triggerRecord(ctx context.Context, m *triggerModel, private privateGetter, 
 	}
 	r, err := workflow.FromTriggerState(workflow.TriggerState{
 		BackupID: m.ID.ValueString(), Status: m.BackupStatus.ValueString(), TriggeredAt: triggered, CompletedAt: completed,
+		Reused: m.Reused.ValueBool(),
 	}, stored)
 	if err != nil {
 		diags.AddError("Unreadable backup_trigger state",
@@ -86,6 +87,7 @@ func (m *triggerModel) setRecord(r workflow.Record) {
 	s := r.State()
 	m.ID, m.BackupStatus = stringOrNull(s.BackupID), stringOrNull(s.Status)
 	m.TriggeredAt, m.CompletedAt = timeOrNull(s.TriggeredAt), timeOrNull(s.CompletedAt)
+	m.Reused = types.BoolValue(s.Reused)
 }
 
 // timeOf is a state's time; zero for null.

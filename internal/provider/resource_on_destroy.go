@@ -49,6 +49,7 @@ type onDestroyModel struct {
 	AccountID  types.String   `tfsdk:"account_id"`
 	OnConflict types.String   `tfsdk:"on_conflict"`
 	Resume     types.String   `tfsdk:"resume_within"`
+	Reuse      types.String   `tfsdk:"reuse_within"`
 	Pending    types.Object   `tfsdk:"pending_destroy_backup"`
 	Timeouts   timeouts.Value `tfsdk:"timeouts"`
 }
@@ -88,6 +89,11 @@ func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					"it began still counts for the next destroy, as a Go duration such as `10m`. Defaults to `" + defaultResumeWithin +
 					"`: the retry of a stopped destroy. Later, a destroy takes a new backup, since the data may have changed.",
 				Validators: []validator.String{durationValidator{}},
+			},
+			"reuse_within": schema.StringAttribute{
+				Optional:    true,
+				Description: reuseWithinDescription("destroy"),
+				Validators:  []validator.String{durationValidator{}},
 			},
 			"pending_destroy_backup": pendingAttribute(),
 		},
@@ -250,6 +256,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	opts := workflow.RunOptions{
 		WaitOnConflict:    m.OnConflict.ValueString() != onConflictFail,
 		WaitForCompletion: true,
+		ReuseWithin:       reuseWithin(m.Reuse),
 		Progress:          logProgress(ctx),
 	}
 	resume := m.resumeWithin()
@@ -267,6 +274,11 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	if o.Good(true) {
 		b := o.Backup
 		tflog.Info(ctx, "backup before destroy succeeded", map[string]any{"backup_id": b.ID})
+		if o.Reused {
+			resp.Diagnostics.AddWarning(fmt.Sprintf("Destroyed after backup %s of account %s, taken before this destroy", b.ID, accountID),
+				fmt.Sprintf("This destroy queued no backup: backup %s, created at %s, succeeded within reuse_within (%s) of it.",
+					b.ID, b.CreatedAt.UTC().Format(time.RFC3339), m.Reuse.ValueString()))
+		}
 		if earlier.Phase != workflow.PhaseNone {
 			// Users see which backup let this destroy go ahead: not one
 			// it queued, but the one a stopped destroy began.

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -85,6 +86,15 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 					"within `timeouts.create`, then queues a new one, so that the backup reflects this apply; `fail` fails the apply.",
 				Validators: []validator.String{stringvalidator.OneOf(onConflictWait, onConflictFail)},
 			},
+			"reuse_within": schema.StringAttribute{
+				Optional:    true,
+				Description: reuseWithinDescription("create"),
+				Validators:  []validator.String{durationValidator{}},
+			},
+			"reused": schema.BoolAttribute{
+				Computed: true, PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
+				Description: "Whether the backup was not queued by this trigger: a recent one counted for it (`reuse_within`).",
+			},
 			"backup_status": schema.StringAttribute{
 				Computed: true, PlanModifiers: keep,
 				Description: "Status of the backup when last read: `pending`, `running`, `success` or `failed` " +
@@ -111,6 +121,7 @@ func (r *triggerResource) runOptions(ctx context.Context, m *triggerModel) workf
 	return workflow.RunOptions{
 		WaitOnConflict:    m.OnConflict.ValueString() == onConflictWait,
 		WaitForCompletion: m.WaitForCompletion.ValueBool(),
+		ReuseWithin:       reuseWithin(m.ReuseWithin),
 		Progress:          logProgress(ctx),
 	}
 }

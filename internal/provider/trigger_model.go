@@ -29,6 +29,8 @@ type triggerModel struct {
 	BackupStatus      types.String      `tfsdk:"backup_status"`
 	TriggeredAt       timetypes.RFC3339 `tfsdk:"triggered_at"`
 	CompletedAt       timetypes.RFC3339 `tfsdk:"completed_at"`
+	ReuseWithin       types.String      `tfsdk:"reuse_within"`
+	Reused            types.Bool        `tfsdk:"reused"`
 	Timeouts          timeouts.Value    `tfsdk:"timeouts"`
 }
 
@@ -105,6 +107,7 @@ func importedModel(b *client.Backup) triggerModel {
 		Triggers:          types.MapNull(types.StringType),
 		WaitForCompletion: types.BoolValue(false),
 		OnConflict:        types.StringValue(onConflictWait),
+		ReuseWithin:       types.StringNull(),
 		Timeouts:          timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes)},
 	}
 	m.setRecord(workflow.Record{}.Observe(*b))

@@ -31,6 +31,9 @@ func logProgress(ctx context.Context) func(workflow.Event) {
 			tflog.Info(ctx, "backup status changed", fields)
 		case workflow.EventDone:
 			tflog.Info(ctx, "backup finished", fields)
+		case workflow.EventReused:
+			fields["created_at"] = ev.Backup.CreatedAt.UTC().Format(time.RFC3339)
+			tflog.Info(ctx, "a recent backup counts (reuse_within): no backup queued", fields)
 		}
 	}
 }
@@ -240,6 +243,9 @@ func reportProgress(say func(string, ...any), accountID string, ev workflow.Even
 		say("Queued backup %s of account %s (%s).", ev.Backup.ID, accountID, ev.Backup.Status)
 	case workflow.EventStatus:
 		say("Backup %s: %s -> %s after %s.", ev.Backup.ID, ev.Previous, ev.Backup.Status, elapsed)
+	case workflow.EventReused:
+		say("Reused backup %s of account %s (%s, started %s ago): no backup queued (reuse_within).",
+			ev.Backup.ID, accountID, ev.Backup.Status, ev.Age.Round(time.Second))
 	case workflow.EventDone:
 		completed := "unknown"
 		if ev.Backup.CompletedAt != nil {
@@ -248,3 +254,4 @@ func reportProgress(say func(string, ...any), accountID string, ev workflow.Even
 		say("Backup %s of account %s ended: %s, completed at %s, after %s.", ev.Backup.ID, accountID, ev.Backup.Status, completed, elapsed)
 	}
 }
+

@@ -24,6 +24,23 @@ import (
 // durationValidator accepts a positive Go duration such as "30s".
 type durationValidator struct{}
 
+// reuseWithinDescription describes reuse_within, of the trigger, the guard
+// and the action, from the point of view of the operation it serves.
+func reuseWithinDescription(operation string) string {
+	return "Let a backup of the account that started no more than this long before the " + operation + " count for it, " +
+		"as a Go duration such as `15m`: a good one is taken as is, with no new backup, and one in progress is waited for " +
+		"and counts only if it succeeds. Unset (the default), the " + operation + " takes its own backup. See Sharing a backup."
+}
+
+// reuseWithin is a validated reuse_within; zero when unset.
+func reuseWithin(v types.String) time.Duration {
+	d, err := time.ParseDuration(v.ValueString())
+	if err != nil || d <= 0 {
+		return 0
+	}
+	return d
+}
+
 func (durationValidator) Description(context.Context) string {
 	return "value must be a positive duration such as 30s or 2m"
 }

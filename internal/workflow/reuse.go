@@ -62,7 +62,10 @@ func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) O
 func (w *Runner) join(ctx context.Context, accountID string, b client.Backup, opts RunOptions, start time.Time,
 	emit func(EventKind, client.Backup, string),
 ) Outcome {
-	emit(EventReused, b, "")
+	if opts.Progress != nil {
+		now := w.clock.Now()
+		opts.Progress(Event{Kind: EventReused, Backup: b, Elapsed: now.Sub(start), Age: max(now.Sub(b.CreatedAt), 0)})
+	}
 	w.log.Info(ctx, "a recent backup counts for this run (reuse_within): no backup queued",
 		map[string]any{"account_id": accountID, "backup_id": b.ID, "status": b.Status, "created_at": b.CreatedAt.UTC().Format(time.RFC3339)})
 	var final *client.Backup

@@ -62,6 +62,9 @@ type Event struct {
 	Previous string
 	// Elapsed since the run (or the wait) began, on the client's clock.
 	Elapsed time.Duration
+	// Age, of EventReused, is how long before the event the backup
+	// started, on the runner's clock (at least 0).
+	Age time.Duration
 }
 
 // RunOptions shape a run.
