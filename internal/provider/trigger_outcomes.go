@@ -254,4 +254,3 @@ func reportProgress(say func(string, ...any), accountID string, ev workflow.Even
 		say("Backup %s of account %s ended: %s, completed at %s, after %s.", ev.Backup.ID, accountID, ev.Backup.Status, completed, elapsed)
 	}
 }
-
