@@ -79,6 +79,7 @@ type Client struct {
 	jitter  func() float64
 	guard   textGuard // cleans what the service sends before it is shown
 	org     orgCheck
+	tok     keyToken
 	proof   baseProof // see judgeAbsence
 	noHTTP2 bool      // see HTTP2DebugLogging
 }

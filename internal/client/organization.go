@@ -25,6 +25,35 @@ func (e *OrganizationMismatchError) Error() string {
 
 func (e *OrganizationMismatchError) Is(target error) bool { return target == ErrWrongOrganization }
 
+// keyToken is the key's token as first read by a Client (one provider
+// process): the organization check and the expiry warning share the read.
+type keyToken struct {
+	mu  sync.Mutex
+	tok *Token
+}
+
+// KeyToken is the key's token (GET /api/v1/token), read once per Client
+// and shared by every caller that needs it for the life of the process
+// (concurrent callers wait for the one read); a failed read, or an answer
+// that names no organization, is not remembered. A read proves base_url (see judgeAbsence). The
+// backup_token data source reads the token afresh instead (Token).
+func (c *Client) KeyToken(ctx context.Context) (*Token, error) {
+	c.tok.mu.Lock()
+	defer c.tok.mu.Unlock()
+	if c.tok.tok != nil {
+		return c.tok.tok, nil
+	}
+	tok, err := c.Token(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.baseProven()
+	if tok.Organization.ID != "" {
+		c.tok.tok = tok
+	}
+	return tok, nil
+}
+
 // orgCheck remembers the outcome of the organization check for the life
 // of a Client (one provider process): a match or a mismatch is final; a
 // failed read is not remembered, so the next change asks again.
@@ -48,11 +77,10 @@ func (c *Client) CheckOrganization(ctx context.Context) error {
 	if c.org.checked {
 		return c.org.err
 	}
-	tok, err := c.Token(ctx)
+	tok, err := c.KeyToken(ctx)
 	if err != nil {
 		return fmt.Errorf("reading the API key's organization (organization_id is set): %w", err)
 	}
-	c.baseProven()
 	if tok.Organization.ID == "" {
 		// Not a mismatch to report with an empty name: an answer that
 		// names no organization cannot vouch for the key. Asked again next

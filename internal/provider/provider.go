@@ -62,6 +62,7 @@ type providerModel struct {
 	CACertFile        types.String `tfsdk:"ca_cert_file"`
 	CACertPEM         types.String `tfsdk:"ca_cert_pem"`
 	OrganizationID    types.String `tfsdk:"organization_id"`
+	KeyExpiryWarning  types.String `tfsdk:"key_expiry_warning"`
 	DestroyWithout    types.Object `tfsdk:"destroy_without_backup"`
 }
 
@@ -105,6 +106,14 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 				Description: fmt.Sprintf("Timeout of one HTTP request, as a Go duration such as `30s`. Defaults to `%s`.", client.DefaultRequestTimeout),
 				Optional:    true,
 				Validators:  []validator.String{durationValidator{}},
+			},
+			"key_expiry_warning": schema.StringAttribute{
+				Description: "Warn in every plan and apply when the API key expires within this long, as a Go duration such " +
+					"as `720h`, naming the key and its expiry date. It costs one `GET /token` per provider process, shared with " +
+					"the `organization_id` check; `terraform validate` sends nothing. To fail a plan instead, use a `check` block " +
+					"or a postcondition on the `backup_token` data source.",
+				Optional:   true,
+				Validators: []validator.String{durationValidator{}},
 			},
 			"allow_insecure_http": schema.BoolAttribute{
 				Description: "Allow a plain `http://` base URL for hosts other than loopback. The API key would travel " +
@@ -232,6 +241,9 @@ func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRe
 	if clk == nil {
 		clk = clock.Wall{}
 	}
+	if d := positiveDuration(cfg.KeyExpiryWarning); d > 0 {
+		warnKeyExpiry(ctx, c, clk.Now(), d, &resp.Diagnostics)
+	}
 	data := &providerData{client: c, runner: workflow.New(c, clk, opts.Logger, settings), clock: clk,
 		command: newCommandState(c), release: release}
 	resp.DataSourceData = data
@@ -325,4 +337,27 @@ func userAgent(version, terraformVersion, appended string) string {
 		ua += " " + appended
 	}
 	return ua
+}
+
+// warnKeyExpiry warns when the key expires within window of now
+// (key_expiry_warning), from the one token read of the process.
+func warnKeyExpiry(ctx context.Context, c *client.Client, now time.Time, window time.Duration, diags *diag.Diagnostics) {
+	tok, err := c.KeyToken(ctx)
+	if err != nil {
+		diags.AddWarning("Unable to check when the API key expires",
+			describeError(err, "key_expiry_warning is set, but the key's token could not be read; the plan goes on without the check."))
+		return
+	}
+	left := tok.ExpiresAt.Sub(now)
+	if left >= window {
+		return
+	}
+	when := "expires in " + left.Round(time.Hour).String()
+	if left <= 0 {
+		when = "has expired"
+	}
+	diags.AddWarning(fmt.Sprintf("The Backup Service API key %q %s", tok.Name, when),
+		fmt.Sprintf("The API key %q of organization %s expires at %s, within key_expiry_warning (%s). Create a new key in the "+
+			"Backup Service web application and set it in api_key (or %s) before then: every plan and apply fails once it has expired.",
+			tok.Name, tok.Organization.ID, tok.ExpiresAt.UTC().Format(time.RFC3339), window, EnvAPIKey))
 }

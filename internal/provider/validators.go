@@ -33,7 +33,11 @@ func reuseWithinDescription(operation string) string {
 }
 
 // reuseWithin is a validated reuse_within; zero when unset.
-func reuseWithin(v types.String) time.Duration {
+func reuseWithin(v types.String) time.Duration { return positiveDuration(v) }
+
+// positiveDuration is a duration durationValidator passed; zero when unset
+// or unknown.
+func positiveDuration(v types.String) time.Duration {
 	d, err := time.ParseDuration(v.ValueString())
 	if err != nil || d <= 0 {
 		return 0
