@@ -245,7 +245,18 @@ func (a *triggerAction) invokeMany(ctx context.Context, ids []string, opts workf
 // with line breaks as spaces, so that each account of a fleet is named
 // once, with its reason and request ID.
 func oneLine(d diag.Diagnostic) string {
-	text := d.Summary() + ": " + strings.Join(strings.Fields(d.Detail()), " ")
+	var parts []string
+	for _, p := range strings.Split(d.Detail(), "\n\n") {
+		p = strings.Join(strings.Fields(p), " ")
+		if p == "" {
+			continue
+		}
+		if !strings.ContainsAny(p[len(p)-1:], ".!?:)") {
+			p += "." // paragraphs in one line stay sentences
+		}
+		parts = append(parts, p)
+	}
+	text := d.Summary() + ": " + strings.Join(parts, " ")
 	const limit = 600
 	if r := []rune(text); len(r) > limit {
 		text = string(r[:limit]) + "…"

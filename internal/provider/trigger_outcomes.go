@@ -185,7 +185,8 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 				"No backup was queued. Raise %s, or set on_conflict = \"fail\" to fail at once. %s",
 				running, o.Waited.Round(time.Second), by.timeoutName, timeout, by.timeoutName, by.settingsFrom)))
 		case errors.Is(o.Err, context.Canceled):
-			diags.AddAttributeError(at, summary, "Interrupted while waiting for a backup already in progress; no backup was queued.")
+			diags.AddAttributeError(at, summary, "Interrupted while waiting for a backup already in progress; no backup was queued, "+
+				"and nothing was recorded: running it again starts over.")
 		default:
 			diags.AddError(summary, describeError(fmt.Errorf("waiting %s for the backup already in progress: %w", o.Waited.Round(time.Second), o.Err)))
 		}

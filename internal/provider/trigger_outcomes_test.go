@@ -171,3 +171,15 @@ func TestDestroyCallerNamesItsMoment(t *testing.T) {
 		t.Errorf("the interrupted destroy does not name when its record stops counting: %q", c.interrupted)
 	}
 }
+
+// One account's reason in a fleet's error keeps its sentences apart.
+func TestOneLineKeepsSentences(t *testing.T) {
+	t.Parallel()
+	d := diag.NewErrorDiagnostic("Unable to trigger a backup of account acc_0123456789abcdef",
+		"POST /x: HTTP 422 Unprocessable Entity: not in a backupable state: paused\n\nThe account cannot be backed up.\n\nRequest ID: r1")
+	want := "Unable to trigger a backup of account acc_0123456789abcdef: POST /x: HTTP 422 Unprocessable Entity: not in a " +
+		"backupable state: paused. The account cannot be backed up. Request ID: r1."
+	if got := oneLine(d); got != want {
+		t.Errorf("%q\nwant %q", got, want)
+	}
+}
