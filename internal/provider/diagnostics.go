@@ -27,6 +27,21 @@ func addAPIError(diags *diag.Diagnostics, summary string, err error) {
 func describeError(err error, hints ...string) string {
 	var b strings.Builder
 	var apiErr *client.APIError
+	if joined, ok := err.(interface{ Unwrap() []error }); ok && len(joined.Unwrap()) > 1 {
+		// Errors one after another (a trigger, then the look for its
+		// backup): each told on its own, so that no status, request ID or
+		// retry count of one is read as the other's.
+		for i, e := range joined.Unwrap() {
+			if i > 0 {
+				b.WriteString("\n\nThen: ")
+			}
+			b.WriteString(describeError(e))
+		}
+		for _, h := range hints {
+			fmt.Fprintf(&b, "\n\n%s", h)
+		}
+		return b.String()
+	}
 	switch {
 	case errors.As(err, &apiErr):
 		fmt.Fprintf(&b, "The Backup Service answered HTTP %d", apiErr.StatusCode)

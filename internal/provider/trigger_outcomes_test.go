@@ -183,3 +183,18 @@ func TestOneLineKeepsSentences(t *testing.T) {
 		t.Errorf("%q\nwant %q", got, want)
 	}
 }
+
+// Errors one after another are told apart: the trigger's 500, then the
+// listing's own failure and its retries, each with its request ID.
+func TestJoinedErrorsAreToldApart(t *testing.T) {
+	t.Parallel()
+	post := &client.APIError{Method: "POST", Path: "/api/v1/accounts/acc_0123456789abcdef/backup", StatusCode: 500, Title: "Internal Server Error", RequestID: "r-post"}
+	list := &client.RetryError{Attempts: 5, Reason: "retries exhausted", Err: &client.APIError{Method: "GET",
+		Path: "/api/v1/accounts/acc_0123456789abcdef/backups", StatusCode: 503, Title: "Service Unavailable", RequestID: "r-list"}}
+	got := strings.Join(strings.Fields(describeError(errors.Join(post, list))), " ")
+	first, then, ok := strings.Cut(got, "Then: ")
+	if !ok || !strings.Contains(first, "HTTP 500") || !strings.Contains(first, "r-post") || strings.Contains(first, "gave up") ||
+		!strings.Contains(then, "HTTP 503") || !strings.Contains(then, "gave up after 5 attempts") || !strings.Contains(then, "r-list") {
+		t.Errorf("%q", got)
+	}
+}
