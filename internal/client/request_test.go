@@ -73,3 +73,53 @@ func TestBaseURLAndHeaders(t *testing.T) {
 		t.Error("the key travelled in Authorization too")
 	}
 }
+
+// The edges of a response: the ends of the 2xx and 3xx ranges, a body of
+// exactly the size limit, and a request without a query.
+func TestResponseEdges(t *testing.T) {
+	t.Parallel()
+	tokenBody := `{"name":"ci","expires_at":"2027-01-01T00:00:00Z","organization":{"id":"org_0123456789abcdef","name":"acme"}}`
+	for _, tc := range []struct {
+		status   int
+		body     string
+		wantOK   bool
+		redirect bool
+	}{
+		{299, tokenBody, true, false},
+		{300, "", false, true},
+		{399, "", false, true},
+		{400, `{"title":"Bad Request","status":400}`, false, false},
+	} {
+		var uri string
+		c, _ := hostileClient(t, func(w http.ResponseWriter, r *http.Request) {
+			uri = r.RequestURI
+			w.Header().Set("Location", "https://elsewhere.example.com/")
+			w.WriteHeader(tc.status)
+			_, _ = w.Write([]byte(tc.body))
+		}, func(o *Options) { o.MaxRetries = 0 })
+		_, err := c.Token(context.Background())
+		var re *RedirectError
+		switch {
+		case tc.wantOK && err != nil:
+			t.Errorf("HTTP %d: %v, want the token", tc.status, err)
+		case !tc.wantOK && err == nil:
+			t.Errorf("HTTP %d: no error", tc.status)
+		case tc.redirect != errors.As(err, &re):
+			t.Errorf("HTTP %d: %v; redirect %t", tc.status, err, tc.redirect)
+		}
+		if uri != "/api/v1/token" {
+			t.Errorf("request URI %q, want no query", uri)
+		}
+	}
+
+	// A page of exactly the size limit is read; one byte more is refused.
+	page := `{"data":[],"pagination":{"limit":50,"next_cursor":null}}`
+	for _, extra := range []int{0, 1} {
+		body := page + strings.Repeat(" ", maxSuccessBody-len(page)+extra)
+		c, _ := hostileClient(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(body)) }, nil)
+		_, err := Collect(c.Accounts(context.Background(), ListOptions{}))
+		if tooLarge := errors.Is(err, ErrBodyTooLarge); tooLarge != (extra == 1) || (extra == 0 && err != nil) {
+			t.Errorf("a body of the limit plus %d: %v", extra, err)
+		}
+	}
+}

@@ -283,3 +283,39 @@ func TestRateLimitedWaitsAreBoundedByTheDeadline(t *testing.T) {
 		})
 	}
 }
+
+// Retry-After bounds: waits that add up to exactly the retry budget are
+// taken, one more is not; a Retry-After of 0 waits the backoff, not
+// nothing.
+func TestRetryBudgetAndRetryAfterEdges(t *testing.T) {
+	t.Parallel()
+	failing := func(failures int, retryAfter string) (http.HandlerFunc, *int) {
+		n := 0
+		return func(w http.ResponseWriter, _ *http.Request) {
+			n++
+			if n <= failures {
+				w.Header().Set("Retry-After", retryAfter)
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			_, _ = w.Write([]byte(`{"name":"ci","expires_at":"2027-01-01T00:00:00Z","organization":{"id":"org_0123456789abcdef","name":"acme"}}`))
+		}, &n
+	}
+	budget := func(o *Options) { o.MaxRetries, o.RetryBudget = 5, 2*time.Second }
+	for failures, wantOK := range map[int]bool{2: true, 3: false} {
+		h, _ := failing(failures, "1")
+		c, _ := hostileClient(t, h, budget)
+		if _, err := c.Token(context.Background()); (err == nil) != wantOK {
+			t.Errorf("%d failures of Retry-After 1 within a budget of 2s: %v", failures, err)
+		}
+	}
+	h, _ := failing(1, "0")
+	c, clk := hostileClient(t, h, func(o *Options) { o.MaxRetries = 1 })
+	c.jitter = func() float64 { return 0 }
+	if _, err := c.Token(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if w := clk.Waits(); len(w) != 1 || w[0] != c.opts.BackoffBase {
+		t.Errorf("waits %v after a Retry-After of 0, want the backoff %s", w, c.opts.BackoffBase)
+	}
+}
