@@ -84,7 +84,7 @@ func newTestEnv(t *testing.T, opts mockservice.Options) *testEnv {
 // run on a clock.NewStepped, which follows the wall clock and jumps when told.
 func newWallClockEnv(t *testing.T, opts mockservice.Options) *testEnv {
 	t.Helper()
-	if v, ok := opts.Clock.(*clock.Virtual); (opts.Clock != nil && !(ok && v.FollowsWall())) || opts.RateClock != nil {
+	if v, ok := opts.Clock.(*clock.Virtual); (opts.Clock != nil && (!ok || !v.FollowsWall())) || opts.RateClock != nil {
 		t.Fatal("newWallClockEnv: the mock's clock must follow the provider's wall clock (nil or a *clock.Virtual)")
 	}
 	return startEnv(t, opts)
