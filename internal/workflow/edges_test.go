@@ -141,6 +141,27 @@ func TestIdentifyLooksOnceMoreWhenInterrupted(t *testing.T) {
 	}
 }
 
+// Interrupted while identifying, when the detached look does not find the
+// backup either, the trigger is unidentified, queued, and says the
+// listing did not show it.
+func TestIdentifyInterruptedAndNotListed(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fs.lag = 2 // the listing during the look and the detached one omit it
+	fs.onListing = func(n int) {
+		if n == 1 {
+			cancel()
+		}
+	}
+	_, err := w.trigger(ctx, fs.account)
+	var ue *unidentifiedError
+	if !errors.As(err, &ue) || !ue.Queued || !errors.Is(err, ErrNotListed) {
+		t.Fatalf("trigger: %v; want a queued unidentified trigger, not listed", err)
+	}
+}
+
 // A wait whose polls fail ends Unfollowed with the polls' error, never as
 // a finished backup.
 func TestPollingFailureIsUnfollowed(t *testing.T) {
