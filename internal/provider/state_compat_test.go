@@ -79,6 +79,8 @@ resource "backup_on_destroy" "pending" {
   "completed_at": "2026-11-21T09:11:00Z",
   "id": "bkp_statecompat00001",
   "on_conflict": "wait",
+  "reuse_within": null,
+  "reused": false,
   "timeouts": null,
   "triggered_at": "2026-11-21T09:00:00Z",
   "triggers": null,
@@ -91,6 +93,8 @@ resource "backup_on_destroy" "pending" {
   "completed_at": null,
   "id": "bkp_statecompat00002",
   "on_conflict": "wait",
+  "reuse_within": null,
+  "reused": false,
   "timeouts": null,
   "triggered_at": "` + running.Format(time.RFC3339) + `",
   "triggers": null,
@@ -101,6 +105,7 @@ resource "backup_on_destroy" "pending" {
   "id": "acc_statecompat00001",
   "on_conflict": "wait",
   "resume_within": "10m",
+  "reuse_within": null,
   "pending_destroy_backup": null,
   "timeouts": {
     "delete": "5m"
@@ -124,6 +129,7 @@ resource "backup_on_destroy" "pending" {
   "id": "acc_statecompat00002",
   "on_conflict": "wait",
   "resume_within": "10m",
+  "reuse_within": null,
   "pending_destroy_backup": {
     "backup_id": "bkp_statecompat00003",
     "counts_until": "2026-11-21T10:17:00Z",
