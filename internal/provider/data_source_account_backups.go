@@ -70,13 +70,14 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 			},
 			"created_before": schema.StringAttribute{
 				Optional: true, CustomType: timetypes.RFC3339Type{},
-				Description: "Keep only backups created before this time (RFC 3339, for example `2026-11-24T09:00:00Z`). " +
+				Description: "Keep only backups created strictly before this time (RFC 3339, for example `2026-11-24T09:00:00Z`). " +
 					"The newer backups are read and skipped: the listing is newest first and the API has no filters.",
 			},
 			"created_after": schema.StringAttribute{
 				Optional: true, CustomType: timetypes.RFC3339Type{},
-				Description: "Keep only backups created after this time (RFC 3339). The listing stops at the first backup " +
-					"created at or before it: no older page is read.",
+				Description: "Keep only backups created strictly after this time (RFC 3339). The listing stops at the first " +
+					"backup created at or before it: no older page is read. It must be before `created_before`: an empty window " +
+					"is refused at validate.",
 			},
 			"truncated": schema.BoolAttribute{
 				Computed: true,

@@ -31,7 +31,7 @@ func TestAccKeyExpiryWarning(t *testing.T) {
 		t.Errorf("validate read the token %d times", n)
 	}
 	out := c.run("plan", "-no-color")
-	if !regexp.MustCompile(words(`The Backup Service API key "ci-soon" expires in 240h0m0s`)).MatchString(out) ||
+	if !regexp.MustCompile(words(`The Backup Service API key "ci-soon" expires in 10 days`)).MatchString(out) ||
 		!regexp.MustCompile(words(expires.Format(time.RFC3339))).MatchString(out) {
 		t.Errorf("no warning naming the key and its expiry:\n%s", out)
 	}

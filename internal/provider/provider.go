@@ -352,9 +352,12 @@ func warnKeyExpiry(ctx context.Context, c *client.Client, now time.Time, window 
 	if left >= window {
 		return
 	}
-	when := "expires in " + left.Round(time.Hour).String()
-	if left <= 0 {
+	when := "expires in " + left.Round(time.Minute).String()
+	switch days := int(left / (24 * time.Hour)); {
+	case left <= 0:
 		when = "has expired"
+	case days >= 2:
+		when = fmt.Sprintf("expires in %d days", days)
 	}
 	diags.AddWarning(fmt.Sprintf("The Backup Service API key %q %s", tok.Name, when),
 		fmt.Sprintf("The API key %q of organization %s expires at %s, within key_expiry_warning (%s). Create a new key in the "+

@@ -93,7 +93,8 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			},
 			"reused": schema.BoolAttribute{
 				Computed: true, PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
-				Description: "Whether the backup was not queued by this trigger: a recent one counted for it (`reuse_within`).",
+				Description: "Whether this trigger's create queued no backup because a recent one counted for it (`reuse_within`): " +
+					"true also for a retried apply that follows the backup its own killed run queued.",
 			},
 			"backup_status": schema.StringAttribute{
 				Computed: true, PlanModifiers: keep,
@@ -102,7 +103,7 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			},
 			"triggered_at": schema.StringAttribute{
 				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,
-				Description: "When the backup was queued, RFC 3339 in UTC.",
+				Description: "When the backup was queued, RFC 3339 in UTC (for a reused backup, when whoever took it queued it).",
 			},
 			"completed_at": schema.StringAttribute{
 				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,

@@ -46,7 +46,7 @@ func positiveDuration(v types.String) time.Duration {
 }
 
 func (durationValidator) Description(context.Context) string {
-	return "value must be a positive duration such as 30s or 2m"
+	return "value must be a positive duration: a number with its unit, such as 30s, 15m or 720h"
 }
 
 func (v durationValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
@@ -58,7 +58,8 @@ func (durationValidator) ValidateString(_ context.Context, req validator.StringR
 	d, err := time.ParseDuration(req.ConfigValue.ValueString())
 	if err != nil || d <= 0 {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
-			fmt.Sprintf("%q is not a positive duration such as 30s or 2m.", req.ConfigValue.ValueString()))
+			fmt.Sprintf("%q is not a positive duration: write a number with its unit (ns, us, ms, s, m or h), such as 30s, 15m or "+
+				"720h (30 days: there is no unit for days).", req.ConfigValue.ValueString()))
 	}
 }
 
