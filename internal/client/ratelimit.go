@@ -160,14 +160,16 @@ func (l *limiter) wait(ctx context.Context) error {
 		if l.budget <= 0 && start.Before(l.windowEnd) {
 			start = l.entry(l.windowEnd)
 		}
-		if end, ok := l.endOfWindow(start); ok && l.fillAt < time.Second && start.After(end.Add(-time.Second+l.fillAt)) {
+		// (With fillAt at a whole second, no start is past it.)
+		if end, ok := l.endOfWindow(start); ok && start.After(end.Add(-time.Second+l.fillAt)) {
 			start = l.entry(end)
 		}
 		ch := l.changed
 		var delay time.Duration
+		probe := false // wait for the probe's answer, on no timer
 		switch {
 		case !l.known && l.probing:
-			delay = -1 // wait for the probe's answer
+			probe = true
 		case !start.After(now):
 			if !l.known {
 				l.probing = true
@@ -192,7 +194,7 @@ func (l *limiter) wait(ctx context.Context) error {
 		l.mu.Unlock()
 
 		var timer <-chan time.Time
-		if delay >= 0 {
+		if !probe {
 			timer = l.clock.After(delay)
 		}
 		select {
@@ -223,14 +225,13 @@ func (l *limiter) endOfWindow(t time.Time) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	d := t.Sub(l.windowEnd)
-	if d < -time.Second {
-		return time.Time{}, false
+	switch {
+	case d < -time.Second:
+		return time.Time{}, false // before the window told: unknown
+	case d < 0:
+		return l.windowEnd, true // in it
 	}
-	n := int64(d / time.Second)
-	if d >= 0 {
-		n++
-	}
-	return l.windowEnd.Add(time.Duration(n) * time.Second), true
+	return l.windowEnd.Add(time.Duration(int64(d/time.Second)+1) * time.Second), true
 }
 
 // How the share and fillAt move; tuned with TestSharedKeySimulation

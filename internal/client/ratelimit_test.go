@@ -500,3 +500,31 @@ func TestParseRateLimitBounds(t *testing.T) {
 		t.Errorf("a reset at 1 read as %+v", rl)
 	}
 }
+
+// The window a time falls in: the one told when the time is in it, the
+// ones after it by whole seconds, none before it.
+func TestEndOfWindow(t *testing.T) {
+	t.Parallel()
+	w := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	l := &limiter{windowEnd: w}
+	for _, tc := range []struct {
+		at   time.Duration // from the end told
+		want time.Duration // end, from the end told
+		ok   bool
+	}{
+		{-time.Second - time.Nanosecond, 0, false},
+		{-time.Second, 0, true},
+		{-time.Nanosecond, 0, true},
+		{0, time.Second, true},
+		{999 * time.Millisecond, time.Second, true},
+		{time.Second, 2 * time.Second, true},
+	} {
+		end, ok := l.endOfWindow(w.Add(tc.at))
+		if ok != tc.ok || (ok && !end.Equal(w.Add(tc.want))) {
+			t.Errorf("at %s: %s %t, want %s %t", tc.at, end.Sub(w), ok, tc.want, tc.ok)
+		}
+	}
+	if _, ok := (&limiter{}).endOfWindow(w); ok {
+		t.Error("a window before any was told")
+	}
+}
