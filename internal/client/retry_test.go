@@ -3,9 +3,11 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -317,5 +319,47 @@ func TestRetryBudgetAndRetryAfterEdges(t *testing.T) {
 	}
 	if w := clk.Waits(); len(w) != 1 || w[0] != c.opts.BackoffBase {
 		t.Errorf("waits %v after a Retry-After of 0, want the backoff %s", w, c.opts.BackoffBase)
+	}
+}
+
+// recordingLogger keeps what the client logs, for tests of what users
+// see with TF_LOG.
+type recordingLogger struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *recordingLogger) add(level, msg string, fields map[string]any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf("%s %s %v", level, msg, fields))
+}
+
+func (l *recordingLogger) Debug(_ context.Context, msg string, f map[string]any) { l.add("DEBUG", msg, f) }
+func (l *recordingLogger) Info(_ context.Context, msg string, f map[string]any)  { l.add("INFO", msg, f) }
+func (l *recordingLogger) Warn(_ context.Context, msg string, f map[string]any)  { l.add("WARN", msg, f) }
+
+// A wait of 5 s or more before a retry is logged at WARN, a shorter one
+// only at DEBUG; the retry's number counts from 1.
+func TestLongRetryWaitsAreAnnounced(t *testing.T) {
+	t.Parallel()
+	for retryAfter, warned := range map[string]bool{"4": false, "5": true} {
+		n := 0
+		log := &recordingLogger{}
+		c, _ := hostileClient(t, func(w http.ResponseWriter, _ *http.Request) {
+			if n++; n == 1 {
+				w.Header().Set("Retry-After", retryAfter)
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			_, _ = w.Write([]byte(`{"name":"ci","expires_at":"2027-01-01T00:00:00Z","organization":{"id":"org_0123456789abcdef","name":"acme"}}`))
+		}, func(o *Options) { o.MaxRetries, o.Logger = 1, log })
+		if _, err := c.Token(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		all := strings.Join(log.lines, "\n")
+		if strings.Contains(all, "WARN waiting before retrying") != warned || !strings.Contains(all, "attempt:1 ") {
+			t.Errorf("Retry-After %s:\n%s", retryAfter, all)
+		}
 	}
 }
