@@ -335,9 +335,15 @@ func (l *recordingLogger) add(level, msg string, fields map[string]any) {
 	l.lines = append(l.lines, fmt.Sprintf("%s %s %v", level, msg, fields))
 }
 
-func (l *recordingLogger) Debug(_ context.Context, msg string, f map[string]any) { l.add("DEBUG", msg, f) }
-func (l *recordingLogger) Info(_ context.Context, msg string, f map[string]any)  { l.add("INFO", msg, f) }
-func (l *recordingLogger) Warn(_ context.Context, msg string, f map[string]any)  { l.add("WARN", msg, f) }
+func (l *recordingLogger) Debug(_ context.Context, msg string, f map[string]any) {
+	l.add("DEBUG", msg, f)
+}
+func (l *recordingLogger) Info(_ context.Context, msg string, f map[string]any) {
+	l.add("INFO", msg, f)
+}
+func (l *recordingLogger) Warn(_ context.Context, msg string, f map[string]any) {
+	l.add("WARN", msg, f)
+}
 
 // A wait of 5 s or more before a retry is logged at WARN, a shorter one
 // only at DEBUG; the retry's number counts from 1.
