@@ -104,7 +104,7 @@ func (c *Client) retryAfter(ctx context.Context, cl call, attempt int, delay tim
 		"method": cl.method, "path": c.base.EscapedPath() + cl.path, "attempt": attempt + 1, "delay": delay.String(), "error": last.Error(),
 	})
 	*waited += delay
-	return sleep(ctx, c.clock, delay)
+	return clock.Sleep(ctx, c.clock, delay)
 }
 
 // retryDelay says whether err may be retried, and after how long.

@@ -4,7 +4,10 @@
 // of three ways), and deadlines on either (WithTimeout).
 package clock
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Clock is a source of time that can also wait.
 type Clock interface {
@@ -28,3 +31,14 @@ func (Wall) Now() time.Time { return time.Now() }
 
 // After waits for d of real time.
 func (Wall) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Sleep waits for d on clk, or returns the context's error as soon as ctx
+// is done.
+func Sleep(ctx context.Context, clk Clock, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-clk.After(d):
+		return nil
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 )
 
 // PollSettings shape a wait for a backup: a poll waits a tenth of the time
@@ -185,7 +186,7 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start ti
 		// Ended between the 409 and the look (or a listing that does not
 		// show it): try again after a poll interval, which grows with the
 		// wait as a backup's polls do, never in a tight loop.
-		if err := sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(start))); err != nil {
+		if err := clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(start))); err != nil {
 			return &conflictWaitError{Waited: w.clock.Now().Sub(start), Err: err}
 		}
 		return nil
@@ -250,7 +251,7 @@ func (w *Runner) poll(ctx context.Context, accountID string, b *client.Backup, c
 	began := w.clock.Now()
 	last := b
 	for client.InProgress(last.Status) {
-		if err := sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(began))); err != nil {
+		if err := clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(began))); err != nil {
 			return last, err
 		}
 		now, err := w.c.FindBackup(ctx, accountID, last.ID)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 )
 
 // Triggered is what a trigger queued.
@@ -239,7 +240,7 @@ func (w *Runner) lookFor(ctx context.Context, accountID string, rec Recognizer, 
 		if left <= 0 {
 			return nil, err
 		}
-		if serr := sleep(ctx, w.clock, min(interval, left)); serr != nil {
+		if serr := clock.Sleep(ctx, w.clock, min(interval, left)); serr != nil {
 			return nil, err
 		}
 		interval = min(2*interval, identifyMaxInterval)

@@ -86,17 +86,6 @@ func (nopLogger) Debug(context.Context, string, map[string]any) {}
 func (nopLogger) Info(context.Context, string, map[string]any)  {}
 func (nopLogger) Warn(context.Context, string, map[string]any)  {}
 
-// sleep waits for d on clk, or returns the context's error as soon as ctx
-// is done.
-func sleep(ctx context.Context, clk clock.Clock, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-clk.After(d):
-		return nil
-	}
-}
-
 // detachedTimeout bounds a request that must complete after its caller's
 // context ends: recording what the service already did.
 const detachedTimeout = 15 * time.Second
