@@ -22,7 +22,7 @@ func benchAllowance(ctx context.Context, _ *harness, r *report, _ int) error {
 	r.line("|---|---|---|---|---|")
 	allMet, limited := true, 0
 	for _, allowance := range []int{1, 2, 5, 20, 100} {
-		progress("8/10 allowance used at %d requests/s", allowance)
+		progress("8/12 allowance used at %d requests/s", allowance)
 		m, err := startMock(ctx, mockservice.Options{Seed: 80, Accounts: 1, RateLimit: allowance})
 		if err != nil {
 			return err

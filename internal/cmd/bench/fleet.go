@@ -29,7 +29,7 @@ func benchFleet(ctx context.Context, _ *harness, r *report, _ int) error {
 	r.line("| accounts | requests | elapsed | bound | elapsed / bound | one after another | 429s from the allowance |")
 	r.line("|---|---|---|---|---|---|---|")
 	for _, n := range []int{20, 200, 1000} {
-		progress("9/10 %d accounts at once", n)
+		progress("9/12 %d accounts at once", n)
 		m, err := startMock(ctx, mockservice.Options{Seed: 90, Accounts: n, RateLimit: fleetAllowance, PendingFor: fleetPending, RunningFor: fleetRunning})
 		if err != nil {
 			return err
@@ -72,7 +72,7 @@ func benchFreshness(ctx context.Context, _ *harness, r *report, _ int) error {
 	r.line("| accounts | requests | floor | elapsed | requests / allowance | 429s from the allowance |")
 	r.line("|---|---|---|---|---|---|")
 	for _, n := range []int{100, 1000} {
-		progress("10/10 freshness of %d accounts", n)
+		progress("10/12 freshness of %d accounts", n)
 		m, err := startMock(ctx, mockservice.Options{Seed: 100, Accounts: n, RateLimit: fleetAllowance})
 		if err != nil {
 			return err

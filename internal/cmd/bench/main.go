@@ -22,7 +22,7 @@ import (
 func main() {
 	out := flag.String("out", "BENCHMARKS.md", "where to write the report")
 	runs := flag.Int("runs", 9, "timed runs per plan measurement (the median is reported); the rate-limit apply runs a third as often")
-	only := flag.Int("only", 0, "run only this section (1-11), for investigating one figure")
+	only := flag.Int("only", 0, "run only this section (1-12), for investigating one figure")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -59,7 +59,7 @@ func run(ctx context.Context, out string, runs, only int) error {
 	r.line("Machine: %s", machine(ctx))
 	r.line("")
 	for i, section := range []func(context.Context, *harness, *report, int) error{
-		benchRefresh, benchRateLimit, benchPaging, benchRequests, benchGo, benchRefreshAtScale, benchSharedKey, benchAllowance, benchFleet, benchFreshness, benchReuse,
+		benchRefresh, benchRateLimit, benchPaging, benchRequests, benchGo, benchRefreshAtScale, benchSharedKey, benchAllowance, benchFleet, benchFreshness, benchReuse, benchPlanStep,
 	} {
 		if only != 0 && only != i+1 {
 			continue

@@ -33,7 +33,7 @@ func benchReuse(ctx context.Context, _ *harness, r *report, _ int) error {
 	r.line("| `reuse_within` | backups queued | POSTs (409s among them) | runs that failed | elapsed |")
 	r.line("|---|---|---|---|---|")
 	for _, within := range []time.Duration{0, 15 * time.Minute} {
-		progress("11/11 %d runs over %d accounts, reuse_within %s", reuseRuns, reuseAccounts, within)
+		progress("11/12 %d runs over %d accounts, reuse_within %s", reuseRuns, reuseAccounts, within)
 		m, err := startMock(ctx, mockservice.Options{Seed: 110, Accounts: reuseAccounts, RateLimit: reuseAllowance, PendingFor: fleetPending, RunningFor: fleetRunning})
 		if err != nil {
 			return err

@@ -16,7 +16,7 @@ const highRateLimit = 1_000_000
 
 // 1. Refresh cost: plan over 200 triggers with and without refresh.
 func benchRefresh(ctx context.Context, h *harness, r *report, runs int) error {
-	progress("1/10 refresh cost: 200 backup_trigger resources")
+	progress("1/12 refresh cost: 200 backup_trigger resources")
 	m, err := startMock(ctx, mockservice.Options{Seed: 1, Accounts: 200, RateLimit: highRateLimit,
 		PendingFor: time.Millisecond, RunningFor: time.Millisecond})
 	if err != nil {
@@ -97,7 +97,7 @@ resource "terraform_data" "t" {
 	r.line("")
 	r.line("| plan | median | runs |")
 	r.line("|---|---|---|")
-	r.line("| with refresh (%d API requests: one read per resource) | %s | %s |", reads, secs(median(refresh)), list(refresh))
+	r.line("| with refresh (%d API requests: a finished trigger's refresh checks its account in the accounts listing the command shares) | %s | %s |", reads, secs(median(refresh)), list(refresh))
 	r.line("| `-refresh=false` | %s | %s |", secs(median(noRefresh)), list(noRefresh))
 	r.line("| floor: with refresh, reads that do nothing | %s | %s |", secs(median(noopRefresh)), list(noopRefresh))
 	r.line("| 200 `terraform_data` (built-in, for context) | %s | %s |", secs(median(builtin)), list(builtin))
@@ -132,7 +132,7 @@ func benchRateLimit(ctx context.Context, h *harness, r *report, runs int) error 
 	var ratios []float64
 	limited := 0
 	for i := range n {
-		progress("2/10 rate-limit bound: apply 100 triggers at 20 requests/s (run %d of %d)", i+1, n)
+		progress("2/12 rate-limit bound: apply 100 triggers at 20 requests/s (run %d of %d)", i+1, n)
 		m, err := startMock(ctx, mockservice.Options{Seed: uint64(20 + i), Accounts: 100, RateLimit: allowance, PendingFor: time.Hour})
 		if err != nil {
 			return err
@@ -169,7 +169,7 @@ func benchRateLimit(ctx context.Context, h *harness, r *report, runs int) error 
 
 // 3. Paging: backup_accounts over 10,000 accounts.
 func benchPaging(ctx context.Context, h *harness, r *report, _ int) error {
-	progress("3/10 paging: backup_accounts over 10,000 accounts")
+	progress("3/12 paging: backup_accounts over 10,000 accounts")
 	m, err := startMock(ctx, mockservice.Options{Seed: 3, Accounts: 10000, RateLimit: highRateLimit})
 	if err != nil {
 		return err
@@ -234,7 +234,7 @@ func withoutCLIConfig(env []string) []string {
 
 // 4. Requests per operation.
 func benchRequests(ctx context.Context, h *harness, r *report, _ int) error {
-	progress("4/10 requests per operation")
+	progress("4/12 requests per operation")
 	m, err := startMock(ctx, mockservice.Options{Seed: 4, Accounts: 137, AuditLogs: 120, RateLimit: highRateLimit,
 		PendingFor: 300 * time.Millisecond, RunningFor: 300 * time.Millisecond})
 	if err != nil {
@@ -295,7 +295,7 @@ func benchRequests(ctx context.Context, h *harness, r *report, _ int) error {
 
 // 5. Go benchmarks of the client's hot paths.
 func benchGo(ctx context.Context, _ *harness, r *report, _ int) error {
-	progress("5/10 go test -bench ./internal/client")
+	progress("5/12 go test -bench ./internal/client")
 	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime", "2s", "./internal/client/")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
@@ -331,7 +331,7 @@ func benchRefreshAtScale(ctx context.Context, h *harness, r *report, _ int) erro
 	var rows []row
 	for _, n := range []int{250, 1000, 5000} {
 		for _, history := range []int{0, 120} {
-			progress("6/10 refresh at scale: %d triggers, %d newer backups per account", n, history)
+			progress("6/12 refresh at scale: %d triggers, %d newer backups per account", n, history)
 			m, err := startMock(ctx, mockservice.Options{Seed: 6, Accounts: n + 3, RateLimit: highRateLimit,
 				PendingFor: time.Millisecond, RunningFor: time.Millisecond})
 			if err != nil {

@@ -150,7 +150,7 @@ func benchSharedKey(ctx context.Context, h *harness, r *report, _ int) error {
 	r.line("")
 	t0 := map[int]time.Duration{}
 	for _, n := range sharedKeyRuns {
-		progress("7/10 many runs, one key: T₀ for %d runs", n)
+		progress("7/12 many runs, one key: T₀ for %d runs", n)
 		res, err := runShared(ctx, h, n, highRateLimit)
 		if err != nil {
 			return err
@@ -165,7 +165,7 @@ func benchSharedKey(ctx context.Context, h *harness, r *report, _ int) error {
 	met := true
 	for _, allowance := range sharedKeyAllowances {
 		for _, n := range sharedKeyRuns {
-			progress("7/10 many runs, one key: %d runs at %d requests/s", n, allowance)
+			progress("7/12 many runs, one key: %d runs at %d requests/s", n, allowance)
 			res, err := runShared(ctx, h, n, allowance)
 			if err != nil {
 				return err

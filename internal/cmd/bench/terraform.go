@@ -31,6 +31,9 @@ type harness struct {
 	// pagedCfg points Terraform at the provider built as of
 	// pagedReadCommit, whose refresh pages every trigger's backups.
 	pagedCfg string
+	// planStepCfgs point Terraform at the providers built as of
+	// planStepCommits (section 12), in that order.
+	planStepCfgs []string
 }
 
 func newHarness(ctx context.Context, root string) (*harness, error) {
@@ -59,7 +62,17 @@ func newHarness(ctx context.Context, root string) (*harness, error) {
 		return nil, err
 	}
 	h.cliCfg, h.noopCfg, h.pagedCfg = filepath.Join(work, "terraformrc"), filepath.Join(work, "terraformrc-noop"), filepath.Join(work, "terraformrc-paged")
-	for cfgPath, dir := range map[string]string{h.cliCfg: h.binDir, h.noopCfg: variants["noop"], h.pagedCfg: variants["paged"]} {
+	cfgs := map[string]string{h.cliCfg: h.binDir, h.noopCfg: variants["noop"], h.pagedCfg: variants["paged"]}
+	for _, c := range planStepCommits {
+		bin := filepath.Join(work, "bin-"+c.commit)
+		if err := buildAt(ctx, root, c.commit, filepath.Join(work, "src-"+c.commit), filepath.Join(bin, "terraform-provider-backup")); err != nil {
+			return nil, err
+		}
+		cfg := filepath.Join(work, "terraformrc-"+c.commit)
+		cfgs[cfg] = bin
+		h.planStepCfgs = append(h.planStepCfgs, cfg)
+	}
+	for cfgPath, dir := range cfgs {
 		cfg := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"backup-service/backup\" = %q\n  }\n  direct {}\n}\n", dir)
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 			return nil, err
