@@ -237,3 +237,23 @@ func TestKeyWithCharactersCleaningChangesIsMasked(t *testing.T) {
 		}
 	}
 }
+
+// A text of exactly the limit is kept whole; a longer one says, in
+// characters rather than bytes, how many it dropped.
+func TestCutCountsCharacters(t *testing.T) {
+	g := textGuard{}
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"abc", 3, "abc"},
+		{"ééé", 3, "ééé"},
+		{"abcd", 3, "abc… (cut: 1 more characters)"},
+		{"éééééé", 2, "éé… (cut: 4 more characters)"},
+	} {
+		if got := g.cut(tc.in, tc.n); got != tc.want {
+			t.Errorf("cut(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}
