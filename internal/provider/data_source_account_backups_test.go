@@ -149,9 +149,7 @@ output "latest_good" {
   value = data.backup_account_backups.latest_good
 }
 `, id)))
-	before := e.srv.Requests(mockservice.RouteListBackups)
-	c.run("apply", "-auto-approve", "-no-color")
-	if n := e.srv.Requests(mockservice.RouteListBackups) - before; n > 3 || n < 2 {
+	if n := e.listingsDuring(func() { c.run("apply", "-auto-approve", "-no-color") }); n > 3 || n < 2 {
 		t.Errorf("the latest good backup on page 2 cost %d listing requests, want 2 (at most 3)", n)
 	}
 	var out struct {
@@ -233,10 +231,8 @@ output "restore_point" {
   value = data.backup_account_backups.restore_point
 }
 `, id, at(90).Format(time.RFC3339))))
-	before := e.srv.Requests(mockservice.RouteListBackups)
-	c.run("apply", "-auto-approve", "-no-color")
 	// The restore point is backup 69, the 61st newest: on page 2.
-	if n := e.srv.Requests(mockservice.RouteListBackups) - before; n > 3 || n < 2 {
+	if n := e.listingsDuring(func() { c.run("apply", "-auto-approve", "-no-color") }); n > 3 || n < 2 {
 		t.Errorf("a restore point on page 2 cost %d listing requests, want 2 (at most 3)", n)
 	}
 	type listing struct {
@@ -273,9 +269,7 @@ output "window" {
   value = data.backup_account_backups.window
 }
 `, id, at(80).Format(time.RFC3339), at(90).Format(time.RFC3339))))
-	before = e.srv.Requests(mockservice.RouteListBackups)
-	c2.run("apply", "-auto-approve", "-no-color")
-	if n := e.srv.Requests(mockservice.RouteListBackups) - before; n > 2 || n < 1 {
+	if n := e.listingsDuring(func() { c2.run("apply", "-auto-approve", "-no-color") }); n > 2 || n < 1 {
 		t.Errorf("a window on page 1 cost %d listing requests, want 1 (at most 2)", n)
 	}
 	var window struct {
@@ -296,12 +290,12 @@ data "backup_account_backups" "empty" {
   created_before = %[2]q
 }
 `, id, at(80).Format(time.RFC3339))))
-	before = e.srv.Requests(mockservice.RouteListBackups)
-	out3, err := c3.exec(nil, "validate", "-no-color")
+	var out3 string
+	var err error
+	if n := e.listingsDuring(func() { out3, err = c3.exec(nil, "validate", "-no-color") }); n != 0 {
+		t.Errorf("validate sent %d listing requests", n)
+	}
 	if err == nil || !strings.Contains(out3, "Empty time window") {
 		t.Errorf("an empty window passed validate: %v\n%s", err, out3)
-	}
-	if n := e.srv.Requests(mockservice.RouteListBackups) - before; n != 0 {
-		t.Errorf("validate sent %d listing requests", n)
 	}
 }

@@ -55,6 +55,14 @@ type testEnv struct {
 	clock *clock.Virtual
 }
 
+// listingsDuring counts the backups listing requests the service receives
+// while f runs.
+func (e *testEnv) listingsDuring(f func()) int {
+	before := e.srv.Requests(mockservice.RouteListBackups)
+	f()
+	return e.srv.Requests(mockservice.RouteListBackups) - before
+}
+
 // newTestEnv starts a mock service for one test, on a virtual clock shared
 // by the mock (its backups and rate windows) and the provider (its polls,
 // retries, pacing and timeouts.*): a wait of minutes takes milliseconds,
