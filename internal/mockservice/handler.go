@@ -90,6 +90,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rep.status >= 200 && rep.status < 300 {
 		w.Header().Set("X-Request-ID", requestID)
 	}
+	// Dated by the service's own clock, as a real deployment's answers are.
+	w.Header().Set("Date", s.clock.Now().UTC().Format(http.TimeFormat))
 	for _, f := range faults {
 		if f.Kind == FaultTruncatedBody {
 			// Promise the whole body, send half: the connection closes early.
