@@ -82,6 +82,8 @@ type Client struct {
 	tok     keyToken
 	proof   baseProof // see judgeAbsence
 	noHTTP2 bool      // see HTTP2DebugLogging
+
+	serviceClock serviceClock // see ClockOffset
 }
 
 // secret holds the key behind a pointer, so that printing a Client (or

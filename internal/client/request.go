@@ -77,6 +77,7 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 	}
 	defer func() { _ = res.Body.Close() }()
 	header, status = res.Header, res.StatusCode
+	c.serviceClock.observe(res.Header.Get("Date"), c.clock.Now())
 
 	limit := int64(maxSuccessBody)
 	if res.StatusCode >= 300 {

@@ -49,6 +49,14 @@ type Backup struct {
 	Error       *string    `json:"error"`
 }
 
+// Good reports whether b is a good backup by a consistent record: status
+// success, completed_at present and not before created_at, and no error. A
+// success that contradicts itself is not one.
+func (b Backup) Good() bool {
+	return b.Status == StatusSuccess && b.CompletedAt != nil && !b.CompletedAt.Before(b.CreatedAt) &&
+		(b.Error == nil || *b.Error == "")
+}
+
 // AuditLog is one audit log record.
 type AuditLog struct {
 	ID           string    `json:"id"`

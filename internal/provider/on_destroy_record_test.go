@@ -52,7 +52,7 @@ func TestDestroyBackupRecord(t *testing.T) {
 			if !ok {
 				return
 			}
-			if !d.CountsUntil.Equal(tc.wantUntil) || !d.StandsForDestroy(tc.wantUntil) || d.StandsForDestroy(tc.wantUntil.Add(time.Second)) {
+			if !d.CountsUntil.Equal(tc.wantUntil) || !d.StandsForDestroy(tc.wantUntil, time.Hour) || d.StandsForDestroy(tc.wantUntil.Add(time.Second), time.Hour) {
 				t.Errorf("counts until %s, want %s", d.CountsUntil, tc.wantUntil)
 			}
 			obj := pendingObject(d)

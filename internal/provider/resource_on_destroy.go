@@ -262,7 +262,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	resume := m.resumeWithin()
 	now := r.data.clock.Now()
 	earlier := destroyRecord(ctx, req.Private)
-	if earlier.Phase != workflow.PhaseNone && !earlier.StandsForDestroy(now) {
+	if earlier.Phase != workflow.PhaseNone && !earlier.StandsForDestroy(now, resume) {
 		// It stood for a destroy that stopped more than resume_within
 		// ago: the data may have changed since, so it is not this one's.
 		tflog.Info(ctx, "the backup an earlier destroy began no longer counts for this one; taking a new backup",
@@ -290,7 +290,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	}
 	if r.data.release.covers(accountID) {
 		if why, ok := cannotBackUp(o); ok {
-			resp.Diagnostics.AddWarning(fmt.Sprintf("Destroyed without a backup of account %s", accountID),
+			resp.Diagnostics.AddWarning(fmt.Sprintf("Destroyed without a backup of account %s: %s", accountID, r.data.release.reason),
 				fmt.Sprintf("The account cannot be backed up: %s\n\n%s", why, r.data.release.warning(accountID)))
 			return
 		}
@@ -335,7 +335,8 @@ func cannotBackUp(o workflow.Outcome) (string, bool) {
 		return "the Backup Service proved it does not exist for this API key (deleted, or outside the key's organization).", true
 	case o.Kind == workflow.Refused && errors.Is(o.Err, client.ErrUnprocessable) && errors.As(o.Err, &refused) && refused.FromService():
 		return "the Backup Service refused to back it up (HTTP 422): " + o.Err.Error(), true
-	case o.Kind == workflow.Failed:
+	case o.Kind == workflow.Failed && o.Backup != nil && o.Backup.Status != client.StatusSuccess:
+		// A success that does not count (workflow.Rule) proves nothing.
 		return "its backup failed: " + o.Err.Error(), true
 	}
 	return "", false

@@ -138,8 +138,8 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 	ctx, cancel := boundedFor(ctx, r.data.clock, timeout, accountID)
 	defer cancel()
 
-	o := r.runOrAdopt(ctx, &plan, r.runOptions(ctx, &plan))
-	r.record(ctx, &plan, workflow.Record{}, o, createCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
+	o, after := r.runOrAdopt(ctx, &plan, r.runOptions(ctx, &plan))
+	r.record(ctx, &plan, workflow.Record{Since: after}, o, createCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
 // record saves what a create or an update learnt of the trigger's backup:
@@ -151,7 +151,7 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 ) {
 	switch o.Kind {
 	case workflow.NotIdentified:
-		recordUnidentified(ctx, m, o, private, diags, by)
+		recordUnidentified(ctx, m, prior, o, private, diags, by)
 	case workflow.Refused, workflow.ConflictNotOver, workflow.Unreadable:
 		report(diags, by, timeout, o)
 		return
@@ -314,7 +314,9 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	if rec.Phase != workflow.PhaseUnidentified && plan.WaitForCompletion.ValueBool() {
 		tflog.Info(wctx, "waiting for the backup", map[string]any{"backup_id": rec.BackupID, "status": rec.Status})
 	}
-	o := r.data.runner.Follow(wctx, accountID, rec.Known(), workflow.FollowOptions{RunOptions: r.runOptions(wctx, &plan)})
+	opts := r.runOptions(wctx, &plan)
+	opts.After = rec.Since
+	o := r.data.runner.Follow(wctx, accountID, rec.Known(), workflow.FollowOptions{RunOptions: opts})
 	r.record(ctx, &plan, rec, o, resumeCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 

@@ -17,12 +17,15 @@ import (
 // change: while it is in progress it is followed instead of queueing a
 // second one, and if it succeeded after the timeout it is this change's
 // backup (workflow.Replaced.Adoptable). Otherwise a new backup is queued.
-func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, opts workflow.RunOptions) workflow.Outcome {
+func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, opts workflow.RunOptions) (workflow.Outcome, time.Time) {
 	accountID := plan.AccountID.ValueString()
 	w := r.data.runner
+	// A backup that started before the replaced trigger went ahead is the
+	// previous change's, never this one's (workflow.Rule.After).
+	opts.After = r.data.command.after(accountID)
 	old, ok := r.data.command.take(accountID, triggersKey(plan.Triggers))
 	if !ok {
-		return w.Run(ctx, accountID, opts)
+		return w.Run(ctx, accountID, opts), opts.After
 	}
 	tflog.Info(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
 	o := w.Follow(ctx, accountID, old.Known(), workflow.FollowOptions{RunOptions: opts, Counts: old.Adoptable, Renew: true})
@@ -30,9 +33,9 @@ func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, op
 		// Nothing to adopt that can be seen: queue a new backup, as a
 		// replacement does.
 		tflog.Warn(ctx, "could not read the replaced trigger's backup; queueing a new one", map[string]any{"backup_id": o.BackupID, "error": o.Err.Error()})
-		return w.Run(ctx, accountID, opts)
+		return w.Run(ctx, accountID, opts), opts.After
 	}
-	return o
+	return o, opts.After
 }
 
 // rememberForReplacement keeps, for the rest of the command, what the

@@ -143,6 +143,18 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 	accountID := o.AccountID
 	summary := fmt.Sprintf("Unable to trigger a backup of account %s", accountID)
 	at := path.Root("account_id")
+	if o.ReuseRefused != nil {
+		diags.AddAttributeWarning(path.Root("reuse_within"), fmt.Sprintf("reuse_within not applied to account %s", accountID),
+			fmt.Sprintf("No recent backup was reused: %v. A new backup was taken instead. Check the clock of this machine "+
+				"(NTP) and of anything between it and the Backup Service.", o.ReuseRefused))
+	}
+	switch {
+	case o.Kind == workflow.Failed && o.Backup.Status == client.StatusSuccess:
+		diags.AddError("Backup does not count for this change",
+			strings.TrimSpace(fmt.Sprintf("%s: a success whose record contradicts itself, or that started before this change, is "+
+				"not a good backup for it.\n\n%s %s", describeError(o.Err), by.failed, by.wayOut)))
+		return
+	}
 	switch o.Kind {
 	case workflow.Succeeded, workflow.NotWaited:
 	case workflow.Interrupted:

@@ -28,8 +28,8 @@ import (
 // (it cannot have succeeded as far as anyone can tell), as a warning
 // otherwise (the backup was queued, which is all wait_for_completion =
 // false promises). An unknown outcome is always an error.
-func recordUnidentified(ctx context.Context, m *triggerModel, o workflow.Outcome, private privateSetter, diags *diag.Diagnostics, by caller) {
-	rec := workflow.FromRun(o)
+func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Record, o workflow.Outcome, private privateSetter, diags *diag.Diagnostics, by caller) {
+	rec := prior.After(o)
 	m.setRecord(rec)
 	saveRecord(ctx, private, rec, diags)
 
@@ -62,7 +62,7 @@ func recordUnidentified(ctx context.Context, m *triggerModel, o workflow.Outcome
 // is (the plan then proposes an update that looks again).
 func (r *triggerResource) readUnidentified(ctx context.Context, m *triggerModel, rec workflow.Record, resp *resource.ReadResponse) {
 	accountID := m.AccountID.ValueString()
-	b, err := r.data.runner.FindTriggered(ctx, accountID, rec.TriggeredAt)
+	b, err := r.data.runner.FindTriggered(ctx, accountID, rec.TriggeredAt, rec.Since)
 	switch {
 	case errors.Is(err, client.ErrGone):
 		removeTrigger(ctx, resp, accountID, "(never identified, triggered at "+m.TriggeredAt.ValueString()+")", err)

@@ -87,7 +87,7 @@ func TestTriggerSendsAtMostMaxRetriesAgain(t *testing.T) {
 	t.Parallel()
 	fs, w := newFaultyService(t)
 	fs.dropPOSTs, fs.processLater = 100, 1<<30
-	_, err := w.trigger(context.Background(), fs.account)
+	_, err := w.trigger(context.Background(), fs.account, RunOptions{})
 	var ue *unidentifiedError
 	var re *client.RetryError
 	if !errors.As(err, &ue) || ue.Queued || !errors.As(err, &re) {
@@ -106,7 +106,7 @@ func TestConflictAfterUnknownOutcomeWithAnOlderBackupRunning(t *testing.T) {
 	fs, w := newFaultyService(t)
 	fs.addOld(client.StatusRunning, 10*time.Minute)
 	fs.failPOSTs = 1
-	_, err := w.trigger(context.Background(), fs.account)
+	_, err := w.trigger(context.Background(), fs.account, RunOptions{})
 	var ue *unidentifiedError
 	if !errors.Is(err, client.ErrConflict) || errors.As(err, &ue) {
 		t.Fatalf("err = %v; want the 409", err)
@@ -132,7 +132,7 @@ func TestIdentifyLooksOnceMoreWhenInterrupted(t *testing.T) {
 			cancel()
 		}
 	}
-	tr, err := w.trigger(ctx, fs.account)
+	tr, err := w.trigger(ctx, fs.account, RunOptions{})
 	if err != nil {
 		t.Fatalf("trigger: %v; want the backup found by the detached look", err)
 	}
@@ -155,7 +155,7 @@ func TestIdentifyInterruptedAndNotListed(t *testing.T) {
 			cancel()
 		}
 	}
-	_, err := w.trigger(ctx, fs.account)
+	_, err := w.trigger(ctx, fs.account, RunOptions{})
 	var ue *unidentifiedError
 	if !errors.As(err, &ue) || !ue.Queued || !errors.Is(err, ErrNotListed) {
 		t.Fatalf("trigger: %v; want a queued unidentified trigger, not listed", err)

@@ -72,7 +72,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, k Known, opts Fol
 	var b *client.Backup
 	switch {
 	case k.BackupID == "":
-		found, err := w.lookFor(ctx, accountID, w.recognizerFrom(k.TriggeredAt), w.set.IdentifyWithin)
+		found, err := w.lookFor(ctx, accountID, opts.RunOptions, k.TriggeredAt, w.set.IdentifyWithin)
 		if found == nil {
 			if !k.Confirmed && errors.Is(err, ErrNotListed) && w.clock.Now().Sub(k.TriggeredAt) >= w.set.UncertainGrace {
 				w.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
@@ -84,7 +84,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, k Known, opts Fol
 		b = found
 	case client.InProgress(k.Status) && opts.WaitForCompletion && opts.Counts == nil:
 		b = &client.Backup{ID: k.BackupID, AccountID: accountID, Status: k.Status, CreatedAt: k.TriggeredAt}
-		return w.waitFrom(ctx, accountID, b, start, emit)
+		return w.waitFrom(ctx, accountID, b, start, emit, w.ownRule(accountID, opts.RunOptions, k.BackupID))
 	default:
 		read, err := w.c.FindBackup(ctx, accountID, k.BackupID)
 		if err != nil {
@@ -104,5 +104,5 @@ func (w *Runner) follow(ctx context.Context, accountID string, k Known, opts Fol
 	if !opts.WaitForCompletion {
 		return b, nil
 	}
-	return w.waitFrom(ctx, accountID, b, start, emit)
+	return w.waitFrom(ctx, accountID, b, start, emit, w.ownRule(accountID, opts.RunOptions, b.ID))
 }

@@ -66,6 +66,9 @@ type Outcome struct {
 	// Reused: this run queued no backup; Backup is a recent one that
 	// counts for it (RunOptions.ReuseWithin).
 	Reused bool
+	// ReuseRefused says why reuse_within could not be read (the service's
+	// clock, beyond the allowance): a new backup was taken instead.
+	ReuseRefused error
 }
 
 // Good says whether the outcome lets the change it guards go ahead: a
@@ -75,7 +78,7 @@ func (o Outcome) Good(waits bool) bool {
 	if waits || o.Kind != NotWaited {
 		return o.Kind == Succeeded
 	}
-	return o.Backup != nil && (client.InProgress(o.Backup.Status) || o.Backup.Status == client.StatusSuccess)
+	return o.Backup != nil && (client.InProgress(o.Backup.Status) || o.Backup.Good())
 }
 
 // Reason is the service's error text for a backup that did not succeed,
@@ -101,9 +104,9 @@ func outcomeOf(accountID string, b *client.Backup, err error, waits bool) Outcom
 	switch {
 	case err == nil && b == nil:
 		o.Kind, o.Err = Refused, errors.New("no backup was queued")
-	case err == nil && waits && b.Status != client.StatusSuccess && !client.InProgress(b.Status):
+	case err == nil && waits && !b.Good() && !client.InProgress(b.Status):
 		o.Kind, o.Err = Failed, &backupFailedError{Backup: *b}
-	case err == nil && waits && b.Status == client.StatusSuccess:
+	case err == nil && waits && b.Good():
 		o.Kind = Succeeded
 	case err == nil:
 		o.Kind = NotWaited

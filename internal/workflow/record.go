@@ -58,19 +58,37 @@ type Record struct {
 	// Reused: the backup was not queued for this change; a recent one
 	// counted for it (reuse_within).
 	Reused bool
+	// Since is when the resource's previous change went ahead (Rule.After
+	// of this record's change); zero when none is known.
+	Since time.Time
 }
 
-// phaseOf is the phase of a backup in the given status that nobody waits
-// for.
-func phaseOf(status string) Phase {
+// phaseOf is the phase of a backup that nobody waits for: a success that
+// contradicts itself (client.Backup.Good) is a failure.
+func phaseOf(b client.Backup) Phase {
 	switch {
-	case client.InProgress(status):
+	case client.InProgress(b.Status):
 		return PhaseInProgress
-	case status == client.StatusSuccess:
+	case b.Good():
 		return PhaseSucceeded
 	default:
 		return PhaseFailed
 	}
+}
+
+// WentAhead is when the change this record stands for went ahead, as far as
+// it shows, for the next change's Rule.After: the latest of its own Since,
+// its backup's start and its end. Later than the truth is safe (only a newer
+// backup counts); earlier never is.
+func (r Record) WentAhead() time.Time {
+	t := r.Since
+	if r.BackupID != "" && r.TriggeredAt.After(t) {
+		t = r.TriggeredAt
+	}
+	if r.CompletedAt.After(t) {
+		t = r.CompletedAt
+	}
+	return t
 }
 
 // FromRun is the record of what a run (Run, or Follow of nothing
@@ -86,7 +104,7 @@ func FromRun(o Outcome) Record { return Record{}.After(o) }
 func (r Record) After(o Outcome) Record {
 	switch {
 	case o.Backup != nil:
-		next := Record{}
+		next := Record{Since: r.Since}
 		if r.BackupID == o.Backup.ID {
 			next = r // its times, where the run read none
 		}
@@ -103,9 +121,9 @@ func (r Record) After(o Outcome) Record {
 		}
 		return next
 	case o.Kind == NotIdentified:
-		return Record{Phase: PhaseUnidentified, TriggeredAt: o.TriggeredAt, Confirmed: o.Confirmed}
+		return Record{Phase: PhaseUnidentified, TriggeredAt: o.TriggeredAt, Confirmed: o.Confirmed, Since: r.Since}
 	}
-	return Record{}
+	return Record{Since: r.Since}
 }
 
 // ImportedAs is the record of an import of backupID, before its first read.
@@ -127,7 +145,7 @@ func (r Record) Observe(b client.Backup) Record {
 	if b.CompletedAt != nil {
 		next.CompletedAt = *b.CompletedAt
 	}
-	switch p := phaseOf(b.Status); {
+	switch p := phaseOf(b); {
 	case r.Phase == PhaseImported:
 	case p == PhaseInProgress && (r.Phase == PhaseInterrupted || r.Phase == PhaseTimedOut):
 	default:
@@ -140,9 +158,18 @@ func (r Record) Observe(b client.Backup) Record {
 // configuration: from then on, the phase of its status.
 func (r Record) Adopted() Record {
 	if r.Phase == PhaseImported && r.Status != "" {
-		r.Phase = phaseOf(r.Status)
+		r.Phase = phaseOf(r.backup())
 	}
 	return r
+}
+
+// backup is the record's backup as the service last gave it.
+func (r Record) backup() client.Backup {
+	b := client.Backup{ID: r.BackupID, Status: r.Status, CreatedAt: r.TriggeredAt}
+	if !r.CompletedAt.IsZero() {
+		b.CompletedAt = &r.CompletedAt
+	}
+	return b
 }
 
 // Finished: the backup ended, and the record knows when it began. It
@@ -217,7 +244,7 @@ func (p Replaced) Adoptable(b client.Backup) bool {
 	if client.InProgress(b.Status) {
 		return true
 	}
-	return b.Status == client.StatusSuccess && p.Wait > 0 && b.CompletedAt != nil && b.CompletedAt.Sub(b.CreatedAt) > p.Wait
+	return b.Good() && p.Wait > 0 && b.CompletedAt.Sub(b.CreatedAt) > p.Wait
 }
 
 // Known is what the replacement follows: an unidentified backup as not
@@ -230,18 +257,20 @@ func (p Replaced) Known() Known {
 }
 
 // StandsForDestroy says whether a destroy at now follows the record of
-// an earlier destroy that stopped: until its CountsUntil. After that, or
-// after any apply that was not a destroy (which clears the record), the
-// data may have changed: a new backup is taken.
-func (r Record) StandsForDestroy(now time.Time) bool {
-	return r.Phase != PhaseNone && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil)
+// an earlier destroy that stopped: until its CountsUntil, and never longer
+// than resume from now (a runner whose clock ran ahead wrote a later
+// CountsUntil), on this machine's clock. After that, or after any apply
+// that was not a destroy (which clears the record), the data may have
+// changed: a new backup is taken.
+func (r Record) StandsForDestroy(now time.Time, resume time.Duration) bool {
+	return r.Phase != PhaseNone && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil) && r.CountsUntil.Sub(now) <= resume
 }
 
 // CountsForDestroy says whether an earlier destroy's backup, as now read,
 // can let this destroy go ahead: while it is in progress (it is waited
 // for) or once it succeeded; a failed one is replaced by a new backup.
 func CountsForDestroy(b client.Backup) bool {
-	return client.InProgress(b.Status) || b.Status == client.StatusSuccess
+	return client.InProgress(b.Status) || b.Good()
 }
 
 // AfterStoppedDestroy is the record a destroy that did not see its backup

@@ -195,8 +195,12 @@ func TestDestroyRecord(t *testing.T) {
 		{"after counts_until", rec, t0.Add(46 * time.Minute), false},
 		{"no counts_until", unbounded, t0, false},
 		{"none", Record{}, t0, false},
+		// Written by a runner whose clock ran ahead: never longer than
+		// resume_within from now on this machine.
+		{"counts_until beyond resume_within from now", rec, t0.Add(45*time.Minute - 10*time.Minute - time.Second), false},
+		{"counts_until resume_within from now", rec, t0.Add(45*time.Minute - 10*time.Minute), true},
 	} {
-		if got := tc.r.StandsForDestroy(tc.at); got != tc.want {
+		if got := tc.r.StandsForDestroy(tc.at, 10*time.Minute); got != tc.want {
 			t.Errorf("%s: stands %t, want %t", tc.name, got, tc.want)
 		}
 	}

@@ -8,22 +8,19 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// reuse is a run in which a backup of the account that started no more
-// than opts.ReuseWithin before it counts for it, so that pipelines guarding
-// one account at once, or a runner retried after it was killed, share one
-// backup:
+// reuse is a run in which a backup of the account that Rule.Check accepts
+// with reuse_within counts for it, so that pipelines guarding one account
+// at once, or a runner retried after it was killed, share one backup:
 //   - a good one is adopted: no POST, one listing page in all;
 //   - one still in progress is followed, and counts only if it succeeds
 //     (one that fails is followed by a new backup);
 //   - otherwise a new backup is queued, as run does. A 409 then means that
 //     another client queued one since the look: it is looked for again, and
-//     followed when it is in the window; if not, on_conflict decides.
+//     followed when it counts; if not, on_conflict decides.
 //
-// The window is measured on the runner's clock: a backup counts from
-// ReuseWithin before the run began until ClockAllowance after now (the
-// service's clock may run ahead by that much). A record dated later, or
-// one the listing cannot give (a malformed time fails the listing), never
-// counts.
+// When the service's clock cannot be measured within the allowance, the
+// window cannot be read: a new backup is taken, and Outcome.ReuseRefused
+// says why.
 func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) Outcome {
 	start := w.clock.Now()
 	emit := func(kind EventKind, b client.Backup, prev string) {
@@ -31,10 +28,14 @@ func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) O
 			opts.Progress(Event{Kind: kind, Backup: b, Previous: prev, Elapsed: w.clock.Now().Sub(start)})
 		}
 	}
-	from := start.Add(-opts.ReuseWithin)
 	queue := opts
 	queue.WaitOnConflict = false
-	if recent := w.recent(ctx, accountID, from); recent != nil {
+	recent, refused := w.recent(ctx, accountID, opts, start)
+	finish := func(o Outcome) Outcome {
+		o.ReuseRefused = refused
+		return o
+	}
+	if recent != nil {
 		if o := w.join(ctx, accountID, *recent, opts, start, emit); o.Kind != Failed {
 			return o
 		}
@@ -45,7 +46,7 @@ func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) O
 	if errors.Is(err, client.ErrConflict) {
 		// Another client queued a backup since the look, or one older
 		// than the window is running: look again.
-		if recent := w.recent(ctx, accountID, from); recent != nil {
+		if recent, refused = w.recent(ctx, accountID, opts, start); recent != nil {
 			if o := w.join(ctx, accountID, *recent, opts, start, emit); o.Kind != Failed {
 				return o
 			}
@@ -54,7 +55,7 @@ func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) O
 			b, err = w.run(ctx, accountID, opts)
 		}
 	}
-	return outcomeOf(accountID, b, err, opts.WaitForCompletion)
+	return finish(outcomeOf(accountID, b, err, opts.WaitForCompletion))
 }
 
 // join makes a recent backup this run's, waiting for it if it is in
@@ -71,7 +72,7 @@ func (w *Runner) join(ctx context.Context, accountID string, b client.Backup, op
 	var final *client.Backup
 	var err error
 	if opts.WaitForCompletion {
-		final, err = w.waitFrom(ctx, accountID, &b, start, emit)
+		final, err = w.waitFrom(ctx, accountID, &b, start, emit, w.rule(accountID, opts, start))
 	} else {
 		final = &b
 	}
@@ -80,25 +81,29 @@ func (w *Runner) join(ctx context.Context, accountID string, b client.Backup, op
 	return o
 }
 
-// recent is the account's newest backup created since from (and no later
-// than ClockAllowance from now) that is in progress or succeeded, read
-// from one listing page, newest first; nil when there is none or the
-// listing cannot be read (a new backup is then taken).
-func (w *Runner) recent(ctx context.Context, accountID string, from time.Time) *client.Backup {
-	latest := w.clock.Now().Add(w.set.ClockAllowance)
+// recent is the account's newest backup that Rule.Check accepts as a
+// candidate with reuse_within, read from one listing page, newest first;
+// nil when there is none or the listing cannot be read (a new backup is
+// then taken). refused says why the window could not be read at all.
+func (w *Runner) recent(ctx context.Context, accountID string, opts RunOptions, start time.Time) (found *client.Backup, refused error) {
 	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Max: client.PageSize}) {
-		switch {
-		case err != nil:
+		if err != nil {
 			w.log.Warn(ctx, "could not look for a recent backup to reuse; taking a new one",
 				map[string]any{"account_id": accountID, "error": err.Error()})
-			return nil
-		case b.CreatedAt.After(latest):
-			continue // dated in the future beyond the clock allowance: never counts
-		case b.CreatedAt.Before(from):
-			return nil // newest first: nothing older counts
-		case client.InProgress(b.Status) || b.Status == client.StatusSuccess:
-			return &b
+			return nil, nil
+		}
+		// The service's clock as this listing's answer dates it.
+		r := w.rule(accountID, opts, start)
+		if err := r.reuseOffset(); err != nil {
+			w.log.Warn(ctx, "reuse_within cannot be measured; taking a new backup", map[string]any{"account_id": accountID, "error": err.Error()})
+			return nil, err
+		}
+		if r.Check(b, Candidate) == nil {
+			return &b, nil
+		}
+		if b.CreatedAt.Add(-r.Offset).Before(start.Add(-opts.ReuseWithin - r.Allowance)) {
+			return nil, nil // newest first: nothing older counts
 		}
 	}
-	return nil
+	return nil, nil
 }

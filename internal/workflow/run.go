@@ -79,17 +79,30 @@ type RunOptions struct {
 	// started no more than this long before the run count for it, instead
 	// of queueing one (see Runner.reuse).
 	ReuseWithin time.Duration
+	// After is when the same resource's previous change went ahead, on the
+	// service's clock: a backup that started before it never counts (see
+	// Rule.After). Zero: no earlier change is known.
+	After time.Time
 	// Progress, when set, is told of each step, from the caller's goroutine.
 	Progress func(Event)
+
+	own string // see Rule.Own
 }
 
 // errBackupFailed matches a *backupFailedError.
 var errBackupFailed = errors.New("the backup did not succeed")
 
-// backupFailedError: the backup ended in a status other than success.
-type backupFailedError struct{ Backup client.Backup }
+// backupFailedError: the backup ended in a status other than success, or
+// in a success that does not count (NotCounted: Rule.Check's reason).
+type backupFailedError struct {
+	Backup     client.Backup
+	NotCounted error
+}
 
 func (e *backupFailedError) Error() string {
+	if e.NotCounted != nil {
+		return e.NotCounted.Error()
+	}
 	return fmt.Sprintf("backup %s of account %s ended with status %q: %s", e.Backup.ID, e.Backup.AccountID, e.Backup.Status, e.Reason())
 }
 
@@ -153,7 +166,7 @@ func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) (*c
 	}
 	var b *client.Backup
 	for b == nil {
-		tr, err := w.trigger(ctx, accountID)
+		tr, err := w.trigger(ctx, accountID, opts)
 		switch {
 		case err == nil:
 			if tr.Recovered {
@@ -173,7 +186,13 @@ func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) (*c
 	if !opts.WaitForCompletion {
 		return b, nil
 	}
-	return w.waitFrom(ctx, accountID, b, start, emit)
+	return w.waitFrom(ctx, accountID, b, start, emit, w.ownRule(accountID, opts, b.ID))
+}
+
+// ownRule is the Rule for a backup this change queued, known by id.
+func (w *Runner) ownRule(accountID string, opts RunOptions, id string) Rule {
+	opts.own = id
+	return w.rule(accountID, opts, w.clock.Now())
 }
 
 // waitOutConflict waits for the account's backup in progress to end.
@@ -213,8 +232,11 @@ func (w *Runner) runningBackup(ctx context.Context, accountID string) (*client.B
 	return nil, nil
 }
 
-// waitFrom waits for b, as just read, to end.
-func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backup, start time.Time, emit func(EventKind, client.Backup, string)) (*client.Backup, error) {
+// waitFrom waits for b, as just read, to end; it counts only if rule
+// accepts it then.
+func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backup, start time.Time, emit func(EventKind, client.Backup, string),
+	rule Rule,
+) (*client.Backup, error) {
 	final, err := w.poll(ctx, accountID, b, func(now client.Backup, prev string) {
 		emit(EventStatus, now, prev)
 		// DEBUG: the caller's progress handler tells users (at INFO in the
@@ -239,6 +261,9 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 	emit(EventDone, *final, "")
 	if final.Status != client.StatusSuccess {
 		return final, &backupFailedError{Backup: *final}
+	}
+	if err := rule.Check(*final, Final); err != nil {
+		return final, &backupFailedError{Backup: *final, NotCounted: err}
 	}
 	return final, nil
 }

@@ -147,7 +147,7 @@ func TestWaitTimeoutRereadsStatus(t *testing.T) {
 	t.Parallel()
 	f := newRunFixture(t)
 	acct := f.srv.AccountIDs()[0]
-	tr, err := f.client(t).trigger(context.Background(), acct)
+	tr, err := f.client(t).trigger(context.Background(), acct, RunOptions{})
 	if err != nil || tr.Backup.Status != client.StatusPending {
 		t.Fatalf("trigger = %+v, %v", tr, err)
 	}
@@ -170,7 +170,7 @@ func TestWaitForBackupStopsOnCancel(t *testing.T) {
 	t.Parallel()
 	f := newRunFixture(t)
 	acct := f.srv.AccountIDs()[0]
-	tr, err := f.client(t).trigger(context.Background(), acct)
+	tr, err := f.client(t).trigger(context.Background(), acct, RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestRunBackupWaitsOutAConflict(t *testing.T) {
 	f := newRunFixture(t)
 	acct := f.srv.AccountIDs()[0]
 	c := f.client(t)
-	first, err := c.trigger(context.Background(), acct)
+	first, err := c.trigger(context.Background(), acct, RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestRunBackupWaitsOutAConflict(t *testing.T) {
 	}
 
 	// With on_conflict = fail, the 409 comes back as it is.
-	if _, err := c.trigger(context.Background(), acct); !errors.Is(err, client.ErrConflict) {
+	if _, err := c.trigger(context.Background(), acct, RunOptions{}); !errors.Is(err, client.ErrConflict) {
 		t.Fatalf("a second trigger while one runs: %v, want a 409", err)
 	}
 }

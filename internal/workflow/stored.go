@@ -27,6 +27,7 @@ type stored struct {
 	Confirmed   bool      `json:"confirmed,omitempty"`
 	CountsUntil time.Time `json:"counts_until,omitzero"`
 	Reused      bool      `json:"reused,omitempty"`
+	Since       time.Time `json:"since,omitzero"`
 }
 
 // Encode is the record as private state; nil for None, which removes the
@@ -36,7 +37,7 @@ func Encode(r Record) []byte {
 		return nil
 	}
 	raw, _ := json.Marshal(stored{V: version, Phase: r.Phase, BackupID: r.BackupID, Status: r.Status,
-		TriggeredAt: r.TriggeredAt, CompletedAt: r.CompletedAt, Confirmed: r.Confirmed, CountsUntil: r.CountsUntil, Reused: r.Reused})
+		TriggeredAt: r.TriggeredAt, CompletedAt: r.CompletedAt, Confirmed: r.Confirmed, CountsUntil: r.CountsUntil, Reused: r.Reused, Since: r.Since})
 	return raw
 }
 
@@ -53,7 +54,7 @@ func Decode(raw []byte) (Record, error) {
 		return Record{}, fmt.Errorf("backup record of version %d, this release reads version %d: use the release that wrote it or a later one", s.V, version)
 	}
 	return Record{Phase: s.Phase, BackupID: s.BackupID, Status: s.Status, TriggeredAt: s.TriggeredAt,
-		CompletedAt: s.CompletedAt, Confirmed: s.Confirmed, CountsUntil: s.CountsUntil, Reused: s.Reused}, nil
+		CompletedAt: s.CompletedAt, Confirmed: s.Confirmed, CountsUntil: s.CountsUntil, Reused: s.Reused, Since: s.Since}, nil
 }
 
 // TriggerState is what a backup_trigger's state says of its backup
@@ -74,7 +75,8 @@ func FromTriggerState(s TriggerState, stored []byte) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	r := Record{BackupID: s.BackupID, Status: s.Status, TriggeredAt: s.TriggeredAt, CompletedAt: s.CompletedAt, Confirmed: kept.Confirmed, Reused: s.Reused}
+	r := Record{BackupID: s.BackupID, Status: s.Status, TriggeredAt: s.TriggeredAt, CompletedAt: s.CompletedAt, Confirmed: kept.Confirmed, Reused: s.Reused,
+		Since: kept.Since}
 	switch {
 	case r.BackupID == "":
 		if r.TriggeredAt.IsZero() {
@@ -87,7 +89,7 @@ func FromTriggerState(s TriggerState, stored []byte) (Record, error) {
 	case client.InProgress(r.Status) && (kept.Phase == PhaseInterrupted || kept.Phase == PhaseTimedOut):
 		r.Phase = kept.Phase
 	default:
-		r.Phase = phaseOf(r.Status)
+		r.Phase = phaseOf(r.backup())
 	}
 	r.Confirmed = false
 	return r, nil

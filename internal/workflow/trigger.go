@@ -61,37 +61,22 @@ func (e *unidentifiedError) Unwrap() error { return e.Err }
 // Is makes errors.Is(err, errUnidentified) work.
 func (e *unidentifiedError) Is(target error) bool { return target == errUnidentified }
 
-// Recognizer decides whether a listed backup is the one a trigger queued.
-// It is the only place that does: the trigger, the recovery after an
-// unknown outcome, and the adoption of a trigger recorded without its
-// backup id all use it.
-//
-// A backup is the trigger's when it was created at or after the trigger
-// began, less Allowance for the service's clock running behind this
-// machine's. An older backup never is, even one the listing shows in
-// progress: a listing that lags (a read replica) can show a backup queued
-// before this change as still running after it ended, and claiming it
-// would report a backup taken before this change as this change's.
-type Recognizer struct {
-	Began     time.Time
-	Allowance time.Duration
-}
-
-// Mine reports whether b may be the trigger's backup.
-func (r Recognizer) Mine(b client.Backup) bool {
-	return !b.CreatedAt.Before(r.Began.Add(-r.Allowance))
-}
-
-// recognizerFrom is the recognizer of a trigger that began at began.
-func (w *Runner) recognizerFrom(began time.Time) Recognizer {
-	return Recognizer{Began: began, Allowance: w.set.ClockAllowance}
+// identifying is the rule that recognises the backup a trigger that began
+// at began queued: Rule.Check without reuse_within, so that an unknown
+// outcome never passes off a recent backup as this trigger's. A backup
+// older than began less the clock allowance never is, even one listed in
+// progress: a lagging listing can show a backup of the previous change as
+// still running after it ended.
+func (w *Runner) identifying(accountID string, opts RunOptions, began time.Time) Rule {
+	opts.ReuseWithin = 0
+	return w.rule(accountID, opts, began)
 }
 
 // trigger queues one backup of the account and returns its record.
 //
 // The POST is not idempotent and the API has no idempotency key, so it is
 // never blindly resent. After a POST the service accepted, the backup is
-// looked for (Recognizer) for IdentifyWithin on the runner's clock, since
+// looked for (identifying) for IdentifyWithin on the runner's clock, since
 // a listing may lag behind its POST; if it never shows, the error is an
 // *unidentifiedError with Queued set, and no second POST is sent.
 //
@@ -101,8 +86,8 @@ func (w *Runner) recognizerFrom(began time.Time) Recognizer {
 // it). A 409 after such a POST is this trigger's own backup, never a
 // reason to wait and trigger again. A backup is queued twice only when a
 // POST that got no answer is processed more than UncertainGrace later.
-func (w *Runner) trigger(ctx context.Context, accountID string) (*Triggered, error) {
-	rec := w.recognizerFrom(w.clock.Now())
+func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions) (*Triggered, error) {
+	began := w.clock.Now()
 	// Whether any POST reached the wire: one that did may have been
 	// processed even when the caller's context ended before its answer.
 	sent := false
@@ -114,16 +99,16 @@ func (w *Runner) trigger(ctx context.Context, accountID string) (*Triggered, err
 		switch {
 		case err == nil && acct == nil:
 			// Accepted, in an answer that could not be read.
-			return w.identify(ctx, accountID, nil, rec, false)
+			return w.identify(ctx, accountID, nil, opts, began, false)
 		case err == nil && acct.ID != accountID:
 			// Accepted, but the answer is for another account: keep
 			// nothing of it, and identify the backup from accountID's own
 			// listing, as after an unreadable answer.
 			w.log.Warn(ctx, "the answer to a backup trigger names another account; it is ignored",
 				map[string]any{"account_id": accountID, "answered_for": acct.ID})
-			return w.identify(ctx, accountID, nil, rec, false)
+			return w.identify(ctx, accountID, nil, opts, began, false)
 		case err == nil:
-			return w.identify(ctx, accountID, acct, rec, false)
+			return w.identify(ctx, accountID, acct, opts, began, false)
 		case ctx.Err() != nil:
 			if !sent {
 				return nil, ctx.Err()
@@ -134,13 +119,13 @@ func (w *Runner) trigger(ctx context.Context, accountID string) (*Triggered, err
 			// another next time.
 			lctx, cancel := detached(ctx)
 			defer cancel()
-			found, lerr := w.findMine(lctx, accountID, rec)
+			found, lerr := w.findMine(lctx, accountID, opts, began)
 			if lerr == nil && found != nil {
 				return &Triggered{Backup: *found, Recovered: true}, nil
 			}
-			return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Err: ctx.Err()}
+			return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Err: ctx.Err()}
 		case errors.Is(err, client.ErrConflict) && uncertain:
-			return w.conflictAfterUncertain(ctx, accountID, rec, err)
+			return w.conflictAfterUncertain(ctx, accountID, opts, began, err)
 		case client.OutcomeUnknown(err):
 			uncertain = true
 			w.log.Warn(ctx, "the outcome of a backup trigger is unknown; looking for the backup before sending it again",
@@ -151,17 +136,17 @@ func (w *Runner) trigger(ctx context.Context, accountID string) (*Triggered, err
 				// the service.
 				grace = w.set.UncertainGrace
 			}
-			found, lerr := w.lookFor(ctx, accountID, rec, grace)
+			found, lerr := w.lookFor(ctx, accountID, opts, began, grace)
 			if found != nil {
 				return &Triggered{Backup: *found, Recovered: true}, nil
 			}
 			if lerr != nil && !errors.Is(lerr, ErrNotListed) {
 				// Nothing can be seen: sending again could queue a second
 				// backup.
-				return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Err: errors.Join(err, lerr)}
+				return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Err: errors.Join(err, lerr)}
 			}
 			if werr := w.c.WaitToResend(ctx, accountID, attempt, &waited, err); werr != nil {
-				return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Err: werr}
+				return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Err: werr}
 			}
 		default:
 			return nil, err
@@ -175,19 +160,19 @@ func (w *Runner) trigger(ctx context.Context, accountID string) (*Triggered, err
 // for as another's (that would queue a second backup). When the backup in
 // progress is older, it was already running when the first POST arrived,
 // so that POST queued nothing: the 409 stands.
-func (w *Runner) conflictAfterUncertain(ctx context.Context, accountID string, rec Recognizer, conflict error) (*Triggered, error) {
+func (w *Runner) conflictAfterUncertain(ctx context.Context, accountID string, opts RunOptions, began time.Time, conflict error) (*Triggered, error) {
 	var newest *client.Backup
 	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Max: 1}) {
 		if err != nil {
-			return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Queued: true, Err: errors.Join(conflict, err)}
+			return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Queued: true, Err: errors.Join(conflict, err)}
 		}
 		newest = &b
 	}
-	if newest != nil && client.InProgress(newest.Status) && !rec.Mine(*newest) {
+	if newest != nil && client.InProgress(newest.Status) && w.identifying(accountID, opts, began).Check(*newest, Identified) != nil {
 		return nil, conflict
 	}
 	// Ours, or not listed yet (a lagging listing): look for it.
-	return w.identify(ctx, accountID, nil, rec, true)
+	return w.identify(ctx, accountID, nil, opts, began, true)
 }
 
 // identify finds the record of a backup the service has accepted (so an
@@ -195,18 +180,18 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, accountID string, r
 // caller's context ends first, it looks once more, detached and briefly:
 // the backup is queued, and the next run must know it rather than queue
 // another.
-func (w *Runner) identify(ctx context.Context, accountID string, acct *client.Account, rec Recognizer, recovered bool) (*Triggered, error) {
-	found, err := w.lookFor(ctx, accountID, rec, w.set.IdentifyWithin)
+func (w *Runner) identify(ctx context.Context, accountID string, acct *client.Account, opts RunOptions, began time.Time, recovered bool) (*Triggered, error) {
+	found, err := w.lookFor(ctx, accountID, opts, began, w.set.IdentifyWithin)
 	if found == nil && ctx.Err() != nil {
 		dctx, cancel := detached(ctx)
 		defer cancel()
-		found, err = w.findMine(dctx, accountID, rec)
+		found, err = w.findMine(dctx, accountID, opts, began)
 		if found == nil && err == nil {
 			err = ErrNotListed
 		}
 	}
 	if found == nil {
-		return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: rec.Began, Queued: true, Err: err}
+		return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Queued: true, Err: err}
 	}
 	return &Triggered{Account: acct, Backup: *found, Recovered: recovered}, nil
 }
@@ -222,11 +207,11 @@ const (
 // listed, again until within has passed on the client's clock. It returns
 // the backup, or nil and the last error (ErrNotListed when the listing
 // answered but held none).
-func (w *Runner) lookFor(ctx context.Context, accountID string, rec Recognizer, within time.Duration) (*client.Backup, error) {
+func (w *Runner) lookFor(ctx context.Context, accountID string, opts RunOptions, began time.Time, within time.Duration) (*client.Backup, error) {
 	deadline := w.clock.Now().Add(within)
 	interval := identifyInterval
 	for {
-		found, err := w.findMine(ctx, accountID, rec)
+		found, err := w.findMine(ctx, accountID, opts, began)
 		if found != nil {
 			return found, nil
 		}
@@ -248,23 +233,24 @@ func (w *Runner) lookFor(ctx context.Context, accountID string, rec Recognizer, 
 }
 
 // FindTriggered looks once for the backup of a trigger that began at
-// began, for a caller that recorded the trigger without its backup id.
-// It returns nil, nil when none is listed yet.
-func (w *Runner) FindTriggered(ctx context.Context, accountID string, began time.Time) (*client.Backup, error) {
-	return w.findMine(ctx, accountID, w.recognizerFrom(began))
+// began, for a caller that recorded the trigger without its backup id;
+// after is the Rule's After of its change. It returns nil, nil when none is
+// listed yet.
+func (w *Runner) FindTriggered(ctx context.Context, accountID string, began, after time.Time) (*client.Backup, error) {
+	return w.findMine(ctx, accountID, RunOptions{After: after}, began)
 }
 
-// findMine returns the newest of the account's backups when the
-// recognizer accepts it, or nil. The service creates a trigger's backup
+// findMine returns the newest of the account's backups when it is the
+// trigger's (identifying), or nil. The service creates a trigger's backup
 // as the newest at once (a listing that lags shows an older one first:
 // then this trigger's is not listed yet), and a backup queued by another
 // client after this one ended was queued after this trigger began too.
-func (w *Runner) findMine(ctx context.Context, accountID string, rec Recognizer) (*client.Backup, error) {
+func (w *Runner) findMine(ctx context.Context, accountID string, opts RunOptions, began time.Time) (*client.Backup, error) {
 	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Max: 1}) {
 		if err != nil {
 			return nil, err
 		}
-		if rec.Mine(b) {
+		if w.identifying(accountID, opts, began).Check(b, Identified) == nil {
 			return &b, nil
 		}
 	}

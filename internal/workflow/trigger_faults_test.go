@@ -144,7 +144,7 @@ func TestTriggerFaults(t *testing.T) {
 				}
 			} else {
 				var tr *Triggered
-				tr, err = c.trigger(context.Background(), fs.account)
+				tr, err = c.trigger(context.Background(), fs.account, RunOptions{})
 				if tr != nil {
 					id, recovered = tr.Backup.ID, tr.Recovered
 				}

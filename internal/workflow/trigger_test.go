@@ -101,7 +101,7 @@ var mockTriggerFaults = []mockTriggerFault{
 		name: "conflict with an older backup stays a conflict",
 		opts: mockservice.Options{PendingFor: time.Hour},
 		before: func(t *testing.T, f *fixture, id string) {
-			if _, err := f.client.trigger(context.Background(), id); err != nil {
+			if _, err := f.client.trigger(context.Background(), id, RunOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			<-f.clock.After(time.Minute)
@@ -143,7 +143,7 @@ func TestTriggerAgainstMockFaults(t *testing.T) {
 			for _, fault := range tc.faults {
 				f.srv.AddFault(fault)
 			}
-			tr, err := f.client.trigger(context.Background(), id)
+			tr, err := f.client.trigger(context.Background(), id, RunOptions{})
 			switch {
 			case tc.err == nil && err != nil:
 				t.Fatalf("err = %v, want success", err)
@@ -192,7 +192,7 @@ func TestTriggerInterruptedAfterSendingIsRecognised(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close)
 	c := newRunner(t, client.Options{BaseURL: ts.URL, APIKey: srv.DemoKey(), Clock: newFakeClock()}, Settings{})
-	tr, err := c.trigger(ctx, acct)
+	tr, err := c.trigger(ctx, acct, RunOptions{})
 	if err != nil || !tr.Recovered || tr.Backup.ID == "" {
 		t.Fatalf("trigger = %+v, %v; want the backup it queued, recovered", tr, err)
 	}
