@@ -111,6 +111,7 @@ func (fs *faultyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	w.Header().Set("X-Request-ID", "6f1c2a9e-0b7d-4c3e-9a51-2d8e4f7b6a10")
+	w.Header().Set("Date", fs.now().UTC().Format(http.TimeFormat))
 	base := "/api/v1/accounts/" + fs.account
 	for i, b := range fs.backups {
 		if b.Status == client.StatusRunning && !fs.now().Before(b.CreatedAt.Add(fs.runFor)) {

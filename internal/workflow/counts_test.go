@@ -1,0 +1,156 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+)
+
+// Each condition of the rule, alone.
+func TestRuleCheck(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	done := func(d time.Duration) *time.Time { v := t0.Add(d); return &v }
+	text := "disk full"
+	good := client.Backup{ID: "bkp_0123456789abcdef", AccountID: "acc_0123456789abcdef", Status: client.StatusSuccess, CreatedAt: t0, CompletedAt: done(time.Minute)}
+	with := func(f func(*client.Backup)) client.Backup { b := good; f(&b); return b }
+	queued := Rule{AccountID: good.AccountID, Began: t0, Allowance: 10 * time.Second, Now: t0.Add(time.Minute), OffsetKnown: true}
+	reuse := queued
+	reuse.Began, reuse.ReuseWithin = t0.Add(30*time.Minute), 30*time.Minute
+	for _, tc := range []struct {
+		name  string
+		r     Rule
+		b     client.Backup
+		stage Stage
+		why   string // "" when it counts
+	}{
+		{"a good backup this change queued", queued, good, Final, ""},
+		{"of another account", queued, with(func(b *client.Backup) { b.AccountID = "acc_fedcba9876543210" }), Final, "of account acc_fedcba9876543210"},
+		{"a success without completed_at", queued, with(func(b *client.Backup) { b.CompletedAt = nil }), Final, "consistent record"},
+		{"a success completed before it started", queued, with(func(b *client.Backup) { b.CompletedAt = done(-time.Second) }), Final, "consistent record"},
+		{"a success with an error", queued, with(func(b *client.Backup) { b.Error = &text }), Final, "consistent record"},
+		{"a failed backup is no candidate", queued, with(func(b *client.Backup) { b.Status = client.StatusFailed }), Candidate, `status "failed"`},
+		{"a failed backup is still identified", queued, with(func(b *client.Backup) { b.Status = client.StatusFailed }), Identified, ""},
+		{"one in progress is a candidate", queued, with(func(b *client.Backup) { b.Status, b.CompletedAt = client.StatusRunning, nil }), Candidate, ""},
+		{"one in progress is not final", queued, with(func(b *client.Backup) { b.Status, b.CompletedAt = client.StatusRunning, nil }), Final, "consistent record"},
+		{"the change's own backup, by id", func() Rule { r := queued; r.Own, r.Began = good.ID, t0.Add(time.Hour); return r }(), good, Final, ""},
+		{"another than the change's own", func() Rule { r := queued; r.Own = "bkp_fedcba9876543210"; return r }(), good, Final, "this change's backup is"},
+		{"started when the previous change went ahead", func() Rule { r := queued; r.After = t0; return r }(), good, Final, "not after the previous change"},
+		{"started after the previous change went ahead", func() Rule { r := queued; r.After = t0.Add(-time.Second); return r }(), good, Final, ""},
+		{"before the trigger, within the allowance", func() Rule { r := queued; r.Began = t0.Add(10 * time.Second); return r }(), good, Final, ""},
+		{"before the trigger, beyond the allowance", func() Rule { r := queued; r.Began = t0.Add(11 * time.Second); return r }(), good, Final, "before this change's trigger"},
+		{"within reuse_within", reuse, good, Final, ""},
+		{"beyond reuse_within", func() Rule { r := reuse; r.Began = t0.Add(31 * time.Minute); return r }(), good, Final, "more than reuse_within"},
+		{"reuse_within does not cross the previous change", func() Rule { r := reuse; r.After = t0.Add(time.Minute); return r }(), good, Final, "not after the previous change"},
+		{"reuse_within with the service's clock ahead, beyond the allowance", func() Rule { r := reuse; r.Offset = 15 * time.Minute; return r }(), good, Final, "15m0s ahead of"},
+		{"reuse_within with the service's clock behind, beyond the allowance", func() Rule { r := reuse; r.Offset = -11 * time.Second; return r }(), good, Final, "11s behind"},
+		{"reuse_within with the service's clock unmeasured", func() Rule { r := reuse; r.OffsetKnown = false; return r }(), good, Final, "no Date header"},
+		{"reuse_within reads the start on this machine's clock", func() Rule {
+			r := reuse
+			r.Began, r.Offset = t0.Add(30*time.Minute+8*time.Second), -9*time.Second // 9 s behind: started at t0+9s here
+			return r
+		}(), good, Final, ""},
+		{"reuse_within: dated in the future", func() Rule { r := reuse; r.Now = t0.Add(-11 * time.Second); return r }(), good, Final, "in the future"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := tc.r.Check(tc.b, tc.stage)
+			switch {
+			case tc.why == "" && err != nil:
+				t.Fatalf("does not count: %v", err)
+			case tc.why != "" && err == nil:
+				t.Fatalf("counts; want it refused for %q", tc.why)
+			case tc.why != "" && (!strings.Contains(err.Error(), tc.why) || !errors.Is(err, errNotCounted)):
+				t.Fatalf("refused for %v; want %q", err, tc.why)
+			}
+		})
+	}
+}
+
+// Found by the simulation's scenarios on the code before the rule: a
+// replacement never counts the backup of the change it replaces, with or
+// without reuse_within.
+func TestRuleNeverCountsThePreviousChangesBackup(t *testing.T) {
+	t.Parallel()
+	t.Run("reuse_within", func(t *testing.T) {
+		t.Parallel()
+		fs, w := newFaultyService(t)
+		fs.runFor = time.Minute
+		prev := fs.addOld(client.StatusSuccess, 5*time.Minute)
+		o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: time.Hour, After: *prev.CompletedAt})
+		if o.Kind != Succeeded || o.Reused || o.Backup.ID == prev.ID || len(fs.queuedIDs()) != 1 {
+			t.Fatalf("outcome %d reused %t backup %v, queued %v; want a new backup", o.Kind, o.Reused, o.Backup, fs.queuedIDs())
+		}
+	})
+	t.Run("a lost answer", func(t *testing.T) {
+		t.Parallel()
+		fs, w := newFaultyService(t)
+		prev := fs.addOld(client.StatusSuccess, 3*time.Second) // within the clock allowance of this trigger
+		fs.failPOSTs = 1                                       // answered 500, not queued
+		o := w.Run(context.Background(), fs.account, RunOptions{After: prev.CreatedAt})
+		if o.Kind != NotWaited || o.Backup.ID == prev.ID || len(fs.queuedIDs()) != 1 {
+			t.Fatalf("outcome %d backup %v, queued %v; want the backup of a second POST", o.Kind, o.Backup, fs.queuedIDs())
+		}
+	})
+}
+
+// A service clock beyond the allowance: reuse takes no shortcut, and says
+// by how much the clocks differ.
+func TestReuseRefusedWhenTheServiceClockIsOff(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		skew   time.Duration
+		age    time.Duration // on the service's clock
+		kind   Kind
+		reused bool
+		why    string
+	}{
+		{"15 minutes ahead", 15 * time.Minute, 40 * time.Minute, Succeeded, false, "ahead of this machine's"},
+		// Its own new backup then reads as older than its trigger: it is
+		// not identified (the clock allowance), and nothing passes.
+		{"15 minutes behind", -15 * time.Minute, 10 * time.Minute, NotIdentified, false, "behind this machine's"},
+		{"within the allowance", 5 * time.Second, 20 * time.Minute, Succeeded, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fs, w := newFaultyService(t)
+			fs.skew, fs.runFor = tc.skew, time.Minute
+			fs.addOld(client.StatusSuccess, tc.age)
+			o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: 30 * time.Minute})
+			if o.Kind != tc.kind || o.Reused != tc.reused {
+				t.Fatalf("outcome %d reused %t (%v); want reused %t", o.Kind, o.Reused, o.Err, tc.reused)
+			}
+			if tc.why == "" && o.ReuseRefused != nil || tc.why != "" && (o.ReuseRefused == nil || !strings.Contains(o.ReuseRefused.Error(), tc.why)) {
+				t.Fatalf("reuse refused: %v; want %q", o.ReuseRefused, tc.why)
+			}
+		})
+	}
+}
+
+// A success that contradicts itself is never reused.
+func TestContradictorySuccessNeverCounts(t *testing.T) {
+	t.Parallel()
+	text := "disk full"
+	for name, spoil := range map[string]func(*client.Backup){
+		"no completed_at":                func(b *client.Backup) { b.CompletedAt = nil },
+		"completed before it started":    func(b *client.Backup) { v := b.CreatedAt.Add(-time.Minute); b.CompletedAt = &v },
+		"an error beside status success": func(b *client.Backup) { b.Error = &text },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fs, w := newFaultyService(t)
+			fs.runFor = time.Minute
+			fs.addOld(client.StatusSuccess, 5*time.Minute)
+			spoil(&fs.backups[0])
+			o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: time.Hour})
+			if o.Reused || o.Kind != Succeeded || len(fs.queuedIDs()) != 1 {
+				t.Fatalf("outcome %d reused %t, queued %v; want a new backup", o.Kind, o.Reused, fs.queuedIDs())
+			}
+		})
+	}
+}
