@@ -224,8 +224,9 @@ func (a *triggerAction) invokeMany(ctx context.Context, ids []string, opts workf
 	for _, o := range outcomes {
 		var one diag.Diagnostics
 		reportInvocation(&one, o, opts.WaitForCompletion, timeout, say)
-		if len(one) > 0 {
-			lines = append(lines, fmt.Sprintf("- %s: %s", o.AccountID, oneLine(one[0])))
+		diags.Append(one.Warnings()...) // a warning does not fail the account
+		if errs := one.Errors(); len(errs) > 0 {
+			lines = append(lines, fmt.Sprintf("- %s: %s", o.AccountID, oneLine(errs[0])))
 		}
 	}
 	if len(lines) == 0 {

@@ -145,3 +145,34 @@ func TestAccActionReuseWithin(t *testing.T) {
 		t.Errorf("%d backups queued, want none", q)
 	}
 }
+
+// A change of triggers takes a new backup even with reuse_within: the
+// previous change's backup, still inside the window, started before that
+// change went ahead (workflow.Rule.After). Found by the simulation.
+func TestAccTriggerReuseNeverCrossesAChange(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 4104})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	config := func(release string) string {
+		return e.config(fmt.Sprintf(`
+resource "backup_trigger" "release" {
+  account_id          = %q
+  wait_for_completion = true
+  reuse_within        = "1h"
+  triggers            = { release = %q }
+}
+`, id, release))
+	}
+	c := newCLI(t, e, config("v1"))
+	c.run("apply", "-auto-approve", "-no-color")
+	first := c.state("backup_trigger.release")
+	c.write(config("v2"))
+	c.run("apply", "-auto-approve", "-no-color")
+	second := c.state("backup_trigger.release")
+	if second["id"] == first["id"] || second["reused"] != false || second["backup_status"] != "success" {
+		t.Fatalf("after the change: %v; before: %v; want a new backup, not reused", second, first)
+	}
+	if q := e.srv.BackupsQueued(id); q != 2 {
+		t.Fatalf("%d backups queued; want one per change", q)
+	}
+}
