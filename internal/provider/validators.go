@@ -29,7 +29,9 @@ type durationValidator struct{}
 func reuseWithinDescription(operation string) string {
 	return "Let a backup of the account that started no more than this long before the " + operation + " count for it, " +
 		"as a Go duration such as `15m`: a good one is taken as is, with no new backup, and one in progress is waited for " +
-		"and counts only if it succeeds. Unset (the default), the " + operation + " takes its own backup. See Sharing a backup."
+		"and counts only if it succeeds. The start is read on this machine's clock: when the service's clock is more than 10 s " +
+		"from it, nothing is reused and a warning says so. Unset (the default), the " + operation + " takes its own backup. " +
+		"See Sharing a backup."
 }
 
 // reuseWithin is a validated reuse_within; zero when unset.
