@@ -204,10 +204,11 @@ func TestAccOnDestroyProvenGoneAndTheWayOut(t *testing.T) {
 	}
 
 	c.write(e.configReleasing("OPS-1234: the CRM account was closed", []string{id}, guardedDatabase(id, "")))
-	out = c.run("destroy", "-auto-approve", "-no-color")
+	// -compact-warnings shows only summaries: the reason is in the summary.
+	out = c.run("destroy", "-auto-approve", "-no-color", "-compact-warnings")
 	flat = strings.Join(strings.Fields(out), " ")
-	if !strings.Contains(flat, "Destroyed without a backup of account "+id) || !strings.Contains(flat, "OPS-1234: the CRM account was closed") {
-		t.Errorf("the destroy let through does not say so, with the reason:\n%s", out)
+	if !strings.Contains(flat, "Destroyed without a backup of account "+id+": OPS-1234: the CRM account was closed") {
+		t.Errorf("the destroy let through does not say so, with the reason, in its summary:\n%s", out)
 	}
 	if _, gone := c.destroyedAt(); !gone {
 		t.Error("the guarded resource was not destroyed")

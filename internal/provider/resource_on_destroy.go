@@ -150,7 +150,7 @@ func (r *onDestroyResource) preflight(ctx context.Context, state tfsdk.State, di
 	case err != nil && !gone:
 		diags.AddError(summary, describeError(err, guardKept))
 	case gone && r.data.release.covers(accountID):
-		diags.AddWarning(fmt.Sprintf("backup_on_destroy of account %s will let the destroy go ahead without a backup", accountID),
+		diags.AddWarning(fmt.Sprintf("backup_on_destroy of account %s will let the destroy go ahead without a backup: %s", accountID, r.data.release.reason),
 			describeError(err, r.data.release.warning(accountID)))
 	case gone:
 		diags.AddError(summary, describeError(err, goneGuardAdvice(accountID)))
