@@ -72,7 +72,11 @@ func (h *hostileService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			map[string]any{"id": "bkp_OTHERGOOD0000000", "account_id": "acc_OTHER00000000000", "status": "success",
 				"created_at": created.Add(2 * time.Second).Format(time.RFC3339), "completed_at": created.Add(2 * time.Second).Format(time.RFC3339)},
 			map[string]any{"id": "bkp_MINE000000000000", "account_id": h.account, "status": "success",
-				"created_at": created.Format(time.RFC3339), "completed_at": created.Format(time.RFC3339), "error": h.text()},
+				"created_at": created.Format(time.RFC3339), "completed_at": created.Format(time.RFC3339)},
+			// A success with an error contradicts itself (it would not count):
+			// the hostile error text is an older failure's.
+			map[string]any{"id": "bkp_FAILED0000000000", "account_id": h.account, "status": "failed",
+				"created_at": created.Add(-time.Hour).Format(time.RFC3339), "completed_at": created.Add(-time.Hour).Format(time.RFC3339), "error": h.text()},
 		)
 	case "GET /api/v1/audit-logs":
 		out = page(map[string]any{"id": "log_0123456789abcdef", "created_at": "2026-11-21T10:00:00Z", "action": h.text(),
