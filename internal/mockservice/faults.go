@@ -49,6 +49,14 @@ const (
 	// and query (no Location header when that is empty): a misconfigured
 	// proxy, or a hostile host collecting API keys.
 	FaultRedirect
+	// FaultProxyNotFound answers an HTML 404 without processing the
+	// request, as a proxy in front of the service does: it proves nothing.
+	FaultProxyNotFound
+	// FaultShuffledPage reverses the items of a listing's page, and
+	// FaultDuplicateItem repeats its first item at its end: a listing
+	// trusted for order or uniqueness is misled.
+	FaultShuffledPage
+	FaultDuplicateItem
 )
 
 // Fault is an injected failure.
@@ -113,7 +121,7 @@ func (s *Server) ClearFaults() {
 // stops reports whether a fault answers in place of the service, so that
 // at most one such fault can hit a request.
 func (k FaultKind) stops() bool {
-	return k == FaultServerError || k == FaultOverload || k == FaultInvalidCursor || k == FaultRedirect
+	return k == FaultServerError || k == FaultOverload || k == FaultInvalidCursor || k == FaultRedirect || k == FaultProxyNotFound
 }
 
 // pickFaults returns the faults that hit this request, counting the hits.
