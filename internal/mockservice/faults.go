@@ -64,6 +64,8 @@ type Fault struct {
 	Kind FaultKind
 	// Route limits the fault to one route; empty means every route.
 	Route Route
+	// AccountID limits the fault to the paths of one account.
+	AccountID string
 	// Times is how many requests the fault hits (per route with PerRoute);
 	// 0 means every matching request.
 	Times    int
@@ -126,11 +128,11 @@ func (k FaultKind) stops() bool {
 
 // pickFaults returns the faults that hit this request, counting the hits.
 // The caller holds s.mu.
-func (s *Server) pickFaults(route Route, hasCursor bool) []Fault {
+func (s *Server) pickFaults(route Route, accountID string, hasCursor bool) []Fault {
 	var out []Fault
 	stopped := false
 	for _, f := range s.faults {
-		if (f.Route != "" && f.Route != route) || (stopped && f.Kind.stops()) || (f.Kind == FaultInvalidCursor && !hasCursor) {
+		if (f.Route != "" && f.Route != route) || (f.AccountID != "" && f.AccountID != accountID) || (stopped && f.Kind.stops()) || (f.Kind == FaultInvalidCursor && !hasCursor) {
 			continue
 		}
 		key := Route("")

@@ -60,7 +60,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.stats.Requests[route]++
 	s.inFlight++
 	s.stats.MaxConcurrent = max(s.stats.MaxConcurrent, s.inFlight)
-	faults := s.pickFaults(route, r.URL.Query().Get("cursor") != "")
+	faults := s.pickFaults(route, accountID, r.URL.Query().Get("cursor") != "")
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
