@@ -64,6 +64,9 @@ type Options struct {
 	HTTPClient *http.Client
 	Clock      clock.Clock
 	Logger     Logger
+	// Jitter draws, uniform in [0, 1), the backoffs' jitter and the rate
+	// limiter's entry; nil draws from math/rand/v2. A seeded one replays.
+	Jitter func() float64
 }
 
 // Client talks to one Backup Service with one key.
@@ -136,7 +139,7 @@ func New(opts Options) (*Client, error) {
 		http:   opts.HTTPClient,
 		clock:  opts.Clock,
 		log:    opts.Logger,
-		jitter: rand.Float64,
+		jitter: opts.Jitter,
 		guard:  textGuard{key: key},
 		// Set only for the client's own transport: a caller's is theirs.
 		noHTTP2: noHTTP2,
@@ -144,6 +147,7 @@ func New(opts Options) (*Client, error) {
 	opts.APIKey = "" // keep one copy only, in a type that never prints
 	c.opts = opts
 	c.limiter = newLimiter(c.clock)
+	c.limiter.draw = c.jitter
 	return c, nil
 }
 
@@ -167,6 +171,9 @@ func setDefaults(o *Options) {
 	}
 	if o.Logger == nil {
 		o.Logger = nopLogger{}
+	}
+	if o.Jitter == nil {
+		o.Jitter = rand.Float64
 	}
 }
 

@@ -49,6 +49,14 @@ const (
 	// and query (no Location header when that is empty): a misconfigured
 	// proxy, or a hostile host collecting API keys.
 	FaultRedirect
+	// FaultProxyNotFound answers an HTML 404 without processing the
+	// request, as a proxy in front of the service does: it proves nothing.
+	FaultProxyNotFound
+	// FaultShuffledPage reverses the items of a listing's page, and
+	// FaultDuplicateItem repeats its first item at its end: a listing
+	// trusted for order or uniqueness is misled.
+	FaultShuffledPage
+	FaultDuplicateItem
 )
 
 // Fault is an injected failure.
@@ -56,6 +64,8 @@ type Fault struct {
 	Kind FaultKind
 	// Route limits the fault to one route; empty means every route.
 	Route Route
+	// AccountID limits the fault to the paths of one account.
+	AccountID string
 	// Times is how many requests the fault hits (per route with PerRoute);
 	// 0 means every matching request.
 	Times    int
@@ -113,16 +123,16 @@ func (s *Server) ClearFaults() {
 // stops reports whether a fault answers in place of the service, so that
 // at most one such fault can hit a request.
 func (k FaultKind) stops() bool {
-	return k == FaultServerError || k == FaultOverload || k == FaultInvalidCursor || k == FaultRedirect
+	return k == FaultServerError || k == FaultOverload || k == FaultInvalidCursor || k == FaultRedirect || k == FaultProxyNotFound
 }
 
 // pickFaults returns the faults that hit this request, counting the hits.
 // The caller holds s.mu.
-func (s *Server) pickFaults(route Route, hasCursor bool) []Fault {
+func (s *Server) pickFaults(route Route, accountID string, hasCursor bool) []Fault {
 	var out []Fault
 	stopped := false
 	for _, f := range s.faults {
-		if (f.Route != "" && f.Route != route) || (stopped && f.Kind.stops()) || (f.Kind == FaultInvalidCursor && !hasCursor) {
+		if (f.Route != "" && f.Route != route) || (f.AccountID != "" && f.AccountID != accountID) || (stopped && f.Kind.stops()) || (f.Kind == FaultInvalidCursor && !hasCursor) {
 			continue
 		}
 		key := Route("")

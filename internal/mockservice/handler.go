@@ -60,7 +60,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.stats.Requests[route]++
 	s.inFlight++
 	s.stats.MaxConcurrent = max(s.stats.MaxConcurrent, s.inFlight)
-	faults := s.pickFaults(route, r.URL.Query().Get("cursor") != "")
+	faults := s.pickFaults(route, accountID, r.URL.Query().Get("cursor") != "")
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -91,7 +91,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Request-ID", requestID)
 	}
 	// Dated by the service's own clock, as a real deployment's answers are.
-	w.Header().Set("Date", s.clock.Now().UTC().Format(http.TimeFormat))
+	w.Header().Set("Date", s.shownNow().UTC().Format(http.TimeFormat))
 	for _, f := range faults {
 		if f.Kind == FaultTruncatedBody {
 			// Promise the whole body, send half: the connection closes early.
@@ -119,6 +119,10 @@ func (s *Server) preFaults(faults []Fault, r *http.Request, requestID string) *r
 				rep.header.Set("Location", f.Location+r.URL.RequestURI())
 			}
 			return rep
+		case FaultProxyNotFound:
+			rep := &reply{status: http.StatusNotFound, header: http.Header{}, body: []byte("<html><body>404 Not Found</body></html>")}
+			rep.header.Set("Content-Type", "text/html")
+			return rep
 		case FaultOverload:
 			s.mu.Lock()
 			s.stats.Overloaded++
@@ -139,6 +143,8 @@ func postFaults(faults []Fault, rep *reply, r *http.Request, requestID string) *
 		switch f.Kind {
 		case FaultAcceptThenError:
 			return problemReply(http.StatusInternalServerError, titleInternal, "An unexpected error occurred.", r, requestID)
+		case FaultShuffledPage, FaultDuplicateItem:
+			rep = disorderPage(f.Kind, rep)
 		case FaultMalformedJSON:
 			if rep.status < 300 {
 				rep.body = []byte(`{"data": [{"id": "acc_`)
@@ -245,8 +251,7 @@ func (s *Server) route(r *http.Request, route Route, accountID string, key *apiK
 		case RouteTrigger:
 			return s.trigger(r, acc, key, requestID)
 		default:
-			items := append([]*backup(nil), acc.backups...)
-			return listReply(s, r, requestID, "backups:"+acc.id, items, false, s.backupJSON)
+			return s.listBackups(r, acc, requestID)
 		}
 	}
 	return problemReply(http.StatusNotFound, titleNotFound, "No such endpoint: "+r.Method+" "+r.URL.Path+".", r, requestID)
@@ -288,6 +293,7 @@ func (s *Server) trigger(r *http.Request, acc *account, key *apiKey, requestID s
 	acc.backups = append(acc.backups, &backup{
 		id: ids.New(ids.BackupPrefix, s.rng.IntN), accountID: acc.id, createdAt: now, seq: s.seq,
 		pendingFor: s.pendingFor, runningFor: s.runningFor, failWith: acc.failWith,
+		queuedBy: queuedByFrom(r.Context()), quirk: acc.quirk,
 	})
 	s.seq++
 	s.logs = append(s.logs, &auditLog{
@@ -368,10 +374,13 @@ func (s *Server) accountJSON(a *account) accountJSON {
 
 func (s *Server) backupJSON(b *backup) backupJSON {
 	st, done, errText := b.status(s.clock.Now())
-	out := backupJSON{ID: b.id, AccountID: b.accountID, Status: st, CreatedAt: rfc3339(b.createdAt), Error: errText}
+	out := backupJSON{ID: b.id, AccountID: b.accountID, Status: st, CreatedAt: rfc3339(b.createdAt.Add(s.offset)), Error: errText}
 	if done != nil {
-		v := rfc3339(*done)
+		v := rfc3339(done.Add(s.offset))
 		out.CompletedAt = &v
+	}
+	if st == "success" {
+		quirkRecord(b, &out)
 	}
 	return out
 }

@@ -58,6 +58,8 @@ type account struct {
 	failWith string
 	backups  []*backup // oldest first
 	deleted  bool
+	// quirk is given to the backups queued from now on.
+	quirk RecordQuirk
 }
 
 type backup struct {
@@ -68,6 +70,10 @@ type backup struct {
 	pendingFor time.Duration
 	runningFor time.Duration
 	failWith   string
+	// queuedBy is the label of the request context that queued it (see
+	// WithQueuedBy); quirk is how its record contradicts itself.
+	queuedBy string
+	quirk    RecordQuirk
 }
 
 // status is the backup's state at now: pending, then running, then its

@@ -88,6 +88,11 @@ type Server struct {
 
 	adminToken string
 	allowHosts []string
+
+	// offset is how far the times the service shows run ahead of its
+	// clock; listingLag hides new backups from the backups listing.
+	offset     time.Duration
+	listingLag time.Duration
 }
 
 type window struct {

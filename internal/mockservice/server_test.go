@@ -484,7 +484,7 @@ func TestLatencyIsCappedPerRequest(t *testing.T) {
 	s.AddFault(Fault{Kind: FaultLatency, Route: RouteGetAccount, Latency: time.Second})
 	s.AddFault(Fault{Kind: FaultLatency, Route: RouteGetAccount, Latency: 2 * time.Second})
 	s.mu.Lock()
-	token, account := s.pickFaults(RouteToken, false), s.pickFaults(RouteGetAccount, false)
+	token, account := s.pickFaults(RouteToken, "", false), s.pickFaults(RouteGetAccount, "", false)
 	s.mu.Unlock()
 	if len(token) != 2 {
 		t.Fatalf("%d faults matched the token read, want both", len(token))

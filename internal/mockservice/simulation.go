@@ -1,0 +1,184 @@
+package mockservice
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// Knobs and ground truth for simulations: which client queued each backup,
+// when it truly began and ended, and the service's misbehaviours that are
+// not per-request faults (a clock that runs off, a lagging listing,
+// records that contradict themselves).
+
+type queuedByKey struct{}
+
+// WithQueuedBy labels a request's context: a backup the request queues
+// records the label (see Truth). An in-memory transport sets it.
+func WithQueuedBy(ctx context.Context, label string) context.Context {
+	return context.WithValue(ctx, queuedByKey{}, label)
+}
+
+func queuedByFrom(ctx context.Context) string {
+	s, _ := ctx.Value(queuedByKey{}).(string)
+	return s
+}
+
+// SetClockOffset makes the times the service shows (backup records, the
+// Date header) run d ahead of its clock (behind when negative), as a
+// deployment whose clock is off does. Backups still run on the clock.
+func (s *Server) SetClockOffset(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.offset = d
+}
+
+// shownNow is the service's time as its answers show it.
+func (s *Server) shownNow() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clock.Now().Add(s.offset)
+}
+
+// SetListingLag hides each backup from the backups listing for d after it
+// was queued, as a read replica behind its primary does.
+func (s *Server) SetListingLag(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listingLag = d
+}
+
+// listBackups answers the account's backups listing, without the backups
+// the listing lag still hides. The caller holds s.mu.
+func (s *Server) listBackups(r *http.Request, acc *account, requestID string) *reply {
+	now := s.clock.Now()
+	items := make([]*backup, 0, len(acc.backups))
+	for _, b := range acc.backups {
+		if s.listingLag <= 0 || !now.Before(b.createdAt.Add(s.listingLag)) {
+			items = append(items, b)
+		}
+	}
+	return listReply(s, r, requestID, "backups:"+acc.id, items, false, s.backupJSON)
+}
+
+// disorderPage reverses a listing page's items or repeats its first one.
+func disorderPage(kind FaultKind, rep *reply) *reply {
+	if rep.status >= 300 {
+		return rep
+	}
+	var page map[string]json.RawMessage
+	var data []json.RawMessage
+	if json.Unmarshal(rep.body, &page) != nil || json.Unmarshal(page["data"], &data) != nil || len(data) == 0 {
+		return rep
+	}
+	if kind == FaultShuffledPage {
+		slices.Reverse(data)
+	} else {
+		data = append(data, data[0])
+	}
+	page["data"], _ = json.Marshal(data)
+	out := *rep
+	out.body, _ = json.Marshal(page)
+	return &out
+}
+
+// RecordQuirk is how a successful backup's record contradicts itself.
+type RecordQuirk int
+
+// Record quirks.
+const (
+	QuirkNone RecordQuirk = iota
+	// QuirkNoCompletedAt: status success with a null completed_at.
+	QuirkNoCompletedAt
+	// QuirkCompletedBeforeCreated: completed_at an hour before created_at.
+	QuirkCompletedBeforeCreated
+	// QuirkErrorSet: status success with an error text.
+	QuirkErrorSet
+)
+
+// SetRecordQuirk gives the account's backups queued from now on a record
+// that contradicts itself once it succeeds (QuirkNone: none).
+func (s *Server) SetRecordQuirk(accountID string, q RecordQuirk) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.accounts[accountID]; a != nil {
+		a.quirk = q
+	}
+}
+
+func quirkRecord(b *backup, out *backupJSON) {
+	switch b.quirk {
+	case QuirkNoCompletedAt:
+		out.CompletedAt = nil
+	case QuirkCompletedBeforeCreated:
+		created, _ := time.Parse(time.RFC3339, out.CreatedAt)
+		v := rfc3339(created.Add(-time.Hour))
+		out.CompletedAt = &v
+	case QuirkErrorSet:
+		e := "partially failed"
+		out.Error = &e
+	}
+}
+
+// SetAccountState makes an account backupable (StateActive) or not (a 422).
+func (s *Server) SetAccountState(id string, st AccountState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.accounts[id]; a != nil {
+		a.state = st
+	}
+}
+
+// BackupTruth is what truly became of one backup, on the service's clock
+// without its offset: the ground truth a simulation judges by.
+type BackupTruth struct {
+	ID string
+	// CreatedAt and CompletedAt are true times; CompletedAt is when it
+	// ends (it may lie ahead: see Done).
+	CreatedAt   time.Time
+	CompletedAt time.Time
+	// Status is its final status (success or failed); Done says whether
+	// it has ended by now.
+	Status string
+	Done   bool
+	// Consistent is false when its record contradicts itself.
+	Consistent bool
+	// QueuedBy is the label of the request that queued it ("" for
+	// history and backups queued without one).
+	QueuedBy string
+}
+
+// Truth lists the account's backups, oldest first.
+func (s *Server) Truth(accountID string) []BackupTruth {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	acc := s.accounts[accountID]
+	if acc == nil {
+		return nil
+	}
+	now := s.clock.Now()
+	out := make([]BackupTruth, 0, len(acc.backups))
+	for _, b := range acc.backups {
+		done := b.createdAt.Add(b.pendingFor + b.runningFor)
+		st := "success"
+		if b.failWith != "" {
+			st = "failed"
+		}
+		out = append(out, BackupTruth{ID: b.id, CreatedAt: b.createdAt, CompletedAt: done, Status: st,
+			Done: !now.Before(done), Consistent: b.quirk == QuirkNone, QueuedBy: b.queuedBy})
+	}
+	return out
+}
+
+// AccountTruth says whether the account was deleted and whether it is
+// backupable.
+func (s *Server) AccountTruth(id string) (deleted bool, state AccountState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.accounts[id]; a != nil {
+		return a.deleted, a.state
+	}
+	return true, ""
+}

@@ -1,0 +1,25 @@
+package provider
+
+import "testing"
+
+// Sequences the simulation found breaking the guards' promise on the code
+// before the fixes of issue 46; each must pass once they are merged.
+
+func runSimRegression(t *testing.T, seed uint64) {
+	t.Helper()
+	if v := runSimulation(t, seed, simSequenceSteps); len(v) > 0 {
+		t.Fatal(v[0].report)
+	}
+}
+
+// (a) reuse_within on a backup_trigger crosses an earlier change: a
+// triggers change reuses the backup of the change before it.
+func TestSimRegressionReuseAcrossChange(t *testing.T) { runSimRegression(t, 7) }
+
+// (b) without reuse_within, a replacement's POST answered 500 unprocessed
+// claims the previous change's backup, created seconds before.
+func TestSimRegressionUnknownOutcomeClaimsPreviousBackup(t *testing.T) { runSimRegression(t, 69) }
+
+// (c) the service's clock minutes ahead makes an old backup look recent
+// enough for reuse_within.
+func TestSimRegressionClockAheadReuse(t *testing.T) { runSimRegression(t, 16) }
