@@ -109,7 +109,7 @@ func (w *simWorld) notThisChange(c *simChange, b mockservice.BackupTruth) string
 }
 
 // checkGuard judges a guard's destroy that went ahead (invariants 1 to 3).
-func (w *simWorld) checkGuard(op *simOp, start, end time.Time) {
+func (w *simWorld) checkGuard(op *simOp, start, end time.Time, warnings string) {
 	c := op.change
 	truth := w.srv.Truth(w.accounts[0])
 	for _, b := range truth {
@@ -134,7 +134,8 @@ func (w *simWorld) checkGuard(op *simOp, start, end time.Time) {
 	}) {
 		cat = "c"
 	}
-	w.violate(op, cat, "the destroy went ahead with no good backup for it; the account's backups: %s", w.describeAll(truth))
+	w.violate(op, cat, "the destroy (%s to %s) went ahead with no good backup for it; the account's backups: %s; its warnings: %q",
+		w.at(start), w.at(end), w.describeAll(truth), warnings)
 }
 
 // checkAction judges an invocation reported successful: each account has

@@ -631,9 +631,10 @@ func proposed(s *tfprotov6.Schema, prior, config tftypes.Value) tftypes.Value {
 
 // simResult is what an operation returned to Terraform.
 type simResult struct {
-	errors string
-	state  tftypes.Value
-	ok     bool // no error
+	errors   string
+	warnings string // shown beside a violation
+	state    tftypes.Value
+	ok       bool // no error
 }
 
 // plan is PlanResourceChange; a null config plans a destroy.
@@ -664,7 +665,7 @@ func (w *simWorld) apply(ctx context.Context, srv tfprotov6.ProviderServer, type
 		w.t.Fatal(err)
 	}
 	errs := diagText(resp.Diagnostics)
-	return simResult{errors: errs, state: w.value(s, resp.NewState), ok: errs == ""}, resp.Private
+	return simResult{errors: errs, warnings: diagsOf(resp.Diagnostics, tfprotov6.DiagnosticSeverityWarning), state: w.value(s, resp.NewState), ok: errs == ""}, resp.Private
 }
 
 // refresh is ReadResource; it says whether the command may go on.
@@ -900,7 +901,7 @@ func (w *simWorld) guardDestroy(ctx context.Context, op *simOp, label func() str
 		return
 	}
 	if r.ok {
-		w.checkGuard(op, start, time.Now())
+		w.checkGuard(op, start, time.Now(), r.warnings)
 		a.guard = simResource{state: null}
 		return
 	}

@@ -87,7 +87,10 @@ func (r Rule) Check(b client.Backup, stage Stage) error {
 		return no("this change's backup is %s", r.Own)
 	case !r.After.IsZero() && !b.CreatedAt.After(r.After):
 		return no("it started at %s, not after the previous change went ahead (%s)", stamp(b.CreatedAt), stamp(r.After))
-	case r.ReuseWithin <= 0 && b.CreatedAt.Before(r.Began.Add(-r.Allowance)):
+	case r.ReuseWithin <= 0 && (b.CreatedAt.Before(r.Began.Add(-r.Allowance)) || b.CreatedAt.Add(-r.Offset).Before(r.Began.Add(-r.Allowance))):
+		// Both as dated and as read on this machine's clock: a service
+		// clock that runs ahead dates an older backup after the trigger,
+		// and a Date that is wrong can only make this stricter.
 		return no("it started at %s, before this change's trigger (%s)", stamp(b.CreatedAt), stamp(r.Began))
 	case r.ReuseWithin <= 0:
 		return nil // queued since this change's trigger began, as far as the clock allowance tells

@@ -43,6 +43,11 @@ func TestRuleCheck(t *testing.T) {
 		{"started after the previous change went ahead", func() Rule { r := queued; r.After = t0.Add(-time.Second); return r }(), good, Final, ""},
 		{"before the trigger, within the allowance", func() Rule { r := queued; r.Began = t0.Add(10 * time.Second); return r }(), good, Final, ""},
 		{"before the trigger, beyond the allowance", func() Rule { r := queued; r.Began = t0.Add(11 * time.Second); return r }(), good, Final, "before this change's trigger"},
+		{"after the trigger as dated, before it on this machine's clock", func() Rule {
+			r := queued
+			r.Began, r.Offset = t0.Add(5*time.Minute), 20*time.Minute // dated 15 minutes after the trigger: 5 before it here
+			return r
+		}(), with(func(b *client.Backup) { b.CreatedAt = t0.Add(20 * time.Minute); b.CompletedAt = done(21 * time.Minute) }), Identified, "before this change's trigger"},
 		{"within reuse_within", reuse, good, Final, ""},
 		{"beyond reuse_within", func() Rule { r := reuse; r.Began = t0.Add(31 * time.Minute); return r }(), good, Final, "more than reuse_within"},
 		{"reuse_within does not cross the previous change", func() Rule { r := reuse; r.After = t0.Add(time.Minute); return r }(), good, Final, "not after the previous change"},
