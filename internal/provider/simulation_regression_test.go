@@ -23,3 +23,8 @@ func TestSimRegressionUnknownOutcomeClaimsPreviousBackup(t *testing.T) { runSimR
 // (c) the service's clock minutes ahead makes an old backup look recent
 // enough for reuse_within.
 func TestSimRegressionClockAheadReuse(t *testing.T) { runSimRegression(t, 16) }
+
+// The service's clock 20 minutes ahead, and a listing that lags: a guard's
+// destroy identified another's newer-dated backup as its own and went
+// ahead before its own had run.
+func TestSimRegressionClockAheadIdentifiesAnotherBackup(t *testing.T) { runSimRegression(t, 26) }
