@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -452,4 +455,85 @@ func TestAccAccountBackupsCompletedBeforeValidation(t *testing.T) {
 	if out, err := c.exec(nil, "validate", "-no-color"); err != nil {
 		t.Errorf("a filter backups can pass was refused: %v\n%s", err, out)
 	}
+}
+
+// A listing out of order, or an id listed twice with other contents, as a
+// proxy or a lagging replica in front of the service may answer, is an
+// error that names both records and asks to try again: never an answer.
+func TestAccAccountBackupsInconsistentListing(t *testing.T) {
+	e, f := newFrontEnv(t, mockservice.Options{Seed: 507})
+	id := e.srv.AccountIDs()[0]
+	now := e.clock.Now().UTC().Truncate(time.Second)
+	var history []mockservice.BackupSpec
+	for i := range 60 { // hourly, the newest an hour ago: two pages
+		history = append(history, mockservice.BackupSpec{CreatedAt: now.Add(-time.Duration(60-i) * time.Hour)})
+	}
+	e.srv.AddHistory(id, history...)
+	all, err := client.Collect(e.rawClient(t).Backups(context.Background(), id, client.ListOptions{}))
+	if err != nil || len(all) != 60 {
+		t.Fatalf("%d %v", len(all), err)
+	}
+	// rewrite serves the mock's backups listing with the first page's
+	// records changed by change.
+	rewrite := func(change func(records []map[string]any)) {
+		f.set(func(r *http.Request) (answer, bool) {
+			if !strings.HasSuffix(r.URL.Path, "/backups") || r.URL.Query().Get("cursor") != "" {
+				return answer{}, false
+			}
+			rec := httptest.NewRecorder()
+			e.srv.ServeHTTP(rec, r)
+			var page map[string]any
+			if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil {
+				t.Errorf("the mock's page: %v", err)
+				return answer{}, false
+			}
+			data, _ := page["data"].([]any)
+			records := make([]map[string]any, len(data))
+			for i := range data {
+				records[i], _ = data[i].(map[string]any)
+			}
+			change(records)
+			for i := range records {
+				data[i] = records[i]
+			}
+			body, _ := json.Marshal(page)
+			return answer{rec.Code, "application/json", string(body)}, true
+		})
+	}
+	cfg := e.config(fmt.Sprintf(`
+data "backup_account_backups" "restore_point" {
+  account_id       = %[1]q
+  statuses         = ["success"]
+  max_results      = 1
+  completed_before = %[2]q
+}
+`, id, now.Add(-3*time.Hour).Format(time.RFC3339)))
+	stamp := func(b client.Backup) string { return b.CreatedAt.UTC().Format(time.RFC3339) }
+
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{
+				// The third record dated an hour after the second: out of order.
+				PreConfig: func() {
+					rewrite(func(records []map[string]any) { records[2]["created_at"] = all[0].CreatedAt.Format(time.RFC3339) })
+				},
+				Config: cfg,
+				ExpectError: expectError(`Unable to list the backups of account "`+id+`"`, "out of order or inconsistent",
+					all[2].ID, stamp(all[0]), "is listed after backup", all[1].ID, stamp(all[1]), "a proxy in front of it", "Try again"),
+			},
+			{
+				// The first record listed again, third, as failed: inconsistent.
+				PreConfig: func() {
+					rewrite(func(records []map[string]any) {
+						records[2] = maps.Clone(records[0])
+						records[2]["status"], records[2]["error"] = "failed", "disk full"
+					})
+				},
+				Config: cfg,
+				ExpectError: expectError("out of order or inconsistent", "backup "+all[0].ID+" is listed twice with different contents",
+					"first as "+all[0].ID+" (success, created_at "+stamp(all[0]), "then as "+all[0].ID+" (failed", "Try again"),
+			},
+		},
+	})
 }
