@@ -67,7 +67,7 @@ type InconsistentListingError struct {
 func (e *InconsistentListingError) Error() string {
 	switch e.Kind {
 	case OutOfOrder:
-		return fmt.Sprintf("%v: the listing is newest first, but backup %v is listed after backup %v and is %v newer, more than the %v allowed for clocks",
+		return fmt.Sprintf("%v: backup %v is listed after backup %v but is %v newer, in a listing that is newest first (clocks may differ by %v)",
 			ErrInconsistentListing, e.Later, e.Earlier, e.Later.CreatedAt.Sub(e.Earlier.CreatedAt), ListingClockAllowance)
 	default:
 		return fmt.Sprintf("%v: backup %s is listed twice with different contents: first as %v, then as %v",
