@@ -83,8 +83,8 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 			"created_after": schema.StringAttribute{
 				Optional: true, CustomType: timetypes.RFC3339Type{},
 				Description: "Keep only backups created strictly after this time (RFC 3339). The listing stops at the first " +
-					"backup created at or before it: no older page is read. It must be before `created_before`: an empty window " +
-					"is refused at validate.",
+					"backup created at or before it: no older page is read. It must be before `created_before` and `completed_before`: " +
+					"an empty window is refused at validate.",
 			},
 			"completed_before": schema.StringAttribute{
 				Optional: true, CustomType: timetypes.RFC3339Type{},
@@ -92,7 +92,7 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 					"created before it that finished after it, or is still in progress, is left out. The newer backups are read and " +
 					"skipped, and the listing stops as soon as `max_results` backups are found: with `statuses = [\"success\"]` and " +
 					"`max_results = 1`, only the pages up to the last good backup that finished before this time are read. " +
-					"`created_after` must be before it, and `statuses` must name a finished status (`success` or `failed`): " +
+					"`created_after` must be before it, and `statuses`, when set, must name a finished status (`success` or `failed`): " +
 					"a filter no backup can pass is refused at validate.",
 			},
 			"truncated": schema.BoolAttribute{
