@@ -175,7 +175,7 @@ func (s backupSeen) record(id string) ListedRecord {
 // contract says never changes (a terminal one), or made it another backup.
 func movedOn(before, now backupSeen) bool {
 	return InProgress(before.status) && before.created.Equal(now.created) &&
-		!(before.status == StatusRunning && now.status == StatusPending)
+		(before.status != StatusRunning || now.status != StatusPending)
 }
 
 // digest hashes every field of a backup, so that a repeat is compared
