@@ -46,7 +46,7 @@ var ErrOtherAccount = errors.New("the answer names another account than the one 
 
 // Accounts iterates over the organization's accounts.
 func (c *Client) Accounts(ctx context.Context, opts ListOptions) iter.Seq2[Account, error] {
-	return listing(ctx, c, "/api/v1/accounts", opts, func(a *Account) string { return a.ID }, func(a *Account) bool { return ids.IsAccountID(a.ID) })
+	return listing(ctx, c, "/api/v1/accounts", opts, func(a *Account) string { return a.ID }, func(a *Account) bool { return ids.IsAccountID(a.ID) }, nil)
 }
 
 // ListAccounts returns the accounts of Accounts as a slice.
@@ -58,7 +58,11 @@ func (c *Client) ListAccounts(ctx context.Context, opts ListOptions) ([]Account,
 // no order; opts.Order is ignored). Every backup it yields is accountID's:
 // a record naming another account is left out like a malformed one (the
 // service does not choose which account a backup stands for), and one
-// naming none is given accountID.
+// naming none is given accountID. The pages it reads are checked, at no
+// request of their own: a backup newer than one listed before it (by more
+// than ListingClockAllowance), or an id listed twice with different
+// contents, stops it with a *ListingError matching ErrInconsistentListing
+// (see InconsistentListingError); an id listed again as it was is dropped.
 func (c *Client) Backups(ctx context.Context, accountID string, opts ListOptions) iter.Seq2[Backup, error] {
 	opts.Order = ""
 	backups := listing(ctx, c, accountPath(accountID)+"/backups", opts, func(b *Backup) string { return b.ID }, func(b *Backup) bool {
@@ -66,7 +70,7 @@ func (c *Client) Backups(ctx context.Context, accountID string, opts ListOptions
 			b.AccountID = accountID
 		}
 		return ids.IsBackupID(b.ID) && b.AccountID == accountID
-	})
+	}, func() seenRecords[Backup] { return newBackupsChecked() })
 	// A 404 is judged by the absence rule, for every reader of backups.
 	return func(yield func(Backup, error) bool) {
 		for b, err := range backups {
@@ -79,7 +83,7 @@ func (c *Client) Backups(ctx context.Context, accountID string, opts ListOptions
 
 // AuditLogs iterates over the organization's audit logs.
 func (c *Client) AuditLogs(ctx context.Context, opts ListOptions) iter.Seq2[AuditLog, error] {
-	return listing(ctx, c, "/api/v1/audit-logs", opts, func(l *AuditLog) string { return l.ID }, func(l *AuditLog) bool { return ids.IsAuditLogID(l.ID) })
+	return listing(ctx, c, "/api/v1/audit-logs", opts, func(l *AuditLog) string { return l.ID }, func(l *AuditLog) bool { return ids.IsAuditLogID(l.ID) }, nil)
 }
 
 // FindBackup looks for one backup of an account, paging as far as needed.

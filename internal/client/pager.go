@@ -77,7 +77,12 @@ type ListOptions struct {
 // coming without new records, or past MaxListPages or MaxListBytes.
 // Records that accept refuses (an id without its format, a backup of
 // another account) are left out and counted (see ListOptions.Skipped).
-func listing[T any](ctx context.Context, c *Client, path string, opts ListOptions, idOf func(*T) string, accept func(*T) bool) iter.Seq2[T, error] {
+// Each record is shown, before it is yielded, to a seenRecords made by
+// newSeen for each iteration (nil: one that drops an id listed again): a
+// record it refuses (see backupsChecked) stops the listing with a
+// *ListingError. Records after the one the caller stops at are not shown:
+// a reader that stops early is judged on what it read.
+func listing[T any](ctx context.Context, c *Client, path string, opts ListOptions, idOf func(*T) string, accept func(*T) bool, newSeen func() seenRecords[T]) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
 		yielded, pages, size, barren := 0, 0, 0, 0
@@ -101,7 +106,10 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 				opts.Ended(!left)
 			}
 		}
-		seenIDs := map[string]struct{}{}
+		var seen seenRecords[T] = newIDsSeen(idOf)
+		if newSeen != nil {
+			seen = newSeen()
+		}
 		restarted := false
 	restart:
 		seenCursors := map[string]struct{}{}
@@ -125,6 +133,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 					c.log.Warn(ctx, "the service refused a listing cursor; restarting the listing from its first page",
 						map[string]any{"path": path, "error": err.Error()})
 					restarted = true
+					seen.restart()
 					goto restart
 				}
 				if errors.Is(err, ErrOversizedPage) {
@@ -142,11 +151,16 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			skipped += p.malformed
 			fresh := false // whether the page held a record not seen before
 			for i := range p.Data {
-				id := idOf(&p.Data[i])
-				if _, dup := seenIDs[id]; dup {
+				// Each record is checked as it comes, against those before
+				// it; those after the caller's last are not judged.
+				repeat, err := seen.see(&p.Data[i], pages)
+				if err != nil {
+					stop(err)
+					return
+				}
+				if repeat {
 					continue
 				}
-				seenIDs[id] = struct{}{}
 				fresh = true
 				if !yield(p.Data[i], nil) {
 					ended(i < len(p.Data)-1 || hasNext(&p))

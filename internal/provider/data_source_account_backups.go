@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -38,8 +41,10 @@ type accountBackupsModel struct {
 	Statuses      []types.String    `tfsdk:"statuses"`
 	CreatedBefore timetypes.RFC3339 `tfsdk:"created_before"`
 	CreatedAfter  timetypes.RFC3339 `tfsdk:"created_after"`
-	Backups       []backupModel     `tfsdk:"backups"`
-	Truncated     types.Bool        `tfsdk:"truncated"`
+	// CompletedBefore keeps the backups that finished before it.
+	CompletedBefore timetypes.RFC3339 `tfsdk:"completed_before"`
+	Backups         []backupModel     `tfsdk:"backups"`
+	Truncated       types.Bool        `tfsdk:"truncated"`
 }
 
 func (d *accountBackupsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -49,8 +54,10 @@ func (d *accountBackupsDataSource) Metadata(_ context.Context, req datasource.Me
 func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		Description: "Lists the backups of one account, newest first, up to `max_results`, optionally only those of some " +
-			"statuses or created in a window. With `statuses = [\"success\"]`, `max_results = 1` and `created_before`, it " +
-			"is the restore point: the last good backup before a time.",
+			"statuses, created in a window, or finished before a time. With `statuses = [\"success\"]`, `max_results = 1` and " +
+			"`completed_before`, it is the restore point: the last good backup that finished before a time. The listing is " +
+			"checked as it is read: one out of order or inconsistent (a backup newer than one listed before it, an id listed " +
+			"twice with different contents) is an error, never a silent answer.",
 		Attributes: map[string]schema.Attribute{
 			"account_id": schema.StringAttribute{
 				Required:    true,
@@ -76,8 +83,17 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 			"created_after": schema.StringAttribute{
 				Optional: true, CustomType: timetypes.RFC3339Type{},
 				Description: "Keep only backups created strictly after this time (RFC 3339). The listing stops at the first " +
-					"backup created at or before it: no older page is read. It must be before `created_before`: an empty window " +
-					"is refused at validate.",
+					"backup created at or before it: no older page is read. It must be before `created_before` and `completed_before`: " +
+					"an empty window is refused at validate.",
+			},
+			"completed_before": schema.StringAttribute{
+				Optional: true, CustomType: timetypes.RFC3339Type{},
+				Description: "Keep only backups that finished (have `completed_at`) strictly before this time (RFC 3339). A backup " +
+					"created before it that finished after it, or is still in progress, is left out. The newer backups are read and " +
+					"skipped, and the listing stops as soon as `max_results` backups are found: with `statuses = [\"success\"]` and " +
+					"`max_results = 1`, only the pages up to the last good backup that finished before this time are read. " +
+					"`created_after` must be before it, and `statuses`, when set, must name a finished status (`success` or `failed`): " +
+					"a filter no backup can pass is refused at validate.",
 			},
 			"truncated": schema.BoolAttribute{
 				Computed: true,
@@ -96,23 +112,57 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 	}
 }
 
-// ValidateConfig refuses, before any request, a window that holds no time.
+// ValidateConfig refuses, before any request, filters no backup can pass:
+// a window that holds no time, or only backups in progress asked to have
+// finished.
 func (d *accountBackupsDataSource) ValidateConfig(ctx context.Context, req datasource.ValidateConfigRequest, resp *datasource.ValidateConfigResponse) {
-	var before, after timetypes.RFC3339
+	var before, after, completed timetypes.RFC3339
+	var statuses types.List
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("created_before"), &before)...)
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("created_after"), &after)...)
-	if resp.Diagnostics.HasError() || before.IsNull() || before.IsUnknown() || after.IsNull() || after.IsUnknown() {
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("completed_before"), &completed)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("statuses"), &statuses)...)
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	b, ds := before.ValueRFC3339Time()
-	resp.Diagnostics.Append(ds...)
-	a, ds := after.ValueRFC3339Time()
-	resp.Diagnostics.Append(ds...)
-	if !resp.Diagnostics.HasError() && !a.Before(b) {
+	a, aKnown := knownTime(after, &resp.Diagnostics)
+	if b, ok := knownTime(before, &resp.Diagnostics); ok && aKnown && !a.Before(b) {
 		resp.Diagnostics.AddAttributeError(path.Root("created_after"), "Empty time window",
 			fmt.Sprintf("created_after (%s) must be before created_before (%s): no backup can be created in between.",
 				after.ValueString(), before.ValueString()))
 	}
+	c, cKnown := knownTime(completed, &resp.Diagnostics)
+	if cKnown && aKnown && !a.Before(c) {
+		resp.Diagnostics.AddAttributeError(path.Root("created_after"), "Empty time window",
+			fmt.Sprintf("created_after (%s) must be before completed_before (%s): a backup created after created_after "+
+				"finishes after it, so none can have finished before completed_before.", after.ValueString(), completed.ValueString()))
+	}
+	if completed.IsNull() || statuses.IsNull() || statuses.IsUnknown() {
+		return
+	}
+	var named []string
+	for _, el := range statuses.Elements() {
+		st, ok := el.(types.String)
+		if !ok || st.IsUnknown() || st.IsNull() || !client.InProgress(st.ValueString()) {
+			return // a finished status, or one not known yet
+		}
+		named = append(named, st.ValueString())
+	}
+	if len(named) > 0 {
+		resp.Diagnostics.AddAttributeError(path.Root("statuses"), "No backup can pass these filters",
+			fmt.Sprintf("completed_before keeps only backups that finished, and statuses keeps only backups in progress (%s), "+
+				"which have not: name success or failed in statuses, or leave completed_before out.", strings.Join(named, ", ")))
+	}
+}
+
+// knownTime is v's time when v is set and known (diags gets any error).
+func knownTime(v timetypes.RFC3339, diags *diag.Diagnostics) (time.Time, bool) {
+	if v.IsNull() || v.IsUnknown() {
+		return time.Time{}, false
+	}
+	t, ds := v.ValueRFC3339Time()
+	diags.Append(ds...)
+	return t, !ds.HasError()
 }
 
 func (d *accountBackupsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
@@ -139,12 +189,16 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 	resp.Diagnostics.Append(ds...)
 	after, ds := timeOf(m.CreatedAfter)
 	resp.Diagnostics.Append(ds...)
+	completedBefore, ds := timeOf(m.CompletedBefore)
+	resp.Diagnostics.Append(ds...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	complete, windowRead := false, false
 	// The loop stops at the limit, or at the first backup older than the
-	// window, so the listing reads only the pages up to there.
+	// window, so the listing reads only the pages up to there. A backup
+	// that finished before completed_before was created before it: the
+	// newer ones are skipped on the way to the first match.
 	for b, err := range d.client.Backups(ctx, id, client.ListOptions{
 		Skipped: warnSkipped(&resp.Diagnostics, "backup_account_backups"),
 		Ended:   func(c bool) { complete = c },
@@ -157,7 +211,8 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 			windowRead = true // newest first: every backup of the window was read
 			break
 		}
-		if !before.IsZero() && !b.CreatedAt.Before(before) || len(statuses) > 0 && !slices.Contains(statuses, b.Status) {
+		if !before.IsZero() && !b.CreatedAt.Before(before) || len(statuses) > 0 && !slices.Contains(statuses, b.Status) ||
+			!completedBefore.IsZero() && !finishedBefore(b, completedBefore) {
 			continue
 		}
 		m.Backups = append(m.Backups, backupToModel(b))
@@ -167,4 +222,12 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 	}
 	m.Truncated = types.BoolValue(!complete && !windowRead)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// finishedBefore says whether b finished strictly before t: it has a
+// completed_at before t, and was created before t too (a record that says
+// it finished before it was created is not taken at its word). One created
+// before t that finished after it, or is still running, straddles t.
+func finishedBefore(b client.Backup, t time.Time) bool {
+	return b.CompletedAt != nil && b.CompletedAt.Before(t) && b.CreatedAt.Before(t)
 }

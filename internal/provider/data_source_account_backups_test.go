@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -298,4 +301,239 @@ data "backup_account_backups" "empty" {
 	if err == nil || !strings.Contains(out3, "Empty time window") {
 		t.Errorf("an empty window passed validate: %v\n%s", err, out3)
 	}
+}
+
+// The restore point by completion, the last good backup that finished
+// before a time, costs the pages up to it: a good backup created before
+// the time but finished after it straddles the time and is passed over,
+// as is one still running.
+func TestAccAccountBackupsRestorePointByCompletion(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 505})
+	id := e.srv.AccountIDs()[0]
+	now := e.clock.Now().UTC().Truncate(time.Second)
+	at := func(i int) time.Time { return now.Add(-time.Duration(130-i) * time.Hour) }
+	var history []mockservice.BackupSpec
+	for i := range 130 { // hourly, each 11 minutes long, the newest an hour ago; 70 to 99 failed
+		spec := mockservice.BackupSpec{CreatedAt: at(i)}
+		if i >= 70 && i < 100 {
+			spec.Error = "quota exceeded"
+		}
+		history = append(history, spec)
+	}
+	e.srv.AddHistory(id, history...)
+	e.outsideBackup(t, id) // in progress, newest
+	// Backup 69 was created 5 minutes before T and finished 6 after it.
+	T := at(69).Add(5 * time.Minute).Format(time.RFC3339)
+	c := newCLI(t, e, e.config(fmt.Sprintf(`
+data "backup_account_backups" "restore_point" {
+  account_id       = %[1]q
+  statuses         = ["success"]
+  max_results      = 1
+  completed_before = %[2]q
+}
+
+output "restore_point" {
+  value = data.backup_account_backups.restore_point
+}
+`, id, T)))
+	// The restore point is backup 68, the 63rd newest: on page 2.
+	n := e.listingsDuring(func() { c.run("apply", "-auto-approve", "-no-color") })
+	t.Logf("a restore point by completion on page 2: %d listing requests for plan and apply", n)
+	if n > 3 || n < 2 {
+		t.Errorf("a restore point on page 2 cost %d listing requests, want 2 (at most 3)", n)
+	}
+	type listing struct {
+		Value struct {
+			Backups []struct {
+				Status      string
+				CreatedAt   string `json:"created_at"`
+				CompletedAt string `json:"completed_at"`
+			} `json:"backups"`
+			Truncated bool `json:"truncated"`
+		} `json:"value"`
+	}
+	var out struct {
+		RestorePoint listing `json:"restore_point"`
+	}
+	if err := json.Unmarshal([]byte(c.run("output", "-json")), &out); err != nil {
+		t.Fatal(err)
+	}
+	want := at(68)
+	if got := out.RestorePoint.Value; len(got.Backups) != 1 || got.Backups[0].Status != client.StatusSuccess ||
+		got.Backups[0].CreatedAt != want.Format(time.RFC3339) || got.Backups[0].CompletedAt != want.Add(11*time.Minute).Format(time.RFC3339) || !got.Truncated {
+		t.Errorf("restore point: %+v, want the success created at %s, truncated", got, want.Format(time.RFC3339))
+	}
+
+	// By creation, the same time gives the backup that straddles it.
+	c2 := newCLI(t, e, e.config(fmt.Sprintf(`
+data "backup_account_backups" "by_creation" {
+  account_id     = %[1]q
+  statuses       = ["success"]
+  max_results    = 1
+  created_before = %[2]q
+}
+
+output "by_creation" {
+  value = data.backup_account_backups.by_creation
+}
+`, id, T)))
+	c2.run("apply", "-auto-approve", "-no-color")
+	var out2 struct {
+		ByCreation listing `json:"by_creation"`
+	}
+	if err := json.Unmarshal([]byte(c2.run("output", "-json")), &out2); err != nil {
+		t.Fatal(err)
+	}
+	if got := out2.ByCreation.Value; len(got.Backups) != 1 || got.Backups[0].CreatedAt != at(69).Format(time.RFC3339) {
+		t.Errorf("by creation: %+v, want the success created at %s", got, at(69).Format(time.RFC3339))
+	}
+
+	// completed_before now: the backup in progress has not finished, and
+	// the newest finished one (129, failed) is the first match.
+	c3 := newCLI(t, e, e.config(fmt.Sprintf(`
+data "backup_account_backups" "finished" {
+  account_id       = %[1]q
+  max_results      = 2
+  completed_before = %[2]q
+}
+
+output "finished" {
+  value = data.backup_account_backups.finished
+}
+`, id, now.Format(time.RFC3339))))
+	if n := e.listingsDuring(func() { c3.run("apply", "-auto-approve", "-no-color") }); n > 2 || n < 1 {
+		t.Errorf("the newest finished backups cost %d listing requests, want 1 (at most 2)", n)
+	}
+	var out3 struct {
+		Finished listing `json:"finished"`
+	}
+	if err := json.Unmarshal([]byte(c3.run("output", "-json")), &out3); err != nil {
+		t.Fatal(err)
+	}
+	if got := out3.Finished.Value; len(got.Backups) != 2 || got.Backups[0].CreatedAt != at(129).Format(time.RFC3339) ||
+		got.Backups[1].CreatedAt != at(128).Format(time.RFC3339) {
+		t.Errorf("finished before now: %+v, want backups 129 and 128", got)
+	}
+}
+
+// Filters no backup can pass are refused at validate, before any request.
+func TestAccAccountBackupsCompletedBeforeValidation(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 506})
+	id := e.srv.AccountIDs()[0]
+	cases := map[string]struct{ body, want string }{
+		"created_after at completed_before": {`
+  created_after    = "2026-11-24T09:00:00Z"
+  completed_before = "2026-11-24T09:00:00Z"`, "created_after (2026-11-24T09:00:00Z) must be before completed_before"},
+		"created_after after completed_before": {`
+  created_after    = "2026-11-25T09:00:00Z"
+  completed_before = "2026-11-24T09:00:00Z"`, "none can have finished before completed_before"},
+		"only statuses in progress": {`
+  statuses         = ["pending", "running"]
+  completed_before = "2026-11-24T09:00:00Z"`, "statuses keeps only backups in progress (pending, running)"},
+	}
+	for name, tc := range cases {
+		c := newCLI(t, e, e.config(fmt.Sprintf("data \"backup_account_backups\" \"x\" {\n  account_id = %q%s\n}\n", id, tc.body)))
+		var out string
+		var err error
+		if n := e.listingsDuring(func() { out, err = c.exec(nil, "validate", "-no-color") }); n != 0 {
+			t.Errorf("%s: validate sent %d listing requests", name, n)
+		}
+		if err == nil || !expectError(tc.want).MatchString(out) {
+			t.Errorf("%s: passed validate or said something else: %v\n%s", name, err, out)
+		}
+	}
+	// A finished status among them, or a window that holds time, passes.
+	c := newCLI(t, e, e.config(fmt.Sprintf(`data "backup_account_backups" "x" {
+  account_id       = %q
+  statuses         = ["running", "success"]
+  created_after    = "2026-11-23T09:00:00Z"
+  completed_before = "2026-11-24T09:00:00Z"
+}
+`, id)))
+	if out, err := c.exec(nil, "validate", "-no-color"); err != nil {
+		t.Errorf("a filter backups can pass was refused: %v\n%s", err, out)
+	}
+}
+
+// A listing out of order, or an id listed twice with other contents, as a
+// proxy or a lagging replica in front of the service may answer, is an
+// error that names both records and asks to try again: never an answer.
+func TestAccAccountBackupsInconsistentListing(t *testing.T) {
+	e, f := newFrontEnv(t, mockservice.Options{Seed: 507})
+	id := e.srv.AccountIDs()[0]
+	now := e.clock.Now().UTC().Truncate(time.Second)
+	var history []mockservice.BackupSpec
+	for i := range 60 { // hourly, the newest an hour ago: two pages
+		history = append(history, mockservice.BackupSpec{CreatedAt: now.Add(-time.Duration(60-i) * time.Hour)})
+	}
+	e.srv.AddHistory(id, history...)
+	all, err := client.Collect(e.rawClient(t).Backups(context.Background(), id, client.ListOptions{}))
+	if err != nil || len(all) != 60 {
+		t.Fatalf("%d %v", len(all), err)
+	}
+	// rewrite serves the mock's backups listing with the first page's
+	// records changed by change.
+	rewrite := func(change func(records []map[string]any)) {
+		f.set(func(r *http.Request) (answer, bool) {
+			if !strings.HasSuffix(r.URL.Path, "/backups") || r.URL.Query().Get("cursor") != "" {
+				return answer{}, false
+			}
+			rec := httptest.NewRecorder()
+			e.srv.ServeHTTP(rec, r)
+			var page map[string]any
+			if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil {
+				t.Errorf("the mock's page: %v", err)
+				return answer{}, false
+			}
+			data, _ := page["data"].([]any)
+			records := make([]map[string]any, len(data))
+			for i := range data {
+				records[i], _ = data[i].(map[string]any)
+			}
+			change(records)
+			for i := range records {
+				data[i] = records[i]
+			}
+			body, _ := json.Marshal(page)
+			return answer{rec.Code, "application/json", string(body)}, true
+		})
+	}
+	cfg := e.config(fmt.Sprintf(`
+data "backup_account_backups" "restore_point" {
+  account_id       = %[1]q
+  statuses         = ["success"]
+  max_results      = 1
+  completed_before = %[2]q
+}
+`, id, now.Add(-3*time.Hour).Format(time.RFC3339)))
+	stamp := func(b client.Backup) string { return b.CreatedAt.UTC().Format(time.RFC3339) }
+
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{
+				// The third record dated an hour after the second: out of order.
+				PreConfig: func() {
+					rewrite(func(records []map[string]any) { records[2]["created_at"] = all[0].CreatedAt.Format(time.RFC3339) })
+				},
+				Config: cfg,
+				ExpectError: expectError(`Unable to list the backups of account "`+id+`"`, "out of order or inconsistent",
+					all[2].ID, stamp(all[0]), "is listed after backup", all[1].ID, stamp(all[1]), "a proxy in front of it", "Try again"),
+			},
+			{
+				// The first record listed again, third, as failed: inconsistent.
+				PreConfig: func() {
+					rewrite(func(records []map[string]any) {
+						records[2] = maps.Clone(records[0])
+						records[2]["status"], records[2]["error"] = "failed", "disk full"
+					})
+				},
+				Config: cfg,
+				ExpectError: expectError("out of order or inconsistent", "backup "+all[0].ID+" is listed twice with different contents",
+					"first as "+all[0].ID+" (success, created_at "+stamp(all[0]), "then as "+all[0].ID+" (failed", "Try again"),
+			},
+		},
+	})
 }

@@ -105,6 +105,10 @@ func transportAdvice(err error) string {
 			return "The server at " + ce.Host + " answered in plain HTTP to an https:// base_url. Check the port, or, for a service " +
 				"on this machine that only speaks plain HTTP, use http:// in base_url. Retrying cannot help."
 		}
+	case errors.Is(err, client.ErrInconsistentListing):
+		return "The listing is out of order or inconsistent: the Backup Service, or a proxy in front of it (a cache, a load balancer, " +
+			"a lagging replica), answered pages that contradict each other or the documented newest-first order, at the two records " +
+			"named above. Nothing was concluded from it. Try again; if it happens again, report the two records to the service's support."
 	case errors.As(err, &le):
 		return "The listing was stopped so that the plan does not page forever or fill memory: the service (or a proxy in front of it) " +
 			"is not answering as the API documents. Check base_url."

@@ -16,13 +16,14 @@ output "crm_last_backup" {
   value = try(data.backup_account_backups.crm.backups[0], null)
 }
 
-# The restore point for a change ticket: the last good backup before the
-# change window opened.
+# The restore point for a change ticket: the last good backup that finished
+# before the change window opened (one still running then, or that finished
+# after it, holds data the change may have touched).
 data "backup_account_backups" "restore_point" {
-  account_id     = "acc_0123456789abcdef"
-  statuses       = ["success"]
-  max_results    = 1
-  created_before = "2026-11-24T09:00:00Z"
+  account_id       = "acc_0123456789abcdef"
+  statuses         = ["success"]
+  max_results      = 1
+  completed_before = "2026-11-24T09:00:00Z"
 }
 
 output "crm_restore_point" {

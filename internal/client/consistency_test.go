@@ -1,0 +1,263 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode"
+)
+
+// Tests of a backups listing checked, not trusted: a faulty service (or a
+// proxy, a lagging replica) plays pages out of order, or an id twice with
+// different contents; the listing stops with an error naming both records,
+// and costs no request of its own.
+
+const consistencyAccount = "acc_0123456789abcdef"
+
+// t0 is the time the faulty services' backups are created around.
+var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+// bk is one backup record's JSON: id bkp_ + 16 characters made from n,
+// created at t0 plus created, with status (and completed_at and error
+// as the status needs).
+func bk(n int, created time.Duration, status string) string {
+	at := t0.Add(created)
+	completed, errText := "null", "null"
+	switch status {
+	case StatusSuccess:
+		completed = `"` + at.Add(11*time.Minute).Format(time.RFC3339) + `"`
+	case StatusFailed:
+		completed, errText = `"`+at.Add(11*time.Minute).Format(time.RFC3339)+`"`, `"quota exceeded"`
+	}
+	return fmt.Sprintf(`{"id":"bkp_%016d","account_id":%q,"status":%q,"created_at":%q,"completed_at":%s,"error":%s}`,
+		n, consistencyAccount, status, at.Format(time.RFC3339), completed, errText)
+}
+
+func bkID(n int) string { return fmt.Sprintf("bkp_%016d", n) }
+
+// pagedService plays a backups listing of the given pages (page i's
+// cursor is "p<i>"), and counts its requests.
+func pagedService(t *testing.T, pages ...[]string) (*Client, *atomic.Int64) {
+	t.Helper()
+	requests := &atomic.Int64{}
+	c, _ := hostileClient(t, func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		i := 0
+		if cur := r.URL.Query().Get("cursor"); cur != "" {
+			_, _ = fmt.Sscanf(cur, "p%d", &i)
+		}
+		next := "null"
+		if i+1 < len(pages) {
+			next = fmt.Sprintf(`"p%d"`, i+1)
+		}
+		_, _ = fmt.Fprintf(w, `{"data":[%s],"pagination":{"limit":50,"next_cursor":%s}}`, strings.Join(pages[i], ","), next)
+	}, nil)
+	return c, requests
+}
+
+// inconsistency is err's *InconsistentListingError, or fails the test
+// unless err is one, inside a *ListingError, matching ErrInconsistentListing.
+func inconsistency(t *testing.T, err error) *InconsistentListingError {
+	t.Helper()
+	var le *ListingError
+	var ie *InconsistentListingError
+	if !errors.Is(err, ErrInconsistentListing) || !errors.As(err, &le) || !errors.As(err, &ie) {
+		t.Fatalf("want a *ListingError matching ErrInconsistentListing, got %v", err)
+	}
+	return ie
+}
+
+func TestBackupsOutOfOrderOnOnePage(t *testing.T) {
+	t.Parallel()
+	// The third is two hours newer than the second: the listing stops
+	// there, after the two before it.
+	c, requests := pagedService(t, []string{bk(1, 0, "success"), bk(2, -time.Hour, "success"), bk(3, time.Hour, "success"), bk(4, -2*time.Hour, "success")})
+	got, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{}))
+	ie := inconsistency(t, err)
+	if len(got) != 2 || requests.Load() != 1 {
+		t.Errorf("%d backups yielded, %d requests; want the 2 before the fault, 1 request", len(got), requests.Load())
+	}
+	if ie.Kind != OutOfOrder || ie.Earlier.ID != bkID(2) || ie.Later.ID != bkID(3) ||
+		!ie.Earlier.CreatedAt.Equal(t0.Add(-time.Hour)) || !ie.Later.CreatedAt.Equal(t0.Add(time.Hour)) {
+		t.Errorf("%+v", ie)
+	}
+	msg := err.Error()
+	for _, want := range []string{"/api/v1/accounts/" + consistencyAccount + "/backups", bkID(2), bkID(3), "2026-11-21T09:00:00Z", "2026-11-21T11:00:00Z",
+		"out of order or inconsistent", "2h0m0s newer", "10s", "page 1"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error does not say %q: %s", want, msg)
+		}
+	}
+}
+
+func TestBackupsOutOfOrderAcrossPages(t *testing.T) {
+	t.Parallel()
+	page1 := []string{bk(1, 0, "success"), bk(2, -time.Hour, "failed")}
+	page2 := []string{bk(3, -30*time.Minute, "success"), bk(4, -2*time.Hour, "success")}
+	c, requests := pagedService(t, page1, page2, []string{bk(5, -3*time.Hour, "success")})
+	got, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{}))
+	ie := inconsistency(t, err)
+	var le *ListingError
+	errors.As(err, &le)
+	if len(got) != 2 || requests.Load() != 2 || le.Pages != 2 || le.Items != 2 {
+		t.Errorf("%d backups, %d requests, %+v; want page 1's two, 2 requests", len(got), requests.Load(), le)
+	}
+	if ie.Kind != OutOfOrder || ie.Earlier.ID != bkID(2) || ie.Earlier.Page != 1 || ie.Later.ID != bkID(3) || ie.Later.Page != 2 {
+		t.Errorf("%+v", ie)
+	}
+	// Every reader of backups gets it, and none takes an answer from it.
+	if b, err := c.FindBackup(context.Background(), consistencyAccount, bkID(5)); b != nil || !errors.Is(err, ErrInconsistentListing) {
+		t.Errorf("FindBackup: %v, %v", b, err)
+	}
+	if b, err := c.LatestSuccess(context.Background(), consistencyAccount); b == nil || err != nil || b.ID != bkID(1) {
+		t.Errorf("LatestSuccess, on page 1 before the fault: %v, %v", b, err)
+	}
+}
+
+// Clocks may disagree: a record up to ListingClockAllowance newer than
+// one before it is in order, just past it is not.
+func TestBackupsClockAllowance(t *testing.T) {
+	t.Parallel()
+	c, _ := pagedService(t, []string{bk(1, 0, "success"), bk(2, -5*time.Second, "success"), bk(3, 5*time.Second, "success"), bk(4, -time.Hour, "success")})
+	if got, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{})); err != nil || len(got) != 4 {
+		t.Fatalf("10 s newer, within the allowance: %d, %v", len(got), err)
+	}
+	c, _ = pagedService(t, []string{bk(1, 0, "success"), bk(2, -5*time.Second, "success"), bk(3, 6*time.Second, "success")})
+	if ie := inconsistency(t, mustFail(Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{})))); ie.Earlier.ID != bkID(2) || ie.Later.ID != bkID(3) {
+		t.Errorf("%+v", ie)
+	}
+}
+
+func mustFail[T any](_ T, err error) error { return err }
+
+func TestBackupsIDTwiceWithOtherContents(t *testing.T) {
+	t.Parallel()
+	cases := map[string][][]string{
+		"one page":    {{bk(1, 0, "failed"), bk(2, -time.Hour, "success"), bk(1, 0, "success")}},
+		"two pages":   {{bk(1, 0, "failed"), bk(2, -time.Hour, "success")}, {bk(1, 0, "success"), bk(3, -2*time.Hour, "success")}},
+		"other time":  {{bk(1, 0, "running"), bk(2, -time.Hour, "success")}, {bk(1, -30*time.Minute, "running")}},
+		"backwards":   {{bk(1, 0, "running"), bk(2, -time.Hour, "success")}, {bk(1, 0, "pending")}},
+		"after moved": {{bk(1, 0, "running")}, {bk(1, 0, "success"), bk(2, -time.Hour, "success")}, {bk(1, 0, "failed")}},
+	}
+	for name, pages := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c, requests := pagedService(t, pages...)
+			_, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{}))
+			ie := inconsistency(t, err)
+			if ie.Kind != ChangedRepeat || ie.Earlier.ID != bkID(1) || ie.Later.ID != bkID(1) || requests.Load() != int64(len(pages)) {
+				t.Errorf("%+v after %d requests", ie, requests.Load())
+			}
+			if name == "two pages" {
+				if ie.Earlier.Status != "failed" || ie.Later.Status != "success" || ie.Earlier.Page != 1 || ie.Later.Page != 2 {
+					t.Errorf("%+v", ie)
+				}
+				msg := err.Error()
+				for _, want := range []string{"listed twice with different contents", "first as " + bkID(1) + " (failed", "then as " + bkID(1) + " (success", "2026-11-21T10:00:00Z"} {
+					if !strings.Contains(msg, want) {
+						t.Errorf("the error does not say %q: %s", want, msg)
+					}
+				}
+			}
+		})
+	}
+}
+
+// An id listed again as it was (a service whose cursors are offsets, after
+// a new backup) is dropped without a word, and its place is not judged; a
+// backup in progress may have moved on in between.
+func TestBackupsRepeatsThatAreNotFaults(t *testing.T) {
+	t.Parallel()
+	page1 := []string{bk(1, 0, "running"), bk(2, -time.Hour, "success"), bk(2, -time.Hour, "success"), bk(3, -2*time.Hour, "failed")}
+	page2 := []string{bk(2, -time.Hour, "success"), bk(3, -2*time.Hour, "failed"), bk(1, 0, "success"), bk(4, -3*time.Hour, "success")}
+	c, requests := pagedService(t, page1, page2)
+	got, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{}))
+	if err != nil || requests.Load() != 2 {
+		t.Fatalf("%d requests: %v", requests.Load(), err)
+	}
+	var seen []string
+	for _, b := range got {
+		seen = append(seen, b.ID[len(b.ID)-1:]+":"+b.Status)
+	}
+	if strings.Join(seen, " ") != "1:running 2:success 3:failed 4:success" {
+		t.Errorf("yielded %v", seen)
+	}
+}
+
+// After an invalid cursor the listing starts again: the backups created
+// since are newest on the new first page, which is not out of order.
+func TestBackupsRestartIsANewPass(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int64
+	c, _ := hostileClient(t, func(w http.ResponseWriter, r *http.Request) {
+		n := requests.Add(1)
+		switch {
+		case n == 1:
+			_, _ = fmt.Fprintf(w, `{"data":[%s,%s],"pagination":{"limit":50,"next_cursor":"x"}}`, bk(2, -time.Hour, "running"), bk(3, -2*time.Hour, "success"))
+		case r.URL.Query().Get("cursor") != "":
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"title":"Bad Request","status":400,"detail":"invalid cursor","request_id":"00000000-0000-4000-8000-000000000000"}`))
+		default:
+			_, _ = fmt.Fprintf(w, `{"data":[%s,%s,%s,%s],"pagination":{"limit":50,"next_cursor":null}}`,
+				bk(1, 0, "pending"), bk(2, -time.Hour, "success"), bk(3, -2*time.Hour, "success"), bk(4, -3*time.Hour, "failed"))
+		}
+	}, nil)
+	got, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{}))
+	if err != nil || len(got) != 4 || requests.Load() != 3 {
+		t.Fatalf("%d backups, %d requests: %v", len(got), requests.Load(), err)
+	}
+}
+
+// The check reads nothing more than the caller does: a fault on a page
+// past the caller's answer is never requested, and one after it on its
+// page is not judged (a reader is judged on what it read).
+func TestBackupsCheckCostsNoRequest(t *testing.T) {
+	t.Parallel()
+	c, requests := pagedService(t, []string{bk(1, 0, "running"), bk(2, -time.Hour, "success"), bk(3, time.Hour, "success")})
+	if b, err := c.LatestSuccess(context.Background(), consistencyAccount); err != nil || b == nil || b.ID != bkID(2) || requests.Load() != 1 {
+		t.Errorf("%v, %v after %d requests", b, err, requests.Load())
+	}
+	page1 := []string{bk(1, 0, "running"), bk(2, -time.Hour, "success")}
+	c, requests = pagedService(t, page1, []string{bk(3, time.Hour, "success")})
+	if b, err := c.LatestSuccess(context.Background(), consistencyAccount); err != nil || b == nil || b.ID != bkID(2) || requests.Load() != 1 {
+		t.Errorf("%v, %v after %d requests", b, err, requests.Load())
+	}
+	got, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{Max: 2}))
+	if err != nil || len(got) != 2 || requests.Load() != 2 {
+		t.Errorf("%d, %v after %d requests", len(got), err, requests.Load())
+	}
+}
+
+// A listing ranged twice is checked afresh each time.
+func TestBackupsListingRangedTwice(t *testing.T) {
+	t.Parallel()
+	c, _ := pagedService(t, []string{bk(1, 0, "success"), bk(2, -time.Hour, "success")}, []string{bk(3, -2*time.Hour, "failed")})
+	seq := c.Backups(context.Background(), consistencyAccount, ListOptions{})
+	for i := range 2 {
+		if got, err := Collect(seq); err != nil || len(got) != 3 {
+			t.Fatalf("pass %d: %d backups, %v", i+1, len(got), err)
+		}
+	}
+}
+
+// What the error shows of the records passed the client's text guard: a
+// status echoing the key or holding escape sequences shows neither.
+func TestInconsistentListingErrorTextIsGuarded(t *testing.T) {
+	t.Parallel()
+	hostile := strings.ReplaceAll(bk(1, 0, "success"), `"status":"success"`, `"status":"ok\u001b[2J `+hostileKey+`"`)
+	c, _ := pagedService(t, []string{bk(1, 0, "failed"), bk(2, -time.Hour, "success")}, []string{hostile})
+	_, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{}))
+	ie := inconsistency(t, err)
+	if msg := err.Error(); strings.Contains(msg, hostileKey) || strings.ContainsFunc(msg, unicode.IsControl) || !strings.Contains(msg, Redacted) {
+		t.Errorf("%q", msg)
+	}
+	if ie.Kind != ChangedRepeat {
+		t.Errorf("%+v", ie)
+	}
+}
