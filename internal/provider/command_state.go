@@ -57,10 +57,6 @@ type commandState struct {
 	// account id, several per account (triggers of one account replaced in
 	// one apply), for the replacements to adopt (see above).
 	replaced map[string][]replacedTrigger
-	// wentAhead is, by account id, the latest moment a trigger deleted in
-	// this command went ahead: the Rule.After of the triggers created after
-	// it, whatever their triggers.
-	wentAhead map[string]time.Time
 }
 
 // replacedTrigger is what Delete keeps of a trigger for its replacement.
@@ -70,7 +66,7 @@ type replacedTrigger struct {
 }
 
 func newCommandState(c *client.Client) *commandState {
-	return &commandState{replaced: map[string][]replacedTrigger{}, wentAhead: map[string]time.Time{}, accounts: c.NewAccountIndex()}
+	return &commandState{replaced: map[string][]replacedTrigger{}, accounts: c.NewAccountIndex()}
 }
 
 // accountSeen is what a command learnt of an account: the account, or
@@ -124,17 +120,21 @@ func (s *commandState) remember(accountID, triggers string, p workflow.Replaced)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.replaced[accountID] = append(s.replaced[accountID], replacedTrigger{triggers: triggers, Replaced: p})
-	if t := p.Record.WentAhead(); t.After(s.wentAhead[accountID]) {
-		s.wentAhead[accountID] = t
-	}
 }
 
 // after is the Rule.After of a trigger of the account created in this
-// command: when the triggers deleted before it went ahead (zero: none).
+// command: the latest moment a trigger of the account deleted before it,
+// and not taken for its own change, went ahead (zero: none).
 func (s *commandState) after(accountID string) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.wentAhead[accountID]
+	var t time.Time
+	for _, r := range s.replaced[accountID] {
+		if w := r.Record.WentAhead(); w.After(t) {
+			t = w
+		}
+	}
+	return t
 }
 
 // take returns and forgets a deleted trigger of the account with the same

@@ -48,11 +48,19 @@ func contradictory(b mockservice.BackupTruth, end time.Time) bool {
 	return b.Status == "success" && !b.Consistent && !b.CompletedAt.After(end)
 }
 
-// counts says whether b may stand for the change: queued by it, or
-// reused within its reuse_within (less the allowance) of its start.
+// counts says whether b may stand for the change: queued by it, reused
+// within its reuse_within (less the allowance) of its start, or started
+// within the allowance before it (the stated limit of a lost answer: the
+// API has no idempotency key, so a backup another client queued seconds
+// before this change's trigger may pass for its own).
 func (c *simChange) counts(b mockservice.BackupTruth) bool {
-	return changeOf(b.QueuedBy) == c.key || (c.anyReuse && !b.CreatedAt.Before(c.first.Add(-c.reuse-simAllowance)))
+	return changeOf(b.QueuedBy) == c.key || (c.anyReuse && !b.CreatedAt.Before(c.first.Add(-c.reuse-simAllowance))) ||
+		!b.CreatedAt.Before(c.first.Add(-simAllowance-simDateError))
 }
+
+// simDateError is how far the service's clock, as its Date tells it, may
+// be misread: a second's resolution.
+const simDateError = time.Second
 
 // checkTrigger judges a trigger's create or update reported successful:
 // its backup backupID (invariants 1 and 2).
@@ -120,7 +128,7 @@ func (w *simWorld) checkGuard(op *simOp, start, end time.Time, warnings string) 
 	if op.actor.release {
 		deleted, state := w.srv.AccountTruth(w.accounts[0])
 		failed := slices.ContainsFunc(truth, func(b mockservice.BackupTruth) bool {
-			return changeOf(b.QueuedBy) == c.key && b.Done && b.Status != "success"
+			return c.counts(b) && b.Done && b.Status != "success"
 		})
 		if deleted || state != mockservice.StateActive || failed {
 			return

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -151,6 +153,11 @@ func (tr *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := req.Context().Err(); err != nil {
 		return nil, err
 	}
+	if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.WroteRequest != nil {
+		// As a socket's transport does once the request is on the wire:
+		// the client then knows it may have been processed.
+		trace.WroteRequest(httptrace.WroteRequestInfo{})
+	}
 	in := req.Clone(mockservice.WithQueuedBy(context.WithoutCancel(req.Context()), tr.label))
 	rec := httptest.NewRecorder()
 	done := make(chan struct{})
@@ -160,11 +167,20 @@ func (tr *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}()
 	select {
 	case <-done:
+		if simTrace {
+			fmt.Printf("%s %s %s %s -> %d\n", time.Now().UTC().Format("15:04:05.000"), tr.label, req.Method, req.URL.Path, rec.Code)
+		}
 		return rec.Result(), nil
 	case <-req.Context().Done():
+		if simTrace {
+			fmt.Printf("%s %s %s %s -> gave up\n", time.Now().UTC().Format("15:04:05.000"), tr.label, req.Method, req.URL.Path)
+		}
 		return nil, req.Context().Err()
 	}
 }
+
+// simTrace prints every request (SIM_TRACE=1), to read a replay.
+var simTrace = os.Getenv("SIM_TRACE") != ""
 
 // simWorld is one sequence: the mock, the users (actors) and what
 // Terraform keeps for each of their resources.
@@ -220,6 +236,8 @@ type simChange struct {
 	// prevWentAhead is when the resource's previous change went ahead
 	// (zero: none): the change's backup must be newer.
 	prevWentAhead time.Time
+	// wentAhead: an operation of the change has been reported successful.
+	wentAhead bool
 	kills         int
 	reuse         time.Duration // the longest reuse_within of its operations
 	anyReuse      bool
@@ -839,7 +857,12 @@ func (w *simWorld) triggerDone(op *simOp, r simResult, start time.Time) {
 		return // an interrupted wait: saved, not gone ahead
 	}
 	w.checkTrigger(op, attrOf(r.state, "id"), waits, start, time.Now())
-	op.actor.trigger.lastWentAhead = time.Now()
+	if !op.change.wentAhead {
+		// The change goes ahead once; a later update of its settings takes
+		// no backup and is not a change (the rule's After).
+		op.change.wentAhead = true
+		op.actor.trigger.lastWentAhead = time.Now()
+	}
 }
 
 func (w *simWorld) guardApply(ctx context.Context, op *simOp, label func() string, killed bool) {

@@ -20,12 +20,16 @@ import (
 func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, opts workflow.RunOptions) (workflow.Outcome, time.Time) {
 	accountID := plan.AccountID.ValueString()
 	w := r.data.runner
-	// A backup that started before the replaced trigger went ahead is the
-	// previous change's, never this one's (workflow.Rule.After).
-	opts.After = r.data.command.after(accountID)
 	old, ok := r.data.command.take(accountID, triggersKey(plan.Triggers))
+	// A backup that started before a replaced trigger went ahead is the
+	// previous change's, never this one's (workflow.Rule.After); a tainted
+	// trigger with the same triggers is this change's own.
+	opts.After = r.data.command.after(accountID)
 	if !ok {
 		return w.Run(ctx, accountID, opts), opts.After
+	}
+	if old.Record.Since.After(opts.After) {
+		opts.After = old.Record.Since
 	}
 	tflog.Info(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
 	o := w.Follow(ctx, accountID, old.Known(), workflow.FollowOptions{RunOptions: opts, Counts: old.Adoptable, Renew: true})

@@ -110,11 +110,21 @@ func (r Rule) Check(b client.Backup, stage Stage) error {
 // reuseOffset says why the window cannot be read: the service's clock is
 // unmeasured, or further from this machine's than the allowance.
 func (r Rule) reuseOffset() error {
-	switch {
-	case !r.OffsetKnown:
+	if !r.OffsetKnown {
 		return errors.New("the service's clock could not be read from its answers (no Date header), so reuse_within cannot be measured")
-	case r.Offset > r.Allowance || -r.Offset > r.Allowance:
-		return fmt.Errorf("the service's clock is %s %s this machine's, beyond the %s allowance, so reuse_within cannot be measured",
+	}
+	if err := r.clocksApart(); err != nil {
+		return fmt.Errorf("%w, so reuse_within cannot be measured", err)
+	}
+	return nil
+}
+
+// clocksApart says how far apart the clocks are, when the service's clock
+// is known to be further from this machine's than the allowance: a
+// backup's start then cannot be told from this machine's times.
+func (r Rule) clocksApart() error {
+	if r.OffsetKnown && abs(r.Offset) > r.Allowance {
+		return fmt.Errorf("the service's clock is %s %s this machine's, beyond the %s allowance",
 			abs(r.Offset).Round(time.Second), aheadOrBehind(r.Offset), r.Allowance)
 	}
 	return nil

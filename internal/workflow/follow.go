@@ -74,7 +74,11 @@ func (w *Runner) follow(ctx context.Context, accountID string, k Known, opts Fol
 	case k.BackupID == "":
 		found, err := w.lookFor(ctx, accountID, opts.RunOptions, k.TriggeredAt, w.set.IdentifyWithin)
 		if found == nil {
-			if !k.Confirmed && errors.Is(err, ErrNotListed) && w.clock.Now().Sub(k.TriggeredAt) >= w.set.UncertainGrace {
+			apart := w.rule(accountID, opts.RunOptions, k.TriggeredAt).clocksApart()
+			if apart != nil && errors.Is(err, ErrNotListed) {
+				err = errors.Join(err, apart) // its backup may be listed, not recognised by its time
+			}
+			if !k.Confirmed && apart == nil && errors.Is(err, ErrNotListed) && w.clock.Now().Sub(k.TriggeredAt) >= w.set.UncertainGrace {
 				w.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
 					map[string]any{"account_id": accountID, "triggered_at": k.TriggeredAt.UTC().Format(time.RFC3339)})
 				return w.run(ctx, accountID, opts.RunOptions)

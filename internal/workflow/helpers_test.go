@@ -31,10 +31,13 @@ func newFixture(t *testing.T, mo mockservice.Options, mod func(*client.Options, 
 	if mo.RateLimit == 0 {
 		mo.RateLimit = 10000
 	}
+	clk := newFakeClock()
+	if mo.Clock == nil {
+		mo.Clock = clk // the service's clock agrees with this machine's
+	}
 	srv := mockservice.New(mo)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	clk := newFakeClock()
 	opts := client.Options{BaseURL: ts.URL, APIKey: srv.DemoKey(), Clock: clk, UserAgent: "test-agent/1", MaxRetries: client.DefaultMaxRetries}
 	var s Settings
 	if mod != nil {

@@ -78,11 +78,11 @@ func phaseOf(b client.Backup) Phase {
 
 // WentAhead is when the change this record stands for went ahead, as far as
 // it shows, for the next change's Rule.After: the latest of its own Since,
-// its backup's start and its end. Later than the truth is safe (only a newer
-// backup counts); earlier never is.
+// its backup's start (or its trigger's, unidentified) and its end. Later
+// than the truth is safe (only a newer backup counts); earlier never is.
 func (r Record) WentAhead() time.Time {
 	t := r.Since
-	if r.BackupID != "" && r.TriggeredAt.After(t) {
+	if r.TriggeredAt.After(t) {
 		t = r.TriggeredAt
 	}
 	if r.CompletedAt.After(t) {

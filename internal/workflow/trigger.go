@@ -145,6 +145,11 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 				// backup.
 				return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Err: errors.Join(err, lerr)}
 			}
+			if cerr := w.rule(accountID, opts, began).clocksApart(); cerr != nil {
+				// The backup may be listed and not recognised by its time:
+				// sending again could queue a second one.
+				return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Err: errors.Join(err, cerr)}
+			}
 			if werr := w.c.WaitToResend(ctx, accountID, attempt, &waited, err); werr != nil {
 				return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Err: werr}
 			}
