@@ -238,11 +238,11 @@ type simChange struct {
 	prevWentAhead time.Time
 	// wentAhead: an operation of the change has been reported successful.
 	wentAhead bool
-	kills         int
-	reuse         time.Duration // the longest reuse_within of its operations
-	anyReuse      bool
-	ops           int
-	reported      bool // a duplicate, reported once
+	kills     int
+	reuse     time.Duration // the longest reuse_within of its operations
+	anyReuse  bool
+	ops       int
+	reported  bool // a duplicate, reported once
 }
 
 func newSimWorld(t *testing.T, seed uint64) *simWorld {
