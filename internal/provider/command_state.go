@@ -65,6 +65,10 @@ type replacedTrigger struct {
 	workflow.Replaced
 }
 
+// adoptable: it has a backup, known or looked for, to adopt; a refused
+// replacement has none and only tells when its replaced change went ahead.
+func (t replacedTrigger) adoptable() bool { return t.Record.Phase != workflow.PhaseNone }
+
 func newCommandState(c *client.Client) *commandState {
 	return &commandState{replaced: map[string][]replacedTrigger{}, accounts: c.NewAccountIndex()}
 }
@@ -144,7 +148,7 @@ func (s *commandState) take(accountID, triggers string) (workflow.Replaced, bool
 	defer s.mu.Unlock()
 	list := s.replaced[accountID]
 	for i, t := range list {
-		if t.triggers == triggers {
+		if t.triggers == triggers && t.adoptable() {
 			s.replaced[accountID] = append(list[:i:i], list[i+1:]...)
 			return t.Replaced, true
 		}

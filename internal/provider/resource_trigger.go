@@ -154,7 +154,15 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 		recordUnidentified(ctx, m, prior, o, private, diags, by)
 	case workflow.Refused, workflow.ConflictNotOver, workflow.Unreadable:
 		report(diags, by, timeout, o)
-		return
+		if by != createCaller || prior.Since.IsZero() {
+			return
+		}
+		// A replacement that queued no backup: saved without one, so
+		// tainted, to tell the next attempt when the replaced change went
+		// ahead (Terraform forgets a create that fails without a state).
+		rec := workflow.Record{Since: prior.Since}
+		m.setRecord(rec)
+		saveRecord(ctx, private, rec, diags)
 	default:
 		rec := prior.After(o)
 		m.setRecord(rec)
@@ -190,6 +198,8 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	switch {
+	case rec.Phase == workflow.PhaseNone:
+		return // no backup to refresh: a refused replacement, tainted
 	case rec.Phase == workflow.PhaseUnidentified:
 		if !m.WaitForCompletion.ValueBool() {
 			r.readUnidentified(ctx, &m, rec, resp)

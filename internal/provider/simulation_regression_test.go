@@ -28,3 +28,19 @@ func TestSimRegressionClockAheadReuse(t *testing.T) { runSimRegression(t, 16) }
 // destroy identified another's newer-dated backup as its own and went
 // ahead before its own had run.
 func TestSimRegressionClockAheadIdentifiesAnotherBackup(t *testing.T) { runSimRegression(t, 26) }
+
+// A guard's destroy_without_backup let through on the failure of a backup
+// the destroy recognised as its own after a lost answer (the stated limit):
+// the account truly could not be backed up.
+func TestSimRegressionReleaseOnAFailureItRecognised(t *testing.T) { runSimRegression(t, 561) }
+
+// The service's clock 4 minutes behind: a POST processed and answered 500
+// was sent again, since its backup looked older than the trigger.
+func TestSimRegressionClockBehindResendsAfterALostAnswer(t *testing.T) { runSimRegression(t, 64) }
+
+// A replacement whose create queued nothing (a conflict not waited out)
+// left no state: the next create, with reuse_within, took the backup of
+// the change before, taken before that change went ahead.
+func TestSimRegressionRefusedReplacementForgetsThePreviousChange(t *testing.T) {
+	runSimRegression(t, 803)
+}

@@ -207,6 +207,8 @@ const (
 // (waitedBefore) and now waits (waitsNow) for its backup.
 func (r Record) Next(waitedBefore, waitsNow bool) Step {
 	switch {
+	case r.Phase == PhaseNone:
+		return Keep // no backup: a refused replacement, tainted (see FromTriggerState)
 	case r.Phase == PhaseUnidentified:
 		return Identify
 	case r.Phase == PhaseImported, waitsNow && !waitedBefore:

@@ -30,10 +30,10 @@ type stored struct {
 	Since       time.Time `json:"since,omitzero"`
 }
 
-// Encode is the record as private state; nil for None, which removes the
-// key.
+// Encode is the record as private state; nil for None with nothing to
+// carry, which removes the key.
 func Encode(r Record) []byte {
-	if r.Phase == PhaseNone {
+	if r.Phase == PhaseNone && r.Since.IsZero() {
 		return nil
 	}
 	raw, _ := json.Marshal(stored{V: version, Phase: r.Phase, BackupID: r.BackupID, Status: r.Status,
@@ -78,6 +78,10 @@ func FromTriggerState(s TriggerState, stored []byte) (Record, error) {
 	r := Record{BackupID: s.BackupID, Status: s.Status, TriggeredAt: s.TriggeredAt, CompletedAt: s.CompletedAt, Confirmed: kept.Confirmed, Reused: s.Reused,
 		Since: kept.Since}
 	switch {
+	case r.BackupID == "" && r.TriggeredAt.IsZero() && kept.Phase == PhaseNone && !kept.Since.IsZero():
+		// A replacement that queued no backup, kept tainted so that the next
+		// attempt knows when the replaced change went ahead.
+		return Record{Since: kept.Since}, nil
 	case r.BackupID == "":
 		if r.TriggeredAt.IsZero() {
 			return Record{}, errors.New("no backup id and no triggered_at")
