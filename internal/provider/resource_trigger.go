@@ -165,6 +165,9 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 		saveRecord(ctx, private, rec, diags)
 	default:
 		rec := prior.After(o)
+		if rec.AheadAt.IsZero() && o.Good(m.WaitForCompletion.ValueBool()) {
+			rec.AheadAt = r.data.runner.ServiceNow() // the next change's backups start after it
+		}
 		m.setRecord(rec)
 		saveRecord(ctx, private, rec, diags)
 		report(diags, by, timeout, o)

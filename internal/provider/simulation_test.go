@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/http/httptrace"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +46,7 @@ const (
 )
 
 func TestSimulation(t *testing.T) {
+	t.Parallel() // beside the CLI tests, which mostly wait on terraform
 	if *simSeed != 0 {
 		steps := *simSteps
 		if steps <= 0 {
@@ -72,7 +74,7 @@ func TestSimulation(t *testing.T) {
 		done     int
 	)
 	var wg sync.WaitGroup
-	for range 2 { // the machine's two cores
+	for range runtime.GOMAXPROCS(0) { // each sequence is deterministic, whatever runs beside it
 		wg.Go(func() {
 			for {
 				mu.Lock()

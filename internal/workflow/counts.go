@@ -153,6 +153,14 @@ func describeRecord(b client.Backup) string {
 	return fmt.Sprintf("status %q, created_at %s, %s, %s", b.Status, stamp(b.CreatedAt), completed, errText)
 }
 
+// ServiceNow is the service's time now as its latest answer dated it (this
+// machine's without one), a second late for the Date's resolution: later
+// is the safe side for a Rule.After.
+func (w *Runner) ServiceNow() time.Time {
+	off, _ := w.c.ClockOffset()
+	return w.clock.Now().Add(off + time.Second)
+}
+
 // rule is the Rule of an operation that began at began, with the service's
 // clock as last measured.
 func (w *Runner) rule(accountID string, opts RunOptions, began time.Time) Rule {

@@ -61,6 +61,10 @@ type Record struct {
 	// Since is when the resource's previous change went ahead (Rule.After
 	// of this record's change); zero when none is known.
 	Since time.Time
+	// AheadAt is when this record's change went ahead (its operation
+	// reported a good outcome), on the service's clock as its answers
+	// date it (Runner.ServiceNow); zero until then.
+	AheadAt time.Time
 }
 
 // phaseOf is the phase of a backup that nobody waits for: a success that
@@ -78,7 +82,8 @@ func phaseOf(b client.Backup) Phase {
 
 // WentAhead is when the change this record stands for went ahead, as far as
 // it shows, for the next change's Rule.After: the latest of its own Since,
-// its backup's start (or its trigger's, unidentified) and its end. Later
+// its backup's start (or its trigger's, unidentified), its end, and when
+// its operation went ahead (an adopted backup can be older). Later
 // than the truth is safe (only a newer backup counts); earlier never is.
 func (r Record) WentAhead() time.Time {
 	t := r.Since
@@ -87,6 +92,9 @@ func (r Record) WentAhead() time.Time {
 	}
 	if r.CompletedAt.After(t) {
 		t = r.CompletedAt
+	}
+	if r.AheadAt.After(t) {
+		t = r.AheadAt
 	}
 	return t
 }

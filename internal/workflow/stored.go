@@ -28,6 +28,7 @@ type stored struct {
 	CountsUntil time.Time `json:"counts_until,omitzero"`
 	Reused      bool      `json:"reused,omitempty"`
 	Since       time.Time `json:"since,omitzero"`
+	AheadAt     time.Time `json:"ahead_at,omitzero"`
 }
 
 // Encode is the record as private state; nil for None with nothing to
@@ -37,7 +38,7 @@ func Encode(r Record) []byte {
 		return nil
 	}
 	raw, _ := json.Marshal(stored{V: version, Phase: r.Phase, BackupID: r.BackupID, Status: r.Status,
-		TriggeredAt: r.TriggeredAt, CompletedAt: r.CompletedAt, Confirmed: r.Confirmed, CountsUntil: r.CountsUntil, Reused: r.Reused, Since: r.Since})
+		TriggeredAt: r.TriggeredAt, CompletedAt: r.CompletedAt, Confirmed: r.Confirmed, CountsUntil: r.CountsUntil, Reused: r.Reused, Since: r.Since, AheadAt: r.AheadAt})
 	return raw
 }
 
@@ -54,7 +55,7 @@ func Decode(raw []byte) (Record, error) {
 		return Record{}, fmt.Errorf("backup record of version %d, this release reads version %d: use the release that wrote it or a later one", s.V, version)
 	}
 	return Record{Phase: s.Phase, BackupID: s.BackupID, Status: s.Status, TriggeredAt: s.TriggeredAt,
-		CompletedAt: s.CompletedAt, Confirmed: s.Confirmed, CountsUntil: s.CountsUntil, Reused: s.Reused, Since: s.Since}, nil
+		CompletedAt: s.CompletedAt, Confirmed: s.Confirmed, CountsUntil: s.CountsUntil, Reused: s.Reused, Since: s.Since, AheadAt: s.AheadAt}, nil
 }
 
 // TriggerState is what a backup_trigger's state says of its backup
@@ -76,7 +77,7 @@ func FromTriggerState(s TriggerState, stored []byte) (Record, error) {
 		return Record{}, err
 	}
 	r := Record{BackupID: s.BackupID, Status: s.Status, TriggeredAt: s.TriggeredAt, CompletedAt: s.CompletedAt, Confirmed: kept.Confirmed, Reused: s.Reused,
-		Since: kept.Since}
+		Since: kept.Since, AheadAt: kept.AheadAt}
 	switch {
 	case r.BackupID == "" && r.TriggeredAt.IsZero() && kept.Phase == PhaseNone && !kept.Since.IsZero():
 		// A replacement that queued no backup, kept tainted so that the next
