@@ -44,3 +44,8 @@ func TestSimRegressionClockBehindResendsAfterALostAnswer(t *testing.T) { runSimR
 func TestSimRegressionRefusedReplacementForgetsThePreviousChange(t *testing.T) {
 	runSimRegression(t, 803)
 }
+
+// A tainted trigger's replacement adopted its old backup, and the change
+// went ahead only then: the next change, with reuse_within, took a backup
+// started between that backup and that moment.
+func TestSimRegressionAdoptedChangeWentAheadLater(t *testing.T) { runSimRegression(t, 937) }
