@@ -89,6 +89,12 @@ func (w *simWorld) checkTrigger(op *simOp, backupID string, waits bool, start, e
 		}
 		w.violate(op, cat, "reported backup %s as succeeded by %s: %s", backupID, w.at(end), desc)
 	}
+	reused := changeOf(b.QueuedBy) != c.key && b.CreatedAt.Before(c.first.Add(-simAllowance-simDateError))
+	if !waits && reused && !b.CompletedAt.After(end) && !good(b, end) {
+		// Reused and not waited for, it must still be under way or good:
+		// one already over, and not good, is no backup for this change.
+		w.violate(op, "false-success", "reported backup %s, over and not good by %s: %s", backupID, w.at(end), desc)
+	}
 	if !c.prevWentAhead.IsZero() && !b.CreatedAt.After(c.prevWentAhead) {
 		cat := "b"
 		if c.anyReuse {

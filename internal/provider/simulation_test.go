@@ -58,7 +58,11 @@ func TestSimulation(t *testing.T) {
 		return
 	}
 	total := *simSteps
-	if total <= 0 {
+	switch {
+	case total > 0:
+	case raceDetector:
+		total = simDefaultSteps / 20 // for the races of its goroutines, not for its sequences
+	default:
 		total = simDefaultSteps
 	}
 	sequences := max(total/simSequenceSteps, 1)
@@ -150,6 +154,9 @@ type simTransport struct {
 // same instant (a select between them would choose at random).
 const simRequestTime = 1371 * time.Microsecond
 
+// simRequestTimeout is the client's per-request timeout (see provider).
+const simRequestTimeout = 29*time.Second + 317113*time.Microsecond
+
 func (tr *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	time.Sleep(simRequestTime)
 	if err := req.Context().Err(); err != nil {
@@ -175,7 +182,7 @@ func (tr *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return rec.Result(), nil
 	case <-req.Context().Done():
 		if simTrace {
-			fmt.Printf("%s %s %s %s -> gave up\n", time.Now().UTC().Format("15:04:05.000"), tr.label, req.Method, req.URL.Path)
+			fmt.Printf("%s %s %s %s -> gave up (%v)\n", time.Now().UTC().Format("15:04:05.000"), tr.label, req.Method, req.URL.Path, context.Cause(req.Context()))
 		}
 		return nil, req.Context().Err()
 	}
@@ -463,10 +470,11 @@ func (w *simWorld) drawOp(a *simActor) *simOp {
 			op.reuse = 0
 		}
 	case "invoke":
+		// One account: a second would run in the action's own goroutines,
+		// whose requests at one instant no clock orders, and a replay
+		// would not reproduce. The draw stays, so that seeds keep their steps.
 		op.ids = []string{w.accounts[0]}
-		if rng.IntN(3) == 0 {
-			op.ids = append(op.ids, w.accounts[1])
-		}
+		_ = rng.IntN(3)
 		set("account_ids", strSet(op.ids...), strings.Join(op.ids, ","))
 		op.waits = true
 		switch rng.IntN(4) {
@@ -563,6 +571,10 @@ func (w *simWorld) provider(op *simOp, label string) tfprotov6.ProviderServer {
 	adjust := func(o *client.Options, _ *workflow.Settings) {
 		o.HTTPClient = &http.Client{Transport: tr}
 		o.Jitter = func() float64 { return op.jitter }
+		// Not whole seconds, as the mock's latency (30 s) and the polls are:
+		// a request that times out as the service answers it would leave
+		// the order of the two to the scheduler, and a replay would differ.
+		o.RequestTimeout = simRequestTimeout
 	}
 	srv, err := serve(newTestProvider(adjust))()
 	if err != nil {
