@@ -49,3 +49,7 @@ func TestSimRegressionRefusedReplacementForgetsThePreviousChange(t *testing.T) {
 // went ahead only then: the next change, with reuse_within, took a backup
 // started between that backup and that moment.
 func TestSimRegressionAdoptedChangeWentAheadLater(t *testing.T) { runSimRegression(t, 937) }
+
+// A record dated in the future (30 days late): after a lost answer, the
+// trigger recognised that older backup as the one it had just queued.
+func TestSimRegressionFutureDatedRecordPassesForOwn(t *testing.T) { runSimRegression(t, 161) }

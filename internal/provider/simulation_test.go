@@ -356,7 +356,7 @@ func (w *simWorld) misbehave() string {
 	switch w.rng.IntN(6) {
 	case 0:
 		q := pick(w.rng, mockservice.QuirkNone, mockservice.QuirkNone, mockservice.QuirkNone,
-			mockservice.QuirkNoCompletedAt, mockservice.QuirkCompletedBeforeCreated, mockservice.QuirkErrorSet)
+			mockservice.QuirkNoCompletedAt, mockservice.QuirkCompletedBeforeCreated, mockservice.QuirkErrorSet, mockservice.QuirkFutureDated)
 		w.srv.SetRecordQuirk(acc, q)
 		return fmt.Sprintf("record quirk %d", q)
 	case 1:

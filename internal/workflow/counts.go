@@ -19,7 +19,8 @@ type Rule struct {
 	// strictly after it counts. Zero: no earlier change is known.
 	After time.Time
 	// Own is the backup this change queued, known by id (a resumed wait, an
-	// adopted replacement, a destroy that follows the one it began).
+	// adopted replacement, a destroy that follows the one it began): it is
+	// the change's whatever its times.
 	Own string
 	// Began is when this change's trigger began, on this machine's clock:
 	// without Own, the backup it queued started no earlier than Began less
@@ -33,8 +34,8 @@ type Rule struct {
 	Offset      time.Duration
 	OffsetKnown bool
 	Allowance   time.Duration
-	// Now bounds what can have started: a time beyond it plus Allowance is
-	// in the future.
+	// Now bounds what can have started: a time beyond it plus Allowance, on
+	// this machine's clock, is in the future (a record that lies).
 	Now time.Time
 }
 
@@ -83,10 +84,10 @@ func (r Rule) Check(b client.Backup, stage Stage) error {
 		return no("it ended with status %q", b.Status)
 	case b.ID != "" && b.ID == r.Own:
 		return nil
-	case r.Own != "":
-		return no("this change's backup is %s", r.Own)
 	case !r.After.IsZero() && !b.CreatedAt.After(r.After):
 		return no("it started at %s, not after the previous change went ahead (%s)", stamp(b.CreatedAt), stamp(r.After))
+	case b.CreatedAt.Add(-r.Offset).After(r.Now.Add(r.Allowance)):
+		return no("it is dated %s, in the future of this machine's clock", stamp(b.CreatedAt))
 	case r.ReuseWithin <= 0 && (b.CreatedAt.Before(r.Began.Add(-r.Allowance)) || b.CreatedAt.Add(-r.Offset).Before(r.Began.Add(-r.Allowance))):
 		// Both as dated and as read on this machine's clock: a service
 		// clock that runs ahead dates an older backup after the trigger,
@@ -97,11 +98,9 @@ func (r Rule) Check(b client.Backup, stage Stage) error {
 	case r.reuseOffset() != nil:
 		return no("%v", r.reuseOffset())
 	}
-	started := b.CreatedAt.Add(-r.Offset) // on this machine's clock
-	switch {
-	case started.After(r.Now.Add(r.Allowance)):
-		return no("it is dated %s, in the future of this machine's clock", stamp(b.CreatedAt))
-	case started.Before(r.Began.Add(-r.ReuseWithin)):
+	// The clocks agree within the allowance: the record's time is read as
+	// this machine's.
+	if b.CreatedAt.Before(r.Began.Add(-r.ReuseWithin)) {
 		return no("it started at %s, more than reuse_within (%s) before this change", stamp(b.CreatedAt), r.ReuseWithin)
 	}
 	return nil

@@ -39,7 +39,11 @@ func TestRuleCheck(t *testing.T) {
 		{"one in progress is a candidate", queued, with(func(b *client.Backup) { b.Status, b.CompletedAt = client.StatusRunning, nil }), Candidate, ""},
 		{"one in progress is not final", queued, with(func(b *client.Backup) { b.Status, b.CompletedAt = client.StatusRunning, nil }), Final, "consistent record"},
 		{"the change's own backup, by id", func() Rule { r := queued; r.Own, r.Began = good.ID, t0.Add(time.Hour); return r }(), good, Final, ""},
-		{"another than the change's own", func() Rule { r := queued; r.Own = "bkp_fedcba9876543210"; return r }(), good, Final, "this change's backup is"},
+		{"another than the change's own is judged by its times", func() Rule {
+			r := queued
+			r.Own, r.Began = "bkp_fedcba9876543210", t0.Add(time.Hour)
+			return r
+		}(), good, Final, "before this change's trigger"},
 		{"started when the previous change went ahead", func() Rule { r := queued; r.After = t0; return r }(), good, Final, "not after the previous change"},
 		{"started after the previous change went ahead", func() Rule { r := queued; r.After = t0.Add(-time.Second); return r }(), good, Final, ""},
 		{"before the trigger, within the allowance", func() Rule { r := queued; r.Began = t0.Add(10 * time.Second); return r }(), good, Final, ""},
@@ -55,12 +59,18 @@ func TestRuleCheck(t *testing.T) {
 		{"reuse_within with the service's clock ahead, beyond the allowance", func() Rule { r := reuse; r.Offset = 15 * time.Minute; return r }(), good, Final, "15m0s ahead of"},
 		{"reuse_within with the service's clock behind, beyond the allowance", func() Rule { r := reuse; r.Offset = -11 * time.Second; return r }(), good, Final, "11s behind"},
 		{"reuse_within with the service's clock unmeasured", func() Rule { r := reuse; r.OffsetKnown = false; return r }(), good, Final, "no Date header"},
-		{"reuse_within reads the start on this machine's clock", func() Rule {
+		{"reuse_within within the allowance reads the record's time as this machine's", func() Rule {
 			r := reuse
-			r.Began, r.Offset = t0.Add(30*time.Minute+8*time.Second), -9*time.Second // 9 s behind: started at t0+9s here
+			r.Offset = -9 * time.Second
 			return r
 		}(), good, Final, ""},
 		{"reuse_within: dated in the future", func() Rule { r := reuse; r.Now = t0.Add(-11 * time.Second); return r }(), good, Final, "in the future"},
+		{"queued: dated in the future", func() Rule { r := queued; r.Now = t0.Add(-11 * time.Second); return r }(), good, Identified, "in the future"},
+		{"queued: dated in the future, read on this machine's clock", func() Rule {
+			r := queued
+			r.Now, r.Offset = t0.Add(-11*time.Second), -time.Minute // a minute behind: it started at t0+1m here
+			return r
+		}(), good, Identified, "in the future"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -101,7 +101,7 @@ func (w *Runner) recent(ctx context.Context, accountID string, opts RunOptions, 
 		if r.Check(b, Candidate) == nil {
 			return &b, nil
 		}
-		if b.CreatedAt.Add(-r.Offset).Before(start.Add(-opts.ReuseWithin - r.Allowance)) {
+		if b.CreatedAt.Before(start.Add(-opts.ReuseWithin)) {
 			return nil, nil // newest first: nothing older counts
 		}
 	}
