@@ -1,6 +1,7 @@
 package mockservice
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ func TestSimulationKnobsAndTruth(t *testing.T) {
 	s.SetListingLag(10 * time.Second)
 	s.SetRecordQuirk(acc, QuirkNoCompletedAt)
 
-	req := httptest.NewRequest("POST", "/api/v1/accounts/"+acc+"/backup", nil)
+	req := httptest.NewRequest(http.MethodPost, "/api/v1/accounts/"+acc+"/backup", nil)
 	req.Host = "127.0.0.1:1"
 	req.Header.Set("X-API-Key", key)
 	req = req.WithContext(WithQueuedBy(req.Context(), "actor-1"))

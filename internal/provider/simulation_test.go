@@ -45,6 +45,7 @@ const (
 	simBaseURL      = "http://127.0.0.1:1"
 )
 
+//nolint:tparallel // its sequences run on workers of their own, one per core, not as parallel subtests
 func TestSimulation(t *testing.T) {
 	t.Parallel() // beside the CLI tests, which mostly wait on terraform
 	if *simSeed != 0 {
@@ -566,7 +567,7 @@ func (w *simWorld) run(op *simOp) {
 
 // provider is a new provider process of the actor, configured, whose
 // requests carry label.
-func (w *simWorld) provider(op *simOp, label string) tfprotov6.ProviderServer {
+func (w *simWorld) provider(ctx context.Context, op *simOp, label string) tfprotov6.ProviderServer {
 	tr := &simTransport{srv: w.srv, label: label}
 	adjust := func(o *client.Options, _ *workflow.Settings) {
 		o.HTTPClient = &http.Client{Transport: tr}
@@ -586,7 +587,7 @@ func (w *simWorld) provider(op *simOp, label string) tfprotov6.ProviderServer {
 		cfg["destroy_without_backup"] = objectOf(typ, map[string]tftypes.Value{
 			"account_ids": strList(w.accounts[0]), "reason": tfStr("OPS-1: account closed")})
 	}
-	resp, err := srv.ConfigureProvider(context.Background(), &tfprotov6.ConfigureProviderRequest{
+	resp, err := srv.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{
 		TerraformVersion: "1.16.0", Config: w.dynamic(w.schema.Provider, objectOf(w.schema.Provider.ValueType().(tftypes.Object), cfg)),
 	})
 	if err != nil || diagText(resp.Diagnostics) != "" {
@@ -749,7 +750,7 @@ func (w *simWorld) runOnce(ctx context.Context, op *simOp, attempt int, killed b
 			return
 		}
 		op.change = &simChange{key: fmt.Sprintf("a%d.refresh", a.id)}
-		w.refresh(ctx, w.provider(op, label()), typeName, res, killed)
+		w.refresh(ctx, w.provider(ctx, op, label()), typeName, res, killed)
 	case "trigger-apply":
 		w.triggerApply(ctx, op, label, killed)
 	case "trigger-destroy":
@@ -760,7 +761,7 @@ func (w *simWorld) runOnce(ctx context.Context, op *simOp, attempt int, killed b
 		if op.change == nil {
 			op.change = &simChange{key: fmt.Sprintf("a%d.trigger-destroy", a.id)}
 		}
-		srv := w.provider(op, label())
+		srv := w.provider(ctx, op, label())
 		if !w.refresh(ctx, srv, "backup_trigger", res, killed) || res.state.IsNull() {
 			return
 		}
@@ -798,7 +799,7 @@ func (w *simWorld) triggerApply(ctx context.Context, op *simOp, label func() str
 		op.change = res.change
 	}
 	op.change.use(op.reuse)
-	srv := w.provider(op, label())
+	srv := w.provider(ctx, op, label())
 	if !res.state.IsNull() && !w.refresh(ctx, srv, "backup_trigger", res, killed) {
 		return
 	}
@@ -885,7 +886,7 @@ func (w *simWorld) guardApply(ctx context.Context, op *simOp, label func() strin
 	if op.change == nil {
 		op.change = &simChange{key: fmt.Sprintf("a%d.guard-apply.%d", a.id, op.num)}
 	}
-	srv := w.provider(op, label())
+	srv := w.provider(ctx, op, label())
 	if !res.state.IsNull() && !w.refresh(ctx, srv, "backup_on_destroy", res, killed) {
 		return
 	}
@@ -923,7 +924,7 @@ func (w *simWorld) guardDestroy(ctx context.Context, op *simOp, label func() str
 	reuse, _ := time.ParseDuration(attrOf(res.state, "reuse_within"))
 	op.reuse = reuse
 	op.change.use(reuse)
-	srv := w.provider(op, label())
+	srv := w.provider(ctx, op, label())
 	start := time.Now()
 	if !w.refresh(ctx, srv, "backup_on_destroy", res, killed) {
 		return
@@ -954,7 +955,7 @@ func (w *simWorld) invoke(ctx context.Context, op *simOp, label func() string, k
 		op.change = w.newChange(fmt.Sprintf("a%d.action.%d", op.actor.id, op.num), time.Time{})
 	}
 	op.change.use(op.reuse)
-	srv := w.provider(op, label())
+	srv := w.provider(ctx, op, label())
 	s := w.schema.ActionSchemas["backup_trigger"].Schema
 	start := time.Now()
 	resp, err := srv.(tfprotov6.ActionServer).InvokeAction(ctx, &tfprotov6.InvokeActionRequest{

@@ -42,17 +42,17 @@ type Rule struct {
 // errNotCounted matches every reason Check gives.
 var errNotCounted = errors.New("the backup does not count for this change")
 
-// notCounted is why a backup does not count.
-type notCounted struct {
+// notCountedError is why a backup does not count.
+type notCountedError struct {
 	Backup client.Backup
 	Why    string
 }
 
-func (e *notCounted) Error() string {
+func (e *notCountedError) Error() string {
 	return fmt.Sprintf("backup %s of account %s does not count for this change: %s", e.Backup.ID, e.Backup.AccountID, e.Why)
 }
 
-func (e *notCounted) Is(target error) bool { return target == errNotCounted }
+func (e *notCountedError) Is(target error) bool { return target == errNotCounted }
 
 // Stage is how far a backup has to have gone to pass Check.
 type Stage int
@@ -73,7 +73,7 @@ const (
 // nil when it does.
 func (r Rule) Check(b client.Backup, stage Stage) error {
 	no := func(format string, args ...any) error {
-		return &notCounted{Backup: b, Why: fmt.Sprintf(format, args...)}
+		return &notCountedError{Backup: b, Why: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case b.AccountID != r.AccountID:
