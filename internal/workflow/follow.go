@@ -102,6 +102,9 @@ func (w *Runner) follow(ctx context.Context, accountID string, k Known, opts Fol
 		if opts.Renew {
 			return w.run(ctx, accountID, opts.RunOptions)
 		}
+		if opts.WaitForCompletion {
+			return b, &backupFailedError{Backup: *b, NotCounted: &notCountedError{Backup: *b, Why: "it no longer stands for this change"}}
+		}
 		return b, nil
 	}
 	emit(EventQueued, *b, "")

@@ -104,10 +104,11 @@ func outcomeOf(accountID string, b *client.Backup, err error, waits bool) Outcom
 	switch {
 	case err == nil && b == nil:
 		o.Kind, o.Err = Refused, errors.New("no backup was queued")
-	case err == nil && waits && !b.Good() && !client.InProgress(b.Status):
-		o.Kind, o.Err = Failed, &backupFailedError{Backup: *b}
-	case err == nil && waits && b.Good():
-		o.Kind = Succeeded
+	case err == nil && waits && client.InProgress(b.Status):
+		// No wait ends so: fail closed all the same.
+		o.Kind, o.Err = Unfollowed, errors.New("the wait ended with the backup still in progress")
+	case err == nil && waits:
+		o.Kind = Succeeded // waitFrom judged it: Rule.Check, the one place
 	case err == nil:
 		o.Kind = NotWaited
 	case errors.As(err, &we):

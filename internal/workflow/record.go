@@ -254,7 +254,7 @@ func (p Replaced) Adoptable(b client.Backup) bool {
 	if client.InProgress(b.Status) {
 		return true
 	}
-	return b.Good() && p.Wait > 0 && b.CompletedAt.Sub(b.CreatedAt) > p.Wait
+	return b.Good() && p.Wait > 0 && b.CompletedAt != nil && b.CompletedAt.Sub(b.CreatedAt) > p.Wait
 }
 
 // Known is what the replacement follows: an unidentified backup as not
