@@ -42,11 +42,15 @@ type Rule struct {
 // errNotCounted matches every reason Check gives.
 var errNotCounted = errors.New("the backup does not count for this change")
 
-// notCountedError is why a backup does not count.
+// notCountedError is why a backup does not count; Cause, when set, is
+// the reason behind Why (the clocks, for reuse_within).
 type notCountedError struct {
 	Backup client.Backup
 	Why    string
+	Cause  error
 }
+
+func (e *notCountedError) Unwrap() error { return e.Cause }
 
 func (e *notCountedError) Error() string {
 	return fmt.Sprintf("backup %s of account %s does not count for this change: %s", e.Backup.ID, e.Backup.AccountID, e.Why)
@@ -96,7 +100,7 @@ func (r Rule) Check(b client.Backup, stage Stage) error {
 	case r.ReuseWithin <= 0:
 		return nil // queued since this change's trigger began, as far as the clock allowance tells
 	case r.reuseOffset() != nil:
-		return no("%v", r.reuseOffset())
+		return &notCountedError{Backup: b, Why: r.reuseOffset().Error(), Cause: r.reuseOffset()}
 	}
 	// The clocks agree within the allowance: the record's time is read as
 	// this machine's.

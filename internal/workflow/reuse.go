@@ -94,12 +94,13 @@ func (w *Runner) recent(ctx context.Context, accountID string, opts RunOptions, 
 		}
 		// The service's clock as this listing's answer dates it.
 		r := w.rule(accountID, opts, start)
-		if err := r.reuseOffset(); err != nil {
-			w.log.Warn(ctx, "reuse_within cannot be measured; taking a new backup", map[string]any{"account_id": accountID, "error": err.Error()})
-			return nil, err
-		}
-		if r.Check(b, Candidate) == nil {
+		var notCounted *notCountedError
+		switch err := r.Check(b, Candidate); {
+		case err == nil:
 			return &b, nil
+		case errors.As(err, &notCounted) && notCounted.Cause != nil:
+			w.log.Warn(ctx, "reuse_within cannot be measured; taking a new backup", map[string]any{"account_id": accountID, "error": err.Error()})
+			return nil, notCounted.Cause
 		}
 		if b.CreatedAt.Before(start.Add(-opts.ReuseWithin)) {
 			return nil, nil // newest first: nothing older counts
