@@ -157,11 +157,10 @@ func describeRecord(b client.Backup) string {
 }
 
 // ServiceNow is the service's time now as its latest answer dated it (this
-// machine's without one), a second late for the Date's resolution: later
-// is the safe side for a Rule.After.
+// machine's without one), to the second, as its records are.
 func (w *Runner) ServiceNow() time.Time {
 	off, _ := w.c.ClockOffset()
-	return w.clock.Now().Add(off + time.Second)
+	return w.clock.Now().Add(off).Truncate(time.Second)
 }
 
 // rule is the Rule of an operation that began at began, with the service's

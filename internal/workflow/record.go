@@ -93,8 +93,10 @@ func (r Record) WentAhead() time.Time {
 	if r.CompletedAt.After(t) {
 		t = r.CompletedAt
 	}
-	if r.AheadAt.After(t) {
-		t = r.AheadAt
+	// A backup created in the second the change went ahead counts as after
+	// it: records are dated to the second.
+	if a := r.AheadAt.Add(-time.Nanosecond); a.After(t) {
+		t = a
 	}
 	return t
 }
