@@ -28,16 +28,25 @@ func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, op
 	if !ok {
 		return w.Run(ctx, accountID, opts), opts.After
 	}
+	// Not adopted, its backup is the previous change's.
+	renewAfter := opts.After
+	if t := old.Record.WentAhead(); t.After(renewAfter) {
+		renewAfter = t
+	}
 	if old.Record.Since.After(opts.After) {
 		opts.After = old.Record.Since
 	}
 	tflog.Info(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
-	o := w.Follow(ctx, accountID, old.Known(), workflow.FollowOptions{RunOptions: opts, Counts: old.Adoptable, Renew: true})
+	o := w.Follow(ctx, accountID, old.Known(), workflow.FollowOptions{RunOptions: opts, Counts: old.Adoptable, Renew: true, RenewAfter: renewAfter})
 	if o.Kind == workflow.Unreadable {
 		// Nothing to adopt that can be seen: queue a new backup, as a
 		// replacement does.
 		tflog.Warn(ctx, "could not read the replaced trigger's backup; queueing a new one", map[string]any{"backup_id": o.BackupID, "error": o.Err.Error()})
+		opts.After = renewAfter
 		return w.Run(ctx, accountID, opts), opts.After
+	}
+	if o.Backup != nil && old.Record.BackupID != "" && o.Backup.ID != old.Record.BackupID {
+		return o, renewAfter // renewed: a new change
 	}
 	return o, opts.After
 }

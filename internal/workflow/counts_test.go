@@ -183,3 +183,33 @@ func TestUnknownOutcomeNotResentWhenTheClocksAreApart(t *testing.T) {
 		t.Fatalf("outcome %d (%v), queued %v; want not identified, one backup, the clocks named", o.Kind, o.Err, fs.queuedIDs())
 	}
 }
+
+// A replacement that does not adopt the replaced trigger's backup renews
+// with that trigger's change as the previous one: a lost answer never
+// takes the replaced backup back (terraform apply -replace).
+func TestRenewedReplacementNeverTakesTheReplacedBackup(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		renewAfter bool
+		taken      bool
+	}{
+		{"with the replaced change as the previous one", true, false},
+		{"without it, the clock allowance alone would take it back", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fs, w := newFaultyService(t)
+			old := fs.addOld(client.StatusSuccess, 3*time.Second)
+			fs.failPOSTs = 1 // answered 500, not queued
+			opts := FollowOptions{Counts: func(client.Backup) bool { return false }, Renew: true}
+			if tc.renewAfter {
+				opts.RenewAfter = old.CreatedAt
+			}
+			o := w.Follow(context.Background(), fs.account, Known{BackupID: old.ID, Status: old.Status, TriggeredAt: old.CreatedAt}, opts)
+			if o.Kind != NotWaited || (o.Backup.ID == old.ID) != tc.taken {
+				t.Fatalf("outcome %d backup %s (the replaced one is %s); want it taken %t", o.Kind, o.Backup.ID, old.ID, tc.taken)
+			}
+		})
+	}
+}

@@ -32,6 +32,9 @@ type FollowOptions struct {
 	// longer counts; without it Follow returns what it read, and never
 	// sends a trigger for an identified backup.
 	Renew bool
+	// RenewAfter, when set, is the Rule.After of that new backup: the
+	// recorded one's change is then the previous change.
+	RenewAfter time.Time
 }
 
 // unreadableError: the recorded backup could not be read; nothing was
@@ -100,7 +103,11 @@ func (w *Runner) follow(ctx context.Context, accountID string, k Known, opts Fol
 	// never seen by it: it is followed whatever it became.
 	if opts.Counts != nil && k.BackupID != "" && !opts.Counts(*b) {
 		if opts.Renew {
-			return w.run(ctx, accountID, opts.RunOptions)
+			renewed := opts.RunOptions
+			if opts.RenewAfter.After(renewed.After) {
+				renewed.After = opts.RenewAfter
+			}
+			return w.run(ctx, accountID, renewed)
 		}
 		if opts.WaitForCompletion {
 			return b, &backupFailedError{Backup: *b, NotCounted: &notCountedError{Backup: *b, Why: "it no longer stands for this change"}}
