@@ -10,6 +10,7 @@ import (
 	"net/http/httptrace"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -75,8 +76,10 @@ func TestSimulation(t *testing.T) {
 		mu       sync.Mutex
 		first    = map[string]found{}
 		failures []string
-		next     = uint64(1)
-		done     int
+		// failedSeeds, to replay each one
+		failedSeeds []uint64
+		next        = uint64(1)
+		done        int
 	)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) { // each sequence is deterministic, whatever runs beside it
@@ -95,6 +98,7 @@ func TestSimulation(t *testing.T) {
 				done++
 				if len(v) > 0 {
 					failures = append(failures, v[0].report)
+					failedSeeds = append(failedSeeds, seed)
 					for _, x := range v {
 						if _, ok := first[x.category]; !ok {
 							first[x.category] = found{seed, done}
@@ -111,7 +115,8 @@ func TestSimulation(t *testing.T) {
 	}
 	t.Logf("%d sequences of %d steps simulated", done, simSequenceSteps)
 	if len(failures) > 0 {
-		t.Fatalf("%d failing sequences; the first:\n%s", len(failures), failures[0])
+		slices.Sort(failedSeeds)
+		t.Fatalf("%d failing sequences (seeds %v); the first:\n%s", len(failures), failedSeeds, failures[0])
 	}
 }
 
