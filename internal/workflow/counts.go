@@ -99,8 +99,9 @@ func (r Rule) Check(b client.Backup, stage Stage) error {
 		return no("it started at %s, before this change's trigger (%s)", stamp(b.CreatedAt), stamp(r.Began))
 	case r.ReuseWithin <= 0:
 		return nil // queued since this change's trigger began, as far as the clock allowance tells
-	case r.reuseOffset() != nil:
-		return &notCountedError{Backup: b, Why: r.reuseOffset().Error(), Cause: r.reuseOffset()}
+	}
+	if err := r.reuseOffset(); err != nil {
+		return &notCountedError{Backup: b, Why: err.Error(), Cause: err}
 	}
 	// The clocks agree within the allowance: the record's time is read as
 	// this machine's.

@@ -101,10 +101,6 @@ func (r Record) WentAhead() time.Time {
 	return t
 }
 
-// FromRun is the record of what a run (Run, or Follow of nothing
-// recorded) came to; see After.
-func FromRun(o Outcome) Record { return Record{}.After(o) }
-
 // After is the record once a run or a Follow of r came to o: the backup
 // and its phase, with a wait that stopped before the backup ended as
 // Interrupted or TimedOut; a trigger whose backup was not listed as

@@ -129,7 +129,7 @@ func TestRecordKeepsReused(t *testing.T) {
 	t.Parallel()
 	o := outcomeOf(running.AccountID, &running, waitErr(running, context.Canceled), true)
 	o.Reused = true
-	rec := FromRun(o)
+	rec := Record{}.After(o)
 	if !rec.Reused || rec.Phase != PhaseInterrupted {
 		t.Fatalf("record %+v", rec)
 	}
