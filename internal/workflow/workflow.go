@@ -23,7 +23,7 @@ const (
 	// this machine's for a backup to be recognised as a trigger's. Clocks
 	// kept by NTP differ by well under a second; a wider allowance would let
 	// a backup queued by someone else just before this trigger pass for its
-	// own after an unknown outcome (see Recognizer).
+	// own after an unknown outcome (see Rule.Check).
 	DefaultClockAllowance = 10 * time.Second
 	// DefaultIdentifyWithin is how long a backup the service accepted is
 	// looked for in a listing that lags behind its POST.
@@ -37,7 +37,7 @@ const (
 type Settings struct {
 	Poll PollSettings
 	// ClockAllowance, IdentifyWithin and UncertainGrace shape how a
-	// trigger recognises its backup (see Recognizer and trigger).
+	// trigger recognises its backup (see Rule.Check and trigger).
 	ClockAllowance time.Duration
 	IdentifyWithin time.Duration
 	UncertainGrace time.Duration
