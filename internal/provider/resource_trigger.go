@@ -314,6 +314,9 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	accountID := state.AccountID.ValueString()
 	setIdentity(ctx, resp.Identity, accountID, state.ID.ValueString(), &resp.Diagnostics)
 	if !plan.BackupStatus.IsUnknown() {
+		if rec.AheadAt.IsZero() && rec.Phase != workflow.PhaseNone {
+			rec.AheadAt = r.data.runner.ServiceNow() // its change goes ahead now (Next planned no retake)
+		}
 		saveRecord(ctx, resp.Private, rec, &resp.Diagnostics)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return

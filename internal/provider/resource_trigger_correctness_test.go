@@ -7,6 +7,7 @@ package provider
 // wait switched on for a failed backup, empty provider settings).
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -16,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -24,6 +27,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // listingFault rewrites the mock's backups listings: hiding backups
@@ -271,4 +275,49 @@ func TestAccTriggerWaitSwitchedOnForFailedBackupFails(t *testing.T) {
 	if n := e.srv.Requests(mockservice.RouteTrigger); n != 2 {
 		t.Errorf("%d POSTs, want 2 (the first backup, and its replacement's)", n)
 	}
+}
+
+// An update that keeps the backup of a change that had not gone ahead (a
+// wait interrupted, then switched off) records that the change goes ahead
+// now: the next change counts only backups started after it, not one
+// started since the backup ended.
+func TestTriggerKeepRecordsWhenTheChangeWentAhead(t *testing.T) {
+	t.Parallel()
+	srv, sch := configured(t, ruleService(t, 500, "", "", 500)) // the update sends nothing
+	s := sch.ResourceSchemas["backup_trigger"]
+	state := func(waits bool) map[string]tftypes.Value {
+		return map[string]tftypes.Value{
+			"id": tfStr(ruleBackup), "account_id": tfStr(ruleAccount), "backup_status": tfStr("success"),
+			"triggered_at": tfStr("2026-11-21T10:00:00Z"), "completed_at": tfStr("2026-11-21T10:05:00Z"),
+			"on_conflict": tfStr("wait"), "wait_for_completion": tftypes.NewValue(tftypes.Bool, waits), "reused": tftypes.NewValue(tftypes.Bool, false),
+		}
+	}
+	before := time.Now().Truncate(time.Second)
+	resp, err := srv.ApplyResourceChange(context.Background(), &tfprotov6.ApplyResourceChangeRequest{
+		TypeName: "backup_trigger", PriorState: object(t, s, state(true)), PlannedState: object(t, s, state(false)),
+		Config: object(t, s, map[string]tftypes.Value{"account_id": tfStr(ruleAccount), "wait_for_completion": tftypes.NewValue(tftypes.Bool, false)}),
+		PlannedPrivate: privateOf(t, workflow.Key, workflow.Encode(workflow.Record{Phase: workflow.PhaseInterrupted, BackupID: ruleBackup})),
+	})
+	if err != nil || diagText(resp.Diagnostics) != "" {
+		t.Fatalf("apply: %v %s", err, diagText(resp.Diagnostics))
+	}
+	var private map[string][]byte
+	if err := json.Unmarshal(resp.Private, &private); err != nil {
+		t.Fatalf("private state %q: %v", resp.Private, err)
+	}
+	rec, err := workflow.Decode(private[workflow.Key])
+	if err != nil || rec.AheadAt.Before(before) || rec.AheadAt.After(time.Now()) {
+		t.Fatalf("record %+v (%v): want the change gone ahead during the apply, after %s", rec, err, before)
+	}
+}
+
+// privateOf is the private state of a resource holding one key, as the
+// framework encodes it.
+func privateOf(t *testing.T, key string, value []byte) []byte {
+	t.Helper()
+	raw, err := json.Marshal(map[string][]byte{key: value})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }

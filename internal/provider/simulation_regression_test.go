@@ -56,3 +56,21 @@ func TestSimRegressionAdoptedChangeWentAheadLater(t *testing.T) { runSimRegressi
 // A record dated in the future (30 days late) passed for a recent backup,
 // and for the one a trigger whose answer was lost had just queued.
 func TestSimRegressionFutureDatedRecordCounts(t *testing.T) { runSimRegression(t, 93) }
+
+// The previous change went ahead in the second its own backup began: dated
+// to the second, that backup passed for one started after it, and the next
+// change reused it.
+func TestSimRegressionBackupInTheSecondTheChangeWentAhead(t *testing.T) { runSimRegression(t, 1517) }
+
+// A record dated in the future set the previous change's moment a month
+// ahead: the trigger's own backup, queued by a POST answered 500, was
+// refused and waited out as another's, and a second one queued.
+func TestSimRegressionFutureDatedPreviousChangeQueuesTwice(t *testing.T) { runSimRegression(t, 1685) }
+
+// A wait interrupted on a reused backup that then failed; the next apply
+// switched the wait off and let the change go ahead on the failed backup.
+func TestSimRegressionWaitSwitchedOffOnAFailedBackup(t *testing.T) { runSimRegression(t, 1836) }
+
+// A success whose record carries an error, read by a refresh, was saved as
+// failed but planned from the state as a success: the change went ahead.
+func TestSimRegressionContradictorySuccessFromTheState(t *testing.T) { runSimRegression(t, 2903) }

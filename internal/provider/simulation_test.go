@@ -703,6 +703,10 @@ func (w *simWorld) apply(ctx context.Context, srv tfprotov6.ProviderServer, type
 		w.t.Fatal(err)
 	}
 	errs := diagText(resp.Diagnostics)
+	if simTrace {
+		fmt.Printf("%s apply %s: status=%s id=%s errors=%q warnings=%q\n", time.Now().UTC().Format("15:04:05.000"), typeName,
+			attrOf(w.value(s, resp.NewState), "backup_status"), attrOf(w.value(s, resp.NewState), "id"), errs, diagsOf(resp.Diagnostics, tfprotov6.DiagnosticSeverityWarning))
+	}
 	return simResult{errors: errs, warnings: diagsOf(resp.Diagnostics, tfprotov6.DiagnosticSeverityWarning), state: w.value(s, resp.NewState), ok: errs == ""}, resp.Private
 }
 

@@ -39,8 +39,9 @@ func triggersReplace(rec workflow.Record, plan, state types.Map) bool {
 //     looks for the backup (and waits for it) before any new trigger;
 //   - settle (an import's first apply, a wait switched on, a wait that
 //     was interrupted): backup_status and completed_at become unknown;
-//   - retake (a waited trigger whose backup failed): backup_status
-//     replaces the trigger, which takes a new backup.
+//   - retake (a waited trigger whose backup failed, or one whose change
+//     never went ahead): backup_status replaces the trigger, which takes a
+//     new backup.
 //
 // A change of account_id replaces the trigger (its schema says so), and
 // then nothing else is planned here.
@@ -81,9 +82,13 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 		unknown = []string{"backup_status", "completed_at"}
 	case workflow.Retake:
 		unknown = []string{"backup_status"}
+		why := "wait_for_completion is true"
+		if !stateWaits.ValueBool() || !planWaits.ValueBool() {
+			why = "the change it was taken for never went ahead (its wait was interrupted or ran out)"
+		}
 		resp.Diagnostics.AddWarning("The backup of this trigger did not succeed",
-			fmt.Sprintf("Backup %s of account %s ended with status %q, and wait_for_completion is true: the trigger is "+
-				"replaced to take a new backup.", state.ID.ValueString(), state.AccountID.ValueString(), state.BackupStatus.ValueString()))
+			fmt.Sprintf("Backup %s of account %s ended with status %q and is not a good backup, and %s: the trigger is "+
+				"replaced to take a new backup.", state.ID.ValueString(), state.AccountID.ValueString(), state.BackupStatus.ValueString(), why))
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("backup_status"))
 	}
 	for _, name := range unknown {

@@ -90,12 +90,9 @@ func (r Rule) Check(b client.Backup, stage Stage) error {
 		return nil
 	case !r.After.IsZero() && !b.CreatedAt.After(r.After):
 		return no("it started at %s, not after the previous change went ahead (%s)", stamp(b.CreatedAt), stamp(r.After))
-	case b.CreatedAt.Add(-r.Offset).After(r.Now.Add(r.Allowance)):
+	case r.future(b.CreatedAt):
 		return no("it is dated %s, in the future of this machine's clock", stamp(b.CreatedAt))
-	case r.ReuseWithin <= 0 && (b.CreatedAt.Before(r.Began.Add(-r.Allowance)) || b.CreatedAt.Add(-r.Offset).Before(r.Began.Add(-r.Allowance))):
-		// Both as dated and as read on this machine's clock: a service
-		// clock that runs ahead dates an older backup after the trigger,
-		// and a Date that is wrong can only make this stricter.
+	case r.ReuseWithin <= 0 && r.predates(b):
 		return no("it started at %s, before this change's trigger (%s)", stamp(b.CreatedAt), stamp(r.Began))
 	case r.ReuseWithin <= 0:
 		return nil // queued since this change's trigger began, as far as the clock allowance tells
@@ -109,6 +106,30 @@ func (r Rule) Check(b client.Backup, stage Stage) error {
 		return no("it started at %s, more than reuse_within (%s) before this change", stamp(b.CreatedAt), r.ReuseWithin)
 	}
 	return nil
+}
+
+// predates says whether b started before this change's trigger began,
+// less the allowance. Both as dated and as read on this machine's clock: a
+// service clock that runs ahead dates an older backup after the trigger,
+// and a Date that is wrong can only make this stricter.
+func (r Rule) predates(b client.Backup) bool {
+	floor := r.Began.Add(-r.Allowance)
+	return b.CreatedAt.Before(floor) || b.CreatedAt.Add(-r.Offset).Before(floor)
+}
+
+// future says whether a time the service dated lies in the future of this
+// machine's clock, beyond the allowance.
+func (r Rule) future(t time.Time) bool { return t.Add(-r.Offset).After(r.Now.Add(r.Allowance)) }
+
+// mayBeOwn says whether b, refused by Check, may be this change's own
+// backup all the same: it started since the trigger, and is not refused as
+// older than a previous change that went ahead in the past (dated in the
+// future itself, or after a previous change dated so).
+func (r Rule) mayBeOwn(b client.Backup) bool {
+	if r.predates(b) {
+		return false
+	}
+	return r.After.IsZero() || b.CreatedAt.After(r.After) || r.future(r.After)
 }
 
 // reuseOffset says why the window cannot be read: the service's clock is

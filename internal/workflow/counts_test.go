@@ -213,3 +213,36 @@ func TestRenewedReplacementNeverTakesTheReplacedBackup(t *testing.T) {
 		})
 	}
 }
+
+// The previous change dated a month ahead (a record that lies): a
+// backup started since the trigger is refused, and may be its own, so a
+// lost answer is never sent again, whether the backup is listed at once or
+// only after the second POST's 409 (simulation seed 1685: two backups).
+func TestLostAnswerNotResentAfterAFutureDatedChange(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		lag       int
+		wantPOSTs int
+	}{
+		{"listed at once", 0, 1},
+		{"listed only after the 409", -1, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fs, w := newFaultyService(t)
+			fs.resetPOSTs, fs.lag = 1, tc.lag // processed, then no answer
+			fs.onPOST = func(n int) {
+				for id := range fs.hiddenFor {
+					fs.hiddenFor[id] = 0 // listed from the second POST on
+				}
+			}
+			o := w.Run(context.Background(), fs.account, RunOptions{After: fs.now().Add(30 * 24 * time.Hour)})
+			posts, _ := fs.counts()
+			if o.Kind != NotIdentified || len(fs.queuedIDs()) != 1 || posts != tc.wantPOSTs || !strings.Contains(fmt.Sprint(o.Err), "not after the previous change") {
+				t.Fatalf("outcome %d (%v), queued %v in %d POSTs; want not identified, one backup, %d POSTs, the previous change named",
+					o.Kind, o.Err, fs.queuedIDs(), posts, tc.wantPOSTs)
+			}
+		})
+	}
+}

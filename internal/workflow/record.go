@@ -93,9 +93,10 @@ func (r Record) WentAhead() time.Time {
 	if r.CompletedAt.After(t) {
 		t = r.CompletedAt
 	}
-	// A backup created in the second the change went ahead counts as after
-	// it: records are dated to the second.
-	if a := r.AheadAt.Add(-time.Nanosecond); a.After(t) {
+	// AheadAt is read through the Date header, to within a second, and
+	// records are dated to the second: a backup dated in the second after
+	// it may still predate the change, so only a later one counts.
+	if a := r.AheadAt.Add(time.Second); a.After(t) {
 		t = a
 	}
 	return t
@@ -204,8 +205,9 @@ const (
 	// wait switched on, a wait that was interrupted): backup_status and
 	// completed_at become known.
 	Settle
-	// Retake: the backup failed and the trigger waits for a good one:
-	// replace the trigger, which takes a new backup.
+	// Retake: the backup failed, and the trigger waits for a good one or
+	// its change never went ahead: replace the trigger, which takes a new
+	// backup.
 	Retake
 )
 
@@ -219,6 +221,8 @@ func (r Record) Next(waitedBefore, waitsNow bool) Step {
 		return Identify
 	case r.Phase == PhaseImported, waitsNow && !waitedBefore:
 		return Settle
+	case r.Phase == PhaseFailed && r.Status != "" && r.AheadAt.IsZero():
+		return Retake // its change never went ahead: not on a failed backup
 	case !waitedBefore || !waitsNow:
 		return Keep
 	case client.InProgress(r.Status):

@@ -115,6 +115,7 @@ func TestNext(t *testing.T) {
 	rec := func(p Phase, status string) Record {
 		return Record{Phase: p, BackupID: "bkp_0123456789abcdef", Status: status}
 	}
+	wentAhead := func(r Record) Record { r.AheadAt = t0; return r }
 	for _, tc := range []struct {
 		rec                    Record
 		waitedBefore, waitsNow bool
@@ -133,8 +134,12 @@ func TestNext(t *testing.T) {
 		{rec(PhaseInProgress, client.StatusRunning), true, true, Settle},
 		{rec(PhaseSucceeded, client.StatusSuccess), true, true, Keep},
 		{rec(PhaseFailed, client.StatusFailed), true, true, Retake},
-		{rec(PhaseFailed, "cancelled"), true, true, Retake}, // a status the service added later: not a good backup
-		{rec(PhaseFailed, client.StatusFailed), false, false, Keep},
+		{rec(PhaseFailed, "cancelled"), true, true, Retake},                    // a status the service added later: not a good backup
+		{wentAhead(rec(PhaseFailed, client.StatusFailed)), false, false, Keep}, // not waited for, it went ahead in progress
+		// Its change never went ahead (a wait interrupted, then switched
+		// off): not on a failed backup (simulation seed 1836).
+		{rec(PhaseFailed, client.StatusFailed), true, false, Retake},
+		{rec(PhaseFailed, client.StatusFailed), false, false, Retake},
 	} {
 		if got := tc.rec.Next(tc.waitedBefore, tc.waitsNow); got != tc.want {
 			t.Errorf("%s, waited %t, waits %t: step %d, want %d", tc.rec, tc.waitedBefore, tc.waitsNow, got, tc.want)

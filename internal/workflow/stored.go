@@ -93,6 +93,10 @@ func FromTriggerState(s TriggerState, stored []byte) (Record, error) {
 		r.Phase = PhaseImported
 	case client.InProgress(r.Status) && (kept.Phase == PhaseInterrupted || kept.Phase == PhaseTimedOut):
 		r.Phase = kept.Phase
+	case kept.Phase == PhaseFailed && kept.BackupID == r.BackupID:
+		// The state has no room for the record's error: a success that
+		// contradicted itself stays failed.
+		r.Phase = PhaseFailed
 	default:
 		r.Phase = phaseOf(r.backup())
 	}

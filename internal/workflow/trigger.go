@@ -164,7 +164,8 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 // created since the trigger began: it is then returned, and never waited
 // for as another's (that would queue a second backup). When the backup in
 // progress is older, it was already running when the first POST arrived,
-// so that POST queued nothing: the 409 stands.
+// so that POST queued nothing: the 409 stands. One started since, and
+// refused all the same (Rule.mayBeOwn), stops the trigger.
 func (w *Runner) conflictAfterUncertain(ctx context.Context, accountID string, opts RunOptions, began time.Time, conflict error) (*Triggered, error) {
 	var newest *client.Backup
 	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Max: 1}) {
@@ -173,8 +174,16 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, accountID string, o
 		}
 		newest = &b
 	}
-	if newest != nil && client.InProgress(newest.Status) && w.identifying(accountID, opts, began).Check(*newest, Identified) != nil {
-		return nil, conflict
+	if newest != nil && client.InProgress(newest.Status) {
+		rule := w.identifying(accountID, opts, began)
+		if err := rule.Check(*newest, Identified); err != nil {
+			if !rule.mayBeOwn(*newest) {
+				return nil, conflict
+			}
+			// Started since the trigger, so maybe its own, and refused: never
+			// waited out as another's and queued again.
+			return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Queued: true, Err: errors.Join(conflict, err)}
+		}
 	}
 	// Ours, or not listed yet (a lagging listing): look for it.
 	return w.identify(ctx, accountID, nil, opts, began, true)
@@ -246,7 +255,8 @@ func (w *Runner) FindTriggered(ctx context.Context, accountID string, began, aft
 }
 
 // findMine returns the newest of the account's backups when it is the
-// trigger's (identifying), or nil. The service creates a trigger's backup
+// trigger's (identifying), or nil; or why it does not count when it
+// started since the trigger all the same. The service creates a trigger's backup
 // as the newest at once (a listing that lags shows an older one first:
 // then this trigger's is not listed yet), and a backup queued by another
 // client after this one ended was queued after this trigger began too.
@@ -255,8 +265,15 @@ func (w *Runner) findMine(ctx context.Context, accountID string, opts RunOptions
 		if err != nil {
 			return nil, err
 		}
-		if w.identifying(accountID, opts, began).Check(b, Identified) == nil {
+		rule := w.identifying(accountID, opts, began)
+		err := rule.Check(b, Identified)
+		switch {
+		case err == nil:
 			return &b, nil
+		case rule.mayBeOwn(b):
+			// Refused, and maybe its own all the same: sending again could
+			// queue a second backup.
+			return nil, err
 		}
 	}
 	return nil, nil
