@@ -74,3 +74,14 @@ func TestSimRegressionWaitSwitchedOffOnAFailedBackup(t *testing.T) { runSimRegre
 // A success whose record carries an error, read by a refresh, was saved as
 // failed but planned from the state as a success: the change went ahead.
 func TestSimRegressionContradictorySuccessFromTheState(t *testing.T) { runSimRegression(t, 2903) }
+
+// A trigger not identified when its POST's answer was lost: a refresh
+// found its backup good, and the replacement of the tainted trigger took a
+// second backup instead of adopting it.
+func TestSimRegressionReplacementOfAnUnidentifiedTrigger(t *testing.T) { runSimRegression(t, 2219) }
+
+// A guard's stopped destroy stood until a time the provider held to the
+// nanosecond and the checker guessed from when the destroy stopped: a
+// destroy in between was judged by one and run by the other. Both now
+// read counts_until as the state shows it, in whole seconds.
+func TestSimRegressionDestroyRecordStandsAsShown(t *testing.T) { runSimRegression(t, 1850) }

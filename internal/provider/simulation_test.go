@@ -234,11 +234,11 @@ type simResource struct {
 	tainted bool
 	release string
 	// change is the change the state stands for (or is being made);
-	// stoppedAt is when a guard's destroy last stopped, and resume its
-	// resume_within then.
-	change    *simChange
-	stoppedAt time.Time
-	resume    time.Duration
+	// standsUntil is until when a guard's stopped destroy stands for the
+	// next one: its state's pending_destroy_backup.counts_until, or, with
+	// no record, when it stopped plus its resume_within.
+	change      *simChange
+	standsUntil time.Time
 	// lastWentAhead is when the resource's latest change went ahead.
 	lastWentAhead time.Time
 }
@@ -620,21 +620,27 @@ func (w *simWorld) value(s *tfprotov6.Schema, dv *tfprotov6.DynamicValue) tftype
 	return v
 }
 
+// attrValue is one attribute of an object value; null when it has none.
+func attrValue(v tftypes.Value, name string) tftypes.Value {
+	m := map[string]tftypes.Value{}
+	if v.IsNull() || v.As(&m) != nil || !m[name].IsKnown() {
+		return tftypes.NewValue(tftypes.DynamicPseudoType, nil)
+	}
+	return m[name]
+}
+
 // attrOf is one attribute of an object value, as a Go string, bool or "".
 func attrOf(v tftypes.Value, name string) string {
-	if v.IsNull() {
-		return ""
-	}
-	m := map[string]tftypes.Value{}
-	if v.As(&m) != nil || m[name].IsNull() || !m[name].IsKnown() {
+	a := attrValue(v, name)
+	if a.IsNull() {
 		return ""
 	}
 	var s string
-	if m[name].As(&s) == nil {
+	if a.As(&s) == nil {
 		return s
 	}
 	var b bool
-	if m[name].As(&b) == nil {
+	if a.As(&b) == nil {
 		return fmt.Sprint(b)
 	}
 	return ""
@@ -912,7 +918,7 @@ func (w *simWorld) guardApply(ctx context.Context, op *simOp, label func() strin
 	res.state, res.private = r.state, private
 	if r.ok {
 		// A created or updated guard stands for no stopped destroy.
-		res.change, res.stoppedAt = nil, time.Time{}
+		res.change, res.standsUntil = nil, time.Time{}
 		if created {
 			res.lastWentAhead = time.Now()
 		}
@@ -925,7 +931,7 @@ func (w *simWorld) guardDestroy(ctx context.Context, op *simOp, label func() str
 		return
 	}
 	if op.change == nil {
-		if res.change == nil || res.stoppedAt.IsZero() || time.Since(res.stoppedAt) > res.resume {
+		if res.change == nil || res.standsUntil.IsZero() || time.Now().After(res.standsUntil) {
 			res.change = w.newChange(fmt.Sprintf("a%d.guard.%d", a.id, op.num), time.Time{})
 		}
 		op.change = res.change
@@ -955,8 +961,11 @@ func (w *simWorld) guardDestroy(ctx context.Context, op *simOp, label func() str
 	if !r.state.IsNull() {
 		res.state, res.private = r.state, private
 	}
-	res.stoppedAt = time.Now()
-	res.resume, _ = time.ParseDuration(attrOf(res.state, "resume_within"))
+	resume, _ := time.ParseDuration(attrOf(res.state, "resume_within"))
+	res.standsUntil = time.Now().Add(resume)
+	if until, err := time.Parse(time.RFC3339, attrOf(attrValue(res.state, "pending_destroy_backup"), "counts_until")); err == nil {
+		res.standsUntil = until
+	}
 }
 
 func (w *simWorld) invoke(ctx context.Context, op *simOp, label func() string, killed bool) {

@@ -31,7 +31,8 @@ func TestPollSettingsDefaults(t *testing.T) {
 }
 
 // A replaced trigger's backup that succeeded exactly at the end of its
-// wait was seen to succeed by that wait: it is not adopted.
+// wait was seen to succeed by that wait: it is not adopted once its change
+// went ahead.
 func TestReplacedAdoptableOnlyAfterItsWait(t *testing.T) {
 	t.Parallel()
 	created := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
@@ -39,7 +40,7 @@ func TestReplacedAdoptableOnlyAfterItsWait(t *testing.T) {
 		done := created.Add(d)
 		return client.Backup{ID: "bkp_0123456789abcdef", Status: client.StatusSuccess, CreatedAt: created, CompletedAt: &done}
 	}
-	p := Replaced{Wait: 10 * time.Minute}
+	p := Replaced{Wait: 10 * time.Minute, Record: Record{Phase: PhaseSucceeded, AheadAt: created.Add(10 * time.Minute)}}
 	if p.Adoptable(at(10 * time.Minute)) {
 		t.Error("a backup that ended as the wait ran out is adopted")
 	}

@@ -248,15 +248,22 @@ type Replaced struct {
 }
 
 // Adoptable says whether the replaced trigger's backup, as now read,
-// stands for the replacement: while it is in progress, and when it
-// succeeded after its wait timed out (the apply that tainted the trigger
-// could not see it). A backup that failed, or that succeeded within its
-// wait (the replacement then is the user's wish for a new one), does not.
+// stands for the replacement: while it is in progress; when it succeeded
+// and its change never went ahead (the create failed: timed out, or not
+// identified until a refresh found it); and when it succeeded after its
+// wait timed out (the apply that tainted the trigger could not see it). A
+// backup that failed, or that succeeded for a change that went ahead (the
+// replacement then is the user's wish for a new one), does not.
 func (p Replaced) Adoptable(b client.Backup) bool {
-	if client.InProgress(b.Status) {
+	switch {
+	case client.InProgress(b.Status):
+		return true
+	case !b.Good():
+		return false
+	case p.Record.AheadAt.IsZero() && p.Record.Phase != PhaseImported:
 		return true
 	}
-	return b.Good() && p.Wait > 0 && b.CompletedAt != nil && b.CompletedAt.Sub(b.CreatedAt) > p.Wait
+	return p.Wait > 0 && b.CompletedAt != nil && b.CompletedAt.Sub(b.CreatedAt) > p.Wait
 }
 
 // Known is what the replacement follows: an unidentified backup as not
@@ -305,7 +312,7 @@ func (r Record) AfterStoppedDestroy(o Outcome, now time.Time, resume time.Durati
 	if next.Phase == PhaseNone {
 		return Record{}
 	}
-	next.CountsUntil = now.Add(resume)
+	next.CountsUntil = now.Add(resume).Truncate(time.Second) // as the state shows it
 	return next
 }
 

@@ -156,6 +156,7 @@ func TestNext(t *testing.T) {
 func TestReplacedAdoptable(t *testing.T) {
 	t.Parallel()
 	late := t0.Add(40 * time.Minute)
+	wentAhead := Record{Phase: PhaseSucceeded, AheadAt: t0}
 	lateGood := good
 	lateGood.CompletedAt = &late
 	for _, tc := range []struct {
@@ -166,9 +167,12 @@ func TestReplacedAdoptable(t *testing.T) {
 	}{
 		{"in progress", Replaced{Wait: 30 * time.Minute}, running, true},
 		{"in progress, not waited", Replaced{}, running, true},
-		{"succeeded after the wait ran out", Replaced{Wait: 30 * time.Minute}, lateGood, true},
-		{"succeeded within the wait", Replaced{Wait: 30 * time.Minute}, good, false},
-		{"succeeded, never waited for", Replaced{}, lateGood, false},
+		{"succeeded after the wait ran out", Replaced{Wait: 30 * time.Minute, Record: wentAhead}, lateGood, true},
+		{"succeeded within the wait", Replaced{Wait: 30 * time.Minute, Record: wentAhead}, good, false},
+		{"succeeded, never waited for", Replaced{Record: wentAhead}, lateGood, false},
+		// Not identified until a refresh found it good (simulation seed 2219).
+		{"succeeded, its change never went ahead", Replaced{}, good, true},
+		{"succeeded, imported and never applied", Replaced{Record: ImportedAs(good.ID)}, good, false},
 		{"failed", Replaced{Wait: 30 * time.Minute}, bad, false},
 	} {
 		if got := tc.p.Adoptable(tc.read); got != tc.want {
@@ -210,7 +214,9 @@ func TestDestroyRecord(t *testing.T) {
 		}
 	}
 
-	now := t0.Add(time.Hour)
+	// counts_until is whole seconds, as the state shows it: the record
+	// stands exactly as long as users read.
+	now := t0.Add(time.Hour + 300*time.Millisecond)
 	for _, tc := range []struct {
 		name    string
 		earlier Record
@@ -220,11 +226,11 @@ func TestDestroyRecord(t *testing.T) {
 	}{
 		{"the backup failed: the next destroy takes a new one", rec, &bad, &backupFailedError{Backup: bad}, Record{}},
 		{"its wait timed out", Record{}, &running, waitErr(running, context.DeadlineExceeded),
-			Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout)}},
+			Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
 		{"not listed", Record{}, nil, &unidentifiedError{TriggeredAt: t0, Queued: false, Err: ErrNotListed},
-			Record{Phase: PhaseUnidentified, TriggeredAt: t0, CountsUntil: now.Add(timeout)}},
+			Record{Phase: PhaseUnidentified, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
 		{"a transient error keeps what was followed", rec, nil, &unreadableError{BackupID: rec.BackupID, Err: errors.New("503")},
-			Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout)}},
+			Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
 		{"refused before any backup", Record{}, nil, client.ErrUnprocessable, Record{}},
 	} {
 		if got := tc.earlier.AfterStoppedDestroy(outcomeOf(running.AccountID, tc.b, tc.err, true), now, timeout); got != tc.want {
