@@ -295,7 +295,7 @@ func TestTriggerKeepRecordsWhenTheChangeWentAhead(t *testing.T) {
 	before := time.Now().Truncate(time.Second)
 	resp, err := srv.ApplyResourceChange(context.Background(), &tfprotov6.ApplyResourceChangeRequest{
 		TypeName: "backup_trigger", PriorState: object(t, s, state(true)), PlannedState: object(t, s, state(false)),
-		Config: object(t, s, map[string]tftypes.Value{"account_id": tfStr(ruleAccount), "wait_for_completion": tftypes.NewValue(tftypes.Bool, false)}),
+		Config:         object(t, s, map[string]tftypes.Value{"account_id": tfStr(ruleAccount), "wait_for_completion": tftypes.NewValue(tftypes.Bool, false)}),
 		PlannedPrivate: privateOf(t, workflow.Key, workflow.Encode(workflow.Record{Phase: workflow.PhaseInterrupted, BackupID: ruleBackup})),
 	})
 	if err != nil || diagText(resp.Diagnostics) != "" {
