@@ -103,7 +103,8 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			},
 			"triggered_at": schema.StringAttribute{
 				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,
-				Description: "When the backup was queued, RFC 3339 in UTC (for a reused backup, when whoever took it queued it).",
+				Description: "When the backup was queued, RFC 3339 in UTC (for a reused backup, when whoever took it queued it; " +
+					"for one not identified yet, when its trigger was sent), on the Backup Service's clock.",
 			},
 			"completed_at": schema.StringAttribute{
 				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,

@@ -54,7 +54,7 @@ func TestSimulation(t *testing.T) {
 		if steps <= 0 {
 			steps = simSequenceSteps
 		}
-		if v := runSimulation(t, *simSeed, steps); len(v) > 0 {
+		if v := runSimulation(t, *simSeed, steps, true); len(v) > 0 {
 			t.Fatal(v[0].report)
 		}
 		return
@@ -93,7 +93,7 @@ func TestSimulation(t *testing.T) {
 				seed := next
 				next++
 				mu.Unlock()
-				v := runSimulation(t, seed, simSequenceSteps)
+				v := runSimulation(t, seed, simSequenceSteps, true)
 				mu.Lock()
 				done++
 				if len(v) > 0 {
@@ -121,12 +121,16 @@ func TestSimulation(t *testing.T) {
 }
 
 // runSimulation runs the sequence of seed in its own bubble and returns
-// its violations (none when every step passed).
-func runSimulation(t *testing.T, seed uint64, steps int) []simViolation {
+// its violations (none when every step passed); runnerClocks puts some
+// operations on machines whose clocks are minutes off.
+func runSimulation(t *testing.T, seed uint64, steps int, runnerClocks bool) []simViolation {
 	var out []simViolation
 	t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			w := newSimWorld(t, seed)
+			if runnerClocks {
+				w.runners = rand.New(rand.NewPCG(seed, 0xc10c))
+			}
 			for i := range steps {
 				w.step(i)
 				if len(w.violations) > 0 {
@@ -194,6 +198,12 @@ func (tr *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
+// simRunnerClock is a runner's clock: true (virtual) time, skewed.
+type simRunnerClock struct{ skew time.Duration }
+
+func (c simRunnerClock) Now() time.Time                         { return time.Now().Add(c.skew) }
+func (c simRunnerClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
 // simTrace prints every request (SIM_TRACE=1), to read a replay.
 var simTrace = os.Getenv("SIM_TRACE") != ""
 
@@ -215,6 +225,10 @@ type simWorld struct {
 	violations []simViolation
 	changes    map[string]*simChange
 	mu         sync.Mutex // guards violations, changes and kills: two operations may overlap
+	// runners draws the clock of the machine each operation runs on, from
+	// a stream of its own (nil: every machine on true time), so that the
+	// steps each seed draws stay as they were.
+	runners *rand.Rand
 }
 
 // simActor is one user of the key: a pipeline with its own provider
@@ -236,9 +250,11 @@ type simResource struct {
 	// change is the change the state stands for (or is being made);
 	// standsUntil is until when a guard's stopped destroy stands for the
 	// next one: its state's pending_destroy_backup.counts_until, or, with
-	// no record, when it stopped plus its resume_within.
+	// no record, when it stopped plus its resume_within (on the clock of the
+	// machine it stopped on), and resume that resume_within.
 	change      *simChange
 	standsUntil time.Time
+	resume      time.Duration
 	// lastWentAhead is when the resource's latest change went ahead.
 	lastWentAhead time.Time
 }
@@ -318,6 +334,9 @@ type simOp struct {
 	num     int      // its number in the sequence, for labels
 	jitter  float64  // the client's jitter, drawn in order so that it replays
 	change  *simChange
+	// skew is how far the clock of the machine it runs on is from true
+	// time: a pipeline's runs land on different machines.
+	skew time.Duration
 }
 
 // step draws and runs one step: the service's misbehaviour, then one
@@ -394,6 +413,9 @@ func (op *simOp) String() string {
 	if op.delay > 0 {
 		s += fmt.Sprintf(" (+%s)", op.delay)
 	}
+	if op.skew != 0 {
+		s += fmt.Sprintf(" runner-clock=%+v", op.skew)
+	}
 	if len(op.desc) > 0 {
 		s += " " + strings.Join(op.desc, " ")
 	}
@@ -429,6 +451,9 @@ func (w *simWorld) drawOp(a *simActor) *simOp {
 	rng := w.rng
 	w.opCount++
 	op := &simOp{actor: a, attrs: map[string]tftypes.Value{}, num: w.opCount, jitter: rng.Float64()}
+	if w.runners != nil && w.runners.IntN(6) == 0 {
+		op.skew = pick(w.runners, -20*time.Minute, -3*time.Minute, 3*time.Minute, 20*time.Minute)
+	}
 	set := func(name string, v tftypes.Value, shown string) {
 		op.attrs[name] = v
 		op.desc = append(op.desc, name+"="+shown)
@@ -576,6 +601,7 @@ func (w *simWorld) provider(ctx context.Context, op *simOp, label string) tfprot
 	tr := &simTransport{srv: w.srv, label: label}
 	adjust := func(o *client.Options, _ *workflow.Settings) {
 		o.HTTPClient = &http.Client{Transport: tr}
+		o.Clock = simRunnerClock{op.skew}
 		o.Jitter = func() float64 { return op.jitter }
 		// Not whole seconds, as the mock's latency (30 s) and the polls are:
 		// a request that times out as the service answers it would leave
@@ -931,7 +957,7 @@ func (w *simWorld) guardDestroy(ctx context.Context, op *simOp, label func() str
 		return
 	}
 	if op.change == nil {
-		if res.change == nil || res.standsUntil.IsZero() || time.Now().After(res.standsUntil) {
+		if res.change == nil || !res.stands(op.skew) {
 			res.change = w.newChange(fmt.Sprintf("a%d.guard.%d", a.id, op.num), time.Time{})
 		}
 		op.change = res.change
@@ -961,11 +987,19 @@ func (w *simWorld) guardDestroy(ctx context.Context, op *simOp, label func() str
 	if !r.state.IsNull() {
 		res.state, res.private = r.state, private
 	}
-	resume, _ := time.ParseDuration(attrOf(res.state, "resume_within"))
-	res.standsUntil = time.Now().Add(resume)
+	res.resume, _ = time.ParseDuration(attrOf(res.state, "resume_within"))
+	res.standsUntil = time.Now().Add(op.skew + res.resume)
 	if until, err := time.Parse(time.RFC3339, attrOf(attrValue(res.state, "pending_destroy_backup"), "counts_until")); err == nil {
 		res.standsUntil = until
 	}
+}
+
+// stands says whether a guard's stopped destroy stands for the next one,
+// run on a machine whose clock is skew from true time: as documented, until
+// its counts_until, and never longer than resume_within from now there.
+func (res *simResource) stands(skew time.Duration) bool {
+	now := time.Now().Add(skew)
+	return !res.standsUntil.IsZero() && !now.After(res.standsUntil) && res.standsUntil.Sub(now) <= res.resume
 }
 
 func (w *simWorld) invoke(ctx context.Context, op *simOp, label func() string, killed bool) {

@@ -185,6 +185,20 @@ func (w *Runner) ServiceNow() time.Time {
 	return w.clock.Now().Add(off).Truncate(time.Second)
 }
 
+// toService is a time of this machine's clock on the service's, as last
+// measured; fromService the reverse. A trigger recorded without its backup
+// keeps when it began on the service's clock: the next apply may run on a
+// machine whose clock is minutes from this one's.
+func (w *Runner) toService(t time.Time) time.Time {
+	off, _ := w.c.ClockOffset()
+	return t.Add(off)
+}
+
+func (w *Runner) fromService(t time.Time) time.Time {
+	off, _ := w.c.ClockOffset()
+	return t.Add(-off)
+}
+
 // rule is the Rule of an operation that began at began, with the service's
 // clock as last measured.
 func (w *Runner) rule(accountID string, opts RunOptions, began time.Time) Rule {

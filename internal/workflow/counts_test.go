@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 )
 
 // Each condition of the rule, alone.
@@ -244,5 +245,48 @@ func TestLostAnswerNotResentAfterAFutureDatedChange(t *testing.T) {
 					o.Kind, o.Err, fs.queuedIDs(), posts, tc.wantPOSTs)
 			}
 		})
+	}
+}
+
+// skewedClock is another machine's clock: the test's, skew apart.
+type skewedClock struct {
+	clock.Clock
+	skew time.Duration
+}
+
+func (c skewedClock) Now() time.Time { return c.Clock.Now().Add(c.skew) }
+
+// A trigger recorded without its backup, looked for by the next apply on
+// a machine whose clock is 3 minutes ahead: a backup queued a minute
+// before the trigger never passes for its own, and its own is found
+// (simulation seed 968, where the time the first machine recorded was
+// read on the second's clock).
+func TestUnidentifiedTriggerLookedForFromAnotherMachine(t *testing.T) {
+	t.Parallel()
+	fs, first := newFaultyService(t)
+	fs.skew, fs.failPOSTs = 10*time.Minute, 1 // clocks apart: a lost answer is not sent again
+	began := fs.now()
+	o := first.Run(context.Background(), fs.account, RunOptions{})
+	if o.Kind != NotIdentified || len(fs.queuedIDs()) != 0 {
+		t.Fatalf("outcome %d, queued %v; want not identified, nothing queued", o.Kind, fs.queuedIDs())
+	}
+	fs.mu.Lock()
+	before := client.Backup{ID: "bkp_another000000001", AccountID: fs.account, Status: client.StatusRunning, CreatedAt: began.Add(-time.Minute)}
+	fs.backups = append([]client.Backup{before}, fs.backups...)
+	fs.mu.Unlock()
+	second := newRunner(t, client.Options{BaseURL: fs.url, APIKey: "bks_test", Clock: skewedClock{fs.clock, 3 * time.Minute}, MaxRetries: 1}, Settings{})
+	if _, err := second.c.Account(context.Background(), fs.account); err == nil {
+		t.Fatal("the faulty service serves no account reads: the offset comes from this answer's Date all the same")
+	}
+	found, err := second.FindTriggered(context.Background(), fs.account, o.TriggeredAt, time.Time{})
+	if found != nil {
+		t.Fatalf("found %s (created %s) for a trigger recorded at %s: it began a minute before (%v)", found.ID, found.CreatedAt, o.TriggeredAt, err)
+	}
+	fs.mu.Lock()
+	own := client.Backup{ID: "bkp_own0000000000001", AccountID: fs.account, Status: client.StatusRunning, CreatedAt: began.Add(time.Second)}
+	fs.backups = append([]client.Backup{own}, fs.backups...)
+	fs.mu.Unlock()
+	if found, err = second.FindTriggered(context.Background(), fs.account, o.TriggeredAt, time.Time{}); found == nil || found.ID != own.ID {
+		t.Fatalf("found %v (%v); want the trigger's own backup, created a second after it began", found, err)
 	}
 }

@@ -23,6 +23,7 @@ type faultyService struct {
 	t       *testing.T
 	clock   *clock.Virtual
 	account string
+	url     string
 
 	mu sync.Mutex
 	// skew is the service's clock minus the client's.
@@ -65,6 +66,7 @@ func newFaultyService(t *testing.T) (*faultyService, *Runner) {
 	fs := &faultyService{t: t, clock: newFakeClock(), account: "acc_0123456789abcdef", hiddenFor: map[string]int{}, runFor: time.Hour}
 	ts := httptest.NewServer(fs)
 	t.Cleanup(ts.Close)
+	fs.url = ts.URL
 	c := newRunner(t, client.Options{BaseURL: ts.URL, APIKey: "bks_test", Clock: fs.clock, MaxRetries: 1}, Settings{})
 	return fs, c
 }

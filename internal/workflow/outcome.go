@@ -142,14 +142,26 @@ func outcomeOf(accountID string, b *client.Backup, err error, waits bool) Outcom
 // instead (see reuse).
 func (w *Runner) Run(ctx context.Context, accountID string, opts RunOptions) Outcome {
 	if opts.ReuseWithin > 0 {
-		return w.reuse(ctx, accountID, opts)
+		return w.recorded(w.reuse(ctx, accountID, opts))
 	}
 	b, err := w.run(ctx, accountID, opts)
-	return outcomeOf(accountID, b, err, opts.WaitForCompletion)
+	return w.recorded(outcomeOf(accountID, b, err, opts.WaitForCompletion))
+}
+
+// recorded is o as records keep it: an unidentified trigger's time on the
+// service's clock, which another machine can read (see fromService).
+func (w *Runner) recorded(o Outcome) Outcome {
+	if !o.TriggeredAt.IsZero() {
+		o.TriggeredAt = w.toService(o.TriggeredAt)
+	}
+	return o
 }
 
 // Follow carries on with a backup a caller recorded (see follow).
 func (w *Runner) Follow(ctx context.Context, accountID string, k Known, opts FollowOptions) Outcome {
+	if k.BackupID == "" {
+		k.TriggeredAt = w.fromService(k.TriggeredAt)
+	}
 	b, err := w.follow(ctx, accountID, k, opts)
-	return outcomeOf(accountID, b, err, opts.WaitForCompletion)
+	return w.recorded(outcomeOf(accountID, b, err, opts.WaitForCompletion))
 }

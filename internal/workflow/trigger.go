@@ -251,7 +251,7 @@ func (w *Runner) lookFor(ctx context.Context, accountID string, opts RunOptions,
 // after is the Rule's After of its change. It returns nil, nil when none is
 // listed yet.
 func (w *Runner) FindTriggered(ctx context.Context, accountID string, began, after time.Time) (*client.Backup, error) {
-	return w.findMine(ctx, accountID, RunOptions{After: after}, began)
+	return w.findMine(ctx, accountID, RunOptions{After: after}, w.fromService(began))
 }
 
 // findMine returns the newest of the account's backups when it is the
