@@ -62,6 +62,11 @@ func (c *simChange) counts(b mockservice.BackupTruth) bool {
 // be misread: a second's resolution.
 const simDateError = time.Second
 
+// simSameSecond is the stated limit of "after the previous change went
+// ahead": records are dated to the second, and that moment is read through
+// Date, so a backup started up to this much before it may count as after.
+const simSameSecond = 2 * simDateError
+
 // checkTrigger judges a trigger's create or update reported successful:
 // its backup backupID (invariants 1 and 2).
 func (w *simWorld) checkTrigger(op *simOp, backupID string, waits bool, start, end time.Time) {
@@ -96,7 +101,7 @@ func (w *simWorld) checkTrigger(op *simOp, backupID string, waits bool, start, e
 		// backup for it. (A later update of settings takes and judges none.)
 		w.violate(op, "false-success", "reported backup %s, over and not good by %s: %s", backupID, w.at(end), desc)
 	}
-	if !c.prevWentAhead.IsZero() && !b.CreatedAt.After(c.prevWentAhead) {
+	if !c.prevWentAhead.IsZero() && b.CreatedAt.Before(c.prevWentAhead.Add(-simSameSecond)) {
 		cat := "b"
 		if c.anyReuse {
 			cat = "a"

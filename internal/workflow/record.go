@@ -93,10 +93,9 @@ func (r Record) WentAhead() time.Time {
 	if r.CompletedAt.After(t) {
 		t = r.CompletedAt
 	}
-	// AheadAt is read through the Date header, to within a second, and
-	// records are dated to the second: a backup dated in the second after
-	// it may still predate the change, so only a later one counts.
-	if a := r.AheadAt.Add(time.Second); a.After(t) {
+	// Records are dated to the second: a backup created in the second the
+	// change went ahead counts as after it (a stated limit).
+	if a := r.AheadAt.Add(-time.Nanosecond); a.After(t) {
 		t = a
 	}
 	return t

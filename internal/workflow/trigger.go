@@ -81,11 +81,13 @@ func (w *Runner) identifying(accountID string, opts RunOptions, began time.Time)
 // *unidentifiedError with Queued set, and no second POST is sent.
 //
 // When a POST's outcome is unknown, the account's backups are looked at
-// before anything is sent again: after a server error once, after a POST
-// that got no answer for UncertainGrace (the service may still process
-// it). A 409 after such a POST is this trigger's own backup, never a
-// reason to wait and trigger again. A backup is queued twice only when a
-// POST that got no answer is processed more than UncertainGrace later.
+// before anything is sent again: for IdentifyWithin after a server error
+// (a listing may lag, as after a 202), for UncertainGrace after a POST that
+// got no answer (the service may still process it). A 409 after such a
+// POST is this trigger's own backup, never a reason to wait and trigger
+// again. A backup is queued twice only when a POST that got no answer is
+// processed more than UncertainGrace later, or listed more than
+// IdentifyWithin after it.
 func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions) (*Triggered, error) {
 	began := w.clock.Now()
 	// Whether any POST reached the wire: one that did may have been
@@ -130,11 +132,11 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 			uncertain = true
 			w.log.Warn(ctx, "the outcome of a backup trigger is unknown; looking for the backup before sending it again",
 				map[string]any{"account_id": accountID, "error": err.Error()})
-			grace := time.Duration(0)
+			// A listing may lag behind the POST, as after a 202; with no
+			// answer, the request may still be on its way through the service.
+			grace := w.set.IdentifyWithin
 			if client.NoAnswer(err) {
-				// No answer: the request may still be on its way through
-				// the service.
-				grace = w.set.UncertainGrace
+				grace = max(grace, w.set.UncertainGrace)
 			}
 			found, lerr := w.lookFor(ctx, accountID, opts, began, grace)
 			if found != nil {
