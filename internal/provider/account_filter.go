@@ -130,13 +130,13 @@ func (f *accountFilters) noMatchDetail() string {
 		return "The API key's organization has no accounts visible to it, so no filter can match one."
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "The organization has %s visible to the API key, and none matches every filter that is set:", countOf(f.listed, "account", "accounts"))
+	fmt.Fprintf(&b, "The organization has %s visible to the API key, and none matches every filter that is set:", plural(f.listed, "account"))
 	alone := ""
 	if len(f.set) > 1 {
 		alone = " alone"
 	}
 	for _, fl := range f.set {
-		fmt.Fprintf(&b, "\n- %s = %q%s matches %s.", fl.attr, fl.want, alone, countOf(fl.alone, "account", "accounts"))
+		fmt.Fprintf(&b, "\n- %s = %q%s matches %s.", fl.attr, fl.want, alone, plural(fl.alone, "account"))
 		if len(fl.near) > 0 {
 			near := quoteAll(sortedKeys(fl.near))
 			verb := "differs"
@@ -171,18 +171,6 @@ func (fl *filterField) valuesSentence() string {
 		list += fmt.Sprintf(" and %d more", more)
 	}
 	return fmt.Sprintf("The values of %s among the accounts are %s.", fl.attr, list)
-}
-
-// countOf writes n with the noun in the right number: "no account",
-// "1 account", "2 accounts".
-func countOf(n int, one, many string) string {
-	switch n {
-	case 0:
-		return "no " + one
-	case 1:
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // cutValue bounds a value the service sent before it is kept or shown.

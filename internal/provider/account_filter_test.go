@@ -183,8 +183,8 @@ func TestAccountFilter(t *testing.T) {
 func TestAccountFilterCount(t *testing.T) {
 	t.Parallel()
 	for n, want := range map[int]string{0: "no account", 1: "1 account", 2: "2 accounts", 1000: "1000 accounts"} {
-		if got := countOf(n, "account", "accounts"); got != want {
-			t.Errorf("countOf(%d) = %q, want %q", n, got, want)
+		if got := plural(n, "account"); got != want {
+			t.Errorf("plural(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

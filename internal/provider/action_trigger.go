@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"slices"
 	"strings"
 	"sync"
@@ -40,12 +41,12 @@ type triggerAction struct{ data *providerData }
 func newTriggerAction() action.Action { return &triggerAction{} }
 
 type triggerActionModel struct {
-	AccountID         types.String   `tfsdk:"account_id"`
-	AccountIDs        types.Set      `tfsdk:"account_ids"`
-	WaitForCompletion types.Bool     `tfsdk:"wait_for_completion"`
-	OnConflict        types.String   `tfsdk:"on_conflict"`
-	ReuseWithin       types.String   `tfsdk:"reuse_within"`
-	Timeouts          timeouts.Value `tfsdk:"timeouts"`
+	AccountID         types.String         `tfsdk:"account_id"`
+	AccountIDs        types.Set            `tfsdk:"account_ids"`
+	WaitForCompletion types.Bool           `tfsdk:"wait_for_completion"`
+	OnConflict        types.String         `tfsdk:"on_conflict"`
+	ReuseWithin       timetypes.GoDuration `tfsdk:"reuse_within"`
+	Timeouts          timeouts.Value       `tfsdk:"timeouts"`
 }
 
 func (a *triggerAction) Metadata(_ context.Context, req action.MetadataRequest, resp *action.MetadataResponse) {
@@ -80,7 +81,7 @@ func (a *triggerAction) Schema(ctx context.Context, _ action.SchemaRequest, resp
 			"reuse_within": schema.StringAttribute{
 				Optional:    true,
 				Description: reuseWithinDescription("invocation") + " With `account_ids`, each account on its own.",
-				Validators:  []validator.String{durationValidator{}},
+				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
 			},
 			"on_conflict": schema.StringAttribute{
 				Optional: true,
@@ -149,7 +150,7 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 	opts := workflow.RunOptions{
 		WaitOnConflict:    m.OnConflict.IsNull() || m.OnConflict.ValueString() == onConflictWait,
 		WaitForCompletion: m.WaitForCompletion.IsNull() || m.WaitForCompletion.ValueBool(),
-		ReuseWithin:       reuseWithin(m.ReuseWithin),
+		ReuseWithin:       durationOf(m.ReuseWithin),
 	}
 	if !m.AccountIDs.IsNull() {
 		var ids []string

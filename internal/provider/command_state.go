@@ -48,10 +48,6 @@ type commandState struct {
 	// in the same process reads it instead of the service.
 	seen sync.Map // account id -> accountSeen
 
-	// destroyNotice warns once per command, not once per trigger, that
-	// destroying triggers keeps their backups.
-	destroyNotice sync.Once
-
 	mu sync.Mutex
 	// replaced holds the backups of triggers deleted in this command, by
 	// account id, several per account (triggers of one account replaced in

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -36,14 +35,14 @@ type staleAccountsDataSource struct {
 func newStaleAccountsDataSource() datasource.DataSource { return &staleAccountsDataSource{} }
 
 type staleAccountsModel struct {
-	MaxAge       types.String        `tfsdk:"max_age"`
-	Platform     types.String        `tfsdk:"platform"`
-	BackupStatus types.String        `tfsdk:"backup_status"`
-	ServiceType  types.String        `tfsdk:"service_type"`
-	Checked      types.Int64         `tfsdk:"checked"`
-	Accounts     []staleAccountModel `tfsdk:"accounts"`
-	IDs          []types.String      `tfsdk:"ids"`
-	GoneIDs      []types.String      `tfsdk:"gone_ids"`
+	MaxAge       timetypes.GoDuration `tfsdk:"max_age"`
+	Platform     types.String         `tfsdk:"platform"`
+	BackupStatus types.String         `tfsdk:"backup_status"`
+	ServiceType  types.String         `tfsdk:"service_type"`
+	Checked      types.Int64          `tfsdk:"checked"`
+	Accounts     []staleAccountModel  `tfsdk:"accounts"`
+	IDs          []types.String       `tfsdk:"ids"`
+	GoneIDs      []types.String       `tfsdk:"gone_ids"`
 }
 
 type staleAccountModel struct {
@@ -68,7 +67,7 @@ func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaR
 				Required: true,
 				Description: "How old the latest successful backup may be, as a Go duration such as `24h` or `36h30m`, " +
 					"measured from its `completed_at` to now.",
-				Validators: []validator.String{durationValidator{}},
+				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
 			},
 			"platform":      accountFilter("platform"),
 			"backup_status": accountFilter("backup_status"),
@@ -116,7 +115,7 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	maxAge, _ := time.ParseDuration(m.MaxAge.ValueString()) // validated
+	maxAge := durationOf(m.MaxAge)
 	var accounts []client.Account
 	filters := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType)
 	for a, err := range d.client.Accounts(ctx, client.ListOptions{Skipped: warnSkipped(&resp.Diagnostics, "backup_stale_accounts")}) {

@@ -170,10 +170,13 @@ func listSome(items []string, n int, sep string) string {
 	return fmt.Sprintf("%s%s… and %d more", strings.Join(items[:n], sep), sep, len(items)-n)
 }
 
-// plural is n and noun, in the plural unless n is 1: "1 account",
+// plural is n and noun in the right number: "no account", "1 account",
 // "2 accounts".
 func plural(n int, noun string) string {
-	if n == 1 {
+	switch n {
+	case 0:
+		return "no " + noun
+	case 1:
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)

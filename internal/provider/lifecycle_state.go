@@ -86,7 +86,7 @@ func triggerRecord(ctx context.Context, m *triggerModel, private privateGetter, 
 func (m *triggerModel) setRecord(r workflow.Record) {
 	s := r.State()
 	m.ID, m.BackupStatus = stringOrNull(s.BackupID), stringOrNull(s.Status)
-	m.TriggeredAt, m.CompletedAt = timeOrNull(s.TriggeredAt), timeOrNull(s.CompletedAt)
+	m.TriggeredAt, m.CompletedAt = timeValue(s.TriggeredAt), timeValue(s.CompletedAt)
 	m.Reused = types.BoolValue(s.Reused)
 }
 
@@ -103,13 +103,6 @@ func stringOrNull(s string) types.String {
 		return types.StringNull()
 	}
 	return types.StringValue(s)
-}
-
-func timeOrNull(t time.Time) timetypes.RFC3339 {
-	if t.IsZero() {
-		return timetypes.NewRFC3339Null()
-	}
-	return timetypes.NewRFC3339TimeValue(t.UTC())
 }
 
 // destroyRecord is the record a backup_on_destroy's stopped destroy left;

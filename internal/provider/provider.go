@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"os"
 	"strings"
 	"sync"
@@ -53,17 +54,17 @@ func New(version string) func() provider.Provider {
 }
 
 type providerModel struct {
-	BaseURL           types.String `tfsdk:"base_url"`
-	APIKey            types.String `tfsdk:"api_key"`
-	MaxRetries        types.Number `tfsdk:"max_retries"`
-	RequestTimeout    types.String `tfsdk:"request_timeout"`
-	RetryBudget       types.String `tfsdk:"retry_budget"`
-	AllowInsecureHTTP types.Bool   `tfsdk:"allow_insecure_http"`
-	CACertFile        types.String `tfsdk:"ca_cert_file"`
-	CACertPEM         types.String `tfsdk:"ca_cert_pem"`
-	OrganizationID    types.String `tfsdk:"organization_id"`
-	KeyExpiryWarning  types.String `tfsdk:"key_expiry_warning"`
-	DestroyWithout    types.Object `tfsdk:"destroy_without_backup"`
+	BaseURL           types.String         `tfsdk:"base_url"`
+	APIKey            types.String         `tfsdk:"api_key"`
+	MaxRetries        types.Number         `tfsdk:"max_retries"`
+	RequestTimeout    timetypes.GoDuration `tfsdk:"request_timeout"`
+	RetryBudget       timetypes.GoDuration `tfsdk:"retry_budget"`
+	AllowInsecureHTTP types.Bool           `tfsdk:"allow_insecure_http"`
+	CACertFile        types.String         `tfsdk:"ca_cert_file"`
+	CACertPEM         types.String         `tfsdk:"ca_cert_pem"`
+	OrganizationID    types.String         `tfsdk:"organization_id"`
+	KeyExpiryWarning  timetypes.GoDuration `tfsdk:"key_expiry_warning"`
+	DestroyWithout    types.Object         `tfsdk:"destroy_without_backup"`
 }
 
 func (p *backupProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -100,12 +101,12 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 					"refreshes and imports. A resource or action with `timeouts` waits out 429s until its timeout. Defaults to `%s`.",
 					client.DefaultRetryBudget),
 				Optional:   true,
-				Validators: []validator.String{durationValidator{}},
+				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
 			},
 			"request_timeout": schema.StringAttribute{
 				Description: fmt.Sprintf("Timeout of one HTTP request, as a Go duration such as `30s`. Defaults to `%s`.", client.DefaultRequestTimeout),
 				Optional:    true,
-				Validators:  []validator.String{durationValidator{}},
+				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
 			},
 			"key_expiry_warning": schema.StringAttribute{
 				Description: "Warn in every plan and apply when the API key expires within this long, as a Go duration such " +
@@ -113,7 +114,7 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 					"the `organization_id` check; `terraform validate` sends nothing. To fail a plan instead, use a `check` block " +
 					"or a postcondition on the `backup_token` data source.",
 				Optional:   true,
-				Validators: []validator.String{durationValidator{}},
+				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
 			},
 			"allow_insecure_http": schema.BoolAttribute{
 				Description: "Allow a plain `http://` base URL for hosts other than loopback. The API key would travel " +
@@ -201,12 +202,10 @@ func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRe
 		opts.MaxRetries = int(wholeValue(cfg.MaxRetries))
 	}
 	if !cfg.RetryBudget.IsNull() {
-		d, _ := time.ParseDuration(cfg.RetryBudget.ValueString()) // validated
-		opts.RetryBudget = d
+		opts.RetryBudget = durationOf(cfg.RetryBudget)
 	}
 	if !cfg.RequestTimeout.IsNull() {
-		d, _ := time.ParseDuration(cfg.RequestTimeout.ValueString()) // validated
-		opts.RequestTimeout = d
+		opts.RequestTimeout = durationOf(cfg.RequestTimeout)
 	}
 	if pems := caPEMs(cfg, &resp.Diagnostics); len(pems) > 0 {
 		pool, err := client.CertPool(pems...)
@@ -241,7 +240,7 @@ func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRe
 	if clk == nil {
 		clk = clock.Wall{}
 	}
-	if d := positiveDuration(cfg.KeyExpiryWarning); d > 0 {
+	if d := durationOf(cfg.KeyExpiryWarning); d > 0 {
 		warnKeyExpiry(ctx, c, clk.Now(), d, &resp.Diagnostics)
 	}
 	data := &providerData{client: c, runner: workflow.New(c, clk, opts.Logger, settings), clock: clk,

@@ -104,7 +104,7 @@ data "backup_token" "this" {}`, e.key)),
   request_timeout = "soon"
 }
 data "backup_token" "this" {}`, e.url, e.key)),
-				ExpectError: expectError(`"soon" is not a positive duration`),
+				ExpectError: expectError(`Invalid Time Duration String Value`, `Given Value: soon`),
 			},
 			{
 				Config: withProvider(fmt.Sprintf(`provider "backup" {
@@ -184,7 +184,7 @@ func TestAccBadInputRefusedBeforeAnyRequest(t *testing.T) {
 			[]string{"Invalid timeout", `timeouts.create must be positive; got "-1m".`}},
 		{"create timeout in days", e.config(triggerConfig(acct, "  timeouts {\n    create = \"1d\"\n  }\n")),
 			[]string{"Invalid timeout", `timeouts.create must be a duration: a number followed by a unit (ns, us, ms, s, m or h)`,
-				`got "1d". Go durations have no days or weeks: write them in hours, "24h" for "1d".`}},
+				`got "1d".`}},
 	}
 	steps := make([]resource.TestStep, 0, len(cases))
 	for _, tc := range cases {

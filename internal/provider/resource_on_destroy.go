@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -30,7 +31,10 @@ const defaultDestroyTimeout = 30 * time.Minute
 // counts for the next destroy: the retry of an interrupted destroy, not
 // its timeouts.delete, since the guarded data may change in between (a
 // -target apply of the guarded resource does not clear the record).
-const defaultResumeWithin = "10m"
+const (
+	defaultResumeWithin = "10m"
+	defaultResume       = 10 * time.Minute
+)
 
 var (
 	_ resource.ResourceWithConfigure      = (*onDestroyResource)(nil)
@@ -45,13 +49,13 @@ var (
 type onDestroyResource struct{ backupResource }
 
 type onDestroyModel struct {
-	ID         types.String   `tfsdk:"id"`
-	AccountID  types.String   `tfsdk:"account_id"`
-	OnConflict types.String   `tfsdk:"on_conflict"`
-	Resume     types.String   `tfsdk:"resume_within"`
-	Reuse      types.String   `tfsdk:"reuse_within"`
-	Pending    types.Object   `tfsdk:"pending_destroy_backup"`
-	Timeouts   timeouts.Value `tfsdk:"timeouts"`
+	ID         types.String         `tfsdk:"id"`
+	AccountID  types.String         `tfsdk:"account_id"`
+	OnConflict types.String         `tfsdk:"on_conflict"`
+	Resume     timetypes.GoDuration `tfsdk:"resume_within"`
+	Reuse      timetypes.GoDuration `tfsdk:"reuse_within"`
+	Pending    types.Object         `tfsdk:"pending_destroy_backup"`
+	Timeouts   timeouts.Value       `tfsdk:"timeouts"`
 }
 
 func newOnDestroyResource() resource.Resource {
@@ -88,12 +92,12 @@ func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest
 				Description: "How long after a destroy stopped (interrupted, timed out, or unable to identify its backup) the backup " +
 					"it began still counts for the next destroy, as a Go duration such as `10m`. Defaults to `" + defaultResumeWithin +
 					"`: the retry of a stopped destroy. Later, a destroy takes a new backup, since the data may have changed.",
-				Validators: []validator.String{durationValidator{}},
+				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
 			},
 			"reuse_within": schema.StringAttribute{
 				Optional:    true,
 				Description: reuseWithinDescription("destroy"),
-				Validators:  []validator.String{durationValidator{}},
+				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
 			},
 			"pending_destroy_backup": pendingAttribute(),
 		},
@@ -256,7 +260,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	opts := workflow.RunOptions{
 		WaitOnConflict:    m.OnConflict.ValueString() != onConflictFail,
 		WaitForCompletion: true,
-		ReuseWithin:       reuseWithin(m.Reuse),
+		ReuseWithin:       durationOf(m.Reuse),
 		Progress:          logProgress(ctx),
 	}
 	resume := m.resumeWithin()
@@ -353,16 +357,11 @@ func (r *onDestroyResource) backUp(ctx context.Context, accountID string, earlie
 	return w.Follow(ctx, accountID, earlier.Known(), workflow.FollowOptions{RunOptions: opts, Counts: workflow.CountsForDestroy, Renew: true})
 }
 
-// resumeWithin is resume_within as a duration (validated; the default
-// when unset, as in a state a test wrote by hand).
+// resumeWithin is resume_within; the default when unset, as in a state a
+// test wrote by hand.
 func (m onDestroyModel) resumeWithin() time.Duration {
-	v := m.Resume.ValueString()
-	if v == "" {
-		v = defaultResumeWithin
+	if d := durationOf(m.Resume); d > 0 {
+		return d
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		d, _ = time.ParseDuration(defaultResumeWithin)
-	}
-	return d
+	return defaultResume
 }

@@ -89,7 +89,7 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"reuse_within": schema.StringAttribute{
 				Optional:    true,
 				Description: reuseWithinDescription("create"),
-				Validators:  []validator.String{durationValidator{}},
+				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
 			},
 			"reused": schema.BoolAttribute{
 				Computed: true, PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
@@ -123,7 +123,7 @@ func (r *triggerResource) runOptions(ctx context.Context, m *triggerModel) workf
 	return workflow.RunOptions{
 		WaitOnConflict:    m.OnConflict.ValueString() == onConflictWait,
 		WaitForCompletion: m.WaitForCompletion.ValueBool(),
-		ReuseWithin:       reuseWithin(m.ReuseWithin),
+		ReuseWithin:       durationOf(m.ReuseWithin),
 		Progress:          logProgress(ctx),
 	}
 }
@@ -337,9 +337,9 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	r.record(ctx, &plan, rec, o, resumeCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
-// Delete forgets the resource: backups are never deleted, which the first
-// Delete of a command says once. It keeps what the trigger's replacement
-// needs to adopt a backup still in progress.
+// Delete forgets the resource (backups are never deleted: the resource's
+// page says so). It keeps what the trigger's replacement needs to adopt a
+// backup still in progress.
 func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	state, ok := decode[triggerModel](ctx, req.State, &resp.Diagnostics)
 	if !ok {
@@ -347,10 +347,5 @@ func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest
 	}
 	if r.data != nil {
 		r.rememberForReplacement(ctx, &state, req.Private, state.createTimeout(ctx, &resp.Diagnostics))
-		r.data.command.destroyNotice.Do(func() {
-			resp.Diagnostics.AddWarning("Backups are kept",
-				"Destroying a backup_trigger only removes it from the state. Its backup, and every other backup, "+
-					"stays in the Backup Service: the API offers no way to delete one.")
-		})
 	}
 }

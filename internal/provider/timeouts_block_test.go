@@ -54,7 +54,7 @@ func TestProtocolTimeoutsOneErrorEach(t *testing.T) {
 			{"30m", ""},
 			{"1h30m", ""},
 			{"1d", `timeouts.` + block.name + ` must be a duration: a number followed by a unit (ns, us, ms, s, m or h), ` +
-				`such as "30m", "1h" or "1h30m"; got "1d". Go durations have no days or weeks: write them in hours, "24h" for "1d".`},
+				`such as "30m", "1h" or "1h30m"; got "1d".`},
 			{"0s", `timeouts.` + block.name + ` must be positive; got "0s". Write a number followed by a unit (ns, us, ms, s, m or h), ` +
 				`such as "30m", "1h" or "1h30m".`},
 			{"-5m", `timeouts.` + block.name + ` must be positive; got "-5m".`},

@@ -21,17 +21,17 @@ import (
 )
 
 type triggerModel struct {
-	ID                types.String      `tfsdk:"id"`
-	AccountID         types.String      `tfsdk:"account_id"`
-	Triggers          types.Map         `tfsdk:"triggers"`
-	WaitForCompletion types.Bool        `tfsdk:"wait_for_completion"`
-	OnConflict        types.String      `tfsdk:"on_conflict"`
-	BackupStatus      types.String      `tfsdk:"backup_status"`
-	TriggeredAt       timetypes.RFC3339 `tfsdk:"triggered_at"`
-	CompletedAt       timetypes.RFC3339 `tfsdk:"completed_at"`
-	ReuseWithin       types.String      `tfsdk:"reuse_within"`
-	Reused            types.Bool        `tfsdk:"reused"`
-	Timeouts          timeouts.Value    `tfsdk:"timeouts"`
+	ID                types.String         `tfsdk:"id"`
+	AccountID         types.String         `tfsdk:"account_id"`
+	Triggers          types.Map            `tfsdk:"triggers"`
+	WaitForCompletion types.Bool           `tfsdk:"wait_for_completion"`
+	OnConflict        types.String         `tfsdk:"on_conflict"`
+	BackupStatus      types.String         `tfsdk:"backup_status"`
+	TriggeredAt       timetypes.RFC3339    `tfsdk:"triggered_at"`
+	CompletedAt       timetypes.RFC3339    `tfsdk:"completed_at"`
+	ReuseWithin       timetypes.GoDuration `tfsdk:"reuse_within"`
+	Reused            types.Bool           `tfsdk:"reused"`
+	Timeouts          timeouts.Value       `tfsdk:"timeouts"`
 }
 
 // triggerIdentity identifies a trigger by its backup (Terraform 1.12+ and
@@ -107,7 +107,7 @@ func importedModel(b *client.Backup) triggerModel {
 		Triggers:          types.MapNull(types.StringType),
 		WaitForCompletion: types.BoolValue(false),
 		OnConflict:        types.StringValue(onConflictWait),
-		ReuseWithin:       types.StringNull(),
+		ReuseWithin:       timetypes.NewGoDurationNull(),
 		Timeouts:          timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes)},
 	}
 	m.setRecord(workflow.Record{}.Observe(*b))

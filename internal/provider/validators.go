@@ -6,10 +6,9 @@ import (
 	"math/big"
 	"os"
 	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -21,8 +20,9 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
-// durationValidator accepts a positive Go duration such as "30s".
-type durationValidator struct{}
+// positiveDuration refuses a duration that is not positive; the attribute's
+// type (timetypes.GoDuration) refuses one that does not parse.
+type positiveDuration struct{}
 
 // reuseWithinDescription describes reuse_within, of the trigger, the guard
 // and the action, from the point of view of the operation it serves.
@@ -34,34 +34,25 @@ func reuseWithinDescription(operation string) string {
 		"See Sharing a backup."
 }
 
-// reuseWithin is a validated reuse_within; zero when unset.
-func reuseWithin(v types.String) time.Duration { return positiveDuration(v) }
-
-// positiveDuration is a duration durationValidator passed; zero when unset
-// or unknown.
-func positiveDuration(v types.String) time.Duration {
-	d, err := time.ParseDuration(v.ValueString())
-	if err != nil || d <= 0 {
+// durationOf is a validated duration; zero when null or unknown.
+func durationOf(v timetypes.GoDuration) time.Duration {
+	d, diags := v.ValueGoDuration()
+	if diags.HasError() || d <= 0 {
 		return 0
 	}
 	return d
 }
 
-func (durationValidator) Description(context.Context) string {
-	return "value must be a positive duration: a number with its unit, such as 30s, 15m or 720h"
+func (positiveDuration) Description(context.Context) string {
+	return "value must be a positive duration"
 }
 
-func (v durationValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v positiveDuration) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
 
-func (durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	d, err := time.ParseDuration(req.ConfigValue.ValueString())
-	if err != nil || d <= 0 {
+func (positiveDuration) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if d, err := time.ParseDuration(req.ConfigValue.ValueString()); err == nil && d <= 0 && !req.ConfigValue.IsUnknown() {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
-			fmt.Sprintf("%q is not a positive duration: write a number with its unit (ns, us, ms, s, m or h), such as 30s, 15m or "+
-				"720h (30 days: there is no unit for days).", req.ConfigValue.ValueString()))
+			fmt.Sprintf("%s must be positive; got %q. Write %s.", req.Path, req.ConfigValue.ValueString(), durationForm))
 	}
 }
 
@@ -156,79 +147,17 @@ func validateTimeoutsBlock(ctx context.Context, cfg tfsdk.Config, name string, d
 // durationForm is what a Go duration looks like, for messages.
 const durationForm = `a number followed by a unit (ns, us, ms, s, m or h), such as "30m", "1h" or "1h30m"`
 
-// goUnits are the units time.ParseDuration knows (case-sensitive).
-var goUnits = map[string]bool{"ns": true, "us": true, "µs": true, "μs": true, "ms": true, "s": true, "m": true, "h": true}
-
-// longUnits are units people write that Go lacks, in hours.
-var longUnits = map[string]float64{
-	"d": 24, "day": 24, "days": 24,
-	"w": 168, "wk": 168, "wks": 168, "week": 168, "weeks": 168,
-}
-
-// A value made only of numbers and units, after an optional sign, reads
-// as a duration whatever its units: durationPart is one number and unit.
-var (
-	durationShape = regexp.MustCompile(`^[+-]?(?:(?:\d+\.?\d*|\.\d+)[^\d.+-]*)+$`)
-	durationPart  = regexp.MustCompile(`(\d+\.?\d*|\.\d+)([^\d.+-]*)`)
-)
-
 // timeoutProblem says what is wrong with value as the duration setting
 // (timeouts.create...), or "" when it is a positive Go duration.
 func timeoutProblem(setting, value string) string {
 	d, err := time.ParseDuration(value)
 	switch {
-	case err == nil && d > 0:
-		return ""
-	case err == nil:
+	case err != nil:
+		return fmt.Sprintf("%s must be a duration: %s; got %q.", setting, durationForm, value)
+	case d <= 0:
 		return fmt.Sprintf("%s must be positive; got %q. Write %s.", setting, value, durationForm)
 	}
-	msg := fmt.Sprintf("%s must be a duration: %s; got %q.", setting, durationForm, value)
-	if !durationShape.MatchString(value) {
-		return msg
-	}
-	// Numbers with units: say which unit is wrong, and rewrite the value
-	// in Go's units where it has a meaning (days and weeks in hours).
-	rewritten := value[:len(value)-len(strings.TrimLeft(value, "+-"))]
-	long := false
-	for _, p := range durationPart.FindAllStringSubmatch(value, -1) {
-		num, unit := p[1], strings.TrimSpace(p[2])
-		per, isLong := longUnits[strings.ToLower(unit)]
-		switch {
-		case unit == "":
-			return msg + " It has no unit."
-		case goUnits[unit], goUnits[strings.ToLower(unit)]:
-			rewritten += num + strings.ToLower(unit)
-		case isLong:
-			long = true
-			n, _ := strconv.ParseFloat(num, 64)
-			rewritten += strconv.FormatFloat(n*per, 'f', -1, 64) + "h"
-		default:
-			return fmt.Sprintf("%s Go has no unit %q.", msg, unit)
-		}
-	}
-	fixed, err := time.ParseDuration(rewritten)
-	ok := err == nil && fixed > 0
-	switch {
-	case long && ok:
-		return fmt.Sprintf("%s Go durations have no days or weeks: write them in hours, %q for %q.", msg, shortDuration(fixed), value)
-	case long:
-		return msg + ` Go durations have no days or weeks: write them in hours, "24h" for one day.`
-	case ok:
-		return fmt.Sprintf("%s Units are lower case and follow the number without a space: write %q.", msg, shortDuration(fixed))
-	}
-	return msg // such as a value too large
-}
-
-// shortDuration is d as written in a configuration: "36h", not "36h0m0s".
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
+	return ""
 }
 
 // pemValidator refuses a PEM (or, with file, the path of a PEM file) that
