@@ -350,7 +350,7 @@ func (r *onDestroyResource) backUp(ctx context.Context, accountID string, earlie
 		return w.Run(ctx, accountID, opts)
 	}
 	tflog.Info(ctx, "following the backup an earlier destroy began", map[string]any{"record": earlier.String()})
-	return w.Follow(ctx, accountID, earlier.Known(), workflow.FollowOptions{RunOptions: opts, Counts: workflow.CountsForDestroy, Renew: true})
+	return w.Follow(ctx, accountID, earlier, workflow.FollowOptions{RunOptions: opts, Counts: workflow.CountsForDestroy, Renew: true})
 }
 
 // resumeWithin is resume_within as a duration (validated; the default

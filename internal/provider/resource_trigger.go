@@ -332,7 +332,7 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	}
 	opts := r.runOptions(wctx, &plan)
 	opts.After = rec.Since
-	o := r.data.runner.Follow(wctx, accountID, rec.Known(), workflow.FollowOptions{RunOptions: opts})
+	o := r.data.runner.Follow(wctx, accountID, rec, workflow.FollowOptions{RunOptions: opts})
 	r.record(ctx, &plan, rec, o, resumeCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 

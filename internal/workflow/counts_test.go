@@ -206,7 +206,7 @@ func TestRenewedReplacementNeverTakesTheReplacedBackup(t *testing.T) {
 			if tc.renewAfter {
 				opts.RenewAfter = old.CreatedAt
 			}
-			o := w.Follow(context.Background(), fs.account, Known{BackupID: old.ID, Status: old.Status, TriggeredAt: old.CreatedAt}, opts)
+			o := w.Follow(context.Background(), fs.account, Record{BackupID: old.ID, Status: old.Status, TriggeredAt: old.CreatedAt}, opts)
 			if o.Kind != NotWaited || (o.Backup.ID == old.ID) != tc.taken {
 				t.Fatalf("outcome %d backup %s (the replaced one is %s); want it taken %t", o.Kind, o.Backup.ID, old.ID, tc.taken)
 			}

@@ -35,8 +35,7 @@ func (w *Runner) RunMany(ctx context.Context, accountIDs []string, opts RunOptio
 	})
 	for i := range outcomes {
 		if outcomes[i].AccountID == "" {
-			// Not started: the context ended first.
-			outcomes[i] = outcomeOf(accountIDs[i], nil, context.Cause(ctx), opts.WaitForCompletion)
+			outcomes[i] = notStarted(ctx, accountIDs[i])
 		}
 	}
 	return outcomes

@@ -23,60 +23,46 @@ import (
 // says why.
 func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) Outcome {
 	start := w.clock.Now()
-	emit := func(kind EventKind, b client.Backup, prev string) {
-		if opts.Progress != nil {
-			opts.Progress(Event{Kind: kind, Backup: b, Previous: prev, Elapsed: w.clock.Now().Sub(start)})
-		}
-	}
+	emit := w.progress(opts, start)
 	queue := opts
 	queue.WaitOnConflict = false
-	recent, refused := w.recent(ctx, accountID, opts, start)
-	finish := func(o Outcome) Outcome {
-		o.ReuseRefused = refused
-		return o
-	}
+	recent, whyNot := w.recent(ctx, accountID, opts, start)
 	if recent != nil {
 		if o := w.join(ctx, accountID, *recent, opts, start, emit); o.Kind != Failed {
 			return o
 		}
-		// It did not succeed: it counts for nothing, and a new backup is
-		// taken.
+		// It did not succeed: a new backup is taken.
 	}
-	b, err := w.run(ctx, accountID, queue)
-	if errors.Is(err, client.ErrConflict) {
+	o := w.run(ctx, accountID, queue)
+	if errors.Is(o.Err, client.ErrConflict) {
 		// Another client queued a backup since the look, or one older
 		// than the window is running: look again.
-		if recent, refused = w.recent(ctx, accountID, opts, start); recent != nil {
+		if recent, whyNot = w.recent(ctx, accountID, opts, start); recent != nil {
 			if o := w.join(ctx, accountID, *recent, opts, start, emit); o.Kind != Failed {
 				return o
 			}
-			b, err = w.run(ctx, accountID, opts)
+			o = w.run(ctx, accountID, opts)
 		} else if opts.WaitOnConflict {
-			b, err = w.run(ctx, accountID, opts)
+			o = w.run(ctx, accountID, opts)
 		}
 	}
-	return finish(outcomeOf(accountID, b, err, opts.WaitForCompletion))
+	o.ReuseRefused = whyNot
+	return o
 }
 
 // join makes a recent backup this run's, waiting for it if it is in
 // progress and the caller waits.
-func (w *Runner) join(ctx context.Context, accountID string, b client.Backup, opts RunOptions, start time.Time,
-	emit func(EventKind, client.Backup, string),
-) Outcome {
+func (w *Runner) join(ctx context.Context, accountID string, b client.Backup, opts RunOptions, start time.Time, emit emitFunc) Outcome {
 	if opts.Progress != nil {
 		now := w.clock.Now()
 		opts.Progress(Event{Kind: EventReused, Backup: b, Elapsed: now.Sub(start), Age: max(now.Sub(b.CreatedAt), 0)})
 	}
 	w.log.Info(ctx, "a recent backup counts for this run (reuse_within): no backup queued",
 		map[string]any{"account_id": accountID, "backup_id": b.ID, "status": b.Status, "created_at": b.CreatedAt.UTC().Format(time.RFC3339)})
-	var final *client.Backup
-	var err error
+	o := notWaited(&b)
 	if opts.WaitForCompletion {
-		final, err = w.waitFrom(ctx, accountID, &b, start, emit, w.rule(accountID, opts, start))
-	} else {
-		final = &b
+		o = w.waitFrom(ctx, accountID, &b, start, emit, w.rule(accountID, opts, start))
 	}
-	o := outcomeOf(accountID, final, err, opts.WaitForCompletion)
 	o.Reused = true
 	return o
 }

@@ -3,7 +3,6 @@ package workflow
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -23,43 +22,9 @@ type Triggered struct {
 	Recovered bool
 }
 
-// errUnidentified matches an *unidentifiedError.
-var errUnidentified = errors.New("the backup of this trigger could not be identified")
-
-// unidentifiedError: a trigger was sent, the service queued a backup (or
-// may have), and no record of it could be found. Callers record what is
-// known (the account and when the trigger began) and look for the backup
-// again before they send another trigger for the same change.
-type unidentifiedError struct {
-	AccountID string
-	// TriggeredAt is when the trigger began, on the client's clock.
-	TriggeredAt time.Time
-	// Queued: the service said the backup was queued (a 2xx, or a 409 after
-	// this trigger's own request with an unknown outcome). When false, the
-	// outcome is unknown: the backup may never have been queued.
-	Queued bool
-	// Err is why no record was found: the last listing error, or
-	// ErrNotListed.
-	Err error
-}
-
 // ErrNotListed: the account's backups listing held no backup of this
 // trigger, however long it was looked at.
 var ErrNotListed = errors.New("the account's backups listing shows no backup created since the trigger")
-
-func (e *unidentifiedError) Error() string {
-	what := "a backup was queued"
-	if !e.Queued {
-		what = "the outcome of the trigger is unknown (a backup may have been queued)"
-	}
-	return fmt.Sprintf("triggering a backup of %s at %s: %s, but its record could not be found: %v",
-		e.AccountID, e.TriggeredAt.UTC().Format(time.RFC3339), what, e.Err)
-}
-
-func (e *unidentifiedError) Unwrap() error { return e.Err }
-
-// Is makes errors.Is(err, errUnidentified) work.
-func (e *unidentifiedError) Is(target error) bool { return target == errUnidentified }
 
 // identifying is the rule that recognises the backup a trigger that began
 // at began queued: Rule.Check without reuse_within, so that an unknown
@@ -86,7 +51,7 @@ func (w *Runner) identifying(accountID string, opts RunOptions, began time.Time)
 // it). A 409 after such a POST is this trigger's own backup, never a
 // reason to wait and trigger again. A backup is queued twice only when a
 // POST that got no answer is processed more than UncertainGrace later.
-func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions) (*Triggered, error) {
+func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions) (*Triggered, Outcome) {
 	began := w.clock.Now()
 	// Whether any POST reached the wire: one that did may have been
 	// processed even when the caller's context ended before its answer.
@@ -111,7 +76,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 			return w.identify(ctx, accountID, acct, opts, began, false)
 		case ctx.Err() != nil:
 			if !sent {
-				return nil, ctx.Err()
+				return nil, refused(ctx.Err())
 			}
 			// Interrupted (or out of time) while a POST may have been on
 			// its way: look, once and briefly, for the backup it may have
@@ -121,9 +86,9 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 			defer cancel()
 			found, lerr := w.findMine(lctx, accountID, opts, began)
 			if lerr == nil && found != nil {
-				return &Triggered{Backup: *found, Recovered: true}, nil
+				return &Triggered{Backup: *found, Recovered: true}, Outcome{}
 			}
-			return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Err: ctx.Err()}
+			return nil, unidentified(began, false, ctx.Err())
 		case errors.Is(err, client.ErrConflict) && uncertain:
 			return w.conflictAfterUncertain(ctx, accountID, opts, began, err)
 		case client.OutcomeUnknown(err):
@@ -138,23 +103,23 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 			}
 			found, lerr := w.lookFor(ctx, accountID, opts, began, grace)
 			if found != nil {
-				return &Triggered{Backup: *found, Recovered: true}, nil
+				return &Triggered{Backup: *found, Recovered: true}, Outcome{}
 			}
 			if lerr != nil && !errors.Is(lerr, ErrNotListed) {
 				// Nothing can be seen: sending again could queue a second
 				// backup.
-				return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Err: errors.Join(err, lerr)}
+				return nil, unidentified(began, false, errors.Join(err, lerr))
 			}
 			if cerr := w.rule(accountID, opts, began).clocksApart(); cerr != nil {
 				// The backup may be listed and not recognised by its time:
 				// sending again could queue a second one.
-				return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Err: errors.Join(err, cerr)}
+				return nil, unidentified(began, false, errors.Join(err, cerr))
 			}
 			if werr := w.c.WaitToResend(ctx, accountID, attempt, &waited, err); werr != nil {
-				return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Err: werr}
+				return nil, unidentified(began, false, werr)
 			}
 		default:
-			return nil, err
+			return nil, refused(err)
 		}
 	}
 }
@@ -166,11 +131,11 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 // progress is older, it was already running when the first POST arrived,
 // so that POST queued nothing: the 409 stands. One started since, and
 // refused all the same (Rule.mayBeOwn), stops the trigger.
-func (w *Runner) conflictAfterUncertain(ctx context.Context, accountID string, opts RunOptions, began time.Time, conflict error) (*Triggered, error) {
+func (w *Runner) conflictAfterUncertain(ctx context.Context, accountID string, opts RunOptions, began time.Time, conflict error) (*Triggered, Outcome) {
 	var newest *client.Backup
 	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Max: 1}) {
 		if err != nil {
-			return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Queued: true, Err: errors.Join(conflict, err)}
+			return nil, unidentified(began, true, errors.Join(conflict, err))
 		}
 		newest = &b
 	}
@@ -178,11 +143,11 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, accountID string, o
 		rule := w.identifying(accountID, opts, began)
 		if err := rule.Check(*newest, Identified); err != nil {
 			if !rule.mayBeOwn(*newest) {
-				return nil, conflict
+				return nil, refused(conflict)
 			}
 			// Started since the trigger, so maybe its own, and refused: never
 			// waited out as another's and queued again.
-			return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Queued: true, Err: errors.Join(conflict, err)}
+			return nil, unidentified(began, true, errors.Join(conflict, err))
 		}
 	}
 	// Ours, or not listed yet (a lagging listing): look for it.
@@ -194,7 +159,7 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, accountID string, o
 // caller's context ends first, it looks once more, detached and briefly:
 // the backup is queued, and the next run must know it rather than queue
 // another.
-func (w *Runner) identify(ctx context.Context, accountID string, acct *client.Account, opts RunOptions, began time.Time, recovered bool) (*Triggered, error) {
+func (w *Runner) identify(ctx context.Context, accountID string, acct *client.Account, opts RunOptions, began time.Time, recovered bool) (*Triggered, Outcome) {
 	found, err := w.lookFor(ctx, accountID, opts, began, w.set.IdentifyWithin)
 	if found == nil && ctx.Err() != nil {
 		dctx, cancel := detached(ctx)
@@ -205,9 +170,9 @@ func (w *Runner) identify(ctx context.Context, accountID string, acct *client.Ac
 		}
 	}
 	if found == nil {
-		return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Queued: true, Err: err}
+		return nil, unidentified(began, true, err)
 	}
-	return &Triggered{Account: acct, Backup: *found, Recovered: recovered}, nil
+	return &Triggered{Account: acct, Backup: *found, Recovered: recovered}, Outcome{}
 }
 
 // identifyInterval is the first pause between looks for a trigger's
