@@ -308,7 +308,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	// destroy returns.
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pending)...)
 
-	by := destroyCallerUntil(next.CountsUntil)
+	by := destroyCaller(next.CountsUntil)
 	if errors.Is(o.Err, client.ErrGone) {
 		resp.Diagnostics.AddError(fmt.Sprintf("Unable to back up account %s before destroy", accountID),
 			describeError(o.Err, goneGuardAdvice(accountID)))

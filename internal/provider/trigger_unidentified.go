@@ -44,9 +44,9 @@ func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Rec
 	b = append(b, " no record of it could be found in the account's backups:\n\n"...)
 	b = append(b, describeError(o.Err)...)
 	waits := m.WaitForCompletion.ValueBool()
-	next := by.unidentifiedNotWaiting
+	next := by.says(onUnidentifiedUnwaited)
 	if waits || !o.Confirmed {
-		next = by.unidentifiedWaiting
+		next = by.says(onUnidentified)
 	}
 	b = fmt.Appendf(b, "\n\n%s If you know that no backup was queued, `terraform apply -replace` on this resource sends a new trigger.", next)
 	if waits || !o.Confirmed {
