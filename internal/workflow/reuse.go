@@ -8,19 +8,10 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// reuse is a run in which a backup of the account that Rule.Check accepts
-// with reuse_within counts for it, so that pipelines guarding one account
-// at once, or a runner retried after it was killed, share one backup:
-//   - a good one is adopted: no POST, one listing page in all;
-//   - one still in progress is followed, and counts only if it succeeds
-//     (one that fails is followed by a new backup);
-//   - otherwise a new backup is queued, as run does. A 409 then means that
-//     another client queued one since the look: it is looked for again, and
-//     followed when it counts; if not, on_conflict decides.
-//
-// When the service's clock cannot be measured within the allowance, the
-// window cannot be read: a new backup is taken, and Outcome.ReuseRefused
-// says why.
+// reuse is a run in which a recent backup (reuse_within) counts: a good
+// one is adopted, one in progress followed (a new one follows if it
+// fails), else a new one is queued. ReuseRefused says why the clocks did
+// not let the window be read.
 func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) Outcome {
 	start := w.clock.Now()
 	emit := w.progress(opts, start)
@@ -31,12 +22,10 @@ func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) O
 		if o := w.join(ctx, accountID, *recent, opts, start, emit); o.Kind != Failed {
 			return o
 		}
-		// It did not succeed: a new backup is taken.
 	}
 	o := w.run(ctx, accountID, queue)
 	if errors.Is(o.Err, client.ErrConflict) {
-		// Another client queued a backup since the look, or one older
-		// than the window is running: look again.
+		// Queued by another since the look, or older than the window: look again.
 		if recent, whyNot = w.recent(ctx, accountID, opts, start); recent != nil {
 			if o := w.join(ctx, accountID, *recent, opts, start, emit); o.Kind != Failed {
 				return o
@@ -50,8 +39,7 @@ func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) O
 	return o
 }
 
-// join makes a recent backup this run's, waiting for it if it is in
-// progress and the caller waits.
+// join makes a recent backup this run's, and waits for it if the caller does.
 func (w *Runner) join(ctx context.Context, accountID string, b client.Backup, opts RunOptions, start time.Time, emit emitFunc) Outcome {
 	if opts.Progress != nil {
 		now := w.clock.Now()
