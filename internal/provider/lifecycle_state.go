@@ -85,7 +85,7 @@ func triggerRecord(ctx context.Context, m *triggerModel, private privateGetter, 
 // setRecord shows the record in the trigger's attributes.
 func (m *triggerModel) setRecord(r workflow.Record) {
 	m.ID, m.BackupStatus = stringOrNull(r.BackupID), stringOrNull(r.Status)
-	m.TriggeredAt, m.CompletedAt = timeOrNull(r.TriggeredAt), timeOrNull(r.CompletedAt)
+	m.TriggeredAt, m.CompletedAt = timeValue(r.TriggeredAt), timeValue(r.CompletedAt)
 	m.Reused = types.BoolValue(r.Reused)
 }
 
@@ -102,13 +102,6 @@ func stringOrNull(s string) types.String {
 		return types.StringNull()
 	}
 	return types.StringValue(s)
-}
-
-func timeOrNull(t time.Time) timetypes.RFC3339 {
-	if t.IsZero() {
-		return timetypes.NewRFC3339Null()
-	}
-	return timetypes.NewRFC3339TimeValue(t.UTC())
 }
 
 // destroyRecord is the record a backup_on_destroy's stopped destroy left;

@@ -244,9 +244,8 @@ func TestDestroyRecord(t *testing.T) {
 func TestGood(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		o     Outcome
-		waits bool
-		want  bool
+		o           Outcome
+		waits, want bool
 	}{
 		{Outcome{Kind: Succeeded, Backup: &good}, true, true},
 		{stopped(Interrupted, running, context.Canceled), true, false},

@@ -28,23 +28,16 @@ type Settings struct {
 	UncertainGrace time.Duration
 }
 
-// Logger receives the runner's diagnostics; fields never hold the API key.
-type Logger interface {
-	Debug(ctx context.Context, msg string, fields map[string]any)
-	Info(ctx context.Context, msg string, fields map[string]any)
-	Warn(ctx context.Context, msg string, fields map[string]any)
-}
-
 // Runner takes and follows backups through one client.
 type Runner struct {
 	c     *client.Client
 	clock clock.Clock
-	log   Logger
+	log   client.Logger
 	set   Settings
 }
 
 // New is a runner of c's backups on clk (nil: the wall clock), logging to log (nil: nowhere).
-func New(c *client.Client, clk clock.Clock, log Logger, s Settings) *Runner {
+func New(c *client.Client, clk clock.Clock, log client.Logger, s Settings) *Runner {
 	if clk == nil {
 		clk = clock.Wall{}
 	}
