@@ -58,7 +58,8 @@ type commandState struct {
 // replacedTrigger is what Delete keeps of a trigger for its replacement.
 type replacedTrigger struct {
 	triggers string // triggersKey of its triggers
-	workflow.Replaced
+	Record   workflow.Record
+	wait     time.Duration // the timeouts.create it waited within; zero when it did not wait
 }
 
 // adoptable: it has a backup, known or looked for, to adopt; a refused
@@ -116,10 +117,10 @@ func (s *commandState) seenAccount(accountID string) (accountSeen, bool) {
 	return seen, ok
 }
 
-func (s *commandState) remember(accountID, triggers string, p workflow.Replaced) {
+func (s *commandState) remember(accountID, triggers string, rec workflow.Record, wait time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.replaced[accountID] = append(s.replaced[accountID], replacedTrigger{triggers: triggers, Replaced: p})
+	s.replaced[accountID] = append(s.replaced[accountID], replacedTrigger{triggers: triggers, Record: rec, wait: wait})
 }
 
 // after is the Rule.After of a trigger of the account created in this
@@ -139,15 +140,15 @@ func (s *commandState) after(accountID string) time.Time {
 
 // take returns and forgets a deleted trigger of the account with the same
 // triggers, if any.
-func (s *commandState) take(accountID, triggers string) (workflow.Replaced, bool) {
+func (s *commandState) take(accountID, triggers string) (replacedTrigger, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.replaced[accountID]
 	for i, t := range list {
 		if t.triggers == triggers && t.adoptable() {
 			s.replaced[accountID] = append(list[:i:i], list[i+1:]...)
-			return t.Replaced, true
+			return t, true
 		}
 	}
-	return workflow.Replaced{}, false
+	return replacedTrigger{}, false
 }

@@ -11,8 +11,8 @@ import (
 // their replacements, whatever the order of the Deletes.
 func TestCommandStateKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
 	s := &commandState{replaced: map[string][]replacedTrigger{}}
-	s.remember("acc_0123456789abcdef", "a", workflow.Replaced{Record: workflow.Record{Phase: workflow.PhaseSucceeded, BackupID: "bkp_a"}})
-	s.remember("acc_0123456789abcdef", "b", workflow.Replaced{Record: workflow.Record{Phase: workflow.PhaseSucceeded, BackupID: "bkp_b"}})
+	s.remember("acc_0123456789abcdef", "a", workflow.Record{Phase: workflow.PhaseSucceeded, BackupID: "bkp_a"}, 0)
+	s.remember("acc_0123456789abcdef", "b", workflow.Record{Phase: workflow.PhaseSucceeded, BackupID: "bkp_b"}, 0)
 	for _, want := range []string{"bkp_b", "bkp_a"} {
 		got, ok := s.take("acc_0123456789abcdef", strings.TrimPrefix(want, "bkp_"))
 		if !ok || got.Record.BackupID != want {

@@ -70,7 +70,7 @@ func triggerRecord(ctx context.Context, m *triggerModel, private privateGetter, 
 	if diags.HasError() {
 		return workflow.Record{}, false
 	}
-	r, err := workflow.FromTriggerState(workflow.TriggerState{
+	r, err := workflow.FromTriggerState(workflow.Record{
 		BackupID: m.ID.ValueString(), Status: m.BackupStatus.ValueString(), TriggeredAt: triggered, CompletedAt: completed,
 		Reused: m.Reused.ValueBool(),
 	}, stored)
@@ -84,10 +84,9 @@ func triggerRecord(ctx context.Context, m *triggerModel, private privateGetter, 
 
 // setRecord shows the record in the trigger's attributes.
 func (m *triggerModel) setRecord(r workflow.Record) {
-	s := r.State()
-	m.ID, m.BackupStatus = stringOrNull(s.BackupID), stringOrNull(s.Status)
-	m.TriggeredAt, m.CompletedAt = timeValue(s.TriggeredAt), timeValue(s.CompletedAt)
-	m.Reused = types.BoolValue(s.Reused)
+	m.ID, m.BackupStatus = stringOrNull(r.BackupID), stringOrNull(r.Status)
+	m.TriggeredAt, m.CompletedAt = timeValue(r.TriggeredAt), timeValue(r.CompletedAt)
+	m.Reused = types.BoolValue(r.Reused)
 }
 
 // timeOf is a state's time; zero for null.

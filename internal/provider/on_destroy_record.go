@@ -22,17 +22,9 @@ func pendingNull() types.Object { return types.ObjectNull(pendingAttrTypes) }
 // pendingObject is the record of a stopped destroy as the
 // pending_destroy_backup attribute.
 func pendingObject(d workflow.Record) types.Object {
-	id := types.StringNull()
-	if d.BackupID != "" {
-		id = types.StringValue(d.BackupID)
-	}
-	triggered := timetypes.NewRFC3339Null()
-	if !d.TriggeredAt.IsZero() {
-		triggered = timetypes.NewRFC3339TimeValue(d.TriggeredAt.UTC())
-	}
 	return types.ObjectValueMust(pendingAttrTypes, map[string]attr.Value{
-		"backup_id":    id,
-		"triggered_at": triggered,
+		"backup_id":    stringOrNull(d.BackupID),
+		"triggered_at": timeValue(d.TriggeredAt),
 		"counts_until": timetypes.NewRFC3339TimeValue(d.CountsUntil.UTC()),
 	})
 }

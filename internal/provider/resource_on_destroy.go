@@ -312,7 +312,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	// destroy returns.
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pending)...)
 
-	by := destroyCallerUntil(next.CountsUntil)
+	by := destroyCaller(next.CountsUntil)
 	if errors.Is(o.Err, client.ErrGone) {
 		resp.Diagnostics.AddError(fmt.Sprintf("Unable to back up account %s before destroy", accountID),
 			describeError(o.Err, goneGuardAdvice(accountID)))
@@ -354,7 +354,7 @@ func (r *onDestroyResource) backUp(ctx context.Context, accountID string, earlie
 		return w.Run(ctx, accountID, opts)
 	}
 	tflog.Info(ctx, "following the backup an earlier destroy began", map[string]any{"record": earlier.String()})
-	return w.Follow(ctx, accountID, earlier.Known(), workflow.FollowOptions{RunOptions: opts, Counts: workflow.CountsForDestroy, Renew: true})
+	return w.Follow(ctx, accountID, earlier, workflow.FollowOptions{RunOptions: opts, Counts: workflow.CountsForDestroy, Renew: true})
 }
 
 // resumeWithin is resume_within; the default when unset, as in a state a

@@ -103,8 +103,8 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			},
 			"triggered_at": schema.StringAttribute{
 				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,
-				Description: "When the backup was queued, RFC 3339 in UTC (for a reused backup, when whoever took it queued it; " +
-					"for one not identified yet, when its trigger was sent), on the Backup Service's clock.",
+				Description: "When the backup was queued, RFC 3339 in UTC, on the Backup Service's clock (for a reused backup, when whoever " +
+					"took it queued it; for one not identified yet, when its trigger was sent, on this machine's clock).",
 			},
 			"completed_at": schema.StringAttribute{
 				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,
@@ -333,7 +333,7 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	}
 	opts := r.runOptions(wctx, &plan)
 	opts.After = rec.Since
-	o := r.data.runner.Follow(wctx, accountID, rec.Known(), workflow.FollowOptions{RunOptions: opts})
+	o := r.data.runner.Follow(wctx, accountID, rec, workflow.FollowOptions{RunOptions: opts})
 	r.record(ctx, &plan, rec, o, resumeCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 

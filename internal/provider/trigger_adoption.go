@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
@@ -16,7 +17,7 @@ import (
 // same account and triggers, that trigger's backup belongs to the same
 // change: while it is in progress it is followed instead of queueing a
 // second one, and if it succeeded after the timeout it is this change's
-// backup (workflow.Replaced.Adoptable). Otherwise a new backup is queued.
+// backup (workflow.Record.Adoptable). Otherwise a new backup is queued.
 func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, opts workflow.RunOptions) (workflow.Outcome, time.Time) {
 	accountID := plan.AccountID.ValueString()
 	w := r.data.runner
@@ -37,7 +38,8 @@ func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, op
 		opts.After = old.Record.Since
 	}
 	tflog.Info(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
-	o := w.Follow(ctx, accountID, old.Known(), workflow.FollowOptions{RunOptions: opts, Counts: old.Adoptable, Renew: true, RenewAfter: renewAfter})
+	adoptable := func(b client.Backup) bool { return old.Record.Adoptable(b, old.wait) }
+	o := w.Follow(ctx, accountID, old.Record.Unconfirmed(), workflow.FollowOptions{RunOptions: opts, Counts: adoptable, Renew: true, RenewAfter: renewAfter})
 	if o.Kind == workflow.Unreadable {
 		// Nothing to adopt that can be seen: queue a new backup, as a
 		// replacement does.
@@ -62,9 +64,8 @@ func (r *triggerResource) rememberForReplacement(ctx context.Context, state *tri
 	if !ok {
 		return
 	}
-	p := workflow.Replaced{Record: rec}
-	if state.WaitForCompletion.ValueBool() {
-		p.Wait = timeout
+	if !state.WaitForCompletion.ValueBool() {
+		timeout = 0
 	}
-	r.data.command.remember(state.AccountID.ValueString(), triggersKey(state.Triggers), p)
+	r.data.command.remember(state.AccountID.ValueString(), triggersKey(state.Triggers), rec, timeout)
 }

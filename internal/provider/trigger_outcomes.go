@@ -45,93 +45,88 @@ func boundedFor(ctx context.Context, clk clock.Clock, timeout time.Duration, acc
 	return tflog.SetField(ctx, "account_id", accountID), cancel
 }
 
-// caller is what runs a backup on the engine: a create, a resumed wait
-// (an update), or an action's invocation. Each says in its own terms what
-// follows every outcome, and every message about a trigger's outcome is
-// built from one of them, so that no message names a setting its caller
-// does not have.
+// caller is what runs a backup: a trigger's create or resumed wait, a
+// guard's destroy, an action's invocation. Every message about an outcome
+// takes what follows from the caller's column of followUps, so that none
+// names a setting its caller does not have.
 type caller struct {
-	timeoutName string // the setting that bounds its waits
-	// interruptStops: an interrupted wait is an error, so that the change
-	// it guards does not go ahead (a destroy, an action's triggering
-	// change). For a create it is a warning: the trigger is saved, its
-	// dependents do not run in the interrupted apply, and the next apply
-	// resumes the wait.
-	interruptStops bool
-	// interruptedSummary heads the error when interruptStops.
-	interruptedSummary string
-	// settingsFrom follows advice to change a setting, where the caller
-	// reads it from the state rather than the configuration.
-	settingsFrom string
-	// wayOut follows a refusal or a failure that repeating may not mend
-	// (an account that cannot be backed up), where the caller blocks a
-	// change until it is mended.
-	wayOut      string
-	interrupted string // after an interrupted wait
-	timedOut    string // after a wait that timed out
-	failed      string // after a failed backup
-	// After a backup queued (or perhaps queued) but not identified, by
-	// whether what follows waits for it.
-	unidentifiedWaiting, unidentifiedNotWaiting string
+	column int
+	until  time.Time // a stopped destroy's pending_destroy_backup.counts_until; zero when none was recorded
 }
 
 var (
-	createCaller = caller{
-		timeoutName: "timeouts.create",
-		interrupted: "The next apply resumes waiting for this same backup, without queueing another.",
-		timedOut: "The trigger is tainted; the next apply replaces it, and the replacement waits for this same backup while it is in " +
-			"progress instead of queueing another. With create_before_destroy on the trigger, the replacement is created first and " +
-			"takes a new backup: remove it, or untaint the trigger (terraform untaint, or tofu untaint) so that the next apply resumes " +
-			"this wait in place.",
-		failed: "The next apply takes a new backup.",
-		unidentifiedWaiting: "The trigger is saved without a backup id, and tainted: the next apply looks for this " +
-			"backup and waits for it before it sends any new trigger.",
-		unidentifiedNotWaiting: "The trigger is saved without a backup id: the next refresh looks for this backup and records it, and no " +
-			"new trigger is sent for this change.",
-	}
-	resumeCaller = caller{
-		timeoutName:            "timeouts.create",
-		interrupted:            createCaller.interrupted,
-		timedOut:               "The next apply resumes waiting for it.",
-		failed:                 createCaller.failed,
-		unidentifiedWaiting:    "The trigger stays saved without a backup id: the next apply looks for this backup again before it sends any new trigger.",
-		unidentifiedNotWaiting: "The trigger stays saved without a backup id: the next refresh looks for this backup again.",
-	}
-	// A destroy-time backup (backup_on_destroy): a destroy that fails keeps
-	// the resource, and the next destroy follows the same backup.
-	destroyCaller = caller{
-		timeoutName:    "timeouts.delete",
-		interruptStops: true,
-		settingsFrom: "A destroy uses timeouts.delete, on_conflict and resume_within as the state holds them: change them and apply before " +
-			"destroying again (with the guard's block removed, they cannot change; see Troubleshooting).",
-		interruptedSummary: "Destroy stopped: the wait for its backup was interrupted",
-		interrupted: "The destroy stopped: neither this resource nor the resources it guards (those it depends on) were destroyed. " +
-			"A destroy {until} resumes waiting for this same backup without queueing another; a later one takes a new backup.",
-		timedOut: "The destroy stopped and this resource is kept; a destroy {until} waits for this same backup " +
-			"while it is in progress, instead of queueing another; a later one takes a new backup.",
-		failed: "The destroy stopped and this resource is kept, with the resources it guards; destroying again takes a new backup.",
-		wayOut: "If the account cannot be backed up and the destroy must go ahead without a backup, name it in the provider's " +
-			"destroy_without_backup (with a reason), or forget this guard instead of destroying it: a removed block with " +
-			"lifecycle { destroy = false } (1.7+), or state rm (see Troubleshooting).",
-		unidentifiedWaiting: "The destroy stopped and this resource is kept; a destroy {until} looks for this backup " +
-			"before it sends any new trigger; a later one takes a new backup.",
-		unidentifiedNotWaiting: "The destroy stopped and this resource is kept; a destroy {until} looks for this backup " +
-			"before it sends any new trigger; a later one takes a new backup.",
-	}
-	// An action records nothing: nothing resumes its wait.
-	invokeCaller = caller{
-		timeoutName:        "timeouts.invoke",
-		interruptStops:     true,
-		interruptedSummary: "Interrupted before the backup was seen to succeed",
-		interrupted: "The invocation fails, since it did not see a good backup: a change it guards does not go ahead. The action " +
-			"records nothing: follow the backup with the backup_account_backups data source.",
-		timedOut: "The action records nothing: follow the backup with the backup_account_backups data source.",
-		unidentifiedWaiting: "The action records nothing: look for it among the account's backups (data source backup_account_backups) " +
-			"before invoking the action again.",
-		unidentifiedNotWaiting: "The action records nothing: look for it among the account's backups (data source backup_account_backups) " +
-			"before invoking the action again.",
-	}
+	createCaller = caller{column: 0}
+	resumeCaller = caller{column: 1}
+	invokeCaller = caller{column: 3}
 )
+
+// destroyCaller is a destroy that stopped, whose record stands until until.
+func destroyCaller(until time.Time) caller { return caller{column: 2, until: until} }
+
+// followUp is a row of followUps.
+type followUp int
+
+const (
+	timeoutName            followUp = iota // the setting that bounds the caller's waits
+	stopsSummary                           // heads an interrupted wait's error where the caller guards a change; "": a warning
+	settingsFrom                           // follows advice to change a setting the caller reads from the state
+	wayOut                                 // follows a refusal or failure that repeating may not mend
+	onInterrupt                            // after an interrupted wait
+	onTimeout                              // after a wait that timed out
+	onFailure                              // after a failed backup
+	onUnidentified                         // after a backup queued (or perhaps queued) and not identified, that what follows waits for
+	onUnidentifiedUnwaited                 // the same, for a trigger that does not wait for it
+)
+
+const (
+	resumesWait = "The next apply resumes waiting for this same backup, without queueing another."
+	takesNew    = "The next apply takes a new backup."
+	recordsNone = "The action records nothing: follow the backup with the backup_account_backups data source."
+	destroyKeep = "The destroy stopped and this resource is kept; a destroy {until} "
+	invokeLook  = "The action records nothing: look for it among the account's backups (data source backup_account_backups) " +
+		"before invoking the action again."
+)
+
+// followUps is what each caller says, in columns: create, resume, destroy, invoke.
+var followUps = [...][4]string{
+	timeoutName:  {"timeouts.create", "timeouts.create", "timeouts.delete", "timeouts.invoke"},
+	stopsSummary: {2: "Destroy stopped: the wait for its backup was interrupted", 3: "Interrupted before the backup was seen to succeed"},
+	settingsFrom: {2: "A destroy uses timeouts.delete, on_conflict and resume_within as the state holds them: change them and apply before " +
+		"destroying again (with the guard's block removed, they cannot change; see Troubleshooting)."},
+	wayOut: {2: "If the account cannot be backed up and the destroy must go ahead without a backup, name it in the provider's " +
+		"destroy_without_backup (with a reason), or forget this guard instead of destroying it: a removed block with " +
+		"lifecycle { destroy = false } (1.7+), or state rm (see Troubleshooting)."},
+	onInterrupt: {resumesWait, resumesWait,
+		"The destroy stopped: neither this resource nor the resources it guards (those it depends on) were destroyed. " +
+			"A destroy {until} resumes waiting for this same backup without queueing another; a later one takes a new backup.",
+		"The invocation fails, since it did not see a good backup: a change it guards does not go ahead. The action " +
+			"records nothing: follow the backup with the backup_account_backups data source."},
+	onTimeout: {"The trigger is tainted; the next apply replaces it, and the replacement waits for this same backup while it is in " +
+		"progress instead of queueing another. With create_before_destroy on the trigger, the replacement is created first and " +
+		"takes a new backup: remove it, or untaint the trigger (terraform untaint, or tofu untaint) so that the next apply resumes " +
+		"this wait in place.",
+		"The next apply resumes waiting for it.",
+		destroyKeep + "waits for this same backup while it is in progress, instead of queueing another; a later one takes a new backup.",
+		recordsNone},
+	onFailure: {takesNew, takesNew, "The destroy stopped and this resource is kept, with the resources it guards; destroying again takes a new backup."},
+	onUnidentified: {"The trigger is saved without a backup id, and tainted: the next apply looks for this " +
+		"backup and waits for it before it sends any new trigger.",
+		"The trigger stays saved without a backup id: the next apply looks for this backup again before it sends any new trigger.",
+		destroyKeep + "looks for this backup before it sends any new trigger; a later one takes a new backup.",
+		invokeLook},
+	onUnidentifiedUnwaited: {"The trigger is saved without a backup id: the next refresh looks for this backup and records it, and no " +
+		"new trigger is sent for this change.",
+		"The trigger stays saved without a backup id: the next refresh looks for this backup again."},
+}
+
+// says is what the caller says in row f, naming a stopped destroy's moment.
+func (c caller) says(f followUp) string {
+	before := "within resume_within of this stop"
+	if !c.until.IsZero() {
+		before = "before " + c.until.UTC().Format(time.RFC3339) + " (pending_destroy_backup.counts_until: this stop plus resume_within)"
+	}
+	return strings.ReplaceAll(followUps[f][c.column], "{until}", before)
+}
 
 // report turns the outcome of a run into diagnostics, in the terms of
 // the caller: the one place where outcome × caller becomes a message.
@@ -152,31 +147,31 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 	case o.Kind == workflow.Failed && o.Backup.Status == client.StatusSuccess:
 		diags.AddError("Backup does not count for this change",
 			strings.TrimSpace(fmt.Sprintf("%s: a success whose record contradicts itself, or that started before this change, is "+
-				"not a good backup for it.\n\n%s %s", describeError(o.Err), by.failed, by.wayOut)))
+				"not a good backup for it.\n\n%s %s", describeError(o.Err), by.says(onFailure), by.says(wayOut))))
 		return
 	}
 	switch o.Kind {
 	case workflow.Succeeded, workflow.NotWaited:
 	case workflow.Interrupted:
 		summary, add := "Waiting for the backup was interrupted", diags.AddWarning
-		if by.interruptStops {
-			summary, add = by.interruptedSummary, diags.AddError
+		if stops := by.says(stopsSummary); stops != "" {
+			summary, add = stops, diags.AddError
 		}
 		add(summary, strings.TrimSpace(fmt.Sprintf("Backup %s of account %s was %s when the wait was interrupted after %s. It goes on in the Backup Service. %s",
-			o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second), by.interrupted)))
+			o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second), by.says(onInterrupt))))
 	case workflow.TimedOut:
 		diags.AddError("Backup still in progress",
 			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s was still %s after waiting %s (%s is %s). It goes on in the Backup Service. %s "+
 				"Raise %s to wait longer. %s",
-				o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second), by.timeoutName, timeout, by.timedOut, by.timeoutName,
-				by.settingsFrom)))
+				o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second), by.says(timeoutName), timeout, by.says(onTimeout),
+				by.says(timeoutName), by.says(settingsFrom))))
 	case workflow.Unfollowed:
 		addAPIError(diags, fmt.Sprintf("Unable to follow backup %s of account %s (last seen %s, after waiting %s)",
 			o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second)), o.Err)
 	case workflow.Failed:
 		diags.AddError("Backup did not succeed",
 			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s ended with status %q: %s\n\n%s %s",
-				o.Backup.ID, accountID, o.Backup.Status, o.Reason(), by.failed, by.wayOut)))
+				o.Backup.ID, accountID, o.Backup.Status, o.Reason(), by.says(onFailure), by.says(wayOut))))
 	case workflow.Unreadable:
 		addAPIError(diags, fmt.Sprintf("Unable to read backup %s of account %s", o.BackupID, accountID), o.Err)
 	case workflow.NotIdentified:
@@ -185,7 +180,7 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 			what = "The outcome of the trigger is unknown (a backup may have been queued)"
 		}
 		diags.AddAttributeError(at, summary, fmt.Sprintf("%s at %s, but no record of it could be found in the account's backups, "+
-			"so its outcome cannot be followed. %s\n\n%s", what, o.TriggeredAt.UTC().Format(time.RFC3339), by.unidentifiedWaiting, describeError(o.Err)))
+			"so its outcome cannot be followed. %s\n\n%s", what, o.TriggeredAt.UTC().Format(time.RFC3339), by.says(onUnidentified), describeError(o.Err)))
 	case workflow.ConflictNotOver:
 		switch {
 		case errors.Is(o.Err, context.DeadlineExceeded):
@@ -195,7 +190,7 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 			}
 			diags.AddAttributeError(at, summary, strings.TrimSpace(fmt.Sprintf("%s was already in progress and had not finished after %s (%s is %s). "+
 				"No backup was queued. Raise %s, or set on_conflict = \"fail\" to fail at once. %s",
-				running, o.Waited.Round(time.Second), by.timeoutName, timeout, by.timeoutName, by.settingsFrom)))
+				running, o.Waited.Round(time.Second), by.says(timeoutName), timeout, by.says(timeoutName), by.says(settingsFrom))))
 		case errors.Is(o.Err, context.Canceled):
 			diags.AddAttributeError(at, summary, "Interrupted while waiting for a backup already in progress; no backup was queued, "+
 				"and nothing was recorded: running it again starts over.")
@@ -215,11 +210,11 @@ func refused(diags *diag.Diagnostics, by caller, summary string, err error) {
 	switch {
 	case errors.Is(err, client.ErrConflict):
 		diags.AddAttributeError(at, summary, describeError(err, "A backup of this account is already in progress and on_conflict is \"fail\". "+
-			strings.TrimSpace("Set on_conflict = \"wait\" to wait for it and then take a new backup. "+by.settingsFrom)))
+			strings.TrimSpace("Set on_conflict = \"wait\" to wait for it and then take a new backup. "+by.says(settingsFrom))))
 	case errors.Is(err, client.ErrUnprocessable):
 		diags.AddAttributeError(at, summary, describeError(err, strings.TrimSpace("The account cannot be backed up in its current state (for "+
 			"example paused, a lapsed subscription, or a connection needing re-authorization); fix that in the Backup Service web "+
-			"application. "+by.wayOut)))
+			"application. "+by.says(wayOut))))
 	case errors.Is(err, client.ErrWrongOrganization):
 		diags.AddError(summary, describeError(err, wrongOrganizationHint))
 	case errors.Is(err, client.ErrNotFound), errors.Is(err, client.ErrForbidden):
@@ -227,22 +222,6 @@ func refused(diags *diag.Diagnostics, by caller, summary string, err error) {
 	default:
 		diags.AddError(summary, describeError(err))
 	}
-}
-
-// destroyCallerUntil is destroyCaller for a destroy that stopped: what
-// follows names the moment until which the next destroy follows its
-// backup (pending_destroy_backup.counts_until; zero when none was
-// recorded), not a default the guard's resume_within may have changed.
-func destroyCallerUntil(until time.Time) caller {
-	c := destroyCaller
-	before := "within resume_within of this stop"
-	if !until.IsZero() {
-		before = "before " + until.UTC().Format(time.RFC3339) + " (pending_destroy_backup.counts_until: this stop plus resume_within)"
-	}
-	for _, s := range []*string{&c.interrupted, &c.timedOut, &c.unidentifiedWaiting, &c.unidentifiedNotWaiting} {
-		*s = strings.ReplaceAll(*s, "{until}", before)
-	}
-	return c
 }
 
 // reportProgress turns the engine's events into the progress messages

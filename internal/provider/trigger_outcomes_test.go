@@ -27,7 +27,7 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 		RequestID: "0b7c7a70-1c6f-4a8e-9c3e-1d2f3a4b5c6d"}
 	unprocessable := &client.APIError{Method: "POST", Path: "/x", StatusCode: 422, Title: "Unprocessable Entity", Detail: "paused"}
 
-	callers := map[string]caller{"create": createCaller, "resume": resumeCaller, "invoke": invokeCaller, "destroy": destroyCallerUntil(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))}
+	callers := map[string]caller{"create": createCaller, "resume": resumeCaller, "invoke": invokeCaller, "destroy": destroyCaller(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))}
 	unidentifiedAt := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	cases := []struct {
 		name     string
@@ -43,11 +43,11 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 		guardErrs bool
 	}{
 		{"wait interrupted", workflow.Outcome{Kind: workflow.Interrupted, Backup: &running, Waited: 3 * time.Second, Err: context.Canceled},
-			diag.SeverityWarning, "Waiting for the backup was interrupted", []string{"bkp_0123456789abcdef", "running"}, func(c caller) string { return c.interrupted }, true},
+			diag.SeverityWarning, "Waiting for the backup was interrupted", []string{"bkp_0123456789abcdef", "running"}, func(c caller) string { return c.says(onInterrupt) }, true},
 		{"wait timed out", workflow.Outcome{Kind: workflow.TimedOut, Backup: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
-			diag.SeverityError, "Backup still in progress", []string{"still running after waiting 5m0s", "({timeout} is 5m0s)", "Raise {timeout}"}, func(c caller) string { return c.timedOut }, false},
+			diag.SeverityError, "Backup still in progress", []string{"still running after waiting 5m0s", "({timeout} is 5m0s)", "Raise {timeout}"}, func(c caller) string { return c.says(onTimeout) }, false},
 		{"backup failed", workflow.Outcome{Kind: workflow.Failed, Backup: &failed, Err: errors.New("backup bkp_0123456789abcdef ended with status \"failed\": export refused")},
-			diag.SeverityError, "Backup did not succeed", []string{`status "failed"`, "export refused"}, func(c caller) string { return c.failed }, false},
+			diag.SeverityError, "Backup did not succeed", []string{`status "failed"`, "export refused"}, func(c caller) string { return c.says(onFailure) }, false},
 		{"conflict wait timed out", workflow.Outcome{Kind: workflow.ConflictNotOver, Running: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"already in progress", "({timeout} is 5m0s)", "No backup was queued", "Raise {timeout}"}, nil, false},
 		{"conflict wait interrupted", workflow.Outcome{Kind: workflow.ConflictNotOver, Running: &running, Err: context.Canceled},
@@ -57,7 +57,7 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 		{"not backupable", workflow.Outcome{Kind: workflow.Refused, Err: unprocessable},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"HTTP 422", "paused", "web application"}, nil, false},
 		{"queued, not identified", workflow.Outcome{Kind: workflow.NotIdentified, TriggeredAt: unidentifiedAt, Confirmed: true, Err: workflow.ErrNotListed},
-			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"a backup was queued", "2026-11-23T10:00:00Z"}, func(c caller) string { return c.unidentifiedWaiting }, false},
+			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"a backup was queued", "2026-11-23T10:00:00Z"}, func(c caller) string { return c.says(onUnidentified) }, false},
 	}
 	for _, tc := range cases {
 		for name, c := range callers {
@@ -73,15 +73,15 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 				d := diags[0]
 				detail := strings.Join(strings.Fields(d.Detail()), " ")
 				severity, summary := tc.severity, tc.summary
-				if tc.guardErrs && c.interruptStops {
-					severity, summary = diag.SeverityError, c.interruptedSummary
+				if tc.guardErrs && c.says(stopsSummary) != "" {
+					severity, summary = diag.SeverityError, c.says(stopsSummary)
 				}
 				if d.Severity() != severity || d.Summary() != summary {
 					t.Errorf("%s %q, want %s %q", d.Severity(), d.Summary(), severity, summary)
 				}
 				at := 0
 				for _, w := range tc.want {
-					w = strings.ReplaceAll(w, "{timeout}", c.timeoutName)
+					w = strings.ReplaceAll(w, "{timeout}", c.says(timeoutName))
 					i := strings.Index(detail[at:], w)
 					if i < 0 {
 						t.Fatalf("%q not found (in order) in %q", w, detail)
@@ -92,7 +92,7 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 					t.Errorf("does not say what follows (%q): %q", tc.next(c), detail)
 				}
 				for _, other := range []string{"timeouts.create", "timeouts.invoke", "timeouts.delete"} {
-					if other != c.timeoutName && strings.Contains(detail, other) {
+					if other != c.says(timeoutName) && strings.Contains(detail, other) {
 						t.Errorf("names %s, which a %s does not have: %q", other, name, detail)
 					}
 				}
@@ -104,19 +104,23 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 // Each caller says something for every outcome it can meet.
 func TestEveryCallerSaysWhatFollows(t *testing.T) {
 	t.Parallel()
-	for name, c := range map[string]caller{"create": createCaller, "resume": resumeCaller, "invoke": invokeCaller, "destroy": destroyCallerUntil(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))} {
-		for field, text := range map[string]string{"timeoutName": c.timeoutName, "interrupted": c.interrupted, "timedOut": c.timedOut,
-			"unidentifiedWaiting": c.unidentifiedWaiting, "unidentifiedNotWaiting": c.unidentifiedNotWaiting} {
+	for name, c := range map[string]caller{"create": createCaller, "resume": resumeCaller, "invoke": invokeCaller, "destroy": destroyCaller(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))} {
+		for field, text := range map[string]string{"timeoutName": c.says(timeoutName), "interrupted": c.says(onInterrupt), "timedOut": c.says(onTimeout),
+			"unidentifiedWaiting": c.says(onUnidentified)} {
 			if text == "" {
 				t.Errorf("%s caller: %s is empty", name, field)
 			}
 		}
-		if name != "invoke" && c.failed == "" {
+		// Only a trigger meets a backup not identified that nobody waits for.
+		if (name == "create" || name == "resume") && c.says(onUnidentifiedUnwaited) == "" {
+			t.Errorf("%s caller: unidentifiedNotWaiting is empty", name)
+		}
+		if name != "invoke" && c.says(onFailure) == "" {
 			t.Errorf("%s caller: failed is empty", name)
 		}
-		if c.interruptStops != (name == "invoke" || name == "destroy") || (c.interruptStops && c.interruptedSummary == "") {
+		if stops := c.says(stopsSummary) != ""; stops != (name == "invoke" || name == "destroy") {
 			t.Errorf("%s caller: an interrupted wait stops the change it guards: %t (%q); only an action and a destroy guard one",
-				name, c.interruptStops, c.interruptedSummary)
+				name, stops, c.says(stopsSummary))
 		}
 	}
 }
@@ -142,7 +146,7 @@ func TestDestroyAdviceFitsTheDestroy(t *testing.T) {
 		{"backup failed", workflow.Outcome{Kind: workflow.Failed, Backup: &failed, Err: errors.New("backup bkp_0123456789abcdef ended with status \"failed\": export refused")}, wayOut},
 		{"not backupable", workflow.Outcome{Kind: workflow.Refused, Err: unprocessable}, wayOut},
 	} {
-		for callerName, c := range map[string]caller{"destroy": destroyCallerUntil(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)), "create": createCaller, "invoke": invokeCaller} {
+		for callerName, c := range map[string]caller{"destroy": destroyCaller(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)), "create": createCaller, "invoke": invokeCaller} {
 			var diags diag.Diagnostics
 			o := tc.outcome
 			o.AccountID = "acc_0123456789abcdef"
@@ -160,15 +164,15 @@ func TestDestroyAdviceFitsTheDestroy(t *testing.T) {
 func TestDestroyCallerNamesItsMoment(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	for _, c := range []caller{destroyCallerUntil(at), destroyCallerUntil(time.Time{})} {
-		for _, s := range []string{c.interrupted, c.timedOut, c.unidentifiedWaiting, c.unidentifiedNotWaiting} {
+	for _, c := range []caller{destroyCaller(at), destroyCaller(time.Time{})} {
+		for _, s := range []string{c.says(onInterrupt), c.says(onTimeout), c.says(onUnidentified)} {
 			if strings.Contains(s, "{") {
 				t.Errorf("a placeholder is left in %q", s)
 			}
 		}
 	}
-	if c := destroyCallerUntil(at); !strings.Contains(c.interrupted, "before 2026-11-25T10:00:00Z") {
-		t.Errorf("the interrupted destroy does not name when its record stops counting: %q", c.interrupted)
+	if c := destroyCaller(at); !strings.Contains(c.says(onInterrupt), "before 2026-11-25T10:00:00Z") {
+		t.Errorf("the interrupted destroy does not name when its record stops counting: %q", c.says(onInterrupt))
 	}
 }
 

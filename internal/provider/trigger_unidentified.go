@@ -44,9 +44,9 @@ func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Rec
 	b = append(b, " no record of it could be found in the account's backups:\n\n"...)
 	b = append(b, describeError(o.Err)...)
 	waits := m.WaitForCompletion.ValueBool()
-	next := by.unidentifiedNotWaiting
+	next := by.says(onUnidentifiedUnwaited)
 	if waits || !o.Confirmed {
-		next = by.unidentifiedWaiting
+		next = by.says(onUnidentified)
 	}
 	b = fmt.Appendf(b, "\n\n%s If you know that no backup was queued, `terraform apply -replace` on this resource sends a new trigger.", next)
 	if waits || !o.Confirmed {
@@ -62,7 +62,7 @@ func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Rec
 // is (the plan then proposes an update that looks again).
 func (r *triggerResource) readUnidentified(ctx context.Context, m *triggerModel, rec workflow.Record, resp *resource.ReadResponse) {
 	accountID := m.AccountID.ValueString()
-	b, err := r.data.runner.FindTriggered(ctx, accountID, rec.TriggeredAt, rec.Since)
+	b, err := r.data.runner.FindTriggered(ctx, accountID, rec.TriggeredAt, rec.TriggeredOnService, rec.Since)
 	switch {
 	case errors.Is(err, client.ErrGone):
 		removeTrigger(ctx, resp, accountID, "(never identified, triggered at "+m.TriggeredAt.ValueString()+")", err)

@@ -8,42 +8,30 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// Rule is which backup counts for one operation: a trigger's create,
-// update or replacement, a guard's destroy, one account of an action's
-// invocation. Check is the one place that decides it; the lifecycle guide
-// states it as a table.
+// Rule is which backup counts for one operation (a trigger's create,
+// update or replacement, a guard's destroy, one account of an action);
+// Check is the one place that decides it.
 type Rule struct {
 	AccountID string
-	// After is when the same resource's previous change went ahead, on the
-	// service's clock (as its record holds it): only a backup started
-	// strictly after it counts. Zero: no earlier change is known.
-	After time.Time
-	// Own is the backup this change queued, known by id (a resumed wait, an
-	// adopted replacement, a destroy that follows the one it began): it is
-	// the change's whatever its times.
-	Own string
-	// Began is when this change's trigger began, on this machine's clock:
-	// without Own, the backup it queued started no earlier than Began less
-	// Allowance.
-	Began time.Time
+	After     time.Time // the previous change went ahead then (service's clock): only a later backup counts
+	Own       string    // the backup this change queued, by id: the change's whatever its times
+	Began     time.Time // this change's trigger began then (this machine's clock)
+	// BeganOnService is that moment on the service's clock, as the machine
+	// that sent the trigger read it: it holds when another machine looks.
+	BeganOnService time.Time
 	// ReuseWithin, when positive, lets a backup started within it before
-	// Began count too (reuse_within), on this machine's clock.
+	// Began count too (reuse_within).
 	ReuseWithin time.Duration
-	// Offset is how far the service's clock runs ahead of this machine's;
-	// OffsetKnown says whether it was measured (ClockOffset).
-	Offset      time.Duration
+	Offset      time.Duration // how far the service's clock runs ahead of this machine's
 	OffsetKnown bool
 	Allowance   time.Duration
-	// Now bounds what can have started: a time beyond it plus Allowance, on
-	// this machine's clock, is in the future (a record that lies).
-	Now time.Time
+	Now         time.Time // a time beyond it plus Allowance is in the future (a record that lies)
 }
 
 // errNotCounted matches every reason Check gives.
 var errNotCounted = errors.New("the backup does not count for this change")
 
-// notCountedError is why a backup does not count; Cause, when set, is
-// the reason behind Why (the clocks, for reuse_within).
+// notCountedError is why a backup does not count; Cause is the clocks', for reuse_within.
 type notCountedError struct {
 	Backup client.Backup
 	Why    string
@@ -63,14 +51,9 @@ type Stage int
 
 // The stages.
 const (
-	// Identified: the backup is the operation's, whatever its status (the
-	// trigger's own backup, found after its POST, is followed even if it
-	// failed: the failure is then reported).
-	Identified Stage = iota
-	// Candidate: it may count: in progress (followed until it ends) or good.
-	Candidate
-	// Final: it counts: a good backup by a consistent record.
-	Final
+	Identified Stage = iota // the operation's, whatever its status
+	Candidate               // it may count: in progress or good
+	Final                   // it counts: a good backup by a consistent record
 )
 
 // Check says why b does not count for the operation at the given stage, or
@@ -100,31 +83,26 @@ func (r Rule) Check(b client.Backup, stage Stage) error {
 	if err := r.reuseOffset(); err != nil {
 		return &notCountedError{Backup: b, Why: err.Error(), Cause: err}
 	}
-	// The clocks agree within the allowance: the record's time is read as
-	// this machine's.
+	// The clocks agree within the allowance: the record's time is this machine's.
 	if b.CreatedAt.Before(r.Began.Add(-r.ReuseWithin)) {
 		return no("it started at %s, more than reuse_within (%s) before this change", stamp(b.CreatedAt), r.ReuseWithin)
 	}
 	return nil
 }
 
-// predates says whether b started before this change's trigger began,
-// less the allowance. Both as dated and as read on this machine's clock: a
-// service clock that runs ahead dates an older backup after the trigger,
-// and a Date that is wrong can only make this stricter.
+// predates says whether b started before the trigger less the allowance,
+// as dated or as read on this machine's clock (a wrong Date only makes it stricter).
 func (r Rule) predates(b client.Backup) bool {
 	floor := r.Began.Add(-r.Allowance)
-	return b.CreatedAt.Before(floor) || b.CreatedAt.Add(-r.Offset).Before(floor)
+	return b.CreatedAt.Before(floor) || b.CreatedAt.Add(-r.Offset).Before(floor) ||
+		b.CreatedAt.Before(r.BeganOnService.Add(-r.Allowance))
 }
 
-// future says whether a time the service dated lies in the future of this
-// machine's clock, beyond the allowance.
+// future says whether a service time lies beyond this machine's now plus the allowance.
 func (r Rule) future(t time.Time) bool { return t.Add(-r.Offset).After(r.Now.Add(r.Allowance)) }
 
-// mayBeOwn says whether b, refused by Check, may be this change's own
-// backup all the same: it started since the trigger, and is not refused as
-// older than a previous change that went ahead in the past (dated in the
-// future itself, or after a previous change dated so).
+// mayBeOwn says whether b, refused by Check, may be this change's own all
+// the same: started since the trigger, and not older than a past previous change.
 func (r Rule) mayBeOwn(b client.Backup) bool {
 	if r.predates(b) {
 		return false
@@ -132,8 +110,7 @@ func (r Rule) mayBeOwn(b client.Backup) bool {
 	return r.After.IsZero() || b.CreatedAt.After(r.After) || r.future(r.After)
 }
 
-// reuseOffset says why the window cannot be read: the service's clock is
-// unmeasured, or further from this machine's than the allowance.
+// reuseOffset says why reuse_within cannot be read from the clocks.
 func (r Rule) reuseOffset() error {
 	if !r.OffsetKnown {
 		return errors.New("the service's clock could not be read from its answers (no Date header), so reuse_within cannot be measured")
@@ -144,9 +121,7 @@ func (r Rule) reuseOffset() error {
 	return nil
 }
 
-// clocksApart says how far apart the clocks are, when the service's clock
-// is known to be further from this machine's than the allowance: a
-// backup's start then cannot be told from this machine's times.
+// clocksApart says how far apart the clocks are, when beyond the allowance.
 func (r Rule) clocksApart() error {
 	if r.OffsetKnown && abs(r.Offset) > r.Allowance {
 		return fmt.Errorf("the service's clock is %s %s this machine's, beyond the %s allowance",
@@ -178,31 +153,16 @@ func describeRecord(b client.Backup) string {
 	return fmt.Sprintf("status %q, created_at %s, %s, %s", b.Status, stamp(b.CreatedAt), completed, errText)
 }
 
-// ServiceNow is the service's time now as its latest answer dated it (this
-// machine's without one), to the second, as its records are.
+// ServiceNow is the service's time as its latest answer dated it, to the second.
 func (w *Runner) ServiceNow() time.Time {
 	off, _ := w.c.ClockOffset()
 	return w.clock.Now().Add(off).Truncate(time.Second)
-}
-
-// toService is a time of this machine's clock on the service's, as last
-// measured; fromService the reverse. A trigger recorded without its backup
-// keeps when it began on the service's clock: the next apply may run on a
-// machine whose clock is minutes from this one's.
-func (w *Runner) toService(t time.Time) time.Time {
-	off, _ := w.c.ClockOffset()
-	return t.Add(off)
-}
-
-func (w *Runner) fromService(t time.Time) time.Time {
-	off, _ := w.c.ClockOffset()
-	return t.Add(-off)
 }
 
 // rule is the Rule of an operation that began at began, with the service's
 // clock as last measured.
 func (w *Runner) rule(accountID string, opts RunOptions, began time.Time) Rule {
 	off, known := w.c.ClockOffset()
-	return Rule{AccountID: accountID, After: opts.After, Own: opts.own, Began: began, ReuseWithin: opts.ReuseWithin,
+	return Rule{AccountID: accountID, After: opts.After, Own: opts.own, Began: began, BeganOnService: opts.beganOnService, ReuseWithin: opts.ReuseWithin,
 		Offset: off, OffsetKnown: known, Allowance: w.set.ClockAllowance, Now: w.clock.Now()}
 }

@@ -207,7 +207,7 @@ func TestRenewedReplacementNeverTakesTheReplacedBackup(t *testing.T) {
 			if tc.renewAfter {
 				opts.RenewAfter = old.CreatedAt
 			}
-			o := w.Follow(context.Background(), fs.account, Known{BackupID: old.ID, Status: old.Status, TriggeredAt: old.CreatedAt}, opts)
+			o := w.Follow(context.Background(), fs.account, Record{BackupID: old.ID, Status: old.Status, TriggeredAt: old.CreatedAt}, opts)
 			if o.Kind != NotWaited || (o.Backup.ID == old.ID) != tc.taken {
 				t.Fatalf("outcome %d backup %s (the replaced one is %s); want it taken %t", o.Kind, o.Backup.ID, old.ID, tc.taken)
 			}
@@ -278,7 +278,7 @@ func TestUnidentifiedTriggerLookedForFromAnotherMachine(t *testing.T) {
 	if _, err := second.c.Account(context.Background(), fs.account); err == nil {
 		t.Fatal("the faulty service serves no account reads: the offset comes from this answer's Date all the same")
 	}
-	found, err := second.FindTriggered(context.Background(), fs.account, o.TriggeredAt, time.Time{})
+	found, err := second.FindTriggered(context.Background(), fs.account, o.TriggeredAt, o.TriggeredOnService, time.Time{})
 	if found != nil {
 		t.Fatalf("found %s (created %s) for a trigger recorded at %s: it began a minute before (%v)", found.ID, found.CreatedAt, o.TriggeredAt, err)
 	}
@@ -286,7 +286,7 @@ func TestUnidentifiedTriggerLookedForFromAnotherMachine(t *testing.T) {
 	own := client.Backup{ID: "bkp_own0000000000001", AccountID: fs.account, Status: client.StatusRunning, CreatedAt: began.Add(time.Second)}
 	fs.backups = append([]client.Backup{own}, fs.backups...)
 	fs.mu.Unlock()
-	if found, err = second.FindTriggered(context.Background(), fs.account, o.TriggeredAt, time.Time{}); found == nil || found.ID != own.ID {
+	if found, err = second.FindTriggered(context.Background(), fs.account, o.TriggeredAt, o.TriggeredOnService, time.Time{}); found == nil || found.ID != own.ID {
 		t.Fatalf("found %v (%v); want the trigger's own backup, created a second after it began", found, err)
 	}
 }

@@ -40,11 +40,11 @@ func TestReplacedAdoptableOnlyAfterItsWait(t *testing.T) {
 		done := created.Add(d)
 		return client.Backup{ID: "bkp_0123456789abcdef", Status: client.StatusSuccess, CreatedAt: created, CompletedAt: &done}
 	}
-	p := Replaced{Wait: 10 * time.Minute, Record: Record{Phase: PhaseSucceeded, AheadAt: created.Add(10 * time.Minute)}}
-	if p.Adoptable(at(10 * time.Minute)) {
+	rec := Record{Phase: PhaseSucceeded, AheadAt: created.Add(10 * time.Minute)}
+	if rec.Adoptable(at(10*time.Minute), 10*time.Minute) {
 		t.Error("a backup that ended as the wait ran out is adopted")
 	}
-	if !p.Adoptable(at(10*time.Minute + time.Second)) {
+	if !rec.Adoptable(at(10*time.Minute+time.Second), 10*time.Minute) {
 		t.Error("a backup that ended after the wait ran out is not adopted")
 	}
 }
@@ -67,7 +67,7 @@ func TestFollowUnconfirmedSendsAgainFromTheGrace(t *testing.T) {
 			// The look for the earlier trigger's backup lasts IdentifyWithin
 			// on the fake clock, which moves only by the look's sleeps.
 			began := fs.clock.Now().Add(DefaultIdentifyWithin - tc.elapsed)
-			o := w.Follow(context.Background(), fs.account, Known{TriggeredAt: began}, FollowOptions{})
+			o := w.Follow(context.Background(), fs.account, Record{TriggeredAt: began}, FollowOptions{})
 			posts, _ := fs.counts()
 			if posts != tc.posts {
 				t.Fatalf("%d POSTs, want %d (outcome %d, %v)", posts, tc.posts, o.Kind, o.Err)
@@ -88,11 +88,10 @@ func TestTriggerSendsAtMostMaxRetriesAgain(t *testing.T) {
 	t.Parallel()
 	fs, w := newFaultyService(t)
 	fs.dropPOSTs, fs.processLater = 100, 1<<30
-	_, err := w.trigger(context.Background(), fs.account, RunOptions{})
-	var ue *unidentifiedError
+	_, o := w.trigger(context.Background(), fs.account, RunOptions{})
 	var re *client.RetryError
-	if !errors.As(err, &ue) || ue.Queued || !errors.As(err, &re) {
-		t.Fatalf("err = %v; want an unconfirmed *unidentifiedError from the retry limit", err)
+	if o.Kind != NotIdentified || o.Confirmed || !errors.As(o.Err, &re) {
+		t.Fatalf("outcome %d, %v; want an unconfirmed NotIdentified from the retry limit", o.Kind, o.Err)
 	}
 	if posts, _ := fs.counts(); posts != 2 {
 		t.Errorf("%d POSTs, want 2 (max_retries = 1)", posts)
@@ -107,10 +106,9 @@ func TestConflictAfterUnknownOutcomeWithAnOlderBackupRunning(t *testing.T) {
 	fs, w := newFaultyService(t)
 	fs.addOld(client.StatusRunning, 10*time.Minute)
 	fs.failPOSTs = 1
-	_, err := w.trigger(context.Background(), fs.account, RunOptions{})
-	var ue *unidentifiedError
-	if !errors.Is(err, client.ErrConflict) || errors.As(err, &ue) {
-		t.Fatalf("err = %v; want the 409", err)
+	_, o := w.trigger(context.Background(), fs.account, RunOptions{})
+	if !errors.Is(o.Err, client.ErrConflict) || o.Kind == NotIdentified {
+		t.Fatalf("outcome %d, %v; want the 409", o.Kind, o.Err)
 	}
 	// The 500's backup is looked for as long as after a 202 (a listing may
 	// lag): 7 listings over IdentifyWithin, then one for the 409.
@@ -135,9 +133,9 @@ func TestIdentifyLooksOnceMoreWhenInterrupted(t *testing.T) {
 			cancel()
 		}
 	}
-	tr, err := w.trigger(ctx, fs.account, RunOptions{})
-	if err != nil {
-		t.Fatalf("trigger: %v; want the backup found by the detached look", err)
+	tr, o := w.trigger(ctx, fs.account, RunOptions{})
+	if tr == nil {
+		t.Fatalf("trigger: %v; want the backup found by the detached look", o.Err)
 	}
 	if q := fs.queuedIDs(); len(q) != 1 || tr.Backup.ID != q[0] {
 		t.Errorf("found %s, queued %v", tr.Backup.ID, q)
@@ -158,10 +156,9 @@ func TestIdentifyInterruptedAndNotListed(t *testing.T) {
 			cancel()
 		}
 	}
-	_, err := w.trigger(ctx, fs.account, RunOptions{})
-	var ue *unidentifiedError
-	if !errors.As(err, &ue) || !ue.Queued || !errors.Is(err, ErrNotListed) {
-		t.Fatalf("trigger: %v; want a queued unidentified trigger, not listed", err)
+	_, o := w.trigger(ctx, fs.account, RunOptions{})
+	if o.Kind != NotIdentified || !o.Confirmed || !errors.Is(o.Err, ErrNotListed) {
+		t.Fatalf("trigger: %v; want a queued unidentified trigger, not listed", o.Err)
 	}
 }
 

@@ -34,37 +34,38 @@ func TestFollow(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		// known builds the record from a fixture and its account.
-		known      func(f *runFixture, c *Runner, acct string) Known
+		known      func(f *runFixture, c *Runner, acct string) Record
 		opts       FollowOptions
 		wantStatus string // "" for no backup returned
-		wantErr    func(error) bool
+		wantErr    func(Outcome) bool
 		wantQueued int // backups queued by Follow itself
 	}{
 		{
 			name: "in progress, waited for: the wait's polls read it",
-			known: func(f *runFixture, c *Runner, acct string) Known {
-				b, err := c.run(context.Background(), acct, RunOptions{})
-				if err != nil {
-					t.Fatal(err)
+			known: func(f *runFixture, c *Runner, acct string) Record {
+				o := c.run(context.Background(), acct, RunOptions{})
+				if o.Err != nil {
+					t.Fatal(o.Err)
 				}
-				return Known{BackupID: b.ID, Status: b.Status, TriggeredAt: b.CreatedAt}
+				b := o.Backup
+				return Record{BackupID: b.ID, Status: b.Status, TriggeredAt: b.CreatedAt}
 			},
 			opts:       FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}},
 			wantStatus: client.StatusSuccess,
 		},
 		{
 			name: "finished, counts: returned as read",
-			known: func(f *runFixture, c *Runner, acct string) Known {
+			known: func(f *runFixture, c *Runner, acct string) Record {
 				b := finished(f, acct, false)
-				return Known{BackupID: b.ID, Status: client.StatusRunning}
+				return Record{BackupID: b.ID, Status: client.StatusRunning}
 			},
 			opts:       FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}, Counts: func(client.Backup) bool { return true }, Renew: true},
 			wantStatus: client.StatusSuccess,
 		},
 		{
 			name: "does not count, renewed: a new backup",
-			known: func(f *runFixture, c *Runner, acct string) Known {
-				return Known{BackupID: finished(f, acct, true).ID, Status: client.StatusFailed}
+			known: func(f *runFixture, c *Runner, acct string) Record {
+				return Record{BackupID: finished(f, acct, true).ID, Status: client.StatusFailed}
 			},
 			opts:       FollowOptions{Counts: never, Renew: true},
 			wantStatus: client.StatusPending,
@@ -72,68 +73,66 @@ func TestFollow(t *testing.T) {
 		},
 		{
 			name: "does not count, not renewed: returned as read, nothing queued",
-			known: func(f *runFixture, c *Runner, acct string) Known {
-				return Known{BackupID: finished(f, acct, true).ID, Status: client.StatusRunning}
+			known: func(f *runFixture, c *Runner, acct string) Record {
+				return Record{BackupID: finished(f, acct, true).ID, Status: client.StatusRunning}
 			},
 			opts:       FollowOptions{Counts: never},
 			wantStatus: client.StatusFailed,
 		},
 		{
 			name: "failed, waited for: the failure",
-			known: func(f *runFixture, c *Runner, acct string) Known {
-				return Known{BackupID: finished(f, acct, true).ID, Status: client.StatusRunning}
+			known: func(f *runFixture, c *Runner, acct string) Record {
+				return Record{BackupID: finished(f, acct, true).ID, Status: client.StatusRunning}
 			},
 			opts:       FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}},
 			wantStatus: client.StatusFailed,
-			wantErr:    func(err error) bool { return errors.Is(err, errBackupFailed) },
+			wantErr:    func(o Outcome) bool { return o.Kind == Failed },
 		},
 		{
 			name: "unreadable: nothing followed, nothing queued, even with Renew",
-			known: func(f *runFixture, c *Runner, acct string) Known {
-				return Known{BackupID: "bkp_0000000000000000", Status: client.StatusRunning}
+			known: func(f *runFixture, c *Runner, acct string) Record {
+				return Record{BackupID: "bkp_0000000000000000", Status: client.StatusRunning}
 			},
 			opts: FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}, Counts: never, Renew: true},
-			wantErr: func(err error) bool {
-				var ue *unreadableError
-				return errors.As(err, &ue) && ue.BackupID == "bkp_0000000000000000" && errors.Is(err, client.ErrNotFound)
+			wantErr: func(o Outcome) bool {
+				return o.Kind == Unreadable && o.BackupID == "bkp_0000000000000000" && errors.Is(o.Err, client.ErrNotFound)
 			},
 		},
 		{
 			name: "unidentified, found: followed whatever it became",
-			known: func(f *runFixture, c *Runner, acct string) Known {
+			known: func(f *runFixture, c *Runner, acct string) Record {
 				began := f.mockClock.Now().Add(-time.Second)
-				if _, err := c.run(context.Background(), acct, RunOptions{}); err != nil {
-					t.Fatal(err)
+				if o := c.run(context.Background(), acct, RunOptions{}); o.Err != nil {
+					t.Fatal(o.Err)
 				}
-				return Known{TriggeredAt: began, Confirmed: true}
+				return Record{TriggeredAt: began, Confirmed: true}
 			},
 			opts:       FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}, Counts: never, Renew: true},
 			wantStatus: client.StatusSuccess,
 		},
 		{
 			name: "unidentified, confirmed, never listed: unidentified again, nothing queued",
-			known: func(f *runFixture, c *Runner, acct string) Known {
-				return Known{TriggeredAt: f.mockClock.Now().Add(-time.Hour), Confirmed: true}
+			known: func(f *runFixture, c *Runner, acct string) Record {
+				return Record{TriggeredAt: f.mockClock.Now().Add(-time.Hour), Confirmed: true}
 			},
-			wantErr: func(err error) bool {
-				var ue *unidentifiedError
-				return errors.As(err, &ue) && ue.Queued && errors.Is(err, ErrNotListed)
+			wantErr: func(o Outcome) bool {
+				return o.Kind == NotIdentified && o.Confirmed && errors.Is(o.Err, ErrNotListed)
 			},
 		},
 		{
 			name: "unidentified, unconfirmed, never listed past the grace: a new trigger",
-			known: func(f *runFixture, c *Runner, acct string) Known {
-				return Known{TriggeredAt: f.mockClock.Now().Add(-time.Hour)}
+			known: func(f *runFixture, c *Runner, acct string) Record {
+				return Record{TriggeredAt: f.mockClock.Now().Add(-time.Hour)}
 			},
 			wantStatus: client.StatusPending,
 			wantQueued: 1,
 		},
 		{
 			name: "unidentified, unconfirmed, within the grace: unidentified, nothing queued",
-			known: func(f *runFixture, c *Runner, acct string) Known {
-				return Known{TriggeredAt: f.mockClock.Now()}
+			known: func(f *runFixture, c *Runner, acct string) Record {
+				return Record{TriggeredAt: f.mockClock.Now()}
 			},
-			wantErr: func(err error) bool { return errors.Is(err, errUnidentified) },
+			wantErr: func(o Outcome) bool { return o.Kind == NotIdentified },
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,12 +142,13 @@ func TestFollow(t *testing.T) {
 			c := f.client(t)
 			k := tc.known(f, c, acct)
 			before := f.srv.Stats().BackupsQueued[acct]
-			b, err := c.follow(context.Background(), acct, k, tc.opts)
+			o := c.follow(context.Background(), acct, k, tc.opts)
+			b := o.Backup
 			switch {
-			case tc.wantErr == nil && err != nil:
-				t.Fatalf("Follow: %v", err)
-			case tc.wantErr != nil && !tc.wantErr(err):
-				t.Fatalf("Follow error %v (%T), not the one expected", err, err)
+			case tc.wantErr == nil && o.Err != nil:
+				t.Fatalf("Follow: %v", o.Err)
+			case tc.wantErr != nil && !tc.wantErr(o):
+				t.Fatalf("Follow outcome %d, %v, not the one expected", o.Kind, o.Err)
 			}
 			if got := ""; b != nil {
 				got = b.Status

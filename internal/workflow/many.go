@@ -6,17 +6,13 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/fleet"
 )
 
-// MaxBackupsInFlight bounds the accounts RunMany follows at once. Each
-// waits mostly asleep between polls; the limiter, shared by all, keeps
-// their requests within the key's allowance.
+// MaxBackupsInFlight bounds the accounts RunMany follows at once; the
+// client's limiter keeps their requests within the key's allowance.
 const MaxBackupsInFlight = 1000
 
-// RunMany runs Run for every account concurrently, so that the whole
-// takes about one backup's time plus the requests over the allowance, not
-// the sum of the backups. One account's failure does not stop the others.
-// progress, when set, gets each account's events; ended, when set, each
-// outcome as it comes, with how many have. Calls to progress may overlap;
-// calls to ended do not. The outcomes are in the order of accountIDs.
+// RunMany runs Run for every account at once, the outcomes in the order of
+// accountIDs. progress (calls may overlap) gets each account's events;
+// ended (calls never overlap) each outcome as it comes.
 func (w *Runner) RunMany(ctx context.Context, accountIDs []string, opts RunOptions,
 	progress func(accountID string, ev Event), ended func(o Outcome, finished int),
 ) []Outcome {
@@ -35,8 +31,7 @@ func (w *Runner) RunMany(ctx context.Context, accountIDs []string, opts RunOptio
 	})
 	for i := range outcomes {
 		if outcomes[i].AccountID == "" {
-			// Not started: the context ended first.
-			outcomes[i] = outcomeOf(accountIDs[i], nil, context.Cause(ctx), opts.WaitForCompletion)
+			outcomes[i] = notStarted(ctx, accountIDs[i])
 		}
 	}
 	return outcomes

@@ -1,8 +1,10 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -12,62 +14,35 @@ import (
 type Kind int
 
 // The kinds. Only Succeeded, and NotWaited for a caller that does not
-// wait, can let a guarded change go ahead (see Outcome.Good).
+// wait, let a guarded change go ahead (Outcome.Good).
 const (
-	// Refused: no backup was queued: the service or a check before the
-	// trigger refused it (a conflict with on_conflict = "fail", a 422, a
-	// key of another organization, an account proven gone), or the
-	// trigger could not be sent. Err says which.
-	Refused Kind = iota + 1
-	// ConflictNotOver: the wait for another backup, already in progress,
-	// stopped (Err wraps the context's error on an interrupt or a
-	// timeout); none was queued. Running is that backup, when seen.
-	ConflictNotOver
-	// NotIdentified: a backup was queued (Confirmed), or perhaps queued,
-	// but its record was never found. TriggeredAt is when the trigger
-	// began, on this machine's clock.
-	NotIdentified
-	// Unreadable: the recorded backup (BackupID) could not be read;
-	// nothing was followed or queued.
-	Unreadable
-	// NotWaited: the backup is known, and nobody waited for it to end.
-	NotWaited
-	// Succeeded: the backup was waited for and succeeded.
-	Succeeded
-	// Failed: the backup was waited for and ended in another status.
-	Failed
-	// TimedOut, Interrupted: the wait for the backup ran out, or was
-	// interrupted; the backup goes on in the service.
-	TimedOut
-	Interrupted
-	// Unfollowed: polling the backup failed (Err); it goes on.
-	Unfollowed
+	Refused         Kind = iota + 1 // no backup was queued: refused, or not sent; Err says why
+	ConflictNotOver                 // the wait for a backup already in progress stopped; none was queued
+	NotIdentified                   // a backup was queued (Confirmed), or perhaps queued, and never found
+	Unreadable                      // the recorded backup (BackupID) could not be read; nothing followed or queued
+	NotWaited                       // the backup is known, and nobody waited for it to end
+	Succeeded                       // waited for, it succeeded and counts
+	Failed                          // waited for, it ended in another status or does not count
+	TimedOut                        // the wait ran out; the backup goes on
+	Interrupted                     // the wait was interrupted; the backup goes on
+	Unfollowed                      // polling failed (Err); the backup goes on
 )
 
 // Outcome is the one answer of a run: what became of the backup, and why.
 type Outcome struct {
 	Kind      Kind
 	AccountID string
-	// Backup as last read; nil when none is known (Refused,
-	// ConflictNotOver, NotIdentified, Unreadable).
-	Backup *client.Backup
-	// Err is why the outcome is not a good one; nil for Succeeded and
-	// NotWaited.
-	Err error
-	// Waited is how long the wait that stopped had lasted.
-	Waited time.Duration
-	// Running is the backup a ConflictNotOver waited for, when seen.
-	Running *client.Backup
-	// TriggeredAt and Confirmed describe a NotIdentified trigger.
-	TriggeredAt time.Time
-	Confirmed   bool
-	// BackupID is the backup an Unreadable follow-up could not read.
-	BackupID string
-	// Reused: this run queued no backup; Backup is a recent one that
-	// counts for it (RunOptions.ReuseWithin).
-	Reused bool
-	// ReuseRefused says why reuse_within could not be read (the service's
-	// clock, beyond the allowance): a new backup was taken instead.
+	Backup    *client.Backup // as last read; nil when none is known
+	Err       error          // why the outcome is not good; nil for Succeeded and NotWaited
+	Waited    time.Duration  // how long the wait that stopped had lasted
+	Running   *client.Backup // the backup a ConflictNotOver waited for, when seen
+	// TriggeredAt, TriggeredOnService and Confirmed describe a NotIdentified
+	// trigger (see Record).
+	TriggeredAt, TriggeredOnService time.Time
+	Confirmed                       bool
+	BackupID                        string // the backup an Unreadable follow-up could not read
+	Reused                          bool   // no backup queued: a recent one counts (RunOptions.ReuseWithin)
+	// ReuseRefused says why reuse_within could not be read: a new backup was taken.
 	ReuseRefused error
 }
 
@@ -90,78 +65,63 @@ func (o Outcome) Reason() string {
 	return "the service gave no reason"
 }
 
-// outcomeOf classifies what a run returned: the one place where its
-// errors are told apart. waits says whether the run waited for the end.
-func outcomeOf(accountID string, b *client.Backup, err error, waits bool) Outcome {
-	o := Outcome{AccountID: accountID, Backup: b, Err: err}
-	var (
-		we *waitError
-		fe *backupFailedError
-		cw *conflictWaitError
-		ue *unidentifiedError
-		ur *unreadableError
-	)
-	switch {
-	case err == nil && b == nil:
-		o.Kind, o.Err = Refused, errors.New("no backup was queued")
-	case err == nil && waits && client.InProgress(b.Status):
-		// No wait ends so: fail closed all the same.
-		o.Kind, o.Err = Unfollowed, errors.New("the wait ended with the backup still in progress")
-	case err == nil && waits:
-		o.Kind = Succeeded // waitFrom judged it: Rule.Check, the one place
-	case err == nil:
-		o.Kind = NotWaited
-	case errors.As(err, &we):
-		bb := we.Backup
-		o.Backup, o.Waited, o.Err = &bb, we.Waited, we.Err
-		switch {
-		case errors.Is(err, context.Canceled):
-			o.Kind = Interrupted
-		case errors.Is(err, context.DeadlineExceeded):
-			o.Kind = TimedOut
-		default:
-			o.Kind = Unfollowed
-		}
-	case errors.As(err, &fe):
-		bb := fe.Backup
-		o.Kind, o.Backup = Failed, &bb
-	case errors.As(err, &cw):
-		o.Kind, o.Backup, o.Running, o.Waited, o.Err = ConflictNotOver, nil, cw.Running, cw.Waited, cw.Err
-	case errors.As(err, &ue):
-		o.Kind, o.Backup, o.TriggeredAt, o.Confirmed, o.Err = NotIdentified, nil, ue.TriggeredAt, ue.Queued, ue.Err
-	case errors.As(err, &ur):
-		o.Kind, o.Backup, o.BackupID, o.Err = Unreadable, nil, ur.BackupID, ur.Err
-	default:
-		o.Kind, o.Backup = Refused, nil
+func refused(err error) Outcome { return Outcome{Kind: Refused, Err: err} }
+
+func notWaited(b *client.Backup) Outcome { return Outcome{Kind: NotWaited, Backup: b} }
+
+// unidentified: a trigger that began at began queued a backup (queued), or
+// may have, and err says why it was not found.
+func unidentified(began time.Time, queued bool, err error) Outcome {
+	return Outcome{Kind: NotIdentified, TriggeredAt: began, Confirmed: queued, Err: err}
+}
+
+// failed: b ended in another status than success or, with why (Rule.Check's
+// reason), in a success that does not count.
+func failed(b client.Backup, why error) Outcome {
+	if why == nil {
+		why = fmt.Errorf("backup %s of account %s ended with status %q: %s", b.ID, b.AccountID, b.Status, Outcome{Backup: &b}.Reason())
 	}
-	return o
+	return Outcome{Kind: Failed, Backup: &b, Err: why}
 }
 
 // Run queues one backup of the account and, with WaitForCompletion, waits
-// for it to end (see run); with ReuseWithin, a recent backup may count
-// instead (see reuse).
+// for it to end; with ReuseWithin, a recent backup may count instead.
 func (w *Runner) Run(ctx context.Context, accountID string, opts RunOptions) Outcome {
+	var o Outcome
 	if opts.ReuseWithin > 0 {
-		return w.recorded(w.reuse(ctx, accountID, opts))
+		o = w.reuse(ctx, accountID, opts)
+	} else {
+		o = w.run(ctx, accountID, opts)
 	}
-	b, err := w.run(ctx, accountID, opts)
-	return w.recorded(outcomeOf(accountID, b, err, opts.WaitForCompletion))
+	o.AccountID = accountID
+	return w.onService(o)
 }
 
-// recorded is o as records keep it: an unidentified trigger's time on the
-// service's clock, which another machine can read (see fromService).
-func (w *Runner) recorded(o Outcome) Outcome {
-	if !o.TriggeredAt.IsZero() {
-		o.TriggeredAt = w.toService(o.TriggeredAt)
+// onService notes when a trigger not identified began on the service's
+// clock, for whichever machine looks for its backup next.
+func (w *Runner) onService(o Outcome) Outcome {
+	if off, ok := w.c.ClockOffset(); ok && o.Kind == NotIdentified && o.TriggeredOnService.IsZero() {
+		o.TriggeredOnService = o.TriggeredAt.Add(off)
 	}
 	return o
 }
 
-// Follow carries on with a backup a caller recorded (see follow).
-func (w *Runner) Follow(ctx context.Context, accountID string, k Known, opts FollowOptions) Outcome {
-	if k.BackupID == "" {
-		k.TriggeredAt = w.fromService(k.TriggeredAt)
+// Follow carries on with the backup of a record (see follow).
+func (w *Runner) Follow(ctx context.Context, accountID string, r Record, opts FollowOptions) Outcome {
+	o := w.follow(ctx, accountID, r, opts)
+	o.AccountID = accountID
+	if !o.TriggeredAt.Equal(r.TriggeredAt) {
+		return w.onService(o) // a new trigger
 	}
-	b, err := w.follow(ctx, accountID, k, opts)
-	return w.recorded(outcomeOf(accountID, b, err, opts.WaitForCompletion))
+	return o
+}
+
+// errNoBackup: an account RunMany never started.
+var errNoBackup = errors.New("no backup was queued")
+
+// notStarted is the outcome of an account the context ended before.
+func notStarted(ctx context.Context, accountID string) Outcome {
+	o := refused(cmp.Or(context.Cause(ctx), errNoBackup))
+	o.AccountID = accountID
+	return o
 }

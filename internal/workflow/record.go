@@ -1,12 +1,6 @@
-// Which backup counts for a change. A Record is
-// what a backup_trigger, a backup_on_destroy or an action invocation knows
-// of the backup it stands for, and its Phase; this file holds every
-// transition between phases and every rule on when a recorded backup
-// still stands for a change, so that the resources and the action only
-// carry records and ask them.
+// Which backup a change stands for, and every transition of its Record:
 //
 //	none ──trigger──▶ in_progress ──wait──▶ succeeded | failed
-//	  │                  │   ▲ (read)
 //	  │                  ├──▶ interrupted (Ctrl-C)  ─┐
 //	  │                  └──▶ timed_out             ─┴─ follow ─▶ ...
 //	  └──outcome unknown / not listed──▶ unidentified ──found──▶ in_progress ...
@@ -15,59 +9,121 @@
 package workflow
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// Phase is where the backup a record stands for is, as far as it knows.
+// Phase is where the recorded backup is, as far as the record knows.
 type Phase string
 
-// The phases. Interrupted and TimedOut are in progress as far as the
-// service goes: they say why nobody waits for the backup any more.
+// The phases. Interrupted and TimedOut are in progress for the service:
+// they say why nobody waits for the backup any more.
 const (
 	PhaseNone         Phase = ""             // nothing recorded: the next change takes a new backup
-	PhaseUnidentified Phase = "unidentified" // triggered, its backup never listed (Confirmed: the service accepted it)
-	PhaseInProgress   Phase = "in_progress"  // pending or running, not waited for (or still being waited for)
-	PhaseInterrupted  Phase = "interrupted"  // a wait for it was interrupted
-	PhaseTimedOut     Phase = "timed_out"    // a wait for it ran out
+	PhaseUnidentified Phase = "unidentified" // triggered, its backup never listed
+	PhaseInProgress   Phase = "in_progress"
+	PhaseInterrupted  Phase = "interrupted"
+	PhaseTimedOut     Phase = "timed_out"
 	PhaseSucceeded    Phase = "succeeded"
 	PhaseFailed       Phase = "failed"   // ended in any status but success
-	PhaseImported     Phase = "imported" // adopted by import, until the first apply takes the configuration
+	PhaseImported     Phase = "imported" // until the first apply takes the configuration
 )
 
-// Record is what is known of the backup a resource or an invocation
-// stands for.
+// Record is what a resource or an invocation knows of the backup it stands
+// for; it is also the private state's format (Encode, Decode).
 type Record struct {
-	Phase    Phase
-	BackupID string // "" while PhaseUnidentified, and when nothing is recorded
-	// Status as the service last gave it; "" before an import's first read.
-	Status string
-	// TriggeredAt is when the backup was created, or, Unidentified, when
-	// its trigger began (on this machine's clock); zero before an import's
-	// first read.
-	TriggeredAt time.Time
-	CompletedAt time.Time // zero while in progress
-	// Confirmed: the service accepted the trigger of an Unidentified
-	// backup (a backup was queued, only its record is missing).
-	Confirmed bool
-	// CountsUntil bounds how long the record stands for its change (a
-	// destroy that stopped: until it plus resume_within).
-	CountsUntil time.Time
-	// Reused: the backup was not queued for this change; a recent one
-	// counted for it (reuse_within).
-	Reused bool
-	// Since is when the resource's previous change went ahead (Rule.After
-	// of this record's change); zero when none is known.
-	Since time.Time
-	// AheadAt is when this record's change went ahead (its operation
-	// reported a good outcome), on the service's clock as its answers
-	// date it (Runner.ServiceNow); zero until then.
-	AheadAt time.Time
+	Phase    Phase  `json:"phase"`
+	BackupID string `json:"backup_id,omitempty"` // "" while unidentified or none
+	Status   string `json:"status,omitempty"`    // as last read; "" before an import's first read
+	// TriggeredAt: when the backup was created or, unidentified, when its
+	// trigger began (this machine's clock).
+	TriggeredAt time.Time `json:"triggered_at,omitzero"`
+	// TriggeredOnService: an unidentified trigger's start on the service's
+	// clock, as the machine that sent it read it (Rule.BeganOnService).
+	TriggeredOnService time.Time `json:"triggered_on_service,omitzero"`
+	CompletedAt        time.Time `json:"completed_at,omitzero"`
+	Confirmed          bool      `json:"confirmed,omitempty"`   // the service accepted an unidentified backup's trigger
+	CountsUntil        time.Time `json:"counts_until,omitzero"` // a stopped destroy's record stands until then
+	Reused             bool      `json:"reused,omitempty"`      // a recent backup counted (reuse_within)
+	// Since: when the previous change went ahead (its Rule.After); AheadAt:
+	// when this one did, on the service's clock (Runner.ServiceNow).
+	Since   time.Time `json:"since,omitzero"`
+	AheadAt time.Time `json:"ahead_at,omitzero"`
 }
 
-// phaseOf is the phase of a backup that nobody waits for: a success that
+// Key is the private-state key of a resource's record.
+const Key = "lifecycle"
+
+// version of the stored record: a later one is refused, never misread.
+const version = 1
+
+type stored struct {
+	V int `json:"v"`
+	Record
+}
+
+// Encode is the record as private state; nil (no key) for None with nothing to carry.
+func Encode(r Record) []byte {
+	if r.Phase == PhaseNone && r.Since.IsZero() {
+		return nil
+	}
+	raw, _ := json.Marshal(stored{V: version, Record: r})
+	return raw
+}
+
+// Decode reads a stored record; empty is None.
+func Decode(raw []byte) (Record, error) {
+	if len(raw) == 0 {
+		return Record{}, nil
+	}
+	var s stored
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return Record{}, fmt.Errorf("unreadable backup record: %w", err)
+	}
+	if s.V != version {
+		return Record{}, fmt.Errorf("backup record of version %d, this release reads version %d: use the release that wrote it or a later one", s.V, version)
+	}
+	return s.Record, nil
+}
+
+// FromTriggerState is a trigger's record from what its state shows (the
+// backup's id, status, times and reused) and its stored record, which adds
+// what the state cannot say. The state wins where both speak.
+func FromTriggerState(shown Record, raw []byte) (Record, error) {
+	kept, err := Decode(raw)
+	if err != nil {
+		return Record{}, err
+	}
+	r := Record{BackupID: shown.BackupID, Status: shown.Status, TriggeredAt: shown.TriggeredAt, CompletedAt: shown.CompletedAt,
+		Confirmed: kept.Confirmed, Reused: shown.Reused, Since: kept.Since, AheadAt: kept.AheadAt}
+	switch {
+	case r.BackupID == "" && r.TriggeredAt.IsZero() && kept.Phase == PhaseNone && !kept.Since.IsZero():
+		// A replacement that queued no backup, kept to tell when the replaced change went ahead.
+		return Record{Since: kept.Since}, nil
+	case r.BackupID == "":
+		if r.TriggeredAt.IsZero() {
+			return Record{}, errors.New("no backup id and no triggered_at")
+		}
+		r.Phase, r.TriggeredOnService = PhaseUnidentified, kept.TriggeredOnService
+		return r, nil
+	case kept.Phase == PhaseImported:
+		r.Phase = PhaseImported
+	case client.InProgress(r.Status) && (kept.Phase == PhaseInterrupted || kept.Phase == PhaseTimedOut):
+		r.Phase = kept.Phase
+	case kept.Phase == PhaseFailed && kept.BackupID == r.BackupID:
+		r.Phase = PhaseFailed // a success that contradicted itself: the state has no room for why
+	default:
+		r.Phase = phaseOf(r.backup())
+	}
+	r.Confirmed = false
+	return r, nil
+}
+
+// phaseOf is the phase of a backup nobody waits for; a success that
 // contradicts itself (client.Backup.Good) is a failure.
 func phaseOf(b client.Backup) Phase {
 	switch {
@@ -80,11 +136,8 @@ func phaseOf(b client.Backup) Phase {
 	}
 }
 
-// WentAhead is when the change this record stands for went ahead, as far as
-// it shows, for the next change's Rule.After: the latest of its own Since,
-// its backup's start (or its trigger's, unidentified), its end, and when
-// its operation went ahead (an adopted backup can be older). Later
-// than the truth is safe (only a newer backup counts); earlier never is.
+// WentAhead is when this record's change went ahead, as far as it shows,
+// for the next change's Rule.After. Later than the truth is safe; earlier never is.
 func (r Record) WentAhead() time.Time {
 	t := r.Since
 	if r.TriggeredAt.After(t) {
@@ -101,12 +154,9 @@ func (r Record) WentAhead() time.Time {
 	return t
 }
 
-// After is the record once a run or a Follow of r came to o: the backup
-// and its phase, with a wait that stopped before the backup ended as
-// Interrupted or TimedOut; a trigger whose backup was not listed as
-// Unidentified; and None when no backup is known to have been queued (a
-// refusal, a conflict waited out, a failure before any trigger, a read
-// that failed).
+// After is the record once a run or a Follow of r came to o: a stopped
+// wait is Interrupted or TimedOut, a backup not listed Unidentified, and
+// None when no backup is known to have been queued.
 func (r Record) After(o Outcome) Record {
 	switch {
 	case o.Backup != nil:
@@ -127,7 +177,7 @@ func (r Record) After(o Outcome) Record {
 		}
 		return next
 	case o.Kind == NotIdentified:
-		return Record{Phase: PhaseUnidentified, TriggeredAt: o.TriggeredAt, Confirmed: o.Confirmed, Since: r.Since}
+		return Record{Phase: PhaseUnidentified, TriggeredAt: o.TriggeredAt, TriggeredOnService: o.TriggeredOnService, Confirmed: o.Confirmed, Since: r.Since}
 	}
 	return Record{Since: r.Since}
 }
@@ -137,13 +187,11 @@ func ImportedAs(backupID string) Record {
 	return Record{Phase: PhaseImported, BackupID: backupID}
 }
 
-// Observe is the record after a read of its backup: the service's status
-// and times. An unidentified trigger is identified by it; an in-progress
-// backup keeps why nobody waits for it; an import stays imported until
-// the first apply adopts it.
+// Observe is the record after a read of its backup. An in-progress backup
+// keeps why nobody waits for it; an import stays imported until adopted.
 func (r Record) Observe(b client.Backup) Record {
 	next := r
-	next.BackupID, next.Status, next.Confirmed = b.ID, b.Status, false
+	next.BackupID, next.Status, next.Confirmed, next.TriggeredOnService = b.ID, b.Status, false, time.Time{}
 	if !b.CreatedAt.IsZero() {
 		next.TriggeredAt = b.CreatedAt
 	}
@@ -160,7 +208,7 @@ func (r Record) Observe(b client.Backup) Record {
 	return next
 }
 
-// Adopted is an imported record once the first apply has taken the
+// Adopted is an imported record once the first apply took the
 // configuration: from then on, the phase of its status.
 func (r Record) Adopted() Record {
 	if r.Phase == PhaseImported && r.Status != "" {
@@ -178,36 +226,21 @@ func (r Record) backup() client.Backup {
 	return b
 }
 
-// Finished: the backup ended, and the record knows when it began. It
-// never changes again, so a refresh only checks that its account exists.
+// Finished: the backup ended and the record knows when it began; it never
+// changes again.
 func (r Record) Finished() bool {
 	return r.Status != "" && !client.InProgress(r.Status) && !r.TriggeredAt.IsZero()
 }
 
-// Known is what Follow needs of the record.
-func (r Record) Known() Known {
-	return Known{BackupID: r.BackupID, Status: r.Status, TriggeredAt: r.TriggeredAt, Confirmed: r.Confirmed}
-}
-
-// Step is what the next apply of a backup_trigger does with its recorded
-// backup, where no replacement is planned for other reasons.
+// Step is what the next apply of a backup_trigger does with its backup.
 type Step int
 
 // The steps.
 const (
-	// Keep: nothing to do with the backup; settings are stored.
-	Keep Step = iota
-	// Identify: look for the unidentified backup (and wait for it):
-	// id, triggered_at, backup_status and completed_at become known.
-	Identify
-	// Settle: read or wait for the backup (an import's first apply, a
-	// wait switched on, a wait that was interrupted): backup_status and
-	// completed_at become known.
-	Settle
-	// Retake: the backup failed, and the trigger waits for a good one or
-	// its change never went ahead: replace the trigger, which takes a new
-	// backup.
-	Retake
+	Keep     Step = iota // nothing to do with the backup
+	Identify             // look for the unidentified backup (and wait for it)
+	Settle               // read or wait for the backup
+	Retake               // replace the trigger, which takes a new backup
 )
 
 // Next is the step of the next apply for a trigger that waited
@@ -233,71 +266,50 @@ func (r Record) Next(waitedBefore, waitsNow bool) Step {
 }
 
 // TakesConfigTriggers: an imported trigger adopts the configuration's
-// triggers in place on its first apply instead of taking a new backup.
+// triggers in place on its first apply.
 func (r Record) TakesConfigTriggers() bool { return r.Phase == PhaseImported }
 
-// Replaced is what the replacement of a trigger (same account, same
-// triggers, in the same command) keeps of it, to adopt its backup rather
-// than queue a second one for the same change.
-type Replaced struct {
-	Record Record
-	// Wait is the timeouts.create it waited within; zero when it did not
-	// wait for its backup.
-	Wait time.Duration
-}
-
-// Adoptable says whether the replaced trigger's backup, as now read,
-// stands for the replacement: while it is in progress; when it succeeded
-// and its change never went ahead (the create failed: timed out, or not
-// identified until a refresh found it); and when it succeeded after its
-// wait timed out (the apply that tainted the trigger could not see it). A
-// backup that failed, or that succeeded for a change that went ahead (the
-// replacement then is the user's wish for a new one), does not.
-func (p Replaced) Adoptable(b client.Backup) bool {
+// Adoptable says whether the backup of a replaced trigger with this record,
+// which waited within wait (zero: it did not wait), stands for its
+// replacement as b now reads: in progress; succeeded for a change that
+// never went ahead; or succeeded after its wait timed out.
+func (r Record) Adoptable(b client.Backup, wait time.Duration) bool {
 	switch {
 	case client.InProgress(b.Status):
 		return true
 	case !b.Good():
 		return false
-	case p.Record.AheadAt.IsZero() && p.Record.Phase != PhaseImported:
+	case r.AheadAt.IsZero() && r.Phase != PhaseImported:
 		return true
 	}
-	return p.Wait > 0 && b.CompletedAt != nil && b.CompletedAt.Sub(b.CreatedAt) > p.Wait
+	return wait > 0 && b.CompletedAt != nil && b.CompletedAt.Sub(b.CreatedAt) > wait
 }
 
-// Known is what the replacement follows: an unidentified backup as not
-// confirmed, so that a replacement queues a new backup once none was
-// listed for a whole grace period (the replacement is a request for one).
-func (p Replaced) Known() Known {
-	k := p.Record.Known()
-	k.Confirmed = false
-	return k
+// Unconfirmed is the record as a replacement follows it: a replacement
+// asks for a backup, so an unidentified one never listed for a whole grace
+// period is queued anew.
+func (r Record) Unconfirmed() Record {
+	r.Confirmed = false
+	return r
 }
 
-// StandsForDestroy says whether a destroy at now follows the record of
-// an earlier destroy that stopped: until its CountsUntil, and never longer
-// than resume from now (a runner whose clock ran ahead wrote a later
-// CountsUntil), on this machine's clock. After that, or after any apply
-// that was not a destroy (which clears the record), the data may have
-// changed: a new backup is taken.
+// StandsForDestroy says whether a destroy at now follows the record of an
+// earlier destroy that stopped: until CountsUntil, and never longer than
+// resume from now (a clock that ran ahead wrote a later one).
 func (r Record) StandsForDestroy(now time.Time, resume time.Duration) bool {
 	return r.Phase != PhaseNone && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil) && r.CountsUntil.Sub(now) <= resume
 }
 
 // CountsForDestroy says whether an earlier destroy's backup, as now read,
-// can let this destroy go ahead: while it is in progress (it is waited
-// for) or once it succeeded; a failed one is replaced by a new backup.
+// can let this destroy go ahead: in progress or succeeded.
 func CountsForDestroy(b client.Backup) bool {
 	return client.InProgress(b.Status) || b.Good()
 }
 
 // AfterStoppedDestroy is the record a destroy that did not see its backup
-// succeed leaves for the next one, from r (what it followed, None if it
-// took a new backup) and the run's outcome: the backup it began, when a
-// wait stopped or its backup was not listed; none after a failed backup
-// (the next destroy takes a new one); r itself otherwise, since a
-// transient error must not make the next destroy queue a second backup.
-// It stands until now plus resume (resume_within).
+// succeed leaves for the next one, standing until now plus resume: the
+// backup it began, none after a failure, else r (a transient error must
+// not queue a second backup).
 func (r Record) AfterStoppedDestroy(o Outcome, now time.Time, resume time.Duration) Record {
 	next := r
 	switch o.Kind {

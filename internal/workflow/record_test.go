@@ -20,55 +20,52 @@ var (
 	other   = client.Backup{ID: "bkp_fedcba9876543210", AccountID: "acc_0123456789abcdef", Status: client.StatusPending, CreatedAt: t0.Add(time.Hour)}
 )
 
-func waitErr(b client.Backup, cause error) error {
-	return &waitError{Backup: b, Waited: time.Minute, Err: cause}
+// stopped is a wait for b that stopped as kind, for cause.
+func stopped(kind Kind, b client.Backup, cause error) Outcome {
+	return Outcome{Kind: kind, Backup: &b, Waited: time.Minute, Err: cause}
 }
 
 // Every outcome of a run, and of a follow of a recorded backup, lands in
 // one phase.
 func TestAfter(t *testing.T) {
 	t.Parallel()
-	unidentified := &unidentifiedError{AccountID: running.AccountID, TriggeredAt: t0, Queued: true, Err: ErrNotListed}
 	for _, tc := range []struct {
 		name  string
 		prior Record
-		b     *client.Backup
-		err   error
+		o     Outcome
 		want  Record
 	}{
-		{"queued, not waited", Record{}, &running, nil,
+		{"queued, not waited", Record{}, notWaited(&running),
 			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
-		{"waited, succeeded", Record{}, &good, nil,
+		{"waited, succeeded", Record{}, Outcome{Kind: Succeeded, Backup: &good},
 			Record{Phase: PhaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
-		{"waited, failed", Record{}, &bad, &backupFailedError{Backup: bad},
+		{"waited, failed", Record{}, failed(bad, nil),
 			Record{Phase: PhaseFailed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}},
-		{"wait interrupted", Record{}, &running, waitErr(running, context.Canceled),
+		{"wait interrupted", Record{}, stopped(Interrupted, running, context.Canceled),
 			Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
-		{"wait timed out", Record{}, &running, waitErr(running, context.DeadlineExceeded),
+		{"wait timed out", Record{}, stopped(TimedOut, running, context.DeadlineExceeded),
 			Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
-		{"polling failed", Record{}, &running, waitErr(running, errors.New("503")),
+		{"polling failed", Record{}, stopped(Unfollowed, running, errors.New("503")),
 			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
-		{"wait error without the backup returned", Record{}, nil, waitErr(running, context.Canceled),
-			Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
-		{"not listed", Record{}, nil, unidentified,
+		{"not listed", Record{}, unidentified(t0, true, ErrNotListed),
 			Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}},
-		{"refused", Record{}, nil, fmt.Errorf("refused: %w", client.ErrUnprocessable), Record{}},
-		{"conflict waited out", Record{}, nil, &conflictWaitError{Err: context.DeadlineExceeded}, Record{}},
-		{"interrupted wait resumed to success", Record{Phase: PhaseInterrupted, BackupID: good.ID, Status: client.StatusRunning, TriggeredAt: t0}, &good, nil,
+		{"refused", Record{}, refused(fmt.Errorf("refused: %w", client.ErrUnprocessable)), Record{}},
+		{"conflict waited out", Record{}, Outcome{Kind: ConflictNotOver, Err: context.DeadlineExceeded}, Record{}},
+		{"interrupted wait resumed to success", Record{Phase: PhaseInterrupted, BackupID: good.ID, Status: client.StatusRunning, TriggeredAt: t0}, Outcome{Kind: Succeeded, Backup: &good},
 			Record{Phase: PhaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
-		{"interrupted wait resumed without waiting", Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusPending, TriggeredAt: t0}, &running, nil,
+		{"interrupted wait resumed without waiting", Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusPending, TriggeredAt: t0}, notWaited(&running),
 			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
-		{"unidentified, then identified", Record{Phase: PhaseUnidentified, TriggeredAt: t0.Add(-time.Second), Confirmed: true}, &running, nil,
+		{"unidentified, then identified", Record{Phase: PhaseUnidentified, TriggeredAt: t0.Add(-time.Second), Confirmed: true}, notWaited(&running),
 			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
-		{"a new backup replaces a failed one", Record{Phase: PhaseFailed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}, &other, nil,
+		{"a new backup replaces a failed one", Record{Phase: PhaseFailed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}, notWaited(&other),
 			Record{Phase: PhaseInProgress, BackupID: other.ID, Status: client.StatusPending, TriggeredAt: other.CreatedAt}},
 		{"the read gave no times: the record's stay", Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0},
-			&client.Backup{ID: running.ID, Status: client.StatusRunning}, waitErr(client.Backup{ID: running.ID, Status: client.StatusRunning}, context.Canceled),
+			stopped(Interrupted, client.Backup{ID: running.ID, Status: client.StatusRunning}, context.Canceled),
 			Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := tc.prior.After(outcomeOf(running.AccountID, tc.b, tc.err, false)); got != tc.want {
+			if got := tc.prior.After(tc.o); got != tc.want {
 				t.Errorf("After = %+v\nwant    %+v", got, tc.want)
 			}
 		})
@@ -161,25 +158,26 @@ func TestReplacedAdoptable(t *testing.T) {
 	lateGood.CompletedAt = &late
 	for _, tc := range []struct {
 		name string
-		p    Replaced
+		rec  Record
+		wait time.Duration
 		read client.Backup
 		want bool
 	}{
-		{"in progress", Replaced{Wait: 30 * time.Minute}, running, true},
-		{"in progress, not waited", Replaced{}, running, true},
-		{"succeeded after the wait ran out", Replaced{Wait: 30 * time.Minute, Record: wentAhead}, lateGood, true},
-		{"succeeded within the wait", Replaced{Wait: 30 * time.Minute, Record: wentAhead}, good, false},
-		{"succeeded, never waited for", Replaced{Record: wentAhead}, lateGood, false},
+		{"in progress", Record{}, 30 * time.Minute, running, true},
+		{"in progress, not waited", Record{}, 0, running, true},
+		{"succeeded after the wait ran out", wentAhead, 30 * time.Minute, lateGood, true},
+		{"succeeded within the wait", wentAhead, 30 * time.Minute, good, false},
+		{"succeeded, never waited for", wentAhead, 0, lateGood, false},
 		// Not identified until a refresh found it good (simulation seed 2219).
-		{"succeeded, its change never went ahead", Replaced{}, good, true},
-		{"succeeded, imported and never applied", Replaced{Record: ImportedAs(good.ID)}, good, false},
-		{"failed", Replaced{Wait: 30 * time.Minute}, bad, false},
+		{"succeeded, its change never went ahead", Record{}, 0, good, true},
+		{"succeeded, imported and never applied", ImportedAs(good.ID), 0, good, false},
+		{"failed", Record{}, 30 * time.Minute, bad, false},
 	} {
-		if got := tc.p.Adoptable(tc.read); got != tc.want {
+		if got := tc.rec.Adoptable(tc.read, tc.wait); got != tc.want {
 			t.Errorf("%s: adoptable %t, want %t", tc.name, got, tc.want)
 		}
 	}
-	k := Replaced{Record: Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}}.Known()
+	k := Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}.Unconfirmed()
 	if k.Confirmed || !k.TriggeredAt.Equal(t0) || k.BackupID != "" {
 		t.Errorf("a replacement follows an unidentified backup as unconfirmed, by its time: %+v", k)
 	}
@@ -220,20 +218,19 @@ func TestDestroyRecord(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		earlier Record
-		b       *client.Backup
-		err     error
+		o       Outcome
 		want    Record
 	}{
-		{"the backup failed: the next destroy takes a new one", rec, &bad, &backupFailedError{Backup: bad}, Record{}},
-		{"its wait timed out", Record{}, &running, waitErr(running, context.DeadlineExceeded),
+		{"the backup failed: the next destroy takes a new one", rec, failed(bad, nil), Record{}},
+		{"its wait timed out", Record{}, stopped(TimedOut, running, context.DeadlineExceeded),
 			Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
-		{"not listed", Record{}, nil, &unidentifiedError{TriggeredAt: t0, Queued: false, Err: ErrNotListed},
+		{"not listed", Record{}, unidentified(t0, false, ErrNotListed),
 			Record{Phase: PhaseUnidentified, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
-		{"a transient error keeps what was followed", rec, nil, &unreadableError{BackupID: rec.BackupID, Err: errors.New("503")},
+		{"a transient error keeps what was followed", rec, Outcome{Kind: Unreadable, BackupID: rec.BackupID, Err: errors.New("503")},
 			Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
-		{"refused before any backup", Record{}, nil, client.ErrUnprocessable, Record{}},
+		{"refused before any backup", Record{}, refused(client.ErrUnprocessable), Record{}},
 	} {
-		if got := tc.earlier.AfterStoppedDestroy(outcomeOf(running.AccountID, tc.b, tc.err, true), now, timeout); got != tc.want {
+		if got := tc.earlier.AfterStoppedDestroy(tc.o, now, timeout); got != tc.want {
 			t.Errorf("%s: %+v\nwant %+v", tc.name, got, tc.want)
 		}
 	}
@@ -247,25 +244,22 @@ func TestDestroyRecord(t *testing.T) {
 func TestGood(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		b     *client.Backup
-		err   error
-		waits bool
-		want  bool
+		o           Outcome
+		waits, want bool
 	}{
-		{&good, nil, true, true},
-		{&running, waitErr(running, context.Canceled), true, false},
-		{&running, waitErr(running, context.DeadlineExceeded), true, false},
-		{&running, nil, false, true},
-		{&running, nil, true, false},
-		{&bad, &backupFailedError{Backup: bad}, true, false},
-		{&bad, nil, false, false},
-		{nil, &unidentifiedError{TriggeredAt: t0, Queued: true}, false, false},
-		{nil, nil, false, false},
-		{nil, client.ErrConflict, false, false},
+		{Outcome{Kind: Succeeded, Backup: &good}, true, true},
+		{stopped(Interrupted, running, context.Canceled), true, false},
+		{stopped(TimedOut, running, context.DeadlineExceeded), true, false},
+		{notWaited(&running), false, true},
+		{notWaited(&running), true, false},
+		{failed(bad, nil), true, false},
+		{notWaited(&bad), false, false},
+		{unidentified(t0, true, nil), false, false},
+		{refused(errNoBackup), false, false},
+		{refused(client.ErrConflict), false, false},
 	} {
-		o := outcomeOf(running.AccountID, tc.b, tc.err, tc.waits)
-		if got := o.Good(tc.waits); got != tc.want {
-			t.Errorf("%+v, %v, waits %t: kind %d good %t, want %t", tc.b, tc.err, tc.waits, o.Kind, got, tc.want)
+		if got := tc.o.Good(tc.waits); got != tc.want {
+			t.Errorf("%+v, waits %t: kind %d good %t, want %t", tc.o.Backup, tc.waits, tc.o.Kind, got, tc.want)
 		}
 	}
 }
@@ -288,27 +282,30 @@ func TestStored(t *testing.T) {
 		t.Error("an unreadable record reads")
 	}
 
-	state := TriggerState{BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}
+	state := Record{BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}
+	shown := func(r Record) Record {
+		return Record{BackupID: r.BackupID, Status: r.Status, TriggeredAt: r.TriggeredAt, CompletedAt: r.CompletedAt, Reused: r.Reused}
+	}
 	for _, tc := range []struct {
 		name    string
-		s       TriggerState
+		s       Record
 		stored  []byte
 		want    Record
 		wantErr string
 	}{
 		{"stored", state, Encode(rec),
 			Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
-		{"the state says it ended since", TriggerState{BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done},
+		{"the state says it ended since", Record{BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done},
 			Encode(rec), Record{Phase: PhaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}, ""},
 		{"no record", state, nil,
 			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
-		{"imported, never read", TriggerState{BackupID: running.ID}, Encode(ImportedAs(running.ID)),
+		{"imported, never read", Record{BackupID: running.ID}, Encode(ImportedAs(running.ID)),
 			Record{Phase: PhaseImported, BackupID: running.ID}, ""},
-		{"unidentified, confirmed", TriggerState{TriggeredAt: t0}, Encode(Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}),
+		{"unidentified, confirmed", Record{TriggeredAt: t0}, Encode(Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}),
 			Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}, ""},
-		{"unidentified, stored", TriggerState{TriggeredAt: t0}, Encode(Record{Phase: PhaseUnidentified, TriggeredAt: t0}),
+		{"unidentified, stored", Record{TriggeredAt: t0}, Encode(Record{Phase: PhaseUnidentified, TriggeredAt: t0}),
 			Record{Phase: PhaseUnidentified, TriggeredAt: t0}, ""},
-		{"unidentified without a time", TriggerState{}, nil, Record{}, "no triggered_at"},
+		{"unidentified without a time", Record{}, nil, Record{}, "no triggered_at"},
 		{"a record of a later version", state, []byte(`{"v":9}`), Record{}, "version 9"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -323,7 +320,7 @@ func TestStored(t *testing.T) {
 			if err != nil || got != tc.want {
 				t.Fatalf("%+v, %v\nwant %+v", got, err, tc.want)
 			}
-			if s := got.State(); s != tc.s {
+			if s := shown(got); s != tc.s {
 				t.Errorf("shown as %+v, read from %+v", s, tc.s)
 			}
 		})

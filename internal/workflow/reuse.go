@@ -8,75 +8,49 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// reuse is a run in which a backup of the account that Rule.Check accepts
-// with reuse_within counts for it, so that pipelines guarding one account
-// at once, or a runner retried after it was killed, share one backup:
-//   - a good one is adopted: no POST, one listing page in all;
-//   - one still in progress is followed, and counts only if it succeeds
-//     (one that fails is followed by a new backup);
-//   - otherwise a new backup is queued, as run does. A 409 then means that
-//     another client queued one since the look: it is looked for again, and
-//     followed when it counts; if not, on_conflict decides.
-//
-// When the service's clock cannot be measured within the allowance, the
-// window cannot be read: a new backup is taken, and Outcome.ReuseRefused
-// says why.
+// reuse is a run in which a recent backup (reuse_within) counts: a good
+// one is adopted, one in progress followed (a new one follows if it
+// fails), else a new one is queued. ReuseRefused says why the clocks did
+// not let the window be read.
 func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) Outcome {
 	start := w.clock.Now()
-	emit := func(kind EventKind, b client.Backup, prev string) {
-		if opts.Progress != nil {
-			opts.Progress(Event{Kind: kind, Backup: b, Previous: prev, Elapsed: w.clock.Now().Sub(start)})
-		}
-	}
+	emit := w.progress(opts, start)
 	queue := opts
 	queue.WaitOnConflict = false
-	recent, refused := w.recent(ctx, accountID, opts, start)
-	finish := func(o Outcome) Outcome {
-		o.ReuseRefused = refused
-		return o
-	}
+	recent, whyNot := w.recent(ctx, accountID, opts, start)
 	if recent != nil {
 		if o := w.join(ctx, accountID, *recent, opts, start, emit); o.Kind != Failed {
 			return o
 		}
-		// It did not succeed: it counts for nothing, and a new backup is
-		// taken.
 	}
-	b, err := w.run(ctx, accountID, queue)
-	if errors.Is(err, client.ErrConflict) {
-		// Another client queued a backup since the look, or one older
-		// than the window is running: look again.
-		if recent, refused = w.recent(ctx, accountID, opts, start); recent != nil {
+	o := w.run(ctx, accountID, queue)
+	if errors.Is(o.Err, client.ErrConflict) {
+		// Queued by another since the look, or older than the window: look again.
+		if recent, whyNot = w.recent(ctx, accountID, opts, start); recent != nil {
 			if o := w.join(ctx, accountID, *recent, opts, start, emit); o.Kind != Failed {
 				return o
 			}
-			b, err = w.run(ctx, accountID, opts)
+			o = w.run(ctx, accountID, opts)
 		} else if opts.WaitOnConflict {
-			b, err = w.run(ctx, accountID, opts)
+			o = w.run(ctx, accountID, opts)
 		}
 	}
-	return finish(outcomeOf(accountID, b, err, opts.WaitForCompletion))
+	o.ReuseRefused = whyNot
+	return o
 }
 
-// join makes a recent backup this run's, waiting for it if it is in
-// progress and the caller waits.
-func (w *Runner) join(ctx context.Context, accountID string, b client.Backup, opts RunOptions, start time.Time,
-	emit func(EventKind, client.Backup, string),
-) Outcome {
+// join makes a recent backup this run's, and waits for it if the caller does.
+func (w *Runner) join(ctx context.Context, accountID string, b client.Backup, opts RunOptions, start time.Time, emit emitFunc) Outcome {
 	if opts.Progress != nil {
 		now := w.clock.Now()
 		opts.Progress(Event{Kind: EventReused, Backup: b, Elapsed: now.Sub(start), Age: max(now.Sub(b.CreatedAt), 0)})
 	}
 	w.log.Info(ctx, "a recent backup counts for this run (reuse_within): no backup queued",
 		map[string]any{"account_id": accountID, "backup_id": b.ID, "status": b.Status, "created_at": b.CreatedAt.UTC().Format(time.RFC3339)})
-	var final *client.Backup
-	var err error
+	o := notWaited(&b)
 	if opts.WaitForCompletion {
-		final, err = w.waitFrom(ctx, accountID, &b, start, emit, w.rule(accountID, opts, start))
-	} else {
-		final = &b
+		o = w.waitFrom(ctx, accountID, &b, start, emit, w.rule(accountID, opts, start))
 	}
-	o := outcomeOf(accountID, final, err, opts.WaitForCompletion)
 	o.Reused = true
 	return o
 }

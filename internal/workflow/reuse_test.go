@@ -127,13 +127,13 @@ func TestReuseLeavesAnOlderBackupToOnConflict(t *testing.T) {
 // A reused backup stays reused in the record, through a resumed wait.
 func TestRecordKeepsReused(t *testing.T) {
 	t.Parallel()
-	o := outcomeOf(running.AccountID, &running, waitErr(running, context.Canceled), true)
+	o := stopped(Interrupted, running, context.Canceled)
 	o.Reused = true
 	rec := Record{}.After(o)
 	if !rec.Reused || rec.Phase != PhaseInterrupted {
 		t.Fatalf("record %+v", rec)
 	}
-	if next := rec.After(outcomeOf(running.AccountID, &good, nil, true)); !next.Reused || next.Phase != PhaseSucceeded {
+	if next := rec.After(Outcome{Kind: Succeeded, Backup: &good}); !next.Reused || next.Phase != PhaseSucceeded {
 		t.Errorf("after the resumed wait: %+v", next)
 	}
 	if back, err := Decode(Encode(rec)); err != nil || !back.Reused {

@@ -48,9 +48,10 @@ func TestRunBackupWaitsAndReportsEachStep(t *testing.T) {
 	f := newRunFixture(t)
 	acct := f.srv.AccountIDs()[0]
 	var events []Event
-	b, err := f.client(t).run(context.Background(), acct, RunOptions{
+	o := f.client(t).run(context.Background(), acct, RunOptions{
 		WaitForCompletion: true, Progress: func(e Event) { events = append(events, e) },
 	})
+	b, err := o.Backup, o.Err
 	if err != nil || b.Status != client.StatusSuccess || b.CompletedAt == nil {
 		t.Fatalf("RunBackup = %+v, %v; want a finished, successful backup", b, err)
 	}
@@ -104,7 +105,7 @@ func TestPollNoticesTheEndWithinATenthOfTheWait(t *testing.T) {
 		mc := clock.NewVirtual(time.Now().Truncate(time.Second))
 		f := &runFixture{fixture: newFixture(t, mockservice.Options{Seed: 32, Clock: mc, PendingFor: took / 4, RunningFor: took - took/4}, nil), mockClock: mc}
 		var noticed time.Duration
-		b, err := f.client(t).run(context.Background(), f.srv.AccountIDs()[0], RunOptions{
+		o := f.client(t).run(context.Background(), f.srv.AccountIDs()[0], RunOptions{
 			WaitForCompletion: true,
 			Progress: func(e Event) {
 				if e.Kind == EventDone {
@@ -112,6 +113,7 @@ func TestPollNoticesTheEndWithinATenthOfTheWait(t *testing.T) {
 				}
 			},
 		})
+		b, err := o.Backup, o.Err
 		if err != nil || b.Status != client.StatusSuccess {
 			t.Fatalf("%s: %v %+v", took, err, b)
 		}
@@ -128,10 +130,9 @@ func TestRunBackupFailedIsTyped(t *testing.T) {
 	t.Parallel()
 	f := newRunFixture(t)
 	acct := f.srv.AddAccount(mockservice.AccountSpec{FailWith: "export refused"})
-	b, err := f.client(t).run(context.Background(), acct, RunOptions{WaitForCompletion: true})
-	var fe *backupFailedError
-	if !errors.As(err, &fe) || !errors.Is(err, errBackupFailed) || fe.Backup.Status != client.StatusFailed || b.Status != client.StatusFailed {
-		t.Fatalf("err = %v, want a *backupFailedError of a failed backup", err)
+	o := f.client(t).run(context.Background(), acct, RunOptions{WaitForCompletion: true})
+	if o.Kind != Failed || o.Backup.Status != client.StatusFailed {
+		t.Fatalf("outcome %d, %v, want Failed of a failed backup", o.Kind, o.Err)
 	}
 }
 
@@ -147,21 +148,20 @@ func TestWaitTimeoutRereadsStatus(t *testing.T) {
 	t.Parallel()
 	f := newRunFixture(t)
 	acct := f.srv.AccountIDs()[0]
-	tr, err := f.client(t).trigger(context.Background(), acct, RunOptions{})
-	if err != nil || tr.Backup.Status != client.StatusPending {
-		t.Fatalf("trigger = %+v, %v", tr, err)
+	tr, o := f.client(t).trigger(context.Background(), acct, RunOptions{})
+	if tr == nil || tr.Backup.Status != client.StatusPending {
+		t.Fatalf("trigger = %+v, %v", tr, o.Err)
 	}
 	f.mockClock.Advance(15 * time.Second) // pending 10 s, then running
 	c := newRunner(t, client.Options{BaseURL: f.url, APIKey: f.srv.DemoKey(), Clock: stuckClock{}}, Settings{})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	_, err = c.follow(ctx, tr.Backup.AccountID, Known{BackupID: tr.Backup.ID, Status: tr.Backup.Status, TriggeredAt: tr.Backup.CreatedAt}, FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}})
-	var we *waitError
-	if !errors.As(err, &we) || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want a *waitError for the deadline", err)
+	o = c.follow(ctx, tr.Backup.AccountID, Record{BackupID: tr.Backup.ID, Status: tr.Backup.Status, TriggeredAt: tr.Backup.CreatedAt}, FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}})
+	if o.Kind != TimedOut || !errors.Is(o.Err, context.DeadlineExceeded) {
+		t.Fatalf("outcome %d, %v, want TimedOut for the deadline", o.Kind, o.Err)
 	}
-	if we.Backup.Status != client.StatusRunning {
-		t.Errorf("the timeout reports %q, want the status read after it: running", we.Backup.Status)
+	if o.Backup.Status != client.StatusRunning {
+		t.Errorf("the timeout reports %q, want the status read after it: running", o.Backup.Status)
 	}
 }
 
@@ -170,16 +170,15 @@ func TestWaitForBackupStopsOnCancel(t *testing.T) {
 	t.Parallel()
 	f := newRunFixture(t)
 	acct := f.srv.AccountIDs()[0]
-	tr, err := f.client(t).trigger(context.Background(), acct, RunOptions{})
-	if err != nil {
-		t.Fatal(err)
+	tr, o := f.client(t).trigger(context.Background(), acct, RunOptions{})
+	if tr == nil {
+		t.Fatal(o.Err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	b, err := f.client(t).follow(ctx, acct, Known{BackupID: tr.Backup.ID, Status: tr.Backup.Status, TriggeredAt: tr.Backup.CreatedAt}, FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}})
-	var we *waitError
-	if !errors.As(err, &we) || !errors.Is(err, context.Canceled) || b.ID != tr.Backup.ID || we.Backup.ID != tr.Backup.ID {
-		t.Fatalf("the resumed wait after cancel = %+v, %v; want a *waitError for %s", b, err, tr.Backup.ID)
+	o = f.client(t).follow(ctx, acct, Record{BackupID: tr.Backup.ID, Status: tr.Backup.Status, TriggeredAt: tr.Backup.CreatedAt}, FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}})
+	if o.Kind != Interrupted || !errors.Is(o.Err, context.Canceled) || o.Backup.ID != tr.Backup.ID {
+		t.Fatalf("the resumed wait after cancel = %+v, %v; want Interrupted for %s", o.Backup, o.Err, tr.Backup.ID)
 	}
 }
 
@@ -190,16 +189,17 @@ func TestRunBackupWaitsOutAConflict(t *testing.T) {
 	f := newRunFixture(t)
 	acct := f.srv.AccountIDs()[0]
 	c := f.client(t)
-	first, err := c.trigger(context.Background(), acct, RunOptions{})
-	if err != nil {
-		t.Fatal(err)
+	first, o := c.trigger(context.Background(), acct, RunOptions{})
+	if first == nil {
+		t.Fatal(o.Err)
 	}
 	var conflict *Event
-	b, err := c.run(context.Background(), acct, RunOptions{WaitOnConflict: true, Progress: func(e Event) {
+	o = c.run(context.Background(), acct, RunOptions{WaitOnConflict: true, Progress: func(e Event) {
 		if e.Kind == EventConflict {
 			conflict = &e
 		}
 	}})
+	b, err := o.Backup, o.Err
 	if err != nil || b.ID == first.Backup.ID {
 		t.Fatalf("RunBackup = %+v, %v; want a new backup after %s", b, err, first.Backup.ID)
 	}
@@ -211,7 +211,7 @@ func TestRunBackupWaitsOutAConflict(t *testing.T) {
 	}
 
 	// With on_conflict = fail, the 409 comes back as it is.
-	if _, err := c.trigger(context.Background(), acct, RunOptions{}); !errors.Is(err, client.ErrConflict) {
+	if _, o := c.trigger(context.Background(), acct, RunOptions{}); !errors.Is(o.Err, client.ErrConflict) {
 		t.Fatalf("a second trigger while one runs: %v, want a 409", err)
 	}
 }

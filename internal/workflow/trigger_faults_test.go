@@ -18,20 +18,19 @@ type triggerFault struct {
 	// run: false sends TriggerBackup; true RunBackup with run's options.
 	viaRun bool
 	run    RunOptions
-	// err is the error wanted (nil: success, and the result must be the
+	// err is the outcome wanted (nil: success, and the result must be the
 	// one backup queued, unless queued is 0).
-	err       func(error) bool
+	err       func(Outcome) bool
 	posts     int
 	listings  int // -1: not checked
 	queued    int
 	recovered bool
-	extra     func(t *testing.T, fs *faultyService, began time.Time, err error)
+	extra     func(t *testing.T, fs *faultyService, began time.Time, o Outcome)
 }
 
-func unidentifiedQueued(also error) func(error) bool {
-	return func(err error) bool {
-		var ue *unidentifiedError
-		return errors.As(err, &ue) && ue.Queued && errors.Is(err, also)
+func unidentifiedQueued(also error) func(Outcome) bool {
+	return func(o Outcome) bool {
+		return o.Kind == NotIdentified && o.Confirmed && errors.Is(o.Err, also)
 	}
 }
 
@@ -53,11 +52,9 @@ var triggerFaults = []triggerFault{
 		viaRun: true, run: RunOptions{WaitForCompletion: true, WaitOnConflict: true},
 		err:   unidentifiedQueued(ErrNotListed),
 		posts: 1, listings: -1, queued: 1,
-		extra: func(t *testing.T, fs *faultyService, began time.Time, err error) {
-			var ue *unidentifiedError
-			errors.As(err, &ue)
-			if !ue.TriggeredAt.Equal(began) {
-				t.Errorf("triggered at %s, want %s", ue.TriggeredAt, began)
+		extra: func(t *testing.T, fs *faultyService, began time.Time, o Outcome) {
+			if !o.TriggeredAt.Equal(began) {
+				t.Errorf("triggered at %s, want %s", o.TriggeredAt, began)
 			}
 			if waited := fs.clock.Now().Sub(began); waited < DefaultIdentifyWithin || waited > DefaultIdentifyWithin+identifyMaxInterval {
 				t.Errorf("looked for %s, want about %s", waited, DefaultIdentifyWithin)
@@ -118,7 +115,7 @@ var triggerFaults = []triggerFault{
 			fs.mu.Unlock()
 			fs.dropPOSTs, fs.processLater = 1, -1 // never processed
 		},
-		err:   func(err error) bool { return errors.Is(err, client.ErrConflict) },
+		err:   func(o Outcome) bool { return errors.Is(o.Err, client.ErrConflict) },
 		posts: -1, listings: -1, queued: 0,
 	},
 }
@@ -134,26 +131,25 @@ func TestTriggerFaults(t *testing.T) {
 			var (
 				id        string
 				recovered bool
-				err       error
+				o         Outcome
 			)
 			if tc.viaRun {
-				var b *client.Backup
-				b, err = c.run(context.Background(), fs.account, tc.run)
-				if b != nil {
-					id = b.ID
+				if o = c.run(context.Background(), fs.account, tc.run); o.Backup != nil {
+					id = o.Backup.ID
 				}
 			} else {
 				var tr *Triggered
-				tr, err = c.trigger(context.Background(), fs.account, RunOptions{})
+				tr, o = c.trigger(context.Background(), fs.account, RunOptions{})
 				if tr != nil {
 					id, recovered = tr.Backup.ID, tr.Recovered
 				}
 			}
+			err := o.Err
 			queued := fs.queuedIDs()
 			switch {
 			case tc.err == nil && err != nil:
 				t.Fatalf("err = %v, want success", err)
-			case tc.err != nil && !tc.err(err):
+			case tc.err != nil && !tc.err(o):
 				t.Fatalf("err = %T %v, not the error wanted", err, err)
 			case tc.err != nil && id != "":
 				t.Fatalf("failed, and still reported backup %s", id)
@@ -174,7 +170,7 @@ func TestTriggerFaults(t *testing.T) {
 				t.Errorf("%d listings, want %d", listings, tc.listings)
 			}
 			if tc.extra != nil {
-				tc.extra(t, fs, began, err)
+				tc.extra(t, fs, began, o)
 			}
 		})
 	}

@@ -24,8 +24,8 @@ type mockTriggerFault struct {
 	// before runs once the account exists, before the trigger under test;
 	// it may reset the mock's counters, so that they count that trigger.
 	before func(t *testing.T, f *fixture, id string)
-	// err is the error wanted; nil: success.
-	err func(error) bool
+	// err is the outcome wanted; nil: success.
+	err func(Outcome) bool
 	// Wanted counts: POSTs, backups listings (-1: not checked), backups
 	// queued in all.
 	posts, listings, queued int
@@ -101,14 +101,14 @@ var mockTriggerFaults = []mockTriggerFault{
 		name: "conflict with an older backup stays a conflict",
 		opts: mockservice.Options{PendingFor: time.Hour},
 		before: func(t *testing.T, f *fixture, id string) {
-			if _, err := f.client.trigger(context.Background(), id, RunOptions{}); err != nil {
-				t.Fatal(err)
+			if tr, o := f.client.trigger(context.Background(), id, RunOptions{}); tr == nil {
+				t.Fatal(o.Err)
 			}
 			<-f.clock.After(time.Minute)
 			f.srv.ResetStats()
 		},
 		faults: []mockservice.Fault{{Kind: mockservice.FaultServerError, Route: mockservice.RouteTrigger, Times: 1}},
-		err:    func(err error) bool { return errors.Is(err, client.ErrConflict) },
+		err:    func(o Outcome) bool { return errors.Is(o.Err, client.ErrConflict) },
 		posts:  2, listings: -1, queued: 0,
 	},
 	{
@@ -120,9 +120,8 @@ var mockTriggerFaults = []mockTriggerFault{
 			{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, Times: 1},
 			{Kind: mockservice.FaultServerError, Route: mockservice.RouteListBackups},
 		},
-		err: func(err error) bool {
-			var ue *unidentifiedError
-			return errors.As(err, &ue) && errors.Is(err, client.ErrServer) && !ue.Queued
+		err: func(o Outcome) bool {
+			return o.Kind == NotIdentified && errors.Is(o.Err, client.ErrServer) && !o.Confirmed
 		},
 		posts: 1, listings: -1, queued: 1,
 	},
@@ -143,11 +142,12 @@ func TestTriggerAgainstMockFaults(t *testing.T) {
 			for _, fault := range tc.faults {
 				f.srv.AddFault(fault)
 			}
-			tr, err := f.client.trigger(context.Background(), id, RunOptions{})
+			tr, o := f.client.trigger(context.Background(), id, RunOptions{})
+			err := o.Err
 			switch {
 			case tc.err == nil && err != nil:
 				t.Fatalf("err = %v, want success", err)
-			case tc.err != nil && !tc.err(err):
+			case tc.err != nil && !tc.err(o):
 				t.Fatalf("err = %T %v, not the error wanted", err, err)
 			case tc.err != nil && tr != nil:
 				t.Fatalf("failed, and still reported %+v", tr)
@@ -192,8 +192,8 @@ func TestTriggerInterruptedAfterSendingIsRecognised(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close)
 	c := newRunner(t, client.Options{BaseURL: ts.URL, APIKey: srv.DemoKey(), Clock: newFakeClock()}, Settings{})
-	tr, err := c.trigger(ctx, acct, RunOptions{})
-	if err != nil || !tr.Recovered || tr.Backup.ID == "" {
+	tr, o := c.trigger(ctx, acct, RunOptions{})
+	if err := o.Err; err != nil || !tr.Recovered || tr.Backup.ID == "" {
 		t.Fatalf("trigger = %+v, %v; want the backup it queued, recovered", tr, err)
 	}
 	if n := srv.BackupsQueued(acct); n != 1 {
