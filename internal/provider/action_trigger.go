@@ -152,27 +152,17 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 		WaitForCompletion: m.WaitForCompletion.IsNull() || m.WaitForCompletion.ValueBool(),
 		ReuseWithin:       durationOf(m.ReuseWithin),
 	}
+	ids := []string{m.AccountID.ValueString()}
 	if !m.AccountIDs.IsNull() {
-		var ids []string
 		resp.Diagnostics.Append(m.AccountIDs.ElementsAs(ctx, &ids, false)...)
 		if resp.Diagnostics.HasError() {
 			return
 		}
 		slices.Sort(ids)
-		ctx, cancel := clock.WithTimeout(ctx, a.data.clock, timeout)
-		defer cancel()
-		a.invokeMany(ctx, ids, opts, timeout, say, &resp.Diagnostics)
-		return
 	}
-	accountID := m.AccountID.ValueString()
-	ctx, cancel := boundedFor(ctx, a.data.clock, timeout, accountID)
+	ctx, cancel := clock.WithTimeout(ctx, a.data.clock, timeout)
 	defer cancel()
-	opts.Progress = func(ev workflow.Event) {
-		logProgress(ctx)(ev)
-		reportProgress(say, accountID, ev)
-	}
-	o := a.data.runner.Run(ctx, accountID, opts)
-	reportInvocation(&resp.Diagnostics, o, opts.WaitForCompletion, timeout, say)
+	a.invoke(ctx, ids, !m.AccountIDs.IsNull(), opts, timeout, say, &resp.Diagnostics)
 }
 
 // reportInvocation says what one account's run means for the change the
@@ -193,12 +183,12 @@ func reportInvocation(diags *diag.Diagnostics, o workflow.Outcome, waits bool, t
 	diags.AddError("No good backup from this invocation", what+" does not let the change this action guards go ahead.")
 }
 
-// invokeMany backs up several accounts at once and reports, per account,
-// what the single-account invocation would, in one error that names each
-// account without a good backup once, with its reason. An interrupted or
-// timed-out wait is such an account: the invocation fails, so that the
-// change it guards does not go ahead.
-func (a *triggerAction) invokeMany(ctx context.Context, ids []string, opts workflow.RunOptions, timeout time.Duration,
+// invoke backs up the accounts at once. For account_ids (many), it says
+// how many are done, and reports in one error each account without a good
+// backup, with its reason; account_id's one account's diagnostics are its
+// own. An interrupted or timed-out wait is such an account: the invocation
+// fails, so that the change it guards does not go ahead.
+func (a *triggerAction) invoke(ctx context.Context, ids []string, many bool, opts workflow.RunOptions, timeout time.Duration,
 	say func(string, ...any), diags *diag.Diagnostics,
 ) {
 	if len(ids) == 0 {
@@ -208,7 +198,9 @@ func (a *triggerAction) invokeMany(ctx context.Context, ids []string, opts workf
 		addNoAccountsError(diags)
 		return
 	}
-	say("Backing up %s at once.", plural(len(ids), "account"))
+	if many {
+		say("Backing up %s at once.", plural(len(ids), "account"))
+	}
 	bad := 0
 	outcomes := a.data.runner.RunMany(ctx, ids, opts,
 		func(accountID string, ev workflow.Event) {
@@ -219,8 +211,14 @@ func (a *triggerAction) invokeMany(ctx context.Context, ids []string, opts workf
 			if !o.Good(opts.WaitForCompletion) {
 				bad++
 			}
-			say("%d of %d accounts done (%d without a good backup).", finished, len(ids), bad)
+			if many {
+				say("%d of %d accounts done (%d without a good backup).", finished, len(ids), bad)
+			}
 		})
+	if !many {
+		reportInvocation(diags, outcomes[0], opts.WaitForCompletion, timeout, say)
+		return
+	}
 	var lines []string
 	for _, o := range outcomes {
 		var one diag.Diagnostics

@@ -26,6 +26,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
@@ -35,6 +36,7 @@ import (
 // answering with a body of its own.
 type listingFault struct {
 	inner http.Handler
+	clock clock.Clock // the mock's: its answers are dated by it, as the mock's own are
 
 	mu       sync.Mutex
 	hideFrom time.Time // zero: hide nothing
@@ -55,6 +57,9 @@ func (f *listingFault) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.inner.ServeHTTP(w, r)
 		return
 	}
+	// Dated by the mock's clock, as a replica of the service would be (the
+	// HTTP server would date it by the wall clock, minutes from the test's).
+	w.Header().Set("Date", f.clock.Now().UTC().Format(http.TimeFormat))
 	if body != "" {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(body))
@@ -89,7 +94,7 @@ func (f *listingFault) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func newFaultyListingEnv(t *testing.T, opts mockservice.Options) (*testEnv, *listingFault) {
 	t.Helper()
 	e := newTestEnv(t, opts)
-	f := &listingFault{inner: e.srv}
+	f := &listingFault{inner: e.srv, clock: e.clock}
 	e.behind(f)
 	return e, f
 }
