@@ -18,7 +18,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
@@ -204,8 +203,7 @@ func (a *triggerAction) invoke(ctx context.Context, ids []string, many bool, opt
 	bad := 0
 	outcomes := a.data.runner.RunMany(ctx, ids, opts,
 		func(accountID string, ev workflow.Event) {
-			logProgress(tflog.SetField(ctx, "account_id", accountID))(ev)
-			reportProgress(say, accountID, ev)
+			progress(ctx, say, accountID)(ev)
 		},
 		func(o workflow.Outcome, finished int) {
 			if !o.Good(opts.WaitForCompletion) {

@@ -261,7 +261,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		WaitOnConflict:    m.OnConflict.ValueString() != onConflictFail,
 		WaitForCompletion: true,
 		ReuseWithin:       durationOf(m.Reuse),
-		Progress:          logProgress(ctx),
+		Progress:          progress(ctx, nil, m.AccountID.ValueString()),
 	}
 	resume := m.resumeWithin()
 	now := r.data.clock.Now()

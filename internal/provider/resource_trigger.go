@@ -124,7 +124,7 @@ func (r *triggerResource) runOptions(ctx context.Context, m *triggerModel) workf
 		WaitOnConflict:    m.OnConflict.ValueString() == onConflictWait,
 		WaitForCompletion: m.WaitForCompletion.ValueBool(),
 		ReuseWithin:       durationOf(m.ReuseWithin),
-		Progress:          logProgress(ctx),
+		Progress:          progress(ctx, nil, m.AccountID.ValueString()),
 	}
 }
 

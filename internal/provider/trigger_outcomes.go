@@ -16,28 +16,6 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
-// logProgress logs each step of a backup at INFO: Terraform shows only
-// "Still creating…" during a long wait, TF_LOG=INFO shows why.
-func logProgress(ctx context.Context) func(workflow.Event) {
-	return func(ev workflow.Event) {
-		fields := map[string]any{"backup_id": ev.Backup.ID, "status": ev.Backup.Status, "elapsed": ev.Elapsed.Round(time.Second).String()}
-		switch ev.Kind {
-		case workflow.EventConflict:
-			tflog.Info(ctx, "a backup of the account is already in progress; waiting for it before queueing a new one", fields)
-		case workflow.EventQueued:
-			tflog.Info(ctx, "backup queued", fields)
-		case workflow.EventStatus:
-			fields["previous_status"] = ev.Previous
-			tflog.Info(ctx, "backup status changed", fields)
-		case workflow.EventDone:
-			tflog.Info(ctx, "backup finished", fields)
-		case workflow.EventReused:
-			fields["created_at"] = ev.Backup.CreatedAt.UTC().Format(time.RFC3339)
-			tflog.Info(ctx, "a recent backup counts (reuse_within): no backup queued", fields)
-		}
-	}
-}
-
 // boundedFor is ctx bounded by timeout on the provider's clock, with the
 // account on every log line.
 func boundedFor(ctx context.Context, clk clock.Clock, timeout time.Duration, accountID string) (context.Context, context.CancelFunc) {
@@ -224,25 +202,35 @@ func refused(diags *diag.Diagnostics, by caller, summary string, err error) {
 	}
 }
 
-// reportProgress turns the engine's events into the progress messages
-// Terraform prints under the action.
-func reportProgress(say func(string, ...any), accountID string, ev workflow.Event) {
-	elapsed := ev.Elapsed.Round(time.Second)
-	switch ev.Kind {
-	case workflow.EventConflict:
-		say("Backup %s of account %s is already in progress (%s); waiting for it before queueing a new one.", ev.Backup.ID, accountID, ev.Backup.Status)
-	case workflow.EventQueued:
-		say("Queued backup %s of account %s (%s).", ev.Backup.ID, accountID, ev.Backup.Status)
-	case workflow.EventStatus:
-		say("Backup %s: %s -> %s after %s.", ev.Backup.ID, ev.Previous, ev.Backup.Status, elapsed)
-	case workflow.EventReused:
-		say("Reused backup %s of account %s (%s, started %s ago): no backup queued (reuse_within).",
-			ev.Backup.ID, accountID, ev.Backup.Status, ev.Age.Round(time.Second))
-	case workflow.EventDone:
-		completed := "unknown"
-		if ev.Backup.CompletedAt != nil {
-			completed = ev.Backup.CompletedAt.UTC().Format(time.RFC3339)
+// progress reports each event of a backup once: in the log at INFO (a
+// resource's wait shows only "Still creating…"), and to the user when say
+// is set (the action's progress).
+func progress(ctx context.Context, say func(string, ...any), accountID string) func(workflow.Event) {
+	return func(ev workflow.Event) {
+		elapsed := ev.Elapsed.Round(time.Second)
+		var msg string
+		switch ev.Kind {
+		case workflow.EventConflict:
+			msg = fmt.Sprintf("Backup %s of account %s is already in progress (%s); waiting for it before queueing a new one.", ev.Backup.ID, accountID, ev.Backup.Status)
+		case workflow.EventQueued:
+			msg = fmt.Sprintf("Queued backup %s of account %s (%s).", ev.Backup.ID, accountID, ev.Backup.Status)
+		case workflow.EventStatus:
+			msg = fmt.Sprintf("Backup %s: %s -> %s after %s.", ev.Backup.ID, ev.Previous, ev.Backup.Status, elapsed)
+		case workflow.EventReused:
+			msg = fmt.Sprintf("Reused backup %s of account %s (%s, started %s ago): no backup queued (reuse_within).",
+				ev.Backup.ID, accountID, ev.Backup.Status, ev.Age.Round(time.Second))
+		case workflow.EventDone:
+			completed := "unknown"
+			if ev.Backup.CompletedAt != nil {
+				completed = ev.Backup.CompletedAt.UTC().Format(time.RFC3339)
+			}
+			msg = fmt.Sprintf("Backup %s of account %s ended: %s, completed at %s, after %s.", ev.Backup.ID, accountID, ev.Backup.Status, completed, elapsed)
+		default:
+			return
 		}
-		say("Backup %s of account %s ended: %s, completed at %s, after %s.", ev.Backup.ID, accountID, ev.Backup.Status, completed, elapsed)
+		tflog.Info(ctx, msg, map[string]any{"account_id": accountID, "backup_id": ev.Backup.ID, "status": ev.Backup.Status})
+		if say != nil {
+			say("%s", msg)
+		}
 	}
 }

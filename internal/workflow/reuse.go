@@ -45,8 +45,6 @@ func (w *Runner) join(ctx context.Context, accountID string, b client.Backup, op
 		now := w.clock.Now()
 		opts.Progress(Event{Kind: EventReused, Backup: b, Elapsed: now.Sub(start), Age: max(now.Sub(b.CreatedAt), 0)})
 	}
-	w.log.Info(ctx, "a recent backup counts for this run (reuse_within): no backup queued",
-		map[string]any{"account_id": accountID, "backup_id": b.ID, "status": b.Status, "created_at": b.CreatedAt.UTC().Format(time.RFC3339)})
 	o := notWaited(&b)
 	if opts.WaitForCompletion {
 		o = w.waitFrom(ctx, accountID, &b, start, emit, w.rule(accountID, opts, start))

@@ -132,8 +132,6 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start ti
 		return nil
 	}
 	emit(EventConflict, *running, "")
-	w.log.Info(ctx, "a backup is already in progress; waiting for it before queueing a new one",
-		map[string]any{"account_id": accountID, "running_backup_id": running.ID, "status": running.Status})
 	if _, err := w.poll(ctx, accountID, running, func(client.Backup, string) {}); err != nil {
 		return stopped(running, err)
 	}
