@@ -2,16 +2,21 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
@@ -24,6 +29,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/ids"
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
@@ -348,4 +354,385 @@ func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest
 	if r.data != nil {
 		r.rememberForReplacement(ctx, &state, req.Private, state.createTimeout(ctx, &resp.Diagnostics))
 	}
+}
+
+type triggerModel struct {
+	ID                types.String         `tfsdk:"id"`
+	AccountID         types.String         `tfsdk:"account_id"`
+	Triggers          types.Map            `tfsdk:"triggers"`
+	WaitForCompletion types.Bool           `tfsdk:"wait_for_completion"`
+	OnConflict        types.String         `tfsdk:"on_conflict"`
+	BackupStatus      types.String         `tfsdk:"backup_status"`
+	TriggeredAt       timetypes.RFC3339    `tfsdk:"triggered_at"`
+	CompletedAt       timetypes.RFC3339    `tfsdk:"completed_at"`
+	ReuseWithin       timetypes.GoDuration `tfsdk:"reuse_within"`
+	Reused            types.Bool           `tfsdk:"reused"`
+	Timeouts          timeouts.Value       `tfsdk:"timeouts"`
+}
+
+// triggerIdentity identifies a trigger by its backup (Terraform 1.12+ and
+// OpenTofu 1.12+ import by it).
+type triggerIdentity struct {
+	AccountID types.String `tfsdk:"account_id"`
+	ID        types.String `tfsdk:"id"`
+}
+
+// setIdentity records the identity, when Terraform supports identities
+// (resp.Identity is nil before 1.12).
+func setIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, accountID, backupID string, diags *diag.Diagnostics) {
+	if identity == nil || accountID == "" {
+		return
+	}
+	id := types.StringNull() // not identified yet
+	if backupID != "" {
+		id = types.StringValue(backupID)
+	}
+	diags.Append(identity.Set(ctx, triggerIdentity{AccountID: types.StringValue(accountID), ID: id})...)
+}
+
+// createTimeout is timeouts.create, or the default.
+func (m *triggerModel) createTimeout(ctx context.Context, diags *diag.Diagnostics) time.Duration {
+	d, ds := m.Timeouts.Create(ctx, defaultCreateTimeout)
+	diags.Append(ds...)
+	return d
+}
+
+// triggersKey is a canonical text of triggers: entries with null values
+// dropped, keys sorted, and no map the same as an empty one. A user who
+// adds `triggers = {}` or `{ a = null }` means no trigger value, not a new
+// backup.
+func triggersKey(m types.Map) string {
+	if m.IsNull() || m.IsUnknown() {
+		return ""
+	}
+	vals := map[string]string{}
+	for k, v := range m.Elements() {
+		s, ok := v.(types.String)
+		if !ok || s.IsNull() || s.IsUnknown() {
+			continue
+		}
+		vals[k] = s.ValueString()
+	}
+	if len(vals) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		kj, _ := json.Marshal(k)
+		vj, _ := json.Marshal(vals[k])
+		b.Write(kj)
+		b.WriteByte(':')
+		b.Write(vj)
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// importedModel is a trigger as an import records it (and as a list query
+// shows it, for the configuration it generates): the backup, no triggers,
+// and wait_for_completion and on_conflict at their defaults, until the
+// first apply adopts the configuration's values in place.
+func importedModel(b *client.Backup) triggerModel {
+	m := triggerModel{
+		AccountID:         types.StringValue(b.AccountID),
+		Triggers:          types.MapNull(types.StringType),
+		WaitForCompletion: types.BoolValue(false),
+		OnConflict:        types.StringValue(onConflictWait),
+		ReuseWithin:       timetypes.NewGoDurationNull(),
+		Timeouts:          timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes)},
+	}
+	m.setRecord(workflow.Record{}.Observe(*b))
+	return m
+}
+
+// timeoutsAttrTypes is the shape of the timeouts block (create only).
+var timeoutsAttrTypes = map[string]attr.Type{"create": types.StringType}
+
+func (r *triggerResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = identityschema.Schema{
+		Attributes: map[string]identityschema.Attribute{
+			"account_id": identityschema.StringAttribute{RequiredForImport: true, Description: "ID of the account (`acc_...`)."},
+			"id":         identityschema.StringAttribute{RequiredForImport: true, Description: "ID of the backup (`bkp_...`)."},
+		},
+	}
+}
+
+// The plan of an update of a backup_trigger, decided once per resource
+// from its record (see planUpdate): a change of triggers replaces the
+// trigger (triggersReplace), and what the next apply does with the
+// recorded backup (workflow.Record.Next) makes the backup's attributes
+// unknown, or replaces a trigger whose backup failed.
+
+// triggersReplace is the rule for triggers: a change takes a new backup,
+// compared as triggersKey compares (null entries dropped, no map the same
+// as an empty one), except on an imported trigger's first apply, which
+// adopts the configuration's triggers in place. An unknown value replaces.
+func triggersReplace(rec workflow.Record, plan, state types.Map) bool {
+	if plan.IsUnknown() {
+		return true
+	}
+	return !rec.TakesConfigTriggers() && triggersKey(plan) != triggersKey(state)
+}
+
+// planUpdate plans an update of a trigger: it reads only the attributes
+// the record and the rules need, and the private record, once.
+//   - triggers: replaced by triggersReplace;
+//   - identify (recorded without its backup id, and the refresh did not
+//     find it): every backup attribute becomes unknown, since the update
+//     looks for the backup (and waits for it) before any new trigger;
+//   - settle (an import's first apply, a wait switched on, a wait that
+//     was interrupted): backup_status and completed_at become unknown;
+//   - retake (a waited trigger whose backup failed, or one whose change
+//     never went ahead): backup_status replaces the trigger, which takes a
+//     new backup.
+//
+// A change of account_id replaces the trigger (its schema says so), and
+// then nothing else is planned here.
+func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var state triggerModel
+	var planAccount types.String
+	var stateWaits, planWaits types.Bool
+	var stateTriggers, planTriggers types.Map
+	for _, a := range []struct {
+		from interface {
+			GetAttribute(context.Context, path.Path, any) diag.Diagnostics
+		}
+		name string
+		to   any
+	}{
+		{req.State, "id", &state.ID}, {req.State, "account_id", &state.AccountID}, {req.State, "backup_status", &state.BackupStatus},
+		{req.State, "triggered_at", &state.TriggeredAt}, {req.State, "completed_at", &state.CompletedAt},
+		{req.State, "wait_for_completion", &stateWaits}, {req.State, "triggers", &stateTriggers},
+		{req.Plan, "account_id", &planAccount}, {req.Plan, "wait_for_completion", &planWaits}, {req.Plan, "triggers", &planTriggers},
+	} {
+		resp.Diagnostics.Append(a.from.GetAttribute(ctx, path.Root(a.name), a.to)...)
+	}
+	if resp.Diagnostics.HasError() || !planAccount.Equal(state.AccountID) {
+		return
+	}
+	rec, ok := triggerRecord(ctx, &state, req.Private, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	if triggersReplace(rec, planTriggers, stateTriggers) {
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("triggers"))
+	}
+	var unknown []string
+	switch rec.Next(stateWaits.ValueBool(), planWaits.ValueBool()) {
+	case workflow.Identify:
+		unknown = []string{"id", "triggered_at", "backup_status", "completed_at"}
+	case workflow.Settle:
+		unknown = []string{"backup_status", "completed_at"}
+	case workflow.Retake:
+		unknown = []string{"backup_status"}
+		why := "wait_for_completion is true"
+		if !stateWaits.ValueBool() || !planWaits.ValueBool() {
+			why = "the change it was taken for never went ahead (its wait was interrupted or ran out)"
+		}
+		resp.Diagnostics.AddWarning("The backup of this trigger did not succeed",
+			fmt.Sprintf("Backup %s of account %s ended with status %q and is not a good backup, and %s: the trigger is "+
+				"replaced to take a new backup.", state.ID.ValueString(), state.AccountID.ValueString(), state.BackupStatus.ValueString(), why))
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("backup_status"))
+	}
+	for _, name := range unknown {
+		var v attr.Value = types.StringUnknown()
+		if name == "triggered_at" || name == "completed_at" {
+			v = timetypes.NewRFC3339Unknown()
+		}
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(name), v)...)
+	}
+}
+
+// runOrAdopt takes the trigger's backup. When this create replaces a
+// trigger deleted earlier in the command (Terraform replaces a tainted
+// one: its wait timed out, or its backup was not identified) with the
+// same account and triggers, that trigger's backup belongs to the same
+// change: while it is in progress it is followed instead of queueing a
+// second one, and if it succeeded after the timeout it is this change's
+// backup (workflow.Record.Adoptable). Otherwise a new backup is queued.
+func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, opts workflow.RunOptions) (workflow.Outcome, time.Time) {
+	accountID := plan.AccountID.ValueString()
+	w := r.data.runner
+	old, ok := r.data.command.take(accountID, triggersKey(plan.Triggers))
+	// A backup that started before a replaced trigger went ahead is the
+	// previous change's, never this one's (workflow.Rule.After); a tainted
+	// trigger with the same triggers is this change's own.
+	opts.After = r.data.command.after(accountID)
+	if !ok {
+		return w.Run(ctx, accountID, opts), opts.After
+	}
+	// Not adopted, its backup is the previous change's.
+	renewAfter := opts.After
+	if t := old.Record.WentAhead(); t.After(renewAfter) {
+		renewAfter = t
+	}
+	if old.Record.Since.After(opts.After) {
+		opts.After = old.Record.Since
+	}
+	tflog.Info(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
+	adoptable := func(b client.Backup) bool { return old.Record.Adoptable(b, old.wait) }
+	o := w.Follow(ctx, accountID, old.Record.Unconfirmed(), workflow.FollowOptions{RunOptions: opts, Counts: adoptable, Renew: true, RenewAfter: renewAfter})
+	if o.Kind == workflow.Unreadable {
+		// Nothing to adopt that can be seen: queue a new backup, as a
+		// replacement does.
+		tflog.Warn(ctx, "could not read the replaced trigger's backup; queueing a new one", map[string]any{"backup_id": o.BackupID, "error": o.Err.Error()})
+		opts.After = renewAfter
+		return w.Run(ctx, accountID, opts), opts.After
+	}
+	if o.Backup != nil && old.Record.BackupID != "" && o.Backup.ID != old.Record.BackupID {
+		return o, renewAfter // renewed: a new change
+	}
+	return o, opts.After
+}
+
+// rememberForReplacement keeps, for the rest of the command, what the
+// Create that replaces this trigger (same account, same triggers) needs to
+// adopt its backup instead of queueing a second one (see commandState).
+// A record that cannot be read is not remembered: the replacement then
+// takes a new backup, and the destroy is not failed for it.
+func (r *triggerResource) rememberForReplacement(ctx context.Context, state *triggerModel, private privateGetter, timeout time.Duration) {
+	var diags diag.Diagnostics
+	rec, ok := triggerRecord(ctx, state, private, &diags)
+	if !ok {
+		return
+	}
+	if !state.WaitForCompletion.ValueBool() {
+		timeout = 0
+	}
+	r.data.command.remember(state.AccountID.ValueString(), triggersKey(state.Triggers), rec, timeout)
+}
+
+// A trigger whose backup could not be identified (workflow.NotIdentified:
+// queued, or perhaps queued, but never listed) is saved with what is known:
+// the account, triggered_at (when the trigger began, on this machine's
+// clock) and a null id and backup_status. Every later operation looks for
+// that backup before it sends anything: a refresh, once; the next apply,
+// for a bounded time, then waits for it as for any backup. A new trigger is
+// sent only when the first one's outcome was unknown and no backup of it
+// appeared within the client's grace period, or when the user replaces the
+// resource.
+
+// recordUnidentified sets the model to what is known of an unidentified
+// trigger and says so: as an error when the caller waits for the backup
+// (it cannot have succeeded as far as anyone can tell), as a warning
+// otherwise (the backup was queued, which is all wait_for_completion =
+// false promises). An unknown outcome is always an error.
+func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Record, o workflow.Outcome, private privateSetter, diags *diag.Diagnostics, by caller) {
+	rec := prior.After(o)
+	m.setRecord(rec)
+	saveRecord(ctx, private, rec, diags)
+
+	accountID := m.AccountID.ValueString()
+	var b []byte
+	b = fmt.Appendf(b, "A backup of account %s was triggered at %s", accountID, m.TriggeredAt.ValueString())
+	if o.Confirmed {
+		b = append(b, " and the Backup Service accepted it (a backup was queued), but"...)
+	} else {
+		b = append(b, ", but the outcome of the request is unknown (the service may have queued a backup), and"...)
+	}
+	b = append(b, " no record of it could be found in the account's backups:\n\n"...)
+	b = append(b, describeError(o.Err)...)
+	waits := m.WaitForCompletion.ValueBool()
+	next := by.says(onUnidentifiedUnwaited)
+	if waits || !o.Confirmed {
+		next = by.says(onUnidentified)
+	}
+	b = fmt.Appendf(b, "\n\n%s If you know that no backup was queued, `terraform apply -replace` on this resource sends a new trigger.", next)
+	if waits || !o.Confirmed {
+		diags.AddAttributeError(path.Root("id"), "Backup queued but not identified", string(b))
+	} else {
+		diags.AddAttributeWarning(path.Root("id"), "Backup queued but not identified yet", string(b))
+	}
+}
+
+// readUnidentified is the refresh of a trigger recorded without its backup
+// id that does not wait for its backup: one look at the account's
+// backups. Found, the backup is recorded; not found, the state stays as it
+// is (the plan then proposes an update that looks again).
+func (r *triggerResource) readUnidentified(ctx context.Context, m *triggerModel, rec workflow.Record, resp *resource.ReadResponse) {
+	accountID := m.AccountID.ValueString()
+	b, err := r.data.runner.FindTriggered(ctx, accountID, rec.TriggeredAt, rec.TriggeredOnService, rec.Since)
+	switch {
+	case errors.Is(err, client.ErrGone):
+		removeTrigger(ctx, resp, accountID, "(never identified, triggered at "+m.TriggeredAt.ValueString()+")", err)
+		return
+	case err != nil:
+		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to look for the backup of the trigger of account %s (triggered at %s)",
+			accountID, m.TriggeredAt.ValueString()), err)
+		return
+	case b == nil:
+		return
+	}
+	r.refreshed(ctx, m, rec, rec.Observe(*b), resp)
+	setIdentity(ctx, resp.Identity, accountID, b.ID, &resp.Diagnostics)
+}
+
+// addImportNotFound explains why a backup_trigger cannot be imported when
+// the service does not know its backup (err matches client.ErrNotFound):
+// either the account has no such backup, or the account itself is unknown
+// (or outside the key's organization, which the service does not tell
+// apart).
+func addImportNotFound(diags *diag.Diagnostics, accountID, backupID string, err error) {
+	keyHint := "An account, and its backups, are visible only with an API key of the account's organization: check which key " +
+		"the provider is given (api_key or " + EnvAPIKey + ")."
+	var missing *client.BackupNotFoundError
+	if errors.As(err, &missing) {
+		diags.AddError(fmt.Sprintf("Cannot import backup %s of account %s: no such backup", backupID, accountID),
+			fmt.Sprintf("Account %s has no backup %s, so there is nothing to import. Check the backup id: the "+
+				"backup_account_backups data source lists the account's backups with their ids (account_id = %q). %s",
+				accountID, backupID, accountID, keyHint))
+		return
+	}
+	diags.AddError(fmt.Sprintf("Cannot import backup %s of account %s: no such account", backupID, accountID),
+		describeError(err, fmt.Sprintf("The Backup Service does not know account %s, so backup %s cannot be imported. Check the "+
+			"account id: the backup_accounts data source lists the accounts the key can see, and the backup_account_backups "+
+			"data source an account's backup ids. %s", accountID, backupID, keyHint)))
+}
+
+// ImportState takes "acc_.../bkp_..." or, on Terraform and OpenTofu 1.12+,
+// the identity { account_id, id }. The imported trigger adopts the
+// configuration's triggers, wait_for_completion and on_conflict in place
+// on its first apply, without a new backup.
+func (r *triggerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	var accountID, backupID string
+	if req.ID != "" {
+		var ok bool
+		accountID, backupID, ok = strings.Cut(req.ID, "/")
+		if !ok || !ids.IsAccountID(accountID) || !ids.IsBackupID(backupID) {
+			resp.Diagnostics.AddError("Invalid import id",
+				fmt.Sprintf("Expected <account id>/<backup id>, such as acc_0123456789abcdef/bkp_0123456789abcdef; got %q.", req.ID))
+			return
+		}
+	} else {
+		var id triggerIdentity
+		resp.Diagnostics.Append(req.Identity.Get(ctx, &id)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		accountID, backupID = id.AccountID.ValueString(), id.ID.ValueString()
+		if !ids.IsAccountID(accountID) {
+			resp.Diagnostics.AddAttributeError(path.Root("account_id"), "Invalid import identity",
+				fmt.Sprintf("identity.account_id must be an account id such as acc_0123456789abcdef; got %q.", accountID))
+		}
+		if !ids.IsBackupID(backupID) {
+			resp.Diagnostics.AddAttributeError(path.Root("id"), "Invalid import identity",
+				fmt.Sprintf("identity.id must be a backup id such as bkp_0123456789abcdef; got %q.", backupID))
+		}
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
+	setIdentity(ctx, resp.Identity, accountID, backupID, &resp.Diagnostics)
+	// Known after the first refresh reads the backup: status and times.
+	m := importedModel(&client.Backup{ID: backupID, AccountID: accountID})
+	m.BackupStatus, m.TriggeredAt, m.CompletedAt = types.StringNull(), timetypes.NewRFC3339Null(), timetypes.NewRFC3339Null()
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	// Imported until its first update, which takes the configuration's
+	// triggers in place.
+	saveRecord(ctx, resp.Private, workflow.ImportedAs(backupID), &resp.Diagnostics)
 }
