@@ -64,7 +64,7 @@ type orgCheck struct {
 }
 
 // CheckOrganization returns nil when Options.Organization is unset (with
-// no request) or is the key's organization. PostBackup calls it before
+// no request) or is the key's organization. Trigger.Post calls it before
 // any POST; a guard calls it when it is planned and created, so that a key
 // of another organization fails there, not at the destroy it exists for.
 // Concurrent callers wait for the one read.

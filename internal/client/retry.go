@@ -82,16 +82,6 @@ func (c *Client) mayRetry(ctx context.Context, attempt, failures int, limited bo
 	return nil
 }
 
-// waitToRetry sleeps delay before retry number attempt+1 of a request
-// whose every failure counts against max_retries (a trigger whose outcome
-// was unknown), unless mayRetry refuses: then it returns that *RetryError.
-func (c *Client) waitToRetry(ctx context.Context, cl call, attempt int, delay time.Duration, waited *time.Duration, last error) error {
-	if err := c.mayRetry(ctx, attempt, attempt, false, delay, *waited, last); err != nil {
-		return err
-	}
-	return c.retryAfter(ctx, cl, attempt, delay, waited, last)
-}
-
 // retryAfter sleeps delay before retry number attempt+1, saying so in the
 // logs, and adds it to waited.
 func (c *Client) retryAfter(ctx context.Context, cl call, attempt int, delay time.Duration, waited *time.Duration, last error) error {

@@ -88,14 +88,11 @@ func (w *Runner) identifying(accountID string, opts RunOptions, began time.Time)
 // POST that got no answer is processed more than UncertainGrace later.
 func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions) (*Triggered, error) {
 	began := w.clock.Now()
-	// Whether any POST reached the wire: one that did may have been
-	// processed even when the caller's context ended before its answer.
-	sent := false
+	post := w.c.Trigger(accountID)
 	uncertain := false
-	var waited time.Duration
-	for attempt := 0; ; attempt++ {
-		acct, wrote, err := w.c.PostBackup(ctx, accountID)
-		sent = sent || wrote
+	for {
+		acct, err := post.Post(ctx)
+		var unsure *client.UnsureError
 		switch {
 		case err == nil && acct == nil:
 			// Accepted, in an answer that could not be read.
@@ -110,7 +107,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 		case err == nil:
 			return w.identify(ctx, accountID, acct, opts, began, false)
 		case ctx.Err() != nil:
-			if !sent {
+			if !post.Sent() {
 				return nil, ctx.Err()
 			}
 			// Interrupted (or out of time) while a POST may have been on
@@ -126,12 +123,12 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 			return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Err: ctx.Err()}
 		case errors.Is(err, client.ErrConflict) && uncertain:
 			return w.conflictAfterUncertain(ctx, accountID, opts, began, err)
-		case client.OutcomeUnknown(err):
+		case errors.As(err, &unsure):
 			uncertain = true
 			w.log.Warn(ctx, "the outcome of a backup trigger is unknown; looking for the backup before sending it again",
 				map[string]any{"account_id": accountID, "error": err.Error()})
 			grace := time.Duration(0)
-			if client.NoAnswer(err) {
+			if !unsure.Answered {
 				// No answer: the request may still be on its way through
 				// the service.
 				grace = w.set.UncertainGrace
@@ -150,7 +147,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 				// sending again could queue a second one.
 				return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Err: errors.Join(err, cerr)}
 			}
-			if werr := w.c.WaitToResend(ctx, accountID, attempt, &waited, err); werr != nil {
+			if werr := post.Wait(ctx, err); werr != nil {
 				return nil, &unidentifiedError{AccountID: accountID, TriggeredAt: began, Err: werr}
 			}
 		default:
