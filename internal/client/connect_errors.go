@@ -12,22 +12,16 @@ import (
 	"time"
 )
 
-// Failures to connect that no retry can fix. Each is the Reason of a
-// *ConnectionError, for errors.Is (and so is ErrInsecureURL).
+// Failures to connect that no retry can fix: the Reason of a *ConnectionError
+// (as is ErrInsecureURL).
 var (
-	// ErrUntrustedCertificate: the server's certificate does not verify
-	// (a private CA, a TLS-inspecting proxy, a certificate for another host).
 	ErrUntrustedCertificate = errors.New("the server's TLS certificate is not trusted")
-	// ErrHostNotFound: the base URL's host name does not resolve.
-	ErrHostNotFound = errors.New("the host name does not resolve")
-	// ErrNotTLS: the base URL says https, the server speaks plain http.
-	ErrNotTLS = errors.New("the server does not speak TLS")
+	ErrHostNotFound         = errors.New("the host name does not resolve")
+	ErrNotTLS               = errors.New("the server does not speak TLS")
 )
 
 // ConnectionError is a failure to connect that retrying cannot fix; the
-// request was never sent. Reason is one of ErrUntrustedCertificate,
-// ErrHostNotFound or ErrNotTLS, or ErrInsecureURL when a plain-http host
-// name resolved to an address that is not loopback (loopbackOnlyDialer).
+// request was never sent.
 type ConnectionError struct {
 	Host   string
 	Reason error
@@ -40,9 +34,7 @@ func (e *ConnectionError) Error() string {
 
 func (e *ConnectionError) Unwrap() []error { return []error{e.Reason, e.Err} }
 
-// TimeoutError: one attempt got no (complete) response within the
-// request timeout. It reads in the settings' terms, not as "context
-// deadline exceeded".
+// TimeoutError: one attempt got no complete response within request_timeout.
 type TimeoutError struct{ After time.Duration }
 
 func (e *TimeoutError) Error() string {
@@ -52,9 +44,7 @@ func (e *TimeoutError) Error() string {
 // Timeout lets net-style checks see it as a timeout.
 func (e *TimeoutError) Timeout() bool { return true }
 
-// transportError describes a request that got no response: a connection
-// failure no retry can fix, a timeout of this attempt, or another
-// transport error (retried where safe).
+// transportError describes a request that got no response.
 func (c *Client) transportError(method, shown string, sent bool, attemptCtx context.Context, err error) error {
 	err = scrubURLError(err)
 	if reason := permanentReason(err); reason != nil {
@@ -67,8 +57,7 @@ func (c *Client) transportError(method, shown string, sent bool, attemptCtx cont
 	return &TransportError{Method: method, Path: shown, Sent: sent, Err: c.guard.wrap(err)}
 }
 
-// scrubURLError drops the URL from a transport error: it adds nothing the
-// caller does not know and keeps error texts short.
+// scrubURLError drops the URL, which the caller knows, from a transport error.
 func scrubURLError(err error) error {
 	var uErr *url.Error
 	if errors.As(err, &uErr) {
@@ -100,9 +89,8 @@ func permanentReason(err error) error {
 // ErrNoCertificate: a PEM given as a trusted CA holds no certificate.
 var ErrNoCertificate = errors.New("no PEM certificate found")
 
-// CertPool is the system's trusted roots plus the certificates of each PEM
-// (a private CA, a TLS-inspecting proxy's). A PEM without a certificate is
-// an error: a typo must not silently trust nothing new.
+// CertPool is the system's trusted roots plus each PEM's certificates. A PEM
+// without one is an error: a typo must not silently trust nothing new.
 func CertPool(pems ...[]byte) (*x509.CertPool, error) {
 	pool, err := x509.SystemCertPool()
 	if err != nil || pool == nil {
