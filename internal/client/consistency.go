@@ -69,10 +69,6 @@ type idsSeen[T any] struct {
 	ids  map[string]struct{}
 }
 
-func newIDsSeen[T any](idOf func(*T) string) *idsSeen[T] {
-	return &idsSeen[T]{idOf: idOf, ids: map[string]struct{}{}}
-}
-
 func (s *idsSeen[T]) see(r *T, _ int) (bool, error) {
 	id := s.idOf(r)
 	if _, dup := s.ids[id]; dup {

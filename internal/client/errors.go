@@ -81,27 +81,19 @@ func (e *APIError) FromService() bool {
 	return !e.NotProblem && e.problemStatus == e.StatusCode && e.Title != "" && uuidRE.MatchString(e.problemRequestID)
 }
 
+var statusOf = map[error]int{
+	ErrBadRequest: http.StatusBadRequest, ErrUnauthenticated: http.StatusUnauthorized, ErrForbidden: http.StatusForbidden,
+	ErrNotFound: http.StatusNotFound, ErrConflict: http.StatusConflict, ErrUnprocessable: http.StatusUnprocessableEntity,
+	ErrRateLimited: http.StatusTooManyRequests,
+}
+
 // Is makes errors.Is(err, ErrNotFound) and the other sentinels work.
 func (e *APIError) Is(target error) bool {
-	switch target {
-	case ErrBadRequest:
-		return e.StatusCode == http.StatusBadRequest
-	case ErrUnauthenticated:
-		return e.StatusCode == http.StatusUnauthorized
-	case ErrForbidden:
-		return e.StatusCode == http.StatusForbidden
-	case ErrNotFound:
-		return e.StatusCode == http.StatusNotFound
-	case ErrConflict:
-		return e.StatusCode == http.StatusConflict
-	case ErrUnprocessable:
-		return e.StatusCode == http.StatusUnprocessableEntity
-	case ErrRateLimited:
-		return e.StatusCode == http.StatusTooManyRequests
-	case ErrServer:
+	if target == ErrServer {
 		return e.StatusCode >= 500
 	}
-	return false
+	status, ok := statusOf[target]
+	return ok && e.StatusCode == status
 }
 
 // TransportError is a failure to get a complete response.
@@ -195,7 +187,8 @@ func parseProblem(g textGuard, method, path string, status int, header http.Head
 		if ct == "" {
 			ct = "no content type"
 		}
-		if s := snippet(g, body); s != "" {
+		// Cleaned whole before it is cut, so that a key is never half shown.
+		if s := g.cut(g.clean(string(body)), snippetLen); s != "" {
 			e.Detail = fmt.Sprintf("the response was not a problem document (%s): %q", ct, s)
 		} else {
 			e.Detail = fmt.Sprintf("the response was not a problem document (%s, empty body)", ct)
@@ -203,10 +196,4 @@ func parseProblem(g textGuard, method, path string, status int, header http.Head
 	}
 	e.RateLimit = parseRateLimit(header, now)
 	return e
-}
-
-// snippet is the start of body, cleaned whole before it is cut so that a
-// key is never cut in half and half shown.
-func snippet(g textGuard, body []byte) string {
-	return g.cut(g.clean(string(body)), snippetLen)
 }

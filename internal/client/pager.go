@@ -81,7 +81,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 				opts.Ended(!left)
 			}
 		}
-		var seen seenRecords[T] = newIDsSeen(idOf)
+		var seen seenRecords[T] = &idsSeen[T]{idOf: idOf, ids: map[string]struct{}{}}
 		if newSeen != nil {
 			seen = newSeen()
 		}
@@ -136,12 +136,8 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 					continue
 				}
 				fresh = true
-				if !yield(p.Data[i], nil) {
-					ended(i < len(p.Data)-1 || hasNext(&p))
-					return
-				}
 				yielded++
-				if opts.Max > 0 && yielded >= opts.Max {
+				if !yield(p.Data[i], nil) || opts.Max > 0 && yielded >= opts.Max {
 					ended(i < len(p.Data)-1 || hasNext(&p))
 					return
 				}

@@ -62,5 +62,3 @@ func safeLocation(raw string) string {
 	}
 	return u.Redacted()
 }
-
-func origin(u *url.URL) string { return u.Scheme + "://" + u.Host }

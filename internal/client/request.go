@@ -93,7 +93,7 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 
 	if res.StatusCode >= 300 && res.StatusCode <= 399 {
 		return &RedirectError{Method: cl.method, Path: shown, StatusCode: res.StatusCode,
-			Location: c.guard.text(safeLocation(res.Header.Get("Location"))), Origin: origin(c.base), RequestID: requestID}
+			Location: c.guard.text(safeLocation(res.Header.Get("Location"))), Origin: c.base.Scheme + "://" + c.base.Host, RequestID: requestID}
 	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		return parseProblem(c.guard, cl.method, shown, res.StatusCode, res.Header, body, c.clock.Now())
