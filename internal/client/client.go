@@ -54,9 +54,7 @@ type Options struct {
 type Client struct {
 	base    *url.URL
 	key     *secret
-	ua      string
 	opts    Options
-	http    *http.Client
 	clock   clock.Clock
 	log     Logger
 	limiter *limiter
@@ -112,8 +110,6 @@ func New(opts Options) (*Client, error) {
 	c := &Client{
 		base:    base,
 		key:     key,
-		ua:      opts.UserAgent,
-		http:    opts.HTTPClient,
 		clock:   opts.Clock,
 		log:     opts.Logger,
 		jitter:  opts.Jitter,

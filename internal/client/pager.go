@@ -146,15 +146,14 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 				ended(false)
 				return
 			}
-			if !fresh {
-				barren++
-			} else {
+			barren++
+			if fresh {
 				barren = 0
 			}
 			next := *p.Pagination.NextCursor
 			_, again := seenCursors[next]
 			switch {
-			case again || next == cursor:
+			case again:
 				stop(ErrRepeatedCursor)
 				return
 			case barren >= maxBarrenPages:

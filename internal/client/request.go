@@ -61,10 +61,10 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 	}
 	req.Header.Set("X-API-Key", c.key.value)
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.ua)
+	req.Header.Set("User-Agent", c.opts.UserAgent)
 
 	started := c.clock.Now()
-	res, err := c.http.Do(req)
+	res, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
