@@ -17,9 +17,6 @@ import (
 // maxShownBaseURL bounds a base URL quoted in a message, in characters.
 const maxShownBaseURL = 100
 
-// baseURLNotShown stands for a base URL of which nothing can be shown.
-const baseURLNotShown = "(not shown: it may hold credentials)"
-
 // shownBaseURL is raw as a message may show it, or "" when nothing can be.
 // A malformed URL may hold delimiters anywhere, so whatever stands before
 // the last "@" or after the first "?" or "#" is dropped; the scheme, host
@@ -44,14 +41,6 @@ func shownBaseURL(raw string, g textGuard) string {
 	return g.cut(scheme+s[start:end], maxShownBaseURL)
 }
 
-// quoteBaseURL is raw quoted for a message, or a placeholder.
-func quoteBaseURL(raw string, g textGuard) string {
-	if s := shownBaseURL(raw, g); s != "" {
-		return strconv.Quote(s)
-	}
-	return baseURLNotShown
-}
-
 // missingColonRE matches http// and https//, a colon short of a scheme.
 var missingColonRE = regexp.MustCompile(`(?i)^(https?)//`)
 
@@ -60,7 +49,10 @@ var missingColonRE = regexp.MustCompile(`(?i)^(https?)//`)
 // g masks the key in what its errors quote.
 func parseBaseURL(raw string, allowInsecure bool, g textGuard) (*url.URL, error) {
 	trimmed := strings.TrimSpace(raw)
-	shown := quoteBaseURL(raw, g)
+	shown := "(not shown: it may hold credentials)"
+	if s := shownBaseURL(raw, g); s != "" {
+		shown = strconv.Quote(s)
+	}
 	switch {
 	case trimmed == "":
 		return nil, fmt.Errorf("%w: it is empty", ErrInvalidBaseURL)
