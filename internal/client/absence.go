@@ -9,31 +9,19 @@ import (
 	"sync"
 )
 
-// Absence is the one rule by which anything concludes that an account no
-// longer exists. The API answers 404 for a deleted account, but also for an
-// unknown path (a wrong base_url prefix) and for an account outside the
-// key's organization; a proxy, a load balancer or another service answer
-// 404 too, and a listing may lag. So a 404 proves absence only when both
-//   - it is the service's own problem answer: status 404, a problem
-//     document whose status is 404, with a title and a request id (a UUID)
-//     in its body; and
-//   - the same base_url proves itself in the same process: GET
-//     /api/v1/token answered 200 with a token for this key.
-//
-// Anything else that looks like absence (HTML, no body, another shape, a
-// 410, a failing token endpoint, an id missing from a listing) is an
-// *UnprovenAbsenceError: an error, never absence.
+// Absence: a proxy, a wrong base_url prefix or another organization answer
+// 404 too, so a 404 proves an account gone only when it is the service's own
+// problem answer and the same base_url answered GET /api/v1/token for this
+// key. Anything else that looks like absence is an *UnprovenAbsenceError.
 
 // ErrGone matches a *GoneError.
 var ErrGone = errors.New("the Backup Service proved the account does not exist for this key")
 
 // GoneError: the service proved that the account does not exist for this
-// key. The API does not tell a deleted account from one outside the key's
-// organization, so this is what it proves, no more.
+// key (deleted, or in another organization: the API does not tell which).
 type GoneError struct {
 	AccountID string
-	// Answer is the service's 404 that proved it.
-	Answer *APIError
+	Answer    *APIError // the 404 that proved it
 }
 
 func (e *GoneError) Error() string {
@@ -48,12 +36,11 @@ func (e *GoneError) Is(target error) bool { return target == ErrGone }
 func (e *GoneError) Unwrap() error { return e.Answer }
 
 // UnprovenAbsenceError: an answer that looked like absence but does not
-// prove it (see Absence). It unwraps to the answer.
+// prove it. It unwraps to the answer.
 type UnprovenAbsenceError struct {
 	AccountID string
-	// Why says what the proof lacked.
-	Why string
-	Err error
+	Why       string // what the proof lacked
+	Err       error
 }
 
 func (e *UnprovenAbsenceError) Error() string {
@@ -62,17 +49,15 @@ func (e *UnprovenAbsenceError) Error() string {
 
 func (e *UnprovenAbsenceError) Unwrap() error { return e.Err }
 
-// baseProof remembers, for the life of a Client (one provider process),
-// whether base_url proved itself: the first outcome that is not the
-// caller's own cancellation is kept, so that many 404s cost one token read.
+// baseProof keeps whether base_url proved itself, so that many 404s cost
+// one token read; a caller's own cancellation is not kept.
 type baseProof struct {
 	mu   sync.Mutex
 	done bool
 	err  error
 }
 
-// proveBase reads the token once per Client: nil when the token endpoint
-// of base_url answered 200 with a token for this key.
+// proveBase is nil when the token endpoint answered for this key.
 func (c *Client) proveBase(ctx context.Context) error {
 	c.proof.mu.Lock()
 	defer c.proof.mu.Unlock()
@@ -87,9 +72,7 @@ func (c *Client) proveBase(ctx context.Context) error {
 	return err
 }
 
-// baseProven records that base_url answered the token read for this key:
-// CheckOrganization's read proves it as well as proveBase's, so a process
-// that checked its organization reads the token once, not twice.
+// baseProven records that KeyToken's read proved base_url as well.
 func (c *Client) baseProven() {
 	c.proof.mu.Lock()
 	defer c.proof.mu.Unlock()
@@ -116,11 +99,8 @@ func notServiceProblem(e *APIError) string {
 	return ""
 }
 
-// judgeAbsence applies the absence rule to err, the outcome of a request
-// on accountID's paths: a *GoneError when err proves the account gone (at
-// most one token read per Client), an *UnprovenAbsenceError wrapping err
-// when it looks like absence but does not prove it, and err itself
-// otherwise (nil included).
+// judgeAbsence applies the absence rule to err, from a request on
+// accountID's paths: a *GoneError, an *UnprovenAbsenceError, or err itself.
 func (c *Client) judgeAbsence(ctx context.Context, accountID string, err error) error {
 	var apiErr *APIError
 	var gone *GoneError

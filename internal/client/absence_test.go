@@ -86,7 +86,7 @@ func TestAbsenceNeedsTheServicesOwnAnswerAndAProvenBaseURL(t *testing.T) {
 			c, _ := hostileClient(t, svc.ServeHTTP, func(o *Options) { o.MaxRetries = 0 })
 			_, accountErr := c.Account(t.Context(), absentAccount)
 			_, listErr := c.LatestSuccess(t.Context(), absentAccount)
-			_, _, triggerErr := c.PostBackup(t.Context(), absentAccount)
+			_, triggerErr := c.Trigger(absentAccount).Post(t.Context())
 			for what, err := range map[string]error{"account read": accountErr, "backups listing": listErr, "trigger": triggerErr} {
 				var gone *GoneError
 				var unproven *UnprovenAbsenceError

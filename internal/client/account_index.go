@@ -7,15 +7,10 @@ import (
 )
 
 // AccountIndex tells many callers what the accounts listing holds, from
-// one paged listing of the organization's accounts: ⌈A/50⌉ requests, made
-// on first need and shared by every caller (single flight). It lives as
-// long as the caller keeps it: the provider keeps one per Terraform
-// command, so nothing outlives the command. An id the listing does not
-// hold proves nothing (a listing may lag, or not be the service's):
-// callers confirm it with Account (see judgeAbsence).
+// one listing made on first need and shared. An id it lacks proves nothing:
+// callers confirm it with Account.
 type AccountIndex struct {
-	c *Client
-
+	c        *Client
 	mu       sync.Mutex
 	flight   chan struct{} // closed when the current listing ends; nil: none yet
 	accounts map[string]Account
@@ -26,12 +21,9 @@ type AccountIndex struct {
 // NewAccountIndex returns an index that lists nothing until asked.
 func (c *Client) NewAccountIndex() *AccountIndex { return &AccountIndex{c: c} }
 
-// Lookup returns the account as the organization's listing holds it, or
-// nil when the listing does not hold it. When the listing failed, err
-// says why, and report is true for exactly one caller, so that a failure
-// shared by thousands of callers is told once.
-// A caller whose context ends while it waits returns at once; a listing cut
-// short by its own caller's cancellation is started afresh by the next one.
+// Lookup returns the account as the listing holds it, or nil. When the
+// listing failed, report is true for exactly one caller, so that the failure
+// is told once. A listing its own caller cancelled is started afresh.
 func (x *AccountIndex) Lookup(ctx context.Context, accountID string) (account *Account, report bool, err error) {
 	for {
 		x.mu.Lock()

@@ -10,29 +10,17 @@ import (
 	"strings"
 )
 
-// Messages about base_url quote it, so that a typo shows. But base_url may
-// hold what must never be shown: credentials (https://user:password@host,
-// or the API key itself as the user) or a token in a query. A malformed
-// URL is where this matters most, and url.Parse's errors quote the raw URL
-// whole: so every message quotes only quoteBaseURL's form, and parse errors
-// are told in this file's words, never in url.Parse's.
+// Messages about base_url quote it, so that a typo shows, but it may hold
+// credentials or a token: they quote only shownBaseURL's form, and never
+// url.Parse's errors, which quote the raw URL whole.
 
 // maxShownBaseURL bounds a base URL quoted in a message, in characters.
 const maxShownBaseURL = 100
 
-// baseURLNotShown stands for a base URL of which nothing can be shown.
-const baseURLNotShown = "(not shown: it may hold credentials)"
-
-// shownBaseURL is raw as a message may show it, or "" when nothing of it
-// can be. Credentials and a query or a fragment are told apart by their
-// delimiters, which a malformed URL may hold anywhere (a "#" or a "/" in a
-// password, an "@" in a query), so whatever stands before the last "@" or
-// after the first "?" or "#" is dropped, wherever it is. What stands
-// before the first "//" (the scheme, misspelt or not) is kept unless it
-// holds one of these delimiters, and so is the host and path the user
-// can check. Control characters and the key are removed first (see
-// textGuard.clean): dropping a prefix or a suffix cannot rebuild a key
-// from its pieces.
+// shownBaseURL is raw as a message may show it, or "" when nothing can be.
+// A malformed URL may hold delimiters anywhere, so whatever stands before
+// the last "@" or after the first "?" or "#" is dropped; the scheme, host
+// and path are kept. The key is masked first, so no cut can rebuild it.
 func shownBaseURL(raw string, g textGuard) string {
 	s := g.clean(raw)
 	scheme := ""
@@ -53,14 +41,6 @@ func shownBaseURL(raw string, g textGuard) string {
 	return g.cut(scheme+s[start:end], maxShownBaseURL)
 }
 
-// quoteBaseURL is raw quoted for a message, or a placeholder.
-func quoteBaseURL(raw string, g textGuard) string {
-	if s := shownBaseURL(raw, g); s != "" {
-		return strconv.Quote(s)
-	}
-	return baseURLNotShown
-}
-
 // missingColonRE matches http// and https//, a colon short of a scheme.
 var missingColonRE = regexp.MustCompile(`(?i)^(https?)//`)
 
@@ -69,14 +49,14 @@ var missingColonRE = regexp.MustCompile(`(?i)^(https?)//`)
 // g masks the key in what its errors quote.
 func parseBaseURL(raw string, allowInsecure bool, g textGuard) (*url.URL, error) {
 	trimmed := strings.TrimSpace(raw)
-	shown := quoteBaseURL(raw, g)
+	shown := "(not shown: it may hold credentials)"
+	if s := shownBaseURL(raw, g); s != "" {
+		shown = strconv.Quote(s)
+	}
 	switch {
 	case trimmed == "":
 		return nil, fmt.Errorf("%w: it is empty", ErrInvalidBaseURL)
-	case strings.ContainsAny(trimmed, "@?#"):
-		// Refused before parsing: how url.Parse splits a malformed URL
-		// (which part is the password, which the host) is not to be
-		// relied on for what may be shown.
+	case strings.ContainsAny(trimmed, "@?#"): // before url.Parse splits it
 		return nil, fmt.Errorf("%w %s: it must not carry credentials, a query or a fragment", ErrInvalidBaseURL, shown)
 	case missingColonRE.MatchString(trimmed):
 		scheme := strings.ToLower(missingColonRE.FindStringSubmatch(trimmed)[1])
@@ -92,9 +72,7 @@ func parseBaseURL(raw string, allowInsecure bool, g textGuard) (*url.URL, error)
 	if u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return nil, fmt.Errorf("%w %s: want https://host[:port], optionally with a path prefix", ErrInvalidBaseURL, shown)
 	}
-	if u.RawQuery != "" || u.Fragment != "" || u.User != nil || u.ForceQuery {
-		// Unreachable after the check of "@?#" above; kept in case
-		// url.Parse ever finds these parts elsewhere.
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil || u.ForceQuery { // in case url.Parse finds them elsewhere
 		return nil, fmt.Errorf("%w %s: it must not carry credentials, a query or a fragment", ErrInvalidBaseURL, shown)
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
@@ -109,8 +87,7 @@ func parseBaseURL(raw string, allowInsecure bool, g textGuard) (*url.URL, error)
 	return u, nil
 }
 
-// unparsable says why url.Parse refused a base URL without its error's
-// text, which quotes the URL or a piece of it (a port, an escape).
+// unparsable says why url.Parse refused a base URL without quoting it.
 func unparsable(err error) string {
 	var escErr url.EscapeError
 	var hostErr url.InvalidHostError
@@ -130,10 +107,8 @@ func unparsable(err error) string {
 	return "it is not a valid URL"
 }
 
-// isLoopback says whether host names loopback: "localhost" or a loopback
-// IP. It is the check at configuration time; "localhost" is trusted by
-// name there only because the transport checks the address it dials
-// (see loopbackOnlyDialer), where the name's resolution cannot fool it.
+// isLoopback says whether host is "localhost" or a loopback IP; the name
+// is trusted because loopbackOnlyDialer checks the address dialled.
 func isLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
@@ -142,10 +117,8 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// BaseURLMayHoldSecrets says whether a message about raw shows less than
-// raw: credentials, a query or a fragment, the key, or control characters
-// or a length that are cut. Where it does, a caller must not show raw by
-// other means either (Terraform quotes an attribute's configuration line).
+// BaseURLMayHoldSecrets says whether messages show less than raw; then a
+// caller must not show raw by other means either.
 func BaseURLMayHoldSecrets(raw, key string) bool {
 	return shownBaseURL(raw, textGuard{key: newSecret(key)}) != strings.TrimSpace(raw)
 }

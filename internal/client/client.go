@@ -1,7 +1,6 @@
-// Package client is a small client for the Backup Service API. One Client is
-// shared by every data source and resource of a configured provider: it is
-// safe for concurrent use, paces requests to the key's rate limit, retries
-// what is safe to retry, and returns typed errors.
+// Package client is a small client for the Backup Service API, safe for
+// concurrent use: it paces requests to the key's rate limit and retries what
+// is safe to retry.
 package client
 
 import (
@@ -26,56 +25,36 @@ const (
 	DefaultRetryBudget    = 2 * time.Minute
 )
 
-// PageSize is the largest page the service gives: listings ask for it so
-// that they need the fewest requests.
+// PageSize is the largest page the service gives.
 const PageSize = 50
 
 // Options configure a Client. Zero values take the defaults above.
 type Options struct {
-	// BaseURL is scheme + host (+ optional path prefix), without /api/v1.
-	BaseURL string
-	// APIKey is sent in X-API-Key and nowhere else.
-	APIKey string
-	// AllowInsecureHTTP permits plain http to hosts other than loopback.
-	AllowInsecureHTTP bool
-	// UserAgent names the caller, for example "terraform-provider-backup/1.2.0".
-	UserAgent string
+	BaseURL           string // scheme://host[/prefix], without /api/v1
+	APIKey            string // sent in X-API-Key only
+	AllowInsecureHTTP bool   // plain http to hosts other than loopback
+	UserAgent         string
 
-	// MaxRetries is the number of retries after the first attempt: 0 (the
-	// zero value) means none, as it reads; DefaultMaxRetries is the
-	// provider's default.
-	MaxRetries     int
+	MaxRetries     int           // after the first attempt; 0: none
 	RequestTimeout time.Duration // per attempt
 	BackoffBase    time.Duration // first backoff; doubles each retry
 	MaxBackoff     time.Duration // cap of one backoff
 	RetryAfterCap  time.Duration // cap on a server's Retry-After
 	RetryBudget    time.Duration // cap on the total time spent waiting to retry
 
-	// Organization, when set, is the id of the organization the key must
-	// belong to: before its first POST, the client reads the key's
-	// organization (GET /token, once per Client) and refuses to change
-	// anything in another (*OrganizationMismatchError).
-	Organization string
-
-	// RootCAs, when set, are the certificates the client trusts (see
-	// CertPool); nil trusts the system's. Ignored with HTTPClient.
-	RootCAs *x509.CertPool
-
-	HTTPClient *http.Client
-	Clock      clock.Clock
-	Logger     Logger
-	// Jitter draws, uniform in [0, 1), the backoffs' jitter and the rate
-	// limiter's entry; nil draws from math/rand/v2. A seeded one replays.
-	Jitter func() float64
+	Organization string         // the key's organization, checked before any change
+	RootCAs      *x509.CertPool // trusted CAs (see CertPool); nil: the system's; ignored with HTTPClient
+	HTTPClient   *http.Client
+	Clock        clock.Clock
+	Logger       Logger
+	Jitter       func() float64 // draws in [0, 1) for backoffs and the limiter; nil: math/rand/v2
 }
 
 // Client talks to one Backup Service with one key.
 type Client struct {
 	base    *url.URL
 	key     *secret
-	ua      string
 	opts    Options
-	http    *http.Client
 	clock   clock.Clock
 	log     Logger
 	limiter *limiter
@@ -89,14 +68,11 @@ type Client struct {
 	serviceClock serviceClock // see ClockOffset
 }
 
-// secret holds the key behind a pointer, so that printing a Client (or
-// anything holding one) shows an address, and printing the secret itself
-// shows a placeholder. The key leaves it only for the X-API-Key header.
+// secret holds the key behind a pointer, so that printing a Client never
+// shows it.
 type secret struct {
-	value string
-	// folded is the key as text cleaning leaves it (see textGuard.clean),
-	// computed once: clean masks it in every string the service sends.
-	folded string
+	value  string
+	folded string // the key as fold leaves it, masked by textGuard.clean
 }
 
 func newSecret(value string) *secret { return &secret{value: value, folded: fold(value)} }
@@ -127,21 +103,17 @@ func New(opts Options) (*Client, error) {
 		opts.HTTPClient = &http.Client{Transport: newTransport(ts)}
 	}
 	setDefaults(&opts)
-	// A copy, so that the caller's client is left as it was: this one
-	// follows no redirect (see RedirectError).
+	// A copy: the caller's client is left as it was (see RedirectError).
 	hc := *opts.HTTPClient
 	hc.CheckRedirect = refuseRedirects
 	opts.HTTPClient = &hc
 	c := &Client{
-		base:   base,
-		key:    key,
-		ua:     opts.UserAgent,
-		http:   opts.HTTPClient,
-		clock:  opts.Clock,
-		log:    opts.Logger,
-		jitter: opts.Jitter,
-		guard:  textGuard{key: key},
-		// Set only for the client's own transport: a caller's is theirs.
+		base:    base,
+		key:     key,
+		clock:   opts.Clock,
+		log:     opts.Logger,
+		jitter:  opts.Jitter,
+		guard:   textGuard{key: key},
 		noHTTP2: noHTTP2,
 	}
 	opts.APIKey = "" // keep one copy only, in a type that never prints
@@ -177,10 +149,7 @@ func setDefaults(o *Options) {
 	}
 }
 
-// CheckAPIKey refuses a key that no request could carry: an HTTP header
-// cannot hold control characters, and white space around a key (a newline
-// at the end of a file, most often) is never part of it. Retrying such a
-// key only delays the error.
+// CheckAPIKey refuses a key that no request could carry.
 func CheckAPIKey(key string) error {
 	switch {
 	case strings.TrimSpace(key) == "":

@@ -13,8 +13,8 @@ type serviceClock struct {
 	known  bool
 }
 
-// observe notes the Date of an answer received at now (this client's clock).
-// Date has a resolution of one second: half a second centres the estimate.
+// observe notes the Date of an answer received at now; half a second
+// centres Date's one-second resolution.
 func (s *serviceClock) observe(date string, now time.Time) {
 	t, err := http.ParseTime(date)
 	if err != nil {
@@ -25,9 +25,8 @@ func (s *serviceClock) observe(date string, now time.Time) {
 	s.mu.Unlock()
 }
 
-// ClockOffset is how far the service's clock runs ahead of this client's
-// (negative: behind), to within a second, from the latest answer that
-// carried a readable Date; false before any did.
+// ClockOffset is how far the service's clock runs ahead of this client's,
+// from the latest readable Date; false before any.
 func (c *Client) ClockOffset() (time.Duration, bool) {
 	c.serviceClock.mu.Lock()
 	defer c.serviceClock.mu.Unlock()

@@ -7,20 +7,11 @@ import (
 	"time"
 )
 
-// A listing is checked, not trusted: the backups listing is newest first
-// (api-contract), and a backup record never changes once its status is
-// terminal. Over the pages one read goes through, a record that cannot be
-// where it is stops the listing with an *InconsistentListingError, from
-// the pages already in hand: the check costs no request.
-
 // ListingClockAllowance is how much newer than a record listed before it a
-// record of a newest-first listing may be: the clocks of the machines that
-// wrote two records may disagree by that much.
+// record of a newest-first listing may be (the writers' clocks may differ).
 const ListingClockAllowance = 10 * time.Second
 
-// ErrInconsistentListing matches an *InconsistentListingError: the
-// listing, or a proxy or replica in front of the service, answered pages
-// that contradict each other or the documented order.
+// ErrInconsistentListing matches an *InconsistentListingError.
 var ErrInconsistentListing = errors.New("the listing is out of order or inconsistent")
 
 // Inconsistency is what is wrong with two records of a listing.
@@ -28,26 +19,16 @@ type Inconsistency int
 
 // Kinds of Inconsistency.
 const (
-	// OutOfOrder: a record is newer, by more than ListingClockAllowance,
-	// than one listed before it.
-	OutOfOrder Inconsistency = iota + 1
-	// ChangedRepeat: an id is listed twice with different contents, other
-	// than a backup in progress that moved on (pending, running, then its
-	// outcome) between the two.
-	ChangedRepeat
+	OutOfOrder    Inconsistency = iota + 1 // newer than one listed before it, beyond the allowance
+	ChangedRepeat                          // listed twice with contents it cannot have moved on to
 )
 
 // ListedRecord is one record as a listing showed it, enough to name it.
-// Its id has the documented format (records without one are left out) and
-// its status has passed the client's text guard.
 type ListedRecord struct {
 	ID        string
 	CreatedAt time.Time
 	Status    string
-	// Page is the number of the page that held it, from 1, counted over
-	// the whole listing (a restart after an invalid cursor goes on
-	// counting).
-	Page int
+	Page      int // from 1, over the whole listing
 }
 
 func (r ListedRecord) String() string {
@@ -55,12 +36,9 @@ func (r ListedRecord) String() string {
 }
 
 // InconsistentListingError names the two records of a listing that cannot
-// both be right. It reaches callers wrapped in a *ListingError, which
-// names the listing; errors.Is(err, ErrInconsistentListing) matches it.
+// both be right; it reaches callers in a *ListingError.
 type InconsistentListingError struct {
-	Kind Inconsistency
-	// Earlier was listed before Later. For a ChangedRepeat both have the
-	// same id.
+	Kind           Inconsistency
 	Earlier, Later ListedRecord
 }
 
@@ -79,27 +57,16 @@ func (e *InconsistentListingError) Error() string {
 func (e *InconsistentListingError) Is(target error) bool { return target == ErrInconsistentListing }
 
 // seenRecords is what a listing remembers of the records it has read, to
-// tell a repeat (an id listed again: dropped) from a new record, and, for a
-// checked listing, to refuse a record that cannot be where it is.
+// drop a repeat and, for a checked listing, refuse an inconsistent record.
 type seenRecords[T any] interface {
-	// see takes the next record of the listing, on page page; repeat is
-	// true for an id listed before with the same contents (or, for a
-	// backup in progress, contents it could have moved on to).
 	see(r *T, page int) (repeat bool, err error)
-	// restart says that the listing starts again from its first page.
-	restart()
+	restart() // the listing starts again from its first page
 }
 
-// idsSeen remembers ids only: a repeated id is dropped, whatever it holds.
-// It serves the listings that are not checked (accounts, audit logs),
-// whose order the caller chooses.
+// idsSeen remembers ids only, for the listings that are not checked.
 type idsSeen[T any] struct {
 	idOf func(*T) string
 	ids  map[string]struct{}
-}
-
-func newIDsSeen[T any](idOf func(*T) string) *idsSeen[T] {
-	return &idsSeen[T]{idOf: idOf, ids: map[string]struct{}{}}
 }
 
 func (s *idsSeen[T]) see(r *T, _ int) (bool, error) {
@@ -113,9 +80,8 @@ func (s *idsSeen[T]) see(r *T, _ int) (bool, error) {
 
 func (s *idsSeen[T]) restart() {}
 
-// backupSeen is what a backups listing keeps of each backup: a few words
-// per record, so that memory stays within the listing's bounds (at most
-// MaxListPages*PageSize records), not the records themselves.
+// backupSeen is what a backups listing keeps of each backup: a few words,
+// not the record.
 type backupSeen struct {
 	created time.Time
 	status  string
@@ -127,11 +93,9 @@ type backupSeen struct {
 // within ListingClockAllowance, and every id listed again either as it was
 // or, for a backup in progress, as it could have become.
 type backupsChecked struct {
-	seed maphash.Seed
-	seen map[string]backupSeen
-	// oldest is the oldest record of the current pass, with its id: a new
-	// record newer than it by more than the allowance is out of order.
-	oldest   backupSeen
+	seed     maphash.Seed
+	seen     map[string]backupSeen
+	oldest   backupSeen // the oldest record of the current pass
 	oldestID string
 }
 
@@ -153,8 +117,8 @@ func (s *backupsChecked) see(b *Backup, page int) (bool, error) {
 		s.seen[b.ID] = now // a later change is judged against this one
 		return true, nil
 	}
-	// A repeat is not judged by its place: a service whose cursors are
-	// offsets lists again the records that a new backup pushed down.
+	// A repeat is not judged by its place: offset cursors list again what a
+	// new backup pushed down.
 	if s.oldestID != "" && b.CreatedAt.Sub(s.oldest.created) > ListingClockAllowance {
 		return false, &InconsistentListingError{Kind: OutOfOrder, Earlier: s.oldest.record(s.oldestID), Later: now.record(b.ID)}
 	}
@@ -170,16 +134,13 @@ func (s backupSeen) record(id string) ListedRecord {
 }
 
 // movedOn says whether a backup listed as before can have become now: it
-// was in progress, it was created at the same time, and it did not go back
-// from running to pending. Anything else changed a record that the
-// contract says never changes (a terminal one), or made it another backup.
+// was in progress, has the same created_at, and did not go back to pending.
 func movedOn(before, now backupSeen) bool {
 	return InProgress(before.status) && before.created.Equal(now.created) &&
 		(before.status != StatusRunning || now.status != StatusPending)
 }
 
-// digest hashes every field of a backup, so that a repeat is compared
-// without keeping the record.
+// digest hashes every field of a backup.
 func (s *backupsChecked) digest(b *Backup) uint64 {
 	var h maphash.Hash
 	h.SetSeed(s.seed)

@@ -23,10 +23,7 @@ func (c *Client) Token(ctx context.Context) (*Token, error) {
 	return &t, nil
 }
 
-// Account reads one account. An answer for another account than accountID
-// is a *DecodeError matching ErrOtherAccount; a 404 is judged by the
-// absence rule (judgeAbsence): a *GoneError only when it proves the
-// account gone. It is also how an id missing from a listing is confirmed.
+// Account reads one account; a 404 is judged by the absence rule.
 func (c *Client) Account(ctx context.Context, accountID string) (*Account, error) {
 	var a Account
 	cl := call{method: "GET", path: accountPath(accountID), idempotent: true}
@@ -41,7 +38,6 @@ func (c *Client) Account(ctx context.Context, accountID string) (*Account, error
 }
 
 // ErrOtherAccount: an answer names another account than the one asked for.
-// A service (or a proxy) does not choose which account a record stands for.
 var ErrOtherAccount = errors.New("the answer names another account than the one asked for")
 
 // Accounts iterates over the organization's accounts.
@@ -54,15 +50,9 @@ func (c *Client) ListAccounts(ctx context.Context, opts ListOptions) ([]Account,
 	return Collect(c.Accounts(ctx, opts))
 }
 
-// Backups iterates over an account's backups, newest first (the listing has
-// no order; opts.Order is ignored). Every backup it yields is accountID's:
-// a record naming another account is left out like a malformed one (the
-// service does not choose which account a backup stands for), and one
-// naming none is given accountID. The pages it reads are checked, at no
-// request of their own: a backup newer than one listed before it (by more
-// than ListingClockAllowance), or an id listed twice with different
-// contents, stops it with a *ListingError matching ErrInconsistentListing
-// (see InconsistentListingError); an id listed again as it was is dropped.
+// Backups iterates over an account's backups, newest first (opts.Order is
+// ignored). A record of another account is left out like a malformed one;
+// an inconsistent listing stops with ErrInconsistentListing.
 func (c *Client) Backups(ctx context.Context, accountID string, opts ListOptions) iter.Seq2[Backup, error] {
 	opts.Order = ""
 	backups := listing(ctx, c, accountPath(accountID)+"/backups", opts, func(b *Backup) string { return b.ID }, func(b *Backup) bool {
@@ -71,7 +61,6 @@ func (c *Client) Backups(ctx context.Context, accountID string, opts ListOptions
 		}
 		return ids.IsBackupID(b.ID) && b.AccountID == accountID
 	}, func() seenRecords[Backup] { return newBackupsChecked() })
-	// A 404 is judged by the absence rule, for every reader of backups.
 	return func(yield func(Backup, error) bool) {
 		for b, err := range backups {
 			if !yield(b, c.judgeAbsence(ctx, accountID, err)) {
@@ -86,11 +75,8 @@ func (c *Client) AuditLogs(ctx context.Context, opts ListOptions) iter.Seq2[Audi
 	return listing(ctx, c, "/api/v1/audit-logs", opts, func(l *AuditLog) string { return l.ID }, func(l *AuditLog) bool { return ids.IsAuditLogID(l.ID) }, nil)
 }
 
-// FindBackup looks for one backup of an account, paging as far as needed.
-// It returns a *BackupNotFoundError when the account's listing has no such
-// backup, and a *GoneError when the account is proven gone (judgeAbsence).
-// A missing entry proves nothing: records are never deleted while their
-// account lives, so it means a listing that lags or is not the service's.
+// FindBackup looks for one backup of an account, paging as far as needed:
+// a *BackupNotFoundError when it is not listed (which proves nothing).
 func (c *Client) FindBackup(ctx context.Context, accountID, backupID string) (*Backup, error) {
 	for b, err := range c.Backups(ctx, accountID, ListOptions{}) {
 		if err != nil {

@@ -38,7 +38,9 @@ func TestEveryEndpoint(t *testing.T) {
 		t.Fatalf("accounts: %d, %v", len(accs), err)
 	}
 
-	acct, sent, err := f.client.PostBackup(ctx, id)
+	trigger := f.client.Trigger(id)
+	acct, err := trigger.Post(ctx)
+	sent := trigger.Sent()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,13 +21,10 @@ var (
 	ErrRateLimited     = errors.New("rate limited")
 	ErrServer          = errors.New("server error")
 
-	// ErrInsecureURL is returned by New for a plain-http base URL whose host
-	// is not loopback, unless Options.AllowInsecureHTTP is set. It is also
-	// the Reason of a *ConnectionError when a plain-http host taken for
-	// loopback by its name ("localhost") resolves to an address that is not.
+	// ErrInsecureURL: plain http to a host that is not loopback, without
+	// Options.AllowInsecureHTTP (from New, or dialling).
 	ErrInsecureURL = errors.New("plain http to a non-loopback host would send the API key in clear")
-	// ErrInvalidBaseURL and ErrInvalidAPIKey are returned by New for
-	// settings no request could succeed with.
+	// ErrInvalidBaseURL and ErrInvalidAPIKey: settings no request could succeed with.
 	ErrInvalidBaseURL = errors.New("invalid base URL")
 	ErrInvalidAPIKey  = errors.New("invalid API key")
 )
@@ -38,13 +35,11 @@ type RateLimit struct {
 	Remaining  int       // X-RateLimit-Remaining
 	Reset      time.Time // X-RateLimit-Reset
 	RetryAfter time.Duration
-	// HasLimit is false when the response carried no usable
-	// X-RateLimit-Limit (a 429 from aggregate load, for instance).
-	HasLimit bool
+	HasLimit   bool // a usable X-RateLimit-Limit came
 }
 
-// APIError is an error response of the service, decoded from its RFC 7807
-// problem document (or described from whatever else the body held).
+// APIError is an error response, from its RFC 7807 problem document or
+// described from whatever else the body held.
 type APIError struct {
 	Method     string
 	Path       string
@@ -55,13 +50,10 @@ type APIError struct {
 	Instance   string
 	RequestID  string
 	RateLimit  *RateLimit
-	// NotProblem is set when the body was not a problem document, for example
-	// an HTML page from a proxy; Detail then describes what came instead.
-	NotProblem bool
+	NotProblem bool // the body was not a problem document; Detail describes it
 
-	// problemStatus and problemRequestID are the body's own status and
-	// request_id (zero when absent): with the status code, they tell the
-	// service's problem answer from a look-alike (see provesAbsence).
+	// The body's own status and request_id tell the service's answer from a
+	// look-alike (see FromService).
 	problemStatus    int
 	problemRequestID string
 }
@@ -84,45 +76,32 @@ func (e *APIError) Error() string {
 }
 
 // FromService says whether the answer is the service's own problem
-// document: a problem body whose status is the response's, with a title
-// and a request id of the service's form. A proxy's page or a look-alike
-// is not, and proves nothing the API documents (see judgeAbsence).
+// document, not a proxy's page or a look-alike (see judgeAbsence).
 func (e *APIError) FromService() bool {
 	return !e.NotProblem && e.problemStatus == e.StatusCode && e.Title != "" && uuidRE.MatchString(e.problemRequestID)
 }
 
-// Is makes errors.Is(err, ErrNotFound) and the other sentinels work.
-func (e *APIError) Is(target error) bool {
-	switch target {
-	case ErrBadRequest:
-		return e.StatusCode == http.StatusBadRequest
-	case ErrUnauthenticated:
-		return e.StatusCode == http.StatusUnauthorized
-	case ErrForbidden:
-		return e.StatusCode == http.StatusForbidden
-	case ErrNotFound:
-		return e.StatusCode == http.StatusNotFound
-	case ErrConflict:
-		return e.StatusCode == http.StatusConflict
-	case ErrUnprocessable:
-		return e.StatusCode == http.StatusUnprocessableEntity
-	case ErrRateLimited:
-		return e.StatusCode == http.StatusTooManyRequests
-	case ErrServer:
-		return e.StatusCode >= 500
-	}
-	return false
+var statusOf = map[error]int{
+	ErrBadRequest: http.StatusBadRequest, ErrUnauthenticated: http.StatusUnauthorized, ErrForbidden: http.StatusForbidden,
+	ErrNotFound: http.StatusNotFound, ErrConflict: http.StatusConflict, ErrUnprocessable: http.StatusUnprocessableEntity,
+	ErrRateLimited: http.StatusTooManyRequests,
 }
 
-// TransportError is a failure to get a complete response: connection
-// errors, timeouts of one attempt, bodies cut short.
+// Is makes errors.Is(err, ErrNotFound) and the other sentinels work.
+func (e *APIError) Is(target error) bool {
+	if target == ErrServer {
+		return e.StatusCode >= 500
+	}
+	status, ok := statusOf[target]
+	return ok && e.StatusCode == status
+}
+
+// TransportError is a failure to get a complete response.
 type TransportError struct {
 	Method string
 	Path   string
-	// Sent reports whether the request may have reached the service. When
-	// false the request was certainly not processed.
-	Sent bool
-	Err  error
+	Sent   bool // the request may have reached the service
+	Err    error
 }
 
 func (e *TransportError) Error() string {
@@ -151,11 +130,8 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// RetryError is returned when retrying stopped before success: retries
-// exhausted, or the next wait would pass the retry budget or the
-// operation's deadline (see RetryCause). It unwraps to the last
-// attempt's error, so errors.Is(err, ErrServer) and errors.As(err,
-// **APIError) still work.
+// RetryError is returned when retrying stopped before success. It unwraps
+// to the last attempt's error.
 type RetryError struct {
 	Attempts int
 	Cause    RetryCause
@@ -169,14 +145,9 @@ type RetryCause int
 
 // Causes of a RetryError.
 const (
-	// RetriesExhausted: max_retries retries were made.
-	RetriesExhausted RetryCause = iota + 1
-	// RetryBudgetSpent: the next wait would pass the fixed retry budget
-	// (the service asked for long waits); more retries would not help.
-	RetryBudgetSpent
-	// RetryPastDeadline: the next wait would outlive the operation's
-	// timeout.
-	RetryPastDeadline
+	RetriesExhausted  RetryCause = iota + 1 // max_retries retries were made
+	RetryBudgetSpent                        // the next wait would pass the retry budget
+	RetryPastDeadline                       // the next wait would outlive the operation's timeout
 )
 
 func (e *RetryError) Error() string {
@@ -198,9 +169,7 @@ type problem struct {
 // snippetLen bounds how much of a non-problem body is quoted in an error.
 const snippetLen = 200
 
-// parseProblem builds the APIError for an error response. It never fails:
-// a body that is not a problem document is described instead. Every string
-// taken from the response passes through g.
+// parseProblem builds the APIError for an error response; it never fails.
 func parseProblem(g textGuard, method, path string, status int, header http.Header, body []byte, now time.Time) *APIError {
 	e := &APIError{Method: method, Path: path, StatusCode: status, RequestID: g.requestID(header.Get("X-Request-ID"))}
 	var p problem
@@ -218,7 +187,8 @@ func parseProblem(g textGuard, method, path string, status int, header http.Head
 		if ct == "" {
 			ct = "no content type"
 		}
-		if s := snippet(g, body); s != "" {
+		// Cleaned whole before it is cut, so that a key is never half shown.
+		if s := g.cut(g.clean(string(body)), snippetLen); s != "" {
 			e.Detail = fmt.Sprintf("the response was not a problem document (%s): %q", ct, s)
 		} else {
 			e.Detail = fmt.Sprintf("the response was not a problem document (%s, empty body)", ct)
@@ -226,12 +196,4 @@ func parseProblem(g textGuard, method, path string, status int, header http.Head
 	}
 	e.RateLimit = parseRateLimit(header, now)
 	return e
-}
-
-// snippet returns the start of body with white space folded, cleaned by g,
-// fit for one line of an error message.
-func snippet(g textGuard, body []byte) string {
-	// The whole body is cleaned before it is cut (error bodies are bounded
-	// by maxErrorBody), so that a key is never cut in half and half shown.
-	return g.cut(g.clean(string(body)), snippetLen)
 }

@@ -19,7 +19,7 @@ func TestErrorsCarryEverything(t *testing.T) {
 	paused := f.srv.AddAccount(mockservice.AccountSpec{State: mockservice.StatePaused})
 	restricted, _ := New(Options{BaseURL: f.url, APIKey: f.srv.AddKey(mockservice.KeySpec{Restricted: []string{id}}), Clock: f.clock})
 	badKey, _ := New(Options{BaseURL: f.url, APIKey: "not-a-key", Clock: f.clock})
-	if _, _, err := f.client.PostBackup(ctx, id); err != nil {
+	if _, err := f.client.Trigger(id).Post(ctx); err != nil {
 		t.Fatal(err)
 	}
 
@@ -39,9 +39,9 @@ func TestErrorsCarryEverything(t *testing.T) {
 		{"403 restricted", func() error { _, err := restricted.Account(ctx, id); return err }, ErrForbidden, 403, "You are not authorized to perform this action.", "The key may not access account " + id + "."},
 		{"403 foreign", func() error { _, err := f.client.Account(ctx, f.srv.ForeignAccountID()); return err }, ErrForbidden, 403, "You are not authorized to perform this action.", ""},
 		{"404", func() error { _, err := f.client.Account(ctx, "acc_0000000000000000"); return err }, ErrNotFound, 404, "Resource not found.", "No account acc_0000000000000000."},
-		{"409", func() error { _, _, err := f.client.PostBackup(ctx, id); return err }, ErrConflict, 409, "Conflict", "A backup for account " + id + " is already in progress."},
+		{"409", func() error { _, err := f.client.Trigger(id).Post(ctx); return err }, ErrConflict, 409, "Conflict", "A backup for account " + id + " is already in progress."},
 		{"422 malformed id", func() error { _, err := f.client.Account(ctx, "acc_nope"); return err }, ErrUnprocessable, 422, "Unprocessable Entity", ""},
-		{"422 not backupable", func() error { _, _, err := f.client.PostBackup(ctx, paused); return err }, ErrUnprocessable, 422, "Unprocessable Entity", "Account " + paused + " is not in a backupable state: paused"},
+		{"422 not backupable", func() error { _, err := f.client.Trigger(paused).Post(ctx); return err }, ErrUnprocessable, 422, "Unprocessable Entity", "Account " + paused + " is not in a backupable state: paused"},
 		{"422 order", func() error { _, err := f.client.ListAccounts(ctx, ListOptions{Order: "ASC"}); return err }, ErrUnprocessable, 422, "Unprocessable Entity", "order must be asc or desc."},
 	}
 	for _, tc := range cases {

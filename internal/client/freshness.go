@@ -8,8 +8,7 @@ import (
 )
 
 // LatestSuccessesInFlight bounds the accounts LatestSuccesses reads at
-// once. The limiter paces the requests to the key's allowance; this only
-// keeps enough in flight that latency does not slow the pace.
+// once: enough that latency does not slow the limiter's pace.
 const LatestSuccessesInFlight = 16
 
 // SuccessOutcome is one account's outcome of LatestSuccesses.
@@ -18,11 +17,7 @@ type SuccessOutcome struct {
 	Err    error
 }
 
-// LatestSuccess returns the account's newest successful backup, or nil
-// when it has none. It reads the backups newest first and stops at the
-// first success: one request when it is among the newest 50, and further
-// pages only for an account whose recent backups all failed or are in
-// progress.
+// LatestSuccess returns the account's newest successful backup, or nil.
 func (c *Client) LatestSuccess(ctx context.Context, accountID string) (*Backup, error) {
 	for b, err := range c.Backups(ctx, accountID, ListOptions{}) {
 		if err != nil {
@@ -45,10 +40,8 @@ func SuccessTime(b *Backup) time.Time {
 }
 
 // LatestSuccesses runs LatestSuccess for every account, several at once,
-// and returns the outcomes in the order of accountIDs: about one request
-// per account. done, when set, is called as each account's read ends, with
-// how many have; calls to done do not overlap. Accounts not read because
-// ctx ended carry its error.
+// in the order of accountIDs. done, when set, is called (never at once) as
+// each read ends; accounts not read because ctx ended carry its error.
 func (c *Client) LatestSuccesses(ctx context.Context, accountIDs []string, done func(finished int)) []SuccessOutcome {
 	outcomes := make([]SuccessOutcome, len(accountIDs))
 	read := make([]bool, len(accountIDs))

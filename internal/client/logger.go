@@ -2,9 +2,7 @@ package client
 
 import "context"
 
-// Logger receives the client's diagnostics. The provider connects it to
-// tflog; the client itself stays free of Terraform packages. Fields never
-// hold the API key.
+// Logger receives the client's diagnostics; fields never hold the API key.
 type Logger interface {
 	Debug(ctx context.Context, msg string, fields map[string]any)
 	Info(ctx context.Context, msg string, fields map[string]any)

@@ -10,9 +10,8 @@ import (
 // ErrWrongOrganization matches an *OrganizationMismatchError.
 var ErrWrongOrganization = errors.New("the API key belongs to another organization")
 
-// OrganizationMismatchError: Options.Organization names one organization
-// and the key belongs to another, so nothing was changed. It guards against
-// a key of the wrong environment (a staging key in production's pipeline).
+// OrganizationMismatchError: the key belongs to another organization than
+// Options.Organization, so nothing was changed.
 type OrganizationMismatchError struct {
 	Expected string
 	Actual   Organization
@@ -25,18 +24,14 @@ func (e *OrganizationMismatchError) Error() string {
 
 func (e *OrganizationMismatchError) Is(target error) bool { return target == ErrWrongOrganization }
 
-// keyToken is the key's token as first read by a Client (one provider
-// process): the organization check and the expiry warning share the read.
+// keyToken is the key's token as first read by a Client.
 type keyToken struct {
 	mu  sync.Mutex
 	tok *Token
 }
 
-// KeyToken is the key's token (GET /api/v1/token), read once per Client
-// and shared by every caller that needs it for the life of the process
-// (concurrent callers wait for the one read); a failed read, or an answer
-// that names no organization, is not remembered. A read proves base_url (see judgeAbsence). The
-// backup_token data source reads the token afresh instead (Token).
+// KeyToken is the key's token, read once per Client and shared; a failed
+// read, or one that names no organization, is not remembered.
 func (c *Client) KeyToken(ctx context.Context) (*Token, error) {
 	c.tok.mu.Lock()
 	defer c.tok.mu.Unlock()
@@ -54,20 +49,16 @@ func (c *Client) KeyToken(ctx context.Context) (*Token, error) {
 	return tok, nil
 }
 
-// orgCheck remembers the outcome of the organization check for the life
-// of a Client (one provider process): a match or a mismatch is final; a
-// failed read is not remembered, so the next change asks again.
+// orgCheck keeps the organization check's match or mismatch; a failed read
+// is asked again.
 type orgCheck struct {
 	mu      sync.Mutex
 	checked bool
 	err     error
 }
 
-// CheckOrganization returns nil when Options.Organization is unset (with
-// no request) or is the key's organization. PostBackup calls it before
-// any POST; a guard calls it when it is planned and created, so that a key
-// of another organization fails there, not at the destroy it exists for.
-// Concurrent callers wait for the one read.
+// CheckOrganization returns nil when Options.Organization is unset or is
+// the key's organization; Trigger.Post calls it before any POST.
 func (c *Client) CheckOrganization(ctx context.Context) error {
 	if c.opts.Organization == "" {
 		return nil
@@ -82,9 +73,7 @@ func (c *Client) CheckOrganization(ctx context.Context) error {
 		return fmt.Errorf("reading the API key's organization (organization_id is set): %w", err)
 	}
 	if tok.Organization.ID == "" {
-		// Not a mismatch to report with an empty name: an answer that
-		// names no organization cannot vouch for the key. Asked again next
-		// time.
+		// It cannot vouch for the key; asked again next time.
 		return &DecodeError{Method: "GET", Path: c.base.EscapedPath() + "/api/v1/token", StatusCode: 200,
 			Err: errors.New("it names no organization, so organization_id cannot be checked; nothing was changed")}
 	}

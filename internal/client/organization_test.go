@@ -28,7 +28,7 @@ func TestOrganizationGuard(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, _, err := c.PostBackup(context.Background(), id); err != nil {
+				if _, err := c.Trigger(id).Post(context.Background()); err != nil {
 					t.Error(err)
 				}
 			}()
@@ -47,7 +47,7 @@ func TestOrganizationGuard(t *testing.T) {
 		}
 		id := f.srv.AccountIDs()[0]
 		for range 2 {
-			_, _, err = c.PostBackup(context.Background(), id)
+			_, err = c.Trigger(id).Post(context.Background())
 			var mm *OrganizationMismatchError
 			if !errors.As(err, &mm) || !errors.Is(err, ErrWrongOrganization) {
 				t.Fatalf("err = %v, want *OrganizationMismatchError", err)
@@ -79,13 +79,13 @@ func TestOrganizationGuard(t *testing.T) {
 		}
 		f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteToken, Times: 1})
 		id := f.srv.AccountIDs()[0]
-		if _, _, err := c.PostBackup(context.Background(), id); !errors.Is(err, ErrServer) {
+		if _, err := c.Trigger(id).Post(context.Background()); !errors.Is(err, ErrServer) {
 			t.Fatalf("err = %v, want ErrServer", err)
 		}
 		if n := f.srv.Requests(mockservice.RouteTrigger); n != 0 {
 			t.Errorf("%d POSTs before the organization was known", n)
 		}
-		if _, _, err := c.PostBackup(context.Background(), id); err != nil {
+		if _, err := c.Trigger(id).Post(context.Background()); err != nil {
 			t.Fatalf("second trigger: %v", err)
 		}
 		if n := f.srv.BackupsQueued(id); n != 1 {
@@ -125,7 +125,7 @@ func TestOrganizationGuardWithoutOrganizationInTheAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		_, _, err := c.PostBackup(context.Background(), "acc_0123456789abcdef")
+		_, err := c.Trigger("acc_0123456789abcdef").Post(context.Background())
 		var de *DecodeError
 		if !errors.As(err, &de) || errors.Is(err, ErrWrongOrganization) || !strings.Contains(err.Error(), "names no organization") {
 			t.Fatalf("err = %v, want a decode error saying the answer names no organization", err)

@@ -11,31 +11,20 @@ import (
 	"strconv"
 )
 
-// Bounds of one listing. A service that keeps sending cursors (new ones
-// each time, or empty pages) must not make a plan page forever or hold
-// memory without bound: a real listing of 100,000 records is far below
-// both bounds, and stopping with an error is better than a plan that never
-// ends.
+// Bounds of one listing, so that a service that keeps sending cursors
+// cannot make a plan page forever; a real listing is far below them.
 const (
-	// MaxListPages is the most pages one listing reads (100,000 records).
-	MaxListPages = 2000
-	// MaxListBytes is the most encoded bytes one listing reads; records the
-	// contract describes are a few hundred bytes each.
-	MaxListBytes = 32 << 20
-	// maxBarrenPages: pages in a row that carry a cursor and no new record.
-	maxBarrenPages = 3
+	MaxListPages   = 2000     // 100,000 records
+	MaxListBytes   = 32 << 20 // encoded
+	maxBarrenPages = 3        // pages in a row with a cursor and no new record
 )
 
 // Errors that stop a listing the service would never let end.
 var (
-	// ErrRepeatedCursor: next_cursor came back a second time.
 	ErrRepeatedCursor = errors.New("the service returned a cursor it had already returned")
-	// ErrListingTooLong: the listing passed MaxListPages or MaxListBytes.
 	ErrListingTooLong = errors.New("the listing passed the most the provider reads")
-	// ErrBarrenPages: pages in a row with a cursor and no new record.
-	ErrBarrenPages = errors.New("the service kept returning pages with a next cursor and no new records")
-	// ErrOversizedPage: a page held more records than the limit asked for.
-	ErrOversizedPage = errors.New("a page held more records than the limit asked for")
+	ErrBarrenPages    = errors.New("the service kept returning pages with a next cursor and no new records")
+	ErrOversizedPage  = errors.New("a page held more records than the limit asked for")
 )
 
 // ListingError stops a listing: which listing, how far it got, and why.
@@ -54,34 +43,21 @@ func (e *ListingError) Unwrap() error { return e.Err }
 
 // ListOptions shape a listing.
 type ListOptions struct {
-	// Order by the listing's primary timestamp; empty leaves the service's
-	// default (desc). Ignored by listings that have no order.
-	Order Order
-	// Max stops the listing after this many items; 0 means all.
-	Max int
-	// Skipped, when set, is called once as the listing ends if records were
-	// left out because their id was malformed, with their count and one of
-	// them (cleaned for display), so that the caller can warn.
+	Order Order // empty: the service's default (desc); ignored without an order
+	Max   int   // stop after this many items; 0: all
+	// Skipped, when set, is called once at the end with the count of records
+	// left out for a malformed id, and one of them (cleaned).
 	Skipped func(count int, example string)
 	// Ended, when set, is called once when the listing stops without an
-	// error: complete says whether every record was read, false when Max
-	// or the caller stopped it with records left (as far as the page in
-	// hand and its cursor tell, so without any request of its own).
+	// error: complete is false when Max or the caller left records unread.
 	Ended func(complete bool)
 }
 
-// listing pages through path, PageSize items a request, following
-// next_cursor. After an invalid-cursor 400 it restarts once from the first
-// page, as the API document says to, and skips the items it already yielded.
-// It stops with a *ListingError when a cursor comes back, when pages keep
-// coming without new records, or past MaxListPages or MaxListBytes.
-// Records that accept refuses (an id without its format, a backup of
-// another account) are left out and counted (see ListOptions.Skipped).
-// Each record is shown, before it is yielded, to a seenRecords made by
-// newSeen for each iteration (nil: one that drops an id listed again): a
-// record it refuses (see backupsChecked) stops the listing with a
-// *ListingError. Records after the one the caller stops at are not shown:
-// a reader that stops early is judged on what it read.
+// listing pages through path, following next_cursor. After an
+// invalid-cursor 400 it restarts once from the first page, as the API
+// document says. Records accept refuses are left out and counted; each
+// record goes through newSeen's seenRecords (nil: drop a repeated id), and
+// one it refuses stops the listing, as do the bounds above.
 func listing[T any](ctx context.Context, c *Client, path string, opts ListOptions, idOf func(*T) string, accept func(*T) bool, newSeen func() seenRecords[T]) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
@@ -100,13 +76,12 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 		stop := func(err error) {
 			yield(zero, &ListingError{Path: c.base.EscapedPath() + path, Pages: pages, Items: yielded, Err: err})
 		}
-		// ended reports, when asked for, whether records were left unread.
 		ended := func(left bool) {
 			if opts.Ended != nil {
 				opts.Ended(!left)
 			}
 		}
-		var seen seenRecords[T] = newIDsSeen(idOf)
+		var seen seenRecords[T] = &idsSeen[T]{idOf: idOf, ids: map[string]struct{}{}}
 		if newSeen != nil {
 			seen = newSeen()
 		}
@@ -151,8 +126,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			skipped += p.malformed
 			fresh := false // whether the page held a record not seen before
 			for i := range p.Data {
-				// Each record is checked as it comes, against those before
-				// it; those after the caller's last are not judged.
+				// Checked as it comes: those after the caller's last are not judged.
 				repeat, err := seen.see(&p.Data[i], pages)
 				if err != nil {
 					stop(err)
@@ -162,12 +136,8 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 					continue
 				}
 				fresh = true
-				if !yield(p.Data[i], nil) {
-					ended(i < len(p.Data)-1 || hasNext(&p))
-					return
-				}
 				yielded++
-				if opts.Max > 0 && yielded >= opts.Max {
+				if !yield(p.Data[i], nil) || opts.Max > 0 && yielded >= opts.Max {
 					ended(i < len(p.Data)-1 || hasNext(&p))
 					return
 				}
@@ -176,15 +146,14 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 				ended(false)
 				return
 			}
-			if !fresh {
-				barren++
-			} else {
+			barren++
+			if fresh {
 				barren = 0
 			}
 			next := *p.Pagination.NextCursor
 			_, again := seenCursors[next]
 			switch {
-			case again || next == cursor:
+			case again:
 				stop(ErrRepeatedCursor)
 				return
 			case barren >= maxBarrenPages:
@@ -206,13 +175,10 @@ func hasNext[T any](p *page[T]) bool {
 }
 
 // pageDecoder decodes a page without ever holding more than PageSize
-// records (a faulty service's page of 20,000 records is refused after the
-// 51st), and leaves out records whose id is malformed.
+// records, and leaves out the records accept refuses.
 type pageDecoder[T any] struct {
-	p *page[T]
-	// accept says whether a record belongs in the listing; it may complete
-	// the record with what the caller knows (a backup's account).
-	accept func(*T) bool
+	p      *page[T]
+	accept func(*T) bool // may complete the record (a backup's account)
 	idOf   func(*T) string
 	text   textGuard
 }
@@ -259,8 +225,7 @@ func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
 // check requires the data array and checks every record (see page.check).
 func (d *pageDecoder[T]) check() error { return d.p.check() }
 
-// Collect gathers a listing (Accounts, Backups, AuditLogs) into a slice,
-// stopping at the first error; what was gathered before it is returned.
+// Collect gathers a listing into a slice, up to the first error.
 func Collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
 	var out []T
 	for v, err := range seq {

@@ -13,7 +13,6 @@ import (
 )
 
 // parseRateLimit reads the rate-limit headers; nil when none is present.
-// now is the client's clock, for a Retry-After given as an HTTP date.
 func parseRateLimit(h http.Header, now time.Time) *RateLimit {
 	rl := &RateLimit{}
 	present := false
@@ -54,37 +53,14 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// limiter paces every request of one client so that the key's per-second
-// allowance is never exceeded, whatever the number of concurrent callers.
-//
-// Until a response has told the allowance (X-RateLimit-Limit), requests go
-// one at a time (see maxHeaderlessProbes). Then request starts are spaced
-// 1/(allowanceUse·limit) s apart (intervalFor): the service counts arrivals
-// in fixed one-second windows, and the part of the allowance left unused
-// absorbs a request sent just before a window ends that arrives just after.
-// X-RateLimit-Remaining is a budget for the window that ends at
-// X-RateLimit-Reset: requests this client starts spend it, later responses
-// can only lower it, and when it is spent everyone waits for the reset.
-// That covers requests of other clients of the same key (a previous
-// Terraform command, say) counted in the same window. A 429 pauses everyone
-// for the delay its caller will wait.
-//
-// Other clients of the key running at the same time (pipelines side by
-// side, each its own process) show in the headers: the window's count
-// (limit - remaining) grows faster than this client's own requests. The
-// difference is theirs; this client then paces itself, and spends the
-// window's budget, in proportion to its own part; each window with two or
-// more of its own answers and none of theirs doubles its share again, up
-// to the whole allowance. The count stops at the allowance, so a refusal
-// is the one sign of more clients than it shows: each cuts the share.
-//
-// Refusals come late in a window, once the others have filled it. So a
-// client keeps fillAt, how far into a window it still starts requests: a
-// refusal moves it before the moment it came, room seen near it moves it
-// later, a window alone restores it. And requests held to a window's end
-// (its budget spent, or past fillAt) start at a moment drawn once per
-// window within its first part, rather than all at the reset, where the
-// clients held alike would meet.
+// limiter paces every request of one client to the key's per-second
+// allowance. Until a response tells it, requests go one at a time; then
+// starts are spaced by intervalFor, and X-RateLimit-Remaining is a budget
+// for the window that ends at X-RateLimit-Reset. Other processes using the
+// key show as a window count above this client's own: it then takes its
+// part of the allowance (share), cut by each 429 and doubled by each window
+// alone, and starts requests only up to fillAt into a window. How these
+// were tuned: BENCHMARKS.md, sections 7 and 8.
 type limiter struct {
 	clock clock.Clock
 
@@ -121,14 +97,8 @@ func (l *limiter) spacing() time.Duration {
 	return time.Duration(float64(l.interval) / l.share)
 }
 
-// allowanceUse is the part of the allowance the limiter paces to. The
-// service counts arrivals in fixed one-second windows; the part left
-// unused is room for differences in network delay, so that a request sent
-// just before a window ends and counted in the next one does not make that
-// window overflow. It is the same part at every limit, and keeps at least
-// 90% of the allowance in use (TestIntervalFor). What it uses, measured,
-// and what the 1/(limit−1) spacing it replaced used: BENCHMARKS.md,
-// section 8.
+// allowanceUse is the part of the allowance the limiter paces to: the rest
+// absorbs network delay at a window's edge (BENCHMARKS.md, section 8).
 const allowanceUse = 0.92
 
 // intervalFor is the spacing of request starts for an allowance of limit
@@ -138,14 +108,11 @@ func intervalFor(limit int) time.Duration {
 }
 
 // maxHeaderlessProbes: answers without rate-limit headers after which the
-// limiter stops probing one request at a time. A service with only an
-// aggregate limit, or a proxy that strips the headers, never tells an
-// allowance; probing forever would hold every request behind a slow one.
-// 429s then pace the client (see Client.do).
+// limiter stops probing one request at a time (a proxy may strip them).
 const maxHeaderlessProbes = 3
 
 // wait blocks until the caller may send a request, or ctx is done. Each
-// successful wait must be followed by exactly one call to done.
+// successful wait is followed by one call to done.
 func (l *limiter) wait(ctx context.Context) error {
 	for {
 		l.mu.Lock()
@@ -174,9 +141,8 @@ func (l *limiter) wait(ctx context.Context) error {
 			if !l.known {
 				l.probing = true
 			}
-			// Space from the slot this request was due, not from now: a
-			// waiter that woke a little late does not slow everyone after
-			// it. After idleness, start afresh.
+			// Space from the slot this request was due, not from now; after
+			// idleness, start afresh.
 			iv := l.spacing()
 			if now.Sub(l.next) > iv {
 				l.next = now
@@ -206,8 +172,8 @@ func (l *limiter) wait(ctx context.Context) error {
 	}
 }
 
-// entry is when a request held to the window that starts at start may go.
-// A client that has met no other keeps the reset: it has no one to meet.
+// entry is when a request held to the window that starts at start may go:
+// drawn once per window, so that clients held alike do not meet at the reset.
 func (l *limiter) entry(start time.Time) time.Time {
 	if l.share >= 1 && l.fillAt >= time.Second {
 		return start
@@ -218,8 +184,7 @@ func (l *limiter) entry(start time.Time) time.Time {
 	return start.Add(l.entryAfter)
 }
 
-// endOfWindow is the end of the service window that t falls in, from the
-// last one told, when one was.
+// endOfWindow is the end of the service window that t falls in, if known.
 func (l *limiter) endOfWindow(t time.Time) (time.Time, bool) {
 	if l.windowEnd.IsZero() {
 		return time.Time{}, false
@@ -243,12 +208,8 @@ const (
 	fillAtStep   = 20 * time.Millisecond  // fillAt's margin before a refusal, and its step on room
 )
 
-// cutDeep tells a client whose share refusals have cut so far that it
-// can no longer answer twice in a window: one answer with no other
-// client's counted must then do for a window alone, or it would keep that
-// share once the others have gone. Above it, one answer is not enough: at
-// 2/s shared by two, each process answers once a window, and the one
-// answered first would take it as a window to itself.
+// cutDeep tells a share cut so far that it can no longer answer twice in a
+// window: one answer must then do for a window alone.
 func (l *limiter) cutDeep() bool {
 	return l.share <= deepShare || l.spacing() >= deepSpacing
 }
@@ -258,17 +219,13 @@ const (
 	deepSpacing = 2 * time.Second // or a request every two windows
 )
 
-// maxResetAhead is the furthest ahead a window's reset is believed. The
-// API's window is one second; a reset further away (in milliseconds where
-// seconds are meant, a year 3000, an hour) would stop every request until
-// then, so it is read as the end of a one-second window instead.
+// maxResetAhead is the furthest ahead a window's reset is believed; one
+// further away is read as the end of a one-second window.
 const maxResetAhead = 2 * time.Second
 
-// done reports the outcome of a request allowed by wait: the response's
-// headers and status, or nil and 0 when no response came. It returns the
-// reset the service announced when that reset was implausibly far away and
-// this is the first such one the limiter has seen, so that the caller
-// reports it once.
+// done reports the outcome of a request allowed by wait (nil and 0 when
+// no response came). It returns the first implausible reset, for the caller
+// to report once.
 func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
 	rl := (*RateLimit)(nil)
 	now := l.clock.Now()
@@ -279,16 +236,14 @@ func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
 	defer l.mu.Unlock()
 	l.probing = false
 	l.inflight = max(l.inflight-1, 0)
-	// A window placed where the service said: its count and the moment of
-	// a refusal in it mean something. One moved here from an implausible
-	// reset (a clock far off, say) is only a budget.
+	// placed: the window is where the service said, not moved from an
+	// implausible reset, so its count and refusals mean something.
 	placed := rl != nil && !rl.Reset.IsZero() && !rl.Reset.After(now.Add(maxResetAhead))
 	if rl != nil && !rl.Reset.IsZero() && !placed {
 		if !l.warnedReset {
 			l.warnedReset = true
 			implausibleReset = rl.Reset
 		}
-		// The current window, when one is open; else a new one-second one.
 		if l.windowEnd.After(now) && !l.windowEnd.After(now.Add(maxResetAhead)) {
 			rl.Reset = l.windowEnd
 		} else {
@@ -298,7 +253,6 @@ func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
 	if !l.known && h != nil && (rl == nil || !rl.HasLimit) {
 		l.headerless++
 		if l.headerless >= maxHeaderlessProbes {
-			// No allowance will be told: stop probing, pace nothing.
 			l.known, l.interval = true, 0
 		}
 	}
@@ -306,7 +260,6 @@ func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
 		iv := intervalFor(rl.Limit)
 		if !l.known || iv != l.interval {
 			l.known = true
-			// Re-space the schedule from the new interval.
 			if l.next.After(l.clock.Now().Add(iv)) {
 				l.next = l.clock.Now().Add(iv)
 			}
@@ -317,8 +270,6 @@ func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
 			switch {
 			case status == http.StatusTooManyRequests:
 				l.fillAt = max(minFillAt, min(l.fillAt, at)-fillAtStep)
-				// The window's count stops at the allowance: a refusal is
-				// the only sign of more processes than it shows.
 				l.share = max(minShare, l.share*refusedShare)
 			case rl.Remaining > 0 && at+2*fillAtStep >= l.fillAt:
 				l.fillAt = min(time.Second, l.fillAt+fillAtStep)
@@ -327,8 +278,7 @@ func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
 		switch {
 		case rl.Reset.IsZero():
 		case rl.Reset.After(l.windowEnd):
-			if !l.othersSeen && (l.mine > 1 || l.mine == 1 && l.cutDeep()) {
-				// A window of this client alone: take the allowance back.
+			if !l.othersSeen && (l.mine > 1 || l.mine == 1 && l.cutDeep()) { // a window alone
 				l.share = min(1, l.share*2)
 				l.fillAt = min(time.Second, 2*l.fillAt)
 			}
@@ -349,10 +299,9 @@ func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
 	return implausibleReset
 }
 
-// shareWindow compares the window's count with this client's own requests
-// (those answered in it, and those in flight, which it may have counted):
-// the rest are other clients'. Their presence sets this client's share to
-// its own part of the count, and its budget to that part of what is left.
+// shareWindow takes the window's count beyond this client's own requests
+// (answered or in flight) as other clients', and sets share and budget to
+// this client's part.
 func (l *limiter) shareWindow(rl *RateLimit) {
 	counted := rl.Limit - rl.Remaining
 	own := l.mine + l.inflight
@@ -362,9 +311,7 @@ func (l *limiter) shareWindow(rl *RateLimit) {
 	}
 	l.othersSeen = true
 	part := float64(own) / float64(own+others)
-	// Pacing follows a smoothed share (one window's part is noisy); the
-	// window's budget follows this window's part at once, since spending
-	// more of it than that is what earns 429s.
+	// Pacing follows a smoothed share; the budget follows this window's part.
 	l.share = max(minShare, (l.share+part)/2)
 	l.budget = min(l.budget, int(float64(rl.Remaining)*min(l.share, part)))
 }

@@ -233,6 +233,19 @@ func TestParseRetryAfter(t *testing.T) {
 	}
 }
 
+// windowClient is a client, on a fake clock it gives svc too, of svc.
+func windowClient(t *testing.T, svc *windowService) *Client {
+	t.Helper()
+	svc.clock = newFakeClock()
+	ts := httptest.NewServer(svc)
+	t.Cleanup(ts.Close)
+	c, err := New(Options{BaseURL: ts.URL, APIKey: hostileKey, Clock: svc.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // windowService counts arrivals in one-second windows of the client's own
 // (fake) clock, as the API does, and answers 429 past the allowance.
 type windowService struct {
@@ -286,14 +299,8 @@ func TestLimiterUsesMostOfTheAllowance(t *testing.T) {
 	for _, limit := range []int{1, 2, 3, 5, 10, 20, 50, 100} {
 		t.Run(fmt.Sprint(limit), func(t *testing.T) {
 			t.Parallel()
-			clock := newFakeClock()
-			svc := &windowService{clock: clock, limit: limit}
-			ts := httptest.NewServer(svc)
-			t.Cleanup(ts.Close)
-			c, err := New(Options{BaseURL: ts.URL, APIKey: hostileKey, Clock: clock})
-			if err != nil {
-				t.Fatal(err)
-			}
+			svc := &windowService{limit: limit}
+			c := windowClient(t, svc)
 			n := max(10*limit, 30)
 			for range n {
 				if _, err := c.Token(context.Background()); err != nil {
@@ -407,14 +414,8 @@ func TestLimiterOddServicesKeepTheAllowance(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			clock := newFakeClock()
-			svc.clock, svc.limit = clock, 10
-			ts := httptest.NewServer(svc)
-			t.Cleanup(ts.Close)
-			c, err := New(Options{BaseURL: ts.URL, APIKey: hostileKey, Clock: clock})
-			if err != nil {
-				t.Fatal(err)
-			}
+			svc.limit = 10
+			c := windowClient(t, svc)
 			for range 60 {
 				if _, err := c.Token(context.Background()); err != nil {
 					t.Fatal(err)
@@ -441,14 +442,8 @@ func TestLimiterAloneAfterACrowdTakesTheAllowanceBack(t *testing.T) {
 	for limit, want := range map[int]float64{2: 0.25, 10: 1, 20: 1} {
 		t.Run(fmt.Sprint(limit), func(t *testing.T) {
 			t.Parallel()
-			clock := newFakeClock()
-			svc := &windowService{clock: clock, limit: limit}
-			ts := httptest.NewServer(svc)
-			t.Cleanup(ts.Close)
-			c, err := New(Options{BaseURL: ts.URL, APIKey: hostileKey, Clock: clock})
-			if err != nil {
-				t.Fatal(err)
-			}
+			svc := &windowService{limit: limit}
+			c := windowClient(t, svc)
 			if _, err := c.Token(context.Background()); err != nil {
 				t.Fatal(err)
 			}

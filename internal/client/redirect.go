@@ -10,19 +10,15 @@ import (
 // ErrRedirect matches a *RedirectError.
 var ErrRedirect = errors.New("redirect refused")
 
-// RedirectError is a 3xx answer. The client follows no redirect: the API
-// names none, and Go's HTTP client would carry X-API-Key to whatever host
-// (and scheme) the Location names. The key goes to base_url's origin only.
+// RedirectError is a 3xx answer, never followed: Go's HTTP client would
+// carry X-API-Key to whatever host the Location names.
 type RedirectError struct {
 	Method     string
 	Path       string
 	StatusCode int
-	// Location as the response gave it, without any credentials it held;
-	// empty when the response had none.
-	Location string
-	// Origin is the configured base URL's scheme://host[:port].
-	Origin    string
-	RequestID string
+	Location   string // without credentials; empty when none came
+	Origin     string // base_url's scheme://host[:port]
+	RequestID  string
 }
 
 func (e *RedirectError) Error() string {
@@ -41,8 +37,7 @@ func (e *RedirectError) Error() string {
 // Is makes errors.Is(err, ErrRedirect) work.
 func (e *RedirectError) Is(target error) bool { return target == ErrRedirect }
 
-// refuseRedirects makes an http.Client hand every 3xx back to the caller
-// instead of following it.
+// refuseRedirects makes an http.Client hand every 3xx back to the caller.
 func refuseRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // safeLocation returns a Location header fit to show: credentials in it
@@ -55,7 +50,6 @@ func safeLocation(raw string) string {
 	if err != nil {
 		return "(an unparsable Location)"
 	}
-	// Query values and fragments often carry tokens: keep the names only.
 	if u.RawQuery != "" {
 		q := u.Query()
 		for k := range q {
@@ -68,5 +62,3 @@ func safeLocation(raw string) string {
 	}
 	return u.Redacted()
 }
-
-func origin(u *url.URL) string { return u.Scheme + "://" + u.Host }

@@ -149,7 +149,7 @@ func TestRedirectFaultOfTheMock(t *testing.T) {
 	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultRedirect, Location: otherTS.URL})
 	acct := f.srv.AccountIDs()[0]
 
-	_, _, err := f.client.PostBackup(context.Background(), acct)
+	_, err := f.client.Trigger(acct).Post(context.Background())
 	if !errors.Is(err, ErrRedirect) {
 		t.Fatalf("trigger: err = %v, want ErrRedirect", err)
 	}

@@ -13,9 +13,8 @@ import (
 	"time"
 )
 
-// Bodies are read up to these sizes, far above a page of records the
-// contract describes; 8 MiB keeps the memory of a plan bounded whatever a
-// faulty service sends (see pageDecoder and MaxListBytes).
+// Bodies are read up to these sizes, far above any answer the contract
+// describes, so that a faulty service cannot exhaust memory.
 const (
 	maxErrorBody   = 64 << 10
 	maxSuccessBody = 8 << 20
@@ -26,12 +25,10 @@ var ErrBodyTooLarge = errors.New("the response body exceeded the size limit")
 
 // call describes one logical API call.
 type call struct {
-	method string
-	path   string // below the base URL, already escaped, starting with /api/v1
-	query  url.Values
-	// idempotent calls are retried after server errors and transport errors;
-	// others only when the service certainly did not process them.
-	idempotent bool
+	method     string
+	path       string // below the base URL, already escaped, starting with /api/v1
+	query      url.Values
+	idempotent bool // retried after server and transport errors too
 }
 
 // attempt sends one request, after the rate limiter allows it.
@@ -54,8 +51,7 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 	sent := false
 	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { sent = true }}
 	target := c.base.String() + cl.path
-	// Errors and logs name the path as sent, base_url's prefix included.
-	shown := c.base.EscapedPath() + cl.path
+	shown := c.base.EscapedPath() + cl.path // as sent, base_url's prefix included
 	if len(cl.query) > 0 {
 		target += "?" + cl.query.Encode()
 	}
@@ -65,10 +61,10 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 	}
 	req.Header.Set("X-API-Key", c.key.value)
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.ua)
+	req.Header.Set("User-Agent", c.opts.UserAgent)
 
 	started := c.clock.Now()
-	res, err := c.http.Do(req)
+	res, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -83,8 +79,7 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 	if res.StatusCode >= 300 {
 		limit = maxErrorBody
 	}
-	// One byte more than the limit tells a body that exceeds it from one
-	// that fills it exactly.
+	// One byte more tells a body that exceeds the limit from one that fills it.
 	body, readErr := io.ReadAll(io.LimitReader(res.Body, limit+1))
 	tooLarge := int64(len(body)) > limit
 	if tooLarge {
@@ -98,10 +93,9 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 
 	if res.StatusCode >= 300 && res.StatusCode <= 399 {
 		return &RedirectError{Method: cl.method, Path: shown, StatusCode: res.StatusCode,
-			Location: c.guard.text(safeLocation(res.Header.Get("Location"))), Origin: origin(c.base), RequestID: requestID}
+			Location: c.guard.text(safeLocation(res.Header.Get("Location"))), Origin: c.base.Scheme + "://" + c.base.Host, RequestID: requestID}
 	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		// A cut-short error body still tells the status; describe what came.
 		return parseProblem(c.guard, cl.method, shown, res.StatusCode, res.Header, body, c.clock.Now())
 	}
 	if tooLarge {
@@ -127,10 +121,8 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 }
 
 // decodeStrict decodes one JSON value and refuses anything after it. It
-// then makes the answer's shown text safe (see guarded) and only then checks
-// the fields the contract requires: a status made only of control
-// characters is empty once cleaned, and must fail as missing, not pass as a
-// backup with no status (the fuzz target found one).
+// cleans the text before checking required fields: a status made only of
+// control characters must fail as missing (the fuzz target found one).
 func decodeStrict(body []byte, out any, g textGuard) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(out); err != nil {

@@ -10,20 +10,13 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/clock"
 )
 
-// announceWaitsOver: a wait this long or longer is logged at WARN, so
-// that "Still creating..." never hides why.
+// announceWaitsOver: longer waits are logged at WARN, so that "Still
+// creating..." never hides why.
 const announceWaitsOver = 5 * time.Second
 
 // do performs cl with retries and decodes a 2xx body into out (when non-nil).
-//
-// What bounds the retries depends on the refusal. A 429 (the key's
-// allowance, or the service's load) says only "later": it is waited out
-// for as long as the operation's deadline has room (timeouts.*), or, for
-// an operation without one, within the retry budget; max_retries does not
-// count it, since a busy allowance shared by many processes is no reason
-// for a pipeline to fail while its time has room. Server and network
-// errors are retried max_retries times, within the budget and the
-// deadline.
+// A 429 says only "later": max_retries does not count it, so it is waited
+// out until the deadline (or, without one, the retry budget).
 func (c *Client) do(ctx context.Context, cl call, out any) error {
 	var waited time.Duration
 	failures := 0 // retries that max_retries bounds
@@ -41,14 +34,10 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 		}
 		limited := errors.Is(err, ErrRateLimited)
 		if err := c.mayRetry(ctx, attempt, failures, limited, delay, waited, err); err != nil {
-			// Giving up: other callers are not paused for a wait this
-			// call will not take; their own answers pace them.
-			return err
+			return err // others are not paused for a wait not taken
 		}
 		if limited {
-			// The key's allowance, or the service as a whole, is saturated:
-			// every caller of this client backs off, not just this one.
-			c.limiter.pause(delay)
+			c.limiter.pause(delay) // every caller backs off
 		} else {
 			failures++
 		}
@@ -58,11 +47,9 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 	}
 }
 
-// mayRetry returns a *RetryError wrapping last when waiting delay before
-// the next attempt would outlive the operation's deadline, or, for a
-// refusal that is not a 429 (limited), exceed max_retries (failures so far)
-// or the retry budget; for a 429, the budget bounds only an operation
-// without a deadline.
+// mayRetry returns a *RetryError wrapping last when waiting delay would
+// outlive the deadline, or exceed max_retries or the budget (for a 429,
+// limited, only the budget and only without a deadline).
 func (c *Client) mayRetry(ctx context.Context, attempt, failures int, limited bool, delay, waited time.Duration, last error) error {
 	fail := func(cause RetryCause, reason string) error {
 		return &RetryError{Attempts: attempt + 1, Cause: cause, Reason: reason, Err: last}
@@ -82,18 +69,7 @@ func (c *Client) mayRetry(ctx context.Context, attempt, failures int, limited bo
 	return nil
 }
 
-// waitToRetry sleeps delay before retry number attempt+1 of a request
-// whose every failure counts against max_retries (a trigger whose outcome
-// was unknown), unless mayRetry refuses: then it returns that *RetryError.
-func (c *Client) waitToRetry(ctx context.Context, cl call, attempt int, delay time.Duration, waited *time.Duration, last error) error {
-	if err := c.mayRetry(ctx, attempt, attempt, false, delay, *waited, last); err != nil {
-		return err
-	}
-	return c.retryAfter(ctx, cl, attempt, delay, waited, last)
-}
-
-// retryAfter sleeps delay before retry number attempt+1, saying so in the
-// logs, and adds it to waited.
+// retryAfter logs and sleeps delay before retry attempt+1, adding it to waited.
 func (c *Client) retryAfter(ctx context.Context, cl call, attempt int, delay time.Duration, waited *time.Duration, last error) error {
 	if delay >= announceWaitsOver {
 		c.log.Warn(ctx, "waiting before retrying a Backup Service request", map[string]any{

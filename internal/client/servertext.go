@@ -9,15 +9,11 @@ import (
 	"unicode/utf8"
 )
 
-// Text the service sends (problem titles and details, request ids, a
-// backup's error, a body that failed to decode) ends up in diagnostics that
-// a terminal shows. The service is untrusted input: a proxy or a wrong host
-// may echo the API key, send escape sequences that rewrite the screen, or a
-// request id of megabytes. Every such string passes through a textGuard
-// before it is stored in an error or a value meant for display.
+// Text the service sends ends up in diagnostics a terminal shows, and it is
+// untrusted: it may echo the key, hold escape sequences, or be megabytes
+// long. Every such string passes through a textGuard first.
 
-// MaxShownText bounds a server string shown to the user, in characters; a
-// longer one is cut and marked as cut.
+// MaxShownText bounds a server string shown to the user, in characters.
 const MaxShownText = 300
 
 // maxShownRequestID bounds a request id that is not a UUID.
@@ -35,15 +31,9 @@ type textGuard struct{ key *secret }
 // text cleans s and cuts it to MaxShownText characters.
 func (g textGuard) text(s string) string { return g.cut(g.clean(s), MaxShownText) }
 
-// clean removes invalid UTF-8, control and format characters and folds
-// white space, with the key masked three times: as it is, before cleaning
-// can change its own characters (a no-break space, two spaces, a zero-width
-// character in the key); then, after cleaning, as it is again, since every
-// change that could join the pieces of a key comes before that mask (the
-// fuzz target found a key split by an invalid byte, rebuilt when the
-// replacement character was removed after masking); and in the cleaned
-// form, which is what a key split that way and holding such characters
-// becomes.
+// clean folds s (see fold) with the key masked before, after, and in its
+// folded form: folding can change the key, or join its pieces (the fuzz
+// target found a key split by an invalid byte).
 func (g textGuard) clean(s string) string {
 	key := ""
 	if g.key != nil {
@@ -68,9 +58,7 @@ func fold(s string) string {
 		switch {
 		case r == '\n' || r == '\t' || r == '\r':
 			return ' '
-		case unicode.IsControl(r), unicode.Is(unicode.Cf, r), r == unicode.ReplacementChar:
-			// Cf: bidi overrides and zero-width characters, which can make
-			// shown text read differently from what it is.
+		case unicode.IsControl(r), unicode.Is(unicode.Cf, r), r == unicode.ReplacementChar: // Cf: bidi, zero-width
 			return -1
 		}
 		return r
@@ -87,9 +75,8 @@ func (g textGuard) cut(s string, n int) string {
 	return fmt.Sprintf("%s… (cut: %d more characters)", string(r[:n]), len(r)-n)
 }
 
-// requestID shows a UUID as it is (the API's request ids are UUIDs) and
-// anything else cleaned, cut short and quoted, so that it reads as what the
-// service sent rather than as an id to trust.
+// requestID shows a UUID as it is, and anything else cleaned, cut and
+// quoted, so that it does not read as an id to trust.
 func (g textGuard) requestID(s string) string {
 	if s == "" || uuidRE.MatchString(s) {
 		return s
@@ -97,8 +84,7 @@ func (g textGuard) requestID(s string) string {
 	return strconv.Quote(g.cut(g.clean(s), maxShownRequestID))
 }
 
-// guardedError keeps an error for errors.Is/As while showing its text
-// cleaned: decoding errors quote what the service sent.
+// guardedError keeps an error for errors.Is/As while showing its text cleaned.
 type guardedError struct {
 	shown string
 	err   error
@@ -114,16 +100,12 @@ func (g textGuard) wrap(err error) error {
 	return &guardedError{shown: g.text(err.Error()), err: err}
 }
 
-// guarded is implemented by every decoded answer: each string field the
-// service sends reaches the state, a plan or a diagnostic, so each is
-// cleaned (control and format characters out, the key masked) and cut
-// before anything else sees it. Ids are not cleaned: they are checked
-// against their format (see checker), which no control character passes,
-// so that cleaning cannot turn a hostile id into a valid-looking one.
+// guarded is implemented by every decoded answer: each string field is
+// cleaned and cut before anything else sees it. Ids are checked instead (see
+// checker), so that cleaning cannot make a hostile id look valid.
 type guarded interface{ guard(textGuard) }
 
-// maxShownWord bounds a short server string: a status, a platform, an
-// action.
+// maxShownWord bounds a short server string: a status, a platform.
 const maxShownWord = 64
 
 func (g textGuard) word(s string) string { return g.cut(g.clean(s), maxShownWord) }
@@ -152,8 +134,7 @@ func (l *AuditLog) guard(g textGuard) {
 	l.Action = g.word(l.Action)
 	l.Actor = g.text(l.Actor)
 	l.ResourceType = g.word(l.ResourceType)
-	// Any kind of resource: no one id format to check it against.
-	l.ResourceID = g.text(l.ResourceID)
+	l.ResourceID = g.text(l.ResourceID) // any kind: no one format to check
 }
 
 func (d *pageDecoder[T]) guard(g textGuard) {

@@ -18,22 +18,14 @@ import (
 	"golang.org/x/net/http/httpproxy"
 )
 
-// transportSettings shape the transport a Client builds for itself (none
-// of this applies to an Options.HTTPClient, whose caller owns it).
+// transportSettings shape the transport a Client builds for itself.
 type transportSettings struct {
-	// roots are the trusted CAs; nil trusts the system's.
-	roots *x509.CertPool
-	// loopbackOnly: a plain http base URL without AllowInsecureHTTP. The
-	// key may then only reach a loopback address, checked on each address
-	// dialled: "localhost" passes the configuration check by name, and
-	// where /etc/hosts lacks it, DNS would decide where the key goes.
+	roots *x509.CertPool // nil: the system's
+	// loopbackOnly: plain http without AllowInsecureHTTP. Each address
+	// dialled is checked, since DNS may resolve "localhost" elsewhere.
 	loopbackOnly bool
-	// noHTTP2: GODEBUG asks Go's HTTP/2 code to log headers (see
-	// HTTP2DebugLogging).
-	noHTTP2 bool
-	// resolver, when set, resolves host names instead of the system's
-	// (tests).
-	resolver *net.Resolver
+	noHTTP2      bool          // see HTTP2DebugLogging
+	resolver     *net.Resolver // tests' resolver; nil: the system's
 }
 
 func settingsFor(base *url.URL, opts Options) transportSettings {
@@ -44,8 +36,8 @@ func settingsFor(base *url.URL, opts Options) transportSettings {
 	}
 }
 
-// newTransport is http.DefaultTransport's set-up with enough idle
-// connections kept for Terraform's ten parallel operations.
+// newTransport is http.DefaultTransport's set-up, with idle connections
+// enough for Terraform's ten parallel operations.
 func newTransport(s transportSettings) *http.Transport {
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Resolver: s.resolver}
 	dial := dialer.DialContext
@@ -68,13 +60,9 @@ func newTransport(s transportSettings) *http.Transport {
 	}
 }
 
-// proxyFromEnvironment honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY (and
-// their lower-case forms) as read now, when the client is built:
-// http.ProxyFromEnvironment reads them once per process. Requests to
-// loopback never go through a proxy, so that a loopback-only transport
-// dials its target itself: by isLoopback's rule, since httpproxy's takes
-// only a lower-case "localhost" for loopback and sent "LOCALHOST" to the
-// proxy.
+// proxyFromEnvironment reads the proxy variables now, not once per process
+// as http.ProxyFromEnvironment does. Loopback (by isLoopback's rule, which
+// takes "LOCALHOST" too) never goes through a proxy.
 func proxyFromEnvironment() func(*http.Request) (*url.URL, error) {
 	proxy := httpproxy.FromEnvironment().ProxyFunc()
 	return func(req *http.Request) (*url.URL, error) {
@@ -90,9 +78,8 @@ type notLoopbackError struct{ addr netip.Addr }
 
 func (e *notLoopbackError) Error() string { return e.addr.String() + " is not a loopback address" }
 
-// refuseNonLoopback is a net.Dialer's Control: it runs once the address
-// is resolved and before the connection is made, so that a refused
-// address is never sent a byte.
+// refuseNonLoopback is a net.Dialer's Control: it runs before the
+// connection is made, so a refused address is never sent a byte.
 func refuseNonLoopback(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
@@ -104,9 +91,7 @@ func refuseNonLoopback(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-// loopbackOnlyDialer dials as d does, to loopback addresses only. A
-// refusal is a *ConnectionError (no retry can fix it) naming the host and
-// the address it resolved to.
+// loopbackOnlyDialer dials as d does, to loopback addresses only.
 func loopbackOnlyDialer(d *net.Dialer) func(context.Context, string, string) (net.Conn, error) {
 	d.Control = refuseNonLoopback
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -122,12 +107,9 @@ func loopbackOnlyDialer(d *net.Dialer) func(context.Context, string, string) (ne
 	}
 }
 
-// HTTP2DebugLogging says whether GODEBUG, as set now, turns on the debug
-// logs of Go's HTTP/2 code (http2debug=1 or 2), which print every request
-// header, the X-API-Key among them, where no log mask reaches. A client
-// built then does not use HTTP/2. Go reads GODEBUG for this once, as the
-// process starts, matching "http2debug=1" or "=2" anywhere in it; both
-// that and any other non-zero value count here.
+// HTTP2DebugLogging says whether GODEBUG turns on the HTTP/2 debug logs,
+// which print every header, X-API-Key included: a client built then does
+// not use HTTP/2. Go matches "http2debug=1" or "=2" anywhere; so does this.
 func HTTP2DebugLogging() bool {
 	godebug := os.Getenv("GODEBUG")
 	if strings.Contains(godebug, "http2debug=1") || strings.Contains(godebug, "http2debug=2") {
@@ -142,6 +124,91 @@ func HTTP2DebugLogging() bool {
 	return false
 }
 
-// HTTP2Off says whether c turned HTTP/2 off because of GODEBUG (see
-// HTTP2DebugLogging), so that its caller can say why.
+// HTTP2Off says whether c turned HTTP/2 off (see HTTP2DebugLogging).
 func (c *Client) HTTP2Off() bool { return c.noHTTP2 }
+
+// Failures to connect that no retry can fix: the Reason of a *ConnectionError
+// (as is ErrInsecureURL).
+var (
+	ErrUntrustedCertificate = errors.New("the server's TLS certificate is not trusted")
+	ErrHostNotFound         = errors.New("the host name does not resolve")
+	ErrNotTLS               = errors.New("the server does not speak TLS")
+)
+
+// ConnectionError is a failure to connect that retrying cannot fix; the
+// request was never sent.
+type ConnectionError struct {
+	Host   string
+	Reason error
+	Err    error
+}
+
+func (e *ConnectionError) Error() string {
+	return fmt.Sprintf("connecting to %s: %v: %v", e.Host, e.Reason, e.Err)
+}
+
+func (e *ConnectionError) Unwrap() []error { return []error{e.Reason, e.Err} }
+
+// TimeoutError: one attempt got no complete response within request_timeout.
+type TimeoutError struct{ After time.Duration }
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("no response within request_timeout (%s)", e.After)
+}
+
+// Timeout lets net-style checks see it as a timeout.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// transportError describes a request that got no response.
+func (c *Client) transportError(method, shown string, sent bool, attemptCtx context.Context, err error) error {
+	var uErr *url.Error
+	if errors.As(err, &uErr) {
+		err = uErr.Err // the caller knows the URL
+	}
+	if reason := permanentReason(err); reason != nil {
+		return &TransportError{Method: method, Path: shown, Sent: false,
+			Err: &ConnectionError{Host: c.base.Host, Reason: reason, Err: c.guard.wrap(err)}}
+	}
+	if errors.Is(attemptCtx.Err(), context.DeadlineExceeded) {
+		err = &TimeoutError{After: c.opts.RequestTimeout}
+	}
+	return &TransportError{Method: method, Path: shown, Sent: sent, Err: c.guard.wrap(err)}
+}
+
+func permanentReason(err error) error {
+	var (
+		verr      *tls.CertificateVerificationError
+		unknownCA x509.UnknownAuthorityError
+		hostErr   x509.HostnameError
+		invalid   x509.CertificateInvalidError
+		dnsErr    *net.DNSError
+		recErr    tls.RecordHeaderError
+	)
+	switch {
+	case errors.As(err, &verr), errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &invalid):
+		return ErrUntrustedCertificate
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		return ErrHostNotFound
+	case errors.Is(err, http.ErrSchemeMismatch), errors.As(err, &recErr):
+		return ErrNotTLS
+	}
+	return nil
+}
+
+// ErrNoCertificate: a PEM given as a trusted CA holds no certificate.
+var ErrNoCertificate = errors.New("no PEM certificate found")
+
+// CertPool is the system's trusted roots plus each PEM's certificates. A PEM
+// without one is an error: a typo must not silently trust nothing new.
+func CertPool(pems ...[]byte) (*x509.CertPool, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	for _, pem := range pems {
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, ErrNoCertificate
+		}
+	}
+	return pool, nil
+}

@@ -8,65 +8,85 @@ import (
 	"time"
 )
 
-// PostBackup sends the trigger of one backup of the account (POST
-// /accounts/{id}/backup) and returns the account as the service answered:
-// nil, with no error, when the service accepted the trigger (2xx) in an
-// answer that could not be read.
-// It is the endpoint only: knowing which backup the trigger queued, and
-// what to do when its outcome is unknown, is internal/workflow's.
-//
-// The POST is not idempotent and the API has no idempotency key: it is
-// resent only when it certainly did not reach the service (a 429, or a
-// request never written). sent says whether any attempt reached the wire,
-// so that a caller whose context ended knows a backup may be queued. A
-// 404 is judged by the absence rule, as on every path of an account. With
-// Options.Organization set, the key's organization is checked first (see
-// CheckOrganization).
-func (c *Client) PostBackup(ctx context.Context, accountID string) (acct *Account, sent bool, err error) {
+// Trigger is one backup trigger of an account. Its POST is not idempotent
+// and the API has no idempotency key: the client resends it by itself only
+// when it certainly did not reach the service (a 429, or a request never
+// written); knowing which backup it queued is internal/workflow's.
+type Trigger struct {
+	c         *Client
+	accountID string
+	sent      bool
+	resends   int
+	waited    time.Duration
+}
+
+// Trigger prepares a trigger of one backup of the account; it sends nothing.
+func (c *Client) Trigger(accountID string) *Trigger { return &Trigger{c: c, accountID: accountID} }
+
+// UnsureError is a failed trigger that the service may have processed all
+// the same: a server error, or no answer to a request that reached it.
+type UnsureError struct {
+	// Answered: a server error came back. Otherwise no answer came, and the
+	// service may still be processing the request.
+	Answered bool
+	Err      error
+}
+
+func (e *UnsureError) Error() string { return e.Err.Error() }
+
+func (e *UnsureError) Unwrap() error { return e.Err }
+
+// Post sends the trigger (POST /accounts/{id}/backup) and returns the
+// account as answered: nil, with no error, when the service accepted it in
+// an answer that could not be read. A 404 is judged by the absence rule;
+// with Options.Organization set, the organization is checked first.
+func (t *Trigger) Post(ctx context.Context) (*Account, error) {
+	c := t.c
 	if err := c.CheckOrganization(ctx); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	var wrote atomic.Bool
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) }})
 	var a Account
-	err = c.do(ctx, postBackupCall(accountID), &a)
+	err := c.do(ctx, t.call(), &a)
 	var decErr *DecodeError
 	switch {
 	case errors.As(err, &decErr):
+		t.sent = true
 		c.log.Warn(ctx, "the answer to a backup trigger could not be read; the service accepted it all the same",
-			map[string]any{"account_id": accountID, "error": err.Error()})
-		return nil, true, nil
-	case err != nil:
-		return nil, wrote.Load(), c.judgeAbsence(ctx, accountID, err)
+			map[string]any{"account_id": t.accountID, "error": err.Error()})
+		return nil, nil
+	case err == nil:
+		t.sent = true
+		return &a, nil
 	}
-	return &a, true, nil
-}
-
-func postBackupCall(accountID string) call {
-	return call{method: "POST", path: accountPath(accountID) + "/backup"}
-}
-
-// OutcomeUnknown reports whether a failed POST may have been processed all
-// the same: it reached the service and got no answer, or a server error.
-func OutcomeUnknown(err error) bool {
+	t.sent = t.sent || wrote.Load()
+	err = c.judgeAbsence(ctx, t.accountID, err)
 	var tErr *TransportError
-	if errors.As(err, &tErr) {
-		return tErr.Sent
+	if noAnswer := errors.As(err, &tErr); noAnswer && tErr.Sent || !noAnswer && errors.Is(err, ErrServer) {
+		return nil, &UnsureError{Answered: !noAnswer, Err: err}
 	}
-	return errors.Is(err, ErrServer)
+	return nil, err
 }
 
-// NoAnswer reports whether a failed request got no answer at all: the
-// service may still be processing it.
-func NoAnswer(err error) bool {
-	var tErr *TransportError
-	return errors.As(err, &tErr)
+// Sent says whether any POST of t reached the wire, so that a caller whose
+// context ended knows a backup may be queued.
+func (t *Trigger) Sent() bool { return t.sent }
+
+// Wait waits before t is sent again after the failure last, paced as the
+// client's retries of a failure that max_retries counts, within the retry
+// budget and the context's deadline; or it returns the *RetryError that
+// stops it.
+func (t *Trigger) Wait(ctx context.Context, last error) error {
+	n := t.resends
+	t.resends++
+	delay := t.c.backoff(n)
+	if err := t.c.mayRetry(ctx, n, n, false, delay, t.waited, last); err != nil {
+		return err
+	}
+	return t.c.retryAfter(ctx, t.call(), n, delay, &t.waited, last)
 }
 
-// WaitToResend waits before sending the trigger of accountID again, as
-// retry number attempt+1 of a request whose every failure counts against
-// max_retries, within the retry budget and the context's deadline; waited
-// adds up the waits. Otherwise it returns a *RetryError wrapping last.
-func (c *Client) WaitToResend(ctx context.Context, accountID string, attempt int, waited *time.Duration, last error) error {
-	return c.waitToRetry(ctx, postBackupCall(accountID), attempt, c.backoff(attempt), waited, last)
+func (t *Trigger) call() call {
+	return call{method: "POST", path: accountPath(t.accountID) + "/backup"}
 }

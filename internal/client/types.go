@@ -2,9 +2,7 @@ package client
 
 import "time"
 
-// Backup statuses the service is known to use. Others may appear and are
-// passed through: only Success is a good backup, and only Pending and
-// Running are in progress.
+// Backup statuses the service is known to use; others are passed through.
 const (
 	StatusPending = "pending"
 	StatusRunning = "running"
@@ -49,9 +47,8 @@ type Backup struct {
 	Error       *string    `json:"error"`
 }
 
-// Good reports whether b is a good backup by a consistent record: status
-// success, completed_at present and not before created_at, and no error. A
-// success that contradicts itself is not one.
+// Good reports whether b is a success whose record does not contradict
+// itself: completed_at present and not before created_at, and no error.
 func (b Backup) Good() bool {
 	return b.Status == StatusSuccess && b.CompletedAt != nil && !b.CompletedAt.Before(b.CreatedAt) &&
 		(b.Error == nil || *b.Error == "")
@@ -76,17 +73,13 @@ const (
 	OrderDesc Order = "desc"
 )
 
-// page is the paginated envelope. It decodes through UnmarshalJSON (see
-// pager.go), which refuses more items than a page may hold.
+// page is the paginated envelope, decoded by pageDecoder.
 type page[T any] struct {
 	Data       []T
 	Pagination pagination
-	// size is the length of the encoded page, for a listing's byte bound.
-	size int
-	// malformed counts items dropped because their id is malformed; first
-	// is one of them, for the warning.
-	malformed int
-	first     string
+	size       int    // encoded length
+	malformed  int    // items dropped for a malformed id
+	first      string // one of them, for the warning
 }
 
 type pagination struct {

@@ -7,15 +7,11 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
-// errMissing: a field the API contract requires is absent or empty. A body
-// such as `{}` or `null` from a proxy or a wrong host must not pass as "no
-// backups" or "a valid key": it is a decode error, and callers keep what
-// they knew.
+// errMissing: a field the API contract requires is absent or empty, so
+// that `{}` from a proxy does not pass as "no backups".
 var errMissing = errors.New("a field the API contract requires is missing")
 
-// errMalformedID: an id without the documented format (a prefix and 16
-// letters or digits). One in a single answer refuses the answer; listings
-// leave such records out and count them (see pageDecoder).
+// errMalformedID: an id without the documented format.
 var errMalformedID = errors.New("an id does not have the documented format")
 
 // checker is implemented by decoded answers that carry required fields.
@@ -29,9 +25,7 @@ func (t *Token) check() error {
 		return missing("token name")
 	case t.ExpiresAt.IsZero():
 		return missing("token expires_at")
-	case t.Organization.ID != "" && !ids.IsOrganizationID(t.Organization.ID):
-		// Absent is left to CheckOrganization, which refuses it only when
-		// organization_id is set.
+	case t.Organization.ID != "" && !ids.IsOrganizationID(t.Organization.ID): // absent: see CheckOrganization
 		return fmt.Errorf("%w: organization id %q", errMalformedID, t.Organization.ID)
 	}
 	return nil
@@ -70,8 +64,8 @@ func (l *AuditLog) check() error {
 	return nil
 }
 
-// check requires the data array (absent or null is not an empty page) and
-// checks every item.
+// check requires the data array (null is not an empty page) and checks
+// every item.
 func (p *page[T]) check() error {
 	if p.Data == nil {
 		return missing("the listing's data array")

@@ -32,12 +32,11 @@ func (w *Runner) identifying(accountID string, opts RunOptions, began time.Time)
 // (a listing may lag, as after a 202) and UncertainGrace after no answer.
 func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions) (*Triggered, Outcome) {
 	began := w.clock.Now()
-	sent := false // a POST reached the wire, and may have been processed
+	post := w.c.Trigger(accountID)
 	uncertain := false
-	var waited time.Duration
-	for attempt := 0; ; attempt++ {
-		acct, wrote, err := w.c.PostBackup(ctx, accountID)
-		sent = sent || wrote
+	for {
+		acct, err := post.Post(ctx)
+		var unsure *client.UnsureError
 		switch {
 		case err == nil && acct == nil:
 			// Accepted, in an answer that could not be read.
@@ -50,7 +49,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 		case err == nil:
 			return w.identify(ctx, accountID, acct, opts, began, false)
 		case ctx.Err() != nil:
-			if !sent {
+			if !post.Sent() {
 				return nil, refused(ctx.Err())
 			}
 			// A POST may have been on its way: look once, briefly, so that the caller records it.
@@ -63,14 +62,14 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 			return nil, unidentified(began, false, ctx.Err())
 		case errors.Is(err, client.ErrConflict) && uncertain:
 			return w.conflictAfterUncertain(ctx, accountID, opts, began, err)
-		case client.OutcomeUnknown(err):
+		case errors.As(err, &unsure):
 			uncertain = true
 			w.log.Warn(ctx, "the outcome of a backup trigger is unknown; looking for the backup before sending it again",
 				map[string]any{"account_id": accountID, "error": err.Error()})
 			// A listing may lag behind the POST, as after a 202; with no
 			// answer, the request may still be on its way through the service.
 			grace := w.set.IdentifyWithin
-			if client.NoAnswer(err) {
+			if !unsure.Answered {
 				grace = max(grace, w.set.UncertainGrace)
 			}
 			found, lerr := w.lookFor(ctx, accountID, opts, began, grace)
@@ -87,7 +86,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 				// sending again could queue a second one.
 				return nil, unidentified(began, false, errors.Join(err, cerr))
 			}
-			if werr := w.c.WaitToResend(ctx, accountID, attempt, &waited, err); werr != nil {
+			if werr := post.Wait(ctx, err); werr != nil {
 				return nil, unidentified(began, false, werr)
 			}
 		default:
