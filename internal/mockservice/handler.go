@@ -290,7 +290,7 @@ func (s *Server) trigger(r *http.Request, acc *account, key *apiKey, requestID s
 	}
 	now := s.clock.Now()
 	s.seq++
-	acc.backups = append(acc.backups, &backup{
+	acc.backups = append(acc.backups, &backup{shownOffset: s.offset,
 		id: ids.New(ids.BackupPrefix, s.rng.IntN), accountID: acc.id, createdAt: now, seq: s.seq,
 		pendingFor: s.pendingFor, runningFor: s.runningFor, failWith: acc.failWith,
 		queuedBy: queuedByFrom(r.Context()), quirk: acc.quirk,
@@ -374,9 +374,9 @@ func (s *Server) accountJSON(a *account) accountJSON {
 
 func (s *Server) backupJSON(b *backup) backupJSON {
 	st, done, errText := b.status(s.clock.Now())
-	out := backupJSON{ID: b.id, AccountID: b.accountID, Status: st, CreatedAt: rfc3339(b.createdAt.Add(s.offset)), Error: errText}
+	out := backupJSON{ID: b.id, AccountID: b.accountID, Status: st, CreatedAt: rfc3339(b.createdAt.Add(b.shownOffset)), Error: errText}
 	if done != nil {
-		v := rfc3339(done.Add(s.offset))
+		v := rfc3339(done.Add(b.shownOffset))
 		out.CompletedAt = &v
 	}
 	if st == "success" {

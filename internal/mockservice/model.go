@@ -74,6 +74,9 @@ type backup struct {
 	// WithQueuedBy); quirk is how its record contradicts itself.
 	queuedBy string
 	quirk    RecordQuirk
+	// shownOffset is the service's clock offset when it was created: its
+	// record keeps the times that clock stamped, whatever the clock does later.
+	shownOffset time.Duration
 }
 
 // status is the backup's state at now: pending, then running, then its

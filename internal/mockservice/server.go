@@ -387,7 +387,7 @@ func (s *Server) AddBackups(accountID string, n, failEvery int, errText string) 
 	var old []*backup
 	for i := range n {
 		s.seq++
-		b := &backup{id: ids.New(ids.BackupPrefix, s.rng.IntN), accountID: acc.id,
+		b := &backup{shownOffset: s.offset, id: ids.New(ids.BackupPrefix, s.rng.IntN), accountID: acc.id,
 			createdAt: start.Add(time.Duration(i) * time.Hour), seq: s.seq, pendingFor: time.Minute, runningFor: 10 * time.Minute}
 		if failEvery > 0 && (i+1)%failEvery == 0 {
 			b.failWith = errText
@@ -423,7 +423,7 @@ func (s *Server) AddHistory(accountID string, backups ...BackupSpec) {
 		if id == "" {
 			id = ids.New(ids.BackupPrefix, s.rng.IntN)
 		}
-		acc.backups = append(acc.backups, &backup{id: id, accountID: acc.id,
+		acc.backups = append(acc.backups, &backup{shownOffset: s.offset, id: id, accountID: acc.id,
 			createdAt: spec.CreatedAt.UTC().Truncate(time.Second), seq: s.seq, pendingFor: time.Minute, runningFor: 10 * time.Minute,
 			failWith: spec.Error})
 	}
@@ -466,7 +466,7 @@ func (s *Server) AddRecentBackups(accountID string, n int) {
 	step := now.Sub(from) / time.Duration(n+1)
 	for i := range n {
 		s.seq++
-		acc.backups = append(acc.backups, &backup{id: ids.New(ids.BackupPrefix, s.rng.IntN), accountID: acc.id,
+		acc.backups = append(acc.backups, &backup{shownOffset: s.offset, id: ids.New(ids.BackupPrefix, s.rng.IntN), accountID: acc.id,
 			createdAt: from.Add(time.Duration(i+1) * step).Truncate(time.Second), seq: s.seq})
 	}
 }

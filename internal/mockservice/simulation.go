@@ -26,9 +26,10 @@ func queuedByFrom(ctx context.Context) string {
 	return s
 }
 
-// SetClockOffset makes the times the service shows (backup records, the
-// Date header) run d ahead of its clock (behind when negative), as a
-// deployment whose clock is off does. Backups still run on the clock.
+// SetClockOffset makes the times the service shows (the records of backups
+// created from now on, the Date header) run d ahead of its clock (behind
+// when negative), as a deployment whose clock is off does: a record keeps
+// the times its clock stamped. Backups still run on the clock.
 func (s *Server) SetClockOffset(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -73,6 +73,19 @@ func TestSimRegression(t *testing.T) {
 		// did not show its backup, the trigger was sent again once that backup had
 		// ended, and the change queued two. The look now lasts as after a 202.
 		{"ProcessedErrorBehindALaggingListing", 7569, true},
+		// A trigger recorded without its backup on a machine whose clock ran
+		// 3 minutes ahead, looked for on one on true time: its start, read on
+		// the second machine's clock, refused its own backup, and a second
+		// one was queued. The service's clock is now the one that counts.
+		{"RecordedTriggerFromAMachineAhead", 5002, true},
+		// The mock re-dated every record when its clock offset changed, so
+		// that a record's times moved after the provider kept them: a
+		// service stamps its records once.
+		{"ServiceClockChangeKeepsRecordTimes", 5056, true},
+		// A trigger recorded without its backup, looked for after the
+		// service's clock moved 29 minutes, on a machine 20 minutes ahead:
+		// another's backup passed for its own on both local clocks.
+		{"RecordedTriggerAfterTheServiceClockMoved", 7527, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if v := runSimulation(t, tc.seed, simSequenceSteps, tc.runnerClocks); len(v) > 0 {

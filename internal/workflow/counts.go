@@ -93,9 +93,13 @@ func (r Rule) Check(b client.Backup, stage Stage) error {
 // predates says whether b started before the trigger less the allowance,
 // as dated or as read on this machine's clock (a wrong Date only makes it stricter).
 func (r Rule) predates(b client.Backup) bool {
+	if !r.BeganOnService.IsZero() {
+		// A recorded trigger: its start on the service's clock is the one
+		// time that holds on whichever machine looks (its own clock may not).
+		return b.CreatedAt.Before(r.BeganOnService.Add(-r.Allowance))
+	}
 	floor := r.Began.Add(-r.Allowance)
-	return b.CreatedAt.Before(floor) || b.CreatedAt.Add(-r.Offset).Before(floor) ||
-		b.CreatedAt.Before(r.BeganOnService.Add(-r.Allowance))
+	return b.CreatedAt.Before(floor) || b.CreatedAt.Add(-r.Offset).Before(floor)
 }
 
 // future says whether a service time lies beyond this machine's now plus the allowance.
