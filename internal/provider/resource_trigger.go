@@ -172,12 +172,14 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 		saveRecord(ctx, private, rec, diags)
 	default:
 		rec := prior.After(o)
-		if rec.AheadAt.IsZero() && o.Good(m.WaitForCompletion.ValueBool()) {
-			rec.AheadAt = r.data.runner.ServiceNow() // the next change's backups start after it
+		report(diags, by, timeout, o)
+		if rec.AheadAt.IsZero() && !diags.HasError() {
+			// The apply goes on: its change goes ahead now (an import's first
+			// apply too), and the next change's backups start after it.
+			rec.AheadAt = r.data.runner.ServiceNow()
 		}
 		m.setRecord(rec)
 		saveRecord(ctx, private, rec, diags)
-		report(diags, by, timeout, o)
 	}
 	diags.Append(state.Set(ctx, m)...)
 	setIdentity(ctx, identity, m.AccountID.ValueString(), m.ID.ValueString(), diags)
