@@ -688,17 +688,34 @@ func TestAccTriggerKilledRunnerRetry(t *testing.T) {
 			if orphanDone {
 				clock.Advance(time.Hour)
 			}
-			// Once the retry has sent its trigger, backups end quickly.
+			wantPOSTs := 3 // the killed one, a 409 while the orphan runs, the retry's
+			if orphanDone {
+				wantPOSTs = 2
+			}
+			// The orphan ends once the 409 has named it; the retry's backup
+			// ends once the retry has listed it (and knows it by id). Each
+			// moves the service's clock once: a clock that kept jumping would
+			// be no clock a backup can be recognised by.
 			stop := make(chan struct{})
 			defer close(stop)
 			go func() {
+				orphanEnded, listedAt := orphanDone, -1
 				for {
 					select {
 					case <-stop:
 						return
 					case <-time.After(20 * time.Millisecond):
-						if e.srv.Requests(mockservice.RouteTrigger) >= 2 {
+						posts, lists := e.srv.Requests(mockservice.RouteTrigger), e.srv.Requests(mockservice.RouteListBackups)
+						switch {
+						case !orphanEnded && posts >= 2:
+							orphanEnded = true
 							clock.Advance(time.Hour)
+						case posts < wantPOSTs:
+						case listedAt < 0:
+							listedAt = lists
+						case lists > listedAt:
+							clock.Advance(time.Hour)
+							return
 						}
 					}
 				}
@@ -710,10 +727,6 @@ func TestAccTriggerKilledRunnerRetry(t *testing.T) {
 			}
 			if n := e.srv.BackupsQueued(id); n != 2 {
 				t.Errorf("%d backups queued, want 2: the orphan and the retry's own (the documented limit)", n)
-			}
-			wantPOSTs := 3 // the killed one, a 409 while the orphan runs, the retry's
-			if orphanDone {
-				wantPOSTs = 2
 			}
 			if n := e.srv.Requests(mockservice.RouteTrigger); n != wantPOSTs {
 				t.Errorf("%d trigger POSTs, want %d", n, wantPOSTs)
