@@ -90,8 +90,9 @@ func (r Rule) Check(b client.Backup, stage Stage) error {
 	return nil
 }
 
-// predates says whether b started before the trigger less the allowance,
-// as dated or as read on this machine's clock (a wrong Date only makes it stricter).
+// predates says whether b started before the trigger less the allowance:
+// as dated or as read on this machine's clock (a wrong Date only makes it
+// stricter), or, for a recorded trigger, on the service's clock alone.
 func (r Rule) predates(b client.Backup) bool {
 	if !r.BeganOnService.IsZero() {
 		// A recorded trigger: its start on the service's clock is the one
