@@ -142,7 +142,7 @@ func setDefaults(o *Options) {
 		o.Clock = clock.Wall{}
 	}
 	if o.Logger == nil {
-		o.Logger = nopLogger{}
+		o.Logger = NopLogger{}
 	}
 	if o.Jitter == nil {
 		o.Jitter = rand.Float64

@@ -24,10 +24,6 @@ func (l tfLogger) Debug(ctx context.Context, msg string, fields map[string]any) 
 	tflog.Debug(l.mask(ctx), msg, fields)
 }
 
-func (l tfLogger) Info(ctx context.Context, msg string, fields map[string]any) {
-	tflog.Info(l.mask(ctx), msg, fields)
-}
-
 func (l tfLogger) Warn(ctx context.Context, msg string, fields map[string]any) {
 	tflog.Warn(l.mask(ctx), msg, fields)
 }

@@ -42,7 +42,7 @@ func New(c *client.Client, clk clock.Clock, log client.Logger, s Settings) *Runn
 		clk = clock.Wall{}
 	}
 	if log == nil {
-		log = nopLogger{}
+		log = client.NopLogger{}
 	}
 	s.Poll = s.Poll.orDefault()
 	def := func(d *time.Duration, v time.Duration) {
@@ -55,12 +55,6 @@ func New(c *client.Client, clk clock.Clock, log client.Logger, s Settings) *Runn
 	def(&s.UncertainGrace, DefaultUncertainGrace)
 	return &Runner{c: c, clock: clk, log: log, set: s}
 }
-
-type nopLogger struct{}
-
-func (nopLogger) Debug(context.Context, string, map[string]any) {}
-func (nopLogger) Info(context.Context, string, map[string]any)  {}
-func (nopLogger) Warn(context.Context, string, map[string]any)  {}
 
 // detached outlives ctx's end, briefly, to learn what the service already did.
 const detachedTimeout = 15 * time.Second
