@@ -156,6 +156,8 @@ type BackupTruth struct {
 	// QueuedBy is the label of the request that queued it ("" for
 	// history and backups queued without one).
 	QueuedBy string
+	// StampOffset is the service's clock offset when its record was stamped.
+	StampOffset time.Duration
 }
 
 // Truth lists the account's backups, oldest first.
@@ -175,7 +177,7 @@ func (s *Server) Truth(accountID string) []BackupTruth {
 			st = "failed"
 		}
 		out = append(out, BackupTruth{ID: b.id, CreatedAt: b.createdAt, CompletedAt: done, Status: st,
-			Done: !now.Before(done), Consistent: b.quirk == QuirkNone || b.quirk == QuirkFutureDated, QueuedBy: b.queuedBy})
+			Done: !now.Before(done), Consistent: b.quirk == QuirkNone || b.quirk == QuirkFutureDated, QueuedBy: b.queuedBy, StampOffset: b.shownOffset})
 	}
 	return out
 }

@@ -658,7 +658,7 @@ func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Rec
 // is (the plan then proposes an update that looks again).
 func (r *triggerResource) readUnidentified(ctx context.Context, m *triggerModel, rec workflow.Record, resp *resource.ReadResponse) {
 	accountID := m.AccountID.ValueString()
-	b, err := r.data.runner.FindTriggered(ctx, accountID, rec.TriggeredAt, rec.TriggeredOnService, rec.Since)
+	b, err := r.data.runner.FindTriggered(ctx, accountID, rec)
 	switch {
 	case errors.Is(err, client.ErrGone):
 		removeTrigger(ctx, resp, accountID, "(never identified, triggered at "+m.TriggeredAt.ValueString()+")", err)

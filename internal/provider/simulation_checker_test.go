@@ -52,9 +52,12 @@ func contradictory(b mockservice.BackupTruth, end time.Time) bool {
 // within its reuse_within (less the allowance) of its start, or started
 // within the allowance before it (the stated limit of a lost answer: the
 // API has no idempotency key, so a backup another client queued seconds
-// before this change's trigger may pass for its own).
+// before this change's trigger may pass for its own). Reuse reads a
+// backup's age from its record: one stamped by a service clock that has
+// been set back since reads younger by as much (a stated limit).
 func (c *simChange) counts(b mockservice.BackupTruth) bool {
-	return changeOf(b.QueuedBy) == c.key || (c.anyReuse && !b.CreatedAt.Before(c.first.Add(-c.reuse-simAllowance))) ||
+	setBack := max(0, b.StampOffset-c.reuseOffset)
+	return changeOf(b.QueuedBy) == c.key || (c.anyReuse && !b.CreatedAt.Before(c.first.Add(-c.reuse-simAllowance-setBack))) ||
 		!b.CreatedAt.Before(c.first.Add(-simAllowance-simDateError))
 }
 

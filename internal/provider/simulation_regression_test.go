@@ -86,6 +86,16 @@ func TestSimRegression(t *testing.T) {
 		// service's clock moved 29 minutes, on a machine 20 minutes ahead:
 		// another's backup passed for its own on both local clocks.
 		{"RecordedTriggerAfterTheServiceClockMoved", 7527, true},
+		// The service's clock set back 13 minutes, then a POST answered 500:
+		// the newest backup, stamped before, was dated ahead of the service's
+		// clock. Hours later it no longer was, and passed for the trigger's
+		// own. It is now recorded as never its own (Rule.Misdated).
+		{"ClockSetBackBeforeALostAnswer", 6014, true},
+		// The stated limit of reuse_within: a backup stamped while the
+		// service's clock ran 28 (12) minutes ahead, reused once that clock
+		// was set right, reads that much younger. The checker grants it.
+		{"ReuseOfARecordStampedAhead", 4961, true},
+		{"ReuseOfARecordStampedAheadTrigger", 7141, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if v := runSimulation(t, tc.seed, simSequenceSteps, tc.runnerClocks); len(v) > 0 {

@@ -272,8 +272,11 @@ type simChange struct {
 	kills     int
 	reuse     time.Duration // the longest reuse_within of its operations
 	anyReuse  bool
-	ops       int
-	reported  bool // a duplicate, reported once
+	// reuseOffset is the service's clock offset at its earliest operation
+	// with reuse_within: a record stamped by a clock set back since reads younger.
+	reuseOffset time.Duration
+	ops         int
+	reported    bool // a duplicate, reported once
 }
 
 func newSimWorld(t *testing.T, seed uint64) *simWorld {
@@ -767,10 +770,14 @@ func (w *simWorld) newChange(key string, prevWentAhead time.Time) *simChange {
 	return c
 }
 
-// useChange counts an operation of the change, with its reuse_within.
-func (c *simChange) use(reuse time.Duration) {
+// use counts an operation of the change, with its reuse_within and the
+// service's clock offset.
+func (c *simChange) use(reuse, offset time.Duration) {
 	c.ops++
 	if reuse > 0 {
+		if !c.anyReuse || offset < c.reuseOffset {
+			c.reuseOffset = offset
+		}
 		c.anyReuse = true
 		c.reuse = max(c.reuse, reuse)
 	}
@@ -839,7 +846,7 @@ func (w *simWorld) triggerApply(ctx context.Context, op *simOp, label func() str
 		}
 		op.change = res.change
 	}
-	op.change.use(op.reuse)
+	op.change.use(op.reuse, w.offset)
 	srv := w.provider(ctx, op, label())
 	if !res.state.IsNull() && !w.refresh(ctx, srv, "backup_trigger", res, killed) {
 		return
@@ -964,7 +971,7 @@ func (w *simWorld) guardDestroy(ctx context.Context, op *simOp, label func() str
 	}
 	reuse, _ := time.ParseDuration(attrOf(res.state, "reuse_within"))
 	op.reuse = reuse
-	op.change.use(reuse)
+	op.change.use(reuse, w.offset)
 	srv := w.provider(ctx, op, label())
 	start := time.Now()
 	if !w.refresh(ctx, srv, "backup_on_destroy", res, killed) {
@@ -1006,7 +1013,7 @@ func (w *simWorld) invoke(ctx context.Context, op *simOp, label func() string, k
 	if op.change == nil {
 		op.change = w.newChange(fmt.Sprintf("a%d.action.%d", op.actor.id, op.num), time.Time{})
 	}
-	op.change.use(op.reuse)
+	op.change.use(op.reuse, w.offset)
 	srv := w.provider(ctx, op, label())
 	s := w.schema.ActionSchemas["backup_trigger"].Schema
 	start := time.Now()

@@ -19,6 +19,10 @@ type Rule struct {
 	// BeganOnService is that moment on the service's clock, as the machine
 	// that sent the trigger read it: it holds when another machine looks.
 	BeganOnService time.Time
+	// Misdated is a backup listed dated ahead of the service's own clock
+	// while this trigger's was looked for: never its own, and its own may
+	// be listed below it (a clock set back since that backup began).
+	Misdated string
 	// ReuseWithin, when positive, lets a backup started within it before
 	// Began count too (reuse_within).
 	ReuseWithin time.Duration
@@ -36,6 +40,7 @@ type notCountedError struct {
 	Backup client.Backup
 	Why    string
 	Cause  error
+	ahead  bool // dated ahead of the service's clock: Rule.Misdated
 }
 
 func (e *notCountedError) Unwrap() error { return e.Cause }
@@ -45,6 +50,15 @@ func (e *notCountedError) Error() string {
 }
 
 func (e *notCountedError) Is(target error) bool { return target == errNotCounted }
+
+// misdatedIn is the backup err refused as dated ahead of the service's clock, or "".
+func misdatedIn(err error) string {
+	var nc *notCountedError
+	if errors.As(err, &nc) && nc.ahead {
+		return nc.Backup.ID
+	}
+	return ""
+}
 
 // Stage is how far a backup has to have gone to pass Check.
 type Stage int
@@ -71,10 +85,12 @@ func (r Rule) Check(b client.Backup, stage Stage) error {
 		return no("it ended with status %q", b.Status)
 	case b.ID != "" && b.ID == r.Own:
 		return nil
+	case b.ID != "" && b.ID == r.Misdated:
+		return no("it was dated ahead of the service's own clock when this change's backup was looked for")
+	case r.future(b.CreatedAt):
+		return &notCountedError{Backup: b, Why: fmt.Sprintf("it is dated %s, in the future of the service's own clock", stamp(b.CreatedAt)), ahead: true}
 	case !r.After.IsZero() && !b.CreatedAt.After(r.After):
 		return no("it started at %s, not after the previous change went ahead (%s)", stamp(b.CreatedAt), stamp(r.After))
-	case r.future(b.CreatedAt):
-		return no("it is dated %s, in the future of this machine's clock", stamp(b.CreatedAt))
 	case r.ReuseWithin <= 0 && r.predates(b):
 		return no("it started at %s, before this change's trigger (%s)", stamp(b.CreatedAt), stamp(r.Began))
 	case r.ReuseWithin <= 0:
@@ -107,8 +123,12 @@ func (r Rule) predates(b client.Backup) bool {
 func (r Rule) future(t time.Time) bool { return t.Add(-r.Offset).After(r.Now.Add(r.Allowance)) }
 
 // mayBeOwn says whether b, refused by Check, may be this change's own all
-// the same: started since the trigger, and not older than a past previous change.
+// the same: started since the trigger, and not older than a past previous
+// change; or dated ahead, so that its own may be listed below it.
 func (r Rule) mayBeOwn(b client.Backup) bool {
+	if (r.Misdated != "" && b.ID == r.Misdated) || r.future(b.CreatedAt) {
+		return true
+	}
 	if r.predates(b) {
 		return false
 	}
@@ -168,6 +188,6 @@ func (w *Runner) ServiceNow() time.Time {
 // clock as last measured.
 func (w *Runner) rule(accountID string, opts RunOptions, began time.Time) Rule {
 	off, known := w.c.ClockOffset()
-	return Rule{AccountID: accountID, After: opts.After, Own: opts.own, Began: began, BeganOnService: opts.beganOnService, ReuseWithin: opts.ReuseWithin,
+	return Rule{AccountID: accountID, After: opts.After, Own: opts.own, Began: began, BeganOnService: opts.beganOnService, Misdated: opts.misdated, ReuseWithin: opts.ReuseWithin,
 		Offset: off, OffsetKnown: known, Allowance: w.set.ClockAllowance, Now: w.clock.Now()}
 }

@@ -278,7 +278,7 @@ func TestUnidentifiedTriggerLookedForFromAnotherMachine(t *testing.T) {
 	if _, err := second.c.Account(context.Background(), fs.account); err == nil {
 		t.Fatal("the faulty service serves no account reads: the offset comes from this answer's Date all the same")
 	}
-	found, err := second.FindTriggered(context.Background(), fs.account, o.TriggeredAt, o.TriggeredOnService, time.Time{})
+	found, err := second.FindTriggered(context.Background(), fs.account, Record{}.After(o))
 	if found != nil {
 		t.Fatalf("found %s (created %s) for a trigger recorded at %s: it began a minute before (%v)", found.ID, found.CreatedAt, o.TriggeredAt, err)
 	}
@@ -286,7 +286,41 @@ func TestUnidentifiedTriggerLookedForFromAnotherMachine(t *testing.T) {
 	own := client.Backup{ID: "bkp_own0000000000001", AccountID: fs.account, Status: client.StatusRunning, CreatedAt: began.Add(time.Second)}
 	fs.backups = append([]client.Backup{own}, fs.backups...)
 	fs.mu.Unlock()
-	if found, err = second.FindTriggered(context.Background(), fs.account, o.TriggeredAt, o.TriggeredOnService, time.Time{}); found == nil || found.ID != own.ID {
+	if found, err = second.FindTriggered(context.Background(), fs.account, Record{}.After(o)); found == nil || found.ID != own.ID {
 		t.Fatalf("found %v (%v); want the trigger's own backup, created a second after it began", found, err)
+	}
+}
+
+// The service's clock set back before a POST answered 500: the newest
+// backup, stamped before, is dated ahead of it. The trigger stops without
+// sending again, and its record never takes that backup for its own, even
+// once the service's clock has passed its date (simulation seed 6014). On
+// this machine's clock, that backup may look older than the trigger.
+func TestUnidentifiedTriggerAfterTheServiceClockWasSetBack(t *testing.T) {
+	for _, skew := range []time.Duration{0, -13 * time.Minute} {
+		t.Run(fmt.Sprint("service clock ", skew), func(t *testing.T) {
+			t.Parallel()
+			fs, w := newFaultyService(t)
+			fs.skew, fs.failPOSTs = skew, 1
+			fs.mu.Lock()
+			ahead := client.Backup{ID: "bkp_stampedahead0001", AccountID: fs.account, Status: client.StatusRunning, CreatedAt: fs.now().Add(3 * time.Minute)}
+			fs.backups = append([]client.Backup{ahead}, fs.backups...)
+			fs.mu.Unlock()
+			o := w.Run(context.Background(), fs.account, RunOptions{})
+			if posts, _ := fs.counts(); o.Kind != NotIdentified || posts != 1 || o.Misdated != ahead.ID {
+				t.Fatalf("outcome %d (%v) after %d POSTs, misdated %q; want not identified after one POST, %s misdated", o.Kind, o.Err, posts, o.Misdated, ahead.ID)
+			}
+			fs.clock.Advance(time.Hour)
+			rec := Record{}.After(o)
+			if found, err := w.FindTriggered(context.Background(), fs.account, rec); found != nil || err == nil {
+				t.Fatalf("found %v (%v); want none, and why: it was dated ahead when the trigger looked", found, err)
+			}
+			if got := w.Follow(context.Background(), fs.account, rec, FollowOptions{}); got.Kind != NotIdentified || got.Misdated != ahead.ID {
+				t.Fatalf("follow: outcome %d (%v), misdated %q; want still not identified, %s still misdated", got.Kind, got.Err, got.Misdated, ahead.ID)
+			}
+			if posts, _ := fs.counts(); posts != 1 {
+				t.Fatalf("%d POSTs; want the one", posts)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -33,7 +34,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 	switch {
 	case r.BackupID == "":
 		mine := opts.RunOptions
-		mine.beganOnService = r.TriggeredOnService
+		mine.beganOnService, mine.misdated = r.TriggeredOnService, r.Misdated
 		found, err := w.lookFor(ctx, accountID, mine, r.TriggeredAt, w.set.IdentifyWithin)
 		if found == nil {
 			apart := w.rule(accountID, opts.RunOptions, r.TriggeredAt).clocksApart()
@@ -46,7 +47,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 				return w.run(ctx, accountID, opts.RunOptions)
 			}
 			o := unidentified(r.TriggeredAt, r.Confirmed, err)
-			o.TriggeredOnService = r.TriggeredOnService
+			o.TriggeredOnService, o.Misdated = r.TriggeredOnService, cmp.Or(misdatedIn(err), r.Misdated)
 			return o
 		}
 		b = found

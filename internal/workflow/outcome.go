@@ -40,6 +40,7 @@ type Outcome struct {
 	// trigger (see Record).
 	TriggeredAt, TriggeredOnService time.Time
 	Confirmed                       bool
+	Misdated                        string // see Rule.Misdated
 	BackupID                        string // the backup an Unreadable follow-up could not read
 	Reused                          bool   // no backup queued: a recent one counts (RunOptions.ReuseWithin)
 	// ReuseRefused says why reuse_within could not be read: a new backup was taken.
@@ -98,8 +99,11 @@ func (w *Runner) Run(ctx context.Context, accountID string, opts RunOptions) Out
 }
 
 // onService notes when a trigger not identified began on the service's
-// clock, for whichever machine looks for its backup next.
+// clock, and a backup dated ahead of it, for whichever machine looks next.
 func (w *Runner) onService(o Outcome) Outcome {
+	if o.Kind == NotIdentified && o.Misdated == "" {
+		o.Misdated = misdatedIn(o.Err)
+	}
 	if off, ok := w.c.ClockOffset(); ok && o.Kind == NotIdentified && o.TriggeredOnService.IsZero() {
 		o.TriggeredOnService = o.TriggeredAt.Add(off)
 	}

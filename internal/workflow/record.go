@@ -45,6 +45,7 @@ type Record struct {
 	// TriggeredOnService: an unidentified trigger's start on the service's
 	// clock, as the machine that sent it read it (Rule.BeganOnService).
 	TriggeredOnService time.Time `json:"triggered_on_service,omitzero"`
+	Misdated           string    `json:"misdated,omitempty"` // Rule.Misdated, while unidentified
 	CompletedAt        time.Time `json:"completed_at,omitzero"`
 	Confirmed          bool      `json:"confirmed,omitempty"`   // the service accepted an unidentified backup's trigger
 	CountsUntil        time.Time `json:"counts_until,omitzero"` // a stopped destroy's record stands until then
@@ -108,7 +109,7 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 		if r.TriggeredAt.IsZero() {
 			return Record{}, errors.New("no backup id and no triggered_at")
 		}
-		r.Phase, r.TriggeredOnService = PhaseUnidentified, kept.TriggeredOnService
+		r.Phase, r.TriggeredOnService, r.Misdated = PhaseUnidentified, kept.TriggeredOnService, kept.Misdated
 		return r, nil
 	case kept.Phase == PhaseImported:
 		r.Phase = PhaseImported
@@ -177,7 +178,8 @@ func (r Record) After(o Outcome) Record {
 		}
 		return next
 	case o.Kind == NotIdentified:
-		return Record{Phase: PhaseUnidentified, TriggeredAt: o.TriggeredAt, TriggeredOnService: o.TriggeredOnService, Confirmed: o.Confirmed, Since: r.Since}
+		return Record{Phase: PhaseUnidentified, TriggeredAt: o.TriggeredAt, TriggeredOnService: o.TriggeredOnService, Misdated: o.Misdated,
+			Confirmed: o.Confirmed, Since: r.Since}
 	}
 	return Record{Since: r.Since}
 }
@@ -191,7 +193,7 @@ func ImportedAs(backupID string) Record {
 // keeps why nobody waits for it; an import stays imported until adopted.
 func (r Record) Observe(b client.Backup) Record {
 	next := r
-	next.BackupID, next.Status, next.Confirmed, next.TriggeredOnService = b.ID, b.Status, false, time.Time{}
+	next.BackupID, next.Status, next.Confirmed, next.TriggeredOnService, next.Misdated = b.ID, b.Status, false, time.Time{}, ""
 	if !b.CreatedAt.IsZero() {
 		next.TriggeredAt = b.CreatedAt
 	}

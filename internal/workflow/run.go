@@ -67,6 +67,7 @@ type RunOptions struct {
 
 	own            string    // see Rule.Own
 	beganOnService time.Time // see Rule.BeganOnService
+	misdated       string    // see Rule.Misdated
 }
 
 type emitFunc func(kind EventKind, b client.Backup, prev string)

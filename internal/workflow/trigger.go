@@ -171,10 +171,10 @@ func (w *Runner) lookFor(ctx context.Context, accountID string, opts RunOptions,
 	}
 }
 
-// FindTriggered looks once for the backup of a trigger that began at began
-// (after: Rule.After); nil, nil when none is listed yet.
-func (w *Runner) FindTriggered(ctx context.Context, accountID string, began, onService, after time.Time) (*client.Backup, error) {
-	return w.findMine(ctx, accountID, RunOptions{After: after, beganOnService: onService}, began)
+// FindTriggered looks once for the backup of an unidentified record; nil,
+// nil when none is listed yet.
+func (w *Runner) FindTriggered(ctx context.Context, accountID string, r Record) (*client.Backup, error) {
+	return w.findMine(ctx, accountID, RunOptions{After: r.Since, beganOnService: r.TriggeredOnService, misdated: r.Misdated}, r.TriggeredAt)
 }
 
 // findMine returns the account's newest backup when it is the trigger's,
