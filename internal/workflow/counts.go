@@ -126,7 +126,7 @@ func (r Rule) future(t time.Time) bool { return t.Add(-r.Offset).After(r.Now.Add
 // the same: started since the trigger, and not older than a past previous
 // change; or dated ahead, so that its own may be listed below it.
 func (r Rule) mayBeOwn(b client.Backup) bool {
-	if (r.Misdated != "" && b.ID == r.Misdated) || r.future(b.CreatedAt) {
+	if r.future(b.CreatedAt) {
 		return true
 	}
 	if r.predates(b) {

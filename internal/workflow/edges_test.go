@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -175,5 +176,42 @@ func TestPollingFailureIsUnfollowed(t *testing.T) {
 	o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
 	if o.Kind != Unfollowed || !errors.Is(o.Err, client.ErrServer) || o.Backup == nil || o.Backup.Status != client.StatusRunning {
 		t.Fatalf("outcome %d, %v, %+v; want Unfollowed with the 500, the backup still running", o.Kind, o.Err, o.Backup)
+	}
+}
+
+// Clocks exactly the allowance apart agree; a zero offset is not behind.
+func TestClocksApartAtTheAllowance(t *testing.T) {
+	t.Parallel()
+	r := Rule{OffsetKnown: true, Offset: -10 * time.Second, Allowance: 10 * time.Second}
+	if err := r.clocksApart(); err != nil {
+		t.Errorf("offset at the allowance: %v; want agreeing clocks", err)
+	}
+	r.Offset = -11 * time.Second
+	if err := r.clocksApart(); err == nil || !strings.Contains(err.Error(), "11s behind") {
+		t.Errorf("offset beyond the allowance: %v; want 11s behind", err)
+	}
+	if got := aheadOrBehind(0); got != "ahead of" {
+		t.Errorf("aheadOrBehind(0) = %q", got)
+	}
+}
+
+// A record's empty error is no error; a failure without a reason says so,
+// and one with a reason gives it.
+func TestRecordAndFailureTexts(t *testing.T) {
+	t.Parallel()
+	empty, reason := "", "disk full"
+	b := client.Backup{ID: "bkp_0123456789abcdef", AccountID: "acc_0123456789abcdef", Status: client.StatusFailed, Error: &empty}
+	if got := describeRecord(b); !strings.Contains(got, "no error") {
+		t.Errorf("describeRecord with an empty error: %q", got)
+	}
+	if got := failed(b, nil).Err.Error(); !strings.Contains(got, `status "failed": the service gave no reason`) {
+		t.Errorf("failed without a reason: %q", got)
+	}
+	b.Error = &reason
+	if got := failed(b, nil).Err.Error(); !strings.Contains(got, "disk full") {
+		t.Errorf("failed with a reason: %q", got)
+	}
+	if got := (Outcome{}).Reason(); got != "the service gave no reason" {
+		t.Errorf("no backup: %q", got)
 	}
 }

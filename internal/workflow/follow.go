@@ -38,7 +38,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 		found, err := w.lookFor(ctx, accountID, mine, r.TriggeredAt, w.set.IdentifyWithin)
 		if found == nil {
 			apart := w.rule(accountID, opts.RunOptions, r.TriggeredAt).clocksApart()
-			if apart != nil && errors.Is(err, ErrNotListed) {
+			if errors.Is(err, ErrNotListed) {
 				err = errors.Join(err, apart) // its backup may be listed, not recognised by its time
 			}
 			if !r.Confirmed && apart == nil && errors.Is(err, ErrNotListed) && w.clock.Now().Sub(r.TriggeredAt) >= w.set.UncertainGrace {

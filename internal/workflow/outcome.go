@@ -101,7 +101,7 @@ func (w *Runner) Run(ctx context.Context, accountID string, opts RunOptions) Out
 // onService notes when a trigger not identified began on the service's
 // clock, and a backup dated ahead of it, for whichever machine looks next.
 func (w *Runner) onService(o Outcome) Outcome {
-	if o.Kind == NotIdentified && o.Misdated == "" {
+	if o.Kind == NotIdentified {
 		o.Misdated = misdatedIn(o.Err)
 	}
 	if off, ok := w.c.ClockOffset(); ok && o.Kind == NotIdentified && o.TriggeredOnService.IsZero() {
