@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -18,6 +19,10 @@ var (
 	sharedKeyRuns       = []int{1, 2, 8, 16}
 	sharedKeyAllowances = []int{2, 10, 20}
 )
+
+// sharedKeyCase, when set, runs only that case of section 7, as many
+// times as -runs says: for telling a change of a few points from noise.
+var sharedKeyCase = flag.String("shared", "", "section 7: only the case ALLOWANCExRUNS (for example 10x8), repeated -runs times")
 
 // sharedKeyPerRun is each run's workload: backup_triggers without wait
 // (two requests each).
@@ -139,7 +144,7 @@ func runShared(ctx context.Context, h *harness, n, allowance int) (sharedKeyResu
 
 // 7. Many runs, one key: N Terraform runs apply at once with one key, for
 // N = 1, 2, 8, 16 and allowances of 2, 10 and 20 requests a second.
-func benchSharedKey(ctx context.Context, h *harness, r *report, _ int) error {
+func benchSharedKey(ctx context.Context, h *harness, r *report, reps int) error {
 	r.line("## 7. Many runs, one key")
 	r.line("")
 	r.line("N `terraform apply` runs at once, each of %d `backup_trigger` resources (no wait) on its own accounts, one key: separate provider processes "+
@@ -148,8 +153,16 @@ func benchSharedKey(ctx context.Context, h *harness, r *report, _ int) error {
 		"T₀ is the same N runs at an allowance of %d requests/s (Terraform's start-up and CPU on this machine); bound = 1.2 × accepted requests / allowance + T₀.",
 		sharedKeyPerRun, highRateLimit)
 	r.line("")
+	runs, allowances, repeat := sharedKeyRuns, sharedKeyAllowances, 1
+	if *sharedKeyCase != "" {
+		var a, n int
+		if _, err := fmt.Sscanf(*sharedKeyCase, "%dx%d", &a, &n); err != nil || a < 1 || n < 1 {
+			return fmt.Errorf("-shared %q: want ALLOWANCExRUNS, for example 10x8", *sharedKeyCase)
+		}
+		runs, allowances, repeat = []int{n}, []int{a}, max(reps, 1)
+	}
 	t0 := map[int]time.Duration{}
-	for _, n := range sharedKeyRuns {
+	for _, n := range runs {
 		progress("7/12 many runs, one key: T₀ for %d runs", n)
 		res, err := runShared(ctx, h, n, highRateLimit)
 		if err != nil {
@@ -160,11 +173,12 @@ func benchSharedKey(ctx context.Context, h *harness, r *report, _ int) error {
 		}
 		t0[n] = res.slowest
 	}
-	r.line("| allowance | runs | requests | refused | late refused | late share | slowest run | T₀ | bound | runs failed | goals |")
-	r.line("|---|---|---|---|---|---|---|---|---|---|---|")
+	r.line("| allowance | runs | requests | refused | refused share | late refused | late share | slowest run | T₀ | bound | runs failed | goals |")
+	r.line("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	met := true
-	for _, allowance := range sharedKeyAllowances {
-		for _, n := range sharedKeyRuns {
+	for _, allowance := range allowances {
+		for i := range len(runs) * repeat {
+			n := runs[i/repeat]
 			progress("7/12 many runs, one key: %d runs at %d requests/s", n, allowance)
 			res, err := runShared(ctx, h, n, allowance)
 			if err != nil {
@@ -175,8 +189,8 @@ func benchSharedKey(ctx context.Context, h *harness, r *report, _ int) error {
 			share := float64(res.refusedLate) / float64(max(res.requests, 1))
 			ok := res.failed == 0 && share <= 0.02 && res.slowest <= bound
 			met = met && ok
-			r.line("| %d/s | %d | %d | %d | %d | %.1f%% | %s | %s | %s | %d | %s |", allowance, n, res.requests, res.refused, res.refusedLate,
-				100*share, secs(res.slowest), secs(t0[n]), secs(bound), res.failed, verdict(ok))
+			r.line("| %d/s | %d | %d | %d | %.1f%% | %d | %.1f%% | %s | %s | %s | %d | %s |", allowance, n, res.requests, res.refused,
+				100*float64(res.refused)/float64(max(res.requests, 1)), res.refusedLate, 100*share, secs(res.slowest), secs(t0[n]), secs(bound), res.failed, verdict(ok))
 		}
 	}
 	r.line("")
