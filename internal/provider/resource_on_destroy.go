@@ -145,24 +145,21 @@ func (r *onDestroyResource) preflight(ctx context.Context, state tfsdk.State, di
 	}
 	accountID := m.AccountID.ValueString()
 	summary := fmt.Sprintf("The destroy of backup_on_destroy of account %s cannot take its backup", accountID)
-	if err := r.data.client.CheckOrganization(ctx); err != nil {
-		addOrganizationError(diags, "the destroy of backup_on_destroy of account "+accountID, err)
-		return
-	}
-	a, _, err := r.data.command.account(ctx, r.data.client, accountID)
-	gone := errors.Is(err, client.ErrGone)
+	c := r.data.runner.CheckDestroy(ctx, accountID, m.OnConflict.ValueString() != onConflictFail)
 	switch {
-	case err != nil && !gone:
-		diags.AddError(summary, describeError(err, guardKept))
-	case gone && r.data.release.covers(accountID):
+	case c.Verdict == workflow.WrongKey:
+		addOrganizationError(diags, "the destroy of backup_on_destroy of account "+accountID, c.Err)
+	case c.Verdict == workflow.Unread:
+		diags.AddError(summary, describeError(c.Err, guardKept))
+	case c.Verdict == workflow.Gone && r.data.release.covers(accountID):
 		diags.AddWarning(fmt.Sprintf("backup_on_destroy of account %s will let the destroy go ahead without a backup: %s", accountID, r.data.release.reason),
-			describeError(err, r.data.release.warning(accountID)))
-	case gone:
-		diags.AddError(summary, describeError(err, goneGuardAdvice(accountID)))
-	case client.InProgress(a.BackupStatus) && m.OnConflict.ValueString() == onConflictFail:
+			describeError(c.Err, r.data.release.warning(accountID)))
+	case c.Verdict == workflow.Gone:
+		diags.AddError(summary, describeError(c.Err, goneGuardAdvice(accountID)))
+	case c.Verdict == workflow.Busy:
 		diags.AddError(summary, fmt.Sprintf("A backup of account %s is in progress (backup_status %q) and on_conflict is \"fail\": "+
 			"the destroy would fail. Wait for it to end, or set on_conflict = \"wait\" and apply that first. %s",
-			accountID, a.BackupStatus, guardKept))
+			accountID, c.Account.BackupStatus, guardKept))
 	}
 }
 
@@ -219,15 +216,12 @@ func (r *onDestroyResource) Read(ctx context.Context, req resource.ReadRequest, 
 	// command: one GET each for the first few, then one listing of every
 	// account, however many guards the configuration holds.
 	accountID := m.AccountID.ValueString()
-	_, report, err := r.data.command.account(ctx, r.data.client, accountID)
-	switch {
-	case errors.Is(err, client.ErrGone):
+	switch c := r.data.runner.CheckAccount(ctx, accountID); {
+	case c.Verdict == workflow.Gone:
 		resp.Diagnostics.AddWarning(fmt.Sprintf("The account of backup_on_destroy %s does not exist for this API key", accountID),
-			describeError(err, "The guard stays in the state. Its destroy cannot take a backup, and fails. "+goneAdvice(accountID)))
-	case err != nil && report:
-		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read account %s of backup_on_destroy", accountID), err)
-	case err != nil:
-		// Another resource reports this shared failure; the plan fails on it.
+			describeError(c.Err, "The guard stays in the state. Its destroy cannot take a backup, and fails. "+goneAdvice(accountID)))
+	case c.Verdict == workflow.Unread && c.Report: // else another resource reports this shared failure
+		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read account %s of backup_on_destroy", accountID), c.Err)
 	}
 }
 

@@ -185,14 +185,8 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 	setIdentity(ctx, identity, m.AccountID.ValueString(), m.ID.ValueString(), diags)
 }
 
-// Read refreshes the backup's outcome, through the trigger's record. A
-// finished backup never changes again and cannot be deleted, so for a
-// finished trigger only its account's existence can change: that is
-// checked through the command state (one request, or a share of one
-// listing of every account) instead of paging the account's backups,
-// which cost a request per 50 newer backups. A backup in progress is the
-// account's newest (the service refuses a second one), so reading it
-// costs one. Only the attributes that changed are set.
+// Read refreshes the backup's outcome, through the trigger's record; the
+// workflow says what the refresh learnt. Only the attributes that changed are set.
 func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	m, ok := decode[triggerModel](ctx, req.State, &resp.Diagnostics)
 	if !ok {
@@ -200,62 +194,43 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	accountID, backupID := m.AccountID.ValueString(), m.ID.ValueString()
 	if resp.Identity != nil && req.Identity != nil && req.Identity.Raw.IsNull() {
-		// State from before identities (or from Terraform before 1.12, which
-		// keeps none): the framework wants one after every Read, even one
-		// that removes the resource.
+		// State from before identities: the framework wants one after every Read.
 		setIdentity(ctx, resp.Identity, accountID, backupID, &resp.Diagnostics)
 	}
 	rec, ok := triggerRecord(ctx, &m, req.Private, &resp.Diagnostics)
 	if !ok {
 		return
 	}
+	unread := fmt.Sprintf("Unable to read backup %s of account %s", backupID, accountID)
 	switch {
-	case rec.Phase == workflow.PhaseNone:
-		return // no backup to refresh: a refused replacement, tainted
 	case rec.Phase == workflow.PhaseUnidentified:
-		if !m.WaitForCompletion.ValueBool() {
-			r.readUnidentified(ctx, &m, rec, resp)
-		}
-		// Else the next apply identifies it and waits for it, in an update
-		// or in the replacement of a tainted trigger: both look for it by
-		// triggered_at, which a refresh must therefore keep.
-		return
+		backupID = "(never identified, triggered at " + m.TriggeredAt.ValueString() + ")"
+		unread = fmt.Sprintf("Unable to look for the backup of the trigger of account %s (triggered at %s)", accountID, m.TriggeredAt.ValueString())
 	case rec.Finished():
-		_, report, err := r.data.command.account(ctx, r.data.client, accountID)
-		switch {
-		case errors.Is(err, client.ErrGone):
-			removeTrigger(ctx, resp, accountID, backupID, err)
-		case err != nil && report:
-			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to check that account %s of backup %s still exists", accountID, backupID), err)
-		case err != nil:
-			// Another resource reports this shared failure; the plan fails on it.
-		}
-		return
+		unread = fmt.Sprintf("Unable to check that account %s of backup %s still exists", accountID, backupID)
 	}
-	b, err := r.data.client.FindBackup(ctx, accountID, backupID)
-	var missing *client.BackupNotFoundError
-	switch {
-	case rec.Phase == workflow.PhaseImported && rec.Status == "" && (errors.Is(err, client.ErrGone) || errors.As(err, &missing)):
-		// The read that completes an import fails naming the ids, rather
-		// than leaving Terraform's generic "non-existent remote object".
-		addImportNotFound(&resp.Diagnostics, accountID, backupID, err)
-		return
-	case errors.Is(err, client.ErrGone):
-		removeTrigger(ctx, resp, accountID, backupID, err)
-		return
-	case errors.As(err, &missing):
-		// Records are never deleted while their account lives: a listing
-		// without this one lags, or is not the service's. It proves nothing.
+	c := r.data.runner.Refresh(ctx, accountID, rec, m.WaitForCompletion.ValueBool())
+	switch c.Verdict {
+	case workflow.Observed:
+		r.refreshed(ctx, &m, rec, c.Record, resp)
+		if rec.Phase == workflow.PhaseUnidentified {
+			setIdentity(ctx, resp.Identity, accountID, c.Backup.ID, &resp.Diagnostics)
+		}
+	case workflow.Gone:
+		removeTrigger(ctx, resp, accountID, backupID, c.Err)
+	case workflow.NotImported:
+		// Fails naming the ids, rather than Terraform's generic "non-existent remote object".
+		addImportNotFound(&resp.Diagnostics, accountID, backupID, c.Err)
+	case workflow.Missing:
 		resp.Diagnostics.AddError(fmt.Sprintf("Backup %s of account %s is missing from the account's backups", backupID, accountID),
 			fmt.Sprintf("The account's backups listing does not hold backup %s, which this trigger recorded. The Backup Service never "+
 				"deletes a backup while its account exists, so the listing is behind, or not the service's (a proxy, another base_url): "+
 				"the trigger is kept as it is. Check base_url and try again.", backupID))
-		return
-	case err != nil:
-		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read backup %s of account %s", backupID, accountID), err)
-		return
+	case workflow.Unread:
+		if c.Report { // else another resource reports this shared failure; the plan fails on it
+			addAPIError(&resp.Diagnostics, unread, c.Err)
+		}
 	}
-	r.refreshed(ctx, &m, rec, rec.Observe(*b), resp)
 }
 
 // refreshed sets what a refresh learnt: the attributes that changed, and
@@ -650,28 +625,6 @@ func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Rec
 	} else {
 		diags.AddAttributeWarning(path.Root("id"), "Backup queued but not identified yet", string(b))
 	}
-}
-
-// readUnidentified is the refresh of a trigger recorded without its backup
-// id that does not wait for its backup: one look at the account's
-// backups. Found, the backup is recorded; not found, the state stays as it
-// is (the plan then proposes an update that looks again).
-func (r *triggerResource) readUnidentified(ctx context.Context, m *triggerModel, rec workflow.Record, resp *resource.ReadResponse) {
-	accountID := m.AccountID.ValueString()
-	b, err := r.data.runner.FindTriggered(ctx, accountID, rec.TriggeredAt, rec.TriggeredOnService, rec.Since)
-	switch {
-	case errors.Is(err, client.ErrGone):
-		removeTrigger(ctx, resp, accountID, "(never identified, triggered at "+m.TriggeredAt.ValueString()+")", err)
-		return
-	case err != nil:
-		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to look for the backup of the trigger of account %s (triggered at %s)",
-			accountID, m.TriggeredAt.ValueString()), err)
-		return
-	case b == nil:
-		return
-	}
-	r.refreshed(ctx, m, rec, rec.Observe(*b), resp)
-	setIdentity(ctx, resp.Identity, accountID, b.ID, &resp.Diagnostics)
 }
 
 // addImportNotFound explains why a backup_trigger cannot be imported when
