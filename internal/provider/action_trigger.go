@@ -80,7 +80,7 @@ func (a *triggerAction) Schema(ctx context.Context, _ action.SchemaRequest, resp
 			"reuse_within": schema.StringAttribute{
 				Optional:    true,
 				Description: reuseWithinDescription("invocation") + " With `account_ids`, each account on its own.",
-				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
+				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
 			},
 			"on_conflict": schema.StringAttribute{
 				Optional: true,

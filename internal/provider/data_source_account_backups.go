@@ -24,16 +24,15 @@ import (
 
 const defaultBackupsMax = 100
 
-var (
-	_ datasource.DataSourceWithConfigure      = (*accountBackupsDataSource)(nil)
-	_ datasource.DataSourceWithValidateConfig = (*accountBackupsDataSource)(nil)
-)
+var _ datasource.DataSourceWithValidateConfig = (*accountBackupsDataSource)(nil)
 
 // accountBackupsDataSource is backup_account_backups: an account's backups,
 // newest first.
-type accountBackupsDataSource struct{ client *client.Client }
+type accountBackupsDataSource struct{ dataSource }
 
-func newAccountBackupsDataSource() datasource.DataSource { return &accountBackupsDataSource{} }
+func newAccountBackupsDataSource() datasource.DataSource {
+	return &accountBackupsDataSource{dataSource{name: "_account_backups"}}
+}
 
 type accountBackupsModel struct {
 	AccountID     types.String      `tfsdk:"account_id"`
@@ -45,10 +44,6 @@ type accountBackupsModel struct {
 	CompletedBefore timetypes.RFC3339 `tfsdk:"completed_before"`
 	Backups         []backupModel     `tfsdk:"backups"`
 	Truncated       types.Bool        `tfsdk:"truncated"`
-}
-
-func (d *accountBackupsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_account_backups"
 }
 
 func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -165,10 +160,6 @@ func knownTime(v timetypes.RFC3339, diags *diag.Diagnostics) (time.Time, bool) {
 	return t, !ds.HasError()
 }
 
-func (d *accountBackupsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var m accountBackupsModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
@@ -199,7 +190,7 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 	// window, so the listing reads only the pages up to there. A backup
 	// that finished before completed_before was created before it: the
 	// newer ones are skipped on the way to the first match.
-	for b, err := range d.client.Backups(ctx, id, client.ListOptions{
+	for b, err := range d.data.client.Backups(ctx, id, client.ListOptions{
 		Skipped: warnSkipped(&resp.Diagnostics, "backup_account_backups"),
 		Ended:   func(c bool) { complete = c },
 	}) {

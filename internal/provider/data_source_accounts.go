@@ -10,13 +10,13 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-var _ datasource.DataSourceWithConfigure = (*accountsDataSource)(nil)
-
 // accountsDataSource is backup_accounts: every account of the organization,
 // optionally filtered. The API has no filters, so they apply here.
-type accountsDataSource struct{ client *client.Client }
+type accountsDataSource struct{ dataSource }
 
-func newAccountsDataSource() datasource.DataSource { return &accountsDataSource{} }
+func newAccountsDataSource() datasource.DataSource {
+	return &accountsDataSource{dataSource{name: "_accounts"}}
+}
 
 type accountsModel struct {
 	Order        types.String   `tfsdk:"order"`
@@ -25,10 +25,6 @@ type accountsModel struct {
 	ServiceType  types.String   `tfsdk:"service_type"`
 	Accounts     []accountModel `tfsdk:"accounts"`
 	IDs          []types.String `tfsdk:"ids"`
-}
-
-func (d *accountsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_accounts"
 }
 
 func (d *accountsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -49,10 +45,6 @@ func (d *accountsDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 	}
 }
 
-func (d *accountsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *accountsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var m accountsModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
@@ -64,7 +56,7 @@ func (d *accountsDataSource) Read(ctx context.Context, req datasource.ReadReques
 	}
 	m.Accounts, m.IDs = []accountModel{}, []types.String{}
 	filters := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType)
-	for a, err := range d.client.Accounts(ctx, client.ListOptions{
+	for a, err := range d.data.client.Accounts(ctx, client.ListOptions{
 		Order: client.Order(m.Order.ValueString()), Skipped: warnSkipped(&resp.Diagnostics, "backup_accounts"),
 	}) {
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -53,7 +54,7 @@ func destroyWithoutBackupAttribute() schema.SingleNestedAttribute {
 			"reason": schema.StringAttribute{
 				Required:    true,
 				Description: "Why these guards may go without a backup (a ticket, say), repeated in each warning.",
-				Validators:  []validator.String{reasonValidator{}},
+				Validators:  []validator.String{reasonValidator},
 			},
 		},
 	}
@@ -101,19 +102,11 @@ func (g *guardRelease) warning(accountID string) string {
 }
 
 // reasonValidator refuses a reason that says nothing: no letter or digit.
-type reasonValidator struct{}
-
-func (reasonValidator) Description(context.Context) string {
-	return "must say why the guards may go without a backup, for example a ticket"
-}
-
-func (v reasonValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-
-func (reasonValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || nonBlank.MatchString(req.ConfigValue.ValueString()) {
-		return
-	}
-	resp.Diagnostics.AddAttributeError(req.Path, "Missing reason for destroy_without_backup",
-		fmt.Sprintf("destroy_without_backup.reason must say why these guards may let a destroy go ahead without a backup "+
-			"(a ticket, say), in words: it is repeated in the warning of each guard let through. Got %q.", req.ConfigValue.ValueString()))
-}
+var reasonValidator = stringCheck{"must say why the guards may go without a backup, for example a ticket",
+	func(v string, at path.Path, diags *diag.Diagnostics) {
+		if !nonBlank.MatchString(v) {
+			diags.AddAttributeError(at, "Missing reason for destroy_without_backup",
+				fmt.Sprintf("destroy_without_backup.reason must say why these guards may let a destroy go ahead without a backup "+
+					"(a ticket, say), in words: it is repeated in the warning of each guard let through. Got %q.", v))
+		}
+	}}

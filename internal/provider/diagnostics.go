@@ -27,6 +27,8 @@ func addAPIError(diags *diag.Diagnostics, summary string, err error) {
 func describeError(err error, hints ...string) string {
 	var b strings.Builder
 	var apiErr *client.APIError
+	var re *client.RetryError
+	tail := ""
 	if joined, ok := err.(interface{ Unwrap() []error }); ok && len(joined.Unwrap()) > 1 {
 		// Errors one after another (a trigger, then the look for its
 		// backup): each told on its own, so that no status, request ID or
@@ -37,13 +39,7 @@ func describeError(err error, hints ...string) string {
 			}
 			b.WriteString(describeError(e))
 		}
-		for _, h := range hints {
-			fmt.Fprintf(&b, "\n\n%s", h)
-		}
-		return b.String()
-	}
-	switch {
-	case errors.As(err, &apiErr):
+	} else if errors.As(err, &apiErr) {
 		fmt.Fprintf(&b, "The Backup Service answered HTTP %d", apiErr.StatusCode)
 		if apiErr.Title != "" {
 			fmt.Fprintf(&b, " (%s)", apiErr.Title)
@@ -52,7 +48,6 @@ func describeError(err error, hints ...string) string {
 		if apiErr.Detail != "" {
 			fmt.Fprintf(&b, "\n\n%s", apiErr.Detail)
 		}
-		var re *client.RetryError
 		errors.As(err, &re)
 		var unproven *client.UnprovenAbsenceError
 		if errors.As(err, &unproven) {
@@ -62,27 +57,24 @@ func describeError(err error, hints ...string) string {
 		} else if hint := hintFor(apiErr, re); hint != "" {
 			fmt.Fprintf(&b, "\n\n%s", hint)
 		}
-		for _, h := range hints {
-			fmt.Fprintf(&b, "\n\n%s", h)
-		}
 		if re != nil {
-			fmt.Fprintf(&b, "\n\nThe provider gave up after %s: %s.", plural(re.Attempts, "attempt"), re.Reason)
+			tail = fmt.Sprintf("\n\nThe provider gave up after %s: %s.", plural(re.Attempts, "attempt"), re.Reason)
 		}
 		if apiErr.RequestID != "" {
-			fmt.Fprintf(&b, "\n\nRequest ID: %s (quote it to the Backup Service's support).", apiErr.RequestID)
+			tail += fmt.Sprintf("\n\nRequest ID: %s (quote it to the Backup Service's support).", apiErr.RequestID)
 		} else {
-			b.WriteString("\n\nThe response carried no request ID: it may not have come from the Backup Service (a proxy, for instance).")
+			tail += "\n\nThe response carried no request ID: it may not have come from the Backup Service (a proxy, for instance)."
 		}
-	default:
+	} else {
 		b.WriteString(err.Error())
-		for _, h := range hints {
-			fmt.Fprintf(&b, "\n\n%s", h)
-		}
 		if advice := transportAdvice(err); advice != "" {
-			fmt.Fprintf(&b, "\n\n%s", advice)
+			tail = "\n\n" + advice
 		}
 	}
-	return b.String()
+	for _, h := range hints {
+		fmt.Fprintf(&b, "\n\n%s", h)
+	}
+	return b.String() + tail
 }
 
 // transportAdvice says what to do about an error that carries no answer
@@ -124,8 +116,6 @@ func transportAdvice(err error) string {
 	return ""
 }
 
-// hintFor advises on an answer of the service; re, when not nil, is how
-// the retries ended.
 // warnSkipped returns a ListOptions.Skipped that adds one warning to diags
 // for records of a listing left out: an id without its format, or a backup
 // that names another account than the one listed.
@@ -138,6 +128,8 @@ func warnSkipped(diags *diag.Diagnostics, listing string) func(int, string) {
 	}
 }
 
+// hintFor advises on an answer of the service; re, when not nil, is how
+// the retries ended.
 func hintFor(e *client.APIError, re *client.RetryError) string {
 	switch e.StatusCode {
 	case http.StatusUnauthorized:

@@ -101,12 +101,12 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 					"refreshes and imports. A resource or action with `timeouts` waits out 429s until its timeout. Defaults to `%s`.",
 					client.DefaultRetryBudget),
 				Optional:   true,
-				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
+				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
 			},
 			"request_timeout": schema.StringAttribute{
 				Description: fmt.Sprintf("Timeout of one HTTP request, as a Go duration such as `30s`. Defaults to `%s`.", client.DefaultRequestTimeout),
 				Optional:    true,
-				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
+				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
 			},
 			"key_expiry_warning": schema.StringAttribute{
 				Description: "Warn in every plan and apply when the API key expires within this long, as a Go duration such " +
@@ -114,7 +114,7 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 					"the `organization_id` check; `terraform validate` sends nothing. To fail a plan instead, use a `check` block " +
 					"or a postcondition on the `backup_token` data source.",
 				Optional:   true,
-				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
+				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
 			},
 			"allow_insecure_http": schema.BoolAttribute{
 				Description: "Allow a plain `http://` base URL for hosts other than loopback. The API key would travel " +
@@ -126,13 +126,13 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 					"self-hosted service, or a TLS-inspecting proxy's. A file that cannot be read or holds no certificate " +
 					"is refused at validate time. Certificate checks are never turned off.",
 				Optional:   true,
-				Validators: []validator.String{pemValidator{file: true}},
+				Validators: []validator.String{pemValidator(true)},
 			},
 			"ca_cert_pem": schema.StringAttribute{
 				Description: "PEM of CA certificates to trust besides the system's, as `ca_cert_file` but inline " +
 					"(for example `file(\"ca.pem\")` or a variable). Both may be set.",
 				Optional:   true,
-				Validators: []validator.String{pemValidator{}},
+				Validators: []validator.String{pemValidator(false)},
 			},
 			"organization_id": schema.StringAttribute{
 				Description: "The id of the organization the API key must belong to, for example `org_8Fq2LmT0aZ7cX1vB`: " +

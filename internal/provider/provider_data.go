@@ -1,8 +1,10 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -39,10 +41,17 @@ func dataFrom(raw any, diags *diag.Diagnostics) *providerData {
 	return d
 }
 
-// clientFrom takes the client out of the provider data.
-func clientFrom(raw any, diags *diag.Diagnostics) *client.Client {
-	if d := dataFrom(raw, diags); d != nil {
-		return d.client
-	}
-	return nil
+// dataSource is what every data source shares: its name after the
+// provider's, and the provider's data.
+type dataSource struct {
+	name string
+	data *providerData
+}
+
+func (d *dataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + d.name
+}
+
+func (d *dataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.data = dataFrom(req.ProviderData, &resp.Diagnostics)
 }

@@ -93,12 +93,12 @@ func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest
 				Description: "How long after a destroy stopped (interrupted, timed out, or unable to identify its backup) the backup " +
 					"it began still counts for the next destroy, as a Go duration such as `10m`. Defaults to `" + defaultResumeWithin +
 					"`: the retry of a stopped destroy. Later, a destroy takes a new backup, since the data may have changed.",
-				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
+				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
 			},
 			"reuse_within": schema.StringAttribute{
 				Optional:    true,
 				Description: reuseWithinDescription("destroy"),
-				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
+				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
 			},
 			"pending_destroy_backup": pendingAttribute(),
 		},

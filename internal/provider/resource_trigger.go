@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -95,7 +94,7 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"reuse_within": schema.StringAttribute{
 				Optional:    true,
 				Description: reuseWithinDescription("create"),
-				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
+				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
 			},
 			"reused": schema.BoolAttribute{
 				Computed: true, PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
@@ -393,21 +392,8 @@ func triggersKey(m types.Map) string {
 	if len(vals) == 0 {
 		return ""
 	}
-	keys := make([]string, 0, len(vals))
-	for k := range vals {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		kj, _ := json.Marshal(k)
-		vj, _ := json.Marshal(vals[k])
-		b.Write(kj)
-		b.WriteByte(':')
-		b.Write(vj)
-		b.WriteByte(',')
-	}
-	return b.String()
+	key, _ := json.Marshal(vals) // keys sorted
+	return string(key)
 }
 
 // importedModel is a trigger as an import records it (and as a list query
@@ -471,36 +457,20 @@ func triggersReplace(rec workflow.Record, plan, state types.Map) bool {
 // A change of account_id replaces the trigger (its schema says so), and
 // then nothing else is planned here.
 func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	var state triggerModel
-	var planAccount types.String
-	var stateWaits, planWaits types.Bool
-	var stateTriggers, planTriggers types.Map
-	for _, a := range []struct {
-		from interface {
-			GetAttribute(context.Context, path.Path, any) diag.Diagnostics
-		}
-		name string
-		to   any
-	}{
-		{req.State, "id", &state.ID}, {req.State, "account_id", &state.AccountID}, {req.State, "backup_status", &state.BackupStatus},
-		{req.State, "triggered_at", &state.TriggeredAt}, {req.State, "completed_at", &state.CompletedAt},
-		{req.State, "wait_for_completion", &stateWaits}, {req.State, "triggers", &stateTriggers},
-		{req.Plan, "account_id", &planAccount}, {req.Plan, "wait_for_completion", &planWaits}, {req.Plan, "triggers", &planTriggers},
-	} {
-		resp.Diagnostics.Append(a.from.GetAttribute(ctx, path.Root(a.name), a.to)...)
-	}
-	if resp.Diagnostics.HasError() || !planAccount.Equal(state.AccountID) {
+	state, ok := decode[triggerModel](ctx, req.State, &resp.Diagnostics)
+	plan, planOK := decode[triggerModel](ctx, req.Plan, &resp.Diagnostics)
+	if !ok || !planOK || !plan.AccountID.Equal(state.AccountID) {
 		return
 	}
 	rec, ok := triggerRecord(ctx, &state, req.Private, &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	if triggersReplace(rec, planTriggers, stateTriggers) {
+	if triggersReplace(rec, plan.Triggers, state.Triggers) {
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("triggers"))
 	}
 	var unknown []string
-	switch rec.Next(stateWaits.ValueBool(), planWaits.ValueBool()) {
+	switch rec.Next(state.WaitForCompletion.ValueBool(), plan.WaitForCompletion.ValueBool()) {
 	case workflow.Identify:
 		unknown = []string{"id", "triggered_at", "backup_status", "completed_at"}
 	case workflow.Settle:
@@ -508,7 +478,7 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 	case workflow.Retake:
 		unknown = []string{"backup_status"}
 		why := "wait_for_completion is true"
-		if !stateWaits.ValueBool() || !planWaits.ValueBool() {
+		if !state.WaitForCompletion.ValueBool() || !plan.WaitForCompletion.ValueBool() {
 			why = "the change it was taken for never went ahead (its wait was interrupted or ran out)"
 		}
 		resp.Diagnostics.AddWarning("The backup of this trigger did not succeed",
