@@ -12,9 +12,7 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// What a listing keeps to explain an empty result. A field has few values
-// in a real organization, but a service answering oddly must neither fill
-// memory nor flood the terminal.
+// What a listing keeps to explain an empty result, bounded against a service answering oddly.
 const (
 	filterValuesKept     = 50 // distinct values kept per filtered field
 	filterValuesShown    = 10 // of those, shown in the warning
@@ -22,12 +20,8 @@ const (
 	filterValueShownLen  = 64 // characters of one value kept and shown
 )
 
-// accountFilters are the platform, backup_status and service_type filters
-// of backup_accounts and backup_stale_accounts. The data source applies
-// them to each account while paging its one listing, and notes what it saw
-// there, so that a result the filters leave empty can be explained without
-// another request: a filter such as "Slak" otherwise empties a pipeline's
-// set of accounts without a word.
+// accountFilters are the account filters of backup_accounts and backup_stale_accounts: applied while
+// paging, they note what they saw, so that an empty result is explained without another request.
 type accountFilters struct {
 	set     []*filterField // the filters that are set, in schema order
 	listed  int            // accounts listed
@@ -65,9 +59,7 @@ func newAccountFilters(platform, backupStatus, serviceType types.String) *accoun
 	return f
 }
 
-// filterMatches is the rule of every account filter: case does not
-// matter (the service says "slack", a user may write "Slack"), white space
-// does, as in any other id.
+// filterMatches is the rule of every account filter: case does not matter, white space does.
 func filterMatches(want, value string) bool { return strings.EqualFold(want, value) }
 
 // keep reports whether every filter that is set matches a, and notes a.
@@ -107,10 +99,7 @@ func (fl *filterField) observe(value string) bool {
 	return false
 }
 
-// warnIfEmpty adds a warning to diags when the listing kept no account,
-// because the filters matched none or the organization has none visible
-// to the key. dataSource names the data source; consequence says what its
-// empty result leads to.
+// warnIfEmpty warns when the listing kept no account; consequence says what that empty result leads to.
 func (f *accountFilters) warnIfEmpty(diags *diag.Diagnostics, dataSource, consequence string) {
 	if f.matched > 0 {
 		return
@@ -153,9 +142,7 @@ func (f *accountFilters) noMatchDetail() string {
 	return b.String()
 }
 
-// valuesSentence names the values the accounts have for the field,
-// bounded: a filter that matches nothing is most often fixed by picking
-// one of them.
+// valuesSentence names, bounded, the values the accounts have for the field.
 func (fl *filterField) valuesSentence() string {
 	values := quoteAll(sortedKeys(fl.others))
 	if len(values) == 1 && !fl.othersLeftOut {

@@ -107,9 +107,7 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 	}
 }
 
-// ValidateConfig refuses, before any request, filters no backup can pass:
-// a window that holds no time, or only backups in progress asked to have
-// finished.
+// ValidateConfig refuses, before any request, filters no backup can pass.
 func (d *accountBackupsDataSource) ValidateConfig(ctx context.Context, req datasource.ValidateConfigRequest, resp *datasource.ValidateConfigResponse) {
 	var before, after, completed timetypes.RFC3339
 	var statuses types.List
@@ -186,10 +184,7 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 		return
 	}
 	complete, windowRead := false, false
-	// The loop stops at the limit, or at the first backup older than the
-	// window, so the listing reads only the pages up to there. A backup
-	// that finished before completed_before was created before it: the
-	// newer ones are skipped on the way to the first match.
+	// The loop stops at the limit or at the window's end, so that only the pages up to there are read.
 	for b, err := range d.data.client.Backups(ctx, id, client.ListOptions{
 		Skipped: warnSkipped(&resp.Diagnostics, "backup_account_backups"),
 		Ended:   func(c bool) { complete = c },
@@ -215,10 +210,7 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-// finishedBefore says whether b finished strictly before t: it has a
-// completed_at before t, and was created before t too (a record that says
-// it finished before it was created is not taken at its word). One created
-// before t that finished after it, or is still running, straddles t.
+// finishedBefore says whether b finished, and was created, strictly before t.
 func finishedBefore(b client.Backup, t time.Time) bool {
 	return b.CompletedAt != nil && b.CompletedAt.Before(t) && b.CreatedAt.Before(t)
 }

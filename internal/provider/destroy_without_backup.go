@@ -15,14 +15,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 )
 
-// destroy_without_backup is the way out of a guard whose account cannot be
-// backed up any more (deleted, paused, lapsed) that needs no state surgery.
-// It lives in the provider block because that is what Terraform evaluates
-// at a destroy from the current configuration: a setting of the guard
-// itself is read from its state, which only an apply changes. It is scoped
-// to named accounts, needs a reason, lets a guard through only when its
-// account is shown unable to be backed up (cannotBackUp), and warns for
-// each guard it lets through.
+// destroy_without_backup lets named guards whose account cannot be backed up (cannotBackUp) be
+// destroyed; it lives in the provider block, which a destroy reads from the configuration.
 
 // nonBlank: a reason holds at least one letter or digit.
 var nonBlank = regexp.MustCompile(`[\p{L}\p{N}]`)

@@ -15,9 +15,7 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// addAPIError turns a client error into a diagnostic that says what failed
-// (summary, for example `Unable to read backup_account "acc_..."`), the HTTP
-// status, the problem title and detail, the request id, and what to do.
+// addAPIError says what failed (summary), then describeError.
 func addAPIError(diags *diag.Diagnostics, summary string, err error) {
 	diags.AddError(summary, describeError(err))
 }
@@ -30,9 +28,7 @@ func describeError(err error, hints ...string) string {
 	var re *client.RetryError
 	tail := ""
 	if joined, ok := err.(interface{ Unwrap() []error }); ok && len(joined.Unwrap()) > 1 {
-		// Errors one after another (a trigger, then the look for its
-		// backup): each told on its own, so that no status, request ID or
-		// retry count of one is read as the other's.
+		// Errors one after another, each told on its own, so that none's status or request ID reads as another's.
 		for i, e := range joined.Unwrap() {
 			if i > 0 {
 				b.WriteString("\n\nThen: ")
@@ -116,9 +112,7 @@ func transportAdvice(err error) string {
 	return ""
 }
 
-// warnSkipped returns a ListOptions.Skipped that adds one warning to diags
-// for records of a listing left out: an id without its format, or a backup
-// that names another account than the one listed.
+// warnSkipped returns a ListOptions.Skipped that warns once of the records of a listing left out.
 func warnSkipped(diags *diag.Diagnostics, listing string) func(int, string) {
 	return func(count int, example string) {
 		diags.AddWarning(fmt.Sprintf("%s of the Backup Service's listing left out", plural(count, "record")),
@@ -178,9 +172,7 @@ func plural(n int, noun string) string {
 const wrongOrganizationHint = "The provider's organization_id guards against a key of another environment: " +
 	"check which key the provider was given (api_key or " + EnvAPIKey + "), or correct organization_id."
 
-// addOrganizationError says why a guard (what) cannot be planned or
-// created: the key belongs to another organization than organization_id,
-// or its organization could not be read. Nothing was queued.
+// addOrganizationError says why a guard (what) cannot be planned or created: the key's organization.
 func addOrganizationError(diags *diag.Diagnostics, what string, err error) {
 	if errors.Is(err, client.ErrWrongOrganization) {
 		diags.AddError("API key of another organization for "+what, describeError(err, wrongOrganizationHint))
@@ -189,10 +181,7 @@ func addOrganizationError(diags *diag.Diagnostics, what string, err error) {
 	addAPIError(diags, "Unable to check the API key's organization for "+what, err)
 }
 
-// checkOrganizationAtPlan checks, for a guard of kind planned for
-// creation, that the key belongs to organization_id (one token read per
-// process, none without organization_id), so that a key of another
-// organization fails the plan. data is nil before configuration.
+// checkOrganizationAtPlan fails the plan of a new guard of kind whose key is not of organization_id.
 func checkOrganizationAtPlan(ctx context.Context, data *providerData, plan tfsdk.Plan, kind string, diags *diag.Diagnostics) {
 	if data == nil {
 		return

@@ -20,9 +20,7 @@ import (
 
 var _ list.ListResourceWithConfigure = (*triggerList)(nil)
 
-// triggerList is the list resource backup_trigger (Terraform 1.14+): an
-// account's backups, newest first, each with the identity that imports it
-// as a backup_trigger.
+// triggerList is the list resource backup_trigger (Terraform 1.14+): an account's backups as importable triggers.
 type triggerList struct{ data *providerData }
 
 func newTriggerList() list.ListResource { return &triggerList{} }

@@ -23,10 +23,8 @@ func boundedFor(ctx context.Context, clk clock.Clock, timeout time.Duration, acc
 	return tflog.SetField(ctx, "account_id", accountID), cancel
 }
 
-// caller is what runs a backup: a trigger's create or resumed wait, a
-// guard's destroy, an action's invocation. Every message about an outcome
-// takes what follows from the caller's column of followUps, so that none
-// names a setting its caller does not have.
+// caller is what runs a backup; every message about an outcome takes what follows from the
+// caller's column of followUps, so that none names a setting its caller does not have.
 type caller struct {
 	column int
 	until  time.Time // a stopped destroy's pending_destroy_backup.counts_until; zero when none was recorded
@@ -106,12 +104,7 @@ func (c caller) says(f followUp) string {
 	return strings.ReplaceAll(followUps[f][c.column], "{until}", before)
 }
 
-// report turns the outcome of a run into diagnostics, in the terms of
-// the caller: the one place where outcome × caller becomes a message.
-// Nothing is said of a good outcome. An interrupt is an error where the
-// caller guards a change (see caller.interruptStops) and a warning for a
-// create; every other outcome that is not good is an error naming the
-// account, the backup and its status when known, and what follows.
+// report turns an outcome into diagnostics in the caller's terms; nothing is said of a good one.
 func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflow.Outcome) {
 	accountID := o.AccountID
 	summary := fmt.Sprintf("Unable to trigger a backup of account %s", accountID)
@@ -202,9 +195,7 @@ func refused(diags *diag.Diagnostics, by caller, summary string, err error) {
 	}
 }
 
-// progress reports each event of a backup once: in the log at INFO (a
-// resource's wait shows only "Still creating…"), and to the user when say
-// is set (the action's progress).
+// progress reports each event once: in the log at INFO and, when say is set, to the user.
 func progress(ctx context.Context, say func(string, ...any), accountID string) func(workflow.Event) {
 	return func(ev workflow.Event) {
 		elapsed := ev.Elapsed.Round(time.Second)

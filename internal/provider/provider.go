@@ -151,9 +151,7 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	p.configure(ctx, req, resp, nil)
 }
 
-// adjustment changes the client's options and the runner's settings after
-// the configuration set them: the tests' clock, poll intervals and
-// backoffs (see newTestProvider, in the tests). Users' providers have none.
+// adjustment changes the client's options and the runner's settings after the configuration: tests only.
 type adjustment func(*client.Options, *workflow.Settings)
 
 func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse, adjust adjustment) {
@@ -277,9 +275,7 @@ func (p *backupProvider) DataSources(context.Context) []func() datasource.DataSo
 	}
 }
 
-// stringOr is v, or fallback when v is null or empty: an empty variable
-// passed as base_url or api_key means "not set here", and must not hide
-// the environment variable.
+// stringOr is v, or fallback when v is null or empty (an empty variable must not hide the environment's).
 func stringOr(v types.String, fallback string) string {
 	if v.IsNull() || v.ValueString() == "" {
 		return fallback
@@ -287,9 +283,7 @@ func stringOr(v types.String, fallback string) string {
 	return v.ValueString()
 }
 
-// addClientConfigError points a setting the client refused at its
-// attribute, and says where the value came from. baseURL and key are what
-// the client was given.
+// addClientConfigError points a setting the client refused at its attribute, and says where it came from.
 func addClientConfigError(diags *diag.Diagnostics, cfg providerModel, baseURL, key string, err error) {
 	from := func(v types.String, attr, env string) string {
 		if v.IsNull() || v.ValueString() == "" {
@@ -297,11 +291,7 @@ func addClientConfigError(diags *diag.Diagnostics, cfg providerModel, baseURL, k
 		}
 		return attr
 	}
-	// Terraform quotes the configuration line of an attribute's
-	// diagnostic, and the values of the variables in it: for a base URL
-	// that may hold credentials or a token (which the client's message
-	// leaves out), the diagnostic names no attribute, so that Terraform
-	// shows no more than the message.
+	// Terraform quotes an attribute's configuration line: a base URL that may hold secrets names no attribute.
 	baseURLError := diags.AddAttributeError
 	if client.BaseURLMayHoldSecrets(baseURL, key) {
 		baseURLError = func(_ path.Path, summary, detail string) { diags.AddError(summary, detail) }

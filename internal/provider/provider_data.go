@@ -12,9 +12,7 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
-// providerData is what Configure hands to every data source, resource and
-// action: the client, and what lives for one Terraform command (the
-// provider process lives exactly that long).
+// providerData is what Configure hands to everything: it lives for one process, one Terraform command.
 type providerData struct {
 	client *client.Client
 	// runner takes backups through client; clock is its time (and the

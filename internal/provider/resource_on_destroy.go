@@ -28,10 +28,8 @@ import (
 
 const defaultDestroyTimeout = 30 * time.Minute
 
-// defaultResumeWithin is how long the backup a stopped destroy began still
-// counts for the next destroy: the retry of an interrupted destroy, not
-// its timeouts.delete, since the guarded data may change in between (a
-// -target apply of the guarded resource does not clear the record).
+// defaultResumeWithin: how long a stopped destroy's backup counts for the next (its retry), not
+// its timeouts.delete, since the guarded data may change in between.
 const (
 	defaultResumeWithin = "10m"
 	defaultResume       = 10 * time.Minute
@@ -43,10 +41,8 @@ var (
 	_ resource.ResourceWithModifyPlan     = (*onDestroyResource)(nil)
 )
 
-// onDestroyResource is backup_on_destroy: creating it takes no backup;
-// destroying it (destroy, removal from the configuration, replacement)
-// takes one and waits for it to succeed, and fails the destroy otherwise,
-// so that Terraform keeps what depends on it.
+// onDestroyResource is backup_on_destroy: its destroy takes a backup and fails unless it
+// succeeded, so that Terraform keeps what depends on it. Creating it takes no backup.
 type onDestroyResource struct{ backupResource }
 
 type onDestroyModel struct {
@@ -110,13 +106,8 @@ func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest
 	}
 }
 
-// ModifyPlan checks, for a guard planned for creation, that the key belongs
-// to the provider's organization_id (one token read per process, none
-// without organization_id): a guard that could never back up fails at
-// plan, not at the destroy it exists for. For a guard planned for destroy
-// it runs the preflight. For any other plan it plans the pending
-// destroy-time backup away: once the guarded data may have changed, that
-// backup no longer stands for a destroy, and users see the record cleared.
+// ModifyPlan checks a new guard's key against organization_id, runs the preflight of a destroy,
+// and clears the pending destroy-time backup on any other plan (the data may have changed).
 func (r *onDestroyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		if !req.State.Raw.IsNull() {
@@ -130,11 +121,7 @@ func (r *onDestroyResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	}
 }
 
-// preflight is the plan of a guard's destroy: what would stop the destroy
-// is reported now, before anything is destroyed. It reads the account
-// through the command state (nothing more when this command read it
-// already) and the key's organization with organization_id (once per
-// process).
+// preflight reports at plan what would stop the guard's destroy, before anything is destroyed.
 func (r *onDestroyResource) preflight(ctx context.Context, state tfsdk.State, diags *diag.Diagnostics) {
 	if r.data == nil {
 		return
@@ -180,9 +167,8 @@ func goneAdvice(accountID string) string {
 		"exist, check base_url (or %s) and the API key.", accountID, EnvBaseURL)
 }
 
-// Create checks the account and the key's organization, so that a
-// mistyped or foreign account, or a key of another organization, fails the
-// apply that adds the guard, not the destroy it exists for.
+// Create checks the account and the key's organization, so that a wrong one fails the apply that
+// adds the guard, not the destroy it exists for.
 func (r *onDestroyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	m, ok := decode[onDestroyModel](ctx, req.Plan, &resp.Diagnostics)
 	if !ok {
@@ -202,19 +188,13 @@ func (r *onDestroyResource) Create(ctx context.Context, req resource.CreateReque
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-// Read checks the account, and never removes the guard: whatever the
-// service answers, a guard leaves the state only by a destroy that took a
-// good backup (or that destroy_without_backup let through), a removed
-// block or terraform state rm. An account proven gone is a warning here;
-// its destroy fails closed (see preflight).
+// Read checks the account and never removes the guard: an account proven gone is a warning here,
+// and its destroy fails closed (see preflight).
 func (r *onDestroyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	m, ok := decode[onDestroyModel](ctx, req.State, &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	// The same read as finished triggers' refresh, shared across the
-	// command: one GET each for the first few, then one listing of every
-	// account, however many guards the configuration holds.
 	accountID := m.AccountID.ValueString()
 	switch c := r.data.runner.CheckAccount(ctx, accountID); {
 	case c.Verdict == workflow.Gone:
@@ -235,10 +215,8 @@ func (r *onDestroyResource) Update(ctx context.Context, req resource.UpdateReque
 	saveRecord(ctx, resp.Private, workflow.Record{}, &resp.Diagnostics)
 }
 
-// Delete takes the backup and waits for it. When it cannot see it succeed
-// it fails, so that Terraform keeps this resource and everything this
-// resource depends on, and records the backup it began: destroying again
-// follows that backup rather than queueing another.
+// Delete takes the backup and waits for it; when it cannot see it succeed, it fails, so that
+// Terraform keeps what the guard depends on, and records the backup for the next destroy to follow.
 func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	m, ok := decode[onDestroyModel](ctx, req.State, &resp.Diagnostics)
 	if !ok {
@@ -320,13 +298,8 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	}
 }
 
-// cannotBackUp says whether a destroy's failure shows that the account
-// cannot be backed up at all, the one case destroy_without_backup lets
-// through: the service proved the account gone, refused the backup as not
-// backupable in its own answer (a 422 problem document, not a proxy's
-// page), or ran it and it failed. Interruptions, timeouts, conflicts,
-// refused keys and answers that are not the service's are not: they stop
-// the destroy whatever the setting.
+// cannotBackUp says whether a destroy's failure shows that the account cannot be backed up, the one
+// case destroy_without_backup lets through: gone, refused by the service itself (422), or failed.
 func cannotBackUp(o workflow.Outcome) (string, bool) {
 	var refused *client.APIError
 	switch {

@@ -148,10 +148,8 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 	r.record(ctx, &plan, workflow.Record{Since: after}, o, createCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
-// record saves what a create or an update learnt of the trigger's backup:
-// the record, in the state and in private state, and says what follows.
-// A trigger whose backup is known is saved even after an error (a create
-// is then tainted); one without a backup, unless unidentified, is not.
+// record saves what a create or an update learnt, in the state and private
+// state, and says what follows; a trigger without a backup is not saved unless unidentified.
 func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior workflow.Record, o workflow.Outcome, by caller,
 	timeout time.Duration, private privateSetter, state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics,
 ) {
@@ -163,9 +161,7 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 		if by != createCaller || prior.Since.IsZero() {
 			return
 		}
-		// A replacement that queued no backup: saved without one, so
-		// tainted, to tell the next attempt when the replaced change went
-		// ahead (Terraform forgets a create that fails without a state).
+		// A replacement that queued no backup: saved, tainted, to tell the next attempt when the replaced change went ahead.
 		rec := workflow.Record{Since: prior.Since}
 		m.setRecord(rec)
 		saveRecord(ctx, private, rec, diags)
@@ -264,11 +260,7 @@ func removeTrigger(ctx context.Context, resp *resource.ReadResponse, accountID, 
 	resp.State.RemoveResource(ctx)
 }
 
-// ModifyPlan checks, for a trigger planned for creation, the key's
-// organization against organization_id (one token read per process, none
-// without it), so that a key of another organization fails the plan. For
-// an update it decides, once, what the change means for the backup
-// (planUpdate).
+// ModifyPlan checks a new trigger's key against organization_id; for an update, see planUpdate.
 func (r *triggerResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	switch {
 	case req.State.Raw.IsNull() && !req.Plan.Raw.IsNull():
@@ -278,18 +270,12 @@ func (r *triggerResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	}
 }
 
-// Update takes no new backup. It stores how the resource behaves (waits,
-// conflicts, timeouts, adopted triggers) and, when the plan says so,
-// follows the recorded backup: identifies it, reads it, or resumes
-// waiting for it.
+// Update takes no new backup: it stores the settings and, when the plan says so, follows the recorded backup.
 func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state triggerModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	rec, ok := triggerRecord(ctx, &state, req.Private, &resp.Diagnostics)
+	rec, ok := triggerRecord(ctx, &state, req.Private, &resp.Diagnostics) // false after any error
 	if !ok {
 		return
 	}
@@ -319,9 +305,7 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	r.record(ctx, &plan, rec, o, resumeCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
-// Delete forgets the resource (backups are never deleted: the resource's
-// page says so). It keeps what the trigger's replacement needs to adopt a
-// backup still in progress.
+// Delete forgets the resource (backups are never deleted), keeping what its replacement needs to adopt its backup.
 func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	state, ok := decode[triggerModel](ctx, req.State, &resp.Diagnostics)
 	if !ok {
@@ -359,11 +343,7 @@ func setIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, accountI
 	if identity == nil || accountID == "" {
 		return
 	}
-	id := types.StringNull() // not identified yet
-	if backupID != "" {
-		id = types.StringValue(backupID)
-	}
-	diags.Append(identity.Set(ctx, triggerIdentity{AccountID: types.StringValue(accountID), ID: id})...)
+	diags.Append(identity.Set(ctx, triggerIdentity{AccountID: types.StringValue(accountID), ID: stringOrNull(backupID)})...)
 }
 
 // createTimeout is timeouts.create, or the default.
@@ -373,14 +353,8 @@ func (m *triggerModel) createTimeout(ctx context.Context, diags *diag.Diagnostic
 	return d
 }
 
-// triggersKey is a canonical text of triggers: entries with null values
-// dropped, keys sorted, and no map the same as an empty one. A user who
-// adds `triggers = {}` or `{ a = null }` means no trigger value, not a new
-// backup.
+// triggersKey is a canonical text of triggers: null values dropped, keys sorted, no map the same as an empty one.
 func triggersKey(m types.Map) string {
-	if m.IsNull() || m.IsUnknown() {
-		return ""
-	}
 	vals := map[string]string{}
 	for k, v := range m.Elements() {
 		s, ok := v.(types.String)
@@ -396,10 +370,8 @@ func triggersKey(m types.Map) string {
 	return string(key)
 }
 
-// importedModel is a trigger as an import records it (and as a list query
-// shows it, for the configuration it generates): the backup, no triggers,
-// and wait_for_completion and on_conflict at their defaults, until the
-// first apply adopts the configuration's values in place.
+// importedModel is a trigger as an import (or a list query) records it: the
+// backup, and the settings at their defaults until the first apply adopts the configuration's.
 func importedModel(b *client.Backup) triggerModel {
 	m := triggerModel{
 		AccountID:         types.StringValue(b.AccountID),
@@ -425,16 +397,7 @@ func (r *triggerResource) IdentitySchema(_ context.Context, _ resource.IdentityS
 	}
 }
 
-// The plan of an update of a backup_trigger, decided once per resource
-// from its record (see planUpdate): a change of triggers replaces the
-// trigger (triggersReplace), and what the next apply does with the
-// recorded backup (workflow.Record.Next) makes the backup's attributes
-// unknown, or replaces a trigger whose backup failed.
-
-// triggersReplace is the rule for triggers: a change takes a new backup,
-// compared as triggersKey compares (null entries dropped, no map the same
-// as an empty one), except on an imported trigger's first apply, which
-// adopts the configuration's triggers in place. An unknown value replaces.
+// triggersReplace: a change of triggers (or an unknown value) takes a new backup, except on an import's first apply.
 func triggersReplace(rec workflow.Record, plan, state types.Map) bool {
 	if plan.IsUnknown() {
 		return true
@@ -442,20 +405,10 @@ func triggersReplace(rec workflow.Record, plan, state types.Map) bool {
 	return !rec.TakesConfigTriggers() && triggersKey(plan) != triggersKey(state)
 }
 
-// planUpdate plans an update of a trigger: it reads only the attributes
-// the record and the rules need, and the private record, once.
-//   - triggers: replaced by triggersReplace;
-//   - identify (recorded without its backup id, and the refresh did not
-//     find it): every backup attribute becomes unknown, since the update
-//     looks for the backup (and waits for it) before any new trigger;
-//   - settle (an import's first apply, a wait switched on, a wait that
-//     was interrupted): backup_status and completed_at become unknown;
-//   - retake (a waited trigger whose backup failed, or one whose change
-//     never went ahead): backup_status replaces the trigger, which takes a
-//     new backup.
-//
-// A change of account_id replaces the trigger (its schema says so), and
-// then nothing else is planned here.
+// planUpdate plans an update from the record, once: triggersReplace, then
+// what the next apply does with the backup (workflow.Record.Next) makes its
+// attributes unknown (identify, settle) or replaces the trigger (retake).
+// A change of account_id replaces the trigger, and nothing is planned here.
 func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	state, ok := decode[triggerModel](ctx, req.State, &resp.Diagnostics)
 	plan, planOK := decode[triggerModel](ctx, req.Plan, &resp.Diagnostics)
@@ -495,20 +448,13 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 	}
 }
 
-// runOrAdopt takes the trigger's backup. When this create replaces a
-// trigger deleted earlier in the command (Terraform replaces a tainted
-// one: its wait timed out, or its backup was not identified) with the
-// same account and triggers, that trigger's backup belongs to the same
-// change: while it is in progress it is followed instead of queueing a
-// second one, and if it succeeded after the timeout it is this change's
-// backup (workflow.Record.Adoptable). Otherwise a new backup is queued.
+// runOrAdopt takes the trigger's backup or, when this create replaces a trigger of the same account and
+// triggers deleted in this command, follows that one's backup while it stands (workflow.Record.Adoptable).
 func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, opts workflow.RunOptions) (workflow.Outcome, time.Time) {
 	accountID := plan.AccountID.ValueString()
 	w := r.data.runner
 	old, ok := r.data.command.take(accountID, triggersKey(plan.Triggers))
-	// A backup that started before a replaced trigger went ahead is the
-	// previous change's, never this one's (workflow.Rule.After); a tainted
-	// trigger with the same triggers is this change's own.
+	// A backup started before a replaced trigger went ahead is the previous change's (workflow.Rule.After).
 	opts.After = r.data.command.after(accountID)
 	if !ok {
 		return w.Run(ctx, accountID, opts), opts.After
@@ -537,11 +483,8 @@ func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, op
 	return o, opts.After
 }
 
-// rememberForReplacement keeps, for the rest of the command, what the
-// Create that replaces this trigger (same account, same triggers) needs to
-// adopt its backup instead of queueing a second one (see commandState).
-// A record that cannot be read is not remembered: the replacement then
-// takes a new backup, and the destroy is not failed for it.
+// rememberForReplacement keeps what the trigger's replacement needs to adopt its backup (see commandState);
+// an unreadable record is not kept, and the replacement takes a new backup.
 func (r *triggerResource) rememberForReplacement(ctx context.Context, state *triggerModel, private privateGetter, timeout time.Duration) {
 	var diags diag.Diagnostics
 	rec, ok := triggerRecord(ctx, state, private, &diags)
@@ -554,21 +497,8 @@ func (r *triggerResource) rememberForReplacement(ctx context.Context, state *tri
 	r.data.command.remember(state.AccountID.ValueString(), triggersKey(state.Triggers), rec, timeout)
 }
 
-// A trigger whose backup could not be identified (workflow.NotIdentified:
-// queued, or perhaps queued, but never listed) is saved with what is known:
-// the account, triggered_at (when the trigger began, on this machine's
-// clock) and a null id and backup_status. Every later operation looks for
-// that backup before it sends anything: a refresh, once; the next apply,
-// for a bounded time, then waits for it as for any backup. A new trigger is
-// sent only when the first one's outcome was unknown and no backup of it
-// appeared within the client's grace period, or when the user replaces the
-// resource.
-
-// recordUnidentified sets the model to what is known of an unidentified
-// trigger and says so: as an error when the caller waits for the backup
-// (it cannot have succeeded as far as anyone can tell), as a warning
-// otherwise (the backup was queued, which is all wait_for_completion =
-// false promises). An unknown outcome is always an error.
+// recordUnidentified saves what is known of an unidentified trigger (its account and triggered_at) and says so:
+// an error when the caller waits for the backup or the outcome is unknown, else a warning.
 func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Record, o workflow.Outcome, private privateSetter, diags *diag.Diagnostics, by caller) {
 	rec := prior.After(o)
 	m.setRecord(rec)
@@ -597,11 +527,7 @@ func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Rec
 	}
 }
 
-// addImportNotFound explains why a backup_trigger cannot be imported when
-// the service does not know its backup (err matches client.ErrNotFound):
-// either the account has no such backup, or the account itself is unknown
-// (or outside the key's organization, which the service does not tell
-// apart).
+// addImportNotFound explains why a backup_trigger cannot be imported: no such backup, or no such account.
 func addImportNotFound(diags *diag.Diagnostics, accountID, backupID string, err error) {
 	keyHint := "An account, and its backups, are visible only with an API key of the account's organization: check which key " +
 		"the provider is given (api_key or " + EnvAPIKey + ")."
@@ -619,10 +545,7 @@ func addImportNotFound(diags *diag.Diagnostics, accountID, backupID string, err 
 			"data source an account's backup ids. %s", accountID, backupID, keyHint)))
 }
 
-// ImportState takes "acc_.../bkp_..." or, on Terraform and OpenTofu 1.12+,
-// the identity { account_id, id }. The imported trigger adopts the
-// configuration's triggers, wait_for_completion and on_conflict in place
-// on its first apply, without a new backup.
+// ImportState takes "acc_.../bkp_..." or, on Terraform and OpenTofu 1.12+, the identity { account_id, id }.
 func (r *triggerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	var accountID, backupID string
 	if req.ID != "" {

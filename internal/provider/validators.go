@@ -90,10 +90,8 @@ func orderValidator() validator.String {
 	return stringvalidator.OneOf(string(client.OrderAsc), string(client.OrderDesc))
 }
 
-// wholeNumber accepts a whole number from lo to hi. Counts are Number
-// attributes with it rather than Int64 ones: the framework converts
-// `1.5` or `1e30` for an Int64 with an internal error ("This is always an
-// error in the provider… %!s(*big.Float=1.5)"), not a message users can act on.
+// wholeNumber accepts a whole number from lo to hi: counts are Numbers with it, since the framework
+// refuses `1.5` for an Int64 with an internal error users cannot act on.
 func wholeNumber(lo, hi int64) validator.Number { return wholeNumberValidator{lo: lo, hi: hi} }
 
 type wholeNumberValidator struct{ lo, hi int64 }
@@ -124,12 +122,8 @@ func wholeValue(n types.Number) int64 {
 	return i
 }
 
-// validateTimeoutsBlock refuses, at validate time, a duration of the
-// timeouts block that does not parse or is not positive: the timeouts
-// package accepts "0s" and "-1m", which fail later with a bare "context
-// deadline exceeded". It is the only check of these values (see
-// timeouts_block.go). name is the block's attribute (create, delete,
-// invoke).
+// validateTimeoutsBlock refuses a timeouts duration (name: create, delete, invoke) that does not parse
+// or is not positive; the library accepts "0s" and "-1m", which fail later as a bare deadline.
 func validateTimeoutsBlock(ctx context.Context, cfg tfsdk.Config, name string, diags *diag.Diagnostics) {
 	at := path.Root("timeouts").AtName(name)
 	var v types.String
@@ -158,9 +152,7 @@ func timeoutProblem(setting, value string) string {
 	return ""
 }
 
-// pemValidator refuses a PEM (or, with file, the path of a PEM file) that
-// holds no certificate, at validate time: a trusted CA that silently adds
-// nothing would surface later as an untrusted certificate.
+// pemValidator refuses, at validate time, a PEM (or, with file, a PEM file) that holds no certificate.
 func pemValidator(file bool) validator.String {
 	desc := "PEM certificates"
 	if file {

@@ -128,7 +128,7 @@ func (w *Runner) CheckDestroy(ctx context.Context, accountID string, waitOnConfl
 // failed shared listing is told once).
 func (w *Runner) account(ctx context.Context, accountID string) (a *client.Account, report bool, err error) {
 	if v, ok := w.accounts.seen.Load(accountID); ok {
-		seen := v.(accountSeen)
+		seen, _ := v.(accountSeen)
 		return seen.account, true, seen.gone
 	}
 	if w.accounts.direct.Add(1) <= DirectAccountReads {
