@@ -1,7 +1,9 @@
 package provider
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -99,6 +101,25 @@ func (fl *filterField) observe(value string) bool {
 	return false
 }
 
+// list pages the accounts listing once and returns the accounts every filter keeps; it warns when
+// none is kept, consequence saying what that leads to.
+func (f *accountFilters) list(ctx context.Context, c *client.Client, order client.Order, dataSource, consequence string,
+	diags *diag.Diagnostics,
+) ([]client.Account, bool) {
+	var kept []client.Account
+	for a, err := range c.Accounts(ctx, client.ListOptions{Order: order, Skipped: warnSkipped(diags, dataSource)}) {
+		if err != nil {
+			addAPIError(diags, "Unable to list accounts for "+dataSource, err)
+			return nil, false
+		}
+		if f.keep(a) {
+			kept = append(kept, a)
+		}
+	}
+	f.warnIfEmpty(diags, dataSource, consequence)
+	return kept, true
+}
+
 // warnIfEmpty warns when the listing kept no account; consequence says what that empty result leads to.
 func (f *accountFilters) warnIfEmpty(diags *diag.Diagnostics, dataSource, consequence string) {
 	if f.matched > 0 {
@@ -127,7 +148,7 @@ func (f *accountFilters) noMatchDetail() string {
 	for _, fl := range f.set {
 		fmt.Fprintf(&b, "\n- %s = %q%s matches %s.", fl.attr, fl.want, alone, plural(fl.alone, "account"))
 		if len(fl.near) > 0 {
-			near := quoteAll(sortedKeys(fl.near))
+			near := quotedKeys(fl.near)
 			verb := "differs"
 			if len(near) > 1 {
 				verb = "differ"
@@ -144,7 +165,7 @@ func (f *accountFilters) noMatchDetail() string {
 
 // valuesSentence names, bounded, the values the accounts have for the field.
 func (fl *filterField) valuesSentence() string {
-	values := quoteAll(sortedKeys(fl.others))
+	values := quotedKeys(fl.others)
 	if len(values) == 1 && !fl.othersLeftOut {
 		return fmt.Sprintf("The only %s among the accounts is %s.", fl.attr, values[0])
 	}
@@ -168,21 +189,12 @@ func cutValue(s string) string {
 	return string([]rune(s)[:filterValueShownLen]) + "…"
 }
 
-func sortedKeys(m map[string]struct{}) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// quoteAll quotes each value as Go does, so that surrounding spaces and
+// quotedKeys are the keys, sorted, each quoted as Go does, so that surrounding spaces and
 // control characters show.
-func quoteAll(values []string) []string {
-	out := make([]string, len(values))
-	for i, v := range values {
-		out[i] = fmt.Sprintf("%q", v)
+func quotedKeys(m map[string]struct{}) []string {
+	keys := slices.Sorted(maps.Keys(m))
+	for i, k := range keys {
+		keys[i] = fmt.Sprintf("%q", k)
 	}
-	return out
+	return keys
 }

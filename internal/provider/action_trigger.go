@@ -118,9 +118,8 @@ func (a *triggerAction) ModifyPlan(ctx context.Context, req action.ModifyPlanReq
 }
 
 func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse) {
-	var m triggerActionModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := decode[triggerActionModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	timeout, diags := m.Timeouts.Invoke(ctx, defaultInvokeTimeout)

@@ -30,9 +30,8 @@ func (d *accountDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 }
 
 func (d *accountDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var cfg accountModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
-	if resp.Diagnostics.HasError() {
+	cfg, ok := decode[accountModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	id := cfg.ID.ValueString()

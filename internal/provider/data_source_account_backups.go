@@ -159,9 +159,8 @@ func knownTime(v timetypes.RFC3339, diags *diag.Diagnostics) (time.Time, bool) {
 }
 
 func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m accountBackupsModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := decode[accountBackupsModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if m.MaxResults.IsNull() {

@@ -46,30 +46,23 @@ func (d *accountsDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 }
 
 func (d *accountsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m accountsModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := decode[accountsModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if m.Order.IsNull() {
 		m.Order = types.StringValue(string(client.OrderDesc))
 	}
 	m.Accounts, m.IDs = []accountModel{}, []types.String{}
-	filters := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType)
-	for a, err := range d.data.client.Accounts(ctx, client.ListOptions{
-		Order: client.Order(m.Order.ValueString()), Skipped: warnSkipped(&resp.Diagnostics, "backup_accounts"),
-	}) {
-		if err != nil {
-			addAPIError(&resp.Diagnostics, "Unable to list accounts for backup_accounts", err)
-			return
-		}
-		if !filters.keep(a) {
-			continue
-		}
+	accounts, ok := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType).list(ctx, d.data.client, client.Order(m.Order.ValueString()),
+		"backup_accounts", "So ids and accounts are empty, and anything built from them (for example a backup_trigger action's "+
+			"account_ids) backs up nothing.", &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	for _, a := range accounts {
 		m.Accounts = append(m.Accounts, accountToModel(a))
 		m.IDs = append(m.IDs, types.StringValue(a.ID))
 	}
-	filters.warnIfEmpty(&resp.Diagnostics, "backup_accounts",
-		"So ids and accounts are empty, and anything built from them (for example a backup_trigger action's account_ids) backs up nothing.")
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

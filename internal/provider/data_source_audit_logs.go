@@ -45,9 +45,8 @@ func (d *auditLogsDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 }
 
 func (d *auditLogsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m auditLogsModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := decode[auditLogsModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if m.Order.IsNull() {

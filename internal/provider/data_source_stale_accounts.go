@@ -96,28 +96,18 @@ func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaR
 }
 
 func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m staleAccountsModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := decode[staleAccountsModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	maxAge := durationOf(m.MaxAge)
-	var accounts []client.Account
-	filters := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType)
-	for a, err := range d.data.client.Accounts(ctx, client.ListOptions{Skipped: warnSkipped(&resp.Diagnostics, "backup_stale_accounts")}) {
-		if err != nil {
-			addAPIError(&resp.Diagnostics, "Unable to list accounts for backup_stale_accounts", err)
-			return
-		}
-		if filters.keep(a) {
-			accounts = append(accounts, a)
-		}
-	}
 	// No account to check reads, downstream, as every account being fresh.
-	filters.warnIfEmpty(&resp.Diagnostics, "backup_stale_accounts",
+	accounts, ok := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType).list(ctx, d.data.client, "", "backup_stale_accounts",
 		"So checked is 0 and ids is empty: a freshness check built on them passes without checking any account, "+
-			"and anything built from ids (for example a backup_trigger action's account_ids) backs up nothing.")
-
+			"and anything built from ids (for example a backup_trigger action's account_ids) backs up nothing.", &resp.Diagnostics)
+	if !ok {
+		return
+	}
 	ids := make([]string, len(accounts))
 	for i, a := range accounts {
 		ids[i] = a.ID

@@ -155,9 +155,8 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 type adjustment func(*client.Options, *workflow.Settings)
 
 func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse, adjust adjustment) {
-	var cfg providerModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
-	if resp.Diagnostics.HasError() {
+	cfg, ok := decode[providerModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	unknown := func(attr, env string) {
@@ -199,12 +198,7 @@ func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRe
 	if !cfg.MaxRetries.IsNull() {
 		opts.MaxRetries = int(wholeValue(cfg.MaxRetries))
 	}
-	if !cfg.RetryBudget.IsNull() {
-		opts.RetryBudget = durationOf(cfg.RetryBudget)
-	}
-	if !cfg.RequestTimeout.IsNull() {
-		opts.RequestTimeout = durationOf(cfg.RequestTimeout)
-	}
+	opts.RetryBudget, opts.RequestTimeout = durationOf(cfg.RetryBudget), durationOf(cfg.RequestTimeout) // zero: the client's default
 	if pems := caPEMs(cfg, &resp.Diagnostics); len(pems) > 0 {
 		pool, err := client.CertPool(pems...)
 		if err != nil {

@@ -355,12 +355,6 @@ func pendingObject(d workflow.Record) types.Object {
 }
 
 func pendingAttribute() schema.SingleNestedAttribute {
-	field := func(desc string) schema.StringAttribute {
-		return schema.StringAttribute{Computed: true, Description: desc}
-	}
-	timeField := func(desc string) schema.StringAttribute {
-		return schema.StringAttribute{Computed: true, CustomType: timetypes.RFC3339Type{}, Description: desc}
-	}
 	return schema.SingleNestedAttribute{
 		Computed: true,
 		Description: "The backup a destroy of this resource began and did not see succeed (it was interrupted, timed out, or " +
@@ -369,9 +363,9 @@ func pendingAttribute() schema.SingleNestedAttribute {
 			"changes and is not a destroy clears it (the plan shows it going to null), because the data may have changed since; " +
 			"a refresh (`-refresh-only`) keeps it.",
 		Attributes: map[string]schema.Attribute{
-			"backup_id":    field("ID of the backup; null when the destroy could not identify it (it is then looked for by `triggered_at`)."),
-			"triggered_at": timeField("When the backup was triggered (RFC 3339)."),
-			"counts_until": timeField("Until when the backup stands for a destroy (RFC 3339): the interrupted or timed-out destroy plus its `resume_within`."),
+			"backup_id":    schema.StringAttribute{Computed: true, Description: "ID of the backup; null when the destroy could not identify it (it is then looked for by `triggered_at`)."},
+			"triggered_at": schema.StringAttribute{Computed: true, CustomType: timetypes.RFC3339Type{}, Description: "When the backup was triggered (RFC 3339)."},
+			"counts_until": schema.StringAttribute{Computed: true, CustomType: timetypes.RFC3339Type{}, Description: "Until when the backup stands for a destroy (RFC 3339): the interrupted or timed-out destroy plus its `resume_within`."},
 		},
 	}
 }
