@@ -114,13 +114,6 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 			fmt.Sprintf("No recent backup was reused: %v. A new backup was taken instead. Check the clock of this machine "+
 				"(NTP) and of anything between it and the Backup Service.", o.ReuseRefused))
 	}
-	switch {
-	case o.Kind == workflow.Failed && o.Backup.Status == client.StatusSuccess:
-		diags.AddError("Backup does not count for this change",
-			strings.TrimSpace(fmt.Sprintf("%s: a success whose record contradicts itself, or that started before this change, is "+
-				"not a good backup for it.\n\n%s %s", describeError(o.Err), by.says(onFailure), by.says(wayOut))))
-		return
-	}
 	switch o.Kind {
 	case workflow.Succeeded, workflow.NotWaited:
 	case workflow.Interrupted:
@@ -140,6 +133,12 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 		addAPIError(diags, fmt.Sprintf("Unable to follow backup %s of account %s (last seen %s, after waiting %s)",
 			o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second)), o.Err)
 	case workflow.Failed:
+		if o.Backup.Status == client.StatusSuccess {
+			diags.AddError("Backup does not count for this change",
+				strings.TrimSpace(fmt.Sprintf("%s: a success whose record contradicts itself, or that started before this change, is "+
+					"not a good backup for it.\n\n%s %s", describeError(o.Err), by.says(onFailure), by.says(wayOut))))
+			break
+		}
 		diags.AddError("Backup did not succeed",
 			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s ended with status %q: %s\n\n%s %s",
 				o.Backup.ID, accountID, o.Backup.Status, o.Reason(), by.says(onFailure), by.says(wayOut))))

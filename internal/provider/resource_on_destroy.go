@@ -277,13 +277,8 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	// resume_within from now (workflow.Record.AfterStoppedDestroy).
 	next := earlier.AfterStoppedDestroy(o, r.data.clock.Now(), resume)
 	saveRecord(ctx, resp.Private, next, &resp.Diagnostics)
-	pending := pendingNull()
-	if next.Phase != workflow.PhaseNone {
-		pending = pendingObject(next)
-	}
-	// The kept state shows the record: Terraform stores the state a failed
-	// destroy returns.
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pending)...)
+	// The kept state shows the record: Terraform stores the state a failed destroy returns.
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pendingObject(next))...)
 
 	by := destroyCaller(next.CountsUntil)
 	if errors.Is(o.Err, client.ErrGone) {
@@ -344,9 +339,11 @@ var pendingAttrTypes = map[string]attr.Type{
 
 func pendingNull() types.Object { return types.ObjectNull(pendingAttrTypes) }
 
-// pendingObject is the record of a stopped destroy as the
-// pending_destroy_backup attribute.
+// pendingObject is the record of a stopped destroy as pending_destroy_backup; null for none.
 func pendingObject(d workflow.Record) types.Object {
+	if d.Phase == workflow.PhaseNone {
+		return pendingNull()
+	}
 	return types.ObjectValueMust(pendingAttrTypes, map[string]attr.Value{
 		"backup_id":    stringOrNull(d.BackupID),
 		"triggered_at": timeValue(d.TriggeredAt),
