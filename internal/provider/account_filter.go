@@ -30,8 +30,7 @@ type accountFilters struct {
 	matched int            // accounts every filter matches
 }
 
-// filterField is one filter that is set, and what the listing showed of
-// its field.
+// filterField is one filter that is set, and what the listing showed of its field.
 type filterField struct {
 	attr  string
 	want  string
@@ -81,8 +80,7 @@ func (f *accountFilters) keep(a client.Account) bool {
 	return all
 }
 
-// observe reports whether the filter matches value, and notes a value it
-// does not match.
+// observe reports whether the filter matches value, and notes a value it does not match.
 func (fl *filterField) observe(value string) bool {
 	if filterMatches(fl.want, value) {
 		return true

@@ -26,8 +26,7 @@ const defaultBackupsMax = 100
 
 var _ datasource.DataSourceWithValidateConfig = (*accountBackupsDataSource)(nil)
 
-// accountBackupsDataSource is backup_account_backups: an account's backups,
-// newest first.
+// accountBackupsDataSource is backup_account_backups: an account's backups, newest first.
 type accountBackupsDataSource struct{ dataSource }
 
 func newAccountBackupsDataSource() datasource.DataSource {

@@ -22,8 +22,7 @@ const (
 	staleUnreadable = "unreadable" // its backups cannot be read (403)
 )
 
-// staleAccountsDataSource is backup_stale_accounts: the accounts without a
-// successful backup within max_age.
+// staleAccountsDataSource is backup_stale_accounts: the accounts without a successful backup within max_age.
 type staleAccountsDataSource struct{ dataSource }
 
 func newStaleAccountsDataSource() datasource.DataSource {

@@ -122,8 +122,7 @@ func warnSkipped(diags *diag.Diagnostics, listing string) func(int, string) {
 	}
 }
 
-// hintFor advises on an answer of the service; re, when not nil, is how
-// the retries ended.
+// hintFor advises on an answer of the service; re, when not nil, is how the retries ended.
 func hintFor(e *client.APIError, re *client.RetryError) string {
 	switch e.StatusCode {
 	case http.StatusUnauthorized:
@@ -147,8 +146,7 @@ func hintFor(e *client.APIError, re *client.RetryError) string {
 	return ""
 }
 
-// listSome joins up to n items with sep, and says how many more there are:
-// a message about many accounts stays bounded.
+// listSome joins up to n items with sep, and says how many more there are.
 func listSome(items []string, n int, sep string) string {
 	if len(items) <= n {
 		return strings.Join(items, sep)
@@ -156,8 +154,7 @@ func listSome(items []string, n int, sep string) string {
 	return fmt.Sprintf("%s%s… and %d more", strings.Join(items[:n], sep), sep, len(items)-n)
 }
 
-// plural is n and noun in the right number: "no account", "1 account",
-// "2 accounts".
+// plural is n and noun in the right number: "no account", "1 account", "2 accounts".
 func plural(n int, noun string) string {
 	switch n {
 	case 0:

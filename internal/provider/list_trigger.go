@@ -30,8 +30,7 @@ type triggerListConfig struct {
 	Statuses  types.List   `tfsdk:"statuses"`
 }
 
-// listableStatuses are the statuses a filter may name: the ones the
-// service is known to use.
+// listableStatuses are the statuses a filter may name: the ones the service is known to use.
 var listableStatuses = []string{client.StatusPending, client.StatusRunning, client.StatusSuccess, client.StatusFailed}
 
 func (l *triggerList) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -103,8 +102,7 @@ func (l *triggerList) List(ctx context.Context, req list.ListRequest, stream *li
 	}
 }
 
-// result is one backup as a list result: identity, display name, and the
-// resource as an import would record it.
+// result is one backup as a list result: identity, display name, and the resource as imported.
 func (l *triggerList) result(ctx context.Context, req list.ListRequest, b client.Backup) list.ListResult {
 	r := req.NewListResult(ctx)
 	r.DisplayName = fmt.Sprintf("%s (%s, %s)", b.ID, b.Status, b.CreatedAt.UTC().Format(time.RFC3339))

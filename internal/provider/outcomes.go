@@ -16,8 +16,7 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
-// boundedFor is ctx bounded by timeout on the provider's clock, with the
-// account on every log line.
+// boundedFor is ctx bounded by timeout on the provider's clock, with the account on every log line.
 func boundedFor(ctx context.Context, clk clock.Clock, timeout time.Duration, accountID string) (context.Context, context.CancelFunc) {
 	ctx, cancel := clock.WithTimeout(ctx, clk, timeout)
 	return tflog.SetField(ctx, "account_id", accountID), cancel

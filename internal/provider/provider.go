@@ -43,8 +43,7 @@ var (
 // backupProvider is the provider "backup".
 type backupProvider struct {
 	version string
-	// http2Warned: the warning that HTTP/2 is off is logged once, not
-	// for each provider configuration.
+	// http2Warned: that HTTP/2 is off is logged once, not for each provider configuration.
 	http2Warned sync.Once
 }
 
@@ -322,8 +321,7 @@ func userAgent(version, terraformVersion, appended string) string {
 	return ua
 }
 
-// warnKeyExpiry warns when the key expires within window of now
-// (key_expiry_warning), from the one token read of the process.
+// warnKeyExpiry warns when the key expires within window of now, from the process's one token read.
 func warnKeyExpiry(ctx context.Context, c *client.Client, now time.Time, window time.Duration, diags *diag.Diagnostics) {
 	tok, err := c.KeyToken(ctx)
 	if err != nil {

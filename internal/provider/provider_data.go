@@ -15,8 +15,7 @@ import (
 // providerData is what Configure hands to everything: it lives for one process, one Terraform command.
 type providerData struct {
 	client *client.Client
-	// runner takes backups through client; clock is its time (and the
-	// client's): the wall clock, or a test's.
+	// runner takes backups through client; clock is theirs: the wall clock, or a test's.
 	runner  *workflow.Runner
 	clock   clock.Clock
 	command *commandState
@@ -24,8 +23,7 @@ type providerData struct {
 	release *guardRelease
 }
 
-// dataFrom takes what the provider's Configure handed over. Nil provider
-// data (before configuration, as during validation) is no error.
+// dataFrom takes what Configure handed over; nil (before configuration, as in validation) is no error.
 func dataFrom(raw any, diags *diag.Diagnostics) *providerData {
 	if raw == nil {
 		return nil
@@ -39,8 +37,7 @@ func dataFrom(raw any, diags *diag.Diagnostics) *providerData {
 	return d
 }
 
-// dataSource is what every data source shares: its name after the
-// provider's, and the provider's data.
+// dataSource is what every data source shares: its name after the provider's, and the provider's data.
 type dataSource struct {
 	name string
 	data *providerData

@@ -29,8 +29,7 @@ func (r *backupResource) ValidateConfig(ctx context.Context, req resource.Valida
 	validateTimeoutsBlock(ctx, req.Config, r.timeout, &resp.Diagnostics)
 }
 
-// decode reads a plan or a state into a model; false when it could not
-// (the diagnostics say why).
+// decode reads a configuration, plan or state into a model; false when it could not.
 func decode[T any](ctx context.Context, from interface {
 	Get(context.Context, any) diag.Diagnostics
 }, diags *diag.Diagnostics,

@@ -153,12 +153,10 @@ func (r *onDestroyResource) preflight(ctx context.Context, state tfsdk.State, di
 // guardKept ends what a guard's failure says: nothing was destroyed.
 const guardKept = "Nothing was destroyed: the guard, and every resource it depends on, stays."
 
-// goneGuardAdvice is the way out of a guard whose account the service
-// proved gone, after a destroy that stopped.
+// goneGuardAdvice is goneAdvice after a destroy that stopped.
 func goneGuardAdvice(accountID string) string { return goneAdvice(accountID) + " " + guardKept }
 
-// goneAdvice is the way out of a guard whose account the service proved
-// gone.
+// goneAdvice is the way out of a guard whose account the service proved gone.
 func goneAdvice(accountID string) string {
 	return fmt.Sprintf("There is nothing to back up, and that is not a good backup: the guard fails closed. If the account was "+
 		"deleted on purpose (or belongs to another organization than this key's), let this destroy go ahead without a backup "+
@@ -205,8 +203,7 @@ func (r *onDestroyResource) Read(ctx context.Context, req resource.ReadRequest, 
 	}
 }
 
-// Update stores on_conflict and timeouts and clears the pending
-// destroy-time backup (see ModifyPlan); it takes no backup.
+// Update stores the settings and clears the pending destroy-time backup; it takes no backup.
 func (r *onDestroyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var m onDestroyModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
@@ -240,8 +237,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	now := r.data.clock.Now()
 	earlier := destroyRecord(ctx, req.Private)
 	if earlier.Phase != workflow.PhaseNone && !earlier.StandsForDestroy(now, resume) {
-		// It stood for a destroy that stopped more than resume_within
-		// ago: the data may have changed since, so it is not this one's.
+		// It stood for a destroy that stopped before resume_within: the data may have changed since.
 		tflog.Info(ctx, "the backup an earlier destroy began no longer counts for this one; taking a new backup",
 			map[string]any{"backup_id": earlier.BackupID, "counts_until": earlier.CountsUntil})
 		earlier = workflow.Record{}
@@ -257,8 +253,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 					b.ID, b.CreatedAt.UTC().Format(time.RFC3339), m.Reuse.ValueString()))
 		}
 		if earlier.Phase != workflow.PhaseNone {
-			// Users see which backup let this destroy go ahead: not one
-			// it queued, but the one a stopped destroy began.
+			// Users see which backup let this destroy go ahead: the one a stopped destroy began.
 			resp.Diagnostics.AddWarning(fmt.Sprintf("Destroyed after backup %s of account %s, begun by an earlier destroy", b.ID, accountID),
 				fmt.Sprintf("This destroy queued no backup: it followed backup %s, which a destroy that stopped began at %s "+
 					"(pending_destroy_backup), until it succeeded.", b.ID, earlier.TriggeredAt.UTC().Format(time.RFC3339)))
@@ -309,8 +304,7 @@ func cannotBackUp(o workflow.Outcome) (string, bool) {
 	return "", false
 }
 
-// backUp follows the backup an earlier destroy began, while it counts
-// for this one (workflow.CountsForDestroy), or takes a new one.
+// backUp follows the backup an earlier destroy began (workflow.CountsForDestroy), or takes a new one.
 func (r *onDestroyResource) backUp(ctx context.Context, accountID string, earlier workflow.Record, opts workflow.RunOptions) workflow.Outcome {
 	w := r.data.runner
 	if earlier.Phase == workflow.PhaseNone {
@@ -320,8 +314,7 @@ func (r *onDestroyResource) backUp(ctx context.Context, accountID string, earlie
 	return w.Follow(ctx, accountID, earlier, workflow.FollowOptions{RunOptions: opts, Counts: workflow.CountsForDestroy, Renew: true})
 }
 
-// resumeWithin is resume_within; the default when unset, as in a state a
-// test wrote by hand.
+// resumeWithin is resume_within; the default when unset, as in a state a test wrote by hand.
 func (m onDestroyModel) resumeWithin() time.Duration {
 	if d := durationOf(m.Resume); d > 0 {
 		return d
@@ -329,8 +322,7 @@ func (m onDestroyModel) resumeWithin() time.Duration {
 	return defaultResume
 }
 
-// pendingAttrTypes are the fields of pending_destroy_backup, the record as
-// users see it in the state and the plan.
+// pendingAttrTypes are the fields of pending_destroy_backup, the record as users see it.
 var pendingAttrTypes = map[string]attr.Type{
 	"backup_id":    types.StringType,
 	"triggered_at": timetypes.RFC3339Type{},

@@ -43,8 +43,7 @@ var (
 	_ resource.ResourceWithIdentity       = (*triggerResource)(nil)
 )
 
-// triggerResource is backup_trigger: one on-demand backup, taken when the
-// resource is created (or replaced, when account_id or triggers change).
+// triggerResource is backup_trigger: one backup, taken when it is created or replaced.
 type triggerResource struct{ backupResource }
 
 func (r *triggerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -55,8 +54,7 @@ func (r *triggerResource) Metadata(_ context.Context, req resource.MetadataReque
 }
 
 func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	// Kept from the state unless the plan of an update says otherwise
-	// (planUpdate).
+	// Kept from the state unless planUpdate says otherwise.
 	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 	resp.Schema = schema.Schema{
 		Description: "Triggers one on-demand backup of an account when it is created or replaced (a change of `account_id` or " +
@@ -228,8 +226,7 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 }
 
-// refreshed sets what a refresh learnt: the attributes that changed, and
-// the record when it did.
+// refreshed sets the attributes that changed, and the record when it did.
 func (r *triggerResource) refreshed(ctx context.Context, m *triggerModel, prior, now workflow.Record, resp *resource.ReadResponse) {
 	if now == prior {
 		return
@@ -250,8 +247,7 @@ func (r *triggerResource) refreshed(ctx context.Context, m *triggerModel, prior,
 	saveRecord(ctx, resp.Private, now, &resp.Diagnostics)
 }
 
-// removeTrigger removes a trigger whose account the service proved gone
-// (gone matches client.ErrGone); nothing else removes one.
+// removeTrigger removes a trigger whose account the service proved gone; nothing else removes one.
 func removeTrigger(ctx context.Context, resp *resource.ReadResponse, accountID, backupID string, gone error) {
 	resp.Diagnostics.AddWarning("Backup trigger removed from state",
 		describeError(gone, fmt.Sprintf("The Backup Service proved that backup %s of account %s can no longer be read: the account "+
@@ -330,15 +326,13 @@ type triggerModel struct {
 	Timeouts          timeouts.Value       `tfsdk:"timeouts"`
 }
 
-// triggerIdentity identifies a trigger by its backup (Terraform 1.12+ and
-// OpenTofu 1.12+ import by it).
+// triggerIdentity identifies a trigger by its backup (Terraform and OpenTofu 1.12+ import by it).
 type triggerIdentity struct {
 	AccountID types.String `tfsdk:"account_id"`
 	ID        types.String `tfsdk:"id"`
 }
 
-// setIdentity records the identity, when Terraform supports identities
-// (resp.Identity is nil before 1.12).
+// setIdentity records the identity where Terraform supports them (identity is nil before 1.12).
 func setIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, accountID, backupID string, diags *diag.Diagnostics) {
 	if identity == nil || accountID == "" {
 		return
