@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -233,7 +234,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		ReuseWithin:       durationOf(m.Reuse),
 		Progress:          progress(ctx, nil, m.AccountID.ValueString()),
 	}
-	resume := m.resumeWithin()
+	resume := cmp.Or(durationOf(m.Resume), defaultResume) // unset in a state a test wrote by hand
 	now := r.data.clock.Now()
 	earlier := destroyRecord(ctx, req.Private)
 	if earlier.Phase != workflow.PhaseNone && !earlier.StandsForDestroy(now, resume) {
@@ -312,14 +313,6 @@ func (r *onDestroyResource) backUp(ctx context.Context, accountID string, earlie
 	}
 	tflog.Info(ctx, "following the backup an earlier destroy began", map[string]any{"record": earlier.String()})
 	return w.Follow(ctx, accountID, earlier, workflow.FollowOptions{RunOptions: opts, Counts: workflow.CountsForDestroy, Renew: true})
-}
-
-// resumeWithin is resume_within; the default when unset, as in a state a test wrote by hand.
-func (m onDestroyModel) resumeWithin() time.Duration {
-	if d := durationOf(m.Resume); d > 0 {
-		return d
-	}
-	return defaultResume
 }
 
 // pendingAttrTypes are the fields of pending_destroy_backup, the record as users see it.
