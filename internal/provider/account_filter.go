@@ -1,7 +1,9 @@
 package provider
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -12,9 +14,7 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// What a listing keeps to explain an empty result. A field has few values
-// in a real organization, but a service answering oddly must neither fill
-// memory nor flood the terminal.
+// What a listing keeps to explain an empty result, bounded against a service answering oddly.
 const (
 	filterValuesKept     = 50 // distinct values kept per filtered field
 	filterValuesShown    = 10 // of those, shown in the warning
@@ -22,20 +22,15 @@ const (
 	filterValueShownLen  = 64 // characters of one value kept and shown
 )
 
-// accountFilters are the platform, backup_status and service_type filters
-// of backup_accounts and backup_stale_accounts. The data source applies
-// them to each account while paging its one listing, and notes what it saw
-// there, so that a result the filters leave empty can be explained without
-// another request: a filter such as "Slak" otherwise empties a pipeline's
-// set of accounts without a word.
+// accountFilters are the account filters of backup_accounts and backup_stale_accounts: applied while
+// paging, they note what they saw, so that an empty result is explained without another request.
 type accountFilters struct {
 	set     []*filterField // the filters that are set, in schema order
 	listed  int            // accounts listed
 	matched int            // accounts every filter matches
 }
 
-// filterField is one filter that is set, and what the listing showed of
-// its field.
+// filterField is one filter that is set, and what the listing showed of its field.
 type filterField struct {
 	attr  string
 	want  string
@@ -65,9 +60,7 @@ func newAccountFilters(platform, backupStatus, serviceType types.String) *accoun
 	return f
 }
 
-// filterMatches is the rule of every account filter: case does not
-// matter (the service says "slack", a user may write "Slack"), white space
-// does, as in any other id.
+// filterMatches is the rule of every account filter: case does not matter, white space does.
 func filterMatches(want, value string) bool { return strings.EqualFold(want, value) }
 
 // keep reports whether every filter that is set matches a, and notes a.
@@ -87,8 +80,7 @@ func (f *accountFilters) keep(a client.Account) bool {
 	return all
 }
 
-// observe reports whether the filter matches value, and notes a value it
-// does not match.
+// observe reports whether the filter matches value, and notes a value it does not match.
 func (fl *filterField) observe(value string) bool {
 	if filterMatches(fl.want, value) {
 		return true
@@ -107,10 +99,26 @@ func (fl *filterField) observe(value string) bool {
 	return false
 }
 
-// warnIfEmpty adds a warning to diags when the listing kept no account,
-// because the filters matched none or the organization has none visible
-// to the key. dataSource names the data source; consequence says what its
-// empty result leads to.
+// list pages the accounts listing once and returns the accounts every filter keeps; it warns when
+// none is kept, consequence saying what that leads to.
+func (f *accountFilters) list(ctx context.Context, c *client.Client, order client.Order, dataSource, consequence string,
+	diags *diag.Diagnostics,
+) ([]client.Account, bool) {
+	var kept []client.Account
+	for a, err := range c.Accounts(ctx, client.ListOptions{Order: order, Skipped: warnSkipped(diags, dataSource)}) {
+		if err != nil {
+			addAPIError(diags, "Unable to list accounts for "+dataSource, err)
+			return nil, false
+		}
+		if f.keep(a) {
+			kept = append(kept, a)
+		}
+	}
+	f.warnIfEmpty(diags, dataSource, consequence)
+	return kept, true
+}
+
+// warnIfEmpty warns when the listing kept no account; consequence says what that empty result leads to.
 func (f *accountFilters) warnIfEmpty(diags *diag.Diagnostics, dataSource, consequence string) {
 	if f.matched > 0 {
 		return
@@ -138,7 +146,7 @@ func (f *accountFilters) noMatchDetail() string {
 	for _, fl := range f.set {
 		fmt.Fprintf(&b, "\n- %s = %q%s matches %s.", fl.attr, fl.want, alone, plural(fl.alone, "account"))
 		if len(fl.near) > 0 {
-			near := quoteAll(sortedKeys(fl.near))
+			near := quotedKeys(fl.near)
 			verb := "differs"
 			if len(near) > 1 {
 				verb = "differ"
@@ -153,11 +161,9 @@ func (f *accountFilters) noMatchDetail() string {
 	return b.String()
 }
 
-// valuesSentence names the values the accounts have for the field,
-// bounded: a filter that matches nothing is most often fixed by picking
-// one of them.
+// valuesSentence names, bounded, the values the accounts have for the field.
 func (fl *filterField) valuesSentence() string {
-	values := quoteAll(sortedKeys(fl.others))
+	values := quotedKeys(fl.others)
 	if len(values) == 1 && !fl.othersLeftOut {
 		return fmt.Sprintf("The only %s among the accounts is %s.", fl.attr, values[0])
 	}
@@ -181,21 +187,12 @@ func cutValue(s string) string {
 	return string([]rune(s)[:filterValueShownLen]) + "…"
 }
 
-func sortedKeys(m map[string]struct{}) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// quoteAll quotes each value as Go does, so that surrounding spaces and
+// quotedKeys are the keys, sorted, each quoted as Go does, so that surrounding spaces and
 // control characters show.
-func quoteAll(values []string) []string {
-	out := make([]string, len(values))
-	for i, v := range values {
-		out[i] = fmt.Sprintf("%q", v)
+func quotedKeys(m map[string]struct{}) []string {
+	keys := slices.Sorted(maps.Keys(m))
+	for i, k := range keys {
+		keys[i] = fmt.Sprintf("%q", k)
 	}
-	return out
+	return keys
 }

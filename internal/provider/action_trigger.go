@@ -32,9 +32,7 @@ var (
 // defaultInvokeTimeout bounds an invocation, waits included.
 const defaultInvokeTimeout = 30 * time.Minute
 
-// triggerAction is the action backup_trigger (Terraform 1.14+): one backup
-// per invocation, on a lifecycle event or on demand with -invoke. It runs
-// the same engine as the resource; it records nothing in state.
+// triggerAction is the action backup_trigger (Terraform 1.14+): one backup per invocation; it records nothing.
 type triggerAction struct{ data *providerData }
 
 func newTriggerAction() action.Action { return &triggerAction{} }
@@ -80,7 +78,7 @@ func (a *triggerAction) Schema(ctx context.Context, _ action.SchemaRequest, resp
 			"reuse_within": schema.StringAttribute{
 				Optional:    true,
 				Description: reuseWithinDescription("invocation") + " With `account_ids`, each account on its own.",
-				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
+				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
 			},
 			"on_conflict": schema.StringAttribute{
 				Optional: true,
@@ -104,11 +102,7 @@ func (a *triggerAction) ValidateConfig(ctx context.Context, req action.ValidateC
 	validateTimeoutsBlock(ctx, req.Config, "invoke", &resp.Diagnostics)
 }
 
-// ModifyPlan refuses, at plan, what would fail the invocation before any
-// backup: an account_ids that is known and empty (computed, for example,
-// from a data source whose filters matched nothing), and a key of another
-// organization than organization_id (one token read per process, none
-// without it).
+// ModifyPlan refuses at plan a known empty account_ids and a key of another organization than organization_id.
 func (a *triggerAction) ModifyPlan(ctx context.Context, req action.ModifyPlanRequest, resp *action.ModifyPlanResponse) {
 	var ids types.Set
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("account_ids"), &ids)...)
@@ -124,9 +118,8 @@ func (a *triggerAction) ModifyPlan(ctx context.Context, req action.ModifyPlanReq
 }
 
 func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse) {
-	var m triggerActionModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := decode[triggerActionModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	timeout, diags := m.Timeouts.Invoke(ctx, defaultInvokeTimeout)
@@ -136,10 +129,7 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 	}
 	var sayMu sync.Mutex // progress comes from every account's wait
 	say := func(format string, args ...any) {
-		// Once the invocation is cancelled (Ctrl-C), Terraform has stopped
-		// reading progress, and one more event crashes it (1.14 to 1.16:
-		// "range function continued iteration after function for loop
-		// body returned false").
+		// Once cancelled, Terraform (1.14 to 1.16) stops reading progress and crashes on one more event.
 		if resp.SendProgress != nil && ctx.Err() == nil {
 			sayMu.Lock()
 			defer sayMu.Unlock()
@@ -164,9 +154,7 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 	a.invoke(ctx, ids, !m.AccountIDs.IsNull(), opts, timeout, say, &resp.Diagnostics)
 }
 
-// reportInvocation says what one account's run means for the change the
-// invocation guards: only a Good outcome passes, and an outcome that is
-// neither reported as an error nor good fails closed.
+// reportInvocation says what one account's run means for the guarded change: only a good outcome passes.
 func reportInvocation(diags *diag.Diagnostics, o workflow.Outcome, waits bool, timeout time.Duration, say func(string, ...any)) {
 	if o.Kind == workflow.NotWaited {
 		say("Backup %s of account %s is queued (%s); not waiting for it (wait_for_completion = false).", o.Backup.ID, o.AccountID, o.Backup.Status)
@@ -182,18 +170,12 @@ func reportInvocation(diags *diag.Diagnostics, o workflow.Outcome, waits bool, t
 	diags.AddError("No good backup from this invocation", what+" does not let the change this action guards go ahead.")
 }
 
-// invoke backs up the accounts at once. For account_ids (many), it says
-// how many are done, and reports in one error each account without a good
-// backup, with its reason; account_id's one account's diagnostics are its
-// own. An interrupted or timed-out wait is such an account: the invocation
-// fails, so that the change it guards does not go ahead.
+// invoke backs up the accounts at once; for account_ids, one error names each account without a good backup.
 func (a *triggerAction) invoke(ctx context.Context, ids []string, many bool, opts workflow.RunOptions, timeout time.Duration,
 	say func(string, ...any), diags *diag.Diagnostics,
 ) {
 	if len(ids) == 0 {
-		// A literal empty set is refused at validate time; this one was
-		// computed, typically from a data source whose filters matched
-		// nothing. Backing up nothing must not read as success.
+		// Computed empty (a literal one fails validation): backing up nothing must not read as success.
 		addNoAccountsError(diags)
 		return
 	}
@@ -239,9 +221,7 @@ func (a *triggerAction) invoke(ctx context.Context, ids []string, many bool, opt
 			plural(len(ids)-len(lines), "account"), listSome(lines, 50, "\n")))
 }
 
-// oneLine is a diagnostic in one line, cut: its summary and its detail,
-// with line breaks as spaces, so that each account of a fleet is named
-// once, with its reason and request ID.
+// oneLine is a diagnostic in one bounded line, so that each account of a fleet is named once with its reason.
 func oneLine(d diag.Diagnostic) string {
 	var parts []string
 	for _, p := range strings.Split(d.Detail(), "\n\n") {

@@ -7,19 +7,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
-
-	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-var _ datasource.DataSourceWithConfigure = (*accountDataSource)(nil)
-
 // accountDataSource is backup_account: one account by id.
-type accountDataSource struct{ client *client.Client }
+type accountDataSource struct{ dataSource }
 
-func newAccountDataSource() datasource.DataSource { return &accountDataSource{} }
-
-func (d *accountDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_account"
+func newAccountDataSource() datasource.DataSource {
+	return &accountDataSource{dataSource{name: "_account"}}
 }
 
 func (d *accountDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -35,18 +29,13 @@ func (d *accountDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 	}
 }
 
-func (d *accountDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *accountDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var cfg accountModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
-	if resp.Diagnostics.HasError() {
+	cfg, ok := decode[accountModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	id := cfg.ID.ValueString()
-	acc, err := d.client.Account(ctx, id)
+	acc, err := d.data.client.Account(ctx, id)
 	if err != nil {
 		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read backup_account %q", id), err)
 		return

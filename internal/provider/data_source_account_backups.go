@@ -24,16 +24,14 @@ import (
 
 const defaultBackupsMax = 100
 
-var (
-	_ datasource.DataSourceWithConfigure      = (*accountBackupsDataSource)(nil)
-	_ datasource.DataSourceWithValidateConfig = (*accountBackupsDataSource)(nil)
-)
+var _ datasource.DataSourceWithValidateConfig = (*accountBackupsDataSource)(nil)
 
-// accountBackupsDataSource is backup_account_backups: an account's backups,
-// newest first.
-type accountBackupsDataSource struct{ client *client.Client }
+// accountBackupsDataSource is backup_account_backups: an account's backups, newest first.
+type accountBackupsDataSource struct{ dataSource }
 
-func newAccountBackupsDataSource() datasource.DataSource { return &accountBackupsDataSource{} }
+func newAccountBackupsDataSource() datasource.DataSource {
+	return &accountBackupsDataSource{dataSource{name: "_account_backups"}}
+}
 
 type accountBackupsModel struct {
 	AccountID     types.String      `tfsdk:"account_id"`
@@ -45,10 +43,6 @@ type accountBackupsModel struct {
 	CompletedBefore timetypes.RFC3339 `tfsdk:"completed_before"`
 	Backups         []backupModel     `tfsdk:"backups"`
 	Truncated       types.Bool        `tfsdk:"truncated"`
-}
-
-func (d *accountBackupsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_account_backups"
 }
 
 func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -112,9 +106,7 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 	}
 }
 
-// ValidateConfig refuses, before any request, filters no backup can pass:
-// a window that holds no time, or only backups in progress asked to have
-// finished.
+// ValidateConfig refuses, before any request, filters no backup can pass.
 func (d *accountBackupsDataSource) ValidateConfig(ctx context.Context, req datasource.ValidateConfigRequest, resp *datasource.ValidateConfigResponse) {
 	var before, after, completed timetypes.RFC3339
 	var statuses types.List
@@ -165,14 +157,9 @@ func knownTime(v timetypes.RFC3339, diags *diag.Diagnostics) (time.Time, bool) {
 	return t, !ds.HasError()
 }
 
-func (d *accountBackupsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m accountBackupsModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := decode[accountBackupsModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if m.MaxResults.IsNull() {
@@ -195,11 +182,8 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 		return
 	}
 	complete, windowRead := false, false
-	// The loop stops at the limit, or at the first backup older than the
-	// window, so the listing reads only the pages up to there. A backup
-	// that finished before completed_before was created before it: the
-	// newer ones are skipped on the way to the first match.
-	for b, err := range d.client.Backups(ctx, id, client.ListOptions{
+	// The loop stops at the limit or at the window's end, so that only the pages up to there are read.
+	for b, err := range d.data.client.Backups(ctx, id, client.ListOptions{
 		Skipped: warnSkipped(&resp.Diagnostics, "backup_account_backups"),
 		Ended:   func(c bool) { complete = c },
 	}) {
@@ -224,10 +208,7 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-// finishedBefore says whether b finished strictly before t: it has a
-// completed_at before t, and was created before t too (a record that says
-// it finished before it was created is not taken at its word). One created
-// before t that finished after it, or is still running, straddles t.
+// finishedBefore says whether b finished, and was created, strictly before t.
 func finishedBefore(b client.Backup, t time.Time) bool {
 	return b.CompletedAt != nil && b.CompletedAt.Before(t) && b.CreatedAt.Before(t)
 }

@@ -10,13 +10,13 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-var _ datasource.DataSourceWithConfigure = (*accountsDataSource)(nil)
-
 // accountsDataSource is backup_accounts: every account of the organization,
 // optionally filtered. The API has no filters, so they apply here.
-type accountsDataSource struct{ client *client.Client }
+type accountsDataSource struct{ dataSource }
 
-func newAccountsDataSource() datasource.DataSource { return &accountsDataSource{} }
+func newAccountsDataSource() datasource.DataSource {
+	return &accountsDataSource{dataSource{name: "_accounts"}}
+}
 
 type accountsModel struct {
 	Order        types.String   `tfsdk:"order"`
@@ -25,10 +25,6 @@ type accountsModel struct {
 	ServiceType  types.String   `tfsdk:"service_type"`
 	Accounts     []accountModel `tfsdk:"accounts"`
 	IDs          []types.String `tfsdk:"ids"`
-}
-
-func (d *accountsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_accounts"
 }
 
 func (d *accountsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -49,35 +45,24 @@ func (d *accountsDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 	}
 }
 
-func (d *accountsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *accountsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m accountsModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := decode[accountsModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if m.Order.IsNull() {
 		m.Order = types.StringValue(string(client.OrderDesc))
 	}
 	m.Accounts, m.IDs = []accountModel{}, []types.String{}
-	filters := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType)
-	for a, err := range d.client.Accounts(ctx, client.ListOptions{
-		Order: client.Order(m.Order.ValueString()), Skipped: warnSkipped(&resp.Diagnostics, "backup_accounts"),
-	}) {
-		if err != nil {
-			addAPIError(&resp.Diagnostics, "Unable to list accounts for backup_accounts", err)
-			return
-		}
-		if !filters.keep(a) {
-			continue
-		}
+	accounts, ok := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType).list(ctx, d.data.client, client.Order(m.Order.ValueString()),
+		"backup_accounts", "So ids and accounts are empty, and anything built from them (for example a backup_trigger action's "+
+			"account_ids) backs up nothing.", &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	for _, a := range accounts {
 		m.Accounts = append(m.Accounts, accountToModel(a))
 		m.IDs = append(m.IDs, types.StringValue(a.ID))
 	}
-	filters.warnIfEmpty(&resp.Diagnostics, "backup_accounts",
-		"So ids and accounts are empty, and anything built from them (for example a backup_trigger action's account_ids) backs up nothing.")
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

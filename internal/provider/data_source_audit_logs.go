@@ -13,21 +13,17 @@ import (
 
 const defaultAuditLogMax = 1000
 
-var _ datasource.DataSourceWithConfigure = (*auditLogsDataSource)(nil)
-
 // auditLogsDataSource is backup_audit_logs: the organization's audit trail.
-type auditLogsDataSource struct{ client *client.Client }
+type auditLogsDataSource struct{ dataSource }
 
-func newAuditLogsDataSource() datasource.DataSource { return &auditLogsDataSource{} }
+func newAuditLogsDataSource() datasource.DataSource {
+	return &auditLogsDataSource{dataSource{name: "_audit_logs"}}
+}
 
 type auditLogsModel struct {
 	Order      types.String    `tfsdk:"order"`
 	MaxResults types.Number    `tfsdk:"max_results"`
 	AuditLogs  []auditLogModel `tfsdk:"audit_logs"`
-}
-
-func (d *auditLogsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_audit_logs"
 }
 
 func (d *auditLogsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -48,14 +44,9 @@ func (d *auditLogsDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 	}
 }
 
-func (d *auditLogsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *auditLogsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m auditLogsModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := decode[auditLogsModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if m.Order.IsNull() {
@@ -69,7 +60,7 @@ func (d *auditLogsDataSource) Read(ctx context.Context, req datasource.ReadReque
 		Order: client.Order(m.Order.ValueString()), Max: int(wholeValue(m.MaxResults)),
 		Skipped: warnSkipped(&resp.Diagnostics, "backup_audit_logs"),
 	}
-	for l, err := range d.client.AuditLogs(ctx, opts) {
+	for l, err := range d.data.client.AuditLogs(ctx, opts) {
 		if err != nil {
 			addAPIError(&resp.Diagnostics, "Unable to list audit logs for backup_audit_logs", err)
 			return

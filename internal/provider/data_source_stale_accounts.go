@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
-	"github.com/backup-service/terraform-provider-backup/internal/clock"
 )
 
 // Why an account is stale.
@@ -23,16 +22,12 @@ const (
 	staleUnreadable = "unreadable" // its backups cannot be read (403)
 )
 
-var _ datasource.DataSourceWithConfigure = (*staleAccountsDataSource)(nil)
+// staleAccountsDataSource is backup_stale_accounts: the accounts without a successful backup within max_age.
+type staleAccountsDataSource struct{ dataSource }
 
-// staleAccountsDataSource is backup_stale_accounts: the accounts without a
-// successful backup within max_age.
-type staleAccountsDataSource struct {
-	client *client.Client
-	clock  clock.Clock
+func newStaleAccountsDataSource() datasource.DataSource {
+	return &staleAccountsDataSource{dataSource{name: "_stale_accounts"}}
 }
-
-func newStaleAccountsDataSource() datasource.DataSource { return &staleAccountsDataSource{} }
 
 type staleAccountsModel struct {
 	MaxAge       timetypes.GoDuration `tfsdk:"max_age"`
@@ -54,10 +49,6 @@ type staleAccountModel struct {
 	Reason        types.String      `tfsdk:"reason"`
 }
 
-func (d *staleAccountsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_stale_accounts"
-}
-
 func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		Description: "Lists the accounts whose latest successful backup is older than `max_age`, or that have none: " +
@@ -67,7 +58,7 @@ func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaR
 				Required: true,
 				Description: "How old the latest successful backup may be, as a Go duration such as `24h` or `36h30m`, " +
 					"measured from its `completed_at` to now.",
-				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
+				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
 			},
 			"platform":      accountFilter("platform"),
 			"backup_status": accountFilter("backup_status"),
@@ -103,41 +94,25 @@ func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaR
 	}
 }
 
-func (d *staleAccountsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	if data := dataFrom(req.ProviderData, &resp.Diagnostics); data != nil {
-		d.client, d.clock = data.client, data.clock
-	}
-}
-
 func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m staleAccountsModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := decode[staleAccountsModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	maxAge := durationOf(m.MaxAge)
-	var accounts []client.Account
-	filters := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType)
-	for a, err := range d.client.Accounts(ctx, client.ListOptions{Skipped: warnSkipped(&resp.Diagnostics, "backup_stale_accounts")}) {
-		if err != nil {
-			addAPIError(&resp.Diagnostics, "Unable to list accounts for backup_stale_accounts", err)
-			return
-		}
-		if filters.keep(a) {
-			accounts = append(accounts, a)
-		}
-	}
 	// No account to check reads, downstream, as every account being fresh.
-	filters.warnIfEmpty(&resp.Diagnostics, "backup_stale_accounts",
+	accounts, ok := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType).list(ctx, d.data.client, "", "backup_stale_accounts",
 		"So checked is 0 and ids is empty: a freshness check built on them passes without checking any account, "+
-			"and anything built from ids (for example a backup_trigger action's account_ids) backs up nothing.")
-
+			"and anything built from ids (for example a backup_trigger action's account_ids) backs up nothing.", &resp.Diagnostics)
+	if !ok {
+		return
+	}
 	ids := make([]string, len(accounts))
 	for i, a := range accounts {
 		ids[i] = a.ID
 	}
 	step := max(len(accounts)/10, 1)
-	outcomes := d.client.LatestSuccesses(ctx, ids, func(finished int) {
+	outcomes := d.data.client.LatestSuccesses(ctx, ids, func(finished int) {
 		if finished%step == 0 || finished == len(accounts) {
 			tflog.Info(ctx, "backup_stale_accounts: checking accounts", map[string]any{"checked": finished, "of": len(accounts)})
 		}
@@ -147,7 +122,7 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 		return
 	}
 
-	cutoff := d.clock.Now().Add(-maxAge)
+	cutoff := d.data.clock.Now().Add(-maxAge)
 	m.Accounts, m.IDs, m.GoneIDs = []staleAccountModel{}, []types.String{}, []types.String{}
 	var unreadable, gone []string
 	checked := 0

@@ -11,23 +11,17 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-var _ datasource.DataSourceWithConfigure = (*tokenDataSource)(nil)
-
 // tokenDataSource is backup_token: what the service knows of the provider's
 // API key. Users check expires_at in check blocks and postconditions.
-type tokenDataSource struct{ client *client.Client }
+type tokenDataSource struct{ dataSource }
 
-func newTokenDataSource() datasource.DataSource { return &tokenDataSource{} }
+func newTokenDataSource() datasource.DataSource { return &tokenDataSource{dataSource{name: "_token"}} }
 
 type tokenModel struct {
 	Name             types.String      `tfsdk:"name"`
 	ExpiresAt        timetypes.RFC3339 `tfsdk:"expires_at"`
 	OrganizationID   types.String      `tfsdk:"organization_id"`
 	OrganizationName types.String      `tfsdk:"organization_name"`
-}
-
-func (d *tokenDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_token"
 }
 
 func (d *tokenDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -43,12 +37,8 @@ func (d *tokenDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 	}
 }
 
-func (d *tokenDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *tokenDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
-	tok, err := d.client.Token(ctx)
+	tok, err := d.data.client.Token(ctx)
 	if err != nil {
 		addAPIError(&resp.Diagnostics, "Unable to read backup_token (validating the API key)", err)
 		return

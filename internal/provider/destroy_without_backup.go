@@ -8,20 +8,15 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 )
 
-// destroy_without_backup is the way out of a guard whose account cannot be
-// backed up any more (deleted, paused, lapsed) that needs no state surgery.
-// It lives in the provider block because that is what Terraform evaluates
-// at a destroy from the current configuration: a setting of the guard
-// itself is read from its state, which only an apply changes. It is scoped
-// to named accounts, needs a reason, lets a guard through only when its
-// account is shown unable to be backed up (cannotBackUp), and warns for
-// each guard it lets through.
+// destroy_without_backup lets named guards whose account cannot be backed up (cannotBackUp) be
+// destroyed; it lives in the provider block, which a destroy reads from the configuration.
 
 // nonBlank: a reason holds at least one letter or digit.
 var nonBlank = regexp.MustCompile(`[\p{L}\p{N}]`)
@@ -53,7 +48,7 @@ func destroyWithoutBackupAttribute() schema.SingleNestedAttribute {
 			"reason": schema.StringAttribute{
 				Required:    true,
 				Description: "Why these guards may go without a backup (a ticket, say), repeated in each warning.",
-				Validators:  []validator.String{reasonValidator{}},
+				Validators:  []validator.String{reasonValidator},
 			},
 		},
 	}
@@ -101,19 +96,11 @@ func (g *guardRelease) warning(accountID string) string {
 }
 
 // reasonValidator refuses a reason that says nothing: no letter or digit.
-type reasonValidator struct{}
-
-func (reasonValidator) Description(context.Context) string {
-	return "must say why the guards may go without a backup, for example a ticket"
-}
-
-func (v reasonValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-
-func (reasonValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || nonBlank.MatchString(req.ConfigValue.ValueString()) {
-		return
-	}
-	resp.Diagnostics.AddAttributeError(req.Path, "Missing reason for destroy_without_backup",
-		fmt.Sprintf("destroy_without_backup.reason must say why these guards may let a destroy go ahead without a backup "+
-			"(a ticket, say), in words: it is repeated in the warning of each guard let through. Got %q.", req.ConfigValue.ValueString()))
-}
+var reasonValidator = stringCheck{"must say why the guards may go without a backup, for example a ticket",
+	func(v string, at path.Path, diags *diag.Diagnostics) {
+		if !nonBlank.MatchString(v) {
+			diags.AddAttributeError(at, "Missing reason for destroy_without_backup",
+				fmt.Sprintf("destroy_without_backup.reason must say why these guards may let a destroy go ahead without a backup "+
+					"(a ticket, say), in words: it is repeated in the warning of each guard let through. Got %q.", v))
+		}
+	}}

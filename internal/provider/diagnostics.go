@@ -15,9 +15,7 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// addAPIError turns a client error into a diagnostic that says what failed
-// (summary, for example `Unable to read backup_account "acc_..."`), the HTTP
-// status, the problem title and detail, the request id, and what to do.
+// addAPIError says what failed (summary), then describeError.
 func addAPIError(diags *diag.Diagnostics, summary string, err error) {
 	diags.AddError(summary, describeError(err))
 }
@@ -27,23 +25,17 @@ func addAPIError(diags *diag.Diagnostics, summary string, err error) {
 func describeError(err error, hints ...string) string {
 	var b strings.Builder
 	var apiErr *client.APIError
+	var re *client.RetryError
+	tail := ""
 	if joined, ok := err.(interface{ Unwrap() []error }); ok && len(joined.Unwrap()) > 1 {
-		// Errors one after another (a trigger, then the look for its
-		// backup): each told on its own, so that no status, request ID or
-		// retry count of one is read as the other's.
+		// Errors one after another, each told on its own, so that none's status or request ID reads as another's.
 		for i, e := range joined.Unwrap() {
 			if i > 0 {
 				b.WriteString("\n\nThen: ")
 			}
 			b.WriteString(describeError(e))
 		}
-		for _, h := range hints {
-			fmt.Fprintf(&b, "\n\n%s", h)
-		}
-		return b.String()
-	}
-	switch {
-	case errors.As(err, &apiErr):
+	} else if errors.As(err, &apiErr) {
 		fmt.Fprintf(&b, "The Backup Service answered HTTP %d", apiErr.StatusCode)
 		if apiErr.Title != "" {
 			fmt.Fprintf(&b, " (%s)", apiErr.Title)
@@ -52,7 +44,6 @@ func describeError(err error, hints ...string) string {
 		if apiErr.Detail != "" {
 			fmt.Fprintf(&b, "\n\n%s", apiErr.Detail)
 		}
-		var re *client.RetryError
 		errors.As(err, &re)
 		var unproven *client.UnprovenAbsenceError
 		if errors.As(err, &unproven) {
@@ -62,27 +53,24 @@ func describeError(err error, hints ...string) string {
 		} else if hint := hintFor(apiErr, re); hint != "" {
 			fmt.Fprintf(&b, "\n\n%s", hint)
 		}
-		for _, h := range hints {
-			fmt.Fprintf(&b, "\n\n%s", h)
-		}
 		if re != nil {
-			fmt.Fprintf(&b, "\n\nThe provider gave up after %s: %s.", plural(re.Attempts, "attempt"), re.Reason)
+			tail = fmt.Sprintf("\n\nThe provider gave up after %s: %s.", plural(re.Attempts, "attempt"), re.Reason)
 		}
 		if apiErr.RequestID != "" {
-			fmt.Fprintf(&b, "\n\nRequest ID: %s (quote it to the Backup Service's support).", apiErr.RequestID)
+			tail += fmt.Sprintf("\n\nRequest ID: %s (quote it to the Backup Service's support).", apiErr.RequestID)
 		} else {
-			b.WriteString("\n\nThe response carried no request ID: it may not have come from the Backup Service (a proxy, for instance).")
+			tail += "\n\nThe response carried no request ID: it may not have come from the Backup Service (a proxy, for instance)."
 		}
-	default:
+	} else {
 		b.WriteString(err.Error())
-		for _, h := range hints {
-			fmt.Fprintf(&b, "\n\n%s", h)
-		}
 		if advice := transportAdvice(err); advice != "" {
-			fmt.Fprintf(&b, "\n\n%s", advice)
+			tail = "\n\n" + advice
 		}
 	}
-	return b.String()
+	for _, h := range hints {
+		fmt.Fprintf(&b, "\n\n%s", h)
+	}
+	return b.String() + tail
 }
 
 // transportAdvice says what to do about an error that carries no answer
@@ -124,11 +112,7 @@ func transportAdvice(err error) string {
 	return ""
 }
 
-// hintFor advises on an answer of the service; re, when not nil, is how
-// the retries ended.
-// warnSkipped returns a ListOptions.Skipped that adds one warning to diags
-// for records of a listing left out: an id without its format, or a backup
-// that names another account than the one listed.
+// warnSkipped returns a ListOptions.Skipped that warns once of the records of a listing left out.
 func warnSkipped(diags *diag.Diagnostics, listing string) func(int, string) {
 	return func(count int, example string) {
 		diags.AddWarning(fmt.Sprintf("%s of the Backup Service's listing left out", plural(count, "record")),
@@ -138,6 +122,7 @@ func warnSkipped(diags *diag.Diagnostics, listing string) func(int, string) {
 	}
 }
 
+// hintFor advises on an answer of the service; re, when not nil, is how the retries ended.
 func hintFor(e *client.APIError, re *client.RetryError) string {
 	switch e.StatusCode {
 	case http.StatusUnauthorized:
@@ -161,8 +146,7 @@ func hintFor(e *client.APIError, re *client.RetryError) string {
 	return ""
 }
 
-// listSome joins up to n items with sep, and says how many more there are:
-// a message about many accounts stays bounded.
+// listSome joins up to n items with sep, and says how many more there are.
 func listSome(items []string, n int, sep string) string {
 	if len(items) <= n {
 		return strings.Join(items, sep)
@@ -170,8 +154,7 @@ func listSome(items []string, n int, sep string) string {
 	return fmt.Sprintf("%s%s… and %d more", strings.Join(items[:n], sep), sep, len(items)-n)
 }
 
-// plural is n and noun in the right number: "no account", "1 account",
-// "2 accounts".
+// plural is n and noun in the right number: "no account", "1 account", "2 accounts".
 func plural(n int, noun string) string {
 	switch n {
 	case 0:
@@ -186,9 +169,7 @@ func plural(n int, noun string) string {
 const wrongOrganizationHint = "The provider's organization_id guards against a key of another environment: " +
 	"check which key the provider was given (api_key or " + EnvAPIKey + "), or correct organization_id."
 
-// addOrganizationError says why a guard (what) cannot be planned or
-// created: the key belongs to another organization than organization_id,
-// or its organization could not be read. Nothing was queued.
+// addOrganizationError says why a guard (what) cannot be planned or created: the key's organization.
 func addOrganizationError(diags *diag.Diagnostics, what string, err error) {
 	if errors.Is(err, client.ErrWrongOrganization) {
 		diags.AddError("API key of another organization for "+what, describeError(err, wrongOrganizationHint))
@@ -197,10 +178,7 @@ func addOrganizationError(diags *diag.Diagnostics, what string, err error) {
 	addAPIError(diags, "Unable to check the API key's organization for "+what, err)
 }
 
-// checkOrganizationAtPlan checks, for a guard of kind planned for
-// creation, that the key belongs to organization_id (one token read per
-// process, none without organization_id), so that a key of another
-// organization fails the plan. data is nil before configuration.
+// checkOrganizationAtPlan fails the plan of a new guard of kind whose key is not of organization_id.
 func checkOrganizationAtPlan(ctx context.Context, data *providerData, plan tfsdk.Plan, kind string, diags *diag.Diagnostics) {
 	if data == nil {
 		return

@@ -18,14 +18,10 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-var (
-	_ list.ListResourceWithConfigure = (*triggerList)(nil)
-)
+var _ list.ListResourceWithConfigure = (*triggerList)(nil)
 
-// triggerList is the list resource backup_trigger (Terraform 1.14+): an
-// account's backups, newest first, each with the identity that imports it
-// as a backup_trigger.
-type triggerList struct{ client *client.Client }
+// triggerList is the list resource backup_trigger (Terraform 1.14+): an account's backups as importable triggers.
+type triggerList struct{ data *providerData }
 
 func newTriggerList() list.ListResource { return &triggerList{} }
 
@@ -34,8 +30,7 @@ type triggerListConfig struct {
 	Statuses  types.List   `tfsdk:"statuses"`
 }
 
-// listableStatuses are the statuses a filter may name: the ones the
-// service is known to use.
+// listableStatuses are the statuses a filter may name: the ones the service is known to use.
 var listableStatuses = []string{client.StatusPending, client.StatusRunning, client.StatusSuccess, client.StatusFailed}
 
 func (l *triggerList) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -66,7 +61,7 @@ func (l *triggerList) ListResourceConfigSchema(_ context.Context, _ list.ListRes
 }
 
 func (l *triggerList) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	l.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	l.data = dataFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (l *triggerList) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
@@ -87,7 +82,7 @@ func (l *triggerList) List(ctx context.Context, req list.ListRequest, stream *li
 		var sent int64
 		// The listing pages at 50 and stops when the loop does: at the
 		// limit, that is ⌈limit/50⌉ requests when nothing is filtered out.
-		for b, err := range l.client.Backups(ctx, accountID, client.ListOptions{}) {
+		for b, err := range l.data.client.Backups(ctx, accountID, client.ListOptions{}) {
 			if err != nil {
 				var diags diag.Diagnostics
 				addAPIError(&diags, fmt.Sprintf("Unable to list the backups of account %s for list backup_trigger", accountID), err)
@@ -107,8 +102,7 @@ func (l *triggerList) List(ctx context.Context, req list.ListRequest, stream *li
 	}
 }
 
-// result is one backup as a list result: identity, display name, and the
-// resource as an import would record it.
+// result is one backup as a list result: identity, display name, and the resource as imported.
 func (l *triggerList) result(ctx context.Context, req list.ListRequest, b client.Backup) list.ListResult {
 	r := req.NewListResult(ctx)
 	r.DisplayName = fmt.Sprintf("%s (%s, %s)", b.ID, b.Status, b.CreatedAt.UTC().Format(time.RFC3339))

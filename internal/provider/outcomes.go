@@ -16,17 +16,14 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
-// boundedFor is ctx bounded by timeout on the provider's clock, with the
-// account on every log line.
+// boundedFor is ctx bounded by timeout on the provider's clock, with the account on every log line.
 func boundedFor(ctx context.Context, clk clock.Clock, timeout time.Duration, accountID string) (context.Context, context.CancelFunc) {
 	ctx, cancel := clock.WithTimeout(ctx, clk, timeout)
 	return tflog.SetField(ctx, "account_id", accountID), cancel
 }
 
-// caller is what runs a backup: a trigger's create or resumed wait, a
-// guard's destroy, an action's invocation. Every message about an outcome
-// takes what follows from the caller's column of followUps, so that none
-// names a setting its caller does not have.
+// caller is what runs a backup; every message about an outcome takes what follows from the
+// caller's column of followUps, so that none names a setting its caller does not have.
 type caller struct {
 	column int
 	until  time.Time // a stopped destroy's pending_destroy_backup.counts_until; zero when none was recorded
@@ -106,12 +103,7 @@ func (c caller) says(f followUp) string {
 	return strings.ReplaceAll(followUps[f][c.column], "{until}", before)
 }
 
-// report turns the outcome of a run into diagnostics, in the terms of
-// the caller: the one place where outcome × caller becomes a message.
-// Nothing is said of a good outcome. An interrupt is an error where the
-// caller guards a change (see caller.interruptStops) and a warning for a
-// create; every other outcome that is not good is an error naming the
-// account, the backup and its status when known, and what follows.
+// report turns an outcome into diagnostics in the caller's terms; nothing is said of a good one.
 func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflow.Outcome) {
 	accountID := o.AccountID
 	summary := fmt.Sprintf("Unable to trigger a backup of account %s", accountID)
@@ -120,13 +112,6 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 		diags.AddAttributeWarning(path.Root("reuse_within"), fmt.Sprintf("reuse_within not applied to account %s", accountID),
 			fmt.Sprintf("No recent backup was reused: %v. A new backup was taken instead. Check the clock of this machine "+
 				"(NTP) and of anything between it and the Backup Service.", o.ReuseRefused))
-	}
-	switch {
-	case o.Kind == workflow.Failed && o.Backup.Status == client.StatusSuccess:
-		diags.AddError("Backup does not count for this change",
-			strings.TrimSpace(fmt.Sprintf("%s: a success whose record contradicts itself, or that started before this change, is "+
-				"not a good backup for it.\n\n%s %s", describeError(o.Err), by.says(onFailure), by.says(wayOut))))
-		return
 	}
 	switch o.Kind {
 	case workflow.Succeeded, workflow.NotWaited:
@@ -147,6 +132,12 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 		addAPIError(diags, fmt.Sprintf("Unable to follow backup %s of account %s (last seen %s, after waiting %s)",
 			o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second)), o.Err)
 	case workflow.Failed:
+		if o.Backup.Status == client.StatusSuccess {
+			diags.AddError("Backup does not count for this change",
+				strings.TrimSpace(fmt.Sprintf("%s: a success whose record contradicts itself, or that started before this change, is "+
+					"not a good backup for it.\n\n%s %s", describeError(o.Err), by.says(onFailure), by.says(wayOut))))
+			break
+		}
 		diags.AddError("Backup did not succeed",
 			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s ended with status %q: %s\n\n%s %s",
 				o.Backup.ID, accountID, o.Backup.Status, o.Reason(), by.says(onFailure), by.says(wayOut))))
@@ -202,9 +193,7 @@ func refused(diags *diag.Diagnostics, by caller, summary string, err error) {
 	}
 }
 
-// progress reports each event of a backup once: in the log at INFO (a
-// resource's wait shows only "Still creating…"), and to the user when say
-// is set (the action's progress).
+// progress reports each event once: in the log at INFO and, when say is set, to the user.
 func progress(ctx context.Context, say func(string, ...any), accountID string) func(workflow.Event) {
 	return func(ev workflow.Event) {
 		elapsed := ev.Elapsed.Round(time.Second)

@@ -43,8 +43,7 @@ var (
 // backupProvider is the provider "backup".
 type backupProvider struct {
 	version string
-	// http2Warned: the warning that HTTP/2 is off is logged once, not
-	// for each provider configuration.
+	// http2Warned: that HTTP/2 is off is logged once, not for each provider configuration.
 	http2Warned sync.Once
 }
 
@@ -101,12 +100,12 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 					"refreshes and imports. A resource or action with `timeouts` waits out 429s until its timeout. Defaults to `%s`.",
 					client.DefaultRetryBudget),
 				Optional:   true,
-				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
+				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
 			},
 			"request_timeout": schema.StringAttribute{
 				Description: fmt.Sprintf("Timeout of one HTTP request, as a Go duration such as `30s`. Defaults to `%s`.", client.DefaultRequestTimeout),
 				Optional:    true,
-				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
+				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
 			},
 			"key_expiry_warning": schema.StringAttribute{
 				Description: "Warn in every plan and apply when the API key expires within this long, as a Go duration such " +
@@ -114,7 +113,7 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 					"the `organization_id` check; `terraform validate` sends nothing. To fail a plan instead, use a `check` block " +
 					"or a postcondition on the `backup_token` data source.",
 				Optional:   true,
-				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
+				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
 			},
 			"allow_insecure_http": schema.BoolAttribute{
 				Description: "Allow a plain `http://` base URL for hosts other than loopback. The API key would travel " +
@@ -126,13 +125,13 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 					"self-hosted service, or a TLS-inspecting proxy's. A file that cannot be read or holds no certificate " +
 					"is refused at validate time. Certificate checks are never turned off.",
 				Optional:   true,
-				Validators: []validator.String{pemValidator{file: true}},
+				Validators: []validator.String{pemValidator(true)},
 			},
 			"ca_cert_pem": schema.StringAttribute{
 				Description: "PEM of CA certificates to trust besides the system's, as `ca_cert_file` but inline " +
 					"(for example `file(\"ca.pem\")` or a variable). Both may be set.",
 				Optional:   true,
-				Validators: []validator.String{pemValidator{}},
+				Validators: []validator.String{pemValidator(false)},
 			},
 			"organization_id": schema.StringAttribute{
 				Description: "The id of the organization the API key must belong to, for example `org_8Fq2LmT0aZ7cX1vB`: " +
@@ -151,15 +150,12 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	p.configure(ctx, req, resp, nil)
 }
 
-// adjustment changes the client's options and the runner's settings after
-// the configuration set them: the tests' clock, poll intervals and
-// backoffs (see newTestProvider, in the tests). Users' providers have none.
+// adjustment changes the client's options and the runner's settings after the configuration: tests only.
 type adjustment func(*client.Options, *workflow.Settings)
 
 func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse, adjust adjustment) {
-	var cfg providerModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
-	if resp.Diagnostics.HasError() {
+	cfg, ok := decode[providerModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	unknown := func(attr, env string) {
@@ -201,12 +197,7 @@ func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRe
 	if !cfg.MaxRetries.IsNull() {
 		opts.MaxRetries = int(wholeValue(cfg.MaxRetries))
 	}
-	if !cfg.RetryBudget.IsNull() {
-		opts.RetryBudget = durationOf(cfg.RetryBudget)
-	}
-	if !cfg.RequestTimeout.IsNull() {
-		opts.RequestTimeout = durationOf(cfg.RequestTimeout)
-	}
+	opts.RetryBudget, opts.RequestTimeout = durationOf(cfg.RetryBudget), durationOf(cfg.RequestTimeout) // zero: the client's default
 	if pems := caPEMs(cfg, &resp.Diagnostics); len(pems) > 0 {
 		pool, err := client.CertPool(pems...)
 		if err != nil {
@@ -244,7 +235,7 @@ func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRe
 		warnKeyExpiry(ctx, c, clk.Now(), d, &resp.Diagnostics)
 	}
 	data := &providerData{client: c, runner: workflow.New(c, clk, opts.Logger, settings), clock: clk,
-		command: newCommandState(c), release: release}
+		command: newCommandState(), release: release}
 	resp.DataSourceData = data
 	resp.ResourceData = data
 	resp.ActionData = data
@@ -277,9 +268,7 @@ func (p *backupProvider) DataSources(context.Context) []func() datasource.DataSo
 	}
 }
 
-// stringOr is v, or fallback when v is null or empty: an empty variable
-// passed as base_url or api_key means "not set here", and must not hide
-// the environment variable.
+// stringOr is v, or fallback when v is null or empty (an empty variable must not hide the environment's).
 func stringOr(v types.String, fallback string) string {
 	if v.IsNull() || v.ValueString() == "" {
 		return fallback
@@ -287,9 +276,7 @@ func stringOr(v types.String, fallback string) string {
 	return v.ValueString()
 }
 
-// addClientConfigError points a setting the client refused at its
-// attribute, and says where the value came from. baseURL and key are what
-// the client was given.
+// addClientConfigError points a setting the client refused at its attribute, and says where it came from.
 func addClientConfigError(diags *diag.Diagnostics, cfg providerModel, baseURL, key string, err error) {
 	from := func(v types.String, attr, env string) string {
 		if v.IsNull() || v.ValueString() == "" {
@@ -297,11 +284,7 @@ func addClientConfigError(diags *diag.Diagnostics, cfg providerModel, baseURL, k
 		}
 		return attr
 	}
-	// Terraform quotes the configuration line of an attribute's
-	// diagnostic, and the values of the variables in it: for a base URL
-	// that may hold credentials or a token (which the client's message
-	// leaves out), the diagnostic names no attribute, so that Terraform
-	// shows no more than the message.
+	// Terraform quotes an attribute's configuration line: a base URL that may hold secrets names no attribute.
 	baseURLError := diags.AddAttributeError
 	if client.BaseURLMayHoldSecrets(baseURL, key) {
 		baseURLError = func(_ path.Path, summary, detail string) { diags.AddError(summary, detail) }
@@ -338,8 +321,7 @@ func userAgent(version, terraformVersion, appended string) string {
 	return ua
 }
 
-// warnKeyExpiry warns when the key expires within window of now
-// (key_expiry_warning), from the one token read of the process.
+// warnKeyExpiry warns when the key expires within window of now, from the process's one token read.
 func warnKeyExpiry(ctx context.Context, c *client.Client, now time.Time, window time.Duration, diags *diag.Diagnostics) {
 	tok, err := c.KeyToken(ctx)
 	if err != nil {

@@ -1,8 +1,10 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -10,13 +12,10 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
-// providerData is what Configure hands to every data source, resource and
-// action: the client, and what lives for one Terraform command (the
-// provider process lives exactly that long).
+// providerData is what Configure hands to everything: it lives for one process, one Terraform command.
 type providerData struct {
 	client *client.Client
-	// runner takes backups through client; clock is its time (and the
-	// client's): the wall clock, or a test's.
+	// runner takes backups through client; clock is theirs: the wall clock, or a test's.
 	runner  *workflow.Runner
 	clock   clock.Clock
 	command *commandState
@@ -24,8 +23,7 @@ type providerData struct {
 	release *guardRelease
 }
 
-// dataFrom takes what the provider's Configure handed over. Nil provider
-// data (before configuration, as during validation) is no error.
+// dataFrom takes what Configure handed over; nil (before configuration, as in validation) is no error.
 func dataFrom(raw any, diags *diag.Diagnostics) *providerData {
 	if raw == nil {
 		return nil
@@ -39,10 +37,16 @@ func dataFrom(raw any, diags *diag.Diagnostics) *providerData {
 	return d
 }
 
-// clientFrom takes the client out of the provider data.
-func clientFrom(raw any, diags *diag.Diagnostics) *client.Client {
-	if d := dataFrom(raw, diags); d != nil {
-		return d.client
-	}
-	return nil
+// dataSource is what every data source shares: its name after the provider's, and the provider's data.
+type dataSource struct {
+	name string
+	data *providerData
+}
+
+func (d *dataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + d.name
+}
+
+func (d *dataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.data = dataFrom(req.ProviderData, &resp.Diagnostics)
 }

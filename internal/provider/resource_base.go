@@ -12,13 +12,9 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
-// The resources keep their workflow.Record in private state, under
-// workflow.Key; this file moves records between that, the typed models
-// and the state. The decisions are the workflow package's.
+// The resources keep their workflow.Record in private state, under workflow.Key.
 
-// backupResource is what the two resources that take backups share: the
-// provider's data, and the one setting of their timeouts block that bounds
-// their waits (create for a trigger, delete for a guard).
+// backupResource is what the trigger and the guard share; timeout names the timeouts setting of their waits.
 type backupResource struct {
 	data    *providerData
 	timeout string
@@ -33,8 +29,7 @@ func (r *backupResource) ValidateConfig(ctx context.Context, req resource.Valida
 	validateTimeoutsBlock(ctx, req.Config, r.timeout, &resp.Diagnostics)
 }
 
-// decode reads a plan or a state into a model; false when it could not
-// (the diagnostics say why).
+// decode reads a configuration, plan or state into a model; false when it could not.
 func decode[T any](ctx context.Context, from interface {
 	Get(context.Context, any) diag.Diagnostics
 }, diags *diag.Diagnostics,
@@ -104,9 +99,7 @@ func stringOrNull(s string) types.String {
 	return types.StringValue(s)
 }
 
-// destroyRecord is the record a backup_on_destroy's stopped destroy left;
-// an unreadable one is none (the destroy then takes a new backup, which is
-// never wrong).
+// destroyRecord is the record a guard's stopped destroy left; an unreadable one is none (a new backup).
 func destroyRecord(ctx context.Context, private privateGetter) workflow.Record {
 	stored, _ := private.GetKey(ctx, workflow.Key)
 	r, err := workflow.Decode(stored)

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,10 +29,8 @@ import (
 
 const defaultDestroyTimeout = 30 * time.Minute
 
-// defaultResumeWithin is how long the backup a stopped destroy began still
-// counts for the next destroy: the retry of an interrupted destroy, not
-// its timeouts.delete, since the guarded data may change in between (a
-// -target apply of the guarded resource does not clear the record).
+// defaultResumeWithin: how long a stopped destroy's backup counts for the next (its retry), not
+// its timeouts.delete, since the guarded data may change in between.
 const (
 	defaultResumeWithin = "10m"
 	defaultResume       = 10 * time.Minute
@@ -43,10 +42,8 @@ var (
 	_ resource.ResourceWithModifyPlan     = (*onDestroyResource)(nil)
 )
 
-// onDestroyResource is backup_on_destroy: creating it takes no backup;
-// destroying it (destroy, removal from the configuration, replacement)
-// takes one and waits for it to succeed, and fails the destroy otherwise,
-// so that Terraform keeps what depends on it.
+// onDestroyResource is backup_on_destroy: its destroy takes a backup and fails unless it
+// succeeded, so that Terraform keeps what depends on it. Creating it takes no backup.
 type onDestroyResource struct{ backupResource }
 
 type onDestroyModel struct {
@@ -93,12 +90,12 @@ func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest
 				Description: "How long after a destroy stopped (interrupted, timed out, or unable to identify its backup) the backup " +
 					"it began still counts for the next destroy, as a Go duration such as `10m`. Defaults to `" + defaultResumeWithin +
 					"`: the retry of a stopped destroy. Later, a destroy takes a new backup, since the data may have changed.",
-				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
+				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
 			},
 			"reuse_within": schema.StringAttribute{
 				Optional:    true,
 				Description: reuseWithinDescription("destroy"),
-				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
+				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
 			},
 			"pending_destroy_backup": pendingAttribute(),
 		},
@@ -110,13 +107,8 @@ func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest
 	}
 }
 
-// ModifyPlan checks, for a guard planned for creation, that the key belongs
-// to the provider's organization_id (one token read per process, none
-// without organization_id): a guard that could never back up fails at
-// plan, not at the destroy it exists for. For a guard planned for destroy
-// it runs the preflight. For any other plan it plans the pending
-// destroy-time backup away: once the guarded data may have changed, that
-// backup no longer stands for a destroy, and users see the record cleared.
+// ModifyPlan checks a new guard's key against organization_id, runs the preflight of a destroy,
+// and clears the pending destroy-time backup on any other plan (the data may have changed).
 func (r *onDestroyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		if !req.State.Raw.IsNull() {
@@ -130,11 +122,7 @@ func (r *onDestroyResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	}
 }
 
-// preflight is the plan of a guard's destroy: what would stop the destroy
-// is reported now, before anything is destroyed. It reads the account
-// through the command state (nothing more when this command read it
-// already) and the key's organization with organization_id (once per
-// process).
+// preflight reports at plan what would stop the guard's destroy, before anything is destroyed.
 func (r *onDestroyResource) preflight(ctx context.Context, state tfsdk.State, diags *diag.Diagnostics) {
 	if r.data == nil {
 		return
@@ -145,36 +133,31 @@ func (r *onDestroyResource) preflight(ctx context.Context, state tfsdk.State, di
 	}
 	accountID := m.AccountID.ValueString()
 	summary := fmt.Sprintf("The destroy of backup_on_destroy of account %s cannot take its backup", accountID)
-	if err := r.data.client.CheckOrganization(ctx); err != nil {
-		addOrganizationError(diags, "the destroy of backup_on_destroy of account "+accountID, err)
-		return
-	}
-	a, _, err := r.data.command.account(ctx, r.data.client, accountID)
-	gone := errors.Is(err, client.ErrGone)
+	c := r.data.runner.CheckDestroy(ctx, accountID, m.OnConflict.ValueString() != onConflictFail)
 	switch {
-	case err != nil && !gone:
-		diags.AddError(summary, describeError(err, guardKept))
-	case gone && r.data.release.covers(accountID):
+	case c.Verdict == workflow.WrongKey:
+		addOrganizationError(diags, "the destroy of backup_on_destroy of account "+accountID, c.Err)
+	case c.Verdict == workflow.Unread:
+		diags.AddError(summary, describeError(c.Err, guardKept))
+	case c.Verdict == workflow.Gone && r.data.release.covers(accountID):
 		diags.AddWarning(fmt.Sprintf("backup_on_destroy of account %s will let the destroy go ahead without a backup: %s", accountID, r.data.release.reason),
-			describeError(err, r.data.release.warning(accountID)))
-	case gone:
-		diags.AddError(summary, describeError(err, goneGuardAdvice(accountID)))
-	case client.InProgress(a.BackupStatus) && m.OnConflict.ValueString() == onConflictFail:
+			describeError(c.Err, r.data.release.warning(accountID)))
+	case c.Verdict == workflow.Gone:
+		diags.AddError(summary, describeError(c.Err, goneGuardAdvice(accountID)))
+	case c.Verdict == workflow.Busy:
 		diags.AddError(summary, fmt.Sprintf("A backup of account %s is in progress (backup_status %q) and on_conflict is \"fail\": "+
 			"the destroy would fail. Wait for it to end, or set on_conflict = \"wait\" and apply that first. %s",
-			accountID, a.BackupStatus, guardKept))
+			accountID, c.Account.BackupStatus, guardKept))
 	}
 }
 
 // guardKept ends what a guard's failure says: nothing was destroyed.
 const guardKept = "Nothing was destroyed: the guard, and every resource it depends on, stays."
 
-// goneGuardAdvice is the way out of a guard whose account the service
-// proved gone, after a destroy that stopped.
+// goneGuardAdvice is goneAdvice after a destroy that stopped.
 func goneGuardAdvice(accountID string) string { return goneAdvice(accountID) + " " + guardKept }
 
-// goneAdvice is the way out of a guard whose account the service proved
-// gone.
+// goneAdvice is the way out of a guard whose account the service proved gone.
 func goneAdvice(accountID string) string {
 	return fmt.Sprintf("There is nothing to back up, and that is not a good backup: the guard fails closed. If the account was "+
 		"deleted on purpose (or belongs to another organization than this key's), let this destroy go ahead without a backup "+
@@ -183,9 +166,8 @@ func goneAdvice(accountID string) string {
 		"exist, check base_url (or %s) and the API key.", accountID, EnvBaseURL)
 }
 
-// Create checks the account and the key's organization, so that a
-// mistyped or foreign account, or a key of another organization, fails the
-// apply that adds the guard, not the destroy it exists for.
+// Create checks the account and the key's organization, so that a wrong one fails the apply that
+// adds the guard, not the destroy it exists for.
 func (r *onDestroyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	m, ok := decode[onDestroyModel](ctx, req.Plan, &resp.Diagnostics)
 	if !ok {
@@ -205,34 +187,24 @@ func (r *onDestroyResource) Create(ctx context.Context, req resource.CreateReque
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-// Read checks the account, and never removes the guard: whatever the
-// service answers, a guard leaves the state only by a destroy that took a
-// good backup (or that destroy_without_backup let through), a removed
-// block or terraform state rm. An account proven gone is a warning here;
-// its destroy fails closed (see preflight).
+// Read checks the account and never removes the guard: an account proven gone is a warning here,
+// and its destroy fails closed (see preflight).
 func (r *onDestroyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	m, ok := decode[onDestroyModel](ctx, req.State, &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	// The same read as finished triggers' refresh, shared across the
-	// command: one GET each for the first few, then one listing of every
-	// account, however many guards the configuration holds.
 	accountID := m.AccountID.ValueString()
-	_, report, err := r.data.command.account(ctx, r.data.client, accountID)
-	switch {
-	case errors.Is(err, client.ErrGone):
+	switch c := r.data.runner.CheckAccount(ctx, accountID); {
+	case c.Verdict == workflow.Gone:
 		resp.Diagnostics.AddWarning(fmt.Sprintf("The account of backup_on_destroy %s does not exist for this API key", accountID),
-			describeError(err, "The guard stays in the state. Its destroy cannot take a backup, and fails. "+goneAdvice(accountID)))
-	case err != nil && report:
-		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read account %s of backup_on_destroy", accountID), err)
-	case err != nil:
-		// Another resource reports this shared failure; the plan fails on it.
+			describeError(c.Err, "The guard stays in the state. Its destroy cannot take a backup, and fails. "+goneAdvice(accountID)))
+	case c.Verdict == workflow.Unread && c.Report: // else another resource reports this shared failure
+		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read account %s of backup_on_destroy", accountID), c.Err)
 	}
 }
 
-// Update stores on_conflict and timeouts and clears the pending
-// destroy-time backup (see ModifyPlan); it takes no backup.
+// Update stores the settings and clears the pending destroy-time backup; it takes no backup.
 func (r *onDestroyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var m onDestroyModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
@@ -241,10 +213,8 @@ func (r *onDestroyResource) Update(ctx context.Context, req resource.UpdateReque
 	saveRecord(ctx, resp.Private, workflow.Record{}, &resp.Diagnostics)
 }
 
-// Delete takes the backup and waits for it. When it cannot see it succeed
-// it fails, so that Terraform keeps this resource and everything this
-// resource depends on, and records the backup it began: destroying again
-// follows that backup rather than queueing another.
+// Delete takes the backup and waits for it; when it cannot see it succeed, it fails, so that
+// Terraform keeps what the guard depends on, and records the backup for the next destroy to follow.
 func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	m, ok := decode[onDestroyModel](ctx, req.State, &resp.Diagnostics)
 	if !ok {
@@ -264,12 +234,11 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		ReuseWithin:       durationOf(m.Reuse),
 		Progress:          progress(ctx, nil, m.AccountID.ValueString()),
 	}
-	resume := m.resumeWithin()
+	resume := cmp.Or(durationOf(m.Resume), defaultResume) // unset in a state a test wrote by hand
 	now := r.data.clock.Now()
 	earlier := destroyRecord(ctx, req.Private)
 	if earlier.Phase != workflow.PhaseNone && !earlier.StandsForDestroy(now, resume) {
-		// It stood for a destroy that stopped more than resume_within
-		// ago: the data may have changed since, so it is not this one's.
+		// It stood for a destroy that stopped before resume_within: the data may have changed since.
 		tflog.Info(ctx, "the backup an earlier destroy began no longer counts for this one; taking a new backup",
 			map[string]any{"backup_id": earlier.BackupID, "counts_until": earlier.CountsUntil})
 		earlier = workflow.Record{}
@@ -285,8 +254,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 					b.ID, b.CreatedAt.UTC().Format(time.RFC3339), m.Reuse.ValueString()))
 		}
 		if earlier.Phase != workflow.PhaseNone {
-			// Users see which backup let this destroy go ahead: not one
-			// it queued, but the one a stopped destroy began.
+			// Users see which backup let this destroy go ahead: the one a stopped destroy began.
 			resp.Diagnostics.AddWarning(fmt.Sprintf("Destroyed after backup %s of account %s, begun by an earlier destroy", b.ID, accountID),
 				fmt.Sprintf("This destroy queued no backup: it followed backup %s, which a destroy that stopped began at %s "+
 					"(pending_destroy_backup), until it succeeded.", b.ID, earlier.TriggeredAt.UTC().Format(time.RFC3339)))
@@ -305,13 +273,8 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	// resume_within from now (workflow.Record.AfterStoppedDestroy).
 	next := earlier.AfterStoppedDestroy(o, r.data.clock.Now(), resume)
 	saveRecord(ctx, resp.Private, next, &resp.Diagnostics)
-	pending := pendingNull()
-	if next.Phase != workflow.PhaseNone {
-		pending = pendingObject(next)
-	}
-	// The kept state shows the record: Terraform stores the state a failed
-	// destroy returns.
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pending)...)
+	// The kept state shows the record: Terraform stores the state a failed destroy returns.
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pendingObject(next))...)
 
 	by := destroyCaller(next.CountsUntil)
 	if errors.Is(o.Err, client.ErrGone) {
@@ -326,13 +289,8 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	}
 }
 
-// cannotBackUp says whether a destroy's failure shows that the account
-// cannot be backed up at all, the one case destroy_without_backup lets
-// through: the service proved the account gone, refused the backup as not
-// backupable in its own answer (a 422 problem document, not a proxy's
-// page), or ran it and it failed. Interruptions, timeouts, conflicts,
-// refused keys and answers that are not the service's are not: they stop
-// the destroy whatever the setting.
+// cannotBackUp says whether a destroy's failure shows that the account cannot be backed up, the one
+// case destroy_without_backup lets through: gone, refused by the service itself (422), or failed.
 func cannotBackUp(o workflow.Outcome) (string, bool) {
 	var refused *client.APIError
 	switch {
@@ -347,8 +305,7 @@ func cannotBackUp(o workflow.Outcome) (string, bool) {
 	return "", false
 }
 
-// backUp follows the backup an earlier destroy began, while it counts
-// for this one (workflow.CountsForDestroy), or takes a new one.
+// backUp follows the backup an earlier destroy began (workflow.CountsForDestroy), or takes a new one.
 func (r *onDestroyResource) backUp(ctx context.Context, accountID string, earlier workflow.Record, opts workflow.RunOptions) workflow.Outcome {
 	w := r.data.runner
 	if earlier.Phase == workflow.PhaseNone {
@@ -358,17 +315,7 @@ func (r *onDestroyResource) backUp(ctx context.Context, accountID string, earlie
 	return w.Follow(ctx, accountID, earlier, workflow.FollowOptions{RunOptions: opts, Counts: workflow.CountsForDestroy, Renew: true})
 }
 
-// resumeWithin is resume_within; the default when unset, as in a state a
-// test wrote by hand.
-func (m onDestroyModel) resumeWithin() time.Duration {
-	if d := durationOf(m.Resume); d > 0 {
-		return d
-	}
-	return defaultResume
-}
-
-// pendingAttrTypes are the fields of pending_destroy_backup, the record as
-// users see it in the state and the plan.
+// pendingAttrTypes are the fields of pending_destroy_backup, the record as users see it.
 var pendingAttrTypes = map[string]attr.Type{
 	"backup_id":    types.StringType,
 	"triggered_at": timetypes.RFC3339Type{},
@@ -377,9 +324,11 @@ var pendingAttrTypes = map[string]attr.Type{
 
 func pendingNull() types.Object { return types.ObjectNull(pendingAttrTypes) }
 
-// pendingObject is the record of a stopped destroy as the
-// pending_destroy_backup attribute.
+// pendingObject is the record of a stopped destroy as pending_destroy_backup; null for none.
 func pendingObject(d workflow.Record) types.Object {
+	if d.Phase == workflow.PhaseNone {
+		return pendingNull()
+	}
 	return types.ObjectValueMust(pendingAttrTypes, map[string]attr.Value{
 		"backup_id":    stringOrNull(d.BackupID),
 		"triggered_at": timeValue(d.TriggeredAt),
@@ -388,12 +337,6 @@ func pendingObject(d workflow.Record) types.Object {
 }
 
 func pendingAttribute() schema.SingleNestedAttribute {
-	field := func(desc string) schema.StringAttribute {
-		return schema.StringAttribute{Computed: true, Description: desc}
-	}
-	timeField := func(desc string) schema.StringAttribute {
-		return schema.StringAttribute{Computed: true, CustomType: timetypes.RFC3339Type{}, Description: desc}
-	}
 	return schema.SingleNestedAttribute{
 		Computed: true,
 		Description: "The backup a destroy of this resource began and did not see succeed (it was interrupted, timed out, or " +
@@ -402,9 +345,9 @@ func pendingAttribute() schema.SingleNestedAttribute {
 			"changes and is not a destroy clears it (the plan shows it going to null), because the data may have changed since; " +
 			"a refresh (`-refresh-only`) keeps it.",
 		Attributes: map[string]schema.Attribute{
-			"backup_id":    field("ID of the backup; null when the destroy could not identify it (it is then looked for by `triggered_at`)."),
-			"triggered_at": timeField("When the backup was triggered (RFC 3339)."),
-			"counts_until": timeField("Until when the backup stands for a destroy (RFC 3339): the interrupted or timed-out destroy plus its `resume_within`."),
+			"backup_id":    schema.StringAttribute{Computed: true, Description: "ID of the backup; null when the destroy could not identify it (it is then looked for by `triggered_at`)."},
+			"triggered_at": schema.StringAttribute{Computed: true, CustomType: timetypes.RFC3339Type{}, Description: "When the backup was triggered (RFC 3339)."},
+			"counts_until": schema.StringAttribute{Computed: true, CustomType: timetypes.RFC3339Type{}, Description: "Until when the backup stands for a destroy (RFC 3339): the interrupted or timed-out destroy plus its `resume_within`."},
 		},
 	}
 }

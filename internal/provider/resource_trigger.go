@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -44,8 +43,7 @@ var (
 	_ resource.ResourceWithIdentity       = (*triggerResource)(nil)
 )
 
-// triggerResource is backup_trigger: one on-demand backup, taken when the
-// resource is created (or replaced, when account_id or triggers change).
+// triggerResource is backup_trigger: one backup, taken when it is created or replaced.
 type triggerResource struct{ backupResource }
 
 func (r *triggerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -56,8 +54,7 @@ func (r *triggerResource) Metadata(_ context.Context, req resource.MetadataReque
 }
 
 func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	// Kept from the state unless the plan of an update says otherwise
-	// (planUpdate).
+	// Kept from the state unless planUpdate says otherwise.
 	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 	resp.Schema = schema.Schema{
 		Description: "Triggers one on-demand backup of an account when it is created or replaced (a change of `account_id` or " +
@@ -95,7 +92,7 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"reuse_within": schema.StringAttribute{
 				Optional:    true,
 				Description: reuseWithinDescription("create"),
-				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration{}},
+				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
 			},
 			"reused": schema.BoolAttribute{
 				Computed: true, PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
@@ -149,10 +146,8 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 	r.record(ctx, &plan, workflow.Record{Since: after}, o, createCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
-// record saves what a create or an update learnt of the trigger's backup:
-// the record, in the state and in private state, and says what follows.
-// A trigger whose backup is known is saved even after an error (a create
-// is then tainted); one without a backup, unless unidentified, is not.
+// record saves what a create or an update learnt, in the state and private
+// state, and says what follows; a trigger without a backup is not saved unless unidentified.
 func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior workflow.Record, o workflow.Outcome, by caller,
 	timeout time.Duration, private privateSetter, state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics,
 ) {
@@ -164,9 +159,7 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 		if by != createCaller || prior.Since.IsZero() {
 			return
 		}
-		// A replacement that queued no backup: saved without one, so
-		// tainted, to tell the next attempt when the replaced change went
-		// ahead (Terraform forgets a create that fails without a state).
+		// A replacement that queued no backup: saved, tainted, to tell the next attempt when the replaced change went ahead.
 		rec := workflow.Record{Since: prior.Since}
 		m.setRecord(rec)
 		saveRecord(ctx, private, rec, diags)
@@ -185,14 +178,8 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 	setIdentity(ctx, identity, m.AccountID.ValueString(), m.ID.ValueString(), diags)
 }
 
-// Read refreshes the backup's outcome, through the trigger's record. A
-// finished backup never changes again and cannot be deleted, so for a
-// finished trigger only its account's existence can change: that is
-// checked through the command state (one request, or a share of one
-// listing of every account) instead of paging the account's backups,
-// which cost a request per 50 newer backups. A backup in progress is the
-// account's newest (the service refuses a second one), so reading it
-// costs one. Only the attributes that changed are set.
+// Read refreshes the backup's outcome, through the trigger's record; the
+// workflow says what the refresh learnt. Only the attributes that changed are set.
 func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	m, ok := decode[triggerModel](ctx, req.State, &resp.Diagnostics)
 	if !ok {
@@ -200,66 +187,46 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	accountID, backupID := m.AccountID.ValueString(), m.ID.ValueString()
 	if resp.Identity != nil && req.Identity != nil && req.Identity.Raw.IsNull() {
-		// State from before identities (or from Terraform before 1.12, which
-		// keeps none): the framework wants one after every Read, even one
-		// that removes the resource.
+		// State from before identities: the framework wants one after every Read.
 		setIdentity(ctx, resp.Identity, accountID, backupID, &resp.Diagnostics)
 	}
 	rec, ok := triggerRecord(ctx, &m, req.Private, &resp.Diagnostics)
 	if !ok {
 		return
 	}
+	unread := fmt.Sprintf("Unable to read backup %s of account %s", backupID, accountID)
 	switch {
-	case rec.Phase == workflow.PhaseNone:
-		return // no backup to refresh: a refused replacement, tainted
 	case rec.Phase == workflow.PhaseUnidentified:
-		if !m.WaitForCompletion.ValueBool() {
-			r.readUnidentified(ctx, &m, rec, resp)
-		}
-		// Else the next apply identifies it and waits for it, in an update
-		// or in the replacement of a tainted trigger: both look for it by
-		// triggered_at, which a refresh must therefore keep.
-		return
+		backupID = "(never identified, triggered at " + m.TriggeredAt.ValueString() + ")"
+		unread = fmt.Sprintf("Unable to look for the backup of the trigger of account %s (triggered at %s)", accountID, m.TriggeredAt.ValueString())
 	case rec.Finished():
-		_, report, err := r.data.command.account(ctx, r.data.client, accountID)
-		switch {
-		case errors.Is(err, client.ErrGone):
-			removeTrigger(ctx, resp, accountID, backupID, err)
-		case err != nil && report:
-			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to check that account %s of backup %s still exists", accountID, backupID), err)
-		case err != nil:
-			// Another resource reports this shared failure; the plan fails on it.
-		}
-		return
+		unread = fmt.Sprintf("Unable to check that account %s of backup %s still exists", accountID, backupID)
 	}
-	b, err := r.data.client.FindBackup(ctx, accountID, backupID)
-	var missing *client.BackupNotFoundError
-	switch {
-	case rec.Phase == workflow.PhaseImported && rec.Status == "" && (errors.Is(err, client.ErrGone) || errors.As(err, &missing)):
-		// The read that completes an import fails naming the ids, rather
-		// than leaving Terraform's generic "non-existent remote object".
-		addImportNotFound(&resp.Diagnostics, accountID, backupID, err)
-		return
-	case errors.Is(err, client.ErrGone):
-		removeTrigger(ctx, resp, accountID, backupID, err)
-		return
-	case errors.As(err, &missing):
-		// Records are never deleted while their account lives: a listing
-		// without this one lags, or is not the service's. It proves nothing.
+	c := r.data.runner.Refresh(ctx, accountID, rec, m.WaitForCompletion.ValueBool())
+	switch c.Verdict {
+	case workflow.Observed:
+		r.refreshed(ctx, &m, rec, c.Record, resp)
+		if rec.Phase == workflow.PhaseUnidentified {
+			setIdentity(ctx, resp.Identity, accountID, c.Backup.ID, &resp.Diagnostics)
+		}
+	case workflow.Gone:
+		removeTrigger(ctx, resp, accountID, backupID, c.Err)
+	case workflow.NotImported:
+		// Fails naming the ids, rather than Terraform's generic "non-existent remote object".
+		addImportNotFound(&resp.Diagnostics, accountID, backupID, c.Err)
+	case workflow.Missing:
 		resp.Diagnostics.AddError(fmt.Sprintf("Backup %s of account %s is missing from the account's backups", backupID, accountID),
 			fmt.Sprintf("The account's backups listing does not hold backup %s, which this trigger recorded. The Backup Service never "+
 				"deletes a backup while its account exists, so the listing is behind, or not the service's (a proxy, another base_url): "+
 				"the trigger is kept as it is. Check base_url and try again.", backupID))
-		return
-	case err != nil:
-		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read backup %s of account %s", backupID, accountID), err)
-		return
+	case workflow.Unread:
+		if c.Report { // else another resource reports this shared failure; the plan fails on it
+			addAPIError(&resp.Diagnostics, unread, c.Err)
+		}
 	}
-	r.refreshed(ctx, &m, rec, rec.Observe(*b), resp)
 }
 
-// refreshed sets what a refresh learnt: the attributes that changed, and
-// the record when it did.
+// refreshed sets the attributes that changed, and the record when it did.
 func (r *triggerResource) refreshed(ctx context.Context, m *triggerModel, prior, now workflow.Record, resp *resource.ReadResponse) {
 	if now == prior {
 		return
@@ -280,8 +247,7 @@ func (r *triggerResource) refreshed(ctx context.Context, m *triggerModel, prior,
 	saveRecord(ctx, resp.Private, now, &resp.Diagnostics)
 }
 
-// removeTrigger removes a trigger whose account the service proved gone
-// (gone matches client.ErrGone); nothing else removes one.
+// removeTrigger removes a trigger whose account the service proved gone; nothing else removes one.
 func removeTrigger(ctx context.Context, resp *resource.ReadResponse, accountID, backupID string, gone error) {
 	resp.Diagnostics.AddWarning("Backup trigger removed from state",
 		describeError(gone, fmt.Sprintf("The Backup Service proved that backup %s of account %s can no longer be read: the account "+
@@ -290,11 +256,7 @@ func removeTrigger(ctx context.Context, resp *resource.ReadResponse, accountID, 
 	resp.State.RemoveResource(ctx)
 }
 
-// ModifyPlan checks, for a trigger planned for creation, the key's
-// organization against organization_id (one token read per process, none
-// without it), so that a key of another organization fails the plan. For
-// an update it decides, once, what the change means for the backup
-// (planUpdate).
+// ModifyPlan checks a new trigger's key against organization_id; for an update, see planUpdate.
 func (r *triggerResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	switch {
 	case req.State.Raw.IsNull() && !req.Plan.Raw.IsNull():
@@ -304,18 +266,12 @@ func (r *triggerResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	}
 }
 
-// Update takes no new backup. It stores how the resource behaves (waits,
-// conflicts, timeouts, adopted triggers) and, when the plan says so,
-// follows the recorded backup: identifies it, reads it, or resumes
-// waiting for it.
+// Update takes no new backup: it stores the settings and, when the plan says so, follows the recorded backup.
 func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state triggerModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	rec, ok := triggerRecord(ctx, &state, req.Private, &resp.Diagnostics)
+	rec, ok := triggerRecord(ctx, &state, req.Private, &resp.Diagnostics) // false after any error
 	if !ok {
 		return
 	}
@@ -345,9 +301,7 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	r.record(ctx, &plan, rec, o, resumeCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
-// Delete forgets the resource (backups are never deleted: the resource's
-// page says so). It keeps what the trigger's replacement needs to adopt a
-// backup still in progress.
+// Delete forgets the resource (backups are never deleted), keeping what its replacement needs to adopt its backup.
 func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	state, ok := decode[triggerModel](ctx, req.State, &resp.Diagnostics)
 	if !ok {
@@ -372,24 +326,18 @@ type triggerModel struct {
 	Timeouts          timeouts.Value       `tfsdk:"timeouts"`
 }
 
-// triggerIdentity identifies a trigger by its backup (Terraform 1.12+ and
-// OpenTofu 1.12+ import by it).
+// triggerIdentity identifies a trigger by its backup (Terraform and OpenTofu 1.12+ import by it).
 type triggerIdentity struct {
 	AccountID types.String `tfsdk:"account_id"`
 	ID        types.String `tfsdk:"id"`
 }
 
-// setIdentity records the identity, when Terraform supports identities
-// (resp.Identity is nil before 1.12).
+// setIdentity records the identity where Terraform supports them (identity is nil before 1.12).
 func setIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, accountID, backupID string, diags *diag.Diagnostics) {
 	if identity == nil || accountID == "" {
 		return
 	}
-	id := types.StringNull() // not identified yet
-	if backupID != "" {
-		id = types.StringValue(backupID)
-	}
-	diags.Append(identity.Set(ctx, triggerIdentity{AccountID: types.StringValue(accountID), ID: id})...)
+	diags.Append(identity.Set(ctx, triggerIdentity{AccountID: types.StringValue(accountID), ID: stringOrNull(backupID)})...)
 }
 
 // createTimeout is timeouts.create, or the default.
@@ -399,14 +347,8 @@ func (m *triggerModel) createTimeout(ctx context.Context, diags *diag.Diagnostic
 	return d
 }
 
-// triggersKey is a canonical text of triggers: entries with null values
-// dropped, keys sorted, and no map the same as an empty one. A user who
-// adds `triggers = {}` or `{ a = null }` means no trigger value, not a new
-// backup.
+// triggersKey is a canonical text of triggers: null values dropped, keys sorted, no map the same as an empty one.
 func triggersKey(m types.Map) string {
-	if m.IsNull() || m.IsUnknown() {
-		return ""
-	}
 	vals := map[string]string{}
 	for k, v := range m.Elements() {
 		s, ok := v.(types.String)
@@ -418,27 +360,12 @@ func triggersKey(m types.Map) string {
 	if len(vals) == 0 {
 		return ""
 	}
-	keys := make([]string, 0, len(vals))
-	for k := range vals {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		kj, _ := json.Marshal(k)
-		vj, _ := json.Marshal(vals[k])
-		b.Write(kj)
-		b.WriteByte(':')
-		b.Write(vj)
-		b.WriteByte(',')
-	}
-	return b.String()
+	key, _ := json.Marshal(vals) // keys sorted
+	return string(key)
 }
 
-// importedModel is a trigger as an import records it (and as a list query
-// shows it, for the configuration it generates): the backup, no triggers,
-// and wait_for_completion and on_conflict at their defaults, until the
-// first apply adopts the configuration's values in place.
+// importedModel is a trigger as an import (or a list query) records it: the
+// backup, and the settings at their defaults until the first apply adopts the configuration's.
 func importedModel(b *client.Backup) triggerModel {
 	m := triggerModel{
 		AccountID:         types.StringValue(b.AccountID),
@@ -464,16 +391,7 @@ func (r *triggerResource) IdentitySchema(_ context.Context, _ resource.IdentityS
 	}
 }
 
-// The plan of an update of a backup_trigger, decided once per resource
-// from its record (see planUpdate): a change of triggers replaces the
-// trigger (triggersReplace), and what the next apply does with the
-// recorded backup (workflow.Record.Next) makes the backup's attributes
-// unknown, or replaces a trigger whose backup failed.
-
-// triggersReplace is the rule for triggers: a change takes a new backup,
-// compared as triggersKey compares (null entries dropped, no map the same
-// as an empty one), except on an imported trigger's first apply, which
-// adopts the configuration's triggers in place. An unknown value replaces.
+// triggersReplace: a change of triggers (or an unknown value) takes a new backup, except on an import's first apply.
 func triggersReplace(rec workflow.Record, plan, state types.Map) bool {
 	if plan.IsUnknown() {
 		return true
@@ -481,51 +399,25 @@ func triggersReplace(rec workflow.Record, plan, state types.Map) bool {
 	return !rec.TakesConfigTriggers() && triggersKey(plan) != triggersKey(state)
 }
 
-// planUpdate plans an update of a trigger: it reads only the attributes
-// the record and the rules need, and the private record, once.
-//   - triggers: replaced by triggersReplace;
-//   - identify (recorded without its backup id, and the refresh did not
-//     find it): every backup attribute becomes unknown, since the update
-//     looks for the backup (and waits for it) before any new trigger;
-//   - settle (an import's first apply, a wait switched on, a wait that
-//     was interrupted): backup_status and completed_at become unknown;
-//   - retake (a waited trigger whose backup failed, or one whose change
-//     never went ahead): backup_status replaces the trigger, which takes a
-//     new backup.
-//
-// A change of account_id replaces the trigger (its schema says so), and
-// then nothing else is planned here.
+// planUpdate plans an update from the record, once: triggersReplace, then
+// what the next apply does with the backup (workflow.Record.Next) makes its
+// attributes unknown (identify, settle) or replaces the trigger (retake).
+// A change of account_id replaces the trigger, and nothing is planned here.
 func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	var state triggerModel
-	var planAccount types.String
-	var stateWaits, planWaits types.Bool
-	var stateTriggers, planTriggers types.Map
-	for _, a := range []struct {
-		from interface {
-			GetAttribute(context.Context, path.Path, any) diag.Diagnostics
-		}
-		name string
-		to   any
-	}{
-		{req.State, "id", &state.ID}, {req.State, "account_id", &state.AccountID}, {req.State, "backup_status", &state.BackupStatus},
-		{req.State, "triggered_at", &state.TriggeredAt}, {req.State, "completed_at", &state.CompletedAt},
-		{req.State, "wait_for_completion", &stateWaits}, {req.State, "triggers", &stateTriggers},
-		{req.Plan, "account_id", &planAccount}, {req.Plan, "wait_for_completion", &planWaits}, {req.Plan, "triggers", &planTriggers},
-	} {
-		resp.Diagnostics.Append(a.from.GetAttribute(ctx, path.Root(a.name), a.to)...)
-	}
-	if resp.Diagnostics.HasError() || !planAccount.Equal(state.AccountID) {
+	state, ok := decode[triggerModel](ctx, req.State, &resp.Diagnostics)
+	plan, planOK := decode[triggerModel](ctx, req.Plan, &resp.Diagnostics)
+	if !ok || !planOK || !plan.AccountID.Equal(state.AccountID) {
 		return
 	}
 	rec, ok := triggerRecord(ctx, &state, req.Private, &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	if triggersReplace(rec, planTriggers, stateTriggers) {
+	if triggersReplace(rec, plan.Triggers, state.Triggers) {
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("triggers"))
 	}
 	var unknown []string
-	switch rec.Next(stateWaits.ValueBool(), planWaits.ValueBool()) {
+	switch rec.Next(state.WaitForCompletion.ValueBool(), plan.WaitForCompletion.ValueBool()) {
 	case workflow.Identify:
 		unknown = []string{"id", "triggered_at", "backup_status", "completed_at"}
 	case workflow.Settle:
@@ -533,7 +425,7 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 	case workflow.Retake:
 		unknown = []string{"backup_status"}
 		why := "wait_for_completion is true"
-		if !stateWaits.ValueBool() || !planWaits.ValueBool() {
+		if !state.WaitForCompletion.ValueBool() || !plan.WaitForCompletion.ValueBool() {
 			why = "the change it was taken for never went ahead (its wait was interrupted or ran out)"
 		}
 		resp.Diagnostics.AddWarning("The backup of this trigger did not succeed",
@@ -550,20 +442,13 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 	}
 }
 
-// runOrAdopt takes the trigger's backup. When this create replaces a
-// trigger deleted earlier in the command (Terraform replaces a tainted
-// one: its wait timed out, or its backup was not identified) with the
-// same account and triggers, that trigger's backup belongs to the same
-// change: while it is in progress it is followed instead of queueing a
-// second one, and if it succeeded after the timeout it is this change's
-// backup (workflow.Record.Adoptable). Otherwise a new backup is queued.
+// runOrAdopt takes the trigger's backup or, when this create replaces a trigger of the same account and
+// triggers deleted in this command, follows that one's backup while it stands (workflow.Record.Adoptable).
 func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, opts workflow.RunOptions) (workflow.Outcome, time.Time) {
 	accountID := plan.AccountID.ValueString()
 	w := r.data.runner
 	old, ok := r.data.command.take(accountID, triggersKey(plan.Triggers))
-	// A backup that started before a replaced trigger went ahead is the
-	// previous change's, never this one's (workflow.Rule.After); a tainted
-	// trigger with the same triggers is this change's own.
+	// A backup started before a replaced trigger went ahead is the previous change's (workflow.Rule.After).
 	opts.After = r.data.command.after(accountID)
 	if !ok {
 		return w.Run(ctx, accountID, opts), opts.After
@@ -592,11 +477,8 @@ func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, op
 	return o, opts.After
 }
 
-// rememberForReplacement keeps, for the rest of the command, what the
-// Create that replaces this trigger (same account, same triggers) needs to
-// adopt its backup instead of queueing a second one (see commandState).
-// A record that cannot be read is not remembered: the replacement then
-// takes a new backup, and the destroy is not failed for it.
+// rememberForReplacement keeps what the trigger's replacement needs to adopt its backup (see commandState);
+// an unreadable record is not kept, and the replacement takes a new backup.
 func (r *triggerResource) rememberForReplacement(ctx context.Context, state *triggerModel, private privateGetter, timeout time.Duration) {
 	var diags diag.Diagnostics
 	rec, ok := triggerRecord(ctx, state, private, &diags)
@@ -609,21 +491,8 @@ func (r *triggerResource) rememberForReplacement(ctx context.Context, state *tri
 	r.data.command.remember(state.AccountID.ValueString(), triggersKey(state.Triggers), rec, timeout)
 }
 
-// A trigger whose backup could not be identified (workflow.NotIdentified:
-// queued, or perhaps queued, but never listed) is saved with what is known:
-// the account, triggered_at (when the trigger began, on this machine's
-// clock) and a null id and backup_status. Every later operation looks for
-// that backup before it sends anything: a refresh, once; the next apply,
-// for a bounded time, then waits for it as for any backup. A new trigger is
-// sent only when the first one's outcome was unknown and no backup of it
-// appeared within the client's grace period, or when the user replaces the
-// resource.
-
-// recordUnidentified sets the model to what is known of an unidentified
-// trigger and says so: as an error when the caller waits for the backup
-// (it cannot have succeeded as far as anyone can tell), as a warning
-// otherwise (the backup was queued, which is all wait_for_completion =
-// false promises). An unknown outcome is always an error.
+// recordUnidentified saves what is known of an unidentified trigger (its account and triggered_at) and says so:
+// an error when the caller waits for the backup or the outcome is unknown, else a warning.
 func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Record, o workflow.Outcome, private privateSetter, diags *diag.Diagnostics, by caller) {
 	rec := prior.After(o)
 	m.setRecord(rec)
@@ -652,33 +521,7 @@ func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Rec
 	}
 }
 
-// readUnidentified is the refresh of a trigger recorded without its backup
-// id that does not wait for its backup: one look at the account's
-// backups. Found, the backup is recorded; not found, the state stays as it
-// is (the plan then proposes an update that looks again).
-func (r *triggerResource) readUnidentified(ctx context.Context, m *triggerModel, rec workflow.Record, resp *resource.ReadResponse) {
-	accountID := m.AccountID.ValueString()
-	b, err := r.data.runner.FindTriggered(ctx, accountID, rec)
-	switch {
-	case errors.Is(err, client.ErrGone):
-		removeTrigger(ctx, resp, accountID, "(never identified, triggered at "+m.TriggeredAt.ValueString()+")", err)
-		return
-	case err != nil:
-		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to look for the backup of the trigger of account %s (triggered at %s)",
-			accountID, m.TriggeredAt.ValueString()), err)
-		return
-	case b == nil:
-		return
-	}
-	r.refreshed(ctx, m, rec, rec.Observe(*b), resp)
-	setIdentity(ctx, resp.Identity, accountID, b.ID, &resp.Diagnostics)
-}
-
-// addImportNotFound explains why a backup_trigger cannot be imported when
-// the service does not know its backup (err matches client.ErrNotFound):
-// either the account has no such backup, or the account itself is unknown
-// (or outside the key's organization, which the service does not tell
-// apart).
+// addImportNotFound explains why a backup_trigger cannot be imported: no such backup, or no such account.
 func addImportNotFound(diags *diag.Diagnostics, accountID, backupID string, err error) {
 	keyHint := "An account, and its backups, are visible only with an API key of the account's organization: check which key " +
 		"the provider is given (api_key or " + EnvAPIKey + ")."
@@ -696,10 +539,7 @@ func addImportNotFound(diags *diag.Diagnostics, accountID, backupID string, err 
 			"data source an account's backup ids. %s", accountID, backupID, keyHint)))
 }
 
-// ImportState takes "acc_.../bkp_..." or, on Terraform and OpenTofu 1.12+,
-// the identity { account_id, id }. The imported trigger adopts the
-// configuration's triggers, wait_for_completion and on_conflict in place
-// on its first apply, without a new backup.
+// ImportState takes "acc_.../bkp_..." or, on Terraform and OpenTofu 1.12+, the identity { account_id, id }.
 func (r *triggerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	var accountID, backupID string
 	if req.ID != "" {

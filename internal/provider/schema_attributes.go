@@ -35,12 +35,8 @@ func computedTime(description string) schema.StringAttribute {
 	return schema.StringAttribute{Computed: true, CustomType: timetypes.RFC3339Type{}, Description: description}
 }
 
-// objectList is a computed list of objects with the given fields. It is a
-// list attribute of an object type, not a list nested attribute: terraform
-// test (Terraform up to 1.16 at least; hashicorp/terraform issue 38369)
-// refuses mock_data and override_data values for nested list attributes,
-// so module authors could not mock these lists. The fields' descriptions
-// go into the attribute's.
+// objectList is a computed list of objects, not a nested attribute, which terraform test cannot mock
+// (hashicorp/terraform issue 38369); the fields' descriptions go into the attribute's.
 func objectList(description string, fields map[string]schema.Attribute) schema.ListAttribute {
 	names := slices.Sorted(maps.Keys(fields))
 	attrTypes := make(map[string]attr.Type, len(fields))

@@ -11,9 +11,7 @@ import (
 )
 
 // NewServer is the provider as Terraform is served it (main.go and the
-// tests alike): the framework's server, with interrupts delivered to
-// action invocations before the plugin server cancels them (see
-// interruptFirst).
+// tests alike), interrupts first delivered to action invocations.
 func NewServer(version string) func() (tfprotov6.ProviderServer, error) {
 	return serve(New(version)())
 }
@@ -49,26 +47,9 @@ type fullServer interface {
 const stopGrace = 10 * time.Second
 
 // interruptFirst makes an interrupted action invocation fail as an
-// invocation, so that the change it guards does not go ahead.
-//
-// The upstream behaviour it works around, read in terraform-plugin-go
-// v0.31.0 (tfprotov6/tf6server/server.go) and seen with Terraform
-// 1.16.0-rc2:
-//   - on Ctrl-C, Terraform calls StopProvider, and the plugin server's
-//     StopProvider closes stopCh, which cancels every request's context
-//     (stoppableContext);
-//   - its InvokeAction loop, `for ev := range resp.Events`, returns nil as
-//     soon as that context is done, dropping the invocation's remaining
-//     events, its final one (with its error) included, and ends the
-//     stream as if the invocation had completed;
-//   - Terraform 1.16.0-rc2 reads a stream that ends without a Completed
-//     event as a successful invocation, and makes the guarded change.
-//
-// So StopProvider first stops the invocations itself, waits until each has
-// sent its outcome (an error: the wait was interrupted), and only then lets
-// the plugin server cancel. TestInterruptReachesInvocationsFirst pins the
-// order. When a terraform-plugin-go release delivers the final event of a
-// cancelled stream, this wrapper can go.
+// invocation: StopProvider stops the invocations and waits for their
+// outcome before the plugin server cancels their streams, whose last event
+// terraform-plugin-go v0.31 drops (Terraform then makes the guarded change).
 type interruptFirst struct {
 	fullServer
 
@@ -126,13 +107,14 @@ func (s *interruptFirst) StopProvider(ctx context.Context, req *tfprotov6.StopPr
 	s.mu.Unlock()
 	grace := time.NewTimer(stopGrace)
 	defer grace.Stop()
+wait:
 	for _, r := range waiting {
 		select {
 		case <-r:
 		case <-grace.C:
-			return s.fullServer.StopProvider(ctx, req)
+			break wait
 		case <-ctx.Done():
-			return s.fullServer.StopProvider(ctx, req)
+			break wait
 		}
 	}
 	return s.fullServer.StopProvider(ctx, req)

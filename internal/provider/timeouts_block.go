@@ -9,12 +9,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
-// The timeouts blocks are built here rather than by timeouts.Block: the
-// library puts its own duration validator on each attribute, so a bad
-// value got two errors that disagree (it accepts "-1.5h", for one). These
-// blocks have the same attribute names, types and custom type, so states
-// and timeouts.Value are unchanged; validateTimeoutsBlock, called by each
-// ValidateConfig, is the one check of their values.
+// The timeouts blocks are built here, not by timeouts.Block, whose validators disagree with
+// validateTimeoutsBlock (it accepts "-1.5h"); names and types are the library's.
 
 // resourceTimeoutsBlock is a resource's timeouts block with the one
 // optional duration name (create, delete).

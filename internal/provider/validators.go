@@ -20,9 +20,28 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
+// stringCheck validates a string that is set and known: check says what is wrong.
+type stringCheck struct {
+	desc  string
+	check func(value string, at path.Path, diags *diag.Diagnostics)
+}
+
+func (c stringCheck) Description(context.Context) string         { return c.desc }
+func (c stringCheck) MarkdownDescription(context.Context) string { return c.desc }
+
+func (c stringCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if !req.ConfigValue.IsNull() && !req.ConfigValue.IsUnknown() {
+		c.check(req.ConfigValue.ValueString(), req.Path, &resp.Diagnostics)
+	}
+}
+
 // positiveDuration refuses a duration that is not positive; the attribute's
 // type (timetypes.GoDuration) refuses one that does not parse.
-type positiveDuration struct{}
+var positiveDuration = stringCheck{"value must be a positive duration", func(v string, at path.Path, diags *diag.Diagnostics) {
+	if d, err := time.ParseDuration(v); err == nil && d <= 0 {
+		diags.AddAttributeError(at, "Invalid duration", fmt.Sprintf("%s must be positive; got %q. Write %s.", at, v, durationForm))
+	}
+}}
 
 // reuseWithinDescription describes reuse_within, of the trigger, the guard
 // and the action, from the point of view of the operation it serves.
@@ -43,48 +62,27 @@ func durationOf(v timetypes.GoDuration) time.Duration {
 	return d
 }
 
-func (positiveDuration) Description(context.Context) string {
-	return "value must be a positive duration"
-}
-
-func (v positiveDuration) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-
-func (positiveDuration) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if d, err := time.ParseDuration(req.ConfigValue.ValueString()); err == nil && d <= 0 && !req.ConfigValue.IsUnknown() {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
-			fmt.Sprintf("%s must be positive; got %q. Write %s.", req.Path, req.ConfigValue.ValueString(), durationForm))
-	}
-}
-
 // accountIDValidator refuses, before any request, an id the service would
 // answer with 422.
 func accountIDValidator() validator.String {
-	return idValidator{ids.AccountPattern(),
-		"must be an account id: acc_ followed by exactly 16 letters or digits, for example acc_0123456789abcdef"}
+	return idValidator(ids.AccountPattern(),
+		"must be an account id: acc_ followed by exactly 16 letters or digits, for example acc_0123456789abcdef")
 }
 
 // organizationIDValidator refuses a value that no organization id has.
 func organizationIDValidator() validator.String {
-	return idValidator{ids.OrganizationPattern(),
-		"must be an organization id: org_ followed by exactly 16 letters or digits, as the backup_token data source's organization_id shows"}
+	return idValidator(ids.OrganizationPattern(),
+		"must be an organization id: org_ followed by exactly 16 letters or digits, as the backup_token data source's organization_id shows")
 }
 
 // idValidator refuses a value that does not match pattern, quoting it, so
 // that a stray space or an invisible character shows in the message.
-type idValidator struct {
-	pattern *regexp.Regexp
-	must    string
-}
-
-func (v idValidator) Description(context.Context) string             { return "value " + v.must }
-func (v idValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-
-func (v idValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || v.pattern.MatchString(req.ConfigValue.ValueString()) {
-		return
-	}
-	resp.Diagnostics.AddAttributeError(req.Path, "Invalid ID",
-		fmt.Sprintf("%s %s; got %q.", req.Path, v.must, req.ConfigValue.ValueString()))
+func idValidator(pattern *regexp.Regexp, must string) validator.String {
+	return stringCheck{"value " + must, func(v string, at path.Path, diags *diag.Diagnostics) {
+		if !pattern.MatchString(v) {
+			diags.AddAttributeError(at, "Invalid ID", fmt.Sprintf("%s %s; got %q.", at, must, v))
+		}
+	}}
 }
 
 // orderValidator allows the two orders the service knows (case-sensitive).
@@ -92,10 +90,8 @@ func orderValidator() validator.String {
 	return stringvalidator.OneOf(string(client.OrderAsc), string(client.OrderDesc))
 }
 
-// wholeNumber accepts a whole number from lo to hi. Counts are Number
-// attributes with it rather than Int64 ones: the framework converts
-// `1.5` or `1e30` for an Int64 with an internal error ("This is always an
-// error in the provider… %!s(*big.Float=1.5)"), not a message users can act on.
+// wholeNumber accepts a whole number from lo to hi: counts are Numbers with it, since the framework
+// refuses `1.5` for an Int64 with an internal error users cannot act on.
 func wholeNumber(lo, hi int64) validator.Number { return wholeNumberValidator{lo: lo, hi: hi} }
 
 type wholeNumberValidator struct{ lo, hi int64 }
@@ -126,12 +122,8 @@ func wholeValue(n types.Number) int64 {
 	return i
 }
 
-// validateTimeoutsBlock refuses, at validate time, a duration of the
-// timeouts block that does not parse or is not positive: the timeouts
-// package accepts "0s" and "-1m", which fail later with a bare "context
-// deadline exceeded". It is the only check of these values (see
-// timeouts_block.go). name is the block's attribute (create, delete,
-// invoke).
+// validateTimeoutsBlock refuses a timeouts duration (name: create, delete, invoke) that does not parse
+// or is not positive; the library accepts "0s" and "-1m", which fail later as a bare deadline.
 func validateTimeoutsBlock(ctx context.Context, cfg tfsdk.Config, name string, diags *diag.Diagnostics) {
 	at := path.Root("timeouts").AtName(name)
 	var v types.String
@@ -160,37 +152,27 @@ func timeoutProblem(setting, value string) string {
 	return ""
 }
 
-// pemValidator refuses a PEM (or, with file, the path of a PEM file) that
-// holds no certificate, at validate time: a trusted CA that silently adds
-// nothing would surface later as an untrusted certificate.
-type pemValidator struct{ file bool }
-
-func (v pemValidator) Description(context.Context) string {
-	if v.file {
-		return "a readable file of PEM certificates"
+// pemValidator refuses, at validate time, a PEM (or, with file, a PEM file) that holds no certificate.
+func pemValidator(file bool) validator.String {
+	desc := "PEM certificates"
+	if file {
+		desc = "a readable file of PEM certificates"
 	}
-	return "PEM certificates"
-}
-
-func (v pemValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-
-func (v pemValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	pem := []byte(req.ConfigValue.ValueString())
-	if v.file {
-		b, err := os.ReadFile(req.ConfigValue.ValueString())
-		if err != nil {
-			resp.Diagnostics.AddAttributeError(req.Path, "Unreadable CA certificate file", err.Error())
-			return
+	return stringCheck{desc, func(v string, at path.Path, diags *diag.Diagnostics) {
+		pem := []byte(v)
+		if file {
+			b, err := os.ReadFile(v)
+			if err != nil {
+				diags.AddAttributeError(at, "Unreadable CA certificate file", err.Error())
+				return
+			}
+			pem = b
 		}
-		pem = b
-	}
-	if _, err := client.CertPool(pem); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid CA certificates",
-			fmt.Sprintf("%s holds no PEM certificate (a block starting with -----BEGIN CERTIFICATE-----).", req.Path))
-	}
+		if _, err := client.CertPool(pem); err != nil {
+			diags.AddAttributeError(at, "Invalid CA certificates",
+				fmt.Sprintf("%s holds no PEM certificate (a block starting with -----BEGIN CERTIFICATE-----).", at))
+		}
+	}}
 }
 
 // caPEMs gathers the configured CA certificates.

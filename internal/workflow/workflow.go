@@ -30,10 +30,11 @@ type Settings struct {
 
 // Runner takes and follows backups through one client.
 type Runner struct {
-	c     *client.Client
-	clock clock.Clock
-	log   client.Logger
-	set   Settings
+	c        *client.Client
+	clock    clock.Clock
+	log      client.Logger
+	set      Settings
+	accounts accountReads // see Runner.account
 }
 
 // New is a runner of c's backups on clk (nil: the wall clock), logging to log (nil: nowhere).
@@ -53,7 +54,9 @@ func New(c *client.Client, clk clock.Clock, log client.Logger, s Settings) *Runn
 	def(&s.ClockAllowance, DefaultClockAllowance)
 	def(&s.IdentifyWithin, DefaultIdentifyWithin)
 	def(&s.UncertainGrace, DefaultUncertainGrace)
-	return &Runner{c: c, clock: clk, log: log, set: s}
+	w := &Runner{c: c, clock: clk, log: log, set: s}
+	w.accounts.index = c.NewAccountIndex()
+	return w
 }
 
 // detached outlives ctx's end, briefly, to learn what the service already did.

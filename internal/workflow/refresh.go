@@ -1,0 +1,148 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+)
+
+// DirectAccountReads is how many accounts a command reads with a GET each
+// before one shared listing of every account serves the rest: refreshing
+// A finished triggers and guards costs at most that plus ⌈A/50⌉ requests,
+// plus a GET for each account the listing lacks (a missing entry proves nothing).
+const DirectAccountReads = 8
+
+// accountReads is what a command (one provider process) learnt of accounts.
+type accountReads struct {
+	index  *client.AccountIndex
+	direct atomic.Int64
+	seen   sync.Map // account id -> accountSeen
+}
+
+// accountSeen is an account, or the *client.GoneError that proved it gone.
+type accountSeen struct {
+	account *client.Account
+	gone    error
+}
+
+// Verdict is what a refresh, or the check before a guard's destroy, learnt.
+type Verdict int
+
+// The verdicts.
+const (
+	Unchanged   Verdict = iota // nothing that changes the state, or nothing to read
+	Observed                   // the backup was read (Check.Backup); Check.Record holds it
+	Gone                       // the service proved the account gone (Err)
+	NotImported                // an import's first read: no such backup, or no such account (Err)
+	Missing                    // the listing of a living account lacks the recorded backup (Err)
+	Unread                     // the read failed (Err); Report: this caller tells it
+	WrongKey                   // the key's organization could not be checked, or is not organization_id (Err)
+	Busy                       // a backup is in progress (Check.Account) and the destroy would not wait for it
+)
+
+// Check is what a refresh or a guard's check learnt.
+type Check struct {
+	Verdict Verdict
+	Record  Record // the record as the refresh leaves it
+	Backup  *client.Backup
+	Account *client.Account
+	Err     error
+	Report  bool // for Unread: false when another resource tells the same shared failure
+}
+
+// Refresh reads what became of a record's backup, by the cheapest read
+// that can change it: a finished backup never changes, so only its
+// account is checked; one in progress is the account's newest; an
+// unidentified one is looked for once, unless the next apply waits for it.
+func (w *Runner) Refresh(ctx context.Context, accountID string, r Record, waits bool) Check {
+	switch {
+	case r.Phase == PhaseNone, r.Phase == PhaseUnidentified && waits:
+		// The next apply looks for it by triggered_at, which must be kept.
+		return Check{Record: r}
+	case r.Phase == PhaseUnidentified:
+		b, err := w.FindTriggered(ctx, accountID, r)
+		if err != nil {
+			return unread(r, err, true)
+		}
+		if b == nil {
+			return Check{Record: r}
+		}
+		return Check{Verdict: Observed, Record: r.Observe(*b), Backup: b}
+	case r.Finished():
+		c := w.CheckAccount(ctx, accountID)
+		c.Record = r
+		return c
+	}
+	b, err := w.c.FindBackup(ctx, accountID, r.BackupID)
+	var missing *client.BackupNotFoundError
+	switch {
+	case err == nil:
+		return Check{Verdict: Observed, Record: r.Observe(*b), Backup: b}
+	case r.Phase == PhaseImported && r.Status == "" && (errors.Is(err, client.ErrGone) || errors.As(err, &missing)):
+		return Check{Verdict: NotImported, Record: r, Err: err}
+	case errors.As(err, &missing):
+		// Never deleted while the account lives: the listing lags, or is not the service's.
+		return Check{Verdict: Missing, Record: r, Err: err}
+	}
+	return unread(r, err, true)
+}
+
+func unread(r Record, err error, report bool) Check {
+	if errors.Is(err, client.ErrGone) {
+		return Check{Verdict: Gone, Record: r, Err: err}
+	}
+	return Check{Verdict: Unread, Record: r, Err: err, Report: report}
+}
+
+// CheckAccount reads the account of a finished trigger or of a guard.
+func (w *Runner) CheckAccount(ctx context.Context, accountID string) Check {
+	a, report, err := w.account(ctx, accountID)
+	if err != nil {
+		return unread(Record{}, err, report)
+	}
+	return Check{Account: a}
+}
+
+// CheckDestroy is what a guard's destroy would meet, read at its plan: the
+// key's organization (once per process), then the account.
+func (w *Runner) CheckDestroy(ctx context.Context, accountID string, waitOnConflict bool) Check {
+	if err := w.c.CheckOrganization(ctx); err != nil {
+		return Check{Verdict: WrongKey, Err: err}
+	}
+	c := w.CheckAccount(ctx, accountID)
+	switch {
+	case c.Verdict == Unread:
+		c.Report = true // a destroy's own check
+	case c.Verdict == Unchanged && client.InProgress(c.Account.BackupStatus) && !waitOnConflict:
+		c.Verdict = Busy
+	}
+	return c
+}
+
+// account reads an account once per command, by the cheaper of a GET and
+// the shared listing; an account the listing lacks is read directly, since
+// only that read proves it gone. report: this caller tells a failure (a
+// failed shared listing is told once).
+func (w *Runner) account(ctx context.Context, accountID string) (a *client.Account, report bool, err error) {
+	if v, ok := w.accounts.seen.Load(accountID); ok {
+		seen, _ := v.(accountSeen)
+		return seen.account, true, seen.gone
+	}
+	if w.accounts.direct.Add(1) <= DirectAccountReads {
+		a, err = w.c.Account(ctx, accountID)
+		report = true
+	} else if a, report, err = w.accounts.index.Lookup(ctx, accountID); err == nil && a == nil {
+		a, err = w.c.Account(ctx, accountID)
+		report = true
+	}
+	switch {
+	case err == nil:
+		w.accounts.seen.Store(accountID, accountSeen{account: a})
+	case errors.Is(err, client.ErrGone):
+		w.accounts.seen.Store(accountID, accountSeen{gone: err})
+	}
+	return a, report, err
+}

@@ -1,0 +1,79 @@
+package workflow
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+)
+
+// A refresh reads no more than what can change the record, and says what
+// it learnt: a finished backup's account once per command, a backup in
+// progress by its id, an unidentified one only when nobody waits for it.
+func TestRefresh(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 4701, Accounts: 3}, nil)
+	w, ctx := f.client, context.Background()
+	ids := f.srv.AccountIDs()
+	requests := func() int { n := f.srv.Stats().TotalRequests(); f.srv.ResetStats(); return n }
+
+	o := w.Run(ctx, ids[0], RunOptions{})
+	if o.Kind != NotWaited {
+		t.Fatalf("run: %+v", o)
+	}
+	requests()
+	inProgress := Record{}.After(o)
+	if c := w.Refresh(ctx, ids[0], inProgress, false); c.Verdict != Observed || c.Backup.ID != o.Backup.ID || requests() != 1 {
+		t.Errorf("in progress: %+v", c)
+	}
+
+	done := Record{Phase: PhaseSucceeded, BackupID: o.Backup.ID, Status: client.StatusSuccess, TriggeredAt: o.Backup.CreatedAt}
+	for i := range 2 {
+		if c := w.Refresh(ctx, ids[1], done, false); c.Verdict != Unchanged || c.Record != done {
+			t.Errorf("finished: %+v", c)
+		}
+		if n, want := requests(), 1-i; n != want {
+			t.Errorf("finished, read %d: %d requests, want %d (one account read per command)", i, n, want)
+		}
+	}
+	f.srv.DeleteAccount(ids[2])
+	if c := w.Refresh(ctx, ids[2], done, false); c.Verdict != Gone || c.Err == nil {
+		t.Errorf("finished, account deleted: %+v", c)
+	}
+
+	unknown := Record{Phase: PhaseInProgress, BackupID: "bkp_0000000000000000", Status: client.StatusRunning, TriggeredAt: o.Backup.CreatedAt}
+	if c := w.Refresh(ctx, ids[0], unknown, false); c.Verdict != Missing {
+		t.Errorf("not listed: %+v", c)
+	}
+	if c := w.Refresh(ctx, ids[0], ImportedAs(unknown.BackupID), false); c.Verdict != NotImported {
+		t.Errorf("imported, not listed: %+v", c)
+	}
+
+	requests()
+	unidentified := Record{Phase: PhaseUnidentified, TriggeredAt: f.clock.Now().Add(-time.Minute)}
+	if c := w.Refresh(ctx, ids[0], unidentified, true); c.Verdict != Unchanged || requests() != 0 {
+		t.Errorf("unidentified, waited for: %+v", c)
+	}
+	if c := w.Refresh(ctx, ids[0], unidentified, false); c.Verdict != Observed || c.Record.BackupID != o.Backup.ID || requests() != 1 {
+		t.Errorf("unidentified, not waited for: %+v", c)
+	}
+}
+
+// The check before a guard's destroy refuses a destroy that would not wait
+// for a backup in progress, and not one that would.
+func TestCheckDestroy(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 4702, Accounts: 1}, nil)
+	w, ctx, id := f.client, context.Background(), f.srv.AccountIDs()[0]
+	if o := w.Run(ctx, id, RunOptions{}); o.Kind != NotWaited {
+		t.Fatalf("run: %+v", o)
+	}
+	if c := w.CheckDestroy(ctx, id, false); c.Verdict != Busy || !client.InProgress(c.Account.BackupStatus) {
+		t.Errorf("on_conflict fail: %+v", c)
+	}
+	if c := w.CheckDestroy(ctx, id, true); c.Verdict != Unchanged {
+		t.Errorf("on_conflict wait: %+v", c)
+	}
+}
