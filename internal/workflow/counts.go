@@ -8,9 +8,8 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// Rule is which backup counts for one operation (a trigger's create,
-// update or replacement, a guard's destroy, one account of an action);
-// Check is the one place that decides it.
+// Rule is which backup counts for one operation (a trigger's change, a
+// guard's destroy, an action's account); Check alone decides it.
 type Rule struct {
 	AccountID string
 	After     time.Time // the previous change went ahead then (service's clock): only a later backup counts
@@ -19,9 +18,8 @@ type Rule struct {
 	// BeganOnService is that moment on the service's clock, as the machine
 	// that sent the trigger read it: it holds when another machine looks.
 	BeganOnService time.Time
-	// Misdated is a backup listed dated ahead of the service's own clock
-	// while this trigger's was looked for: never its own, and its own may
-	// be listed below it (a clock set back since that backup began).
+	// Misdated: a backup dated ahead of the service's clock while this
+	// trigger's was looked for; never its own, which may be listed below it.
 	Misdated string
 	// ReuseWithin, when positive, lets a backup started within it before
 	// Began count too (reuse_within).
@@ -106,9 +104,8 @@ func (r Rule) Check(b client.Backup, stage Stage) error {
 	return nil
 }
 
-// predates says whether b started before the trigger less the allowance:
-// as dated or as read on this machine's clock (a wrong Date only makes it
-// stricter), or, for a recorded trigger, on the service's clock alone.
+// predates: b started before the trigger less the allowance, as dated or on
+// this machine's clock; for a recorded trigger, on the service's clock alone.
 func (r Rule) predates(b client.Backup) bool {
 	if !r.BeganOnService.IsZero() {
 		// A recorded trigger: its start on the service's clock is the one
@@ -122,9 +119,8 @@ func (r Rule) predates(b client.Backup) bool {
 // future says whether a service time lies beyond this machine's now plus the allowance.
 func (r Rule) future(t time.Time) bool { return t.Add(-r.Offset).After(r.Now.Add(r.Allowance)) }
 
-// mayBeOwn says whether b, refused by Check, may be this change's own all
-// the same: started since the trigger, and not older than a past previous
-// change; or dated ahead, so that its own may be listed below it.
+// mayBeOwn: b, refused by Check, may be this change's own all the same, or
+// is dated ahead, so that its own may be listed below it.
 func (r Rule) mayBeOwn(b client.Backup) bool {
 	if r.future(b.CreatedAt) {
 		return true

@@ -22,11 +22,8 @@ type FollowOptions struct {
 	RenewAfter time.Time
 }
 
-// follow carries on with the backup of r: the one way a resource resumes
-// one (an update after an interrupted wait, a replacement, a destroy after
-// one that stopped). An unidentified backup is looked for by when its
-// trigger began; a new trigger is sent only if the earlier one was not
-// confirmed and UncertainGrace has passed since.
+// follow carries on with the backup of r, the one way a resource resumes
+// one. A new trigger is sent only after an unconfirmed one's UncertainGrace.
 func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts FollowOptions) Outcome {
 	start := w.clock.Now()
 	emit := w.progress(opts.RunOptions, start)

@@ -10,9 +10,8 @@ import (
 // client's limiter keeps their requests within the key's allowance.
 const MaxBackupsInFlight = 1000
 
-// RunMany runs Run for every account at once, the outcomes in the order of
-// accountIDs. progress (calls may overlap) gets each account's events;
-// ended (calls never overlap) each outcome as it comes.
+// RunMany runs Run for every account at once. progress calls may overlap;
+// ended calls never do.
 func (w *Runner) RunMany(ctx context.Context, accountIDs []string, opts RunOptions,
 	progress func(accountID string, ev Event), ended func(o Outcome, finished int),
 ) []Outcome {

@@ -47,9 +47,8 @@ type Outcome struct {
 	ReuseRefused error
 }
 
-// Good says whether the outcome lets the change it guards go ahead: a
-// backup seen to succeed or, for a caller that does not wait, one queued
-// that has not failed.
+// Good says whether the change may go ahead: a backup seen to succeed or,
+// for a caller that does not wait, one queued that has not failed.
 func (o Outcome) Good(waits bool) bool {
 	if waits || o.Kind != NotWaited {
 		return o.Kind == Succeeded

@@ -91,9 +91,8 @@ func Decode(raw []byte) (Record, error) {
 	return s.Record, nil
 }
 
-// FromTriggerState is a trigger's record from what its state shows (the
-// backup's id, status, times and reused) and its stored record, which adds
-// what the state cannot say. The state wins where both speak.
+// FromTriggerState is a trigger's record from its state and its stored
+// record, which adds what the state cannot say; the state wins.
 func FromTriggerState(shown Record, raw []byte) (Record, error) {
 	kept, err := Decode(raw)
 	if err != nil {
@@ -155,9 +154,8 @@ func (r Record) WentAhead() time.Time {
 	return t
 }
 
-// After is the record once a run or a Follow of r came to o: a stopped
-// wait is Interrupted or TimedOut, a backup not listed Unidentified, and
-// None when no backup is known to have been queued.
+// After is the record once a run or a Follow of r came to o; None when no
+// backup is known to have been queued.
 func (r Record) After(o Outcome) Record {
 	switch {
 	case o.Backup != nil:
@@ -271,10 +269,8 @@ func (r Record) Next(waitedBefore, waitsNow bool) Step {
 // triggers in place on its first apply.
 func (r Record) TakesConfigTriggers() bool { return r.Phase == PhaseImported }
 
-// Adoptable says whether the backup of a replaced trigger with this record,
-// which waited within wait (zero: it did not wait), stands for its
-// replacement as b now reads: in progress; succeeded for a change that
-// never went ahead; or succeeded after its wait timed out.
+// Adoptable: a replaced trigger's backup b stands for its replacement: in
+// progress, or good for a change that never went ahead or after its wait (zero: none).
 func (r Record) Adoptable(b client.Backup, wait time.Duration) bool {
 	switch {
 	case client.InProgress(b.Status):
@@ -287,17 +283,15 @@ func (r Record) Adoptable(b client.Backup, wait time.Duration) bool {
 	return wait > 0 && b.CompletedAt != nil && b.CompletedAt.Sub(b.CreatedAt) > wait
 }
 
-// Unconfirmed is the record as a replacement follows it: a replacement
-// asks for a backup, so an unidentified one never listed for a whole grace
-// period is queued anew.
+// Unconfirmed is the record as a replacement follows it: an unidentified
+// backup never listed for a whole grace period is queued anew.
 func (r Record) Unconfirmed() Record {
 	r.Confirmed = false
 	return r
 }
 
-// StandsForDestroy says whether a destroy at now follows the record of an
-// earlier destroy that stopped: until CountsUntil, and never longer than
-// resume from now (a clock that ran ahead wrote a later one).
+// StandsForDestroy: a stopped destroy's record stands until CountsUntil,
+// and never longer than resume from now (a clock ahead wrote a later one).
 func (r Record) StandsForDestroy(now time.Time, resume time.Duration) bool {
 	return r.Phase != PhaseNone && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil) && r.CountsUntil.Sub(now) <= resume
 }
@@ -308,10 +302,8 @@ func CountsForDestroy(b client.Backup) bool {
 	return client.InProgress(b.Status) || b.Good()
 }
 
-// AfterStoppedDestroy is the record a destroy that did not see its backup
-// succeed leaves for the next one, standing until now plus resume: the
-// backup it began, none after a failure, else r (a transient error must
-// not queue a second backup).
+// AfterStoppedDestroy is what a stopped destroy leaves for the next, until
+// now plus resume: its backup, none after a failure, else r (no second backup).
 func (r Record) AfterStoppedDestroy(o Outcome, now time.Time, resume time.Duration) Record {
 	next := r
 	switch o.Kind {

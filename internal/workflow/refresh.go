@@ -9,10 +9,8 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// DirectAccountReads is how many accounts a command reads with a GET each
-// before one shared listing of every account serves the rest: refreshing
-// A finished triggers and guards costs at most that plus ⌈A/50⌉ requests,
-// plus a GET for each account the listing lacks (a missing entry proves nothing).
+// DirectAccountReads: accounts a command reads with a GET each before one
+// shared listing serves the rest (A accounts: at most this plus ⌈A/50⌉ requests).
 const DirectAccountReads = 8
 
 // accountReads is what a command (one provider process) learnt of accounts.
@@ -53,10 +51,8 @@ type Check struct {
 	Report  bool // for Unread: false when another resource tells the same shared failure
 }
 
-// Refresh reads what became of a record's backup, by the cheapest read
-// that can change it: a finished backup never changes, so only its
-// account is checked; one in progress is the account's newest; an
-// unidentified one is looked for once, unless the next apply waits for it.
+// Refresh reads what became of a record's backup by the cheapest read that
+// can change it: a finished backup never changes, so only its account is checked.
 func (w *Runner) Refresh(ctx context.Context, accountID string, r Record, waits bool) Check {
 	switch {
 	case r.Phase == PhaseNone, r.Phase == PhaseUnidentified && waits:
@@ -122,10 +118,8 @@ func (w *Runner) CheckDestroy(ctx context.Context, accountID string, waitOnConfl
 	return c
 }
 
-// account reads an account once per command, by the cheaper of a GET and
-// the shared listing; an account the listing lacks is read directly, since
-// only that read proves it gone. report: this caller tells a failure (a
-// failed shared listing is told once).
+// account reads an account once per command; one the shared listing lacks
+// is read directly, since only that proves it gone. report: this caller tells a failure.
 func (w *Runner) account(ctx context.Context, accountID string) (a *client.Account, report bool, err error) {
 	if v, ok := w.accounts.seen.Load(accountID); ok {
 		seen, _ := v.(accountSeen)

@@ -8,10 +8,8 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// reuse is a run in which a recent backup (reuse_within) counts: a good
-// one is adopted, one in progress followed (a new one follows if it
-// fails), else a new one is queued. ReuseRefused says why the clocks did
-// not let the window be read.
+// reuse is a run in which a recent backup (reuse_within) counts, good or in
+// progress; else a new one is queued. ReuseRefused: why the window could not be read.
 func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) Outcome {
 	start := w.clock.Now()
 	emit := w.progress(opts, start)
@@ -53,10 +51,8 @@ func (w *Runner) join(ctx context.Context, accountID string, b client.Backup, op
 	return o
 }
 
-// recent is the account's newest backup that Rule.Check accepts as a
-// candidate with reuse_within, read from one listing page, newest first;
-// nil when there is none or the listing cannot be read (a new backup is
-// then taken). refused says why the window could not be read at all.
+// recent is the newest backup on one listing page that Rule.Check accepts
+// as a candidate; refused says why the window could not be read at all.
 func (w *Runner) recent(ctx context.Context, accountID string, opts RunOptions, start time.Time) (found *client.Backup, refused error) {
 	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Max: client.PageSize}) {
 		if err != nil {

@@ -82,8 +82,7 @@ func (w *Runner) progress(opts RunOptions, start time.Time) emitFunc {
 }
 
 // run queues one backup of the account and, with WaitForCompletion, waits
-// for it to end: where the trigger, the wait for a backup in progress and
-// the polling meet, for the resources and the action alike.
+// for it to end, for the resources and the action alike.
 func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) Outcome {
 	start := w.clock.Now()
 	emit := w.progress(opts, start)
@@ -190,9 +189,8 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 	return Outcome{Kind: Succeeded, Backup: final}
 }
 
-// poll reads the backup (as just read: the first poll comes one interval
-// later) until it is no longer in progress, telling changed of each new
-// status. On error it returns the last state it saw.
+// poll reads the backup, from one interval on, until it is no longer in
+// progress; on error it returns the last state it saw.
 func (w *Runner) poll(ctx context.Context, accountID string, b *client.Backup, changed func(now client.Backup, prev string)) (*client.Backup, error) {
 	began := w.clock.Now()
 	last := b

@@ -26,10 +26,8 @@ func (w *Runner) identifying(accountID string, opts RunOptions, began time.Time)
 	return w.rule(accountID, opts, began)
 }
 
-// trigger queues one backup of the account, or says why not. The POST is
-// not idempotent, so it is never blindly resent: after an unknown outcome
-// the listing is looked at first, for IdentifyWithin after a server error
-// (a listing may lag, as after a 202) and UncertainGrace after no answer.
+// trigger queues one backup, or says why not. The POST is not idempotent:
+// after an unknown outcome the listing is looked at before any resend.
 func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions) (*Triggered, Outcome) {
 	began := w.clock.Now()
 	post := w.c.Trigger(accountID)
@@ -95,9 +93,8 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 	}
 }
 
-// conflictAfterUncertain reads a 409 after a POST whose outcome was
-// unknown: a backup in progress started since the trigger is its own; an
-// older one means that POST queued nothing, and the 409 stands.
+// conflictAfterUncertain reads a 409 after an unknown outcome: a backup in
+// progress started since the trigger is its own; an older one, the 409 stands.
 func (w *Runner) conflictAfterUncertain(ctx context.Context, accountID string, opts RunOptions, began time.Time, conflict error) (*Triggered, Outcome) {
 	var newest *client.Backup
 	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Max: 1}) {
@@ -177,9 +174,8 @@ func (w *Runner) FindTriggered(ctx context.Context, accountID string, r Record) 
 	return w.findMine(ctx, accountID, RunOptions{After: r.Since, beganOnService: r.TriggeredOnService, misdated: r.Misdated}, r.TriggeredAt)
 }
 
-// findMine returns the account's newest backup when it is the trigger's,
-// or why not when it may be its own all the same. The service lists a
-// trigger's backup as the newest at once.
+// findMine returns the account's newest backup (as the service lists a new
+// one) when it is the trigger's, or why not when it may be its own all the same.
 func (w *Runner) findMine(ctx context.Context, accountID string, opts RunOptions, began time.Time) (*client.Backup, error) {
 	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Max: 1}) {
 		if err != nil {

@@ -1,6 +1,5 @@
-// Package workflow takes a backup of an account and knows what became of
-// it, in one Outcome and the Record a resource keeps. The provider calls
-// it; it calls internal/client, which knows nothing of it.
+// Package workflow takes a backup of an account and says what became of it
+// (Outcome, Record); it calls internal/client, which knows nothing of it.
 package workflow
 
 import (
