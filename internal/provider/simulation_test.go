@@ -36,6 +36,7 @@ import (
 var (
 	simSeed  = flag.Uint64("sim.seed", 0, "simulate the one sequence of this seed (0: sequences from seed 1 on)")
 	simSteps = flag.Int("sim.steps", 0, "with -sim.seed, the steps of its sequence; else the steps of all sequences together")
+	simFrom  = flag.Uint64("sim.from", 1, "without -sim.seed, the first sequence's seed (a deeper run in parts)")
 )
 
 const (
@@ -78,7 +79,8 @@ func TestSimulation(t *testing.T) {
 		failures []string
 		// failedSeeds, to replay each one
 		failedSeeds []uint64
-		next        = uint64(1)
+		next        = max(*simFrom, 1)
+		last        = next + uint64(sequences) - 1
 		done        int
 	)
 	var wg sync.WaitGroup
@@ -86,7 +88,7 @@ func TestSimulation(t *testing.T) {
 		wg.Go(func() {
 			for {
 				mu.Lock()
-				if next > uint64(sequences) {
+				if next > last {
 					mu.Unlock()
 					return
 				}
