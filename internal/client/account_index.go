@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"errors"
-	"sync"
 )
 
 // AccountIndex tells many callers what the accounts listing holds, from
@@ -11,71 +10,49 @@ import (
 // callers confirm it with Account.
 type AccountIndex struct {
 	c        *Client
-	mu       sync.Mutex
-	flight   chan struct{} // closed when the current listing ends; nil: none yet
+	turn     chan struct{} // held by the one caller listing or reading
+	listed   bool
 	accounts map[string]Account
 	err      error
 	reported bool
 }
 
 // NewAccountIndex returns an index that lists nothing until asked.
-func (c *Client) NewAccountIndex() *AccountIndex { return &AccountIndex{c: c} }
+func (c *Client) NewAccountIndex() *AccountIndex {
+	return &AccountIndex{c: c, turn: make(chan struct{}, 1)}
+}
 
 // Lookup returns the account as the listing holds it, or nil. When the
 // listing failed, report is true for exactly one caller, so that the failure
 // is told once. A listing its own caller cancelled is started afresh.
 func (x *AccountIndex) Lookup(ctx context.Context, accountID string) (account *Account, report bool, err error) {
-	for {
-		x.mu.Lock()
-		if x.flight == nil {
-			flight := make(chan struct{})
-			x.flight = flight
-			x.mu.Unlock()
-			accounts, lerr := x.list(ctx)
-			x.mu.Lock()
-			if lerr != nil && ctx.Err() != nil && errors.Is(lerr, ctx.Err()) {
-				// Only this caller gave up: let a waiter list again.
-				x.flight = nil
-				close(flight)
-				x.mu.Unlock()
-				return nil, false, lerr
-			}
-			x.accounts, x.err = accounts, lerr
-			close(flight)
-			x.mu.Unlock()
-			continue
-		}
-		flight := x.flight
+	select {
+	case x.turn <- struct{}{}: // a free turn is taken even when ctx has ended
+	default:
 		select {
-		case <-flight:
-			defer x.mu.Unlock()
-			if x.err != nil {
-				first := !x.reported
-				x.reported = true
-				return nil, first, x.err
-			}
-			if a, found := x.accounts[accountID]; found {
-				return &a, false, nil
-			}
-			return nil, false, nil
-		default:
-		}
-		x.mu.Unlock()
-		select {
+		case x.turn <- struct{}{}:
 		case <-ctx.Done():
 			return nil, false, ctx.Err()
-		case <-flight:
 		}
 	}
-}
-
-func (x *AccountIndex) list(ctx context.Context) (map[string]Account, error) {
-	accounts := map[string]Account{}
-	for a, err := range x.c.Accounts(ctx, ListOptions{}) {
-		if err != nil {
-			return nil, err
+	defer func() { <-x.turn }()
+	if !x.listed {
+		accounts, err := Collect(x.c.Accounts(ctx, ListOptions{}))
+		if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, false, err // only this caller gave up: the next lists again
 		}
-		accounts[a.ID] = a
+		x.listed, x.err = true, err
+		x.accounts = map[string]Account{}
+		for _, a := range accounts {
+			x.accounts[a.ID] = a
+		}
 	}
-	return accounts, nil
+	if x.err != nil {
+		report, x.reported = !x.reported, true
+		return nil, report, x.err
+	}
+	if a, found := x.accounts[accountID]; found {
+		return &a, false, nil
+	}
+	return nil, false, nil
 }

@@ -59,11 +59,11 @@ type Client struct {
 	log     Logger
 	limiter *limiter
 	jitter  func() float64
-	guard   textGuard // cleans what the service sends before it is shown
-	org     orgCheck
-	tok     keyToken
-	proof   baseProof // see judgeAbsence
-	noHTTP2 bool      // see HTTP2DebugLogging
+	guard   textGuard            // cleans what the service sends before it is shown
+	org     remembered[struct{}] // see CheckOrganization
+	tok     remembered[*Token]
+	proof   remembered[struct{}] // see proveBase
+	noHTTP2 bool                 // see HTTP2DebugLogging
 
 	serviceClock serviceClock // see ClockOffset
 }

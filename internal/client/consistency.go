@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"strconv"
 	"time"
 )
 
@@ -142,36 +143,17 @@ func movedOn(before, now backupSeen) bool {
 
 // digest hashes every field of a backup.
 func (s *backupsChecked) digest(b *Backup) uint64 {
-	var h maphash.Hash
-	h.SetSeed(s.seed)
-	str := func(v string) {
-		var n [8]byte
-		for i, l := 0, uint64(len(v)); i < 8; i++ {
-			n[i] = byte(l >> (8 * i))
+	at := func(t *time.Time) string {
+		if t == nil {
+			return "none"
 		}
-		_, _ = h.Write(n[:])
-		_, _ = h.WriteString(v)
+		return fmt.Sprint(t.Unix(), t.Nanosecond())
 	}
-	tm := func(t time.Time) {
-		bin, _ := t.UTC().MarshalBinary()
-		str(string(bin))
-	}
-	str(b.AccountID)
-	str(b.Status)
-	tm(b.CreatedAt)
-	if b.CompletedAt != nil {
-		str("completed")
-		tm(*b.CompletedAt)
-	} else {
-		str("")
-	}
+	errText := "none"
 	if b.Error != nil {
-		str("error")
-		str(*b.Error)
-	} else {
-		str("")
+		errText = strconv.Quote(*b.Error)
 	}
-	return h.Sum64()
+	return maphash.String(s.seed, fmt.Sprintf("%q %q %s %s %s", b.AccountID, b.Status, at(&b.CreatedAt), at(b.CompletedAt), errText))
 }
 
 // internStatus shares the known statuses' text among every record kept.
