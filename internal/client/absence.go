@@ -8,10 +8,8 @@ import (
 	"strings"
 )
 
-// Absence: a proxy, a wrong base_url prefix or another organization answer
-// 404 too, so a 404 proves an account gone only when it is the service's own
-// problem answer and the same base_url answered GET /api/v1/token for this
-// key. Anything else that looks like absence is an *UnprovenAbsenceError.
+// A proxy or a wrong base_url answers 404 too: a 404 proves an account gone
+// only as the service's own answer from a base_url whose token endpoint answered.
 
 // ErrGone matches a *GoneError.
 var ErrGone = errors.New("the Backup Service proved the account does not exist for this key")
@@ -27,15 +25,13 @@ func (e *GoneError) Error() string {
 	return fmt.Sprintf("account %s does not exist for this API key (deleted, or outside the key's organization): %v", e.AccountID, e.Answer)
 }
 
-// Is makes errors.Is(err, ErrGone) true. Callers decide on ErrGone, never
-// on ErrNotFound, which a look-alike 404 matches too.
+// Is makes errors.Is(err, ErrGone) true; a look-alike 404 matches ErrNotFound only.
 func (e *GoneError) Is(target error) bool { return target == ErrGone }
 
 // Unwrap gives the 404 itself, for errors.As(err, **APIError).
 func (e *GoneError) Unwrap() error { return e.Answer }
 
-// UnprovenAbsenceError: an answer that looked like absence but does not
-// prove it. It unwraps to the answer.
+// UnprovenAbsenceError: an answer that looked like absence but does not prove it.
 type UnprovenAbsenceError struct {
 	AccountID string
 	Why       string // what the proof lacked
@@ -48,9 +44,8 @@ func (e *UnprovenAbsenceError) Error() string {
 
 func (e *UnprovenAbsenceError) Unwrap() error { return e.Err }
 
-// proveBase is nil when the token endpoint answered for this key; it is
-// remembered, so that many 404s cost one token read, unless the caller's
-// own context ended.
+// proveBase is nil when the token endpoint answered for this key; remembered
+// (unless the caller's own context ended), so that many 404s cost one read.
 func (c *Client) proveBase(ctx context.Context) error {
 	_, err := c.proof.get(func() (struct{}, error, bool) {
 		_, err := c.Token(ctx)

@@ -5,9 +5,8 @@ import (
 	"errors"
 )
 
-// AccountIndex tells many callers what the accounts listing holds, from
-// one listing made on first need and shared. An id it lacks proves nothing:
-// callers confirm it with Account.
+// AccountIndex shares one accounts listing, made on first need, among many
+// callers. An id it lacks proves nothing: callers confirm it with Account.
 type AccountIndex struct {
 	c        *Client
 	turn     chan struct{} // held by the one caller listing or reading
@@ -22,9 +21,8 @@ func (c *Client) NewAccountIndex() *AccountIndex {
 	return &AccountIndex{c: c, turn: make(chan struct{}, 1)}
 }
 
-// Lookup returns the account as the listing holds it, or nil. When the
-// listing failed, report is true for exactly one caller, so that the failure
-// is told once. A listing its own caller cancelled is started afresh.
+// Lookup returns the account as listed, or nil. A failed listing is to be
+// reported by one caller only: the first, whose report is true.
 func (x *AccountIndex) Lookup(ctx context.Context, accountID string) (account *Account, report bool, err error) {
 	select {
 	case x.turn <- struct{}{}: // a free turn is taken even when ctx has ended

@@ -90,9 +90,8 @@ type backupSeen struct {
 	page    int
 }
 
-// backupsChecked checks a backups listing as it is read: newest first,
-// within ListingClockAllowance, and every id listed again either as it was
-// or, for a backup in progress, as it could have become.
+// backupsChecked checks a backups listing as it is read: newest first, and
+// every id listed again as it was or as it could have become.
 type backupsChecked struct {
 	seed     maphash.Seed
 	seen     map[string]backupSeen

@@ -60,8 +60,7 @@ func (c *Client) KeyToken(ctx context.Context) (*Token, error) {
 }
 
 // CheckOrganization returns nil when Options.Organization is unset or is
-// the key's organization; Trigger.Post calls it before any POST. A failed
-// read is asked again.
+// the key's organization; a failed read is asked again.
 func (c *Client) CheckOrganization(ctx context.Context) error {
 	if c.opts.Organization == "" {
 		return nil
