@@ -84,60 +84,53 @@ func (s *idsSeen[T]) restart() {}
 // backupSeen is what a backups listing keeps of each backup: a few words,
 // not the record.
 type backupSeen struct {
-	created time.Time
-	status  string
-	sum     uint64 // every field the record holds, hashed
-	page    int
+	ListedRecord
+	sum uint64 // every field the record holds, hashed
 }
 
 // backupsChecked checks a backups listing as it is read: newest first, and
 // every id listed again as it was or as it could have become.
 type backupsChecked struct {
-	seed     maphash.Seed
-	seen     map[string]backupSeen
-	oldest   backupSeen // the oldest record of the current pass
-	oldestID string
+	seed   maphash.Seed
+	seen   map[string]backupSeen
+	oldest ListedRecord // the oldest record of the current pass
 }
 
 func newBackupsChecked() *backupsChecked {
 	return &backupsChecked{seed: maphash.MakeSeed(), seen: map[string]backupSeen{}}
 }
 
-func (s *backupsChecked) restart() { s.oldestID = "" }
+func (s *backupsChecked) restart() { s.oldest = ListedRecord{} }
 
 func (s *backupsChecked) see(b *Backup, page int) (bool, error) {
-	now := backupSeen{created: b.CreatedAt, status: internStatus(b.Status), sum: s.digest(b), page: page}
+	now := backupSeen{ListedRecord{ID: b.ID, CreatedAt: b.CreatedAt, Status: internStatus(b.Status), Page: page}, s.digest(b)}
 	if before, ok := s.seen[b.ID]; ok {
 		if before.sum == now.sum {
 			return true, nil
 		}
 		if !movedOn(before, now) {
-			return false, &InconsistentListingError{Kind: ChangedRepeat, Earlier: before.record(b.ID), Later: now.record(b.ID)}
+			return false, &InconsistentListingError{Kind: ChangedRepeat, Earlier: before.ListedRecord, Later: now.ListedRecord}
 		}
 		s.seen[b.ID] = now // a later change is judged against this one
 		return true, nil
 	}
 	// A repeat is not judged by its place: offset cursors list again what a
 	// new backup pushed down.
-	if s.oldestID != "" && b.CreatedAt.Sub(s.oldest.created) > ListingClockAllowance {
-		return false, &InconsistentListingError{Kind: OutOfOrder, Earlier: s.oldest.record(s.oldestID), Later: now.record(b.ID)}
+	if s.oldest.ID != "" && b.CreatedAt.Sub(s.oldest.CreatedAt) > ListingClockAllowance {
+		return false, &InconsistentListingError{Kind: OutOfOrder, Earlier: s.oldest, Later: now.ListedRecord}
 	}
 	s.seen[b.ID] = now
-	if s.oldestID == "" || b.CreatedAt.Before(s.oldest.created) {
-		s.oldest, s.oldestID = now, b.ID
+	if s.oldest.ID == "" || b.CreatedAt.Before(s.oldest.CreatedAt) {
+		s.oldest = now.ListedRecord
 	}
 	return false, nil
-}
-
-func (s backupSeen) record(id string) ListedRecord {
-	return ListedRecord{ID: id, CreatedAt: s.created, Status: s.status, Page: s.page}
 }
 
 // movedOn says whether a backup listed as before can have become now: it
 // was in progress, has the same created_at, and did not go back to pending.
 func movedOn(before, now backupSeen) bool {
-	return InProgress(before.status) && before.created.Equal(now.created) &&
-		(before.status != StatusRunning || now.status != StatusPending)
+	return InProgress(before.Status) && before.CreatedAt.Equal(now.CreatedAt) &&
+		(before.Status != StatusRunning || now.Status != StatusPending)
 }
 
 // digest hashes every field of a backup.

@@ -220,11 +220,8 @@ const maxResetAhead = 2 * time.Second
 // done reports the outcome of a request allowed by wait (nil and 0 when
 // no response came), and the first implausible reset, to report once.
 func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
-	rl := (*RateLimit)(nil)
 	now := l.clock.Now()
-	if h != nil {
-		rl = parseRateLimit(h, now)
-	}
+	rl := parseRateLimit(h, now) // nil without a response
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.probing = false
