@@ -6,13 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 )
 
-// Absence: a proxy, a wrong base_url prefix or another organization answer
-// 404 too, so a 404 proves an account gone only when it is the service's own
-// problem answer and the same base_url answered GET /api/v1/token for this
-// key. Anything else that looks like absence is an *UnprovenAbsenceError.
+// A proxy or a wrong base_url answers 404 too: a 404 proves an account gone
+// only as the service's own answer from a base_url whose token endpoint answered.
 
 // ErrGone matches a *GoneError.
 var ErrGone = errors.New("the Backup Service proved the account does not exist for this key")
@@ -28,15 +25,13 @@ func (e *GoneError) Error() string {
 	return fmt.Sprintf("account %s does not exist for this API key (deleted, or outside the key's organization): %v", e.AccountID, e.Answer)
 }
 
-// Is makes errors.Is(err, ErrGone) true. Callers decide on ErrGone, never
-// on ErrNotFound, which a look-alike 404 matches too.
+// Is makes errors.Is(err, ErrGone) true; a look-alike 404 matches ErrNotFound only.
 func (e *GoneError) Is(target error) bool { return target == ErrGone }
 
 // Unwrap gives the 404 itself, for errors.As(err, **APIError).
 func (e *GoneError) Unwrap() error { return e.Answer }
 
-// UnprovenAbsenceError: an answer that looked like absence but does not
-// prove it. It unwraps to the answer.
+// UnprovenAbsenceError: an answer that looked like absence but does not prove it.
 type UnprovenAbsenceError struct {
 	AccountID string
 	Why       string // what the proof lacked
@@ -49,51 +44,32 @@ func (e *UnprovenAbsenceError) Error() string {
 
 func (e *UnprovenAbsenceError) Unwrap() error { return e.Err }
 
-// baseProof keeps whether base_url proved itself, so that many 404s cost
-// one token read; a caller's own cancellation is not kept.
-type baseProof struct {
-	mu   sync.Mutex
-	done bool
-	err  error
-}
-
-// proveBase is nil when the token endpoint answered for this key.
+// proveBase is nil when the token endpoint answered for this key; remembered
+// (unless the caller's own context ended), so that many 404s cost one read.
 func (c *Client) proveBase(ctx context.Context) error {
-	c.proof.mu.Lock()
-	defer c.proof.mu.Unlock()
-	if c.proof.done {
-		return c.proof.err
-	}
-	_, err := c.Token(ctx)
-	if err != nil && ctx.Err() != nil {
-		return err
-	}
-	c.proof.done, c.proof.err = true, err
+	_, err := c.proof.get(func() (struct{}, error, bool) {
+		_, err := c.Token(ctx)
+		return struct{}{}, err, err == nil || ctx.Err() == nil
+	})
 	return err
 }
 
 // baseProven records that KeyToken's read proved base_url as well.
 func (c *Client) baseProven() {
-	c.proof.mu.Lock()
-	defer c.proof.mu.Unlock()
-	if !c.proof.done {
-		c.proof.done, c.proof.err = true, nil
-	}
+	_, _ = c.proof.get(func() (struct{}, error, bool) { return struct{}{}, nil, true })
 }
 
-// notServiceProblem says why a 404 is not the service's own problem
-// answer, or "" when it is.
-func notServiceProblem(e *APIError) string {
+// notFromService says why e is not the service's own problem document (a
+// proxy's page or a look-alike), or "" when it is.
+func (e *APIError) notFromService() string {
 	switch {
-	case e.StatusCode != http.StatusNotFound:
-		return fmt.Sprintf("only a 404 can, and this is HTTP %d", e.StatusCode)
 	case e.NotProblem:
 		return "the answer is not a problem document (a proxy, a load balancer or another service answers like this)"
-	case e.problemStatus != http.StatusNotFound:
-		return fmt.Sprintf("the problem document's status is %d, not 404", e.problemStatus)
+	case e.problemStatus != e.StatusCode:
+		return fmt.Sprintf("the problem document's status is %d, not %d", e.problemStatus, e.StatusCode)
 	case e.Title == "":
 		return "the problem document has no title"
-	case e.problemRequestID == "" || !uuidRE.MatchString(e.problemRequestID):
+	case !uuidRE.MatchString(e.problemRequestID):
 		return "the problem document carries no request id of the service's form"
 	}
 	return ""
@@ -111,7 +87,11 @@ func (c *Client) judgeAbsence(ctx context.Context, accountID string, err error) 
 	case !errors.As(err, &apiErr) || (apiErr.StatusCode != http.StatusNotFound && apiErr.StatusCode != http.StatusGone):
 		return err
 	}
-	if why := notServiceProblem(apiErr); why != "" {
+	why := apiErr.notFromService()
+	if apiErr.StatusCode != http.StatusNotFound {
+		why = fmt.Sprintf("only a 404 can, and this is HTTP %d", apiErr.StatusCode)
+	}
+	if why != "" {
 		return &UnprovenAbsenceError{AccountID: accountID, Why: why, Err: err}
 	}
 	if perr := c.proveBase(ctx); perr != nil {

@@ -10,17 +10,11 @@ import (
 	"strings"
 )
 
-// Messages about base_url quote it, so that a typo shows, but it may hold
-// credentials or a token: they quote only shownBaseURL's form, and never
-// url.Parse's errors, which quote the raw URL whole.
-
 // maxShownBaseURL bounds a base URL quoted in a message, in characters.
 const maxShownBaseURL = 100
 
-// shownBaseURL is raw as a message may show it, or "" when nothing can be.
-// A malformed URL may hold delimiters anywhere, so whatever stands before
-// the last "@" or after the first "?" or "#" is dropped; the scheme, host
-// and path are kept. The key is masked first, so no cut can rebuild it.
+// shownBaseURL is raw without what may be credentials (before the last "@",
+// after the first "?" or "#"), or "". Messages never quote url.Parse's errors.
 func shownBaseURL(raw string, g textGuard) string {
 	s := g.clean(raw)
 	scheme := ""
@@ -46,7 +40,6 @@ var missingColonRE = regexp.MustCompile(`(?i)^(https?)//`)
 
 // parseBaseURL checks base_url: https (or http to loopback, or with
 // allowInsecure), a host, no credentials, query or fragment, no /api/v1.
-// g masks the key in what its errors quote.
 func parseBaseURL(raw string, allowInsecure bool, g textGuard) (*url.URL, error) {
 	trimmed := strings.TrimSpace(raw)
 	shown := "(not shown: it may hold credentials)"

@@ -1,9 +1,9 @@
-// Package client is a small client for the Backup Service API, safe for
-// concurrent use: it paces requests to the key's rate limit and retries what
-// is safe to retry.
+// Package client is a client for the Backup Service API, safe for concurrent
+// use: it paces requests to the key's rate limit and retries what is safe to.
 package client
 
 import (
+	"context"
 	"crypto/x509"
 	"fmt"
 	"math/rand/v2"
@@ -59,17 +59,16 @@ type Client struct {
 	log     Logger
 	limiter *limiter
 	jitter  func() float64
-	guard   textGuard // cleans what the service sends before it is shown
-	org     orgCheck
-	tok     keyToken
-	proof   baseProof // see judgeAbsence
-	noHTTP2 bool      // see HTTP2DebugLogging
+	guard   textGuard            // cleans what the service sends before it is shown
+	org     remembered[struct{}] // see CheckOrganization
+	tok     remembered[*Token]
+	proof   remembered[struct{}] // see proveBase
+	noHTTP2 bool                 // see HTTP2DebugLogging
 
 	serviceClock serviceClock // see ClockOffset
 }
 
-// secret holds the key behind a pointer, so that printing a Client never
-// shows it.
+// secret holds the key behind a pointer, so that printing a Client never shows it.
 type secret struct {
 	value  string
 	folded string // the key as fold leaves it, masked by textGuard.clean
@@ -103,7 +102,7 @@ func New(opts Options) (*Client, error) {
 		opts.HTTPClient = &http.Client{Transport: newTransport(ts)}
 	}
 	setDefaults(&opts)
-	// A copy: the caller's client is left as it was (see RedirectError).
+	// A copy, so that the caller's client keeps its own CheckRedirect.
 	hc := *opts.HTTPClient
 	hc.CheckRedirect = refuseRedirects
 	opts.HTTPClient = &hc
@@ -162,3 +161,15 @@ func CheckAPIKey(key string) error {
 	}
 	return nil
 }
+
+// Logger receives the client's diagnostics; fields never hold the API key.
+type Logger interface {
+	Debug(ctx context.Context, msg string, fields map[string]any)
+	Warn(ctx context.Context, msg string, fields map[string]any)
+}
+
+// NopLogger discards everything.
+type NopLogger struct{}
+
+func (NopLogger) Debug(context.Context, string, map[string]any) {}
+func (NopLogger) Warn(context.Context, string, map[string]any)  {}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"strconv"
 	"time"
 )
 
@@ -83,95 +84,68 @@ func (s *idsSeen[T]) restart() {}
 // backupSeen is what a backups listing keeps of each backup: a few words,
 // not the record.
 type backupSeen struct {
-	created time.Time
-	status  string
-	sum     uint64 // every field the record holds, hashed
-	page    int
+	ListedRecord
+	sum uint64 // every field the record holds, hashed
 }
 
-// backupsChecked checks a backups listing as it is read: newest first,
-// within ListingClockAllowance, and every id listed again either as it was
-// or, for a backup in progress, as it could have become.
+// backupsChecked checks a backups listing as it is read: newest first, and
+// every id listed again as it was or as it could have become.
 type backupsChecked struct {
-	seed     maphash.Seed
-	seen     map[string]backupSeen
-	oldest   backupSeen // the oldest record of the current pass
-	oldestID string
+	seed   maphash.Seed
+	seen   map[string]backupSeen
+	oldest ListedRecord // the oldest record of the current pass
 }
 
 func newBackupsChecked() *backupsChecked {
 	return &backupsChecked{seed: maphash.MakeSeed(), seen: map[string]backupSeen{}}
 }
 
-func (s *backupsChecked) restart() { s.oldestID = "" }
+func (s *backupsChecked) restart() { s.oldest = ListedRecord{} }
 
 func (s *backupsChecked) see(b *Backup, page int) (bool, error) {
-	now := backupSeen{created: b.CreatedAt, status: internStatus(b.Status), sum: s.digest(b), page: page}
+	now := backupSeen{ListedRecord{ID: b.ID, CreatedAt: b.CreatedAt, Status: internStatus(b.Status), Page: page}, s.digest(b)}
 	if before, ok := s.seen[b.ID]; ok {
 		if before.sum == now.sum {
 			return true, nil
 		}
 		if !movedOn(before, now) {
-			return false, &InconsistentListingError{Kind: ChangedRepeat, Earlier: before.record(b.ID), Later: now.record(b.ID)}
+			return false, &InconsistentListingError{Kind: ChangedRepeat, Earlier: before.ListedRecord, Later: now.ListedRecord}
 		}
 		s.seen[b.ID] = now // a later change is judged against this one
 		return true, nil
 	}
 	// A repeat is not judged by its place: offset cursors list again what a
 	// new backup pushed down.
-	if s.oldestID != "" && b.CreatedAt.Sub(s.oldest.created) > ListingClockAllowance {
-		return false, &InconsistentListingError{Kind: OutOfOrder, Earlier: s.oldest.record(s.oldestID), Later: now.record(b.ID)}
+	if s.oldest.ID != "" && b.CreatedAt.Sub(s.oldest.CreatedAt) > ListingClockAllowance {
+		return false, &InconsistentListingError{Kind: OutOfOrder, Earlier: s.oldest, Later: now.ListedRecord}
 	}
 	s.seen[b.ID] = now
-	if s.oldestID == "" || b.CreatedAt.Before(s.oldest.created) {
-		s.oldest, s.oldestID = now, b.ID
+	if s.oldest.ID == "" || b.CreatedAt.Before(s.oldest.CreatedAt) {
+		s.oldest = now.ListedRecord
 	}
 	return false, nil
-}
-
-func (s backupSeen) record(id string) ListedRecord {
-	return ListedRecord{ID: id, CreatedAt: s.created, Status: s.status, Page: s.page}
 }
 
 // movedOn says whether a backup listed as before can have become now: it
 // was in progress, has the same created_at, and did not go back to pending.
 func movedOn(before, now backupSeen) bool {
-	return InProgress(before.status) && before.created.Equal(now.created) &&
-		(before.status != StatusRunning || now.status != StatusPending)
+	return InProgress(before.Status) && before.CreatedAt.Equal(now.CreatedAt) &&
+		(before.Status != StatusRunning || now.Status != StatusPending)
 }
 
 // digest hashes every field of a backup.
 func (s *backupsChecked) digest(b *Backup) uint64 {
-	var h maphash.Hash
-	h.SetSeed(s.seed)
-	str := func(v string) {
-		var n [8]byte
-		for i, l := 0, uint64(len(v)); i < 8; i++ {
-			n[i] = byte(l >> (8 * i))
+	at := func(t *time.Time) string {
+		if t == nil {
+			return "none"
 		}
-		_, _ = h.Write(n[:])
-		_, _ = h.WriteString(v)
+		return fmt.Sprint(t.Unix(), t.Nanosecond())
 	}
-	tm := func(t time.Time) {
-		bin, _ := t.UTC().MarshalBinary()
-		str(string(bin))
-	}
-	str(b.AccountID)
-	str(b.Status)
-	tm(b.CreatedAt)
-	if b.CompletedAt != nil {
-		str("completed")
-		tm(*b.CompletedAt)
-	} else {
-		str("")
-	}
+	errText := "none"
 	if b.Error != nil {
-		str("error")
-		str(*b.Error)
-	} else {
-		str("")
+		errText = strconv.Quote(*b.Error)
 	}
-	return h.Sum64()
+	return maphash.String(s.seed, fmt.Sprintf("%q %q %s %s %s", b.AccountID, b.Status, at(&b.CreatedAt), at(b.CompletedAt), errText))
 }
 
 // internStatus shares the known statuses' text among every record kept.

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"iter"
 	"net/url"
+	"time"
 
+	"github.com/backup-service/terraform-provider-backup/internal/fleet"
 	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
@@ -51,8 +53,7 @@ func (c *Client) ListAccounts(ctx context.Context, opts ListOptions) ([]Account,
 }
 
 // Backups iterates over an account's backups, newest first (opts.Order is
-// ignored). A record of another account is left out like a malformed one;
-// an inconsistent listing stops with ErrInconsistentListing.
+// ignored), leaving out records of other accounts as malformed.
 func (c *Client) Backups(ctx context.Context, accountID string, opts ListOptions) iter.Seq2[Backup, error] {
 	opts.Order = ""
 	backups := listing(ctx, c, accountPath(accountID)+"/backups", opts, func(b *Backup) string { return b.ID }, func(b *Backup) bool {
@@ -78,15 +79,24 @@ func (c *Client) AuditLogs(ctx context.Context, opts ListOptions) iter.Seq2[Audi
 // FindBackup looks for one backup of an account, paging as far as needed:
 // a *BackupNotFoundError when it is not listed (which proves nothing).
 func (c *Client) FindBackup(ctx context.Context, accountID, backupID string) (*Backup, error) {
+	b, err := c.firstBackup(ctx, accountID, func(b *Backup) bool { return b.ID == backupID })
+	if b == nil && err == nil {
+		return nil, &BackupNotFoundError{AccountID: accountID, BackupID: backupID}
+	}
+	return b, err
+}
+
+// firstBackup is the newest of an account's backups that match, or nil.
+func (c *Client) firstBackup(ctx context.Context, accountID string, match func(*Backup) bool) (*Backup, error) {
 	for b, err := range c.Backups(ctx, accountID, ListOptions{}) {
 		if err != nil {
 			return nil, err
 		}
-		if b.ID == backupID {
+		if match(&b) {
 			return &b, nil
 		}
 	}
-	return nil, &BackupNotFoundError{AccountID: accountID, BackupID: backupID}
+	return nil, nil
 }
 
 // BackupNotFoundError says an account's backups listing has no such backup.
@@ -100,3 +110,48 @@ func (e *BackupNotFoundError) Error() string {
 
 // Is makes errors.Is(err, ErrNotFound) true.
 func (e *BackupNotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// LatestSuccessesInFlight bounds the accounts LatestSuccesses reads at
+// once: enough that latency does not slow the limiter's pace.
+const LatestSuccessesInFlight = 16
+
+// SuccessOutcome is one account's outcome of LatestSuccesses.
+type SuccessOutcome struct {
+	Latest *Backup // nil: no successful backup (or Err)
+	Err    error
+}
+
+// LatestSuccess returns the account's newest successful backup, or nil.
+func (c *Client) LatestSuccess(ctx context.Context, accountID string) (*Backup, error) {
+	return c.firstBackup(ctx, accountID, func(b *Backup) bool { return b.Status == StatusSuccess })
+}
+
+// SuccessTime is when a successful backup ended: completed_at, or
+// created_at when the service left completed_at out.
+func SuccessTime(b *Backup) time.Time {
+	if b.CompletedAt != nil {
+		return *b.CompletedAt
+	}
+	return b.CreatedAt
+}
+
+// LatestSuccesses runs LatestSuccess for every account, several at once;
+// done, when set, is called (never at once) as each read ends.
+func (c *Client) LatestSuccesses(ctx context.Context, accountIDs []string, done func(finished int)) []SuccessOutcome {
+	outcomes := make([]SuccessOutcome, len(accountIDs))
+	read := make([]bool, len(accountIDs))
+	fleet.Each(ctx, len(accountIDs), LatestSuccessesInFlight, func(ctx context.Context, i int) {
+		b, err := c.LatestSuccess(ctx, accountIDs[i])
+		outcomes[i], read[i] = SuccessOutcome{Latest: b, Err: err}, true
+	}, func(_, finished int) {
+		if done != nil {
+			done(finished)
+		}
+	})
+	for i := range outcomes {
+		if !read[i] {
+			outcomes[i].Err = context.Cause(ctx)
+		}
+	}
+	return outcomes
+}

@@ -75,11 +75,8 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
-// FromService says whether the answer is the service's own problem
-// document, not a proxy's page or a look-alike (see judgeAbsence).
-func (e *APIError) FromService() bool {
-	return !e.NotProblem && e.problemStatus == e.StatusCode && e.Title != "" && uuidRE.MatchString(e.problemRequestID)
-}
+// FromService says whether the answer is the service's own problem document.
+func (e *APIError) FromService() bool { return e.notFromService() == "" }
 
 var statusOf = map[error]int{
 	ErrBadRequest: http.StatusBadRequest, ErrUnauthenticated: http.StatusUnauthorized, ErrForbidden: http.StatusForbidden,

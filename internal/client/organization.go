@@ -24,65 +24,60 @@ func (e *OrganizationMismatchError) Error() string {
 
 func (e *OrganizationMismatchError) Is(target error) bool { return target == ErrWrongOrganization }
 
-// keyToken is the key's token as first read by a Client.
-type keyToken struct {
-	mu  sync.Mutex
-	tok *Token
+// remembered is one read shared by a Client's callers; a read that keep
+// refuses is not remembered, and the next caller reads again.
+type remembered[T any] struct {
+	mu   sync.Mutex
+	done bool
+	val  T
+	err  error
+}
+
+func (r *remembered[T]) get(read func() (val T, err error, keep bool)) (T, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return r.val, r.err
+	}
+	val, err, keep := read()
+	if keep {
+		r.done, r.val, r.err = true, val, err
+	}
+	return val, err
 }
 
 // KeyToken is the key's token, read once per Client and shared; a failed
 // read, or one that names no organization, is not remembered.
 func (c *Client) KeyToken(ctx context.Context) (*Token, error) {
-	c.tok.mu.Lock()
-	defer c.tok.mu.Unlock()
-	if c.tok.tok != nil {
-		return c.tok.tok, nil
-	}
-	tok, err := c.Token(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c.baseProven()
-	if tok.Organization.ID != "" {
-		c.tok.tok = tok
-	}
-	return tok, nil
-}
-
-// orgCheck keeps the organization check's match or mismatch; a failed read
-// is asked again.
-type orgCheck struct {
-	mu      sync.Mutex
-	checked bool
-	err     error
+	return c.tok.get(func() (*Token, error, bool) {
+		tok, err := c.Token(ctx)
+		if err != nil {
+			return nil, err, false
+		}
+		c.baseProven()
+		return tok, nil, tok.Organization.ID != ""
+	})
 }
 
 // CheckOrganization returns nil when Options.Organization is unset or is
-// the key's organization; Trigger.Post calls it before any POST.
+// the key's organization; a failed read is asked again.
 func (c *Client) CheckOrganization(ctx context.Context) error {
 	if c.opts.Organization == "" {
 		return nil
 	}
-	c.org.mu.Lock()
-	defer c.org.mu.Unlock()
-	if c.org.checked {
-		return c.org.err
-	}
-	tok, err := c.KeyToken(ctx)
-	if err != nil {
-		return fmt.Errorf("reading the API key's organization (organization_id is set): %w", err)
-	}
-	if tok.Organization.ID == "" {
-		// It cannot vouch for the key; asked again next time.
-		return &DecodeError{Method: "GET", Path: c.base.EscapedPath() + "/api/v1/token", StatusCode: 200,
-			Err: errors.New("it names no organization, so organization_id cannot be checked; nothing was changed")}
-	}
-	c.org.checked = true
-	if tok.Organization.ID != c.opts.Organization {
-		c.org.err = &OrganizationMismatchError{
-			Expected: c.opts.Organization,
-			Actual:   Organization{ID: c.guard.text(tok.Organization.ID), Name: c.guard.text(tok.Organization.Name)},
+	_, err := c.org.get(func() (struct{}, error, bool) {
+		tok, err := c.KeyToken(ctx)
+		switch {
+		case err != nil:
+			return struct{}{}, fmt.Errorf("reading the API key's organization (organization_id is set): %w", err), false
+		case tok.Organization.ID == "": // it cannot vouch for the key
+			return struct{}{}, &DecodeError{Method: "GET", Path: c.base.EscapedPath() + "/api/v1/token", StatusCode: 200,
+				Err: errors.New("it names no organization, so organization_id cannot be checked; nothing was changed")}, false
+		case tok.Organization.ID != c.opts.Organization:
+			return struct{}{}, &OrganizationMismatchError{Expected: c.opts.Organization,
+				Actual: Organization{ID: c.guard.text(tok.Organization.ID), Name: c.guard.text(tok.Organization.Name)}}, true
 		}
-	}
-	return c.org.err
+		return struct{}{}, nil, true
+	})
+	return err
 }

@@ -53,11 +53,8 @@ type ListOptions struct {
 	Ended func(complete bool)
 }
 
-// listing pages through path, following next_cursor. After an
-// invalid-cursor 400 it restarts once from the first page, as the API
-// document says. Records accept refuses are left out and counted; each
-// record goes through newSeen's seenRecords (nil: drop a repeated id), and
-// one it refuses stops the listing, as do the bounds above.
+// listing pages through path; after an invalid-cursor 400 it restarts once,
+// as the API document says. newSeen (nil: drop repeated ids) may stop it.
 func listing[T any](ctx context.Context, c *Client, path string, opts ListOptions, idOf func(*T) string, accept func(*T) bool, newSeen func() seenRecords[T]) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T

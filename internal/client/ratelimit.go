@@ -53,14 +53,8 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// limiter paces every request of one client to the key's per-second
-// allowance. Until a response tells it, requests go one at a time; then
-// starts are spaced by intervalFor, and X-RateLimit-Remaining is a budget
-// for the window that ends at X-RateLimit-Reset. Other processes using the
-// key show as a window count above this client's own: it then takes its
-// part of the allowance (share), cut by each 429 and doubled by each window
-// alone, and starts requests only up to fillAt into a window. How these
-// were tuned: BENCHMARKS.md, sections 7 and 8.
+// limiter paces one client's requests to the key's per-second allowance,
+// its share of it when other processes use the key (BENCHMARKS.md, 7 and 8).
 type limiter struct {
 	clock clock.Clock
 
@@ -224,14 +218,10 @@ const (
 const maxResetAhead = 2 * time.Second
 
 // done reports the outcome of a request allowed by wait (nil and 0 when
-// no response came). It returns the first implausible reset, for the caller
-// to report once.
+// no response came), and the first implausible reset, to report once.
 func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
-	rl := (*RateLimit)(nil)
 	now := l.clock.Now()
-	if h != nil {
-		rl = parseRateLimit(h, now)
-	}
+	rl := parseRateLimit(h, now) // nil without a response
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.probing = false
@@ -300,8 +290,7 @@ func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
 }
 
 // shareWindow takes the window's count beyond this client's own requests
-// (answered or in flight) as other clients', and sets share and budget to
-// this client's part.
+// as other clients', and cuts share and budget to this client's part.
 func (l *limiter) shareWindow(rl *RateLimit) {
 	counted := rl.Limit - rl.Remaining
 	own := l.mine + l.inflight

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"sync"
 	"time"
 )
 
@@ -120,9 +121,8 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 	return nil
 }
 
-// decodeStrict decodes one JSON value and refuses anything after it. It
-// cleans the text before checking required fields: a status made only of
-// control characters must fail as missing (the fuzz target found one).
+// decodeStrict decodes one JSON value and refuses anything after it. Text
+// is cleaned before the check, so that a status of control characters fails.
 func decodeStrict(body []byte, out any, g textGuard) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(out); err != nil {
@@ -138,4 +138,31 @@ func decodeStrict(body []byte, out any, g textGuard) error {
 		return c.check()
 	}
 	return nil
+}
+
+// serviceClock is the service's clock as its answers' Date headers tell it.
+type serviceClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+	known  bool
+}
+
+// observe notes the Date of an answer received at now; half a second
+// centres Date's one-second resolution.
+func (s *serviceClock) observe(date string, now time.Time) {
+	t, err := http.ParseTime(date)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	s.offset, s.known = t.Add(500*time.Millisecond).Sub(now), true
+	s.mu.Unlock()
+}
+
+// ClockOffset is how far the service's clock runs ahead of this client's,
+// from the latest readable Date; false before any.
+func (c *Client) ClockOffset() (time.Duration, bool) {
+	c.serviceClock.mu.Lock()
+	defer c.serviceClock.mu.Unlock()
+	return c.serviceClock.offset, c.serviceClock.known
 }

@@ -15,8 +15,7 @@ import (
 const announceWaitsOver = 5 * time.Second
 
 // do performs cl with retries and decodes a 2xx body into out (when non-nil).
-// A 429 says only "later": max_retries does not count it, so it is waited
-// out until the deadline (or, without one, the retry budget).
+// max_retries does not count 429s: they are waited out to the deadline.
 func (c *Client) do(ctx context.Context, cl call, out any) error {
 	var waited time.Duration
 	failures := 0 // retries that max_retries bounds
@@ -47,9 +46,8 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 	}
 }
 
-// mayRetry returns a *RetryError wrapping last when waiting delay would
-// outlive the deadline, or exceed max_retries or the budget (for a 429,
-// limited, only the budget and only without a deadline).
+// mayRetry returns a *RetryError when waiting delay would outlive the
+// deadline, or pass max_retries or the budget (a 429's, only without one).
 func (c *Client) mayRetry(ctx context.Context, attempt, failures int, limited bool, delay, waited time.Duration, last error) error {
 	fail := func(cause RetryCause, reason string) error {
 		return &RetryError{Attempts: attempt + 1, Cause: cause, Reason: reason, Err: last}

@@ -9,10 +9,6 @@ import (
 	"unicode/utf8"
 )
 
-// Text the service sends ends up in diagnostics a terminal shows, and it is
-// untrusted: it may echo the key, hold escape sequences, or be megabytes
-// long. Every such string passes through a textGuard first.
-
 // MaxShownText bounds a server string shown to the user, in characters.
 const MaxShownText = 300
 
@@ -24,16 +20,15 @@ const Redacted = "[REDACTED]"
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
-// textGuard makes server strings safe to show: the key masked, control
-// characters (escape sequences among them) removed, length bounded.
+// textGuard makes the service's untrusted strings safe to show: the key
+// masked, control characters (escape sequences among them) removed, cut.
 type textGuard struct{ key *secret }
 
 // text cleans s and cuts it to MaxShownText characters.
 func (g textGuard) text(s string) string { return g.cut(g.clean(s), MaxShownText) }
 
-// clean folds s (see fold) with the key masked before, after, and in its
-// folded form: folding can change the key, or join its pieces (the fuzz
-// target found a key split by an invalid byte).
+// clean folds s with the key masked before, after, and in its folded form:
+// folding can join a key's pieces (the fuzz target found one).
 func (g textGuard) clean(s string) string {
 	key := ""
 	if g.key != nil {
@@ -100,9 +95,8 @@ func (g textGuard) wrap(err error) error {
 	return &guardedError{shown: g.text(err.Error()), err: err}
 }
 
-// guarded is implemented by every decoded answer: each string field is
-// cleaned and cut before anything else sees it. Ids are checked instead (see
-// checker), so that cleaning cannot make a hostile id look valid.
+// guarded is implemented by every decoded answer, to clean its strings; ids
+// are checked instead, so that cleaning cannot make a hostile id look valid.
 type guarded interface{ guard(textGuard) }
 
 // maxShownWord bounds a short server string: a status, a platform.

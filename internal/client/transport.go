@@ -61,8 +61,7 @@ func newTransport(s transportSettings) *http.Transport {
 }
 
 // proxyFromEnvironment reads the proxy variables now, not once per process
-// as http.ProxyFromEnvironment does. Loopback (by isLoopback's rule, which
-// takes "LOCALHOST" too) never goes through a proxy.
+// as http.ProxyFromEnvironment does; loopback never goes through a proxy.
 func proxyFromEnvironment() func(*http.Request) (*url.URL, error) {
 	proxy := httpproxy.FromEnvironment().ProxyFunc()
 	return func(req *http.Request) (*url.URL, error) {
@@ -108,8 +107,7 @@ func loopbackOnlyDialer(d *net.Dialer) func(context.Context, string, string) (ne
 }
 
 // HTTP2DebugLogging says whether GODEBUG turns on the HTTP/2 debug logs,
-// which print every header, X-API-Key included: a client built then does
-// not use HTTP/2. Go matches "http2debug=1" or "=2" anywhere; so does this.
+// which print X-API-Key: a client built then does not use HTTP/2.
 func HTTP2DebugLogging() bool {
 	godebug := os.Getenv("GODEBUG")
 	if strings.Contains(godebug, "http2debug=1") || strings.Contains(godebug, "http2debug=2") {

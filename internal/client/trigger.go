@@ -8,10 +8,8 @@ import (
 	"time"
 )
 
-// Trigger is one backup trigger of an account. Its POST is not idempotent
-// and the API has no idempotency key: the client resends it by itself only
-// when it certainly did not reach the service (a 429, or a request never
-// written); knowing which backup it queued is internal/workflow's.
+// Trigger is one backup trigger of an account. Its POST is not idempotent:
+// the client resends it by itself only when it certainly did not arrive.
 type Trigger struct {
 	c         *Client
 	accountID string
@@ -36,10 +34,8 @@ func (e *UnsureError) Error() string { return e.Err.Error() }
 
 func (e *UnsureError) Unwrap() error { return e.Err }
 
-// Post sends the trigger (POST /accounts/{id}/backup) and returns the
-// account as answered: nil, with no error, when the service accepted it in
-// an answer that could not be read. A 404 is judged by the absence rule;
-// with Options.Organization set, the organization is checked first.
+// Post checks the organization, sends the trigger and returns the account
+// as answered: nil, with no error, when the answer could not be read.
 func (t *Trigger) Post(ctx context.Context) (*Account, error) {
 	c := t.c
 	if err := c.CheckOrganization(ctx); err != nil {
@@ -73,10 +69,8 @@ func (t *Trigger) Post(ctx context.Context) (*Account, error) {
 // context ended knows a backup may be queued.
 func (t *Trigger) Sent() bool { return t.sent }
 
-// Wait waits before t is sent again after the failure last, paced as the
-// client's retries of a failure that max_retries counts, within the retry
-// budget and the context's deadline; or it returns the *RetryError that
-// stops it.
+// Wait waits before t is sent again after the failure last, as the client's
+// own retries would, or returns the *RetryError that stops it.
 func (t *Trigger) Wait(ctx context.Context, last error) error {
 	n := t.resends
 	t.resends++

@@ -6,39 +6,17 @@ import (
 	"time"
 )
 
-// Virtual is the one fake time of the tests, for a mock and the
-// provider's client at once. It moves in one of three ways, by its
-// constructor:
-//   - NewVirtual: it stands still while anyone works, and moves on only
-//     for those who sleep (below); Advance moves it, so a test that never
-//     sleeps on it steps it by hand;
-//   - NewInstant: every sleep ends at once, moving the time on by its
-//     length, and is recorded (Waits): a client's backoffs and pacing cost
-//     nothing, and a test reads what they would have been;
-//   - NewStepped: it follows the wall clock, and moves further when told
-//     (Advance): a mock beside a provider on the wall clock, whose backups
-//     last minutes, without falling behind the provider's clock.
-//
-// NewVirtual's time stands still while anyone works, and moves on only for
-// those who sleep: once no one has used it for VirtualIdle of real time, it
-// jumps to the end of the earliest sleep (After) and wakes that sleeper.
-// Sleeps of minutes thus take no real time, sleepers wake in the order of
-// their times, and twenty pollers sleeping two seconds at once move it on
-// by two seconds, not forty. Timers set with AfterFunc (deadlines) never
-// move it themselves: they fire when sleeps or Advance carry the time
-// past them, so that a request in flight, with no one asleep, cannot time
-// out. Tests move it between steps with Advance. It implements
-// TimerClock, so that an operation's timeout passes on it too.
-//
-// Use is judged from the clock's own calls (every request to a mock on it
-// reads it), so a goroutine the machine is slow to schedule may find the
-// clock moved on by a sleeper's step: one step per VirtualIdle at most,
-// as a slow network would delay it.
+// Virtual is the tests' fake time, for a mock and a client at once.
+// NewVirtual's stands still while anyone works and, once unused for
+// VirtualIdle, jumps to the end of the earliest sleep (After); AfterFunc's
+// timers (deadlines) never move it, so a request in flight cannot time out.
+// NewInstant's ends every sleep at once and records it (Waits); NewStepped's
+// follows the wall clock. Advance moves any of them on.
 type Virtual struct {
 	mu       sync.Mutex
 	now      time.Time
 	timers   []*virtualTimer
-	activity uint64 // uses so far: the driver moves time only when it stays put
+	activity uint64 // uses so far: time moves only when it stays put
 	driving  bool
 	undriven bool // tests of the clock step it by hand
 
@@ -48,8 +26,7 @@ type Virtual struct {
 	offset  time.Duration
 }
 
-// VirtualIdle is how long a Virtual must go unused before it jumps to
-// the end of its next sleep.
+// VirtualIdle is how long a Virtual must go unused before it jumps.
 const VirtualIdle = 2 * time.Millisecond
 
 type virtualTimer struct {
@@ -62,33 +39,20 @@ type virtualTimer struct {
 // NewVirtual returns a Virtual reading t, moved on by its sleepers.
 func NewVirtual(t time.Time) *Virtual { return &Virtual{now: t} }
 
-// NewInstant returns a Virtual reading t on which every sleep ends at
-// once. Tests of rate-limit windows, which are whole seconds, start it at
-// a whole second, so that every run gets the same window.
+// NewInstant returns a Virtual reading t on which every sleep ends at once.
 func NewInstant(t time.Time) *Virtual { return &Virtual{now: t, instant: true} }
 
-// NewStepped returns a Virtual that reads the wall clock plus every
-// Advance so far. Its sleeps take real time.
+// NewStepped returns a Virtual that reads the wall clock plus every Advance.
 func NewStepped() *Virtual { return &Virtual{wall: true} }
 
-// Now returns the clock's time.
 func (c *Virtual) Now() time.Time {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.activity++
-	return c.timeLocked()
+	c.mu.Unlock()
+	return c.peek()
 }
 
-func (c *Virtual) timeLocked() time.Time {
-	if c.wall {
-		return time.Now().Add(c.offset)
-	}
-	return c.now
-}
-
-// After returns a channel that receives the clock's time once it has moved
-// on by d: a sleep of d, which takes real time only while others work (at
-// once on NewInstant's clock, in real time on NewStepped's).
+// After returns a channel that receives the clock's time once it has moved on by d.
 func (c *Virtual) After(d time.Duration) <-chan time.Time {
 	switch {
 	case c.wall:
@@ -109,15 +73,14 @@ func (c *Virtual) After(d time.Duration) <-chan time.Time {
 // FollowsWall says whether the clock is NewStepped's.
 func (c *Virtual) FollowsWall() bool { return c.wall }
 
-// Waits returns every sleep asked of a NewInstant clock so far, in order.
+// Waits returns every sleep asked of a NewInstant clock, in order.
 func (c *Virtual) Waits() []time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]time.Duration(nil), c.sleeps...)
 }
 
-// AfterFunc runs f once the clock has moved on by d; stop cancels it and
-// says whether it had not run.
+// AfterFunc runs f once the clock has moved on by d; stop says whether it had not run.
 func (c *Virtual) AfterFunc(d time.Duration, f func()) (stop func() bool) {
 	if c.wall {
 		return time.AfterFunc(d, f).Stop
@@ -148,14 +111,17 @@ func (c *Virtual) add(d time.Duration, sleep bool, f func()) *virtualTimer {
 	return t
 }
 
+// peek reads the clock without counting a use.
 func (c *Virtual) peek() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.timeLocked()
+	if c.wall {
+		return time.Now().Add(c.offset)
+	}
+	return c.now
 }
 
-// drive moves the clock to the end of the next sleep each time it has gone
-// unused for VirtualIdle, and ends when no one sleeps.
+// drive steps the clock each time it goes unused for VirtualIdle, until no one sleeps.
 func (c *Virtual) drive() {
 	for {
 		seen := c.used()
@@ -166,28 +132,22 @@ func (c *Virtual) drive() {
 	}
 }
 
-// used is a count of the clock's uses (reads, timers, advances) so far.
+// used counts the clock's uses (reads, timers, advances).
 func (c *Virtual) used() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.activity
 }
 
-// stepIfUnused moves the clock to the end of the next sleep, firing what
-// it passes, unless the clock was used since the count seen; false when no
-// one sleeps (and the driver stops).
+// stepIfUnused moves the clock to the next sleep's end unless it was used
+// since seen; false when no one sleeps.
 func (c *Virtual) stepIfUnused(seen uint64) bool {
 	c.mu.Lock()
 	if c.activity != seen {
 		c.mu.Unlock()
 		return true
 	}
-	var next *virtualTimer
-	for _, t := range c.timers {
-		if t.sleep && !t.stopped && (next == nil || t.at.Before(next.at)) {
-			next = t
-		}
-	}
+	next := c.earliest(func(t *virtualTimer) bool { return t.sleep })
 	if next == nil {
 		c.driving = false
 		c.mu.Unlock()
@@ -198,14 +158,13 @@ func (c *Virtual) stepIfUnused(seen uint64) bool {
 	return true
 }
 
-// Advance moves the clock on by d (at least 0), runs the functions of the
-// timers it passes, and returns the new time.
+// Advance moves the clock on by d (at least 0), firing the timers it passes.
 func (c *Virtual) Advance(d time.Duration) time.Time {
 	c.mu.Lock()
 	if c.wall {
 		c.offset += max(d, 0)
-		defer c.mu.Unlock()
-		return c.timeLocked()
+		c.mu.Unlock()
+		return c.peek()
 	}
 	to := c.now.Add(max(d, 0))
 	c.activity++
@@ -213,17 +172,11 @@ func (c *Virtual) Advance(d time.Duration) time.Time {
 	return c.advanceTo(to)
 }
 
-// advanceTo moves the clock forward to t, stopping at each timer due on
-// the way, earliest first, to fire it at its own time.
+// advanceTo moves the clock to t, firing each timer due on the way at its own time.
 func (c *Virtual) advanceTo(to time.Time) time.Time {
 	for {
 		c.mu.Lock()
-		var due *virtualTimer
-		for _, t := range c.timers {
-			if !t.stopped && !t.at.After(to) && (due == nil || t.at.Before(due.at)) {
-				due = t
-			}
-		}
+		due := c.earliest(func(t *virtualTimer) bool { return !t.at.After(to) })
 		if due == nil {
 			if to.After(c.now) {
 				c.now = to
@@ -240,4 +193,14 @@ func (c *Virtual) advanceTo(to time.Time) time.Time {
 		c.mu.Unlock()
 		due.f()
 	}
+}
+
+// earliest is the earliest timer not stopped that ok accepts, or nil.
+func (c *Virtual) earliest(ok func(*virtualTimer) bool) (next *virtualTimer) {
+	for _, t := range c.timers {
+		if !t.stopped && ok(t) && (next == nil || t.at.Before(next.at)) {
+			next = t
+		}
+	}
+	return next
 }
