@@ -297,6 +297,7 @@ func TestUnidentifiedTriggerLookedForFromAnotherMachine(t *testing.T) {
 // once the service's clock has passed its date (simulation seed 6014). On
 // this machine's clock, that backup may look older than the trigger.
 func TestUnidentifiedTriggerAfterTheServiceClockWasSetBack(t *testing.T) {
+	t.Parallel()
 	for _, skew := range []time.Duration{0, -13 * time.Minute} {
 		t.Run(fmt.Sprint("service clock ", skew), func(t *testing.T) {
 			t.Parallel()
