@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
@@ -23,6 +24,9 @@ var (
 // sharedKeyCase, when set, runs only that case of section 7, as many
 // times as -runs says: for telling a change of a few points from noise.
 var sharedKeyCase = flag.String("shared", "", "section 7: only the case ALLOWANCExRUNS (for example 10x8), repeated -runs times")
+
+// sharedCases numbers runShared's calls.
+var sharedCases atomic.Int64
 
 // sharedKeyPerRun is each run's workload: backup_triggers without wait
 // (two requests each).
@@ -105,7 +109,8 @@ func runShared(ctx context.Context, h *harness, n, allowance int) (sharedKeyResu
 		hs := &http.Server{Handler: c, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = hs.Serve(ln) }()
 		defer func() { _ = hs.Close() }()
-		w, err := h.workdir(fmt.Sprintf("shared-%d-%d-%d", allowance, n, i), triggers(ids[i*sharedKeyPerRun:(i+1)*sharedKeyPerRun], ""), nil)
+		// A workdir of its own per case, so that a repeat starts with no state.
+		w, err := h.workdir(fmt.Sprintf("shared-%d-%d-%d-%d", allowance, n, sharedCases.Add(1), i), triggers(ids[i*sharedKeyPerRun:(i+1)*sharedKeyPerRun], ""), nil)
 		if err != nil {
 			return out, err
 		}
