@@ -98,6 +98,7 @@ func runShared(ctx context.Context, h *harness, n, allowance int) (sharedKeyResu
 	}
 	defer m.close()
 	ids := m.srv.AccountIDs()
+	round := sharedCases.Add(1) // workdirs of their own: a repeat starts with no state
 	counters := make([]*runCounter, n)
 	works := make([]*workdir, n)
 	for i := range n {
@@ -109,8 +110,7 @@ func runShared(ctx context.Context, h *harness, n, allowance int) (sharedKeyResu
 		hs := &http.Server{Handler: c, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = hs.Serve(ln) }()
 		defer func() { _ = hs.Close() }()
-		// A workdir of its own per case, so that a repeat starts with no state.
-		w, err := h.workdir(fmt.Sprintf("shared-%d-%d-%d-%d", allowance, n, sharedCases.Add(1), i), triggers(ids[i*sharedKeyPerRun:(i+1)*sharedKeyPerRun], ""), nil)
+		w, err := h.workdir(fmt.Sprintf("shared-%d-%d-%d-%d", allowance, n, round, i), triggers(ids[i*sharedKeyPerRun:(i+1)*sharedKeyPerRun], ""), nil)
 		if err != nil {
 			return out, err
 		}
