@@ -496,8 +496,8 @@ func TestParseRateLimitBounds(t *testing.T) {
 	}
 }
 
-// The window a time falls in: the one told when the time is in it, the
-// ones after it by whole seconds, none before it.
+// The window a time falls in: the one told when the time is in it, but at
+// its very start, the ones after it by whole seconds, none before it.
 func TestEndOfWindow(t *testing.T) {
 	t.Parallel()
 	w := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
@@ -508,7 +508,7 @@ func TestEndOfWindow(t *testing.T) {
 		ok   bool
 	}{
 		{-time.Second - time.Nanosecond, 0, false},
-		{-time.Second, 0, true},
+		{-time.Second, -time.Second, true}, // held as the previous window's end
 		{-time.Nanosecond, 0, true},
 		{0, time.Second, true},
 		{999 * time.Millisecond, time.Second, true},
