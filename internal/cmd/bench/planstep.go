@@ -17,6 +17,8 @@ var planStepCommits = []struct{ commit, what string }{
 	// The plan step once per resource (issue 42), before reuse_within and
 	// reused (issue 41) added two attributes.
 	{"81197dc", "one plan step"},
+	// Before the lighter house (issue 47): its goal is no slower than then.
+	{"22c0497", "before issue 47"},
 }
 
 // 12. Plan cost of the record: plans over 1 and 250 triggers with this
