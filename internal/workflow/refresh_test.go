@@ -77,3 +77,24 @@ func TestCheckDestroy(t *testing.T) {
 		t.Errorf("on_conflict wait: %+v", c)
 	}
 }
+
+// A command reads its first DirectAccountReads accounts with a GET each,
+// and the rest from one shared listing.
+func TestAccountReadsPerCommand(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 4702, Accounts: DirectAccountReads + 2}, nil)
+	ids := f.srv.AccountIDs()
+	for i, id := range ids {
+		f.srv.ResetStats()
+		if c := f.client.CheckAccount(context.Background(), id); c.Err != nil || c.Account == nil || c.Account.ID != id {
+			t.Fatalf("account %d: %+v", i, c)
+		}
+		want := 1 // a GET, then one listing of every account, then nothing
+		if i > DirectAccountReads {
+			want = 0
+		}
+		if n := f.srv.Stats().TotalRequests(); n != want {
+			t.Errorf("account %d: %d requests, want %d", i, n, want)
+		}
+	}
+}
