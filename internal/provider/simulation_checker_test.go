@@ -57,8 +57,13 @@ func contradictory(b mockservice.BackupTruth, end time.Time) bool {
 // been set back since reads younger by as much (a stated limit).
 func (c *simChange) counts(b mockservice.BackupTruth) bool {
 	setBack := max(0, b.StampOffset-c.reuseOffset)
-	return changeOf(b.QueuedBy) == c.key || (c.anyReuse && !b.CreatedAt.Before(c.first.Add(-c.reuse-simAllowance-setBack))) ||
-		!b.CreatedAt.Before(c.first.Add(-simAllowance-simDateError))
+	return c.own(b) || (c.anyReuse && !b.CreatedAt.Before(c.first.Add(-c.reuse-simAllowance-setBack)))
+}
+
+// own says whether b may be the change's own: queued by it, or started
+// within the allowance before it (the stated limit of a lost answer).
+func (c *simChange) own(b mockservice.BackupTruth) bool {
+	return changeOf(b.QueuedBy) == c.key || !b.CreatedAt.Before(c.first.Add(-simAllowance-simDateError))
 }
 
 // simDateError is how far the service's clock, as its Date tells it, may
@@ -71,8 +76,9 @@ const simDateError = time.Second
 const simSameSecond = 2 * simDateError
 
 // checkTrigger judges a trigger's create or update reported successful:
-// its backup backupID (invariants 1 and 2).
-func (w *simWorld) checkTrigger(op *simOp, backupID string, waits bool, start, end time.Time) {
+// its backup backupID (invariants 1 and 2); one not reported as reused must
+// be its own.
+func (w *simWorld) checkTrigger(op *simOp, backupID string, waits, reportedReused bool, start, end time.Time) {
 	c := op.change
 	if backupID == "" {
 		// Queued, not yet identified (wait_for_completion = false): one
@@ -97,8 +103,7 @@ func (w *simWorld) checkTrigger(op *simOp, backupID string, waits bool, start, e
 		}
 		w.violate(op, cat, "reported backup %s as succeeded by %s: %s", backupID, w.at(end), desc)
 	}
-	reused := changeOf(b.QueuedBy) != c.key && b.CreatedAt.Before(c.first.Add(-simAllowance-simDateError))
-	if !waits && reused && !c.wentAhead && !b.CompletedAt.After(end) && !good(b, end) {
+	if !waits && !c.own(b) && !c.wentAhead && !b.CompletedAt.After(end) && !good(b, end) {
 		// Reused and not waited for, it must still be under way or good as
 		// the change goes ahead: one already over, and not good, is no
 		// backup for it. (A later update of settings takes and judges none.)
@@ -114,6 +119,9 @@ func (w *simWorld) checkTrigger(op *simOp, backupID string, waits bool, start, e
 	}
 	if !c.counts(b) {
 		w.violate(op, w.notThisChange(c, b), "backup %s (%s) was not queued by this change (%s, began %s), nor within its reuse_within",
+			backupID, desc, c.key, w.at(c.first))
+	} else if !reportedReused && !c.own(b) {
+		w.violate(op, "b", "backup %s (%s), reported as queued by this change (reused = false), was not (%s, began %s)",
 			backupID, desc, c.key, w.at(c.first))
 	}
 }

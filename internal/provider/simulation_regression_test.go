@@ -89,9 +89,9 @@ func TestSimRegression(t *testing.T) {
 		// The service's clock set back 13 minutes, then a POST answered 500:
 		// the newest backup, stamped before, was dated ahead of the service's
 		// clock. Hours later it no longer was, and passed for the trigger's
-		// own. It is now recorded as never its own (Rule.Misdated). Its change
-		// had reuse_within, which the grant below also covers: the fix is
-		// pinned by TestUnidentifiedTriggerAfterTheServiceClockWasSetBack.
+		// own. It is now recorded as never its own (Rule.Misdated). (Its change
+		// had reuse_within; the checker grants reuse's stated limit only to a
+		// backup the provider reports as reused.)
 		{"ClockSetBackBeforeALostAnswer", 6014, true},
 		// The stated limit of reuse_within: a backup stamped while the
 		// service's clock ran 28 (12) minutes ahead, reused once that clock

@@ -921,7 +921,7 @@ func (w *simWorld) triggerDone(op *simOp, r simResult, start time.Time) {
 	if waits && attrOf(r.state, "backup_status") != "success" {
 		return // an interrupted wait: saved, not gone ahead
 	}
-	w.checkTrigger(op, attrOf(r.state, "id"), waits, start, time.Now())
+	w.checkTrigger(op, attrOf(r.state, "id"), waits, attrOf(r.state, "reused") == "true", start, time.Now())
 	if !op.change.wentAhead {
 		// The change goes ahead once; a later update of its settings takes
 		// no backup and is not a change (the rule's After).
