@@ -474,6 +474,9 @@ func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, op
 	if o.Backup != nil && old.Record.BackupID != "" && o.Backup.ID != old.Record.BackupID {
 		return o, renewAfter // renewed: a new change
 	}
+	if o.Backup != nil && o.Backup.ID == old.Record.BackupID {
+		o.Reused = o.Reused || old.Record.Reused // adopted: still the recent backup it reused
+	}
 	return o, opts.After
 }
 
