@@ -102,6 +102,10 @@ func TestSimRegression(t *testing.T) {
 		// replacement adopted that backup: it reported it as its own
 		// (reused = false), which the stricter checker refuses.
 		{"AdoptedReuseStaysReused", 117, true},
+		// A backup stamped 15s ahead of a service clock just set back was
+		// refused as misdated, then taken as the trigger's own a few looks
+		// later, once the service's clock had passed its date.
+		{"MisdatedStaysRefusedWhileLooking", 2055, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if v := runSimulation(t, tc.seed, simSequenceSteps, tc.runnerClocks); len(v) > 0 {

@@ -84,7 +84,7 @@ func (r Rule) Check(b client.Backup, stage Stage) error {
 	case b.ID != "" && b.ID == r.Own:
 		return nil
 	case b.ID != "" && b.ID == r.Misdated:
-		return no("it was dated ahead of the service's own clock when this change's backup was looked for")
+		return &notCountedError{Backup: b, Why: "it was dated ahead of the service's own clock when this change's backup was looked for", ahead: true}
 	case r.future(b.CreatedAt):
 		return &notCountedError{Backup: b, Why: fmt.Sprintf("it is dated %s, in the future of the service's own clock", stamp(b.CreatedAt)), ahead: true}
 	case !r.After.IsZero() && !b.CreatedAt.After(r.After):

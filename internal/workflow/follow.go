@@ -32,7 +32,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 	case r.BackupID == "":
 		mine := opts.RunOptions
 		mine.beganOnService, mine.misdated = r.TriggeredOnService, r.Misdated
-		found, err := w.lookFor(ctx, accountID, mine, r.TriggeredAt, w.set.IdentifyWithin)
+		found, err := w.lookFor(ctx, accountID, &mine, r.TriggeredAt, w.set.IdentifyWithin)
 		if found == nil {
 			apart := w.rule(accountID, opts.RunOptions, r.TriggeredAt).clocksApart()
 			if errors.Is(err, ErrNotListed) {
@@ -44,7 +44,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 				return w.run(ctx, accountID, opts.RunOptions)
 			}
 			o := unidentified(r.TriggeredAt, r.Confirmed, err)
-			o.TriggeredOnService, o.Misdated = r.TriggeredOnService, cmp.Or(misdatedIn(err), r.Misdated)
+			o.TriggeredOnService, o.Misdated = r.TriggeredOnService, cmp.Or(misdatedIn(err), mine.misdated)
 			return o
 		}
 		b = found

@@ -53,7 +53,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 			// A POST may have been on its way: look once, briefly, so that the caller records it.
 			lctx, cancel := detached(ctx)
 			defer cancel()
-			found, lerr := w.findMine(lctx, accountID, opts, began)
+			found, lerr := w.findMine(lctx, accountID, &opts, began)
 			if lerr == nil && found != nil {
 				return &Triggered{Backup: *found, Recovered: true}, Outcome{}
 			}
@@ -70,7 +70,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 			if !unsure.Answered {
 				grace = max(grace, w.set.UncertainGrace)
 			}
-			found, lerr := w.lookFor(ctx, accountID, opts, began, grace)
+			found, lerr := w.lookFor(ctx, accountID, &opts, began, grace)
 			if found != nil {
 				return &Triggered{Backup: *found, Recovered: true}, Outcome{}
 			}
@@ -120,11 +120,11 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, accountID string, o
 // identify finds a backup the service accepted, for IdentifyWithin and,
 // when the context ends first, once more, detached.
 func (w *Runner) identify(ctx context.Context, accountID string, acct *client.Account, opts RunOptions, began time.Time, recovered bool) (*Triggered, Outcome) {
-	found, err := w.lookFor(ctx, accountID, opts, began, w.set.IdentifyWithin)
+	found, err := w.lookFor(ctx, accountID, &opts, began, w.set.IdentifyWithin)
 	if found == nil && ctx.Err() != nil {
 		dctx, cancel := detached(ctx)
 		defer cancel()
-		found, err = w.findMine(dctx, accountID, opts, began)
+		found, err = w.findMine(dctx, accountID, &opts, began)
 		if found == nil && err == nil {
 			err = ErrNotListed
 		}
@@ -143,7 +143,7 @@ const (
 
 // lookFor looks for the trigger's backup until within has passed; else it
 // returns the last error (ErrNotListed when the listing held none).
-func (w *Runner) lookFor(ctx context.Context, accountID string, opts RunOptions, began time.Time, within time.Duration) (*client.Backup, error) {
+func (w *Runner) lookFor(ctx context.Context, accountID string, opts *RunOptions, began time.Time, within time.Duration) (*client.Backup, error) {
 	deadline := w.clock.Now().Add(within)
 	interval := identifyInterval
 	for {
@@ -171,22 +171,26 @@ func (w *Runner) lookFor(ctx context.Context, accountID string, opts RunOptions,
 // FindTriggered looks once for the backup of an unidentified record; nil,
 // nil when none is listed yet.
 func (w *Runner) FindTriggered(ctx context.Context, accountID string, r Record) (*client.Backup, error) {
-	return w.findMine(ctx, accountID, RunOptions{After: r.Since, beganOnService: r.TriggeredOnService, misdated: r.Misdated}, r.TriggeredAt)
+	return w.findMine(ctx, accountID, &RunOptions{After: r.Since, beganOnService: r.TriggeredOnService, misdated: r.Misdated}, r.TriggeredAt)
 }
 
 // findMine returns the account's newest backup (as the service lists a new
-// one) when it is the trigger's, or why not when it may be its own all the same.
-func (w *Runner) findMine(ctx context.Context, accountID string, opts RunOptions, began time.Time) (*client.Backup, error) {
+// one) when it is the trigger's, or why not when it may be its own all the
+// same. A backup found misdated stays refused in opts' later looks.
+func (w *Runner) findMine(ctx context.Context, accountID string, opts *RunOptions, began time.Time) (*client.Backup, error) {
 	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Max: 1}) {
 		if err != nil {
 			return nil, err
 		}
-		rule := w.identifying(accountID, opts, began)
+		rule := w.identifying(accountID, *opts, began)
 		err := rule.Check(b, Identified)
 		switch {
 		case err == nil:
 			return &b, nil
 		case rule.mayBeOwn(b):
+			if id := misdatedIn(err); id != "" {
+				opts.misdated = id
+			}
 			return nil, err
 		}
 	}
