@@ -130,11 +130,3 @@ func (l *AuditLog) guard(g textGuard) {
 	l.ResourceType = g.word(l.ResourceType)
 	l.ResourceID = g.text(l.ResourceID) // any kind: no one format to check
 }
-
-func (d *pageDecoder[T]) guard(g textGuard) {
-	for i := range d.p.Data {
-		if x, ok := any(&d.p.Data[i]).(guarded); ok {
-			x.guard(g)
-		}
-	}
-}

@@ -104,14 +104,11 @@ func decodedRecords(t *testing.T, text string) map[string]any {
 	}
 	decode("token", &Token{})
 	decode("account", &Account{})
-	var accounts page[Account]
-	decode("accounts", &pageDecoder[Account]{p: &accounts, text: g,
+	decode("accounts", &pageDecoder[Account]{text: g,
 		idOf: func(a *Account) string { return a.ID }, accept: func(a *Account) bool { return ids.IsAccountID(a.ID) }})
-	var backups page[Backup]
-	decode("backups", &pageDecoder[Backup]{p: &backups, text: g,
+	decode("backups", &pageDecoder[Backup]{text: g,
 		idOf: func(b *Backup) string { return b.ID }, accept: func(b *Backup) bool { return ids.IsBackupID(b.ID) }})
-	var logs page[AuditLog]
-	decode("audit logs", &pageDecoder[AuditLog]{p: &logs, text: g,
+	decode("audit logs", &pageDecoder[AuditLog]{text: g,
 		idOf: func(l *AuditLog) string { return l.ID }, accept: func(l *AuditLog) bool { return ids.IsAuditLogID(l.ID) }})
 	return decoded
 }

@@ -72,17 +72,3 @@ const (
 	OrderAsc  Order = "asc"
 	OrderDesc Order = "desc"
 )
-
-// page is the paginated envelope, decoded by pageDecoder.
-type page[T any] struct {
-	Data       []T
-	Pagination pagination
-	size       int    // encoded length
-	malformed  int    // items dropped for a malformed id
-	first      string // one of them, for the warning
-}
-
-type pagination struct {
-	Limit      int     `json:"limit"`
-	NextCursor *string `json:"next_cursor"`
-}

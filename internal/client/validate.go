@@ -63,19 +63,3 @@ func (l *AuditLog) check() error {
 	}
 	return nil
 }
-
-// check requires the data array (null is not an empty page) and checks
-// every item.
-func (p *page[T]) check() error {
-	if p.Data == nil {
-		return missing("the listing's data array")
-	}
-	for i := range p.Data {
-		if c, ok := any(&p.Data[i]).(checker); ok {
-			if err := c.check(); err != nil {
-				return fmt.Errorf("item %d: %w", i, err)
-			}
-		}
-	}
-	return nil
-}
