@@ -1,9 +1,7 @@
 package client
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -117,25 +115,6 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 		if err := decodeStrict(body, out, c.guard); err != nil {
 			return &DecodeError{Method: cl.method, Path: shown, StatusCode: res.StatusCode, RequestID: requestID, Err: c.guard.wrap(err)}
 		}
-	}
-	return nil
-}
-
-// decodeStrict decodes one JSON value and refuses anything after it. Text
-// is cleaned before the check, so that a status of control characters fails.
-func decodeStrict(body []byte, out any, g textGuard) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(out); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("data follows the JSON value")
-	}
-	if x, ok := out.(guarded); ok {
-		x.guard(g)
-	}
-	if c, ok := out.(checker); ok {
-		return c.check()
 	}
 	return nil
 }
