@@ -121,6 +121,32 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 	return nil
 }
 
+// refuseRedirects makes an http.Client hand every 3xx back to the caller.
+func refuseRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// safeLocation returns a Location header fit to show: credentials in it
+// are replaced, and one that does not parse is described, not repeated.
+func safeLocation(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable Location)"
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"***"}
+		}
+		u.RawQuery = q.Encode()
+	}
+	if u.Fragment != "" {
+		u.Fragment, u.RawFragment = "***", ""
+	}
+	return u.Redacted()
+}
+
 // serviceClock is the service's clock as its answers' Date headers tell it.
 type serviceClock struct {
 	mu     sync.Mutex
