@@ -34,9 +34,8 @@ func BenchmarkDecodeAccountsPage(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		var p page[Account]
-		d := &pageDecoder[Account]{p: &p, accept: func(a *Account) bool { return ids.IsAccountID(a.ID) }, idOf: func(a *Account) string { return a.ID }}
-		if err := decodeStrict(body, d, textGuard{}); err != nil || len(p.Data) != PageSize {
+		d := &pageDecoder[Account]{accept: func(a *Account) bool { return ids.IsAccountID(a.ID) }, idOf: func(a *Account) string { return a.ID }}
+		if err := decodeStrict(body, d, textGuard{}); err != nil || len(d.Data) != PageSize {
 			b.Fatal(err)
 		}
 	}

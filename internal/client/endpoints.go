@@ -5,7 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net/http"
+	"net/http/httptrace"
 	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/fleet"
@@ -154,4 +159,249 @@ func (c *Client) LatestSuccesses(ctx context.Context, accountIDs []string, done 
 		}
 	}
 	return outcomes
+}
+
+// Trigger is one backup trigger of an account. Its POST is not idempotent:
+// the client resends it by itself only when it certainly did not arrive.
+type Trigger struct {
+	c         *Client
+	accountID string
+	sent      bool
+	resends   int
+	waited    time.Duration
+}
+
+// Trigger prepares a trigger of one backup of the account; it sends nothing.
+func (c *Client) Trigger(accountID string) *Trigger { return &Trigger{c: c, accountID: accountID} }
+
+// UnsureError is a failed trigger that the service may have processed all
+// the same: a server error, or no answer to a request that reached it.
+type UnsureError struct {
+	// Answered: a server error came back. Otherwise no answer came, and the
+	// service may still be processing the request.
+	Answered bool
+	Err      error
+}
+
+func (e *UnsureError) Error() string { return e.Err.Error() }
+
+func (e *UnsureError) Unwrap() error { return e.Err }
+
+// Post checks the organization, sends the trigger and returns the account
+// as answered: nil, with no error, when the answer could not be read.
+func (t *Trigger) Post(ctx context.Context) (*Account, error) {
+	c := t.c
+	if err := c.CheckOrganization(ctx); err != nil {
+		return nil, err
+	}
+	var wrote atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) }})
+	var a Account
+	err := c.do(ctx, t.call(), &a)
+	var decErr *DecodeError
+	switch {
+	case errors.As(err, &decErr):
+		t.sent = true
+		c.log.Warn(ctx, "the answer to a backup trigger could not be read; the service accepted it all the same",
+			map[string]any{"account_id": t.accountID, "error": err.Error()})
+		return nil, nil
+	case err == nil:
+		t.sent = true
+		return &a, nil
+	}
+	t.sent = t.sent || wrote.Load()
+	err = c.judgeAbsence(ctx, t.accountID, err)
+	var tErr *TransportError
+	if noAnswer := errors.As(err, &tErr); noAnswer && tErr.Sent || !noAnswer && errors.Is(err, ErrServer) {
+		return nil, &UnsureError{Answered: !noAnswer, Err: err}
+	}
+	return nil, err
+}
+
+// Sent says whether any POST of t reached the wire, so that a caller whose
+// context ended knows a backup may be queued.
+func (t *Trigger) Sent() bool { return t.sent }
+
+// Wait waits before t is sent again after the failure last, as the client's
+// own retries would, or returns the *RetryError that stops it.
+func (t *Trigger) Wait(ctx context.Context, last error) error {
+	n := t.resends
+	t.resends++
+	delay := t.c.backoff(n)
+	if err := t.c.mayRetry(ctx, n, n, false, delay, t.waited, last); err != nil {
+		return err
+	}
+	return t.c.retryAfter(ctx, t.call(), n, delay, &t.waited, last)
+}
+
+func (t *Trigger) call() call {
+	return call{method: "POST", path: accountPath(t.accountID) + "/backup"}
+}
+
+// ErrWrongOrganization matches an *OrganizationMismatchError.
+var ErrWrongOrganization = errors.New("the API key belongs to another organization")
+
+// OrganizationMismatchError: the key belongs to another organization than
+// Options.Organization, so nothing was changed.
+type OrganizationMismatchError struct {
+	Expected string
+	Actual   Organization
+}
+
+func (e *OrganizationMismatchError) Error() string {
+	return fmt.Sprintf("the API key belongs to organization %s (%q), not to the expected %s; nothing was changed",
+		e.Actual.ID, e.Actual.Name, e.Expected)
+}
+
+func (e *OrganizationMismatchError) Is(target error) bool { return target == ErrWrongOrganization }
+
+// remembered is one read shared by a Client's callers; a read that keep
+// refuses is not remembered, and the next caller reads again.
+type remembered[T any] struct {
+	mu   sync.Mutex
+	done bool
+	val  T
+	err  error
+}
+
+func (r *remembered[T]) get(read func() (val T, err error, keep bool)) (T, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return r.val, r.err
+	}
+	val, err, keep := read()
+	if keep {
+		r.done, r.val, r.err = true, val, err
+	}
+	return val, err
+}
+
+// KeyToken is the key's token, read once per Client and shared; a failed
+// read, or one that names no organization, is not remembered.
+func (c *Client) KeyToken(ctx context.Context) (*Token, error) {
+	return c.tok.get(func() (*Token, error, bool) {
+		tok, err := c.Token(ctx)
+		if err != nil {
+			return nil, err, false
+		}
+		c.baseProven()
+		return tok, nil, tok.Organization.ID != ""
+	})
+}
+
+// CheckOrganization returns nil when Options.Organization is unset or is
+// the key's organization; a failed read is asked again.
+func (c *Client) CheckOrganization(ctx context.Context) error {
+	if c.opts.Organization == "" {
+		return nil
+	}
+	_, err := c.org.get(func() (struct{}, error, bool) {
+		tok, err := c.KeyToken(ctx)
+		switch {
+		case err != nil:
+			return struct{}{}, fmt.Errorf("reading the API key's organization (organization_id is set): %w", err), false
+		case tok.Organization.ID == "": // it cannot vouch for the key
+			return struct{}{}, &DecodeError{Method: "GET", Path: c.base.EscapedPath() + "/api/v1/token", StatusCode: 200,
+				Err: errors.New("it names no organization, so organization_id cannot be checked; nothing was changed")}, false
+		case tok.Organization.ID != c.opts.Organization:
+			return struct{}{}, &OrganizationMismatchError{Expected: c.opts.Organization,
+				Actual: Organization{ID: c.guard.text(tok.Organization.ID), Name: c.guard.text(tok.Organization.Name)}}, true
+		}
+		return struct{}{}, nil, true
+	})
+	return err
+}
+
+// A proxy or a wrong base_url answers 404 too: a 404 proves an account gone
+// only as the service's own answer from a base_url whose token endpoint answered.
+
+// ErrGone matches a *GoneError.
+var ErrGone = errors.New("the Backup Service proved the account does not exist for this key")
+
+// GoneError: the service proved that the account does not exist for this
+// key (deleted, or in another organization: the API does not tell which).
+type GoneError struct {
+	AccountID string
+	Answer    *APIError // the 404 that proved it
+}
+
+func (e *GoneError) Error() string {
+	return fmt.Sprintf("account %s does not exist for this API key (deleted, or outside the key's organization): %v", e.AccountID, e.Answer)
+}
+
+// Is makes errors.Is(err, ErrGone) true; a look-alike 404 matches ErrNotFound only.
+func (e *GoneError) Is(target error) bool { return target == ErrGone }
+
+// Unwrap gives the 404 itself, for errors.As(err, **APIError).
+func (e *GoneError) Unwrap() error { return e.Answer }
+
+// UnprovenAbsenceError: an answer that looked like absence but does not prove it.
+type UnprovenAbsenceError struct {
+	AccountID string
+	Why       string // what the proof lacked
+	Err       error
+}
+
+func (e *UnprovenAbsenceError) Error() string {
+	return fmt.Sprintf("%v; this does not prove that account %s is gone: %s", e.Err, e.AccountID, e.Why)
+}
+
+func (e *UnprovenAbsenceError) Unwrap() error { return e.Err }
+
+// proveBase is nil when the token endpoint answered for this key; remembered
+// (unless the caller's own context ended), so that many 404s cost one read.
+func (c *Client) proveBase(ctx context.Context) error {
+	_, err := c.proof.get(func() (struct{}, error, bool) {
+		_, err := c.Token(ctx)
+		return struct{}{}, err, err == nil || ctx.Err() == nil
+	})
+	return err
+}
+
+// baseProven records that KeyToken's read proved base_url as well.
+func (c *Client) baseProven() {
+	_, _ = c.proof.get(func() (struct{}, error, bool) { return struct{}{}, nil, true })
+}
+
+// notFromService says why e is not the service's own problem document (a
+// proxy's page or a look-alike), or "" when it is.
+func (e *APIError) notFromService() string {
+	switch {
+	case e.NotProblem:
+		return "the answer is not a problem document (a proxy, a load balancer or another service answers like this)"
+	case e.problemStatus != e.StatusCode:
+		return fmt.Sprintf("the problem document's status is %d, not %d", e.problemStatus, e.StatusCode)
+	case e.Title == "":
+		return "the problem document has no title"
+	case !uuidRE.MatchString(e.problemRequestID):
+		return "the problem document carries no request id of the service's form"
+	}
+	return ""
+}
+
+// judgeAbsence applies the absence rule to err, from a request on
+// accountID's paths: a *GoneError, an *UnprovenAbsenceError, or err itself.
+func (c *Client) judgeAbsence(ctx context.Context, accountID string, err error) error {
+	var apiErr *APIError
+	var gone *GoneError
+	var unproven *UnprovenAbsenceError
+	switch {
+	case err == nil, errors.As(err, &gone), errors.As(err, &unproven):
+		return err
+	case !errors.As(err, &apiErr) || (apiErr.StatusCode != http.StatusNotFound && apiErr.StatusCode != http.StatusGone):
+		return err
+	}
+	why := apiErr.notFromService()
+	if apiErr.StatusCode != http.StatusNotFound {
+		why = fmt.Sprintf("only a 404 can, and this is HTTP %d", apiErr.StatusCode)
+	}
+	if why != "" {
+		return &UnprovenAbsenceError{AccountID: accountID, Why: why, Err: err}
+	}
+	if perr := c.proveBase(ctx); perr != nil {
+		return &UnprovenAbsenceError{AccountID: accountID, Err: err, Why: "the same base URL did not prove itself: its token endpoint " +
+			"did not answer 200 for this key (" + strings.TrimSpace(perr.Error()) + ")"}
+	}
+	return &GoneError{AccountID: accountID, Answer: apiErr}
 }

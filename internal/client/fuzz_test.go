@@ -81,11 +81,12 @@ func FuzzDecodePage(f *testing.F) {
 		f.Add(seed)
 	}
 	g := textGuard{key: newSecret(fuzzKey)}
-	decode := func(body []byte, p *page[Backup]) error {
-		return decodeStrict(body, &pageDecoder[Backup]{p: p, accept: func(b *Backup) bool { return ids.IsBackupID(b.ID) }, idOf: func(b *Backup) string { return b.ID }, text: g}, g)
+	decode := func(body []byte, p *pageDecoder[Backup]) error {
+		*p = pageDecoder[Backup]{accept: func(b *Backup) bool { return ids.IsBackupID(b.ID) }, idOf: func(b *Backup) string { return b.ID }, text: g}
+		return decodeStrict(body, p, g)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		var p page[Backup]
+		var p pageDecoder[Backup]
 		if err := decode([]byte(body), &p); err != nil {
 			return
 		}
@@ -101,7 +102,7 @@ func FuzzDecodePage(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var q page[Backup]
+		var q pageDecoder[Backup]
 		if err := decode(again, &q); err != nil {
 			t.Fatalf("re-encoded page refused: %v\n%s", err, again)
 		}

@@ -270,19 +270,14 @@ func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
 				l.fillAt = min(time.Second, l.fillAt+fillAtStep)
 			}
 		}
-		switch {
-		case rl.Reset.IsZero():
-		case rl.Reset.After(l.windowEnd):
-			if !l.othersSeen && (l.mine > 1 || l.mine == 1 && l.cutDeep()) { // a window alone
+		if rl.Reset.After(l.windowEnd) { // a new window
+			if !l.othersSeen && (l.mine > 1 || l.mine == 1 && l.cutDeep()) { // the last one alone
 				l.share = min(1, l.share*2)
 				l.fillAt = min(time.Second, 2*l.fillAt)
 			}
 			l.windowEnd, l.budget, l.mine, l.othersSeen = rl.Reset, rl.Remaining, 0, false
-			l.mine++
-			if placed {
-				l.shareWindow(rl)
-			}
-		case rl.Reset.Equal(l.windowEnd):
+		}
+		if !rl.Reset.IsZero() && rl.Reset.Equal(l.windowEnd) {
 			l.mine++
 			l.budget = min(l.budget, rl.Remaining)
 			if placed {

@@ -1,0 +1,419 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"iter"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Bounds of one listing, so that a service that keeps sending cursors
+// cannot make a plan page forever; a real listing is far below them.
+const (
+	MaxListPages   = 2000     // 100,000 records
+	MaxListBytes   = 32 << 20 // encoded
+	maxBarrenPages = 3        // pages in a row with a cursor and no new record
+)
+
+// Errors that stop a listing the service would never let end.
+var (
+	ErrRepeatedCursor = errors.New("the service returned a cursor it had already returned")
+	ErrListingTooLong = errors.New("the listing passed the most the provider reads")
+	ErrBarrenPages    = errors.New("the service kept returning pages with a next cursor and no new records")
+	ErrOversizedPage  = errors.New("a page held more records than the limit asked for")
+)
+
+// ListingError stops a listing: which listing, how far it got, and why.
+type ListingError struct {
+	Path  string
+	Pages int
+	Items int
+	Err   error
+}
+
+func (e *ListingError) Error() string {
+	return fmt.Sprintf("GET %s: stopped after %d page(s) and %d record(s): %v", e.Path, e.Pages, e.Items, e.Err)
+}
+
+func (e *ListingError) Unwrap() error { return e.Err }
+
+// ListOptions shape a listing.
+type ListOptions struct {
+	Order Order // empty: the service's default (desc); ignored without an order
+	Max   int   // stop after this many items; 0: all
+	// Skipped, when set, is called once at the end with the count of records
+	// left out for a malformed id, and one of them (cleaned).
+	Skipped func(count int, example string)
+	// Ended, when set, is called once when the listing stops without an
+	// error: complete is false when Max or the caller left records unread.
+	Ended func(complete bool)
+}
+
+// listing pages through path; after an invalid-cursor 400 it restarts once,
+// as the API document says. newSeen (nil: drop repeated ids) may stop it.
+func listing[T any](ctx context.Context, c *Client, path string, opts ListOptions, idOf func(*T) string, accept func(*T) bool, newSeen func() seenRecords[T]) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		yielded, pages, size, barren := 0, 0, 0, 0
+		skipped, example := 0, ""
+		defer func() {
+			if skipped == 0 {
+				return
+			}
+			c.log.Warn(ctx, "the service listed records whose id is malformed; they were left out",
+				map[string]any{"path": path, "count": skipped, "example": example})
+			if opts.Skipped != nil {
+				opts.Skipped(skipped, example)
+			}
+		}()
+		stop := func(err error) {
+			yield(zero, &ListingError{Path: c.base.EscapedPath() + path, Pages: pages, Items: yielded, Err: err})
+		}
+		ended := func(left bool) {
+			if opts.Ended != nil {
+				opts.Ended(!left)
+			}
+		}
+		var seen seenRecords[T] = &idsSeen[T]{idOf: idOf, ids: map[string]struct{}{}}
+		if newSeen != nil {
+			seen = newSeen()
+		}
+		restarted := false
+	restart:
+		seenCursors := map[string]struct{}{}
+		cursor := ""
+		for {
+			if pages >= MaxListPages {
+				stop(fmt.Errorf("%w (%d pages)", ErrListingTooLong, MaxListPages))
+				return
+			}
+			q := url.Values{"limit": {strconv.Itoa(PageSize)}}
+			if opts.Order != "" && cursor == "" {
+				q.Set("order", string(opts.Order))
+			}
+			if cursor != "" {
+				q.Set("cursor", cursor)
+			}
+			p := &pageDecoder[T]{accept: accept, idOf: idOf, text: c.guard}
+			err := c.do(ctx, call{method: "GET", path: path, query: q, idempotent: true}, p)
+			if err != nil {
+				if cursor != "" && !restarted && errors.Is(err, ErrBadRequest) {
+					c.log.Warn(ctx, "the service refused a listing cursor; restarting the listing from its first page",
+						map[string]any{"path": path, "error": err.Error()})
+					restarted = true
+					seen.restart()
+					goto restart
+				}
+				if errors.Is(err, ErrOversizedPage) {
+					stop(err)
+					return
+				}
+				yield(zero, err)
+				return
+			}
+			pages++
+			size += p.size
+			if skipped == 0 {
+				example = p.first // "" on a page without malformed records
+			}
+			skipped += p.malformed
+			fresh := false // whether the page held a record not seen before
+			for i := range p.Data {
+				// Checked as it comes: those after the caller's last are not judged.
+				repeat, err := seen.see(&p.Data[i], pages)
+				if err != nil {
+					stop(err)
+					return
+				}
+				if repeat {
+					continue
+				}
+				fresh = true
+				yielded++
+				if !yield(p.Data[i], nil) || opts.Max > 0 && yielded >= opts.Max {
+					ended(i < len(p.Data)-1 || p.hasNext())
+					return
+				}
+			}
+			if !p.hasNext() {
+				ended(false)
+				return
+			}
+			barren++
+			if fresh {
+				barren = 0
+			}
+			next := *p.Pagination.NextCursor
+			_, again := seenCursors[next]
+			switch {
+			case again:
+				stop(ErrRepeatedCursor)
+				return
+			case barren >= maxBarrenPages:
+				stop(fmt.Errorf("%w (%d pages in a row)", ErrBarrenPages, barren))
+				return
+			case size > MaxListBytes:
+				stop(fmt.Errorf("%w (%d MiB)", ErrListingTooLong, MaxListBytes>>20))
+				return
+			}
+			seenCursors[next] = struct{}{}
+			cursor = next
+		}
+	}
+}
+
+// pageDecoder decodes one page of a listing without ever holding more than
+// PageSize records, and leaves out the records accept refuses.
+type pageDecoder[T any] struct {
+	accept func(*T) bool // may complete the record (a backup's account)
+	idOf   func(*T) string
+	text   textGuard
+
+	Data       []T
+	Pagination pagination
+	size       int    // encoded length
+	malformed  int    // records left out for a malformed id
+	first      string // one of them, for the warning
+}
+
+type pagination struct {
+	Limit      int     `json:"limit"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+// hasNext says whether the page names a next one.
+func (d *pageDecoder[T]) hasNext() bool {
+	return d.Pagination.NextCursor != nil && *d.Pagination.NextCursor != ""
+}
+
+func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
+	var env struct {
+		Data       json.RawMessage `json:"data"`
+		Pagination pagination      `json:"pagination"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		return err
+	}
+	d.size = len(b)
+	d.Pagination = env.Pagination
+	if len(env.Data) == 0 || bytes.Equal(env.Data, []byte("null")) {
+		return nil // no data array: check() says so
+	}
+	dec := json.NewDecoder(bytes.NewReader(env.Data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return errors.New("the listing's data is not an array")
+	}
+	d.Data = make([]T, 0, PageSize)
+	for dec.More() {
+		var v T
+		if err := dec.Decode(&v); err != nil {
+			return err
+		}
+		// A record without an id is kept, for check() to refuse the page.
+		if id := d.idOf(&v); id != "" && !d.accept(&v) {
+			if d.malformed == 0 {
+				d.first = strconv.Quote(d.text.cut(d.text.clean(id), 40))
+			}
+			d.malformed++
+			continue
+		}
+		if len(d.Data) == PageSize {
+			return fmt.Errorf("%w (%d)", ErrOversizedPage, PageSize)
+		}
+		d.Data = append(d.Data, v)
+	}
+	return nil
+}
+
+// check requires the data array (null is not an empty page) and checks
+// every record.
+func (d *pageDecoder[T]) check() error {
+	if d.Data == nil {
+		return missing("the listing's data array")
+	}
+	for i := range d.Data {
+		if c, ok := any(&d.Data[i]).(checker); ok {
+			if err := c.check(); err != nil {
+				return fmt.Errorf("item %d: %w", i, err)
+			}
+		}
+	}
+	return nil
+}
+
+// guard cleans every record's text.
+func (d *pageDecoder[T]) guard(g textGuard) {
+	for i := range d.Data {
+		if x, ok := any(&d.Data[i]).(guarded); ok {
+			x.guard(g)
+		}
+	}
+}
+
+// ListingClockAllowance is how much newer than a record listed before it a
+// record of a newest-first listing may be (the writers' clocks may differ).
+const ListingClockAllowance = 10 * time.Second
+
+// ErrInconsistentListing matches an *InconsistentListingError.
+var ErrInconsistentListing = errors.New("the listing is out of order or inconsistent")
+
+// Inconsistency is what is wrong with two records of a listing.
+type Inconsistency int
+
+// Kinds of Inconsistency.
+const (
+	OutOfOrder    Inconsistency = iota + 1 // newer than one listed before it, beyond the allowance
+	ChangedRepeat                          // listed twice with contents it cannot have moved on to
+)
+
+// ListedRecord is one record as a listing showed it, enough to name it.
+type ListedRecord struct {
+	ID        string
+	CreatedAt time.Time
+	Status    string
+	Page      int // from 1, over the whole listing
+}
+
+func (r ListedRecord) String() string {
+	return fmt.Sprintf("%s (%s, created_at %s, page %d)", r.ID, r.Status, r.CreatedAt.UTC().Format(time.RFC3339Nano), r.Page)
+}
+
+// InconsistentListingError names the two records of a listing that cannot
+// both be right; it reaches callers in a *ListingError.
+type InconsistentListingError struct {
+	Kind           Inconsistency
+	Earlier, Later ListedRecord
+}
+
+func (e *InconsistentListingError) Error() string {
+	switch e.Kind {
+	case OutOfOrder:
+		return fmt.Sprintf("%v: backup %v is listed after backup %v but is %v newer, in a listing that is newest first (clocks may differ by %v)",
+			ErrInconsistentListing, e.Later, e.Earlier, e.Later.CreatedAt.Sub(e.Earlier.CreatedAt), ListingClockAllowance)
+	default:
+		return fmt.Sprintf("%v: backup %s is listed twice with different contents: first as %v, then as %v",
+			ErrInconsistentListing, e.Earlier.ID, e.Earlier, e.Later)
+	}
+}
+
+// Is makes errors.Is(err, ErrInconsistentListing) true.
+func (e *InconsistentListingError) Is(target error) bool { return target == ErrInconsistentListing }
+
+// seenRecords is what a listing remembers of the records it has read, to
+// drop a repeat and, for a checked listing, refuse an inconsistent record.
+type seenRecords[T any] interface {
+	see(r *T, page int) (repeat bool, err error)
+	restart() // the listing starts again from its first page
+}
+
+// idsSeen remembers ids only, for the listings that are not checked.
+type idsSeen[T any] struct {
+	idOf func(*T) string
+	ids  map[string]struct{}
+}
+
+func (s *idsSeen[T]) see(r *T, _ int) (bool, error) {
+	id := s.idOf(r)
+	if _, dup := s.ids[id]; dup {
+		return true, nil
+	}
+	s.ids[id] = struct{}{}
+	return false, nil
+}
+
+func (s *idsSeen[T]) restart() {}
+
+// backupSeen is what a backups listing keeps of each backup: a few words,
+// not the record.
+type backupSeen struct {
+	ListedRecord
+	sum uint64 // every field the record holds, hashed
+}
+
+// backupsChecked checks a backups listing as it is read: newest first, and
+// every id listed again as it was or as it could have become.
+type backupsChecked struct {
+	seed   maphash.Seed
+	seen   map[string]backupSeen
+	oldest ListedRecord // the oldest record of the current pass
+}
+
+func newBackupsChecked() *backupsChecked {
+	return &backupsChecked{seed: maphash.MakeSeed(), seen: map[string]backupSeen{}}
+}
+
+func (s *backupsChecked) restart() { s.oldest = ListedRecord{} }
+
+func (s *backupsChecked) see(b *Backup, page int) (bool, error) {
+	now := backupSeen{ListedRecord{ID: b.ID, CreatedAt: b.CreatedAt, Status: internStatus(b.Status), Page: page}, s.digest(b)}
+	if before, ok := s.seen[b.ID]; ok {
+		if before.sum == now.sum {
+			return true, nil
+		}
+		if !movedOn(before, now) {
+			return false, &InconsistentListingError{Kind: ChangedRepeat, Earlier: before.ListedRecord, Later: now.ListedRecord}
+		}
+		s.seen[b.ID] = now // a later change is judged against this one
+		return true, nil
+	}
+	// A repeat is not judged by its place: offset cursors list again what a
+	// new backup pushed down.
+	if s.oldest.ID != "" && b.CreatedAt.Sub(s.oldest.CreatedAt) > ListingClockAllowance {
+		return false, &InconsistentListingError{Kind: OutOfOrder, Earlier: s.oldest, Later: now.ListedRecord}
+	}
+	s.seen[b.ID] = now
+	if s.oldest.ID == "" || b.CreatedAt.Before(s.oldest.CreatedAt) {
+		s.oldest = now.ListedRecord
+	}
+	return false, nil
+}
+
+// movedOn says whether a backup listed as before can have become now: it
+// was in progress, has the same created_at, and did not go back to pending.
+func movedOn(before, now backupSeen) bool {
+	return InProgress(before.Status) && before.CreatedAt.Equal(now.CreatedAt) &&
+		(before.Status != StatusRunning || now.Status != StatusPending)
+}
+
+// digest hashes every field of a backup.
+func (s *backupsChecked) digest(b *Backup) uint64 {
+	at := func(t *time.Time) string {
+		if t == nil {
+			return "none"
+		}
+		return fmt.Sprint(t.Unix(), t.Nanosecond())
+	}
+	errText := "none"
+	if b.Error != nil {
+		errText = strconv.Quote(*b.Error)
+	}
+	return maphash.String(s.seed, fmt.Sprintf("%q %q %s %s %s", b.AccountID, b.Status, at(&b.CreatedAt), at(b.CompletedAt), errText))
+}
+
+// internStatus shares the known statuses' text among every record kept.
+func internStatus(s string) string {
+	for _, known := range [...]string{StatusPending, StatusRunning, StatusSuccess, StatusFailed} {
+		if s == known {
+			return known
+		}
+	}
+	return s
+}
+
+// Collect gathers a listing into a slice, up to the first error.
+func Collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
+	var out []T
+	for v, err := range seq {
+		if err != nil {
+			return out, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

@@ -1,0 +1,289 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/backup-service/terraform-provider-backup/internal/ids"
+)
+
+// The records the service answers with, and how each is taken in: decoded
+// strictly, its required fields and ids checked, its text cleaned.
+
+// Backup statuses the service is known to use; others are passed through.
+const (
+	StatusPending = "pending"
+	StatusRunning = "running"
+	StatusSuccess = "success"
+	StatusFailed  = "failed"
+)
+
+// InProgress reports whether a backup or account status means a backup is
+// still under way.
+func InProgress(status string) bool { return status == StatusPending || status == StatusRunning }
+
+// Account is an account of the organization. Unknown fields are ignored.
+type Account struct {
+	ID           string    `json:"id"`
+	Name         string    `json:"name"`
+	BackupStatus string    `json:"backup_status"`
+	Platform     string    `json:"platform"`
+	ServiceType  string    `json:"service_type"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+func (a *Account) check() error {
+	switch {
+	case a.ID == "":
+		return missing("account id")
+	case !ids.IsAccountID(a.ID):
+		return fmt.Errorf("%w: account id %q", errMalformedID, a.ID)
+	}
+	return nil
+}
+
+func (a *Account) guard(g textGuard) {
+	a.Name = g.text(a.Name)
+	a.BackupStatus = g.word(a.BackupStatus)
+	a.Platform = g.word(a.Platform)
+	a.ServiceType = g.word(a.ServiceType)
+}
+
+// Token describes the presented API key.
+type Token struct {
+	Name         string       `json:"name"`
+	ExpiresAt    time.Time    `json:"expires_at"`
+	Organization Organization `json:"organization"`
+}
+
+// Organization is the organization a key belongs to.
+type Organization struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+func (t *Token) check() error {
+	switch {
+	case t.Name == "":
+		return missing("token name")
+	case t.ExpiresAt.IsZero():
+		return missing("token expires_at")
+	case t.Organization.ID != "" && !ids.IsOrganizationID(t.Organization.ID): // absent: see CheckOrganization
+		return fmt.Errorf("%w: organization id %q", errMalformedID, t.Organization.ID)
+	}
+	return nil
+}
+
+func (t *Token) guard(g textGuard) {
+	t.Name = g.text(t.Name)
+	t.Organization.Name = g.text(t.Organization.Name)
+}
+
+// Backup is one backup of an account.
+type Backup struct {
+	ID          string     `json:"id"`
+	AccountID   string     `json:"account_id"`
+	Status      string     `json:"status"`
+	CreatedAt   time.Time  `json:"created_at"`
+	CompletedAt *time.Time `json:"completed_at"`
+	Error       *string    `json:"error"`
+}
+
+// Good reports whether b is a success whose record does not contradict
+// itself: completed_at present and not before created_at, and no error.
+func (b Backup) Good() bool {
+	return b.Status == StatusSuccess && b.CompletedAt != nil && !b.CompletedAt.Before(b.CreatedAt) &&
+		(b.Error == nil || *b.Error == "")
+}
+
+func (b *Backup) check() error {
+	switch {
+	case b.ID == "":
+		return missing("backup id")
+	case !ids.IsBackupID(b.ID):
+		return fmt.Errorf("%w: backup id %q", errMalformedID, b.ID)
+	case b.AccountID != "" && !ids.IsAccountID(b.AccountID):
+		return fmt.Errorf("%w: account id %q of backup %s", errMalformedID, b.AccountID, b.ID)
+	case b.Status == "":
+		return missing("backup status of " + b.ID)
+	case b.CreatedAt.IsZero():
+		return missing("backup created_at of " + b.ID)
+	}
+	return nil
+}
+
+func (b *Backup) guard(g textGuard) {
+	b.Status = g.word(b.Status)
+	if b.Error != nil {
+		e := g.text(*b.Error)
+		b.Error = &e
+	}
+}
+
+// AuditLog is one audit log record.
+type AuditLog struct {
+	ID           string    `json:"id"`
+	CreatedAt    time.Time `json:"created_at"`
+	Action       string    `json:"action"`
+	Actor        string    `json:"actor"`
+	ResourceType string    `json:"resource_type"`
+	ResourceID   string    `json:"resource_id"`
+}
+
+func (l *AuditLog) check() error {
+	if l.ID == "" {
+		return missing("audit log id")
+	}
+	return nil
+}
+
+func (l *AuditLog) guard(g textGuard) {
+	l.Action = g.word(l.Action)
+	l.Actor = g.text(l.Actor)
+	l.ResourceType = g.word(l.ResourceType)
+	l.ResourceID = g.text(l.ResourceID) // any kind: no one format to check
+}
+
+// Order of a listing by its primary timestamp.
+type Order string
+
+// Orders the service accepts.
+const (
+	OrderAsc  Order = "asc"
+	OrderDesc Order = "desc"
+)
+
+// errMissing: a field the API contract requires is absent or empty, so
+// that `{}` from a proxy does not pass as "no backups".
+var errMissing = errors.New("a field the API contract requires is missing")
+
+// errMalformedID: an id without the documented format.
+var errMalformedID = errors.New("an id does not have the documented format")
+
+func missing(what string) error { return fmt.Errorf("%w: %s", errMissing, what) }
+
+// checker is implemented by decoded answers that carry required fields.
+type checker interface{ check() error }
+
+// guarded is implemented by every decoded answer, to clean its strings; ids
+// are checked instead, so that cleaning cannot make a hostile id look valid.
+type guarded interface{ guard(textGuard) }
+
+// decodeStrict decodes one JSON value and refuses anything after it. Text
+// is cleaned before the check, so that a status of control characters fails.
+func decodeStrict(body []byte, out any, g textGuard) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(out); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("data follows the JSON value")
+	}
+	if x, ok := out.(guarded); ok {
+		x.guard(g)
+	}
+	if c, ok := out.(checker); ok {
+		return c.check()
+	}
+	return nil
+}
+
+// MaxShownText bounds a server string shown to the user, in characters.
+const MaxShownText = 300
+
+// maxShownRequestID bounds a request id that is not a UUID.
+const maxShownRequestID = 64
+
+// Redacted replaces the API key wherever the service echoed it.
+const Redacted = "[REDACTED]"
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// textGuard makes the service's untrusted strings safe to show: the key
+// masked, control characters (escape sequences among them) removed, cut.
+type textGuard struct{ key *secret }
+
+// text cleans s and cuts it to MaxShownText characters.
+func (g textGuard) text(s string) string { return g.cut(g.clean(s), MaxShownText) }
+
+// maxShownWord bounds a short server string: a status, a platform.
+const maxShownWord = 64
+
+func (g textGuard) word(s string) string { return g.cut(g.clean(s), maxShownWord) }
+
+// clean folds s with the key masked before, after, and in its folded form:
+// folding can join a key's pieces (the fuzz target found one).
+func (g textGuard) clean(s string) string {
+	key := ""
+	if g.key != nil {
+		key = g.key.value
+	}
+	if key == "" {
+		return fold(s)
+	}
+	s = fold(strings.ReplaceAll(s, key, Redacted))
+	s = strings.ReplaceAll(s, key, Redacted)
+	if folded := g.key.folded; folded != "" && folded != key {
+		s = strings.ReplaceAll(s, folded, Redacted)
+	}
+	return s
+}
+
+// fold removes invalid UTF-8, control and format characters, and folds
+// white space.
+func fold(s string) string {
+	s = strings.ToValidUTF8(s, "")
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t' || r == '\r':
+			return ' '
+		case unicode.IsControl(r), unicode.Is(unicode.Cf, r), r == unicode.ReplacementChar: // Cf: bidi, zero-width
+			return -1
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// cut keeps the first n characters of s and says how many were dropped.
+func (g textGuard) cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return fmt.Sprintf("%s… (cut: %d more characters)", string(r[:n]), len(r)-n)
+}
+
+// requestID shows a UUID as it is, and anything else cleaned, cut and
+// quoted, so that it does not read as an id to trust.
+func (g textGuard) requestID(s string) string {
+	if s == "" || uuidRE.MatchString(s) {
+		return s
+	}
+	return strconv.Quote(g.cut(g.clean(s), maxShownRequestID))
+}
+
+// guardedError keeps an error for errors.Is/As while showing its text cleaned.
+type guardedError struct {
+	shown string
+	err   error
+}
+
+func (e *guardedError) Error() string { return e.shown }
+func (e *guardedError) Unwrap() error { return e.err }
+
+func (g textGuard) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &guardedError{shown: g.text(err.Error()), err: err}
+}
