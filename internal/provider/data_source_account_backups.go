@@ -212,3 +212,22 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 func finishedBefore(b client.Backup, t time.Time) bool {
 	return b.CompletedAt != nil && b.CompletedAt.Before(t) && b.CreatedAt.Before(t)
 }
+
+// backupModel is one backup in state.
+type backupModel struct {
+	ID          types.String      `tfsdk:"id"`
+	Status      types.String      `tfsdk:"status"`
+	CreatedAt   timetypes.RFC3339 `tfsdk:"created_at"`
+	CompletedAt timetypes.RFC3339 `tfsdk:"completed_at"`
+	Error       types.String      `tfsdk:"error"`
+}
+
+func backupToModel(b client.Backup) backupModel {
+	return backupModel{
+		ID:          types.StringValue(b.ID),
+		Status:      types.StringValue(b.Status),
+		CreatedAt:   timeValue(b.CreatedAt),
+		CompletedAt: timePtrValue(b.CompletedAt),
+		Error:       types.StringPointerValue(b.Error),
+	}
+}

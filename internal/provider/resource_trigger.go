@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -494,6 +495,63 @@ func (r *triggerResource) rememberForReplacement(ctx context.Context, state *tri
 	r.data.command.remember(state.AccountID.ValueString(), triggersKey(state.Triggers), rec, timeout)
 }
 
+// commandState holds, for one provider process (one phase of one command),
+// the triggers Delete removed, so that the Create replacing one (same
+// account, same triggers) adopts its backup instead of queueing a second.
+// That relies on Terraform deleting before creating in the same process:
+// with create_before_destroy the replacement takes a new backup (see docs).
+type commandState struct {
+	mu       sync.Mutex
+	replaced map[string][]replacedTrigger // by account id
+}
+
+// replacedTrigger is what Delete keeps of a trigger for its replacement.
+type replacedTrigger struct {
+	triggers string // triggersKey of its triggers
+	Record   workflow.Record
+	wait     time.Duration // the timeouts.create it waited within; zero when it did not wait
+}
+
+func newCommandState() *commandState {
+	return &commandState{replaced: map[string][]replacedTrigger{}}
+}
+
+func (s *commandState) remember(accountID, triggers string, rec workflow.Record, wait time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replaced[accountID] = append(s.replaced[accountID], replacedTrigger{triggers: triggers, Record: rec, wait: wait})
+}
+
+// after is the Rule.After of a trigger of the account created in this
+// command: the latest moment a trigger of the account deleted before it,
+// and not taken for its own change, went ahead (zero: none).
+func (s *commandState) after(accountID string) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var t time.Time
+	for _, r := range s.replaced[accountID] {
+		if w := r.Record.WentAhead(); w.After(t) {
+			t = w
+		}
+	}
+	return t
+}
+
+// take returns and forgets a deleted trigger of the account with the same
+// triggers and a backup to adopt (a refused replacement has none), if any.
+func (s *commandState) take(accountID, triggers string) (replacedTrigger, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.replaced[accountID]
+	for i, t := range list {
+		if t.triggers == triggers && t.Record.Phase != workflow.PhaseNone {
+			s.replaced[accountID] = append(list[:i:i], list[i+1:]...)
+			return t, true
+		}
+	}
+	return replacedTrigger{}, false
+}
+
 // recordUnidentified saves what is known of an unidentified trigger (its account and triggered_at) and says so:
 // an error when the caller waits for the backup or the outcome is unknown, else a warning.
 func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Record, o workflow.Outcome, private privateSetter, diags *diag.Diagnostics, by caller) {
@@ -580,4 +638,34 @@ func (r *triggerResource) ImportState(ctx context.Context, req resource.ImportSt
 	// Imported until its first update, which takes the configuration's
 	// triggers in place.
 	saveRecord(ctx, resp.Private, workflow.ImportedAs(backupID), &resp.Diagnostics)
+}
+
+// triggerRecord is the record of a trigger whose state holds m.
+func triggerRecord(ctx context.Context, m *triggerModel, private privateGetter, diags *diag.Diagnostics) (workflow.Record, bool) {
+	stored, ds := private.GetKey(ctx, workflow.Key)
+	diags.Append(ds...)
+	triggered, ds := timeOf(m.TriggeredAt)
+	diags.Append(ds...)
+	completed, ds := timeOf(m.CompletedAt)
+	diags.Append(ds...)
+	if diags.HasError() {
+		return workflow.Record{}, false
+	}
+	r, err := workflow.FromTriggerState(workflow.Record{
+		BackupID: m.ID.ValueString(), Status: m.BackupStatus.ValueString(), TriggeredAt: triggered, CompletedAt: completed,
+		Reused: m.Reused.ValueBool(),
+	}, stored)
+	if err != nil {
+		diags.AddError("Unreadable backup_trigger state",
+			"The trigger of account "+m.AccountID.ValueString()+" has a record this release cannot read: "+err.Error()+".")
+		return workflow.Record{}, false
+	}
+	return r, true
+}
+
+// setRecord shows the record in the trigger's attributes.
+func (m *triggerModel) setRecord(r workflow.Record) {
+	m.ID, m.BackupStatus = stringOrNull(r.BackupID), stringOrNull(r.Status)
+	m.TriggeredAt, m.CompletedAt = timeValue(r.TriggeredAt), timeValue(r.CompletedAt)
+	m.Reused = types.BoolValue(r.Reused)
 }
