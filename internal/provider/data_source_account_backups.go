@@ -9,14 +9,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
-	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -53,21 +50,14 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 			"checked as it is read: one out of order or inconsistent (a backup newer than one listed before it, an id listed " +
 			"twice with different contents) is an error, never a silent answer.",
 		Attributes: map[string]schema.Attribute{
-			"account_id": schema.StringAttribute{
-				Required:    true,
-				Description: "ID of the account: `acc_` followed by exactly 16 letters or digits.",
-				Validators:  []validator.String{accountIDValidator()},
-			},
+			"account_id":  accountIDArgument(),
 			"max_results": maxResultsAttribute("backups", defaultBackupsMax),
 			"statuses": schema.ListAttribute{
 				Optional:    true,
 				ElementType: types.StringType,
 				Description: "Keep only backups with one of these statuses: `pending`, `running`, `success`, `failed` " +
 					"(applied by the provider while paging: the API has no filters).",
-				Validators: []validator.List{
-					listvalidator.SizeAtLeast(1),
-					listvalidator.ValueStringsAre(stringvalidator.OneOf(listableStatuses...)),
-				},
+				Validators: statusesValidators,
 			},
 			"created_before": schema.StringAttribute{
 				Optional: true, CustomType: timetypes.RFC3339Type{},
@@ -211,23 +201,4 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 // finishedBefore says whether b finished, and was created, strictly before t.
 func finishedBefore(b client.Backup, t time.Time) bool {
 	return b.CompletedAt != nil && b.CompletedAt.Before(t) && b.CreatedAt.Before(t)
-}
-
-// backupModel is one backup in state.
-type backupModel struct {
-	ID          types.String      `tfsdk:"id"`
-	Status      types.String      `tfsdk:"status"`
-	CreatedAt   timetypes.RFC3339 `tfsdk:"created_at"`
-	CompletedAt timetypes.RFC3339 `tfsdk:"completed_at"`
-	Error       types.String      `tfsdk:"error"`
-}
-
-func backupToModel(b client.Backup) backupModel {
-	return backupModel{
-		ID:          types.StringValue(b.ID),
-		Status:      types.StringValue(b.Status),
-		CreatedAt:   timeValue(b.CreatedAt),
-		CompletedAt: timePtrValue(b.CompletedAt),
-		Error:       types.StringPointerValue(b.Error),
-	}
 }
