@@ -162,12 +162,9 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 	for _, st := range m.Statuses {
 		statuses = append(statuses, st.ValueString())
 	}
-	before, ds := timeOf(m.CreatedBefore)
-	resp.Diagnostics.Append(ds...)
-	after, ds := timeOf(m.CreatedAfter)
-	resp.Diagnostics.Append(ds...)
-	completedBefore, ds := timeOf(m.CompletedBefore)
-	resp.Diagnostics.Append(ds...)
+	before := timeOf(m.CreatedBefore, &resp.Diagnostics)
+	after := timeOf(m.CreatedAfter, &resp.Diagnostics)
+	completedBefore := timeOf(m.CompletedBefore, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -603,9 +603,8 @@ func (r *triggerResource) ImportState(ctx context.Context, req resource.ImportSt
 		}
 	}
 	setIdentity(ctx, resp.Identity, accountID, backupID, &resp.Diagnostics)
-	// Known after the first refresh reads the backup: status and times.
+	// Status and times stay null until the first refresh reads the backup.
 	m := importedModel(&client.Backup{ID: backupID, AccountID: accountID})
-	m.BackupStatus, m.TriggeredAt, m.CompletedAt = types.StringNull(), timetypes.NewRFC3339Null(), timetypes.NewRFC3339Null()
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	// Imported until its first update, which takes the configuration's
 	// triggers in place.
@@ -616,17 +615,14 @@ func (r *triggerResource) ImportState(ctx context.Context, req resource.ImportSt
 func triggerRecord(ctx context.Context, m *triggerModel, private privateGetter, diags *diag.Diagnostics) (workflow.Record, bool) {
 	stored, ds := private.GetKey(ctx, workflow.Key)
 	diags.Append(ds...)
-	triggered, ds := timeOf(m.TriggeredAt)
-	diags.Append(ds...)
-	completed, ds := timeOf(m.CompletedAt)
-	diags.Append(ds...)
+	shown := workflow.Record{
+		BackupID: m.ID.ValueString(), Status: m.BackupStatus.ValueString(),
+		TriggeredAt: timeOf(m.TriggeredAt, diags), CompletedAt: timeOf(m.CompletedAt, diags), Reused: m.Reused.ValueBool(),
+	}
 	if diags.HasError() {
 		return workflow.Record{}, false
 	}
-	r, err := workflow.FromTriggerState(workflow.Record{
-		BackupID: m.ID.ValueString(), Status: m.BackupStatus.ValueString(), TriggeredAt: triggered, CompletedAt: completed,
-		Reused: m.Reused.ValueBool(),
-	}, stored)
+	r, err := workflow.FromTriggerState(shown, stored)
 	if err != nil {
 		diags.AddError("Unreadable backup_trigger state",
 			"The trigger of account "+m.AccountID.ValueString()+" has a record this release cannot read: "+err.Error()+".")

@@ -39,12 +39,14 @@ func saveRecord(ctx context.Context, private privateSetter, r workflow.Record, d
 	diags.Append(private.SetKey(ctx, workflow.Key, workflow.Encode(r))...)
 }
 
-// timeOf is a state's time; zero for null.
-func timeOf(v timetypes.RFC3339) (time.Time, diag.Diagnostics) {
+// timeOf is a state's time; zero for null (diags gets any error).
+func timeOf(v timetypes.RFC3339, diags *diag.Diagnostics) time.Time {
 	if v.IsNull() || v.IsUnknown() {
-		return time.Time{}, nil
+		return time.Time{}
 	}
-	return v.ValueRFC3339Time()
+	t, ds := v.ValueRFC3339Time()
+	diags.Append(ds...)
+	return t
 }
 
 func stringOrNull(s string) types.String {
