@@ -29,9 +29,6 @@ var (
 	_ action.ActionWithModifyPlan     = (*triggerAction)(nil)
 )
 
-// defaultInvokeTimeout bounds an invocation, waits included.
-const defaultInvokeTimeout = 30 * time.Minute
-
 // triggerAction is the action backup_trigger (Terraform 1.14+): one backup per invocation; it records nothing.
 type triggerAction struct{ data *providerData }
 
@@ -122,7 +119,7 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 	if !ok {
 		return
 	}
-	timeout, diags := m.Timeouts.Invoke(ctx, defaultInvokeTimeout)
+	timeout, diags := m.Timeouts.Invoke(ctx, defaultTimeout)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return

@@ -6,7 +6,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 )
 
 // accountDataSource is backup_account: one account by id.
@@ -18,11 +17,7 @@ func newAccountDataSource() datasource.DataSource {
 
 func (d *accountDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	attrs := accountAttributes()
-	attrs["id"] = schema.StringAttribute{
-		Required:    true,
-		Description: "ID of the account: `acc_` followed by exactly 16 letters or digits.",
-		Validators:  []validator.String{accountIDValidator()},
-	}
+	attrs["id"] = accountIDArgument()
 	resp.Schema = schema.Schema{
 		Description: "Reads one account of the organization, including the status of its latest backup.",
 		Attributes:  attrs,

@@ -9,14 +9,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
-	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -53,21 +50,14 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 			"checked as it is read: one out of order or inconsistent (a backup newer than one listed before it, an id listed " +
 			"twice with different contents) is an error, never a silent answer.",
 		Attributes: map[string]schema.Attribute{
-			"account_id": schema.StringAttribute{
-				Required:    true,
-				Description: "ID of the account: `acc_` followed by exactly 16 letters or digits.",
-				Validators:  []validator.String{accountIDValidator()},
-			},
+			"account_id":  accountIDArgument(),
 			"max_results": maxResultsAttribute("backups", defaultBackupsMax),
 			"statuses": schema.ListAttribute{
 				Optional:    true,
 				ElementType: types.StringType,
 				Description: "Keep only backups with one of these statuses: `pending`, `running`, `success`, `failed` " +
 					"(applied by the provider while paging: the API has no filters).",
-				Validators: []validator.List{
-					listvalidator.SizeAtLeast(1),
-					listvalidator.ValueStringsAre(stringvalidator.OneOf(listableStatuses...)),
-				},
+				Validators: statusesValidators,
 			},
 			"created_before": schema.StringAttribute{
 				Optional: true, CustomType: timetypes.RFC3339Type{},
@@ -172,12 +162,9 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 	for _, st := range m.Statuses {
 		statuses = append(statuses, st.ValueString())
 	}
-	before, ds := timeOf(m.CreatedBefore)
-	resp.Diagnostics.Append(ds...)
-	after, ds := timeOf(m.CreatedAfter)
-	resp.Diagnostics.Append(ds...)
-	completedBefore, ds := timeOf(m.CompletedBefore)
-	resp.Diagnostics.Append(ds...)
+	before := timeOf(m.CreatedBefore, &resp.Diagnostics)
+	after := timeOf(m.CreatedAfter, &resp.Diagnostics)
+	completedBefore := timeOf(m.CompletedBefore, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

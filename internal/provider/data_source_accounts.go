@@ -36,11 +36,7 @@ func (d *accountsDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 			"backup_status": accountFilter("backup_status"),
 			"service_type":  accountFilter("service_type"),
 			"accounts":      objectList("The accounts, in the requested order.", accountAttributes()),
-			"ids": schema.ListAttribute{
-				Computed:    true,
-				ElementType: types.StringType,
-				Description: "Ids of the accounts, in the same order as `accounts`; handy with `for_each = toset(...)`.",
-			},
+			"ids":           computedStrings("Ids of the accounts, in the same order as `accounts`; handy with `for_each = toset(...)`."),
 		},
 	}
 }

@@ -78,18 +78,10 @@ func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaR
 				"reason": computedString("Why the account is stale: `never` (no successful backup), `old` (the latest is older than " +
 					"`max_age`) or `unreadable` (the key may not read its backups: 403; a freshness check cannot vouch for it)."),
 			}),
-			"ids": schema.ListAttribute{
-				Computed:    true,
-				ElementType: types.StringType,
-				Description: "Ids of the stale accounts, in the same order as `accounts`.",
-			},
-			"gone_ids": schema.ListAttribute{
-				Computed:    true,
-				ElementType: types.StringType,
-				Description: "Ids of accounts that were listed but that the Backup Service then proved gone when their backups were " +
-					"read (deleted since the listing, or outside the key's organization): not checked, and named in a warning. " +
-					"Any other failure to read an account's backups (a 404 that is not the service's own answer among them) is an error.",
-			},
+			"ids": computedStrings("Ids of the stale accounts, in the same order as `accounts`."),
+			"gone_ids": computedStrings("Ids of accounts that were listed but that the Backup Service then proved gone when their " +
+				"backups were read (deleted since the listing, or outside the key's organization): not checked, and named in a " +
+				"warning. Any other failure to read an account's backups (a 404 that is not the service's own answer among them) is an error."),
 		},
 	}
 }

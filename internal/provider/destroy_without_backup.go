@@ -96,8 +96,8 @@ func (g *guardRelease) warning(accountID string) string {
 }
 
 // reasonValidator refuses a reason that says nothing: no letter or digit.
-var reasonValidator = stringCheck{"must say why the guards may go without a backup, for example a ticket",
-	func(v string, at path.Path, diags *diag.Diagnostics) {
+var reasonValidator = valueCheck{desc: "must say why the guards may go without a backup, for example a ticket",
+	str: func(v string, at path.Path, diags *diag.Diagnostics) {
 		if !nonBlank.MatchString(v) {
 			diags.AddAttributeError(at, "Missing reason for destroy_without_backup",
 				fmt.Sprintf("destroy_without_backup.reason must say why these guards may let a destroy go ahead without a backup "+

@@ -30,8 +30,9 @@ type triggerListConfig struct {
 	Statuses  types.List   `tfsdk:"statuses"`
 }
 
-// listableStatuses are the statuses a filter may name: the ones the service is known to use.
-var listableStatuses = []string{client.StatusPending, client.StatusRunning, client.StatusSuccess, client.StatusFailed}
+// statusesValidators refuse an empty statuses filter, and a status other than those the service is known to use.
+var statusesValidators = []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(
+	stringvalidator.OneOf(client.StatusPending, client.StatusRunning, client.StatusSuccess, client.StatusFailed))}
 
 func (l *triggerList) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_trigger"
@@ -51,10 +52,7 @@ func (l *triggerList) ListResourceConfigSchema(_ context.Context, _ list.ListRes
 				Optional:    true,
 				ElementType: types.StringType,
 				Description: "Keep only backups with one of these statuses: `pending`, `running`, `success`, `failed`.",
-				Validators: []validator.List{
-					listvalidator.SizeAtLeast(1),
-					listvalidator.ValueStringsAre(stringvalidator.OneOf(listableStatuses...)),
-				},
+				Validators:  statusesValidators,
 			},
 		},
 	}

@@ -1,13 +1,13 @@
 package provider
 
 import (
-	"time"
-
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
+
+// The service's records as the data sources show them.
 
 // accountModel is one account in state.
 type accountModel struct {
@@ -66,19 +66,4 @@ func auditLogToModel(l client.AuditLog) auditLogModel {
 		ResourceType: types.StringValue(l.ResourceType),
 		ResourceID:   types.StringValue(l.ResourceID),
 	}
-}
-
-// timeValue renders a timestamp as RFC 3339 in UTC, null when zero.
-func timeValue(t time.Time) timetypes.RFC3339 {
-	if t.IsZero() {
-		return timetypes.NewRFC3339Null()
-	}
-	return timetypes.NewRFC3339TimeValue(t.UTC())
-}
-
-func timePtrValue(t *time.Time) timetypes.RFC3339 {
-	if t == nil {
-		return timetypes.NewRFC3339Null()
-	}
-	return timeValue(*t)
 }

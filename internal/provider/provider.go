@@ -209,7 +209,7 @@ func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	opts.Logger = newTFLogger(opts.APIKey)
+	opts.Logger = tfLogger{key: opts.APIKey}
 	var settings workflow.Settings
 	if adjust != nil {
 		adjust(&opts, &settings)
@@ -344,4 +344,24 @@ func warnKeyExpiry(ctx context.Context, c *client.Client, now time.Time, window 
 		fmt.Sprintf("The API key %q of organization %s expires at %s, within key_expiry_warning (%s). Create a new key in the "+
 			"Backup Service web application and set it in api_key (or %s) before then: every plan and apply fails once it has expired.",
 			tok.Name, tok.Organization.ID, tok.ExpiresAt.UTC().Format(time.RFC3339), window, EnvAPIKey))
+}
+
+// tfLogger hands the client's logs to tflog, with the API key masked in
+// messages and field values in case any text ever carried it.
+type tfLogger struct{ key string }
+
+func (l tfLogger) mask(ctx context.Context) context.Context {
+	if l.key == "" {
+		return ctx
+	}
+	ctx = tflog.MaskAllFieldValuesStrings(ctx, l.key)
+	return tflog.MaskMessageStrings(ctx, l.key)
+}
+
+func (l tfLogger) Debug(ctx context.Context, msg string, fields map[string]any) {
+	tflog.Debug(l.mask(ctx), msg, fields)
+}
+
+func (l tfLogger) Warn(ctx context.Context, msg string, fields map[string]any) {
+	tflog.Warn(l.mask(ctx), msg, fields)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/clock"
@@ -49,4 +50,19 @@ func (d *dataSource) Metadata(_ context.Context, req datasource.MetadataRequest,
 
 func (d *dataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
 	d.data = dataFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// backupResource is what the trigger and the guard share; timeout names the timeouts setting of their waits.
+type backupResource struct {
+	data    *providerData
+	timeout string
+}
+
+func (r *backupResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = dataFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ValidateConfig refuses a timeout that could never let a wait succeed.
+func (r *backupResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	validateTimeoutsBlock(ctx, req.Config, r.timeout, &resp.Diagnostics)
 }

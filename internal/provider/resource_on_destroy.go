@@ -9,7 +9,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -26,8 +25,6 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
-
-const defaultDestroyTimeout = 30 * time.Minute
 
 // defaultResumeWithin: how long a stopped destroy's backup counts for the next (its retry), not
 // its timeouts.delete, since the guarded data may change in between.
@@ -73,18 +70,11 @@ func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest
 				Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 				Description: "The account ID.",
 			},
-			"account_id": schema.StringAttribute{
-				Required:      true,
-				Description:   "ID of the account to back up on destroy: `acc_` followed by exactly 16 letters or digits. Changing it destroys this resource, which backs up the old account.",
-				Validators:    []validator.String{accountIDValidator()},
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
-			"on_conflict": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString(onConflictWait),
-				Description: "What the destroy does when a backup of the account is already in progress: `wait` (the default) waits " +
-					"for it, then takes a new one, so that the backup reflects the data as it is destroyed; `fail` fails the destroy.",
-				Validators: []validator.String{stringvalidator.OneOf(onConflictWait, onConflictFail)},
-			},
+			"account_id": replacingAccountID("ID of the account to back up on destroy: `acc_` followed by exactly 16 letters or " +
+				"digits. Changing it destroys this resource, which backs up the old account."),
+			"on_conflict": onConflictArgument("What the destroy does when a backup of the account is already in progress: `wait` " +
+				"(the default) waits for it, then takes a new one, so that the backup reflects the data as it is destroyed; `fail` " +
+				"fails the destroy."),
 			"resume_within": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultResumeWithin),
 				Description: "How long after a destroy stopped (interrupted, timed out, or unable to identify its backup) the backup " +
@@ -92,11 +82,7 @@ func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					"`: the retry of a stopped destroy. Later, a destroy takes a new backup, since the data may have changed.",
 				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
 			},
-			"reuse_within": schema.StringAttribute{
-				Optional:    true,
-				Description: reuseWithinDescription("destroy"),
-				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
-			},
+			"reuse_within":           reuseWithinArgument("destroy"),
 			"pending_destroy_backup": pendingAttribute(),
 		},
 		Blocks: map[string]schema.Block{
@@ -220,7 +206,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	if !ok {
 		return
 	}
-	timeout, diags := m.Timeouts.Delete(ctx, defaultDestroyTimeout)
+	timeout, diags := m.Timeouts.Delete(ctx, defaultTimeout)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -350,4 +336,14 @@ func pendingAttribute() schema.SingleNestedAttribute {
 			"counts_until": schema.StringAttribute{Computed: true, CustomType: timetypes.RFC3339Type{}, Description: "Until when the backup stands for a destroy (RFC 3339): the interrupted or timed-out destroy plus its `resume_within`."},
 		},
 	}
+}
+
+// destroyRecord is the record a guard's stopped destroy left; an unreadable one is none (a new backup).
+func destroyRecord(ctx context.Context, private privateGetter) workflow.Record {
+	stored, _ := private.GetKey(ctx, workflow.Key)
+	r, err := workflow.Decode(stored)
+	if err != nil {
+		return workflow.Record{}
+	}
+	return r
 }

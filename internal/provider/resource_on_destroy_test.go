@@ -12,7 +12,11 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
+
+// directAccountReads: see workflow.DirectAccountReads.
+const directAccountReads = workflow.DirectAccountReads
 
 // These tests drive the CLI (every binary of the matrix): a destroy is what
 // they test, and its exit status, its order and an interrupt are only seen

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -20,9 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -31,9 +29,6 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/ids"
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
-
-// defaultCreateTimeout bounds a create, waits included.
-const defaultCreateTimeout = 30 * time.Minute
 
 var (
 	_ resource.ResourceWithConfigure      = (*triggerResource)(nil)
@@ -64,12 +59,8 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				Computed: true, PlanModifiers: keep,
 				Description: "ID of the backup this resource queued (`bkp_...`).",
 			},
-			"account_id": schema.StringAttribute{
-				Required:      true,
-				Description:   "ID of the account to back up: `acc_` followed by exactly 16 letters or digits. Changing it takes a new backup.",
-				Validators:    []validator.String{accountIDValidator()},
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
+			"account_id": replacingAccountID("ID of the account to back up: `acc_` followed by exactly 16 letters or digits. " +
+				"Changing it takes a new backup."),
 			"triggers": schema.MapAttribute{
 				Optional:    true,
 				ElementType: types.StringType,
@@ -83,17 +74,10 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 					"an interrupted or timed-out wait is resumed, not retaken, by the next apply. Defaults to `false`: the apply " +
 					"returns once the backup is queued.",
 			},
-			"on_conflict": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString(onConflictWait),
-				Description: "What to do when a backup of the account is already in progress: `wait` (the default) waits for it to finish, " +
-					"within `timeouts.create`, then queues a new one, so that the backup reflects this apply; `fail` fails the apply.",
-				Validators: []validator.String{stringvalidator.OneOf(onConflictWait, onConflictFail)},
-			},
-			"reuse_within": schema.StringAttribute{
-				Optional:    true,
-				Description: reuseWithinDescription("create"),
-				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
-			},
+			"on_conflict": onConflictArgument("What to do when a backup of the account is already in progress: `wait` (the default) " +
+				"waits for it to finish, within `timeouts.create`, then queues a new one, so that the backup reflects this apply; " +
+				"`fail` fails the apply."),
+			"reuse_within": reuseWithinArgument("create"),
 			"reused": schema.BoolAttribute{
 				Computed: true, PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
 				Description: "Whether this trigger's create queued no backup because a recent one counted for it (`reuse_within`): " +
@@ -342,7 +326,7 @@ func setIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, accountI
 
 // createTimeout is timeouts.create, or the default.
 func (m *triggerModel) createTimeout(ctx context.Context, diags *diag.Diagnostics) time.Duration {
-	d, ds := m.Timeouts.Create(ctx, defaultCreateTimeout)
+	d, ds := m.Timeouts.Create(ctx, defaultTimeout)
 	diags.Append(ds...)
 	return d
 }
@@ -494,6 +478,63 @@ func (r *triggerResource) rememberForReplacement(ctx context.Context, state *tri
 	r.data.command.remember(state.AccountID.ValueString(), triggersKey(state.Triggers), rec, timeout)
 }
 
+// commandState holds, for one provider process (one phase of one command),
+// the triggers Delete removed, so that the Create replacing one (same
+// account, same triggers) adopts its backup instead of queueing a second.
+// That relies on Terraform deleting before creating in the same process:
+// with create_before_destroy the replacement takes a new backup (see docs).
+type commandState struct {
+	mu       sync.Mutex
+	replaced map[string][]replacedTrigger // by account id
+}
+
+// replacedTrigger is what Delete keeps of a trigger for its replacement.
+type replacedTrigger struct {
+	triggers string // triggersKey of its triggers
+	Record   workflow.Record
+	wait     time.Duration // the timeouts.create it waited within; zero when it did not wait
+}
+
+func newCommandState() *commandState {
+	return &commandState{replaced: map[string][]replacedTrigger{}}
+}
+
+func (s *commandState) remember(accountID, triggers string, rec workflow.Record, wait time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replaced[accountID] = append(s.replaced[accountID], replacedTrigger{triggers: triggers, Record: rec, wait: wait})
+}
+
+// after is the Rule.After of a trigger of the account created in this
+// command: the latest moment a trigger of the account deleted before it,
+// and not taken for its own change, went ahead (zero: none).
+func (s *commandState) after(accountID string) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var t time.Time
+	for _, r := range s.replaced[accountID] {
+		if w := r.Record.WentAhead(); w.After(t) {
+			t = w
+		}
+	}
+	return t
+}
+
+// take returns and forgets a deleted trigger of the account with the same
+// triggers and a backup to adopt (a refused replacement has none), if any.
+func (s *commandState) take(accountID, triggers string) (replacedTrigger, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.replaced[accountID]
+	for i, t := range list {
+		if t.triggers == triggers && t.Record.Phase != workflow.PhaseNone {
+			s.replaced[accountID] = append(list[:i:i], list[i+1:]...)
+			return t, true
+		}
+	}
+	return replacedTrigger{}, false
+}
+
 // recordUnidentified saves what is known of an unidentified trigger (its account and triggered_at) and says so:
 // an error when the caller waits for the backup or the outcome is unknown, else a warning.
 func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Record, o workflow.Outcome, private privateSetter, diags *diag.Diagnostics, by caller) {
@@ -501,27 +542,17 @@ func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Rec
 	m.setRecord(rec)
 	saveRecord(ctx, private, rec, diags)
 
-	accountID := m.AccountID.ValueString()
-	var b []byte
-	b = fmt.Appendf(b, "A backup of account %s was triggered at %s", accountID, m.TriggeredAt.ValueString())
-	if o.Confirmed {
-		b = append(b, " and the Backup Service accepted it (a backup was queued), but"...)
-	} else {
-		b = append(b, ", but the outcome of the request is unknown (the service may have queued a backup), and"...)
+	what := " and the Backup Service accepted it (a backup was queued), but"
+	if !o.Confirmed {
+		what = ", but the outcome of the request is unknown (the service may have queued a backup), and"
 	}
-	b = append(b, " no record of it could be found in the account's backups:\n\n"...)
-	b = append(b, describeError(o.Err)...)
-	waits := m.WaitForCompletion.ValueBool()
-	next := by.says(onUnidentifiedUnwaited)
-	if waits || !o.Confirmed {
-		next = by.says(onUnidentified)
+	summary, add, next := "Backup queued but not identified yet", diags.AddAttributeWarning, by.says(onUnidentifiedUnwaited)
+	if m.WaitForCompletion.ValueBool() || !o.Confirmed {
+		summary, add, next = "Backup queued but not identified", diags.AddAttributeError, by.says(onUnidentified)
 	}
-	b = fmt.Appendf(b, "\n\n%s If you know that no backup was queued, `terraform apply -replace` on this resource sends a new trigger.", next)
-	if waits || !o.Confirmed {
-		diags.AddAttributeError(path.Root("id"), "Backup queued but not identified", string(b))
-	} else {
-		diags.AddAttributeWarning(path.Root("id"), "Backup queued but not identified yet", string(b))
-	}
+	add(path.Root("id"), summary, fmt.Sprintf("A backup of account %s was triggered at %s%s no record of it could be found in the "+
+		"account's backups:\n\n%s\n\n%s If you know that no backup was queued, `terraform apply -replace` on this resource sends a new trigger.",
+		m.AccountID.ValueString(), m.TriggeredAt.ValueString(), what, describeError(o.Err), next))
 }
 
 // addImportNotFound explains why a backup_trigger cannot be imported: no such backup, or no such account.
@@ -554,9 +585,8 @@ func (r *triggerResource) ImportState(ctx context.Context, req resource.ImportSt
 			return
 		}
 	} else {
-		var id triggerIdentity
-		resp.Diagnostics.Append(req.Identity.Get(ctx, &id)...)
-		if resp.Diagnostics.HasError() {
+		id, ok := decode[triggerIdentity](ctx, req.Identity, &resp.Diagnostics)
+		if !ok {
 			return
 		}
 		accountID, backupID = id.AccountID.ValueString(), id.ID.ValueString()
@@ -573,11 +603,37 @@ func (r *triggerResource) ImportState(ctx context.Context, req resource.ImportSt
 		}
 	}
 	setIdentity(ctx, resp.Identity, accountID, backupID, &resp.Diagnostics)
-	// Known after the first refresh reads the backup: status and times.
+	// Status and times stay null until the first refresh reads the backup.
 	m := importedModel(&client.Backup{ID: backupID, AccountID: accountID})
-	m.BackupStatus, m.TriggeredAt, m.CompletedAt = types.StringNull(), timetypes.NewRFC3339Null(), timetypes.NewRFC3339Null()
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	// Imported until its first update, which takes the configuration's
 	// triggers in place.
 	saveRecord(ctx, resp.Private, workflow.ImportedAs(backupID), &resp.Diagnostics)
+}
+
+// triggerRecord is the record of a trigger whose state holds m.
+func triggerRecord(ctx context.Context, m *triggerModel, private privateGetter, diags *diag.Diagnostics) (workflow.Record, bool) {
+	stored, ds := private.GetKey(ctx, workflow.Key)
+	diags.Append(ds...)
+	shown := workflow.Record{
+		BackupID: m.ID.ValueString(), Status: m.BackupStatus.ValueString(),
+		TriggeredAt: timeOf(m.TriggeredAt, diags), CompletedAt: timeOf(m.CompletedAt, diags), Reused: m.Reused.ValueBool(),
+	}
+	if diags.HasError() {
+		return workflow.Record{}, false
+	}
+	r, err := workflow.FromTriggerState(shown, stored)
+	if err != nil {
+		diags.AddError("Unreadable backup_trigger state",
+			"The trigger of account "+m.AccountID.ValueString()+" has a record this release cannot read: "+err.Error()+".")
+		return workflow.Record{}, false
+	}
+	return r, true
+}
+
+// setRecord shows the record in the trigger's attributes.
+func (m *triggerModel) setRecord(r workflow.Record) {
+	m.ID, m.BackupStatus = stringOrNull(r.BackupID), stringOrNull(r.Status)
+	m.TriggeredAt, m.CompletedAt = timeValue(r.TriggeredAt), timeValue(r.CompletedAt)
+	m.Reused = types.BoolValue(r.Reused)
 }

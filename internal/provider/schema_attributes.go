@@ -11,11 +11,16 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 )
 
-// The schema pieces several data sources share.
+// The schema pieces several data sources, or resources, share.
 
 // The values of on_conflict (backup_trigger, backup_on_destroy, the
 // action).
@@ -27,6 +32,11 @@ const (
 // computedString is a computed string attribute.
 func computedString(description string) schema.StringAttribute {
 	return schema.StringAttribute{Computed: true, Description: description}
+}
+
+// computedStrings is a computed list of strings.
+func computedStrings(description string) schema.ListAttribute {
+	return schema.ListAttribute{Computed: true, ElementType: types.StringType, Description: description}
 }
 
 // computedTime is a computed timestamp attribute: a string in Terraform,
@@ -66,6 +76,14 @@ func accountAttributes() map[string]schema.Attribute {
 const backupStatusDescription = "Status of the account's latest backup: `pending` or `running` while a backup is in progress, " +
 	"`success` or `failed` when it ended. The service may add other values; only `success` means a good backup."
 
+// accountIDArgument is the account id a data source reads.
+func accountIDArgument() schema.StringAttribute {
+	return schema.StringAttribute{
+		Required: true, Description: "ID of the account: `acc_` followed by exactly 16 letters or digits.",
+		Validators: []validator.String{accountIDValidator()},
+	}
+}
+
 // accountFilter is the schema of an optional filter on an account field,
 // applied by the provider (the API has none).
 func accountFilter(what string) schema.StringAttribute {
@@ -97,5 +115,39 @@ func maxResultsAttribute(what string, def int64) schema.NumberAttribute {
 		Computed:    true,
 		Description: "Read at most this many " + what + " (at least 1). Defaults to " + strconv.FormatInt(def, 10) + ".",
 		Validators:  []validator.Number{wholeNumber(1, math.MaxInt32)},
+	}
+}
+
+// reuseWithinDescription describes reuse_within, of the trigger, the guard
+// and the action, from the point of view of the operation it serves.
+func reuseWithinDescription(operation string) string {
+	return "Let a backup of the account that started no more than this long before the " + operation + " count for it, " +
+		"as a Go duration such as `15m`: a good one is taken as is, with no new backup, and one in progress is waited for " +
+		"and counts only if it succeeds. The start is read on this machine's clock: when the service's clock is more than 10 s " +
+		"from it, nothing is reused and a warning says so. Unset (the default), the " + operation + " takes its own backup. " +
+		"See Sharing a backup."
+}
+
+// reuseWithinArgument is reuse_within of a resource whose operation (create, destroy) it serves.
+func reuseWithinArgument(operation string) rschema.StringAttribute {
+	return rschema.StringAttribute{
+		Optional: true, Description: reuseWithinDescription(operation),
+		CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
+	}
+}
+
+// replacingAccountID is account_id of a resource: changing it replaces the resource.
+func replacingAccountID(description string) rschema.StringAttribute {
+	return rschema.StringAttribute{
+		Required: true, Description: description, Validators: []validator.String{accountIDValidator()},
+		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+	}
+}
+
+// onConflictArgument is on_conflict of a resource: `wait` (the default) or `fail`.
+func onConflictArgument(description string) rschema.StringAttribute {
+	return rschema.StringAttribute{
+		Optional: true, Computed: true, Default: stringdefault.StaticString(onConflictWait), Description: description,
+		Validators: []validator.String{stringvalidator.OneOf(onConflictWait, onConflictFail)},
 	}
 }

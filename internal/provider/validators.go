@@ -13,45 +13,41 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
-// stringCheck validates a string that is set and known: check says what is wrong.
-type stringCheck struct {
-	desc  string
-	check func(value string, at path.Path, diags *diag.Diagnostics)
+// valueCheck validates a string (str) or a number (num) that is set and known: the function says what is wrong.
+type valueCheck struct {
+	desc string
+	str  func(value string, at path.Path, diags *diag.Diagnostics)
+	num  func(value *big.Float, at path.Path, diags *diag.Diagnostics)
 }
 
-func (c stringCheck) Description(context.Context) string         { return c.desc }
-func (c stringCheck) MarkdownDescription(context.Context) string { return c.desc }
+func (c valueCheck) Description(context.Context) string         { return c.desc }
+func (c valueCheck) MarkdownDescription(context.Context) string { return c.desc }
 
-func (c stringCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+func (c valueCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if !req.ConfigValue.IsNull() && !req.ConfigValue.IsUnknown() {
-		c.check(req.ConfigValue.ValueString(), req.Path, &resp.Diagnostics)
+		c.str(req.ConfigValue.ValueString(), req.Path, &resp.Diagnostics)
+	}
+}
+
+func (c valueCheck) ValidateNumber(_ context.Context, req validator.NumberRequest, resp *validator.NumberResponse) {
+	if !req.ConfigValue.IsNull() && !req.ConfigValue.IsUnknown() {
+		c.num(req.ConfigValue.ValueBigFloat(), req.Path, &resp.Diagnostics)
 	}
 }
 
 // positiveDuration refuses a duration that is not positive; the attribute's
 // type (timetypes.GoDuration) refuses one that does not parse.
-var positiveDuration = stringCheck{"value must be a positive duration", func(v string, at path.Path, diags *diag.Diagnostics) {
+var positiveDuration = valueCheck{desc: "value must be a positive duration", str: func(v string, at path.Path, diags *diag.Diagnostics) {
 	if d, err := time.ParseDuration(v); err == nil && d <= 0 {
 		diags.AddAttributeError(at, "Invalid duration", fmt.Sprintf("%s must be positive; got %q. Write %s.", at, v, durationForm))
 	}
 }}
-
-// reuseWithinDescription describes reuse_within, of the trigger, the guard
-// and the action, from the point of view of the operation it serves.
-func reuseWithinDescription(operation string) string {
-	return "Let a backup of the account that started no more than this long before the " + operation + " count for it, " +
-		"as a Go duration such as `15m`: a good one is taken as is, with no new backup, and one in progress is waited for " +
-		"and counts only if it succeeds. The start is read on this machine's clock: when the service's clock is more than 10 s " +
-		"from it, nothing is reused and a warning says so. Unset (the default), the " + operation + " takes its own backup. " +
-		"See Sharing a backup."
-}
 
 // durationOf is a validated duration; zero when null or unknown.
 func durationOf(v timetypes.GoDuration) time.Duration {
@@ -78,7 +74,7 @@ func organizationIDValidator() validator.String {
 // idValidator refuses a value that does not match pattern, quoting it, so
 // that a stray space or an invisible character shows in the message.
 func idValidator(pattern *regexp.Regexp, must string) validator.String {
-	return stringCheck{"value " + must, func(v string, at path.Path, diags *diag.Diagnostics) {
+	return valueCheck{desc: "value " + must, str: func(v string, at path.Path, diags *diag.Diagnostics) {
 		if !pattern.MatchString(v) {
 			diags.AddAttributeError(at, "Invalid ID", fmt.Sprintf("%s %s; got %q.", at, must, v))
 		}
@@ -92,28 +88,13 @@ func orderValidator() validator.String {
 
 // wholeNumber accepts a whole number from lo to hi: counts are Numbers with it, since the framework
 // refuses `1.5` for an Int64 with an internal error users cannot act on.
-func wholeNumber(lo, hi int64) validator.Number { return wholeNumberValidator{lo: lo, hi: hi} }
-
-type wholeNumberValidator struct{ lo, hi int64 }
-
-func (v wholeNumberValidator) Description(context.Context) string {
-	return fmt.Sprintf("value must be a whole number from %d to %d", v.lo, v.hi)
-}
-
-func (v wholeNumberValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-
-func (v wholeNumberValidator) ValidateNumber(_ context.Context, req validator.NumberRequest, resp *validator.NumberResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	f := req.ConfigValue.ValueBigFloat()
-	n, acc := f.Int64()
-	if !f.IsInt() || acc != big.Exact || n < v.lo || n > v.hi {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid number",
-			fmt.Sprintf("%s must be a whole number from %d to %d; got %s.", req.Path, v.lo, v.hi, f.Text('g', -1)))
-	}
+func wholeNumber(lo, hi int64) validator.Number {
+	must := fmt.Sprintf("must be a whole number from %d to %d", lo, hi)
+	return valueCheck{desc: "value " + must, num: func(f *big.Float, at path.Path, diags *diag.Diagnostics) {
+		if n, acc := f.Int64(); !f.IsInt() || acc != big.Exact || n < lo || n > hi {
+			diags.AddAttributeError(at, "Invalid number", fmt.Sprintf("%s %s; got %s.", at, must, f.Text('g', -1)))
+		}
+	}}
 }
 
 // wholeValue is the value of a Number validated by wholeNumber.
@@ -122,35 +103,8 @@ func wholeValue(n types.Number) int64 {
 	return i
 }
 
-// validateTimeoutsBlock refuses a timeouts duration (name: create, delete, invoke) that does not parse
-// or is not positive; the library accepts "0s" and "-1m", which fail later as a bare deadline.
-func validateTimeoutsBlock(ctx context.Context, cfg tfsdk.Config, name string, diags *diag.Diagnostics) {
-	at := path.Root("timeouts").AtName(name)
-	var v types.String
-	diags.Append(cfg.GetAttribute(ctx, at, &v)...)
-	if diags.HasError() || v.IsNull() || v.IsUnknown() {
-		return
-	}
-	if msg := timeoutProblem("timeouts."+name, v.ValueString()); msg != "" {
-		diags.AddAttributeError(at, "Invalid timeout", msg)
-	}
-}
-
 // durationForm is what a Go duration looks like, for messages.
 const durationForm = `a number followed by a unit (ns, us, ms, s, m or h), such as "30m", "1h" or "1h30m"`
-
-// timeoutProblem says what is wrong with value as the duration setting
-// (timeouts.create...), or "" when it is a positive Go duration.
-func timeoutProblem(setting, value string) string {
-	d, err := time.ParseDuration(value)
-	switch {
-	case err != nil:
-		return fmt.Sprintf("%s must be a duration: %s; got %q.", setting, durationForm, value)
-	case d <= 0:
-		return fmt.Sprintf("%s must be positive; got %q. Write %s.", setting, value, durationForm)
-	}
-	return ""
-}
 
 // pemValidator refuses, at validate time, a PEM (or, with file, a PEM file) that holds no certificate.
 func pemValidator(file bool) validator.String {
@@ -158,7 +112,7 @@ func pemValidator(file bool) validator.String {
 	if file {
 		desc = "a readable file of PEM certificates"
 	}
-	return stringCheck{desc, func(v string, at path.Path, diags *diag.Diagnostics) {
+	return valueCheck{desc: desc, str: func(v string, at path.Path, diags *diag.Diagnostics) {
 		pem := []byte(v)
 		if file {
 			b, err := os.ReadFile(v)
