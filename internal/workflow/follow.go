@@ -30,11 +30,10 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 	var b *client.Backup
 	switch {
 	case r.BackupID == "":
-		mine := opts.RunOptions
-		mine.beganOnService, mine.misdated = r.TriggeredOnService, r.Misdated
-		found, err := w.lookFor(ctx, accountID, &mine, r.TriggeredAt, w.set.IdentifyWithin)
+		mine := Rule{AccountID: accountID, After: opts.After, Began: r.TriggeredAt, BeganOnService: r.TriggeredOnService, Misdated: r.Misdated}
+		found, err := w.lookFor(ctx, &mine, w.set.IdentifyWithin)
 		if found == nil {
-			apart := w.rule(accountID, opts.RunOptions, r.TriggeredAt).clocksApart()
+			apart := w.measured(mine).clocksApart()
 			if errors.Is(err, ErrNotListed) {
 				err = errors.Join(err, apart) // its backup may be listed, not recognised by its time
 			}
@@ -44,7 +43,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 				return w.run(ctx, accountID, opts.RunOptions)
 			}
 			o := unidentified(r.TriggeredAt, r.Confirmed, err)
-			o.TriggeredOnService, o.Misdated = r.TriggeredOnService, cmp.Or(misdatedIn(err), mine.misdated)
+			o.TriggeredOnService, o.Misdated = r.TriggeredOnService, cmp.Or(misdatedIn(err), mine.Misdated)
 			return o
 		}
 		b = found

@@ -64,10 +64,6 @@ type RunOptions struct {
 	After time.Time
 	// Progress, when set, is told of each step, from the caller's goroutine.
 	Progress func(Event)
-
-	own            string    // see Rule.Own
-	beganOnService time.Time // see Rule.BeganOnService
-	misdated       string    // see Rule.Misdated
 }
 
 type emitFunc func(kind EventKind, b client.Backup, prev string)
@@ -110,8 +106,9 @@ func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) Out
 
 // ownRule is the Rule for a backup this change queued, known by id.
 func (w *Runner) ownRule(accountID string, opts RunOptions, id string) Rule {
-	opts.own = id
-	return w.rule(accountID, opts, w.clock.Now())
+	r := w.rule(accountID, opts, w.clock.Now())
+	r.Own = id
+	return r
 }
 
 // waitOutConflict waits for the account's backup in progress to end; it
@@ -120,11 +117,11 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start ti
 	stopped := func(running *client.Backup, err error) *Outcome {
 		return &Outcome{Kind: ConflictNotOver, Running: running, Waited: w.clock.Now().Sub(start), Err: err}
 	}
-	running, err := w.runningBackup(ctx, accountID)
+	running, err := w.newest(ctx, accountID)
 	if err != nil {
 		return stopped(nil, err)
 	}
-	if running == nil {
+	if running == nil || !client.InProgress(running.Status) {
 		// Ended since the 409, or not listed: try again a poll interval later.
 		if err := clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(start))); err != nil {
 			return stopped(nil, err)
@@ -136,19 +133,6 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start ti
 		return stopped(running, err)
 	}
 	return nil
-}
-
-// runningBackup returns the account's newest backup if it is in progress.
-func (w *Runner) runningBackup(ctx context.Context, accountID string) (*client.Backup, error) {
-	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Max: 1}) {
-		if err != nil {
-			return nil, err
-		}
-		if client.InProgress(b.Status) {
-			return &b, nil
-		}
-	}
-	return nil, nil
 }
 
 // waitFrom waits for b, as just read, to end; it counts only if rule
