@@ -22,6 +22,16 @@ type FollowOptions struct {
 	RenewAfter time.Time
 }
 
+// Follow carries on with the backup of a record (see follow).
+func (w *Runner) Follow(ctx context.Context, accountID string, r Record, opts FollowOptions) Outcome {
+	o := w.follow(ctx, accountID, r, opts)
+	o.AccountID = accountID
+	if !o.TriggeredAt.Equal(r.TriggeredAt) {
+		return w.onService(o) // a new trigger
+	}
+	return o
+}
+
 // follow carries on with the backup of r, the one way a resource resumes
 // one. A new trigger is sent only after an unconfirmed one's UncertainGrace.
 func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts FollowOptions) Outcome {

@@ -1,7 +1,9 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
+	"errors"
 
 	"github.com/backup-service/terraform-provider-backup/internal/fleet"
 )
@@ -34,4 +36,14 @@ func (w *Runner) RunMany(ctx context.Context, accountIDs []string, opts RunOptio
 		}
 	}
 	return outcomes
+}
+
+// errNoBackup: an account RunMany never started.
+var errNoBackup = errors.New("no backup was queued")
+
+// notStarted is the outcome of an account the context ended before.
+func notStarted(ctx context.Context, accountID string) Outcome {
+	o := refused(cmp.Or(context.Cause(ctx), errNoBackup))
+	o.AccountID = accountID
+	return o
 }
