@@ -1,7 +1,6 @@
 package workflow
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -53,7 +52,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 				return w.run(ctx, accountID, opts.RunOptions)
 			}
 			o := unidentified(r.TriggeredAt, r.Confirmed, err)
-			o.TriggeredOnService, o.Misdated = r.TriggeredOnService, cmp.Or(misdatedIn(err), mine.Misdated)
+			o.TriggeredOnService, o.Misdated = r.TriggeredOnService, mine.Misdated // the record's, or one a look found misdated
 			return o
 		}
 		b = found
