@@ -31,8 +31,9 @@ func (w *Runner) RunMany(ctx context.Context, accountIDs []string, opts RunOptio
 		}
 	})
 	for i := range outcomes {
-		if outcomes[i].AccountID == "" {
-			outcomes[i] = notStarted(ctx, accountIDs[i])
+		if outcomes[i].AccountID == "" { // the context ended before it started
+			outcomes[i] = refused(cmp.Or(context.Cause(ctx), errNoBackup))
+			outcomes[i].AccountID = accountIDs[i]
 		}
 	}
 	return outcomes
@@ -40,10 +41,3 @@ func (w *Runner) RunMany(ctx context.Context, accountIDs []string, opts RunOptio
 
 // errNoBackup: an account RunMany never started.
 var errNoBackup = errors.New("no backup was queued")
-
-// notStarted is the outcome of an account the context ended before.
-func notStarted(ctx context.Context, accountID string) Outcome {
-	o := refused(cmp.Or(context.Cause(ctx), errNoBackup))
-	o.AccountID = accountID
-	return o
-}

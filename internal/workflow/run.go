@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -284,10 +285,7 @@ func (w *Runner) poll(ctx context.Context, accountID string, b *client.Backup, c
 		}
 		now, err := w.c.FindBackup(ctx, accountID, last.ID)
 		if err != nil {
-			if ctx.Err() != nil {
-				return last, ctx.Err()
-			}
-			return last, err
+			return last, cmp.Or(ctx.Err(), err)
 		}
 		if now.Status != last.Status {
 			changed(*now, last.Status)

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -146,9 +147,7 @@ func (w *Runner) lookFor(ctx context.Context, mine *Rule, within time.Duration) 
 		if found != nil {
 			return found, nil
 		}
-		if err == nil {
-			err = ErrNotListed
-		}
+		err = cmp.Or(err, ErrNotListed)
 		if ctx.Err() != nil {
 			return nil, err
 		}
