@@ -28,8 +28,8 @@ func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) O
 			if o := w.join(ctx, accountID, *recent, opts, start, emit); o.Kind != Failed {
 				return o
 			}
-		}
-		if recent != nil || opts.WaitOnConflict {
+			o = w.run(ctx, accountID, opts)
+		} else if opts.WaitOnConflict {
 			o = w.run(ctx, accountID, opts)
 		}
 	}
