@@ -54,19 +54,18 @@ func (c *Virtual) Now() time.Time {
 
 // After returns a channel that receives the clock's time once it has moved on by d.
 func (c *Virtual) After(d time.Duration) <-chan time.Time {
-	switch {
-	case c.wall:
+	if c.wall {
 		return time.After(d)
-	case c.instant:
+	}
+	ch := make(chan time.Time, 1)
+	if c.instant {
 		c.mu.Lock()
 		c.sleeps = append(c.sleeps, d)
 		c.mu.Unlock()
-		ch := make(chan time.Time, 1)
 		ch <- c.Advance(d)
-		return ch
+	} else {
+		c.add(d, true, func() { ch <- c.peek() })
 	}
-	ch := make(chan time.Time, 1)
-	c.add(d, true, func() { ch <- c.peek() })
 	return ch
 }
 

@@ -15,9 +15,7 @@ import (
 // call returns, with its index and how many have returned; calls to done
 // do not overlap.
 func Each(ctx context.Context, n, workers int, fn func(ctx context.Context, i int), done func(i, finished int)) {
-	if workers < 1 {
-		workers = 1
-	}
+	workers = max(workers, 1)
 	next := make(chan int)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -42,9 +40,6 @@ func Each(ctx context.Context, n, workers int, fn func(ctx context.Context, i in
 	}
 feed:
 	for i := range n {
-		if ctx.Err() != nil {
-			break
-		}
 		select {
 		case next <- i:
 		case <-ctx.Done():

@@ -183,7 +183,12 @@ func (w *Runner) ServiceNow() time.Time {
 // rule is the Rule of an operation that began at began, with the service's
 // clock as last measured.
 func (w *Runner) rule(accountID string, opts RunOptions, began time.Time) Rule {
-	off, known := w.c.ClockOffset()
-	return Rule{AccountID: accountID, After: opts.After, Own: opts.own, Began: began, BeganOnService: opts.beganOnService, Misdated: opts.misdated, ReuseWithin: opts.ReuseWithin,
-		Offset: off, OffsetKnown: known, Allowance: w.set.ClockAllowance, Now: w.clock.Now()}
+	return w.measured(Rule{AccountID: accountID, After: opts.After, Began: began, ReuseWithin: opts.ReuseWithin})
+}
+
+// measured is r with the service's clock as last measured, and this machine's now.
+func (w *Runner) measured(r Rule) Rule {
+	r.Offset, r.OffsetKnown = w.c.ClockOffset()
+	r.Allowance, r.Now = w.set.ClockAllowance, w.clock.Now()
+	return r
 }

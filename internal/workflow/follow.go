@@ -1,7 +1,6 @@
 package workflow
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -22,6 +21,16 @@ type FollowOptions struct {
 	RenewAfter time.Time
 }
 
+// Follow carries on with the backup of a record (see follow).
+func (w *Runner) Follow(ctx context.Context, accountID string, r Record, opts FollowOptions) Outcome {
+	o := w.follow(ctx, accountID, r, opts)
+	o.AccountID = accountID
+	if !o.TriggeredAt.Equal(r.TriggeredAt) {
+		return w.onService(o) // a new trigger
+	}
+	return o
+}
+
 // follow carries on with the backup of r, the one way a resource resumes
 // one. A new trigger is sent only after an unconfirmed one's UncertainGrace.
 func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts FollowOptions) Outcome {
@@ -30,11 +39,10 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 	var b *client.Backup
 	switch {
 	case r.BackupID == "":
-		mine := opts.RunOptions
-		mine.beganOnService, mine.misdated = r.TriggeredOnService, r.Misdated
-		found, err := w.lookFor(ctx, accountID, &mine, r.TriggeredAt, w.set.IdentifyWithin)
+		mine := Rule{AccountID: accountID, After: opts.After, Began: r.TriggeredAt, BeganOnService: r.TriggeredOnService, Misdated: r.Misdated}
+		found, err := w.lookFor(ctx, &mine, w.set.IdentifyWithin)
 		if found == nil {
-			apart := w.rule(accountID, opts.RunOptions, r.TriggeredAt).clocksApart()
+			apart := w.measured(mine).clocksApart()
 			if errors.Is(err, ErrNotListed) {
 				err = errors.Join(err, apart) // its backup may be listed, not recognised by its time
 			}
@@ -44,7 +52,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 				return w.run(ctx, accountID, opts.RunOptions)
 			}
 			o := unidentified(r.TriggeredAt, r.Confirmed, err)
-			o.TriggeredOnService, o.Misdated = r.TriggeredOnService, cmp.Or(misdatedIn(err), mine.misdated)
+			o.TriggeredOnService, o.Misdated = r.TriggeredOnService, mine.Misdated // the record's, or one a look found misdated
 			return o
 		}
 		b = found

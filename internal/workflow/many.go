@@ -1,7 +1,9 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
+	"errors"
 
 	"github.com/backup-service/terraform-provider-backup/internal/fleet"
 )
@@ -29,9 +31,13 @@ func (w *Runner) RunMany(ctx context.Context, accountIDs []string, opts RunOptio
 		}
 	})
 	for i := range outcomes {
-		if outcomes[i].AccountID == "" {
-			outcomes[i] = notStarted(ctx, accountIDs[i])
+		if outcomes[i].AccountID == "" { // the context ended before it started
+			outcomes[i] = refused(cmp.Or(context.Cause(ctx), errNoBackup))
+			outcomes[i].AccountID = accountIDs[i]
 		}
 	}
 	return outcomes
 }
+
+// errNoBackup: an account RunMany never started.
+var errNoBackup = errors.New("no backup was queued")

@@ -163,17 +163,17 @@ func (r Record) After(o Outcome) Record {
 		if r.BackupID == o.Backup.ID {
 			next = r // its times, where the run read none
 		}
-		next.Phase = PhaseNone // decided by this outcome alone
+		// Decided by this outcome alone: Observe keeps why nobody waits
+		// for a backup in progress.
+		next.Phase = PhaseNone
+		switch o.Kind {
+		case Interrupted:
+			next.Phase = PhaseInterrupted
+		case TimedOut:
+			next.Phase = PhaseTimedOut
+		}
 		next = next.Observe(*o.Backup)
 		next.Reused = next.Reused || o.Reused
-		if next.Phase == PhaseInProgress {
-			switch o.Kind {
-			case Interrupted:
-				next.Phase = PhaseInterrupted
-			case TimedOut:
-				next.Phase = PhaseTimedOut
-			}
-		}
 		return next
 	case o.Kind == NotIdentified:
 		return Record{Phase: PhaseUnidentified, TriggeredAt: o.TriggeredAt, TriggeredOnService: o.TriggeredOnService, Misdated: o.Misdated,
@@ -305,20 +305,19 @@ func CountsForDestroy(b client.Backup) bool {
 // AfterStoppedDestroy is what a stopped destroy leaves for the next, until
 // now plus resume: its backup, none after a failure, else r (no second backup).
 func (r Record) AfterStoppedDestroy(o Outcome, now time.Time, resume time.Duration) Record {
-	next := r
 	switch o.Kind {
 	case Failed:
 		return Record{}
 	case NotIdentified, TimedOut, Interrupted, Unfollowed:
 		if o.Kind == NotIdentified || o.Backup.ID != "" {
-			next = r.After(o)
+			r = r.After(o)
 		}
 	}
-	if next.Phase == PhaseNone {
+	if r.Phase == PhaseNone {
 		return Record{}
 	}
-	next.CountsUntil = now.Add(resume).Truncate(time.Second) // as the state shows it
-	return next
+	r.CountsUntil = now.Add(resume).Truncate(time.Second) // as the state shows it
+	return r
 }
 
 // String names the record in logs and test failures.

@@ -1,13 +1,114 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/clock"
 )
+
+// Kind is what became of a run, a follow-up or one account of many.
+type Kind int
+
+// The kinds. Only Succeeded, and NotWaited for a caller that does not
+// wait, let a guarded change go ahead (Outcome.Good).
+const (
+	Refused         Kind = iota + 1 // no backup was queued: refused, or not sent; Err says why
+	ConflictNotOver                 // the wait for a backup already in progress stopped; none was queued
+	NotIdentified                   // a backup was queued (Confirmed), or perhaps queued, and never found
+	Unreadable                      // the recorded backup (BackupID) could not be read; nothing followed or queued
+	NotWaited                       // the backup is known, and nobody waited for it to end
+	Succeeded                       // waited for, it succeeded and counts
+	Failed                          // waited for, it ended in another status or does not count
+	TimedOut                        // the wait ran out; the backup goes on
+	Interrupted                     // the wait was interrupted; the backup goes on
+	Unfollowed                      // polling failed (Err); the backup goes on
+)
+
+// Outcome is the one answer of a run: what became of the backup, and why.
+type Outcome struct {
+	Kind      Kind
+	AccountID string
+	Backup    *client.Backup // as last read; nil when none is known
+	Err       error          // why the outcome is not good; nil for Succeeded and NotWaited
+	Waited    time.Duration  // how long the wait that stopped had lasted
+	Running   *client.Backup // the backup a ConflictNotOver waited for, when seen
+	// TriggeredAt, TriggeredOnService and Confirmed describe a NotIdentified
+	// trigger (see Record).
+	TriggeredAt, TriggeredOnService time.Time
+	Confirmed                       bool
+	Misdated                        string // see Rule.Misdated
+	BackupID                        string // the backup an Unreadable follow-up could not read
+	Reused                          bool   // no backup queued: a recent one counts (RunOptions.ReuseWithin)
+	// ReuseRefused says why reuse_within could not be read: a new backup was taken.
+	ReuseRefused error
+}
+
+// Good says whether the change may go ahead: a backup seen to succeed or,
+// for a caller that does not wait, one queued that has not failed.
+func (o Outcome) Good(waits bool) bool {
+	if waits || o.Kind != NotWaited {
+		return o.Kind == Succeeded
+	}
+	return o.Backup != nil && (client.InProgress(o.Backup.Status) || o.Backup.Good())
+}
+
+// Reason is the service's error text for a backup that did not succeed,
+// or says there was none.
+func (o Outcome) Reason() string {
+	if o.Backup != nil && o.Backup.Error != nil && *o.Backup.Error != "" {
+		return *o.Backup.Error
+	}
+	return "the service gave no reason"
+}
+
+func refused(err error) Outcome { return Outcome{Kind: Refused, Err: err} }
+
+func notWaited(b *client.Backup) Outcome { return Outcome{Kind: NotWaited, Backup: b} }
+
+// unidentified: a trigger that began at began queued a backup (queued), or
+// may have, and err says why it was not found.
+func unidentified(began time.Time, queued bool, err error) Outcome {
+	return Outcome{Kind: NotIdentified, TriggeredAt: began, Confirmed: queued, Err: err}
+}
+
+// failed: b ended in another status than success or, with why (Rule.Check's
+// reason), in a success that does not count.
+func failed(b client.Backup, why error) Outcome {
+	if why == nil {
+		why = fmt.Errorf("backup %s of account %s ended with status %q: %s", b.ID, b.AccountID, b.Status, Outcome{Backup: &b}.Reason())
+	}
+	return Outcome{Kind: Failed, Backup: &b, Err: why}
+}
+
+// Run queues one backup of the account and, with WaitForCompletion, waits
+// for it to end; with ReuseWithin, a recent backup may count instead.
+func (w *Runner) Run(ctx context.Context, accountID string, opts RunOptions) Outcome {
+	var o Outcome
+	if opts.ReuseWithin > 0 {
+		o = w.reuse(ctx, accountID, opts)
+	} else {
+		o = w.run(ctx, accountID, opts)
+	}
+	o.AccountID = accountID
+	return w.onService(o)
+}
+
+// onService notes when a trigger not identified began on the service's
+// clock, and a backup dated ahead of it, for whichever machine looks next.
+func (w *Runner) onService(o Outcome) Outcome {
+	if o.Kind == NotIdentified {
+		o.Misdated = misdatedIn(o.Err)
+	}
+	if off, ok := w.c.ClockOffset(); ok && o.Kind == NotIdentified && o.TriggeredOnService.IsZero() {
+		o.TriggeredOnService = o.TriggeredAt.Add(off)
+	}
+	return o
+}
 
 // PollSettings shape a wait: a poll waits a tenth of the time waited so
 // far, at least Initial and at most Max.
@@ -64,10 +165,6 @@ type RunOptions struct {
 	After time.Time
 	// Progress, when set, is told of each step, from the caller's goroutine.
 	Progress func(Event)
-
-	own            string    // see Rule.Own
-	beganOnService time.Time // see Rule.BeganOnService
-	misdated       string    // see Rule.Misdated
 }
 
 type emitFunc func(kind EventKind, b client.Backup, prev string)
@@ -110,8 +207,9 @@ func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) Out
 
 // ownRule is the Rule for a backup this change queued, known by id.
 func (w *Runner) ownRule(accountID string, opts RunOptions, id string) Rule {
-	opts.own = id
-	return w.rule(accountID, opts, w.clock.Now())
+	r := w.rule(accountID, opts, w.clock.Now())
+	r.Own = id
+	return r
 }
 
 // waitOutConflict waits for the account's backup in progress to end; it
@@ -120,11 +218,11 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start ti
 	stopped := func(running *client.Backup, err error) *Outcome {
 		return &Outcome{Kind: ConflictNotOver, Running: running, Waited: w.clock.Now().Sub(start), Err: err}
 	}
-	running, err := w.runningBackup(ctx, accountID)
+	running, err := w.newest(ctx, accountID)
 	if err != nil {
 		return stopped(nil, err)
 	}
-	if running == nil {
+	if running == nil || !client.InProgress(running.Status) {
 		// Ended since the 409, or not listed: try again a poll interval later.
 		if err := clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(start))); err != nil {
 			return stopped(nil, err)
@@ -136,19 +234,6 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start ti
 		return stopped(running, err)
 	}
 	return nil
-}
-
-// runningBackup returns the account's newest backup if it is in progress.
-func (w *Runner) runningBackup(ctx context.Context, accountID string) (*client.Backup, error) {
-	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Max: 1}) {
-		if err != nil {
-			return nil, err
-		}
-		if client.InProgress(b.Status) {
-			return &b, nil
-		}
-	}
-	return nil, nil
 }
 
 // waitFrom waits for b, as just read, to end; it counts only if rule
@@ -200,10 +285,7 @@ func (w *Runner) poll(ctx context.Context, accountID string, b *client.Backup, c
 		}
 		now, err := w.c.FindBackup(ctx, accountID, last.ID)
 		if err != nil {
-			if ctx.Err() != nil {
-				return last, ctx.Err()
-			}
-			return last, err
+			return last, cmp.Or(ctx.Err(), err)
 		}
 		if now.Status != last.Status {
 			changed(*now, last.Status)

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -19,47 +20,39 @@ type Triggered struct {
 // ErrNotListed: the listing never held the trigger's backup.
 var ErrNotListed = errors.New("the account's backups listing shows no backup created since the trigger")
 
-// identifying is the rule that recognises a trigger's own backup: without
-// reuse_within, so that an unknown outcome never passes off a recent one.
-func (w *Runner) identifying(accountID string, opts RunOptions, began time.Time) Rule {
-	opts.ReuseWithin = 0
-	return w.rule(accountID, opts, began)
-}
-
 // trigger queues one backup, or says why not. The POST is not idempotent:
 // after an unknown outcome the listing is looked at before any resend.
+// mine recognises its own backup: without reuse_within, so that an unknown
+// outcome never passes off a recent one.
 func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions) (*Triggered, Outcome) {
 	began := w.clock.Now()
+	mine := Rule{AccountID: accountID, After: opts.After, Began: began}
 	post := w.c.Trigger(accountID)
 	uncertain := false
 	for {
 		acct, err := post.Post(ctx)
 		var unsure *client.UnsureError
 		switch {
-		case err == nil && acct == nil:
-			// Accepted, in an answer that could not be read.
-			return w.identify(ctx, accountID, nil, opts, began, false)
-		case err == nil && acct.ID != accountID:
-			// Accepted, but answered for another account: keep nothing of it.
-			w.log.Warn(ctx, "the answer to a backup trigger names another account; it is ignored",
-				map[string]any{"account_id": accountID, "answered_for": acct.ID})
-			return w.identify(ctx, accountID, nil, opts, began, false)
 		case err == nil:
-			return w.identify(ctx, accountID, acct, opts, began, false)
+			// Accepted; acct is nil when the answer could not be read.
+			if acct != nil && acct.ID != accountID {
+				// Answered for another account: keep nothing of it.
+				w.log.Warn(ctx, "the answer to a backup trigger names another account; it is ignored",
+					map[string]any{"account_id": accountID, "answered_for": acct.ID})
+				acct = nil
+			}
+			return w.identify(ctx, acct, &mine, false)
 		case ctx.Err() != nil:
 			if !post.Sent() {
 				return nil, refused(ctx.Err())
 			}
 			// A POST may have been on its way: look once, briefly, so that the caller records it.
-			lctx, cancel := detached(ctx)
-			defer cancel()
-			found, lerr := w.findMine(lctx, accountID, &opts, began)
-			if lerr == nil && found != nil {
+			if found, _ := w.lookDetached(ctx, &mine); found != nil {
 				return &Triggered{Backup: *found, Recovered: true}, Outcome{}
 			}
 			return nil, unidentified(began, false, ctx.Err())
 		case errors.Is(err, client.ErrConflict) && uncertain:
-			return w.conflictAfterUncertain(ctx, accountID, opts, began, err)
+			return w.conflictAfterUncertain(ctx, &mine, err)
 		case errors.As(err, &unsure):
 			uncertain = true
 			w.log.Warn(ctx, "the outcome of a backup trigger is unknown; looking for the backup before sending it again",
@@ -70,7 +63,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 			if !unsure.Answered {
 				grace = max(grace, w.set.UncertainGrace)
 			}
-			found, lerr := w.lookFor(ctx, accountID, &opts, began, grace)
+			found, lerr := w.lookFor(ctx, &mine, grace)
 			if found != nil {
 				return &Triggered{Backup: *found, Recovered: true}, Outcome{}
 			}
@@ -79,7 +72,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 				// backup.
 				return nil, unidentified(began, false, errors.Join(err, lerr))
 			}
-			if cerr := w.rule(accountID, opts, began).clocksApart(); cerr != nil {
+			if cerr := w.measured(mine).clocksApart(); cerr != nil {
 				// The backup may be listed and not recognised by its time:
 				// sending again could queue a second one.
 				return nil, unidentified(began, false, errors.Join(err, cerr))
@@ -95,44 +88,47 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 
 // conflictAfterUncertain reads a 409 after an unknown outcome: a backup in
 // progress started since the trigger is its own; an older one, the 409 stands.
-func (w *Runner) conflictAfterUncertain(ctx context.Context, accountID string, opts RunOptions, began time.Time, conflict error) (*Triggered, Outcome) {
-	var newest *client.Backup
-	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Max: 1}) {
-		if err != nil {
-			return nil, unidentified(began, true, errors.Join(conflict, err))
-		}
-		newest = &b
+func (w *Runner) conflictAfterUncertain(ctx context.Context, mine *Rule, conflict error) (*Triggered, Outcome) {
+	newest, err := w.newest(ctx, mine.AccountID)
+	if err != nil {
+		return nil, unidentified(mine.Began, true, errors.Join(conflict, err))
 	}
 	if newest != nil && client.InProgress(newest.Status) {
-		rule := w.identifying(accountID, opts, began)
+		rule := w.measured(*mine)
 		if err := rule.Check(*newest, Identified); err != nil {
 			if !rule.mayBeOwn(*newest) {
 				return nil, refused(conflict)
 			}
 			// Maybe its own, and refused: never waited out and queued again.
-			return nil, unidentified(began, true, errors.Join(conflict, err))
+			return nil, unidentified(mine.Began, true, errors.Join(conflict, err))
 		}
 	}
 	// Ours, or not listed yet (a lagging listing): look for it.
-	return w.identify(ctx, accountID, nil, opts, began, true)
+	return w.identify(ctx, nil, mine, true)
 }
 
 // identify finds a backup the service accepted, for IdentifyWithin and,
 // when the context ends first, once more, detached.
-func (w *Runner) identify(ctx context.Context, accountID string, acct *client.Account, opts RunOptions, began time.Time, recovered bool) (*Triggered, Outcome) {
-	found, err := w.lookFor(ctx, accountID, &opts, began, w.set.IdentifyWithin)
+func (w *Runner) identify(ctx context.Context, acct *client.Account, mine *Rule, recovered bool) (*Triggered, Outcome) {
+	found, err := w.lookFor(ctx, mine, w.set.IdentifyWithin)
 	if found == nil && ctx.Err() != nil {
-		dctx, cancel := detached(ctx)
-		defer cancel()
-		found, err = w.findMine(dctx, accountID, &opts, began)
-		if found == nil && err == nil {
-			err = ErrNotListed
-		}
+		found, err = w.lookDetached(ctx, mine)
 	}
 	if found == nil {
-		return nil, unidentified(began, true, err)
+		return nil, unidentified(mine.Began, true, err)
 	}
 	return &Triggered{Account: acct, Backup: *found, Recovered: recovered}, Outcome{}
+}
+
+// lookDetached looks once for the trigger's backup after ctx ended, briefly.
+func (w *Runner) lookDetached(ctx context.Context, mine *Rule) (*client.Backup, error) {
+	dctx, cancel := detached(ctx)
+	defer cancel()
+	found, err := w.findMine(dctx, mine)
+	if found == nil && err == nil {
+		err = ErrNotListed
+	}
+	return found, err
 }
 
 // The pause between looks for a trigger's backup doubles up to the max.
@@ -143,17 +139,15 @@ const (
 
 // lookFor looks for the trigger's backup until within has passed; else it
 // returns the last error (ErrNotListed when the listing held none).
-func (w *Runner) lookFor(ctx context.Context, accountID string, opts *RunOptions, began time.Time, within time.Duration) (*client.Backup, error) {
+func (w *Runner) lookFor(ctx context.Context, mine *Rule, within time.Duration) (*client.Backup, error) {
 	deadline := w.clock.Now().Add(within)
 	interval := identifyInterval
 	for {
-		found, err := w.findMine(ctx, accountID, opts, began)
+		found, err := w.findMine(ctx, mine)
 		if found != nil {
 			return found, nil
 		}
-		if err == nil {
-			err = ErrNotListed
-		}
+		err = cmp.Or(err, ErrNotListed)
 		if ctx.Err() != nil {
 			return nil, err
 		}
@@ -171,28 +165,39 @@ func (w *Runner) lookFor(ctx context.Context, accountID string, opts *RunOptions
 // FindTriggered looks once for the backup of an unidentified record; nil,
 // nil when none is listed yet.
 func (w *Runner) FindTriggered(ctx context.Context, accountID string, r Record) (*client.Backup, error) {
-	return w.findMine(ctx, accountID, &RunOptions{After: r.Since, beganOnService: r.TriggeredOnService, misdated: r.Misdated}, r.TriggeredAt)
+	return w.findMine(ctx, &Rule{AccountID: accountID, After: r.Since, Began: r.TriggeredAt, BeganOnService: r.TriggeredOnService, Misdated: r.Misdated})
 }
 
-// findMine returns the account's newest backup (as the service lists a new
-// one) when it is the trigger's, or why not when it may be its own all the
-// same. A backup found misdated stays refused in opts' later looks.
-func (w *Runner) findMine(ctx context.Context, accountID string, opts *RunOptions, began time.Time) (*client.Backup, error) {
+// findMine returns the account's newest backup when mine recognises it as
+// the trigger's, or why not when it may be its own all the same. A backup
+// found misdated stays refused in mine's later looks.
+func (w *Runner) findMine(ctx context.Context, mine *Rule) (*client.Backup, error) {
+	b, err := w.newest(ctx, mine.AccountID)
+	if b == nil {
+		return nil, err
+	}
+	rule := w.measured(*mine) // the service's clock as this listing's answer dates it
+	err = rule.Check(*b, Identified)
+	switch {
+	case err == nil:
+		return b, nil
+	case rule.mayBeOwn(*b):
+		if id := misdatedIn(err); id != "" {
+			mine.Misdated = id
+		}
+		return nil, err
+	}
+	return nil, nil
+}
+
+// newest is the account's newest backup, as the service lists a new one;
+// nil when it lists none.
+func (w *Runner) newest(ctx context.Context, accountID string) (*client.Backup, error) {
 	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Max: 1}) {
 		if err != nil {
 			return nil, err
 		}
-		rule := w.identifying(accountID, *opts, began)
-		err := rule.Check(b, Identified)
-		switch {
-		case err == nil:
-			return &b, nil
-		case rule.mayBeOwn(b):
-			if id := misdatedIn(err); id != "" {
-				opts.misdated = id
-			}
-			return nil, err
-		}
+		return &b, nil
 	}
 	return nil, nil
 }
