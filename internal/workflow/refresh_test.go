@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -96,5 +97,9 @@ func TestAccountReadsPerCommand(t *testing.T) {
 		if n := f.srv.Stats().TotalRequests(); n != want {
 			t.Errorf("account %d: %d requests, want %d", i, n, want)
 		}
+	}
+	// One the shared listing lacks is read directly: only that proves it gone.
+	if c := f.client.CheckAccount(context.Background(), "acc_notlisted0000000"); c.Account != nil || !errors.Is(c.Err, client.ErrGone) {
+		t.Errorf("an account not listed: %+v; want it proven gone", c)
 	}
 }
