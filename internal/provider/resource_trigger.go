@@ -126,8 +126,8 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 	ctx, cancel := boundedFor(ctx, r.data.clock, timeout, accountID)
 	defer cancel()
 
-	o, after := r.runOrAdopt(ctx, &plan, r.runOptions(ctx, &plan))
-	r.record(ctx, &plan, workflow.Record{Since: after}, o, createCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
+	o, prior := r.runOrAdopt(ctx, &plan, r.runOptions(ctx, &plan))
+	r.record(ctx, &plan, prior, o, createCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
 // record saves what a create or an update learnt, in the state and private
@@ -140,11 +140,12 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 		recordUnidentified(ctx, m, prior, o, private, diags, by)
 	case workflow.Refused, workflow.ConflictNotOver, workflow.Unreadable:
 		report(diags, by, timeout, o)
-		if by != createCaller || prior.Since.IsZero() {
+		if by != createCaller || prior.Since.IsZero() && prior.BackupID == "" {
 			return
 		}
-		// A replacement that queued no backup: saved, tainted, to tell the next attempt when the replaced change went ahead.
-		rec := workflow.Record{Since: prior.Since}
+		// A replacement that queued no backup: saved, tainted, to tell the next attempt when the replaced
+		// change went ahead, and which backup it may still adopt.
+		rec := prior
 		m.setRecord(rec)
 		saveRecord(ctx, private, rec, diags)
 	default:
@@ -428,14 +429,15 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 
 // runOrAdopt takes the trigger's backup or, when this create replaces a trigger of the same account and
 // triggers deleted in this command, follows that one's backup while it stands (workflow.Record.Adoptable).
-func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, opts workflow.RunOptions) (workflow.Outcome, time.Time) {
+// It returns the record the outcome builds on.
+func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, opts workflow.RunOptions) (workflow.Outcome, workflow.Record) {
 	accountID := plan.AccountID.ValueString()
 	w := r.data.runner
 	old, ok := r.data.command.take(accountID, triggersKey(plan.Triggers))
 	// A backup started before a replaced trigger went ahead is the previous change's (workflow.Rule.After).
 	opts.After = r.data.command.after(accountID)
 	if !ok {
-		return w.Run(ctx, accountID, opts), opts.After
+		return w.Run(ctx, accountID, opts), workflow.Record{Since: opts.After}
 	}
 	// Not adopted, its backup is the previous change's.
 	renewAfter := opts.After
@@ -449,19 +451,18 @@ func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, op
 	adoptable := func(b client.Backup) bool { return old.Record.Adoptable(b, old.wait) }
 	o := w.Follow(ctx, accountID, old.Record.Unconfirmed(), workflow.FollowOptions{RunOptions: opts, Counts: adoptable, Renew: true, RenewAfter: renewAfter})
 	if o.Kind == workflow.Unreadable {
-		// Nothing to adopt that can be seen: queue a new backup, as a
-		// replacement does.
-		tflog.Warn(ctx, "could not read the replaced trigger's backup; queueing a new one", map[string]any{"backup_id": o.BackupID, "error": o.Err.Error()})
-		opts.After = renewAfter
-		return w.Run(ctx, accountID, opts), opts.After
+		// Unread is not gone: a new backup could be a second for this change.
+		kept := old.Record
+		kept.Since = opts.After
+		return o, kept
 	}
 	if o.Backup != nil && old.Record.BackupID != "" && o.Backup.ID != old.Record.BackupID {
-		return o, renewAfter // renewed: a new change
+		return o, workflow.Record{Since: renewAfter} // renewed: a new change
 	}
 	if o.Backup != nil && o.Backup.ID == old.Record.BackupID {
 		o.Reused = o.Reused || old.Record.Reused // adopted: still the recent backup it reused
 	}
-	return o, opts.After
+	return o, workflow.Record{Since: opts.After}
 }
 
 // rememberForReplacement keeps what the trigger's replacement needs to adopt its backup (see commandState);

@@ -106,6 +106,9 @@ func TestSimRegression(t *testing.T) {
 		// refused as misdated, then taken as the trigger's own a few looks
 		// later, once the service's clock had passed its date.
 		{"MisdatedStaysRefusedWhileLooking", 2055, true},
+		// A replacement could not read the replaced trigger's backup (a
+		// listing answered 500) and queued a second one for the same change.
+		{"UnreadableReplacedBackupIsKept", 40743, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if v := runSimulation(t, tc.seed, simSequenceSteps, tc.runnerClocks); len(v) > 0 {
