@@ -61,9 +61,16 @@ func (c *simChange) counts(b mockservice.BackupTruth) bool {
 }
 
 // own says whether b may be the change's own: queued by it, or started
-// within the allowance before it (the stated limit of a lost answer).
+// within the allowance before it (the stated limit of a lost answer), or
+// stamped by a service clock set back since so that its record dates it
+// within the allowance of the change's start (a stated limit too).
 func (c *simChange) own(b mockservice.BackupTruth) bool {
-	return changeOf(b.QueuedBy) == c.key || !b.CreatedAt.Before(c.first.Add(-simAllowance-simDateError))
+	if changeOf(b.QueuedBy) == c.key || !b.CreatedAt.Before(c.first.Add(-simAllowance-simDateError)) {
+		return true
+	}
+	setBack := b.StampOffset - c.firstOffset
+	dated := b.CreatedAt.Add(setBack) // on true time, as its record reads after the set-back
+	return setBack > 0 && !dated.Before(c.first.Add(-simAllowance-simDateError)) && !dated.After(c.first.Add(simAllowance+simDateError))
 }
 
 // simDateError is how far the service's clock, as its Date tells it, may

@@ -277,6 +277,8 @@ type simChange struct {
 	// reuseOffset is the service's clock offset at its earliest operation
 	// with reuse_within: a record stamped by a clock set back since reads younger.
 	reuseOffset time.Duration
+	// firstOffset is the service's clock offset at its first operation.
+	firstOffset time.Duration
 	ops         int
 	reported    bool // a duplicate, reported once
 }
@@ -776,6 +778,9 @@ func (w *simWorld) newChange(key string, prevWentAhead time.Time) *simChange {
 // service's clock offset.
 func (c *simChange) use(reuse, offset time.Duration) {
 	c.ops++
+	if c.ops == 1 {
+		c.firstOffset = offset
+	}
 	if reuse > 0 {
 		if !c.anyReuse || offset < c.reuseOffset {
 			c.reuseOffset = offset
