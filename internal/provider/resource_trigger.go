@@ -151,9 +151,10 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 	default:
 		rec := prior.After(o)
 		report(diags, by, timeout, o)
-		if rec.AheadAt.IsZero() && !diags.HasError() {
+		if rec.AheadAt.IsZero() && !diags.HasError() && o.Kind != workflow.Interrupted {
 			// The apply goes on: its change goes ahead now (an import's first
-			// apply too), and the next change's backups start after it.
+			// apply too), and the next change's backups start after it. An
+			// interrupted one stops before its dependents: a warning, not ahead.
 			rec.AheadAt = r.data.runner.ServiceNow()
 		}
 		m.setRecord(rec)

@@ -113,6 +113,12 @@ func TestSimRegression(t *testing.T) {
 		// since, dated within the allowance of the change's start, passed for
 		// a lost answer's own, a limit the guide states.
 		{"StampedBeforeASetBackWithinTheAllowance", 15216, true},
+		// A Ctrl-C'd wait (a warning: the apply stops before its dependents)
+		// recorded its change as gone ahead, so the next change reused a
+		// backup started before that change really went ahead (a), or one
+		// over and failed (false success).
+		{"InterruptedWaitIsNotAhead", 11359, true},
+		{"InterruptedWaitIsNotAheadFailedReuse", 13104, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if v := runSimulation(t, tc.seed, simSequenceSteps, tc.runnerClocks); len(v) > 0 {
