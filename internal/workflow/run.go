@@ -102,7 +102,7 @@ func (w *Runner) Run(ctx context.Context, accountID string, opts RunOptions) Out
 // clock, and a backup dated ahead of it, for whichever machine looks next.
 func (w *Runner) onService(o Outcome) Outcome {
 	if o.Kind == NotIdentified {
-		o.Misdated = misdatedIn(o.Err)
+		o.Misdated = cmp.Or(o.Misdated, misdatedIn(o.Err))
 	}
 	if off, ok := w.c.ClockOffset(); ok && o.Kind == NotIdentified && o.TriggeredOnService.IsZero() {
 		o.TriggeredOnService = o.TriggeredAt.Add(off)

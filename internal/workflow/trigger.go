@@ -50,7 +50,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 			if found, _ := w.lookDetached(ctx, &mine); found != nil {
 				return &Triggered{Backup: *found, Recovered: true}, Outcome{}
 			}
-			return nil, unidentified(began, false, ctx.Err())
+			return nil, mine.unidentified(false, ctx.Err())
 		case errors.Is(err, client.ErrConflict) && uncertain:
 			return w.conflictAfterUncertain(ctx, &mine, err)
 		case errors.As(err, &unsure):
@@ -70,15 +70,15 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 			if lerr != nil && !errors.Is(lerr, ErrNotListed) {
 				// Nothing can be seen: sending again could queue a second
 				// backup.
-				return nil, unidentified(began, false, errors.Join(err, lerr))
+				return nil, mine.unidentified(false, errors.Join(err, lerr))
 			}
 			if cerr := w.measured(mine).clocksApart(); cerr != nil {
 				// The backup may be listed and not recognised by its time:
 				// sending again could queue a second one.
-				return nil, unidentified(began, false, errors.Join(err, cerr))
+				return nil, mine.unidentified(false, errors.Join(err, cerr))
 			}
 			if werr := post.Wait(ctx, err); werr != nil {
-				return nil, unidentified(began, false, werr)
+				return nil, mine.unidentified(false, werr)
 			}
 		default:
 			return nil, refused(err)
@@ -86,12 +86,20 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 	}
 }
 
+// unidentified is the outcome of a trigger whose backup could not be told,
+// with the backup found misdated meanwhile, for the next look.
+func (r *Rule) unidentified(queued bool, err error) Outcome {
+	o := unidentified(r.Began, queued, err)
+	o.Misdated = r.Misdated
+	return o
+}
+
 // conflictAfterUncertain reads a 409 after an unknown outcome: a backup in
 // progress started since the trigger is its own; an older one, the 409 stands.
 func (w *Runner) conflictAfterUncertain(ctx context.Context, mine *Rule, conflict error) (*Triggered, Outcome) {
 	newest, err := w.newest(ctx, mine.AccountID)
 	if err != nil {
-		return nil, unidentified(mine.Began, true, errors.Join(conflict, err))
+		return nil, mine.unidentified(true, errors.Join(conflict, err))
 	}
 	if newest != nil && client.InProgress(newest.Status) {
 		rule := w.measured(*mine)
@@ -100,7 +108,7 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, mine *Rule, conflic
 				return nil, refused(conflict)
 			}
 			// Maybe its own, and refused: never waited out and queued again.
-			return nil, unidentified(mine.Began, true, errors.Join(conflict, err))
+			return nil, mine.unidentified(true, errors.Join(conflict, err))
 		}
 	}
 	// Ours, or not listed yet (a lagging listing): look for it.
@@ -115,7 +123,7 @@ func (w *Runner) identify(ctx context.Context, acct *client.Account, mine *Rule,
 		found, err = w.lookDetached(ctx, mine)
 	}
 	if found == nil {
-		return nil, unidentified(mine.Began, true, err)
+		return nil, mine.unidentified(true, err)
 	}
 	return &Triggered{Account: acct, Backup: *found, Recovered: recovered}, Outcome{}
 }
