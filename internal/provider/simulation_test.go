@@ -970,6 +970,9 @@ func (w *simWorld) guardDestroy(ctx context.Context, op *simOp, label func() str
 	if res.state.IsNull() {
 		return
 	}
+	// A destroy that stops before its apply leaves the stopped one's record,
+	// and so its change, to the next.
+	stopped := res.change
 	if op.change == nil {
 		if res.change == nil || !res.stands(op.skew) {
 			res.change = w.newChange(fmt.Sprintf("a%d.guard.%d", a.id, op.num), time.Time{})
@@ -982,11 +985,13 @@ func (w *simWorld) guardDestroy(ctx context.Context, op *simOp, label func() str
 	srv := w.provider(ctx, op, label())
 	start := time.Now()
 	if !w.refresh(ctx, srv, "backup_on_destroy", res, killed) {
+		res.change = stopped
 		return
 	}
 	null := tftypes.NewValue(w.schema.ResourceSchemas["backup_on_destroy"].ValueType(), nil)
 	plan, _, errs := w.plan(ctx, srv, "backup_on_destroy", res, null)
 	if errs != "" {
+		res.change = stopped
 		return
 	}
 	r, private := w.apply(ctx, srv, "backup_on_destroy", res.state, plan, null)
