@@ -128,6 +128,10 @@ func TestSimRegression(t *testing.T) {
 		// checker gave the next destroy, which rightly followed that record, a
 		// change of its own.
 		{"StoppedDestroyOutlivesAFailedPlan", 49336, true},
+		// A trigger not identified on a runner 3 minutes ahead gave its
+		// replacement's replacement a floor on that runner's clock: its own
+		// backup read as older than the previous change, and a second was queued.
+		{"WentAheadOnTheServiceClock", 27924, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if v := runSimulation(t, tc.seed, simSequenceSteps, tc.runnerClocks); len(v) > 0 {

@@ -137,11 +137,16 @@ func phaseOf(b client.Backup) Phase {
 }
 
 // WentAhead is when this record's change went ahead, as far as it shows,
-// for the next change's Rule.After. Later than the truth is safe; earlier never is.
+// on the service's clock, for the next change's Rule.After. An unidentified
+// trigger's start is its machine's: the service's reading of it counts.
 func (r Record) WentAhead() time.Time {
 	t := r.Since
-	if r.TriggeredAt.After(t) {
-		t = r.TriggeredAt
+	triggered := r.TriggeredAt
+	if !r.TriggeredOnService.IsZero() {
+		triggered = r.TriggeredOnService
+	}
+	if triggered.After(t) {
+		t = triggered
 	}
 	if r.CompletedAt.After(t) {
 		t = r.CompletedAt

@@ -327,3 +327,13 @@ func TestStored(t *testing.T) {
 	}
 
 }
+
+// An unidentified trigger went ahead no earlier than its start on the
+// service's clock, not its machine's (a runner 3 minutes ahead, seed 27924).
+func TestWentAheadOfAnUnidentifiedTriggerIsOnTheServiceClock(t *testing.T) {
+	onService := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	r := Record{Phase: PhaseUnidentified, TriggeredAt: onService.Add(3 * time.Minute), TriggeredOnService: onService}
+	if got := r.WentAhead(); !got.Equal(onService) {
+		t.Fatalf("WentAhead = %s, want %s", got, onService)
+	}
+}
