@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,24 @@ func TestFollowUnconfirmedSendsAgainFromTheGrace(t *testing.T) {
 				t.Errorf("outcome %d, %v: want the new backup, not waited for", o.Kind, o.Err)
 			}
 		})
+	}
+}
+
+// Past the grace, an unconfirmed trigger is not sent again while a backup
+// dated since it is listed, even one the rule refuses: its own may be that
+// one, or below it.
+func TestFollowUnconfirmedNotSentAgainOverABackupSinceIt(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	began := fs.clock.Now().Add(-time.Hour)
+	fs.mu.Lock()
+	since := client.Backup{ID: "bkp_sincethetrigger1", AccountID: fs.account, Status: client.StatusRunning, CreatedAt: fs.now().Add(-59 * time.Minute)}
+	fs.backups = append([]client.Backup{since}, fs.backups...)
+	fs.mu.Unlock()
+	// A previous change dated after it (a record that misdates) refuses it.
+	o := w.Follow(context.Background(), fs.account, Record{TriggeredAt: began}, FollowOptions{RunOptions: RunOptions{After: fs.now().Add(-30 * time.Minute)}})
+	if posts, _ := fs.counts(); posts != 0 || o.Kind != NotIdentified || !strings.Contains(fmt.Sprint(o.Err), since.ID) {
+		t.Fatalf("%d POSTs, outcome %d (%v); want none, not identified, naming %s", posts, o.Kind, o.Err, since.ID)
 	}
 }
 

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -47,6 +48,9 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 				err = errors.Join(err, apart) // its backup may be listed, not recognised by its time
 			}
 			if !r.Confirmed && apart == nil && errors.Is(err, ErrNotListed) && w.clock.Now().Sub(r.TriggeredAt) >= w.set.UncertainGrace {
+				err = w.hiddenBelow(ctx, mine)
+			}
+			if !r.Confirmed && apart == nil && err == nil {
 				w.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
 					map[string]any{"account_id": accountID, "triggered_at": r.TriggeredAt.UTC().Format(time.RFC3339)})
 				return w.run(ctx, accountID, opts.RunOptions)
@@ -87,4 +91,20 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 		return notWaited(b)
 	}
 	return w.waitFrom(ctx, accountID, b, start, emit, w.ownRule(accountID, opts.RunOptions, b.ID))
+}
+
+// hiddenBelow says why an unconfirmed trigger's backup, not the newest,
+// may still be listed: a backup dated since the trigger, below which its own
+// would be; nil when the listing holds none since the trigger.
+func (w *Runner) hiddenBelow(ctx context.Context, mine Rule) error {
+	for b, err := range w.c.Backups(ctx, mine.AccountID, client.ListOptions{}) {
+		if err != nil {
+			return err
+		}
+		if w.measured(mine).predates(b) {
+			return nil // newest first: the rest are older still
+		}
+		return errors.Join(ErrNotListed, fmt.Errorf("backup %s, listed since the trigger, may be newer than its own: it is not sent again", b.ID))
+	}
+	return nil
 }
