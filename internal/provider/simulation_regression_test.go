@@ -132,6 +132,10 @@ func TestSimRegression(t *testing.T) {
 		// replacement's replacement a floor on that runner's clock: its own
 		// backup read as older than the previous change, and a second was queued.
 		{"WentAheadOnTheServiceClock", 27924, true},
+		// A replacement's POST, answered 500 but processed, queued a backup in
+		// the second the replaced one ended and its change went ahead: refused
+		// as that change's, and sent again, so one change queued two.
+		{"BackupInTheSecondThePreviousEnded", 49863, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if v := runSimulation(t, tc.seed, simSequenceSteps, tc.runnerClocks); len(v) > 0 {

@@ -148,13 +148,12 @@ func (r Record) WentAhead() time.Time {
 	if triggered.After(t) {
 		t = triggered
 	}
-	if r.CompletedAt.After(t) {
-		t = r.CompletedAt
-	}
 	// Records are dated to the second: a backup created in the second the
-	// change went ahead counts as after it (a stated limit).
-	if a := r.AheadAt.Add(-time.Nanosecond); a.After(t) {
-		t = a
+	// change went ahead, or its backup ended, counts as after it (a stated limit).
+	for _, at := range []time.Time{r.CompletedAt, r.AheadAt} {
+		if a := at.Add(-time.Nanosecond); a.After(t) {
+			t = a
+		}
 	}
 	return t
 }

@@ -337,3 +337,13 @@ func TestWentAheadOfAnUnidentifiedTriggerIsOnTheServiceClock(t *testing.T) {
 		t.Fatalf("WentAhead = %s, want %s", got, onService)
 	}
 }
+
+// A backup created in the second the previous backup ended, as the change
+// went ahead, counts as after it: records are dated to the second (seed 49863).
+func TestWentAheadInTheSecondTheBackupEnded(t *testing.T) {
+	s := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	r := Record{Phase: PhaseSucceeded, TriggeredAt: s.Add(-time.Minute), CompletedAt: s, AheadAt: s}
+	if got := r.WentAhead(); !got.Before(s) {
+		t.Fatalf("WentAhead = %s, want before %s", got, s)
+	}
+}
