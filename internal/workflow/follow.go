@@ -93,18 +93,13 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 	return w.waitFrom(ctx, accountID, b, start, emit, w.ownRule(accountID, opts.RunOptions, b.ID))
 }
 
-// hiddenBelow says why an unconfirmed trigger's backup, not the newest,
-// may still be listed: a backup dated since the trigger, below which its own
-// would be; nil when the listing holds none since the trigger.
+// hiddenBelow says why an unconfirmed trigger's backup, not recognised in
+// the newest, may still be listed: that newest is dated since the trigger,
+// and its own may be below it; nil when the newest predates the trigger.
 func (w *Runner) hiddenBelow(ctx context.Context, mine Rule) error {
-	for b, err := range w.c.Backups(ctx, mine.AccountID, client.ListOptions{}) {
-		if err != nil {
-			return err
-		}
-		if w.measured(mine).predates(b) {
-			return nil // newest first: the rest are older still
-		}
-		return errors.Join(ErrNotListed, fmt.Errorf("backup %s, listed since the trigger, may be newer than its own: it is not sent again", b.ID))
+	b, err := w.newest(ctx, mine.AccountID)
+	if err != nil || b == nil || w.measured(mine).predates(*b) {
+		return err
 	}
-	return nil
+	return errors.Join(ErrNotListed, fmt.Errorf("backup %s, listed since the trigger, may be newer than its own: it is not sent again", b.ID))
 }
