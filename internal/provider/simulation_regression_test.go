@@ -128,6 +128,9 @@ func TestSimRegression(t *testing.T) {
 		// checker gave the next destroy, which rightly followed that record, a
 		// change of its own.
 		{"StoppedDestroyOutlivesAFailedPlan", 49336, true},
+		// The checker's own slip in that fix: a killed attempt that stopped
+		// before its apply gave the change back, though its retry applied.
+		{"StoppedDestroyRetryApplies", 9668, true},
 		// A trigger not identified on a runner 3 minutes ahead gave its
 		// replacement's replacement a floor on that runner's clock: its own
 		// backup read as older than the previous change, and a second was queued.

@@ -970,8 +970,8 @@ func (w *simWorld) guardDestroy(ctx context.Context, op *simOp, label func() str
 	if res.state.IsNull() {
 		return
 	}
-	// A destroy that stops before its apply leaves the stopped one's record,
-	// and so its change, to the next.
+	// An attempt that stops before its apply leaves the stopped destroy's
+	// record, and so its change, to the next.
 	stopped := res.change
 	if op.change == nil {
 		if res.change == nil || !res.stands(op.skew) {
@@ -994,6 +994,7 @@ func (w *simWorld) guardDestroy(ctx context.Context, op *simOp, label func() str
 		res.change = stopped
 		return
 	}
+	res.change = op.change // an attempt that applies: its record is this change's
 	r, private := w.apply(ctx, srv, "backup_on_destroy", res.state, plan, null)
 	if killed {
 		return
