@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backup-service/terraform-provider-backup/internal/clock"
+	"github.com/backup-service/terraform-provider-backup/internal/clock/clocktest"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
@@ -17,14 +17,14 @@ import (
 // window's reset anywhere from 0 to 1 s away, and a limiter test failed
 // whenever it began near a second's end (found by make stress). Tests now
 // get the same window every time.
-func newFakeClock() *clock.Virtual { return clock.NewInstant(time.Now().Truncate(time.Second)) }
+func newFakeClock() *clocktest.Virtual { return clocktest.NewInstant(time.Now().Truncate(time.Second)) }
 
 // fixture is a mock service behind httptest and a client of it.
 type fixture struct {
 	srv    *mockservice.Server
 	url    string
 	client *Client
-	clock  *clock.Virtual
+	clock  *clocktest.Virtual
 }
 
 // newFixture starts a mock (high rate limit unless set) and a client with a
@@ -59,7 +59,7 @@ const hostileKey = "bks_hostileKEY000000000001"
 
 // hostileClient is a client, on a fake clock, of the service h plays with
 // httptest; mod may change its options.
-func hostileClient(t *testing.T, h http.HandlerFunc, mod func(*Options)) (*Client, *clock.Virtual) {
+func hostileClient(t *testing.T, h http.HandlerFunc, mod func(*Options)) (*Client, *clocktest.Virtual) {
 	t.Helper()
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/clock"
+	"github.com/backup-service/terraform-provider-backup/internal/clock/clocktest"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
@@ -249,7 +250,7 @@ func windowClient(t *testing.T, svc *windowService) *Client {
 // windowService counts arrivals in one-second windows of the client's own
 // (fake) clock, as the API does, and answers 429 past the allowance.
 type windowService struct {
-	clock  *clock.Virtual
+	clock  *clocktest.Virtual
 	limit  int
 	skew   time.Duration // the service's clock minus the client's
 	odd    bool          // Retry-After on every answer, not only on 429s

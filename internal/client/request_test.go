@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/clock"
+	"github.com/backup-service/terraform-provider-backup/internal/clock/clocktest"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
@@ -367,7 +368,7 @@ func TestRateLimitedWaitsAreBoundedByTheDeadline(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var requests atomic.Int64
-			vc := clock.NewVirtual(time.Now().Truncate(time.Second))
+			vc := clocktest.NewVirtual(time.Now().Truncate(time.Second))
 			c, _ := hostileClient(t, func(w http.ResponseWriter, _ *http.Request) {
 				if requests.Add(1) <= refusals {
 					w.Header().Set("Retry-After", "3")

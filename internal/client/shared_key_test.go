@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/clock"
+	"github.com/backup-service/terraform-provider-backup/internal/clock/clocktest"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
@@ -94,7 +95,7 @@ type simTrace struct {
 // request at different moments.
 func simulateSharedKey(t testing.TB, seed uint64, n, limit, perProcess, workers int) sharedKeyRun {
 	t.Helper()
-	vc := clock.NewVirtual(time.Unix(1_800_000_000, 0))
+	vc := clocktest.NewVirtual(time.Unix(1_800_000_000, 0))
 	srv := mockservice.New(mockservice.Options{Seed: seed, RateLimit: limit, Clock: vc, RateClock: vc})
 	rng := rand.New(rand.NewPCG(seed, 1))
 	start := vc.Now()

@@ -1,5 +1,5 @@
-// Package clock is the project's time: the wall clock (Wall), the tests'
-// fake (Virtual), and deadlines on either (WithTimeout, Deadline).
+// Package clock is the project's time: the wall clock (Wall), and deadlines
+// on it or on the tests' fake (clocktest.Virtual): WithTimeout, Deadline.
 package clock
 
 import (
@@ -32,7 +32,7 @@ func Sleep(ctx context.Context, clk Clock, d time.Duration) error {
 }
 
 // WithTimeout is context.WithTimeout on clk: on a clock with timers of its
-// own (Virtual) the context ends once that clock has moved on by d.
+// own (clocktest.Virtual) the context ends once that clock has moved on by d.
 func WithTimeout(ctx context.Context, clk Clock, d time.Duration) (context.Context, context.CancelFunc) {
 	tc, ok := clk.(interface {
 		AfterFunc(d time.Duration, f func()) (stop func() bool)

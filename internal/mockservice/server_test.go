@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backup-service/terraform-provider-backup/internal/clock"
+	"github.com/backup-service/terraform-provider-backup/internal/clock/clocktest"
 )
 
 var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
@@ -63,7 +63,7 @@ func newTest(t *testing.T, opts Options) *Server {
 
 func TestTokenAndAuthentication(t *testing.T) {
 	t.Parallel()
-	clock := clock.NewVirtual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	clock := clocktest.NewVirtual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 	s := newTest(t, Options{Seed: 1, Clock: clock})
 
 	r := call(t, s, "GET", "/api/v1/token", s.DemoKey())
@@ -232,7 +232,7 @@ func TestAccountErrors(t *testing.T) {
 
 func TestBackupStateMachine(t *testing.T) {
 	t.Parallel()
-	clock := clock.NewVirtual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	clock := clocktest.NewVirtual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 	s := newTest(t, Options{Seed: 5, Clock: clock, PendingFor: 10 * time.Second, RunningFor: 20 * time.Second})
 	key := s.DemoKey()
 	id := s.AccountIDs()[0]
@@ -315,7 +315,7 @@ func TestTriggerRefusals(t *testing.T) {
 // run on a clock the test moves, so no window turns during the test.
 func TestRateLimitHeaders(t *testing.T) {
 	t.Parallel()
-	clock := clock.NewVirtual(time.Date(2026, 11, 23, 10, 0, 0, 400_000_000, time.UTC))
+	clock := clocktest.NewVirtual(time.Date(2026, 11, 23, 10, 0, 0, 400_000_000, time.UTC))
 	s := New(Options{Seed: 7, RateLimit: 3, RateClock: clock})
 	reset := strconv.FormatInt(clock.Now().Truncate(time.Second).Add(time.Second).Unix(), 10)
 	for i := range 3 {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/backup-service/terraform-provider-backup/internal/clock"
+	"github.com/backup-service/terraform-provider-backup/internal/clock/clocktest"
 )
 
 // The simulation's knobs: the truth names who queued each backup and its
@@ -14,7 +14,7 @@ import (
 // offset moves shown times only; quirks and listing faults change records.
 func TestSimulationKnobsAndTruth(t *testing.T) {
 	t.Parallel()
-	vc := clock.NewVirtual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	vc := clocktest.NewVirtual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 	s := newTest(t, Options{Clock: vc, Accounts: 1})
 	acc := s.AccountIDs()[0]
 	key := s.DemoKey()

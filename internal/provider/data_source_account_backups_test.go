@@ -17,12 +17,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
-	"github.com/backup-service/terraform-provider-backup/internal/clock"
+	"github.com/backup-service/terraform-provider-backup/internal/clock/clocktest"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
 func TestAccAccountBackupsDataSource(t *testing.T) {
-	clock := clock.NewVirtual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	clock := clocktest.NewVirtual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 	e := newTestEnv(t, mockservice.Options{Seed: 501, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
 	id := e.srv.AccountIDs()[0]
 	e.srv.AddBackups(id, 120, 3, "platform quota exceeded") // 120 finished, every third failed

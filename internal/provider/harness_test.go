@@ -32,6 +32,7 @@ import (
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/clock"
+	"github.com/backup-service/terraform-provider-backup/internal/clock/clocktest"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
@@ -52,7 +53,7 @@ type testEnv struct {
 	// clock is the mock's and the provider's time (newTestEnv): a wait of
 	// minutes takes milliseconds, and the test moves it between steps. Nil
 	// on the wall clock (newWallClockEnv).
-	clock *clock.Virtual
+	clock *clocktest.Virtual
 }
 
 // listingsDuring counts the backups listing requests the service receives
@@ -68,16 +69,16 @@ func (e *testEnv) listingsDuring(f func()) int {
 // retries, pacing and timeouts.*): a wait of minutes takes milliseconds,
 // and a backup is as far along as the waits on it, or as the test moves
 // the clock (e.clock.Advance). A test that needs a known time passes its own
-// clock.Virtual in opts.Clock. Rate limits are high unless set, so that
+// clocktest.Virtual in opts.Clock. Rate limits are high unless set, so that
 // tests of other things are not paced.
 func newTestEnv(t *testing.T, opts mockservice.Options) *testEnv {
 	t.Helper()
-	vc, ok := opts.Clock.(*clock.Virtual)
+	vc, ok := opts.Clock.(*clocktest.Virtual)
 	if opts.Clock != nil && !ok {
-		t.Fatalf("newTestEnv: opts.Clock is a %T; the provider must share the mock's time, so pass a *clock.Virtual (or use newWallClockEnv)", opts.Clock)
+		t.Fatalf("newTestEnv: opts.Clock is a %T; the provider must share the mock's time, so pass a *clocktest.Virtual (or use newWallClockEnv)", opts.Clock)
 	}
 	if vc == nil {
-		vc = clock.NewVirtual(time.Now().Truncate(time.Second))
+		vc = clocktest.NewVirtual(time.Now().Truncate(time.Second))
 	}
 	opts.Clock, opts.RateClock = vc, vc
 	e := startEnv(t, opts)
@@ -89,11 +90,11 @@ func newTestEnv(t *testing.T, opts mockservice.Options) *testEnv {
 // test whose subject is real time: Ctrl-C from another process must land
 // while the provider waits, and a virtual wait leaves no time to land in.
 // Its waits are short (fastRetries, 20 ms polls) but real. The mock may
-// run on a clock.NewStepped, which follows the wall clock and jumps when told.
+// run on a clocktest.NewStepped, which follows the wall clock and jumps when told.
 func newWallClockEnv(t *testing.T, opts mockservice.Options) *testEnv {
 	t.Helper()
-	if v, ok := opts.Clock.(*clock.Virtual); (opts.Clock != nil && (!ok || !v.FollowsWall())) || opts.RateClock != nil {
-		t.Fatal("newWallClockEnv: the mock's clock must follow the provider's wall clock (nil or a *clock.Virtual)")
+	if v, ok := opts.Clock.(*clocktest.Virtual); (opts.Clock != nil && (!ok || !v.FollowsWall())) || opts.RateClock != nil {
+		t.Fatal("newWallClockEnv: the mock's clock must follow the provider's wall clock (nil or a *clocktest.Virtual)")
 	}
 	return startEnv(t, opts)
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
-	"github.com/backup-service/terraform-provider-backup/internal/clock"
+	"github.com/backup-service/terraform-provider-backup/internal/clock/clocktest"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
@@ -120,7 +120,7 @@ func TestAccOnDestroyFailedBackupStopsTheDestroy(t *testing.T) {
 // it succeeds.
 func TestAccOnDestroyInterruptedThenResumed(t *testing.T) {
 	t.Parallel()
-	clock := clock.NewStepped()
+	clock := clocktest.NewStepped()
 	e := newWallClockEnv(t, mockservice.Options{Seed: 2003, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
 	id := e.srv.AccountIDs()[0]
 	c := newCLI(t, e, e.config(guardedDatabase(id, "")))

@@ -18,7 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
-	"github.com/backup-service/terraform-provider-backup/internal/clock"
+	"github.com/backup-service/terraform-provider-backup/internal/clock/clocktest"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
@@ -398,7 +398,7 @@ func TestAccTriggerInterruptedWaitResumes(t *testing.T) {
 	}{{"then succeeds", false}, {"then fails", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			clock := clock.NewStepped()
+			clock := clocktest.NewStepped()
 			e := newWallClockEnv(t, mockservice.Options{Seed: 1001, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
 			spec := mockservice.AccountSpec{}
 			if tc.failing {
@@ -673,7 +673,7 @@ func TestAccTriggerKilledRunnerRetry(t *testing.T) {
 	for _, orphanDone := range []bool{false, true} {
 		t.Run(fmt.Sprintf("orphan done=%t", orphanDone), func(t *testing.T) {
 			t.Parallel()
-			clock := clock.NewStepped()
+			clock := clocktest.NewStepped()
 			e := newWallClockEnv(t, mockservice.Options{Seed: 1011, Clock: clock, PendingFor: time.Minute, RunningFor: time.Minute})
 			id := e.srv.AddAccount(mockservice.AccountSpec{})
 			c := newCLI(t, e, e.config(triggerConfig(id, "  wait_for_completion = true\n")))

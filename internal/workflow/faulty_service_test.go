@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
-	"github.com/backup-service/terraform-provider-backup/internal/clock"
+	"github.com/backup-service/terraform-provider-backup/internal/clock/clocktest"
 )
 
 // faultyService plays a Backup Service that departs from the mock in the
@@ -21,7 +21,7 @@ import (
 // account; its time is the client's fake clock plus skew.
 type faultyService struct {
 	t       *testing.T
-	clock   *clock.Virtual
+	clock   *clocktest.Virtual
 	account string
 	url     string
 

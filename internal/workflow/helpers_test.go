@@ -6,21 +6,21 @@ import (
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
-	"github.com/backup-service/terraform-provider-backup/internal/clock"
+	"github.com/backup-service/terraform-provider-backup/internal/clock/clocktest"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
 // newFakeClock is an Instant clock (every wait answered at once, and
 // recorded) started at the beginning of the current second, as the
 // client's tests use it.
-func newFakeClock() *clock.Virtual { return clock.NewInstant(time.Now().Truncate(time.Second)) }
+func newFakeClock() *clocktest.Virtual { return clocktest.NewInstant(time.Now().Truncate(time.Second)) }
 
 // fixture is a mock service behind httptest and a runner of it.
 type fixture struct {
 	srv    *mockservice.Server
 	url    string
 	client *Runner
-	clock  *clock.Virtual
+	clock  *clocktest.Virtual
 }
 
 // newFixture starts a mock (high rate limit unless set) and a runner with

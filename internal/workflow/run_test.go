@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
-	"github.com/backup-service/terraform-provider-backup/internal/clock"
+	"github.com/backup-service/terraform-provider-backup/internal/clock/clocktest"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
@@ -15,12 +15,12 @@ import (
 // that clock: a backup's whole life passes in no real time.
 type runFixture struct {
 	*fixture
-	mockClock *clock.Virtual
+	mockClock *clocktest.Virtual
 }
 
 func newRunFixture(t *testing.T) *runFixture {
 	t.Helper()
-	mc := clock.NewVirtual(time.Now().Truncate(time.Second))
+	mc := clocktest.NewVirtual(time.Now().Truncate(time.Second))
 	f := newFixture(t, mockservice.Options{Seed: 31, Clock: mc, PendingFor: 10 * time.Second, RunningFor: 20 * time.Second}, nil)
 	return &runFixture{fixture: f, mockClock: mc}
 }
@@ -28,8 +28,8 @@ func newRunFixture(t *testing.T) *runFixture {
 // advancingClock is the fixture's fake clock, moving the mock's clock by
 // every wait too.
 type advancingClock struct {
-	*clock.Virtual
-	mock *clock.Virtual
+	*clocktest.Virtual
+	mock *clocktest.Virtual
 }
 
 func (c advancingClock) After(d time.Duration) <-chan time.Time {
@@ -102,7 +102,7 @@ func TestPollIntervalIsATenthOfTheWait(t *testing.T) {
 func TestPollNoticesTheEndWithinATenthOfTheWait(t *testing.T) {
 	t.Parallel()
 	for _, took := range []time.Duration{3 * time.Second, 11 * time.Second, 43 * time.Second, 2 * time.Minute, 7 * time.Minute, 95 * time.Minute} {
-		mc := clock.NewVirtual(time.Now().Truncate(time.Second))
+		mc := clocktest.NewVirtual(time.Now().Truncate(time.Second))
 		f := &runFixture{fixture: newFixture(t, mockservice.Options{Seed: 32, Clock: mc, PendingFor: took / 4, RunningFor: took - took/4}, nil), mockClock: mc}
 		var noticed time.Duration
 		o := f.client(t).run(context.Background(), f.srv.AccountIDs()[0], RunOptions{

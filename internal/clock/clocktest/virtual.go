@@ -1,4 +1,5 @@
-package clock
+// Package clocktest is the tests' clock.Clock, which the provider never links.
+package clocktest
 
 import (
 	"slices"
