@@ -137,7 +137,7 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 ) {
 	switch o.Kind {
 	case workflow.NotIdentified:
-		recordUnidentified(ctx, m, prior, o, private, diags, by)
+		recordUnidentified(ctx, m, prior, o, r.data.runner.ServiceNow(), private, diags, by)
 	case workflow.Refused, workflow.ConflictNotOver, workflow.Unreadable:
 		report(diags, by, timeout, o)
 		if by != createCaller || prior.Since.IsZero() && prior.BackupID == "" {
@@ -539,11 +539,10 @@ func (s *commandState) take(accountID, triggers string) (replacedTrigger, bool) 
 
 // recordUnidentified saves what is known of an unidentified trigger (its account and triggered_at) and says so:
 // an error when the caller waits for the backup or the outcome is unknown, else a warning.
-func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Record, o workflow.Outcome, private privateSetter, diags *diag.Diagnostics, by caller) {
+func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Record, o workflow.Outcome, now time.Time,
+	private privateSetter, diags *diag.Diagnostics, by caller,
+) {
 	rec := prior.After(o)
-	m.setRecord(rec)
-	saveRecord(ctx, private, rec, diags)
-
 	what := " and the Backup Service accepted it (a backup was queued), but"
 	if !o.Confirmed {
 		what = ", but the outcome of the request is unknown (the service may have queued a backup), and"
@@ -551,7 +550,11 @@ func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Rec
 	summary, add, next := "Backup queued but not identified yet", diags.AddAttributeWarning, by.says(onUnidentifiedUnwaited)
 	if m.WaitForCompletion.ValueBool() || !o.Confirmed {
 		summary, add, next = "Backup queued but not identified", diags.AddAttributeError, by.says(onUnidentified)
+	} else if rec.AheadAt.IsZero() {
+		rec.AheadAt = now // a warning: the apply, and the change, go ahead now
 	}
+	m.setRecord(rec)
+	saveRecord(ctx, private, rec, diags)
 	add(path.Root("id"), summary, fmt.Sprintf("A backup of account %s was triggered at %s%s no record of it could be found in the "+
 		"account's backups:\n\n%s\n\n%s If you know that no backup was queued, `terraform apply -replace` on this resource sends a new trigger.",
 		m.AccountID.ValueString(), m.TriggeredAt.ValueString(), what, describeError(o.Err), next))

@@ -383,6 +383,47 @@ func TestAccTriggerValidation(t *testing.T) {
 // and triggers that say nothing. Each proves "one backup per change" with
 // the mock's counters.
 
+// An interrupted wait whose backup is good by the next plan: that plan
+// updates the trigger in place, so that the apply which lets the guarded
+// change go ahead records when. A backup another pipeline queued before
+// that apply then does not count for the next change (reuse_within): the
+// floor is not the backup's completion.
+func TestAccTriggerInterruptedThenGoodRecordsItsChange(t *testing.T) {
+	t.Parallel()
+	clock := clocktest.NewStepped()
+	// Seconds, and jumps that keep the clocks within the allowance, so that reuse_within can be measured.
+	e := newWallClockEnv(t, mockservice.Options{Seed: 1003, Clock: clock, PendingFor: time.Second, RunningFor: time.Second})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	config := func(release, extra string) string {
+		return e.config(triggerConfig(id, "  triggers            = { release = \""+release+"\" }\n"+extra) +
+			"\nresource \"terraform_data\" \"migration\" {\n  input      = \"" + release + "\"\n  depends_on = [backup_trigger.this]\n}\n")
+	}
+	c := newCLI(t, e, config("r2", "  wait_for_completion = true\n"))
+	c.interrupt(func() bool { return e.srv.Requests(mockservice.RouteListBackups) >= 2 }, "apply", "-auto-approve", "-no-color")
+	if c.state(addr) == nil || c.state("terraform_data.migration") != nil {
+		t.Fatal("want the trigger saved and the guarded change not run after the interrupt")
+	}
+	clock.Advance(3 * time.Second) // the backup succeeds; another pipeline queues one, which succeeds
+	other, err := e.rawClient(t).Trigger(id).Post(t.Context())
+	if err != nil || other == nil {
+		t.Fatalf("another pipeline's trigger: %v", err)
+	}
+	clock.Advance(3 * time.Second)
+
+	if plan := c.run("plan", "-no-color"); !strings.Contains(plan, "updated in-place") {
+		t.Fatalf("the plan after an interrupted wait, its backup good since, should update the trigger in place:\n%s", plan)
+	}
+	c.run("apply", "-auto-approve", "-no-color")
+	if c.state("terraform_data.migration") == nil {
+		t.Fatal("the guarded change did not run")
+	}
+	c.write(config("r3", "  reuse_within        = \"1h\"\n"))
+	c.run("apply", "-auto-approve", "-no-color")
+	if st := c.state(addr); st["reused"] == true || e.srv.BackupsQueued(id) != 3 {
+		t.Errorf("the next change reused %v (%d backups queued, want 3): a backup queued before its previous change went ahead", st["id"], e.srv.BackupsQueued(id))
+	}
+}
+
 // TestAccTriggerInterruptedWaitResumes drives the Terraform binary: SIGINT
 // while the apply waits for the backup. The trigger is saved untainted
 // with a warning; the next plan updates it in place, and the next apply

@@ -870,7 +870,11 @@ func (w *simWorld) triggerApply(ctx context.Context, op *simOp, label func() str
 		case len(plan.RequiresReplace) > 0:
 			replace = true
 		case planned.Equal(res.state):
-			return // nothing to do
+			// Nothing to apply: what depends on the trigger goes ahead on what its state shows.
+			if !killed {
+				w.triggerDone(op, simResult{state: res.state, ok: true}, start)
+			}
+			return
 		default:
 			r, private := w.apply(ctx, srv, "backup_trigger", res.state, plan, config)
 			if killed {

@@ -23,9 +23,9 @@ import (
 // State as this release writes it reads in every later one: the promise
 // to the first release's users. The state is written by hand, in the form
 // taken from a state file this release wrote: schema version 0, timestamps
-// such as "2026-11-21T09:00:00Z", the guard's record under the private key
-// "lifecycle" (version 1), and the triggers' identities on binaries that
-// keep them (1.12+). A plan of it proposes no change, a refresh changes
+// such as "2026-11-21T09:00:00Z", the records of the triggers and of a
+// stopped guard under the private key "lifecycle" (version 1), and the
+// triggers' identities on binaries that keep them (1.12+). A plan of it proposes no change, a refresh changes
 // nothing, and `show -json` gives back every value as written. A change
 // to the schema or the record that breaks this needs a state upgrader (or
 // a reader of the older record), not a new fixture.
@@ -113,7 +113,18 @@ resource "backup_on_destroy" "pending" {
 }`,
 	}
 	identities := cliVersion(t, c).GreaterThanOrEqual(version.Must(version.NewVersion("1.12.0")))
-	writeOldState(t, c, host, instances, nil, identities)
+	// Each trigger's record, with when its change went ahead (ahead_at): without
+	// one, the next plan updates the trigger in place to record it.
+	lifecycle := func(record string) string {
+		return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, `{"lifecycle":%q}`, base64.StdEncoding.EncodeToString([]byte(record))))
+	}
+	triggerRecords := map[string]string{
+		"backup_trigger.waited": lifecycle(`{"v":1,"phase":"succeeded","backup_id":"bkp_statecompat00001","status":"success",` +
+			`"triggered_at":"2026-11-21T09:00:00Z","completed_at":"2026-11-21T09:11:00Z","ahead_at":"2026-11-21T09:11:02.5Z"}`),
+		"backup_trigger.queued": lifecycle(`{"v":1,"phase":"in_progress","backup_id":"bkp_statecompat00002","status":"running",` +
+			`"triggered_at":"` + running.Format(time.RFC3339) + `","ahead_at":"` + running.Add(time.Second).Format(time.RFC3339Nano) + `"}`),
+	}
+	writeOldState(t, c, host, instances, triggerRecords, identities)
 	expectNoChange(t, c, "plan", "-detailed-exitcode", "-no-color", "-input=false")
 	// A plan's exit code ignores a refresh that rewrites a computed value
 	// (a timestamp in another form, say); a refresh-only plan's does not.
@@ -141,8 +152,8 @@ resource "backup_on_destroy" "pending" {
 }`
 	record := `{"v":1,"phase":"timed_out","backup_id":"bkp_statecompat00003","status":"running",` +
 		`"triggered_at":"2026-11-21T10:05:00Z","counts_until":"2026-11-21T10:17:00.123456789Z"}`
-	private := map[string]string{"backup_on_destroy.pending": base64.StdEncoding.EncodeToString(
-		fmt.Appendf(nil, `{"lifecycle":%q}`, base64.StdEncoding.EncodeToString([]byte(record))))}
+	private := maps.Clone(triggerRecords)
+	private["backup_on_destroy.pending"] = lifecycle(record)
 	c.write(e.config(body + pendingGuard))
 	writeOldState(t, c, host, instances, private, identities)
 	expectNoChange(t, c, "plan", "-refresh-only", "-detailed-exitcode", "-no-color", "-input=false")

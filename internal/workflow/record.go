@@ -259,6 +259,10 @@ func (r Record) Next(waitedBefore, waitsNow bool) Step {
 		return Settle
 	case r.Phase == PhaseFailed && r.Status != "" && r.AheadAt.IsZero():
 		return Retake // its change never went ahead: not on a failed backup
+	case r.AheadAt.IsZero():
+		// Its change has not gone ahead on record (a wait interrupted): the
+		// apply that lets it records when, or the next change's floor is too early.
+		return Settle
 	case !waitedBefore || !waitsNow:
 		return Keep
 	case client.InProgress(r.Status):

@@ -124,12 +124,17 @@ func TestNext(t *testing.T) {
 		{rec(PhaseImported, client.StatusFailed), true, true, Settle},
 		{rec(PhaseSucceeded, client.StatusSuccess), false, true, Settle}, // the wait switched on
 		{rec(PhaseFailed, client.StatusFailed), false, true, Settle},
-		{rec(PhaseInProgress, client.StatusRunning), false, false, Keep},
-		{rec(PhaseInProgress, client.StatusRunning), true, false, Keep}, // the wait switched off
+		{wentAhead(rec(PhaseInProgress, client.StatusRunning)), false, false, Keep},
+		{wentAhead(rec(PhaseInProgress, client.StatusRunning)), true, false, Keep}, // the wait switched off
 		{rec(PhaseInterrupted, client.StatusRunning), true, true, Settle},
 		{rec(PhaseTimedOut, client.StatusPending), true, true, Settle},
 		{rec(PhaseInProgress, client.StatusRunning), true, true, Settle},
-		{rec(PhaseSucceeded, client.StatusSuccess), true, true, Keep},
+		{wentAhead(rec(PhaseSucceeded, client.StatusSuccess)), true, true, Keep},
+		// Its change has not gone ahead on record (a wait interrupted, good
+		// by the next plan): that apply records when, through an update.
+		{rec(PhaseSucceeded, client.StatusSuccess), true, true, Settle},
+		{rec(PhaseInProgress, client.StatusRunning), true, false, Settle},
+		{rec(PhaseSucceeded, client.StatusSuccess), false, false, Settle},
 		{rec(PhaseFailed, client.StatusFailed), true, true, Retake},
 		{rec(PhaseFailed, "cancelled"), true, true, Retake},                    // a status the service added later: not a good backup
 		{wentAhead(rec(PhaseFailed, client.StatusFailed)), false, false, Keep}, // not waited for, it went ahead in progress
