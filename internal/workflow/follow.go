@@ -55,9 +55,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 					map[string]any{"account_id": accountID, "triggered_at": r.TriggeredAt.UTC().Format(time.RFC3339)})
 				return w.run(ctx, accountID, opts.RunOptions)
 			}
-			o := unidentified(r.TriggeredAt, r.Confirmed, err)
-			o.TriggeredOnService, o.Misdated = r.TriggeredOnService, mine.Misdated // the record's, or one a look found misdated
-			return o
+			return mine.unidentified(r.Confirmed, err) // Misdated: the record's, or one a look found misdated
 		}
 		b = found
 	case client.InProgress(r.Status) && opts.WaitForCompletion && opts.Counts == nil:

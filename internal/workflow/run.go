@@ -70,12 +70,6 @@ func refused(err error) Outcome { return Outcome{Kind: Refused, Err: err} }
 
 func notWaited(b *client.Backup) Outcome { return Outcome{Kind: NotWaited, Backup: b} }
 
-// unidentified: a trigger that began at began queued a backup (queued), or
-// may have, and err says why it was not found.
-func unidentified(began time.Time, queued bool, err error) Outcome {
-	return Outcome{Kind: NotIdentified, TriggeredAt: began, Confirmed: queued, Err: err}
-}
-
 // failed: b ended in another status than success or, with why (Rule.Check's
 // reason), in a success that does not count.
 func failed(b client.Backup, why error) Outcome {

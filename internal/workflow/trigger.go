@@ -86,12 +86,10 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 	}
 }
 
-// unidentified is the outcome of a trigger whose backup could not be told,
-// with the backup found misdated meanwhile, for the next look.
+// unidentified: the trigger r looks for queued a backup (queued), or may
+// have, and err says why it was not found; Misdated is for the next look.
 func (r *Rule) unidentified(queued bool, err error) Outcome {
-	o := unidentified(r.Began, queued, err)
-	o.Misdated = r.Misdated
-	return o
+	return Outcome{Kind: NotIdentified, TriggeredAt: r.Began, TriggeredOnService: r.BeganOnService, Confirmed: queued, Err: err, Misdated: r.Misdated}
 }
 
 // conflictAfterUncertain reads a 409 after an unknown outcome: a backup in
@@ -128,15 +126,11 @@ func (w *Runner) identify(ctx context.Context, acct *client.Account, mine *Rule,
 	return &Triggered{Account: acct, Backup: *found, Recovered: recovered}, Outcome{}
 }
 
-// lookDetached looks once for the trigger's backup after ctx ended, briefly.
+// lookDetached looks once (a look of no length) for the trigger's backup after ctx ended, briefly.
 func (w *Runner) lookDetached(ctx context.Context, mine *Rule) (*client.Backup, error) {
 	dctx, cancel := detached(ctx)
 	defer cancel()
-	found, err := w.findMine(dctx, mine)
-	if found == nil && err == nil {
-		err = ErrNotListed
-	}
-	return found, err
+	return w.lookFor(dctx, mine, 0)
 }
 
 // The pause between looks for a trigger's backup doubles up to the max.
