@@ -61,7 +61,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 	case client.InProgress(r.Status) && opts.WaitForCompletion && opts.Counts == nil:
 		// The wait's first poll reads it.
 		b = &client.Backup{ID: r.BackupID, AccountID: accountID, Status: r.Status, CreatedAt: r.TriggeredAt}
-		return w.waitFrom(ctx, accountID, b, start, emit, w.ownRule(accountID, opts.RunOptions, r.BackupID))
+		return w.waitFrom(ctx, accountID, b, start, emit, Rule{AccountID: accountID, Own: r.BackupID})
 	default:
 		read, err := w.c.FindBackup(ctx, accountID, r.BackupID)
 		if err != nil {
@@ -84,11 +84,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 		}
 		return notWaited(b)
 	}
-	emit(EventQueued, *b, "")
-	if !opts.WaitForCompletion {
-		return notWaited(b)
-	}
-	return w.waitFrom(ctx, accountID, b, start, emit, w.ownRule(accountID, opts.RunOptions, b.ID))
+	return w.waitOwn(ctx, accountID, b, opts.WaitForCompletion, start, emit)
 }
 
 // hiddenBelow says why an unconfirmed trigger's backup, not recognised in

@@ -184,11 +184,7 @@ func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) Out
 				w.log.Warn(ctx, "the trigger's outcome was unknown; found the backup it queued instead of queueing another",
 					map[string]any{"account_id": accountID, "backup_id": tr.Backup.ID})
 			}
-			emit(EventQueued, tr.Backup, "")
-			if !opts.WaitForCompletion {
-				return notWaited(&tr.Backup)
-			}
-			return w.waitFrom(ctx, accountID, &tr.Backup, start, emit, w.ownRule(accountID, opts, tr.Backup.ID))
+			return w.waitOwn(ctx, accountID, &tr.Backup, opts.WaitForCompletion, start, emit)
 		}
 		if !opts.WaitOnConflict || !errors.Is(o.Err, client.ErrConflict) {
 			return o
@@ -199,11 +195,14 @@ func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) Out
 	}
 }
 
-// ownRule is the Rule for a backup this change queued, known by id.
-func (w *Runner) ownRule(accountID string, opts RunOptions, id string) Rule {
-	r := w.rule(accountID, opts, w.clock.Now())
-	r.Own = id
-	return r
+// waitOwn tells of b, which this change queued, and waits for it if the
+// caller does; it counts by its id whatever its times (Rule.Own).
+func (w *Runner) waitOwn(ctx context.Context, accountID string, b *client.Backup, waits bool, start time.Time, emit emitFunc) Outcome {
+	emit(EventQueued, *b, "")
+	if !waits {
+		return notWaited(b)
+	}
+	return w.waitFrom(ctx, accountID, b, start, emit, Rule{AccountID: accountID, Own: b.ID})
 }
 
 // waitOutConflict waits for the account's backup in progress to end; it
