@@ -99,7 +99,7 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 		return Record{}, err
 	}
 	r := Record{BackupID: shown.BackupID, Status: shown.Status, TriggeredAt: shown.TriggeredAt, CompletedAt: shown.CompletedAt,
-		Confirmed: kept.Confirmed, Reused: shown.Reused, Since: kept.Since, AheadAt: kept.AheadAt}
+		Reused: shown.Reused, Since: kept.Since, AheadAt: kept.AheadAt}
 	switch {
 	case r.BackupID == "" && r.TriggeredAt.IsZero() && kept.Phase == PhaseNone && !kept.Since.IsZero():
 		// A replacement that queued no backup, kept to tell when the replaced change went ahead.
@@ -108,7 +108,7 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 		if r.TriggeredAt.IsZero() {
 			return Record{}, errors.New("no backup id and no triggered_at")
 		}
-		r.Phase, r.TriggeredOnService, r.Misdated = PhaseUnidentified, kept.TriggeredOnService, kept.Misdated
+		r.Phase, r.TriggeredOnService, r.Misdated, r.Confirmed = PhaseUnidentified, kept.TriggeredOnService, kept.Misdated, kept.Confirmed
 		return r, nil
 	case kept.Phase == PhaseImported:
 		r.Phase = PhaseImported
@@ -119,7 +119,6 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 	default:
 		r.Phase = phaseOf(r.backup())
 	}
-	r.Confirmed = false
 	return r, nil
 }
 
@@ -158,6 +157,9 @@ func (r Record) WentAhead() time.Time {
 	return t
 }
 
+// waitStopped is the phase of an outcome whose wait stopped, by its kind; None for any other.
+var waitStopped = map[Kind]Phase{Interrupted: PhaseInterrupted, TimedOut: PhaseTimedOut}
+
 // After is the record once a run or a Follow of r came to o; None when no
 // backup is known to have been queued.
 func (r Record) After(o Outcome) Record {
@@ -169,13 +171,7 @@ func (r Record) After(o Outcome) Record {
 		}
 		// Decided by this outcome alone: Observe keeps why nobody waits
 		// for a backup in progress.
-		next.Phase = PhaseNone
-		switch o.Kind {
-		case Interrupted:
-			next.Phase = PhaseInterrupted
-		case TimedOut:
-			next.Phase = PhaseTimedOut
-		}
+		next.Phase = waitStopped[o.Kind]
 		next = next.Observe(*o.Backup)
 		next.Reused = next.Reused || o.Reused
 		return next
