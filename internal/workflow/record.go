@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -139,22 +140,13 @@ func phaseOf(b client.Backup) Phase {
 // on the service's clock, for the next change's Rule.After. An unidentified
 // trigger's start is its machine's: the service's reading of it counts.
 func (r Record) WentAhead() time.Time {
-	t := r.Since
 	triggered := r.TriggeredAt
 	if !r.TriggeredOnService.IsZero() {
 		triggered = r.TriggeredOnService
 	}
-	if triggered.After(t) {
-		t = triggered
-	}
 	// Records are dated to the second: a backup created in the second the
 	// change went ahead, or its backup ended, counts as after it (a stated limit).
-	for _, at := range []time.Time{r.CompletedAt, r.AheadAt} {
-		if a := at.Add(-time.Nanosecond); a.After(t) {
-			t = a
-		}
-	}
-	return t
+	return slices.MaxFunc([]time.Time{r.Since, triggered, r.CompletedAt.Add(-time.Nanosecond), r.AheadAt.Add(-time.Nanosecond)}, time.Time.Compare)
 }
 
 // waitStopped is the phase of an outcome whose wait stopped, by its kind; None for any other.
