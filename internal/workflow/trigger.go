@@ -184,9 +184,7 @@ func (w *Runner) findMine(ctx context.Context, mine *Rule) (*client.Backup, erro
 	case err == nil:
 		return b, nil
 	case rule.mayBeOwn(*b):
-		if id := misdatedIn(err); id != "" {
-			mine.Misdated = id
-		}
+		mine.Misdated = cmp.Or(misdatedIn(err), mine.Misdated)
 		return nil, err
 	}
 	return nil, nil
