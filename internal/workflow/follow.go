@@ -38,11 +38,11 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 	start := w.clock.Now()
 	emit := w.progress(opts.RunOptions, start)
 	var b *client.Backup
+	var err error
 	switch {
 	case r.BackupID == "":
 		mine := Rule{AccountID: accountID, After: opts.After, Began: r.TriggeredAt, BeganOnService: r.TriggeredOnService, Misdated: r.Misdated}
-		found, err := w.lookFor(ctx, &mine, w.set.IdentifyWithin)
-		if found == nil {
+		if b, err = w.lookFor(ctx, &mine, w.set.IdentifyWithin); b == nil {
 			apart := w.measured(mine).clocksApart()
 			if errors.Is(err, ErrNotListed) {
 				err = errors.Join(err, apart) // its backup may be listed, not recognised by its time
@@ -57,17 +57,14 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 			}
 			return mine.unidentified(r.Confirmed, err) // Misdated: the record's, or one a look found misdated
 		}
-		b = found
 	case client.InProgress(r.Status) && opts.WaitForCompletion && opts.Counts == nil:
 		// The wait's first poll reads it.
 		b = &client.Backup{ID: r.BackupID, AccountID: accountID, Status: r.Status, CreatedAt: r.TriggeredAt}
 		return w.waitFrom(ctx, accountID, b, start, emit, Rule{AccountID: accountID, Own: r.BackupID})
 	default:
-		read, err := w.c.FindBackup(ctx, accountID, r.BackupID)
-		if err != nil {
+		if b, err = w.c.FindBackup(ctx, accountID, r.BackupID); err != nil {
 			return Outcome{Kind: Unreadable, BackupID: r.BackupID, Err: err}
 		}
-		b = read
 	}
 	// A backup found by when its trigger began is that trigger's own: it
 	// is followed whatever it became.
