@@ -113,20 +113,21 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 		return r, nil
 	case kept.Phase == PhaseImported:
 		r.Phase = PhaseImported
-	case client.InProgress(r.Status) && (kept.Phase == PhaseInterrupted || kept.Phase == PhaseTimedOut):
-		r.Phase = kept.Phase
 	case kept.Phase == PhaseFailed && kept.BackupID == r.BackupID:
 		r.Phase = PhaseFailed // a success that contradicted itself: the state has no room for why
 	default:
-		r.Phase = phaseOf(r.backup())
+		r.Phase = phaseOf(r.backup(), kept.Phase)
 	}
 	return r, nil
 }
 
 // phaseOf is the phase of a backup nobody waits for; a success that
-// contradicts itself (client.Backup.Good) is a failure.
-func phaseOf(b client.Backup) Phase {
+// contradicts itself (client.Backup.Good) is a failure. In progress, it
+// keeps why nobody waits for it, from was, the record's phase.
+func phaseOf(b client.Backup, was Phase) Phase {
 	switch {
+	case client.InProgress(b.Status) && (was == PhaseInterrupted || was == PhaseTimedOut):
+		return was
 	case client.InProgress(b.Status):
 		return PhaseInProgress
 	case b.Good():
@@ -182,29 +183,25 @@ func ImportedAs(backupID string) Record {
 // Observe is the record after a read of its backup. An in-progress backup
 // keeps why nobody waits for it; an import stays imported until adopted.
 func (r Record) Observe(b client.Backup) Record {
-	next := r
-	next.BackupID, next.Status, next.Confirmed, next.TriggeredOnService, next.Misdated = b.ID, b.Status, false, time.Time{}, ""
+	r.BackupID, r.Status, r.Confirmed, r.TriggeredOnService, r.Misdated = b.ID, b.Status, false, time.Time{}, ""
 	if !b.CreatedAt.IsZero() {
-		next.TriggeredAt = b.CreatedAt
+		r.TriggeredAt = b.CreatedAt
 	}
-	next.CompletedAt = time.Time{}
+	r.CompletedAt = time.Time{}
 	if b.CompletedAt != nil {
-		next.CompletedAt = *b.CompletedAt
+		r.CompletedAt = *b.CompletedAt
 	}
-	switch p := phaseOf(b); {
-	case r.Phase == PhaseImported:
-	case p == PhaseInProgress && (r.Phase == PhaseInterrupted || r.Phase == PhaseTimedOut):
-	default:
-		next.Phase = p
+	if r.Phase != PhaseImported {
+		r.Phase = phaseOf(b, r.Phase)
 	}
-	return next
+	return r
 }
 
 // Adopted is an imported record once the first apply took the
 // configuration: from then on, the phase of its status.
 func (r Record) Adopted() Record {
 	if r.Phase == PhaseImported && r.Status != "" {
-		r.Phase = phaseOf(r.backup())
+		r.Phase = phaseOf(r.backup(), r.Phase)
 	}
 	return r
 }
