@@ -48,12 +48,11 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 				err = errors.Join(err, apart) // its backup may be listed, not recognised by its time
 			}
 			if !r.Confirmed && apart == nil && errors.Is(err, ErrNotListed) && w.clock.Now().Sub(r.TriggeredAt) >= w.set.UncertainGrace {
-				err = w.hiddenBelow(ctx, mine)
-			}
-			if !r.Confirmed && apart == nil && err == nil {
-				w.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
-					map[string]any{"account_id": accountID, "triggered_at": r.TriggeredAt.UTC().Format(time.RFC3339)})
-				return w.run(ctx, accountID, opts.RunOptions)
+				if err = w.hiddenBelow(ctx, mine); err == nil {
+					w.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
+						map[string]any{"account_id": accountID, "triggered_at": r.TriggeredAt.UTC().Format(time.RFC3339)})
+					return w.run(ctx, accountID, opts.RunOptions)
+				}
 			}
 			return mine.unidentified(r.Confirmed, err) // Misdated: the record's, or one a look found misdated
 		}

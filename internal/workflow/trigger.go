@@ -143,8 +143,7 @@ const (
 // returns the last error (ErrNotListed when the listing held none).
 func (w *Runner) lookFor(ctx context.Context, mine *Rule, within time.Duration) (*client.Backup, error) {
 	deadline := w.clock.Now().Add(within)
-	interval := identifyInterval
-	for {
+	for interval := identifyInterval; ; interval = min(2*interval, identifyMaxInterval) {
 		found, err := w.findMine(ctx, mine)
 		if found != nil {
 			return found, nil
@@ -160,7 +159,6 @@ func (w *Runner) lookFor(ctx context.Context, mine *Rule, within time.Duration) 
 		if serr := clock.Sleep(ctx, w.clock, min(interval, left)); serr != nil {
 			return nil, err
 		}
-		interval = min(2*interval, identifyMaxInterval)
 	}
 }
 
