@@ -111,8 +111,6 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 		}
 		r.Phase, r.TriggeredOnService, r.Misdated, r.Confirmed = PhaseUnidentified, kept.TriggeredOnService, kept.Misdated, kept.Confirmed
 		return r, nil
-	case kept.Phase == PhaseImported:
-		r.Phase = PhaseImported
 	case kept.Phase == PhaseFailed && kept.BackupID == r.BackupID:
 		r.Phase = PhaseFailed // a success that contradicted itself: the state has no room for why
 	default:
@@ -121,12 +119,12 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 	return r, nil
 }
 
-// phaseOf is the phase of a backup nobody waits for; a success that
-// contradicts itself (client.Backup.Good) is a failure. In progress, it
-// keeps why nobody waits for it, from was, the record's phase.
+// phaseOf is the phase of a record in phase was once it read b: an import
+// stays imported, and a backup in progress keeps why nobody waits for it.
+// A success that contradicts itself (client.Backup.Good) is a failure.
 func phaseOf(b client.Backup, was Phase) Phase {
 	switch {
-	case client.InProgress(b.Status) && (was == PhaseInterrupted || was == PhaseTimedOut):
+	case was == PhaseImported, client.InProgress(b.Status) && (was == PhaseInterrupted || was == PhaseTimedOut):
 		return was
 	case client.InProgress(b.Status):
 		return PhaseInProgress
@@ -191,9 +189,7 @@ func (r Record) Observe(b client.Backup) Record {
 	if b.CompletedAt != nil {
 		r.CompletedAt = *b.CompletedAt
 	}
-	if r.Phase != PhaseImported {
-		r.Phase = phaseOf(b, r.Phase)
-	}
+	r.Phase = phaseOf(b, r.Phase)
 	return r
 }
 
@@ -201,7 +197,7 @@ func (r Record) Observe(b client.Backup) Record {
 // configuration: from then on, the phase of its status.
 func (r Record) Adopted() Record {
 	if r.Phase == PhaseImported && r.Status != "" {
-		r.Phase = phaseOf(r.backup(), r.Phase)
+		r.Phase = phaseOf(r.backup(), PhaseNone) // imported no more
 	}
 	return r
 }
