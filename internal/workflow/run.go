@@ -82,12 +82,11 @@ func failed(b client.Backup, why error) Outcome {
 // Run queues one backup of the account and, with WaitForCompletion, waits
 // for it to end; with ReuseWithin, a recent backup may count instead.
 func (w *Runner) Run(ctx context.Context, accountID string, opts RunOptions) Outcome {
-	var o Outcome
+	run := w.run
 	if opts.ReuseWithin > 0 {
-		o = w.reuse(ctx, accountID, opts)
-	} else {
-		o = w.run(ctx, accountID, opts)
+		run = w.reuse
 	}
+	o := run(ctx, accountID, opts)
 	o.AccountID = accountID
 	return w.onService(o)
 }
