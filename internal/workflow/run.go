@@ -268,9 +268,8 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 
 // poll reads the backup, from one interval on, until it is no longer in
 // progress; on error it returns the last state it saw.
-func (w *Runner) poll(ctx context.Context, accountID string, b *client.Backup, changed func(now client.Backup, prev string)) (*client.Backup, error) {
+func (w *Runner) poll(ctx context.Context, accountID string, last *client.Backup, changed func(now client.Backup, prev string)) (*client.Backup, error) {
 	began := w.clock.Now()
-	last := b
 	for client.InProgress(last.Status) {
 		if err := clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(began))); err != nil {
 			return last, err
