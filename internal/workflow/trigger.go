@@ -25,8 +25,7 @@ var ErrNotListed = errors.New("the account's backups listing shows no backup cre
 // mine recognises its own backup: without reuse_within, so that an unknown
 // outcome never passes off a recent one.
 func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions) (*Triggered, Outcome) {
-	began := w.clock.Now()
-	mine := Rule{AccountID: accountID, After: opts.After, Began: began}
+	mine := Rule{AccountID: accountID, After: opts.After, Began: w.clock.Now()}
 	post := w.c.Trigger(accountID)
 	uncertain := false
 	for {
