@@ -21,9 +21,7 @@ func Each(ctx context.Context, n, workers int, fn func(ctx context.Context, i in
 	var mu sync.Mutex
 	finished := 0
 	for range min(workers, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range next {
 				if ctx.Err() != nil {
 					continue // handed over as ctx ended: not started
@@ -36,7 +34,7 @@ func Each(ctx context.Context, n, workers int, fn func(ctx context.Context, i in
 					mu.Unlock()
 				}
 			}
-		}()
+		})
 	}
 feed:
 	for i := range n {

@@ -38,38 +38,32 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 	start := w.clock.Now()
 	emit := w.progress(opts.RunOptions, start)
 	var b *client.Backup
+	var err error
 	switch {
 	case r.BackupID == "":
 		mine := Rule{AccountID: accountID, After: opts.After, Began: r.TriggeredAt, BeganOnService: r.TriggeredOnService, Misdated: r.Misdated}
-		found, err := w.lookFor(ctx, &mine, w.set.IdentifyWithin)
-		if found == nil {
+		if b, err = w.lookFor(ctx, &mine, w.set.IdentifyWithin); b == nil {
 			apart := w.measured(mine).clocksApart()
 			if errors.Is(err, ErrNotListed) {
 				err = errors.Join(err, apart) // its backup may be listed, not recognised by its time
 			}
 			if !r.Confirmed && apart == nil && errors.Is(err, ErrNotListed) && w.clock.Now().Sub(r.TriggeredAt) >= w.set.UncertainGrace {
-				err = w.hiddenBelow(ctx, mine)
+				if err = w.hiddenBelow(ctx, mine); err == nil {
+					w.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
+						map[string]any{"account_id": accountID, "triggered_at": r.TriggeredAt.UTC().Format(time.RFC3339)})
+					return w.run(ctx, accountID, opts.RunOptions)
+				}
 			}
-			if !r.Confirmed && apart == nil && err == nil {
-				w.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
-					map[string]any{"account_id": accountID, "triggered_at": r.TriggeredAt.UTC().Format(time.RFC3339)})
-				return w.run(ctx, accountID, opts.RunOptions)
-			}
-			o := unidentified(r.TriggeredAt, r.Confirmed, err)
-			o.TriggeredOnService, o.Misdated = r.TriggeredOnService, mine.Misdated // the record's, or one a look found misdated
-			return o
+			return mine.unidentified(r.Confirmed, err) // Misdated: the record's, or one a look found misdated
 		}
-		b = found
 	case client.InProgress(r.Status) && opts.WaitForCompletion && opts.Counts == nil:
 		// The wait's first poll reads it.
 		b = &client.Backup{ID: r.BackupID, AccountID: accountID, Status: r.Status, CreatedAt: r.TriggeredAt}
-		return w.waitFrom(ctx, accountID, b, start, emit, w.ownRule(accountID, opts.RunOptions, r.BackupID))
+		return w.waitFrom(ctx, accountID, b, start, emit, Rule{AccountID: accountID, Own: r.BackupID})
 	default:
-		read, err := w.c.FindBackup(ctx, accountID, r.BackupID)
-		if err != nil {
+		if b, err = w.c.FindBackup(ctx, accountID, r.BackupID); err != nil {
 			return Outcome{Kind: Unreadable, BackupID: r.BackupID, Err: err}
 		}
-		b = read
 	}
 	// A backup found by when its trigger began is that trigger's own: it
 	// is followed whatever it became.
@@ -86,11 +80,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 		}
 		return notWaited(b)
 	}
-	emit(EventQueued, *b, "")
-	if !opts.WaitForCompletion {
-		return notWaited(b)
-	}
-	return w.waitFrom(ctx, accountID, b, start, emit, w.ownRule(accountID, opts.RunOptions, b.ID))
+	return w.waitOwn(ctx, accountID, b, opts.WaitForCompletion, start, emit)
 }
 
 // hiddenBelow says why an unconfirmed trigger's backup, not recognised in

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -99,7 +100,7 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 		return Record{}, err
 	}
 	r := Record{BackupID: shown.BackupID, Status: shown.Status, TriggeredAt: shown.TriggeredAt, CompletedAt: shown.CompletedAt,
-		Confirmed: kept.Confirmed, Reused: shown.Reused, Since: kept.Since, AheadAt: kept.AheadAt}
+		Reused: shown.Reused, Since: kept.Since, AheadAt: kept.AheadAt}
 	switch {
 	case r.BackupID == "" && r.TriggeredAt.IsZero() && kept.Phase == PhaseNone && !kept.Since.IsZero():
 		// A replacement that queued no backup, kept to tell when the replaced change went ahead.
@@ -108,25 +109,23 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 		if r.TriggeredAt.IsZero() {
 			return Record{}, errors.New("no backup id and no triggered_at")
 		}
-		r.Phase, r.TriggeredOnService, r.Misdated = PhaseUnidentified, kept.TriggeredOnService, kept.Misdated
+		r.Phase, r.TriggeredOnService, r.Misdated, r.Confirmed = PhaseUnidentified, kept.TriggeredOnService, kept.Misdated, kept.Confirmed
 		return r, nil
-	case kept.Phase == PhaseImported:
-		r.Phase = PhaseImported
-	case client.InProgress(r.Status) && (kept.Phase == PhaseInterrupted || kept.Phase == PhaseTimedOut):
-		r.Phase = kept.Phase
 	case kept.Phase == PhaseFailed && kept.BackupID == r.BackupID:
 		r.Phase = PhaseFailed // a success that contradicted itself: the state has no room for why
 	default:
-		r.Phase = phaseOf(r.backup())
+		r.Phase = phaseOf(r.backup(), kept.Phase)
 	}
-	r.Confirmed = false
 	return r, nil
 }
 
-// phaseOf is the phase of a backup nobody waits for; a success that
-// contradicts itself (client.Backup.Good) is a failure.
-func phaseOf(b client.Backup) Phase {
+// phaseOf is the phase of a record in phase was once it read b: an import
+// stays imported, and a backup in progress keeps why nobody waits for it.
+// A success that contradicts itself (client.Backup.Good) is a failure.
+func phaseOf(b client.Backup, was Phase) Phase {
 	switch {
+	case was == PhaseImported, client.InProgress(b.Status) && (was == PhaseInterrupted || was == PhaseTimedOut):
+		return was
 	case client.InProgress(b.Status):
 		return PhaseInProgress
 	case b.Good():
@@ -140,23 +139,17 @@ func phaseOf(b client.Backup) Phase {
 // on the service's clock, for the next change's Rule.After. An unidentified
 // trigger's start is its machine's: the service's reading of it counts.
 func (r Record) WentAhead() time.Time {
-	t := r.Since
 	triggered := r.TriggeredAt
 	if !r.TriggeredOnService.IsZero() {
 		triggered = r.TriggeredOnService
 	}
-	if triggered.After(t) {
-		t = triggered
-	}
 	// Records are dated to the second: a backup created in the second the
 	// change went ahead, or its backup ended, counts as after it (a stated limit).
-	for _, at := range []time.Time{r.CompletedAt, r.AheadAt} {
-		if a := at.Add(-time.Nanosecond); a.After(t) {
-			t = a
-		}
-	}
-	return t
+	return slices.MaxFunc([]time.Time{r.Since, triggered, r.CompletedAt.Add(-time.Nanosecond), r.AheadAt.Add(-time.Nanosecond)}, time.Time.Compare)
 }
+
+// waitStopped is the phase of an outcome whose wait stopped, by its kind; None for any other.
+var waitStopped = map[Kind]Phase{Interrupted: PhaseInterrupted, TimedOut: PhaseTimedOut}
 
 // After is the record once a run or a Follow of r came to o; None when no
 // backup is known to have been queued.
@@ -169,13 +162,7 @@ func (r Record) After(o Outcome) Record {
 		}
 		// Decided by this outcome alone: Observe keeps why nobody waits
 		// for a backup in progress.
-		next.Phase = PhaseNone
-		switch o.Kind {
-		case Interrupted:
-			next.Phase = PhaseInterrupted
-		case TimedOut:
-			next.Phase = PhaseTimedOut
-		}
+		next.Phase = waitStopped[o.Kind]
 		next = next.Observe(*o.Backup)
 		next.Reused = next.Reused || o.Reused
 		return next
@@ -194,29 +181,23 @@ func ImportedAs(backupID string) Record {
 // Observe is the record after a read of its backup. An in-progress backup
 // keeps why nobody waits for it; an import stays imported until adopted.
 func (r Record) Observe(b client.Backup) Record {
-	next := r
-	next.BackupID, next.Status, next.Confirmed, next.TriggeredOnService, next.Misdated = b.ID, b.Status, false, time.Time{}, ""
+	r.BackupID, r.Status, r.Confirmed, r.TriggeredOnService, r.Misdated = b.ID, b.Status, false, time.Time{}, ""
 	if !b.CreatedAt.IsZero() {
-		next.TriggeredAt = b.CreatedAt
+		r.TriggeredAt = b.CreatedAt
 	}
-	next.CompletedAt = time.Time{}
+	r.CompletedAt = time.Time{}
 	if b.CompletedAt != nil {
-		next.CompletedAt = *b.CompletedAt
+		r.CompletedAt = *b.CompletedAt
 	}
-	switch p := phaseOf(b); {
-	case r.Phase == PhaseImported:
-	case p == PhaseInProgress && (r.Phase == PhaseInterrupted || r.Phase == PhaseTimedOut):
-	default:
-		next.Phase = p
-	}
-	return next
+	r.Phase = phaseOf(b, r.Phase)
+	return r
 }
 
 // Adopted is an imported record once the first apply took the
 // configuration: from then on, the phase of its status.
 func (r Record) Adopted() Record {
 	if r.Phase == PhaseImported && r.Status != "" {
-		r.Phase = phaseOf(r.backup())
+		r.Phase = phaseOf(r.backup(), PhaseNone) // imported no more
 	}
 	return r
 }

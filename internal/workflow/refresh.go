@@ -125,18 +125,15 @@ func (w *Runner) account(ctx context.Context, accountID string) (a *client.Accou
 		seen, _ := v.(accountSeen)
 		return seen.account, true, seen.gone
 	}
-	if w.accounts.direct.Add(1) <= DirectAccountReads {
-		a, err = w.c.Account(ctx, accountID)
-		report = true
-	} else if a, report, err = w.accounts.index.Lookup(ctx, accountID); err == nil && a == nil {
+	if w.accounts.direct.Add(1) > DirectAccountReads {
+		a, report, err = w.accounts.index.Lookup(ctx, accountID)
+	}
+	if a == nil && err == nil {
 		a, err = w.c.Account(ctx, accountID)
 		report = true
 	}
-	switch {
-	case err == nil:
-		w.accounts.seen.Store(accountID, accountSeen{account: a})
-	case errors.Is(err, client.ErrGone):
-		w.accounts.seen.Store(accountID, accountSeen{gone: err})
+	if err == nil || errors.Is(err, client.ErrGone) {
+		w.accounts.seen.Store(accountID, accountSeen{account: a, gone: err}) // a is nil with an error
 	}
 	return a, report, err
 }

@@ -61,14 +61,12 @@ func (w *Runner) recent(ctx context.Context, accountID string, opts RunOptions, 
 			return nil, nil
 		}
 		// The service's clock as this listing's answer dates it.
-		r := w.rule(accountID, opts, start)
-		var notCounted *notCountedError
-		switch err := r.Check(b, Candidate); {
+		switch err := w.rule(accountID, opts, start).Check(b, Candidate); {
 		case err == nil:
 			return &b, nil
-		case errors.As(err, &notCounted) && notCounted.Cause != nil:
+		case errors.Unwrap(err) != nil: // the clocks' (notCountedError.Cause)
 			w.log.Warn(ctx, "reuse_within cannot be measured; taking a new backup", map[string]any{"account_id": accountID, "error": err.Error()})
-			return nil, notCounted.Cause
+			return nil, errors.Unwrap(err)
 		}
 		if b.CreatedAt.Before(start.Add(-opts.ReuseWithin)) {
 			return nil, nil // newest first: nothing older counts

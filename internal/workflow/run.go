@@ -70,12 +70,6 @@ func refused(err error) Outcome { return Outcome{Kind: Refused, Err: err} }
 
 func notWaited(b *client.Backup) Outcome { return Outcome{Kind: NotWaited, Backup: b} }
 
-// unidentified: a trigger that began at began queued a backup (queued), or
-// may have, and err says why it was not found.
-func unidentified(began time.Time, queued bool, err error) Outcome {
-	return Outcome{Kind: NotIdentified, TriggeredAt: began, Confirmed: queued, Err: err}
-}
-
 // failed: b ended in another status than success or, with why (Rule.Check's
 // reason), in a success that does not count.
 func failed(b client.Backup, why error) Outcome {
@@ -88,12 +82,11 @@ func failed(b client.Backup, why error) Outcome {
 // Run queues one backup of the account and, with WaitForCompletion, waits
 // for it to end; with ReuseWithin, a recent backup may count instead.
 func (w *Runner) Run(ctx context.Context, accountID string, opts RunOptions) Outcome {
-	var o Outcome
+	run := w.run
 	if opts.ReuseWithin > 0 {
-		o = w.reuse(ctx, accountID, opts)
-	} else {
-		o = w.run(ctx, accountID, opts)
+		run = w.reuse
 	}
+	o := run(ctx, accountID, opts)
 	o.AccountID = accountID
 	return w.onService(o)
 }
@@ -190,11 +183,7 @@ func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) Out
 				w.log.Warn(ctx, "the trigger's outcome was unknown; found the backup it queued instead of queueing another",
 					map[string]any{"account_id": accountID, "backup_id": tr.Backup.ID})
 			}
-			emit(EventQueued, tr.Backup, "")
-			if !opts.WaitForCompletion {
-				return notWaited(&tr.Backup)
-			}
-			return w.waitFrom(ctx, accountID, &tr.Backup, start, emit, w.ownRule(accountID, opts, tr.Backup.ID))
+			return w.waitOwn(ctx, accountID, &tr.Backup, opts.WaitForCompletion, start, emit)
 		}
 		if !opts.WaitOnConflict || !errors.Is(o.Err, client.ErrConflict) {
 			return o
@@ -205,11 +194,14 @@ func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) Out
 	}
 }
 
-// ownRule is the Rule for a backup this change queued, known by id.
-func (w *Runner) ownRule(accountID string, opts RunOptions, id string) Rule {
-	r := w.rule(accountID, opts, w.clock.Now())
-	r.Own = id
-	return r
+// waitOwn tells of b, which this change queued, and waits for it if the
+// caller does; it counts by its id whatever its times (Rule.Own).
+func (w *Runner) waitOwn(ctx context.Context, accountID string, b *client.Backup, waits bool, start time.Time, emit emitFunc) Outcome {
+	emit(EventQueued, *b, "")
+	if !waits {
+		return notWaited(b)
+	}
+	return w.waitFrom(ctx, accountID, b, start, emit, Rule{AccountID: accountID, Own: b.ID})
 }
 
 // waitOutConflict waits for the account's backup in progress to end; it
@@ -276,9 +268,8 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 
 // poll reads the backup, from one interval on, until it is no longer in
 // progress; on error it returns the last state it saw.
-func (w *Runner) poll(ctx context.Context, accountID string, b *client.Backup, changed func(now client.Backup, prev string)) (*client.Backup, error) {
+func (w *Runner) poll(ctx context.Context, accountID string, last *client.Backup, changed func(now client.Backup, prev string)) (*client.Backup, error) {
 	began := w.clock.Now()
-	last := b
 	for client.InProgress(last.Status) {
 		if err := clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(began))); err != nil {
 			return last, err

@@ -25,8 +25,7 @@ var ErrNotListed = errors.New("the account's backups listing shows no backup cre
 // mine recognises its own backup: without reuse_within, so that an unknown
 // outcome never passes off a recent one.
 func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions) (*Triggered, Outcome) {
-	began := w.clock.Now()
-	mine := Rule{AccountID: accountID, After: opts.After, Began: began}
+	mine := Rule{AccountID: accountID, After: opts.After, Began: w.clock.Now()}
 	post := w.c.Trigger(accountID)
 	uncertain := false
 	for {
@@ -86,12 +85,10 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 	}
 }
 
-// unidentified is the outcome of a trigger whose backup could not be told,
-// with the backup found misdated meanwhile, for the next look.
+// unidentified: the trigger r looks for queued a backup (queued), or may
+// have, and err says why it was not found; Misdated is for the next look.
 func (r *Rule) unidentified(queued bool, err error) Outcome {
-	o := unidentified(r.Began, queued, err)
-	o.Misdated = r.Misdated
-	return o
+	return Outcome{Kind: NotIdentified, TriggeredAt: r.Began, TriggeredOnService: r.BeganOnService, Confirmed: queued, Err: err, Misdated: r.Misdated}
 }
 
 // conflictAfterUncertain reads a 409 after an unknown outcome: a backup in
@@ -128,15 +125,11 @@ func (w *Runner) identify(ctx context.Context, acct *client.Account, mine *Rule,
 	return &Triggered{Account: acct, Backup: *found, Recovered: recovered}, Outcome{}
 }
 
-// lookDetached looks once for the trigger's backup after ctx ended, briefly.
+// lookDetached looks once (a look of no length) for the trigger's backup after ctx ended, briefly.
 func (w *Runner) lookDetached(ctx context.Context, mine *Rule) (*client.Backup, error) {
 	dctx, cancel := detached(ctx)
 	defer cancel()
-	found, err := w.findMine(dctx, mine)
-	if found == nil && err == nil {
-		err = ErrNotListed
-	}
-	return found, err
+	return w.lookFor(dctx, mine, 0)
 }
 
 // The pause between looks for a trigger's backup doubles up to the max.
@@ -149,8 +142,7 @@ const (
 // returns the last error (ErrNotListed when the listing held none).
 func (w *Runner) lookFor(ctx context.Context, mine *Rule, within time.Duration) (*client.Backup, error) {
 	deadline := w.clock.Now().Add(within)
-	interval := identifyInterval
-	for {
+	for interval := identifyInterval; ; interval = min(2*interval, identifyMaxInterval) {
 		found, err := w.findMine(ctx, mine)
 		if found != nil {
 			return found, nil
@@ -166,7 +158,6 @@ func (w *Runner) lookFor(ctx context.Context, mine *Rule, within time.Duration) 
 		if serr := clock.Sleep(ctx, w.clock, min(interval, left)); serr != nil {
 			return nil, err
 		}
-		interval = min(2*interval, identifyMaxInterval)
 	}
 }
 
@@ -190,9 +181,7 @@ func (w *Runner) findMine(ctx context.Context, mine *Rule) (*client.Backup, erro
 	case err == nil:
 		return b, nil
 	case rule.mayBeOwn(*b):
-		if id := misdatedIn(err); id != "" {
-			mine.Misdated = id
-		}
+		mine.Misdated = cmp.Or(misdatedIn(err), mine.Misdated)
 		return nil, err
 	}
 	return nil, nil

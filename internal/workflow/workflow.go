@@ -3,6 +3,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -45,17 +46,11 @@ func New(c *client.Client, clk clock.Clock, log client.Logger, s Settings) *Runn
 		log = client.NopLogger{}
 	}
 	s.Poll = s.Poll.orDefault()
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
-	def(&s.ClockAllowance, DefaultClockAllowance)
-	def(&s.IdentifyWithin, DefaultIdentifyWithin)
-	def(&s.UncertainGrace, DefaultUncertainGrace)
-	w := &Runner{c: c, clock: clk, log: log, set: s}
-	w.accounts.index = c.NewAccountIndex()
-	return w
+	// A zero or negative duration takes the default.
+	s.ClockAllowance = cmp.Or(max(s.ClockAllowance, 0), DefaultClockAllowance)
+	s.IdentifyWithin = cmp.Or(max(s.IdentifyWithin, 0), DefaultIdentifyWithin)
+	s.UncertainGrace = cmp.Or(max(s.UncertainGrace, 0), DefaultUncertainGrace)
+	return &Runner{c: c, clock: clk, log: log, set: s, accounts: accountReads{index: c.NewAccountIndex()}}
 }
 
 // detached outlives ctx's end, briefly, to learn what the service already did.
