@@ -74,8 +74,7 @@ var followUps = [...][4]string{
 	onInterrupt: {resumesWait, resumesWait,
 		"The destroy stopped: neither this resource nor the resources it guards (those it depends on) were destroyed. " +
 			"A destroy {until} resumes waiting for this same backup without queueing another; a later one takes a new backup.",
-		"The invocation fails, since it did not see a good backup: a change it guards does not go ahead. The action " +
-			"records nothing: follow the backup with the backup_account_backups data source."},
+		"The invocation fails, since it did not see a good backup: a change it guards does not go ahead. " + recordsNone},
 	onTimeout: {"The trigger is tainted; the next apply replaces it, and the replacement waits for this same backup while it is in " +
 		"progress instead of queueing another. With create_before_destroy on the trigger, the replacement is created first and " +
 		"takes a new backup: remove it, or untaint the trigger (terraform untaint, or tofu untaint) so that the next apply resumes " +
