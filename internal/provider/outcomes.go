@@ -131,15 +131,12 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 		addAPIError(diags, fmt.Sprintf("Unable to follow backup %s of account %s (last seen %s, after waiting %s)",
 			o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second)), o.Err)
 	case workflow.Failed:
+		summary, what := "Backup did not succeed", fmt.Sprintf("Backup %s of account %s ended with status %q: %s", o.Backup.ID, accountID, o.Backup.Status, o.Reason())
 		if o.Backup.Status == client.StatusSuccess {
-			diags.AddError("Backup does not count for this change",
-				strings.TrimSpace(fmt.Sprintf("%s: a success whose record contradicts itself, or that started before this change, is "+
-					"not a good backup for it.\n\n%s %s", describeError(o.Err), by.says(onFailure), by.says(wayOut))))
-			break
+			summary, what = "Backup does not count for this change", describeError(o.Err)+": a success whose record contradicts itself, "+
+				"or that started before this change, is not a good backup for it."
 		}
-		diags.AddError("Backup did not succeed",
-			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s ended with status %q: %s\n\n%s %s",
-				o.Backup.ID, accountID, o.Backup.Status, o.Reason(), by.says(onFailure), by.says(wayOut))))
+		diags.AddError(summary, strings.TrimSpace(fmt.Sprintf("%s\n\n%s %s", what, by.says(onFailure), by.says(wayOut))))
 	case workflow.Unreadable:
 		addAPIError(diags, fmt.Sprintf("Unable to read backup %s of account %s", o.BackupID, accountID), o.Err)
 	case workflow.NotIdentified:
