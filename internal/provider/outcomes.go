@@ -74,8 +74,7 @@ var followUps = [...][4]string{
 	onInterrupt: {resumesWait, resumesWait,
 		"The destroy stopped: neither this resource nor the resources it guards (those it depends on) were destroyed. " +
 			"A destroy {until} resumes waiting for this same backup without queueing another; a later one takes a new backup.",
-		"The invocation fails, since it did not see a good backup: a change it guards does not go ahead. The action " +
-			"records nothing: follow the backup with the backup_account_backups data source."},
+		"The invocation fails, since it did not see a good backup: a change it guards does not go ahead. " + recordsNone},
 	onTimeout: {"The trigger is tainted; the next apply replaces it, and the replacement waits for this same backup while it is in " +
 		"progress instead of queueing another. With create_before_destroy on the trigger, the replacement is created first and " +
 		"takes a new backup: remove it, or untaint the trigger (terraform untaint, or tofu untaint) so that the next apply resumes " +
@@ -132,15 +131,12 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 		addAPIError(diags, fmt.Sprintf("Unable to follow backup %s of account %s (last seen %s, after waiting %s)",
 			o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second)), o.Err)
 	case workflow.Failed:
+		summary, what := "Backup did not succeed", fmt.Sprintf("Backup %s of account %s ended with status %q: %s", o.Backup.ID, accountID, o.Backup.Status, o.Reason())
 		if o.Backup.Status == client.StatusSuccess {
-			diags.AddError("Backup does not count for this change",
-				strings.TrimSpace(fmt.Sprintf("%s: a success whose record contradicts itself, or that started before this change, is "+
-					"not a good backup for it.\n\n%s %s", describeError(o.Err), by.says(onFailure), by.says(wayOut))))
-			break
+			summary, what = "Backup does not count for this change", describeError(o.Err)+": a success whose record contradicts itself, "+
+				"or that started before this change, is not a good backup for it."
 		}
-		diags.AddError("Backup did not succeed",
-			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s ended with status %q: %s\n\n%s %s",
-				o.Backup.ID, accountID, o.Backup.Status, o.Reason(), by.says(onFailure), by.says(wayOut))))
+		diags.AddError(summary, strings.TrimSpace(fmt.Sprintf("%s\n\n%s %s", what, by.says(onFailure), by.says(wayOut))))
 	case workflow.Unreadable:
 		addAPIError(diags, fmt.Sprintf("Unable to read backup %s of account %s", o.BackupID, accountID), o.Err)
 	case workflow.NotIdentified:

@@ -287,15 +287,23 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	r.record(ctx, &plan, rec, o, resumeCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
-// Delete forgets the resource (backups are never deleted), keeping what its replacement needs to adopt its backup.
+// Delete forgets the resource (backups are never deleted), keeping what its replacement needs to adopt its backup
+// (see commandState); an unreadable record is not kept, and the replacement takes a new backup.
 func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	state, ok := decode[triggerModel](ctx, req.State, &resp.Diagnostics)
+	if !ok || r.data == nil {
+		return
+	}
+	timeout := state.createTimeout(ctx, &resp.Diagnostics)
+	var unread diag.Diagnostics
+	rec, ok := triggerRecord(ctx, &state, req.Private, &unread)
 	if !ok {
 		return
 	}
-	if r.data != nil {
-		r.rememberForReplacement(ctx, &state, req.Private, state.createTimeout(ctx, &resp.Diagnostics))
+	if !state.WaitForCompletion.ValueBool() {
+		timeout = 0
 	}
+	r.data.command.remember(state.AccountID.ValueString(), triggersKey(state.Triggers), rec, timeout)
 }
 
 type triggerModel struct {
@@ -464,20 +472,6 @@ func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, op
 		o.Reused = o.Reused || old.Record.Reused // adopted: still the recent backup it reused
 	}
 	return o, workflow.Record{Since: opts.After}
-}
-
-// rememberForReplacement keeps what the trigger's replacement needs to adopt its backup (see commandState);
-// an unreadable record is not kept, and the replacement takes a new backup.
-func (r *triggerResource) rememberForReplacement(ctx context.Context, state *triggerModel, private privateGetter, timeout time.Duration) {
-	var diags diag.Diagnostics
-	rec, ok := triggerRecord(ctx, state, private, &diags)
-	if !ok {
-		return
-	}
-	if !state.WaitForCompletion.ValueBool() {
-		timeout = 0
-	}
-	r.data.command.remember(state.AccountID.ValueString(), triggersKey(state.Triggers), rec, timeout)
 }
 
 // commandState holds, for one provider process (one phase of one command),

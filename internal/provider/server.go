@@ -2,6 +2,8 @@ package provider
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -100,10 +102,7 @@ func (s *interruptFirst) StopProvider(ctx context.Context, req *tfprotov6.StopPr
 	s.mu.Lock()
 	close(s.stop)
 	s.stop = make(chan struct{})
-	waiting := make([]chan struct{}, 0, len(s.running))
-	for r := range s.running {
-		waiting = append(waiting, r)
-	}
+	waiting := slices.Collect(maps.Keys(s.running))
 	s.mu.Unlock()
 	grace := time.NewTimer(stopGrace)
 	defer grace.Stop()
