@@ -59,10 +59,7 @@ type Client struct {
 	base    *url.URL
 	key     *secret
 	opts    Options
-	clock   clock.Clock
-	log     Logger
 	limiter *limiter
-	jitter  func() float64
 	guard   textGuard            // cleans what the service sends before it is shown
 	org     remembered[struct{}] // see CheckOrganization
 	tok     remembered[*Token]
@@ -113,16 +110,13 @@ func New(opts Options) (*Client, error) {
 	c := &Client{
 		base:    base,
 		key:     key,
-		clock:   opts.Clock,
-		log:     opts.Logger,
-		jitter:  opts.Jitter,
 		guard:   textGuard{key: key},
 		noHTTP2: noHTTP2,
 	}
 	opts.APIKey = "" // keep one copy only, in a type that never prints
 	c.opts = opts
-	c.limiter = newLimiter(c.clock)
-	c.limiter.draw = c.jitter
+	c.limiter = newLimiter(c.opts.Clock)
+	c.limiter.draw = c.opts.Jitter
 	return c, nil
 }
 

@@ -202,7 +202,7 @@ func (t *Trigger) Post(ctx context.Context) (*Account, error) {
 	switch {
 	case errors.As(err, &decErr):
 		t.sent = true
-		c.log.Warn(ctx, "the answer to a backup trigger could not be read; the service accepted it all the same",
+		c.opts.Logger.Warn(ctx, "the answer to a backup trigger could not be read; the service accepted it all the same",
 			map[string]any{"account_id": t.accountID, "error": err.Error()})
 		return nil, nil
 	case err == nil:

@@ -66,7 +66,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			if skipped == 0 {
 				return
 			}
-			c.log.Warn(ctx, "the service listed records whose id is malformed; they were left out",
+			c.opts.Logger.Warn(ctx, "the service listed records whose id is malformed; they were left out",
 				map[string]any{"path": path, "count": skipped, "example": example})
 			if opts.Skipped != nil {
 				opts.Skipped(skipped, example)
@@ -104,7 +104,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			err := c.do(ctx, call{method: "GET", path: path, query: q, idempotent: true}, p)
 			if err != nil {
 				if cursor != "" && !restarted && errors.Is(err, ErrBadRequest) {
-					c.log.Warn(ctx, "the service refused a listing cursor; restarting the listing from its first page",
+					c.opts.Logger.Warn(ctx, "the service refused a listing cursor; restarting the listing from its first page",
 						map[string]any{"path": path, "error": err.Error()})
 					restarted = true
 					seen.restart()
@@ -238,8 +238,8 @@ func (d *pageDecoder[T]) check() error {
 		return missing("the listing's data array")
 	}
 	for i := range d.Data {
-		if c, ok := any(&d.Data[i]).(checker); ok {
-			if err := c.check(); err != nil {
+		if r, ok := any(&d.Data[i]).(record); ok {
+			if err := r.check(); err != nil {
 				return fmt.Errorf("item %d: %w", i, err)
 			}
 		}
@@ -250,8 +250,8 @@ func (d *pageDecoder[T]) check() error {
 // guard cleans every record's text.
 func (d *pageDecoder[T]) guard(g textGuard) {
 	for i := range d.Data {
-		if x, ok := any(&d.Data[i]).(guarded); ok {
-			x.guard(g)
+		if r, ok := any(&d.Data[i]).(record); ok {
+			r.guard(g)
 		}
 	}
 }
