@@ -273,9 +273,7 @@ type guardedError struct {
 func (e *guardedError) Error() string { return e.shown }
 func (e *guardedError) Unwrap() error { return e.err }
 
+// wrap is given only errors that are there (non-nil).
 func (g textGuard) wrap(err error) error {
-	if err == nil {
-		return nil
-	}
 	return &guardedError{shown: g.text(err.Error()), err: err}
 }

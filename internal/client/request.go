@@ -37,7 +37,8 @@ type call struct {
 const announceWaitsOver = 5 * time.Second
 
 // do performs cl with retries and decodes a 2xx body into out (when non-nil).
-// max_retries does not count 429s: they are waited out to the deadline.
+// max_retries does not count 429s: they are waited out to the deadline. Once
+// ctx has ended, its error is the one returned, whatever attempt said.
 func (c *Client) do(ctx context.Context, cl call, out record) error {
 	var waited time.Duration
 	failures := 0 // retries that max_retries bounds
@@ -173,9 +174,6 @@ func (c *Client) attempt(ctx context.Context, cl call, out record) error {
 	started := c.opts.Clock.Now()
 	res, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 		return c.transportError(cl.method, shown, sent, actx, err)
 	}
 	defer func() { _ = res.Body.Close() }()
@@ -210,9 +208,6 @@ func (c *Client) attempt(ctx context.Context, cl call, out record) error {
 			Err: fmt.Errorf("%w (%d MiB)", ErrBodyTooLarge, limit>>20)}
 	}
 	if readErr != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 		if errors.Is(actx.Err(), context.DeadlineExceeded) {
 			readErr = &TimeoutError{After: c.opts.RequestTimeout}
 		}
