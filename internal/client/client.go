@@ -3,6 +3,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -132,15 +133,9 @@ func setDefaults(o *Options) {
 	def(&o.MaxBackoff, DefaultMaxBackoff)
 	def(&o.RetryAfterCap, DefaultRetryAfterCap)
 	def(&o.RetryBudget, DefaultRetryBudget)
-	if o.UserAgent == "" {
-		o.UserAgent = "terraform-provider-backup"
-	}
-	if o.Clock == nil {
-		o.Clock = clock.Wall{}
-	}
-	if o.Logger == nil {
-		o.Logger = NopLogger{}
-	}
+	o.UserAgent = cmp.Or(o.UserAgent, "terraform-provider-backup")
+	o.Clock = cmp.Or[clock.Clock](o.Clock, clock.Wall{})
+	o.Logger = cmp.Or[Logger](o.Logger, NopLogger{})
 	if o.Jitter == nil {
 		o.Jitter = rand.Float64
 	}
@@ -232,13 +227,11 @@ func parseBaseURL(raw string, allowInsecure bool, g textGuard) (*url.URL, error)
 
 // unparsable says why url.Parse refused a base URL without quoting it.
 func unparsable(err error) string {
-	var escErr url.EscapeError
-	var hostErr url.InvalidHostError
 	msg := err.Error()
 	switch {
-	case errors.As(err, &escErr):
+	case errors.As(err, new(url.EscapeError)):
 		return "it holds a % not followed by two hexadecimal digits (write %25 for a % itself)"
-	case errors.As(err, &hostErr):
+	case errors.As(err, new(url.InvalidHostError)):
 		return "its host holds a character no host name can hold"
 	case strings.Contains(msg, "control character"):
 		return "it holds control characters"

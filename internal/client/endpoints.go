@@ -198,9 +198,8 @@ func (t *Trigger) Post(ctx context.Context) (*Account, error) {
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) }})
 	var a Account
 	err := c.do(ctx, t.call(), &a)
-	var decErr *DecodeError
 	switch {
-	case errors.As(err, &decErr):
+	case errors.As(err, new(*DecodeError)):
 		t.sent = true
 		c.opts.Logger.Warn(ctx, "the answer to a backup trigger could not be read; the service accepted it all the same",
 			map[string]any{"account_id": t.accountID, "error": err.Error()})
@@ -384,10 +383,8 @@ func (e *APIError) notFromService() string {
 // accountID's paths: a *GoneError, an *UnprovenAbsenceError, or err itself.
 func (c *Client) judgeAbsence(ctx context.Context, accountID string, err error) error {
 	var apiErr *APIError
-	var gone *GoneError
-	var unproven *UnprovenAbsenceError
 	switch {
-	case err == nil, errors.As(err, &gone), errors.As(err, &unproven):
+	case err == nil, errors.As(err, new(*GoneError)), errors.As(err, new(*UnprovenAbsenceError)):
 		return err
 	case !errors.As(err, &apiErr) || (apiErr.StatusCode != http.StatusNotFound && apiErr.StatusCode != http.StatusGone):
 		return err

@@ -108,9 +108,8 @@ func (c *Client) retryAfter(ctx context.Context, cl call, attempt int, delay tim
 func (c *Client) retryDelay(cl call, attempt int, err error) (time.Duration, bool) {
 	var apiErr *APIError
 	var tErr *TransportError
-	var connErr *ConnectionError
 	switch {
-	case errors.As(err, &connErr):
+	case errors.As(err, new(*ConnectionError)):
 		return 0, false // no retry can fix it
 	case errors.As(err, &apiErr):
 		// A 429 was refused before processing: safe to retry even a POST.
