@@ -80,7 +80,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 				opts.Ended(!left)
 			}
 		}
-		var seen seenRecords[T] = &idsSeen[T]{idOf: idOf, ids: map[string]struct{}{}}
+		var seen seenRecords[T] = idsSeen[T]{}
 		if newSeen != nil {
 			seen = newSeen()
 		}
@@ -126,7 +126,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			fresh := false // whether the page held a record not seen before
 			for i := range p.Data {
 				// Checked as it comes: those after the caller's last are not judged.
-				repeat, err := seen.see(&p.Data[i], pages)
+				repeat, err := seen.see(idOf(&p.Data[i]), &p.Data[i], pages)
 				if err != nil {
 					stop(err)
 					return
@@ -308,26 +308,20 @@ func (e *InconsistentListingError) Is(target error) bool { return target == ErrI
 // seenRecords is what a listing remembers of the records it has read, to
 // drop a repeat and, for a checked listing, refuse an inconsistent record.
 type seenRecords[T any] interface {
-	see(r *T, page int) (repeat bool, err error)
+	see(id string, r *T, page int) (repeat bool, err error)
 	restart() // the listing starts again from its first page
 }
 
 // idsSeen remembers ids only, for the listings that are not checked.
-type idsSeen[T any] struct {
-	idOf func(*T) string
-	ids  map[string]struct{}
+type idsSeen[T any] map[string]struct{}
+
+func (s idsSeen[T]) see(id string, _ *T, _ int) (bool, error) {
+	_, repeat := s[id]
+	s[id] = struct{}{}
+	return repeat, nil
 }
 
-func (s *idsSeen[T]) see(r *T, _ int) (bool, error) {
-	id := s.idOf(r)
-	if _, dup := s.ids[id]; dup {
-		return true, nil
-	}
-	s.ids[id] = struct{}{}
-	return false, nil
-}
-
-func (s *idsSeen[T]) restart() {}
+func (idsSeen[T]) restart() {}
 
 // backupSeen is what a backups listing keeps of each backup: a few words,
 // not the record.
@@ -350,7 +344,7 @@ func newBackupsChecked() *backupsChecked {
 
 func (s *backupsChecked) restart() { s.oldest = ListedRecord{} }
 
-func (s *backupsChecked) see(b *Backup, page int) (bool, error) {
+func (s *backupsChecked) see(_ string, b *Backup, page int) (bool, error) {
 	now := backupSeen{ListedRecord{ID: b.ID, CreatedAt: b.CreatedAt, Status: internStatus(b.Status), Page: page}, s.digest(b)}
 	if before, ok := s.seen[b.ID]; ok {
 		if before.sum == now.sum {
