@@ -93,14 +93,18 @@ func New(opts Options) (*Client, error) {
 		return nil, err
 	}
 	key := newSecret(opts.APIKey)
-	base, err := parseBaseURL(opts.BaseURL, opts.AllowInsecureHTTP, textGuard{key: key})
+	c := &Client{
+		key:   key,
+		guard: textGuard{key: key},
+	}
+	base, err := parseBaseURL(opts.BaseURL, opts.AllowInsecureHTTP, c.guard)
 	if err != nil {
 		return nil, err
 	}
-	noHTTP2 := false
+	c.base = base
 	if opts.HTTPClient == nil {
 		ts := settingsFor(base, opts)
-		noHTTP2 = ts.noHTTP2
+		c.noHTTP2 = ts.noHTTP2
 		opts.HTTPClient = &http.Client{Transport: newTransport(ts)}
 	}
 	setDefaults(&opts)
@@ -108,12 +112,6 @@ func New(opts Options) (*Client, error) {
 	hc := *opts.HTTPClient
 	hc.CheckRedirect = refuseRedirects
 	opts.HTTPClient = &hc
-	c := &Client{
-		base:    base,
-		key:     key,
-		guard:   textGuard{key: key},
-		noHTTP2: noHTTP2,
-	}
 	opts.APIKey = "" // keep one copy only, in a type that never prints
 	c.opts = opts
 	c.limiter = newLimiter(c.opts.Clock)
