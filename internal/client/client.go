@@ -61,8 +61,7 @@ type Client struct {
 	key     *secret
 	opts    Options
 	limiter *limiter
-	guard   textGuard            // cleans what the service sends before it is shown
-	org     remembered[struct{}] // see CheckOrganization
+	guard   textGuard // cleans what the service sends before it is shown
 	tok     remembered[*Token]
 	proof   remembered[struct{}] // see proveBase
 	noHTTP2 bool                 // see HTTP2DebugLogging
