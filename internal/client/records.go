@@ -230,10 +230,9 @@ func (g textGuard) clean(s string) string {
 	return s
 }
 
-// fold removes invalid UTF-8, control and format characters, and folds
-// white space.
+// fold removes invalid UTF-8 (strings.Map reads each invalid byte as
+// ReplacementChar), control and format characters, and folds white space.
 func fold(s string) string {
-	s = strings.ToValidUTF8(s, "")
 	s = strings.Map(func(r rune) rune {
 		switch {
 		case r == '\n' || r == '\t' || r == '\r':
