@@ -3,6 +3,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -59,12 +60,8 @@ type Client struct {
 	base    *url.URL
 	key     *secret
 	opts    Options
-	clock   clock.Clock
-	log     Logger
 	limiter *limiter
-	jitter  func() float64
-	guard   textGuard            // cleans what the service sends before it is shown
-	org     remembered[struct{}] // see CheckOrganization
+	guard   textGuard // cleans what the service sends before it is shown
 	tok     remembered[*Token]
 	proof   remembered[struct{}] // see proveBase
 	noHTTP2 bool                 // see HTTP2DebugLogging
@@ -95,14 +92,18 @@ func New(opts Options) (*Client, error) {
 		return nil, err
 	}
 	key := newSecret(opts.APIKey)
-	base, err := parseBaseURL(opts.BaseURL, opts.AllowInsecureHTTP, textGuard{key: key})
+	c := &Client{
+		key:   key,
+		guard: textGuard{key: key},
+	}
+	base, err := parseBaseURL(opts.BaseURL, opts.AllowInsecureHTTP, c.guard)
 	if err != nil {
 		return nil, err
 	}
-	noHTTP2 := false
+	c.base = base
 	if opts.HTTPClient == nil {
 		ts := settingsFor(base, opts)
-		noHTTP2 = ts.noHTTP2
+		c.noHTTP2 = ts.noHTTP2
 		opts.HTTPClient = &http.Client{Transport: newTransport(ts)}
 	}
 	setDefaults(&opts)
@@ -110,19 +111,10 @@ func New(opts Options) (*Client, error) {
 	hc := *opts.HTTPClient
 	hc.CheckRedirect = refuseRedirects
 	opts.HTTPClient = &hc
-	c := &Client{
-		base:    base,
-		key:     key,
-		clock:   opts.Clock,
-		log:     opts.Logger,
-		jitter:  opts.Jitter,
-		guard:   textGuard{key: key},
-		noHTTP2: noHTTP2,
-	}
 	opts.APIKey = "" // keep one copy only, in a type that never prints
 	c.opts = opts
-	c.limiter = newLimiter(c.clock)
-	c.limiter.draw = c.jitter
+	c.limiter = newLimiter(c.opts.Clock)
+	c.limiter.draw = c.opts.Jitter
 	return c, nil
 }
 
@@ -138,15 +130,9 @@ func setDefaults(o *Options) {
 	def(&o.MaxBackoff, DefaultMaxBackoff)
 	def(&o.RetryAfterCap, DefaultRetryAfterCap)
 	def(&o.RetryBudget, DefaultRetryBudget)
-	if o.UserAgent == "" {
-		o.UserAgent = "terraform-provider-backup"
-	}
-	if o.Clock == nil {
-		o.Clock = clock.Wall{}
-	}
-	if o.Logger == nil {
-		o.Logger = NopLogger{}
-	}
+	o.UserAgent = cmp.Or(o.UserAgent, "terraform-provider-backup")
+	o.Clock = cmp.Or[clock.Clock](o.Clock, clock.Wall{})
+	o.Logger = cmp.Or[Logger](o.Logger, NopLogger{})
 	if o.Jitter == nil {
 		o.Jitter = rand.Float64
 	}
@@ -238,13 +224,11 @@ func parseBaseURL(raw string, allowInsecure bool, g textGuard) (*url.URL, error)
 
 // unparsable says why url.Parse refused a base URL without quoting it.
 func unparsable(err error) string {
-	var escErr url.EscapeError
-	var hostErr url.InvalidHostError
 	msg := err.Error()
 	switch {
-	case errors.As(err, &escErr):
+	case errors.As(err, new(url.EscapeError)):
 		return "it holds a % not followed by two hexadecimal digits (write %25 for a % itself)"
-	case errors.As(err, &hostErr):
+	case errors.As(err, new(url.InvalidHostError)):
 		return "its host holds a character no host name can hold"
 	case strings.Contains(msg, "control character"):
 		return "it holds control characters"

@@ -198,11 +198,10 @@ func (t *Trigger) Post(ctx context.Context) (*Account, error) {
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) }})
 	var a Account
 	err := c.do(ctx, t.call(), &a)
-	var decErr *DecodeError
 	switch {
-	case errors.As(err, &decErr):
+	case errors.As(err, new(*DecodeError)):
 		t.sent = true
-		c.log.Warn(ctx, "the answer to a backup trigger could not be read; the service accepted it all the same",
+		c.opts.Logger.Warn(ctx, "the answer to a backup trigger could not be read; the service accepted it all the same",
 			map[string]any{"account_id": t.accountID, "error": err.Error()})
 		return nil, nil
 	case err == nil:
@@ -291,26 +290,24 @@ func (c *Client) KeyToken(ctx context.Context) (*Token, error) {
 }
 
 // CheckOrganization returns nil when Options.Organization is unset or is
-// the key's organization; a failed read is asked again.
+// the key's organization; a failed read is asked again. KeyToken remembers
+// the token whenever the answer here is final.
 func (c *Client) CheckOrganization(ctx context.Context) error {
 	if c.opts.Organization == "" {
 		return nil
 	}
-	_, err := c.org.get(func() (struct{}, error, bool) {
-		tok, err := c.KeyToken(ctx)
-		switch {
-		case err != nil:
-			return struct{}{}, fmt.Errorf("reading the API key's organization (organization_id is set): %w", err), false
-		case tok.Organization.ID == "": // it cannot vouch for the key
-			return struct{}{}, &DecodeError{Method: "GET", Path: c.base.EscapedPath() + "/api/v1/token", StatusCode: 200,
-				Err: errors.New("it names no organization, so organization_id cannot be checked; nothing was changed")}, false
-		case tok.Organization.ID != c.opts.Organization:
-			return struct{}{}, &OrganizationMismatchError{Expected: c.opts.Organization,
-				Actual: Organization{ID: c.guard.text(tok.Organization.ID), Name: c.guard.text(tok.Organization.Name)}}, true
-		}
-		return struct{}{}, nil, true
-	})
-	return err
+	tok, err := c.KeyToken(ctx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("reading the API key's organization (organization_id is set): %w", err)
+	case tok.Organization.ID == "": // it cannot vouch for the key
+		return &DecodeError{Method: "GET", Path: c.base.EscapedPath() + "/api/v1/token", StatusCode: 200,
+			Err: errors.New("it names no organization, so organization_id cannot be checked; nothing was changed")}
+	case tok.Organization.ID != c.opts.Organization:
+		return &OrganizationMismatchError{Expected: c.opts.Organization,
+			Actual: Organization{ID: c.guard.text(tok.Organization.ID), Name: c.guard.text(tok.Organization.Name)}}
+	}
+	return nil
 }
 
 // A proxy or a wrong base_url answers 404 too: a 404 proves an account gone
@@ -384,10 +381,8 @@ func (e *APIError) notFromService() string {
 // accountID's paths: a *GoneError, an *UnprovenAbsenceError, or err itself.
 func (c *Client) judgeAbsence(ctx context.Context, accountID string, err error) error {
 	var apiErr *APIError
-	var gone *GoneError
-	var unproven *UnprovenAbsenceError
 	switch {
-	case err == nil, errors.As(err, &gone), errors.As(err, &unproven):
+	case err == nil, errors.As(err, new(*GoneError)), errors.As(err, new(*UnprovenAbsenceError)):
 		return err
 	case !errors.As(err, &apiErr) || (apiErr.StatusCode != http.StatusNotFound && apiErr.StatusCode != http.StatusGone):
 		return err

@@ -306,7 +306,7 @@ func FuzzAbsenceRule(f *testing.F) {
 		} else {
 			c.proof.done, c.proof.err = true, &APIError{StatusCode: tokenStatus}
 		}
-		answer := parseProblem(c.guard, "GET", "/api/v1/accounts/"+absentAccount, status, http.Header{}, []byte(body), c.clock.Now())
+		answer := parseProblem(c.guard, "GET", "/api/v1/accounts/"+absentAccount, status, http.Header{}, []byte(body), c.opts.Clock.Now())
 		got := c.judgeAbsence(t.Context(), absentAccount, answer)
 
 		var p struct {

@@ -66,7 +66,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			if skipped == 0 {
 				return
 			}
-			c.log.Warn(ctx, "the service listed records whose id is malformed; they were left out",
+			c.opts.Logger.Warn(ctx, "the service listed records whose id is malformed; they were left out",
 				map[string]any{"path": path, "count": skipped, "example": example})
 			if opts.Skipped != nil {
 				opts.Skipped(skipped, example)
@@ -80,7 +80,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 				opts.Ended(!left)
 			}
 		}
-		var seen seenRecords[T] = &idsSeen[T]{idOf: idOf, ids: map[string]struct{}{}}
+		var seen seenRecords[T] = idsSeen[T]{}
 		if newSeen != nil {
 			seen = newSeen()
 		}
@@ -104,7 +104,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			err := c.do(ctx, call{method: "GET", path: path, query: q, idempotent: true}, p)
 			if err != nil {
 				if cursor != "" && !restarted && errors.Is(err, ErrBadRequest) {
-					c.log.Warn(ctx, "the service refused a listing cursor; restarting the listing from its first page",
+					c.opts.Logger.Warn(ctx, "the service refused a listing cursor; restarting the listing from its first page",
 						map[string]any{"path": path, "error": err.Error()})
 					restarted = true
 					seen.restart()
@@ -126,7 +126,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			fresh := false // whether the page held a record not seen before
 			for i := range p.Data {
 				// Checked as it comes: those after the caller's last are not judged.
-				repeat, err := seen.see(&p.Data[i], pages)
+				repeat, err := seen.see(idOf(&p.Data[i]), &p.Data[i], pages)
 				if err != nil {
 					stop(err)
 					return
@@ -238,8 +238,8 @@ func (d *pageDecoder[T]) check() error {
 		return missing("the listing's data array")
 	}
 	for i := range d.Data {
-		if c, ok := any(&d.Data[i]).(checker); ok {
-			if err := c.check(); err != nil {
+		if r, ok := any(&d.Data[i]).(record); ok {
+			if err := r.check(); err != nil {
 				return fmt.Errorf("item %d: %w", i, err)
 			}
 		}
@@ -250,8 +250,8 @@ func (d *pageDecoder[T]) check() error {
 // guard cleans every record's text.
 func (d *pageDecoder[T]) guard(g textGuard) {
 	for i := range d.Data {
-		if x, ok := any(&d.Data[i]).(guarded); ok {
-			x.guard(g)
+		if r, ok := any(&d.Data[i]).(record); ok {
+			r.guard(g)
 		}
 	}
 }
@@ -308,26 +308,20 @@ func (e *InconsistentListingError) Is(target error) bool { return target == ErrI
 // seenRecords is what a listing remembers of the records it has read, to
 // drop a repeat and, for a checked listing, refuse an inconsistent record.
 type seenRecords[T any] interface {
-	see(r *T, page int) (repeat bool, err error)
+	see(id string, r *T, page int) (repeat bool, err error)
 	restart() // the listing starts again from its first page
 }
 
 // idsSeen remembers ids only, for the listings that are not checked.
-type idsSeen[T any] struct {
-	idOf func(*T) string
-	ids  map[string]struct{}
+type idsSeen[T any] map[string]struct{}
+
+func (s idsSeen[T]) see(id string, _ *T, _ int) (bool, error) {
+	_, repeat := s[id]
+	s[id] = struct{}{}
+	return repeat, nil
 }
 
-func (s *idsSeen[T]) see(r *T, _ int) (bool, error) {
-	id := s.idOf(r)
-	if _, dup := s.ids[id]; dup {
-		return true, nil
-	}
-	s.ids[id] = struct{}{}
-	return false, nil
-}
-
-func (s *idsSeen[T]) restart() {}
+func (idsSeen[T]) restart() {}
 
 // backupSeen is what a backups listing keeps of each backup: a few words,
 // not the record.
@@ -350,7 +344,7 @@ func newBackupsChecked() *backupsChecked {
 
 func (s *backupsChecked) restart() { s.oldest = ListedRecord{} }
 
-func (s *backupsChecked) see(b *Backup, page int) (bool, error) {
+func (s *backupsChecked) see(_ string, b *Backup, page int) (bool, error) {
 	now := backupSeen{ListedRecord{ID: b.ID, CreatedAt: b.CreatedAt, Status: internStatus(b.Status), Page: page}, s.digest(b)}
 	if before, ok := s.seen[b.ID]; ok {
 		if before.sum == now.sum {

@@ -171,16 +171,16 @@ var errMalformedID = errors.New("an id does not have the documented format")
 
 func missing(what string) error { return fmt.Errorf("%w: %s", errMissing, what) }
 
-// checker is implemented by decoded answers that carry required fields.
-type checker interface{ check() error }
-
-// guarded is implemented by every decoded answer, to clean its strings; ids
-// are checked instead, so that cleaning cannot make a hostile id look valid.
-type guarded interface{ guard(textGuard) }
+// record is every decoded answer: guard cleans its strings; ids are checked
+// instead, so that cleaning cannot make a hostile id look valid.
+type record interface {
+	guard(textGuard)
+	check() error // required fields and ids
+}
 
 // decodeStrict decodes one JSON value and refuses anything after it. Text
 // is cleaned before the check, so that a status of control characters fails.
-func decodeStrict(body []byte, out any, g textGuard) error {
+func decodeStrict(body []byte, out record, g textGuard) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(out); err != nil {
 		return err
@@ -188,13 +188,8 @@ func decodeStrict(body []byte, out any, g textGuard) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errors.New("data follows the JSON value")
 	}
-	if x, ok := out.(guarded); ok {
-		x.guard(g)
-	}
-	if c, ok := out.(checker); ok {
-		return c.check()
-	}
-	return nil
+	out.guard(g)
+	return out.check()
 }
 
 // MaxShownText bounds a server string shown to the user, in characters.
@@ -223,13 +218,10 @@ func (g textGuard) word(s string) string { return g.cut(g.clean(s), maxShownWord
 // clean folds s with the key masked before, after, and in its folded form:
 // folding can join a key's pieces (the fuzz target found one).
 func (g textGuard) clean(s string) string {
-	key := ""
-	if g.key != nil {
-		key = g.key.value
-	}
-	if key == "" {
+	if g.key == nil || g.key.value == "" {
 		return fold(s)
 	}
+	key := g.key.value
 	s = fold(strings.ReplaceAll(s, key, Redacted))
 	s = strings.ReplaceAll(s, key, Redacted)
 	if folded := g.key.folded; folded != "" && folded != key {
@@ -238,10 +230,9 @@ func (g textGuard) clean(s string) string {
 	return s
 }
 
-// fold removes invalid UTF-8, control and format characters, and folds
-// white space.
+// fold removes invalid UTF-8 (strings.Map reads each invalid byte as
+// ReplacementChar), control and format characters, and folds white space.
 func fold(s string) string {
-	s = strings.ToValidUTF8(s, "")
 	s = strings.Map(func(r rune) rune {
 		switch {
 		case r == '\n' || r == '\t' || r == '\r':
@@ -281,9 +272,7 @@ type guardedError struct {
 func (e *guardedError) Error() string { return e.shown }
 func (e *guardedError) Unwrap() error { return e.err }
 
+// wrap is given only errors that are there (non-nil).
 func (g textGuard) wrap(err error) error {
-	if err == nil {
-		return nil
-	}
 	return &guardedError{shown: g.text(err.Error()), err: err}
 }

@@ -207,7 +207,7 @@ func decodedRecords(t *testing.T, text string) map[string]any {
 		t.Fatal(err)
 	}
 	decoded := map[string]any{}
-	decode := func(name string, out any) {
+	decode := func(name string, out record) {
 		body := strings.ReplaceAll(recordTemplates()[name], textPlaceholder, string(encoded))
 		if err := decodeStrict([]byte(body), out, g); err == nil {
 			decoded[name] = out

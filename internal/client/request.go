@@ -37,8 +37,9 @@ type call struct {
 const announceWaitsOver = 5 * time.Second
 
 // do performs cl with retries and decodes a 2xx body into out (when non-nil).
-// max_retries does not count 429s: they are waited out to the deadline.
-func (c *Client) do(ctx context.Context, cl call, out any) error {
+// max_retries does not count 429s: they are waited out to the deadline. Once
+// ctx has ended, its error is the one returned, whatever attempt said.
+func (c *Client) do(ctx context.Context, cl call, out record) error {
 	var waited time.Duration
 	failures := 0 // retries that max_retries bounds
 	for attempt := 0; ; attempt++ {
@@ -76,7 +77,7 @@ func (c *Client) mayRetry(ctx context.Context, attempt, failures int, limited bo
 	}
 	deadline, hasDeadline := clock.Deadline(ctx)
 	// A wait that ends at the deadline leaves no time for the attempt.
-	if hasDeadline && !c.clock.Now().Add(delay).Before(deadline) {
+	if hasDeadline && !c.opts.Clock.Now().Add(delay).Before(deadline) {
 		return fail(RetryPastDeadline, fmt.Sprintf("waiting %s would outlive the operation's deadline", delay.Round(time.Millisecond)))
 	}
 	if !limited && failures >= c.opts.MaxRetries {
@@ -92,24 +93,23 @@ func (c *Client) mayRetry(ctx context.Context, attempt, failures int, limited bo
 // retryAfter logs and sleeps delay before retry attempt+1, adding it to waited.
 func (c *Client) retryAfter(ctx context.Context, cl call, attempt int, delay time.Duration, waited *time.Duration, last error) error {
 	if delay >= announceWaitsOver {
-		c.log.Warn(ctx, "waiting before retrying a Backup Service request", map[string]any{
+		c.opts.Logger.Warn(ctx, "waiting before retrying a Backup Service request", map[string]any{
 			"method": cl.method, "path": c.base.EscapedPath() + cl.path, "delay": delay.Round(time.Second).String(), "error": last.Error(),
 		})
 	}
-	c.log.Debug(ctx, "retrying Backup Service request", map[string]any{
+	c.opts.Logger.Debug(ctx, "retrying Backup Service request", map[string]any{
 		"method": cl.method, "path": c.base.EscapedPath() + cl.path, "attempt": attempt + 1, "delay": delay.String(), "error": last.Error(),
 	})
 	*waited += delay
-	return clock.Sleep(ctx, c.clock, delay)
+	return clock.Sleep(ctx, c.opts.Clock, delay)
 }
 
 // retryDelay says whether err may be retried, and after how long.
 func (c *Client) retryDelay(cl call, attempt int, err error) (time.Duration, bool) {
 	var apiErr *APIError
 	var tErr *TransportError
-	var connErr *ConnectionError
 	switch {
-	case errors.As(err, &connErr):
+	case errors.As(err, new(*ConnectionError)):
 		return 0, false // no retry can fix it
 	case errors.As(err, &apiErr):
 		// A 429 was refused before processing: safe to retry even a POST.
@@ -135,11 +135,11 @@ func (c *Client) backoff(attempt int) time.Duration {
 		d *= 2
 	}
 	d = min(d, c.opts.MaxBackoff)
-	return d + time.Duration(c.jitter()*0.2*float64(d))
+	return d + time.Duration(c.opts.Jitter()*0.2*float64(d))
 }
 
 // attempt sends one request, after the rate limiter allows it.
-func (c *Client) attempt(ctx context.Context, cl call, out any) error {
+func (c *Client) attempt(ctx context.Context, cl call, out record) error {
 	if err := c.limiter.wait(ctx); err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 	status := 0
 	defer func() {
 		if reset := c.limiter.done(header, status); !reset.IsZero() {
-			c.log.Warn(ctx, "the Backup Service announced a rate-limit window ending implausibly far away; "+
+			c.opts.Logger.Warn(ctx, "the Backup Service announced a rate-limit window ending implausibly far away; "+
 				"treating it as the API's one-second window", map[string]any{"announced_reset": reset.UTC().Format(time.RFC3339)})
 		}
 	}()
@@ -170,17 +170,14 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.opts.UserAgent)
 
-	started := c.clock.Now()
+	started := c.opts.Clock.Now()
 	res, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 		return c.transportError(cl.method, shown, sent, actx, err)
 	}
 	defer func() { _ = res.Body.Close() }()
 	header, status = res.Header, res.StatusCode
-	c.serviceClock.observe(res.Header.Get("Date"), c.clock.Now())
+	c.serviceClock.observe(res.Header.Get("Date"), c.opts.Clock.Now())
 
 	limit := int64(maxSuccessBody)
 	if res.StatusCode >= 300 {
@@ -193,9 +190,9 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 		body = body[:limit]
 	}
 	requestID := c.guard.requestID(res.Header.Get("X-Request-ID"))
-	c.log.Debug(ctx, "Backup Service response", map[string]any{
+	c.opts.Logger.Debug(ctx, "Backup Service response", map[string]any{
 		"method": cl.method, "path": shown, "status": res.StatusCode,
-		"request_id": requestID, "duration_ms": c.clock.Now().Sub(started).Milliseconds(),
+		"request_id": requestID, "duration_ms": c.opts.Clock.Now().Sub(started).Milliseconds(),
 	})
 
 	if res.StatusCode >= 300 && res.StatusCode <= 399 {
@@ -203,16 +200,13 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 			Location: c.guard.text(safeLocation(res.Header.Get("Location"))), Origin: c.base.Scheme + "://" + c.base.Host, RequestID: requestID}
 	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return parseProblem(c.guard, cl.method, shown, res.StatusCode, res.Header, body, c.clock.Now())
+		return parseProblem(c.guard, cl.method, shown, res.StatusCode, res.Header, body, c.opts.Clock.Now())
 	}
 	if tooLarge {
 		return &DecodeError{Method: cl.method, Path: shown, StatusCode: res.StatusCode, RequestID: requestID,
 			Err: fmt.Errorf("%w (%d MiB)", ErrBodyTooLarge, limit>>20)}
 	}
 	if readErr != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 		if errors.Is(actx.Err(), context.DeadlineExceeded) {
 			readErr = &TimeoutError{After: c.opts.RequestTimeout}
 		}
@@ -230,12 +224,9 @@ func (c *Client) attempt(ctx context.Context, cl call, out any) error {
 // refuseRedirects makes an http.Client hand every 3xx back to the caller.
 func refuseRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
-// safeLocation returns a Location header fit to show: credentials in it
-// are replaced, and one that does not parse is described, not repeated.
+// safeLocation returns a Location header fit to show ("" stays ""): credentials
+// in it are replaced, and one that does not parse is described, not repeated.
 func safeLocation(raw string) string {
-	if raw == "" {
-		return ""
-	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(an unparsable Location)"

@@ -149,14 +149,14 @@ func TestServerErrorThenSuccess(t *testing.T) {
 func TestBackoffDoublesWithJitterAndCap(t *testing.T) {
 	t.Parallel()
 	c, _ := New(Options{BaseURL: "https://x", APIKey: "k", MaxBackoff: 5 * time.Second})
-	c.jitter = func() float64 { return 0 }
+	c.opts.Jitter = func() float64 { return 0 }
 	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second}
 	for i, w := range want {
 		if got := c.backoff(i); got != w {
 			t.Errorf("backoff(%d) = %s, want %s", i, got, w)
 		}
 	}
-	c.jitter = func() float64 { return 0.999 }
+	c.opts.Jitter = func() float64 { return 0.999 }
 	if got := c.backoff(0); got <= time.Second || got >= 1200*time.Millisecond {
 		t.Errorf("jittered backoff %s", got)
 	}
@@ -381,7 +381,7 @@ func TestRateLimitedWaitsAreBoundedByTheDeadline(t *testing.T) {
 			ctx := t.Context()
 			if tc.timeout > 0 {
 				var cancel context.CancelFunc
-				ctx, cancel = clock.WithTimeout(ctx, c.clock, tc.timeout)
+				ctx, cancel = clock.WithTimeout(ctx, c.opts.Clock, tc.timeout)
 				defer cancel()
 			}
 			_, err := c.Token(ctx)
@@ -427,7 +427,7 @@ func TestRetryBudgetAndRetryAfterEdges(t *testing.T) {
 	}
 	h, _ := failing(1, "0")
 	c, clk := hostileClient(t, h, func(o *Options) { o.MaxRetries = 1 })
-	c.jitter = func() float64 { return 0 }
+	c.opts.Jitter = func() float64 { return 0 }
 	if _, err := c.Token(context.Background()); err != nil {
 		t.Fatal(err)
 	}

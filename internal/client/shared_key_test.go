@@ -116,7 +116,7 @@ func simulateSharedKey(t testing.TB, seed uint64, n, limit, perProcess, workers 
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.jitter = rand.New(rand.NewPCG(seed, uint64(i)+2)).Float64
+		c.opts.Jitter = rand.New(rand.NewPCG(seed, uint64(i)+2)).Float64
 		c.limiter.draw = rand.New(rand.NewPCG(seed, uint64(i)+1000)).Float64
 		offset := time.Duration(rng.Int64N(int64(time.Second)))
 		wg.Add(1)

@@ -174,20 +174,14 @@ func (c *Client) transportError(method, shown string, sent bool, attemptCtx cont
 }
 
 func permanentReason(err error) error {
-	var (
-		verr      *tls.CertificateVerificationError
-		unknownCA x509.UnknownAuthorityError
-		hostErr   x509.HostnameError
-		invalid   x509.CertificateInvalidError
-		dnsErr    *net.DNSError
-		recErr    tls.RecordHeaderError
-	)
+	var dnsErr *net.DNSError
 	switch {
-	case errors.As(err, &verr), errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &invalid):
+	case errors.As(err, new(*tls.CertificateVerificationError)), errors.As(err, new(x509.UnknownAuthorityError)),
+		errors.As(err, new(x509.HostnameError)), errors.As(err, new(x509.CertificateInvalidError)):
 		return ErrUntrustedCertificate
 	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
 		return ErrHostNotFound
-	case errors.Is(err, http.ErrSchemeMismatch), errors.As(err, &recErr):
+	case errors.Is(err, http.ErrSchemeMismatch), errors.As(err, new(tls.RecordHeaderError)):
 		return ErrNotTLS
 	}
 	return nil

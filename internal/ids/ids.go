@@ -40,16 +40,3 @@ func OrganizationPattern() *regexp.Regexp { return orgRE }
 
 // AccountPattern is the account id format, for validators that need a regexp.
 func AccountPattern() *regexp.Regexp { return accountRE }
-
-const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-
-// New builds an identifier with prefix from a source of random numbers, so
-// that a seeded source gives the same ids every time.
-func New(prefix string, intn func(n int) int) string {
-	b := make([]byte, len(prefix)+SuffixLength)
-	copy(b, prefix)
-	for i := len(prefix); i < len(b); i++ {
-		b[i] = alphabet[intn(len(alphabet))]
-	}
-	return string(b)
-}

@@ -1,9 +1,6 @@
 package ids
 
-import (
-	"math/rand/v2"
-	"testing"
-)
+import "testing"
 
 func TestIsAccountID(t *testing.T) {
 	t.Parallel()
@@ -22,23 +19,5 @@ func TestIsAccountID(t *testing.T) {
 		if got := IsAccountID(in); got != want {
 			t.Errorf("IsAccountID(%q) = %v, want %v", in, got, want)
 		}
-	}
-}
-
-func TestNewIsDeterministicAndWellFormed(t *testing.T) {
-	t.Parallel()
-	a := rand.New(rand.NewPCG(1, 2))
-	b := rand.New(rand.NewPCG(1, 2))
-	for range 100 {
-		x, y := New(AccountPrefix, a.IntN), New(AccountPrefix, b.IntN)
-		if x != y {
-			t.Fatalf("same seed gave %q and %q", x, y)
-		}
-		if !IsAccountID(x) {
-			t.Fatalf("New gave malformed id %q", x)
-		}
-	}
-	if !IsBackupID(New(BackupPrefix, a.IntN)) {
-		t.Fatal("backup id malformed")
 	}
 }

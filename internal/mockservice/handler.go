@@ -291,13 +291,13 @@ func (s *Server) trigger(r *http.Request, acc *account, key *apiKey, requestID s
 	now := s.clock.Now()
 	s.seq++
 	acc.backups = append(acc.backups, &backup{shownOffset: s.offset,
-		id: ids.New(ids.BackupPrefix, s.rng.IntN), accountID: acc.id, createdAt: now, seq: s.seq,
+		id: newID(ids.BackupPrefix, s.rng.IntN), accountID: acc.id, createdAt: now, seq: s.seq,
 		pendingFor: s.pendingFor, runningFor: s.runningFor, failWith: acc.failWith,
 		queuedBy: queuedByFrom(r.Context()), quirk: acc.quirk,
 	})
 	s.seq++
 	s.logs = append(s.logs, &auditLog{
-		id: ids.New(ids.AuditLogPrefix, s.rng.IntN), orgID: s.org.ID, createdAt: now, seq: s.seq,
+		id: newID(ids.AuditLogPrefix, s.rng.IntN), orgID: s.org.ID, createdAt: now, seq: s.seq,
 		action: "backup.triggered", actor: "api_key:" + key.name, resourceType: "account", resourceID: acc.id,
 	})
 	s.stats.BackupsQueued[acc.id]++

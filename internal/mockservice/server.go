@@ -140,7 +140,7 @@ func New(opts Options) *Server {
 		allowHosts: slices.Clone(opts.AllowHosts),
 	}
 	_, _ = rand.Read(s.cursorKey)
-	s.org = organization{ID: ids.New(ids.OrganizationPrefix, s.rng.IntN), Name: "Example Org"}
+	s.org = organization{ID: newID(ids.OrganizationPrefix, s.rng.IntN), Name: "Example Org"}
 	s.demoKey = s.addKeyLocked(KeySpec{Name: DemoKeyName, ExpiresAt: s.clock.Now().Add(90 * 24 * time.Hour)})
 
 	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -153,14 +153,14 @@ func New(opts Options) *Server {
 		})
 	}
 	foreign := s.addAccountLocked(AccountSpec{Name: "another organization's account", Platform: "slack", CreatedAt: base})
-	s.accounts[foreign].orgID = ids.New(ids.OrganizationPrefix, s.rng.IntN)
+	s.accounts[foreign].orgID = newID(ids.OrganizationPrefix, s.rng.IntN)
 	s.foreignID = foreign
 
 	actions := []string{"key.created", "account.connected", "backup.triggered", "account.updated"}
 	for i := range opts.AuditLogs {
 		s.seq++
 		s.logs = append(s.logs, &auditLog{
-			id: ids.New(ids.AuditLogPrefix, s.rng.IntN), orgID: s.org.ID,
+			id: newID(ids.AuditLogPrefix, s.rng.IntN), orgID: s.org.ID,
 			createdAt: base.Add(time.Duration(i) * time.Hour), seq: s.seq,
 			action: actions[i%len(actions)], actor: "user:owner@example.com",
 			resourceType: "account", resourceID: s.sortedAccountIDs()[i%max(opts.Accounts, 1)],
@@ -191,7 +191,7 @@ func (s *Server) AddKey(k KeySpec) string {
 }
 
 func (s *Server) addKeyLocked(k KeySpec) string {
-	secret := "bks_" + ids.New("", s.rng.IntN) + ids.New("", s.rng.IntN)
+	secret := "bks_" + newID("", s.rng.IntN) + newID("", s.rng.IntN)
 	if k.ExpiresAt.IsZero() {
 		k.ExpiresAt = s.clock.Now().Add(90 * 24 * time.Hour)
 	}
@@ -201,7 +201,7 @@ func (s *Server) addKeyLocked(k KeySpec) string {
 	key := &apiKey{secret: secret, name: k.Name, orgID: s.org.ID, expiresAt: k.ExpiresAt.UTC().Truncate(time.Second),
 		ownerRevoked: k.OwnerRevoked, readOnly: k.ReadOnly, restricted: map[string]bool{}}
 	if k.OtherOrganization {
-		key.orgID = ids.New(ids.OrganizationPrefix, s.rng.IntN)
+		key.orgID = newID(ids.OrganizationPrefix, s.rng.IntN)
 	}
 	for _, id := range k.Restricted {
 		key.restricted[id] = true
@@ -252,7 +252,7 @@ func (s *Server) addAccountLocked(a AccountSpec) string {
 		a.Name = a.Platform + " account"
 	}
 	if a.ID == "" {
-		a.ID = ids.New(ids.AccountPrefix, s.rng.IntN)
+		a.ID = newID(ids.AccountPrefix, s.rng.IntN)
 	}
 	s.seq++
 	acc := &account{
@@ -387,7 +387,7 @@ func (s *Server) AddBackups(accountID string, n, failEvery int, errText string) 
 	var old []*backup
 	for i := range n {
 		s.seq++
-		b := &backup{shownOffset: s.offset, id: ids.New(ids.BackupPrefix, s.rng.IntN), accountID: acc.id,
+		b := &backup{shownOffset: s.offset, id: newID(ids.BackupPrefix, s.rng.IntN), accountID: acc.id,
 			createdAt: start.Add(time.Duration(i) * time.Hour), seq: s.seq, pendingFor: time.Minute, runningFor: 10 * time.Minute}
 		if failEvery > 0 && (i+1)%failEvery == 0 {
 			b.failWith = errText
@@ -421,7 +421,7 @@ func (s *Server) AddHistory(accountID string, backups ...BackupSpec) {
 		s.seq++
 		id := spec.ID
 		if id == "" {
-			id = ids.New(ids.BackupPrefix, s.rng.IntN)
+			id = newID(ids.BackupPrefix, s.rng.IntN)
 		}
 		acc.backups = append(acc.backups, &backup{shownOffset: s.offset, id: id, accountID: acc.id,
 			createdAt: spec.CreatedAt.UTC().Truncate(time.Second), seq: s.seq, pendingFor: time.Minute, runningFor: 10 * time.Minute,
@@ -466,7 +466,7 @@ func (s *Server) AddRecentBackups(accountID string, n int) {
 	step := now.Sub(from) / time.Duration(n+1)
 	for i := range n {
 		s.seq++
-		acc.backups = append(acc.backups, &backup{shownOffset: s.offset, id: ids.New(ids.BackupPrefix, s.rng.IntN), accountID: acc.id,
+		acc.backups = append(acc.backups, &backup{shownOffset: s.offset, id: newID(ids.BackupPrefix, s.rng.IntN), accountID: acc.id,
 			createdAt: from.Add(time.Duration(i+1) * step).Truncate(time.Second), seq: s.seq})
 	}
 }
