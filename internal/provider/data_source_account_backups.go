@@ -59,26 +59,17 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 					"(applied by the provider while paging: the API has no filters).",
 				Validators: statusesValidators,
 			},
-			"created_before": schema.StringAttribute{
-				Optional: true, CustomType: timetypes.RFC3339Type{},
-				Description: "Keep only backups created strictly before this time (RFC 3339, for example `2026-11-24T09:00:00Z`). " +
-					"The newer backups are read and skipped: the listing is newest first and the API has no filters.",
-			},
-			"created_after": schema.StringAttribute{
-				Optional: true, CustomType: timetypes.RFC3339Type{},
-				Description: "Keep only backups created strictly after this time (RFC 3339). The listing stops at the first " +
-					"backup created at or before it: no older page is read. It must be before `created_before` and `completed_before`: " +
-					"an empty window is refused at validate.",
-			},
-			"completed_before": schema.StringAttribute{
-				Optional: true, CustomType: timetypes.RFC3339Type{},
-				Description: "Keep only backups that finished (have `completed_at`) strictly before this time (RFC 3339). A backup " +
-					"created before it that finished after it, or is still in progress, is left out. The newer backups are read and " +
-					"skipped, and the listing stops as soon as `max_results` backups are found: with `statuses = [\"success\"]` and " +
-					"`max_results = 1`, only the pages up to the last good backup that finished before this time are read. " +
-					"`created_after` must be before it, and `statuses`, when set, must name a finished status (`success` or `failed`): " +
-					"a filter no backup can pass is refused at validate.",
-			},
+			"created_before": optionalTime("Keep only backups created strictly before this time (RFC 3339, for example `2026-11-24T09:00:00Z`). " +
+				"The newer backups are read and skipped: the listing is newest first and the API has no filters."),
+			"created_after": optionalTime("Keep only backups created strictly after this time (RFC 3339). The listing stops at the first " +
+				"backup created at or before it: no older page is read. It must be before `created_before` and `completed_before`: " +
+				"an empty window is refused at validate."),
+			"completed_before": optionalTime("Keep only backups that finished (have `completed_at`) strictly before this time (RFC 3339). A backup " +
+				"created before it that finished after it, or is still in progress, is left out. The newer backups are read and " +
+				"skipped, and the listing stops as soon as `max_results` backups are found: with `statuses = [\"success\"]` and " +
+				"`max_results = 1`, only the pages up to the last good backup that finished before this time are read. " +
+				"`created_after` must be before it, and `statuses`, when set, must name a finished status (`success` or `failed`): " +
+				"a filter no backup can pass is refused at validate."),
 			"truncated": schema.BoolAttribute{
 				Computed: true,
 				Description: "Whether `max_results` cut the listing: true when backups were left unread after the last one " +
