@@ -143,9 +143,7 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 	if !ok {
 		return
 	}
-	if m.MaxResults.IsNull() {
-		m.MaxResults = types.NumberValue(big.NewFloat(defaultBackupsMax))
-	}
+	m.MaxResults = orDefault(m.MaxResults, types.NumberValue(big.NewFloat(defaultBackupsMax)))
 	m.Backups = []backupModel{}
 	id := m.AccountID.ValueString()
 	limit := int(wholeValue(m.MaxResults))

@@ -49,12 +49,8 @@ func (d *auditLogsDataSource) Read(ctx context.Context, req datasource.ReadReque
 	if !ok {
 		return
 	}
-	if m.Order.IsNull() {
-		m.Order = types.StringValue(string(client.OrderDesc))
-	}
-	if m.MaxResults.IsNull() {
-		m.MaxResults = types.NumberValue(big.NewFloat(defaultAuditLogMax))
-	}
+	m.Order = orDefault(m.Order, types.StringValue(string(client.OrderDesc)))
+	m.MaxResults = orDefault(m.MaxResults, types.NumberValue(big.NewFloat(defaultAuditLogMax)))
 	m.AuditLogs = []auditLogModel{}
 	opts := client.ListOptions{
 		Order: client.Order(m.Order.ValueString()), Max: int(wholeValue(m.MaxResults)),

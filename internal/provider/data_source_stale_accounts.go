@@ -117,7 +117,6 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 	cutoff := d.data.clock.Now().Add(-maxAge)
 	m.Accounts, m.IDs, m.GoneIDs = []staleAccountModel{}, []types.String{}, []types.String{}
 	var unreadable, gone []string
-	checked := 0
 	for i, a := range accounts {
 		o := outcomes[i]
 		row := staleAccountModel{ID: types.StringValue(a.ID), Name: types.StringValue(a.Name), Platform: types.StringValue(a.Platform),
@@ -134,10 +133,8 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read the backups of account %s for backup_stale_accounts", a.ID), o.Err)
 			return
 		case o.Latest == nil:
-			checked++
 			row.Reason = types.StringValue(staleNever)
 		default:
-			checked++
 			at := client.SuccessTime(o.Latest)
 			if !at.Before(cutoff) {
 				continue // fresh
@@ -160,6 +157,7 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 				"stale with reason \"unreadable\". Use a key of a user with access to every account for freshness checks.",
 				listSome(unreadable, 5, ", ")))
 	}
-	m.Checked = types.Int64Value(int64(checked))
+	// Checked: every account but those gone and those unreadable.
+	m.Checked = types.Int64Value(int64(len(accounts) - len(gone) - len(unreadable)))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -69,11 +69,10 @@ func (l *triggerList) List(ctx context.Context, req list.ListRequest, stream *li
 		return
 	}
 	var statuses []string
-	if !cfg.Statuses.IsNull() {
-		if diags := cfg.Statuses.ElementsAs(ctx, &statuses, false); diags.HasError() {
-			stream.Results = list.ListResultsStreamDiagnostics(diags)
-			return
-		}
+	// A null list leaves statuses nil.
+	if diags := cfg.Statuses.ElementsAs(ctx, &statuses, false); diags.HasError() {
+		stream.Results = list.ListResultsStreamDiagnostics(diags)
+		return
 	}
 	accountID := cfg.AccountID.ValueString()
 	stream.Results = func(push func(list.ListResult) bool) {

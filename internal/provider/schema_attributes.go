@@ -125,6 +125,14 @@ func maxResultsAttribute(what string, def int64) schema.NumberAttribute {
 	}
 }
 
+// orDefault is v, or def when v is null: the default of an optional, computed argument of a data source.
+func orDefault[T interface{ IsNull() bool }](v, def T) T {
+	if v.IsNull() {
+		return def
+	}
+	return v
+}
+
 // reuseWithinDescription describes reuse_within, of the trigger, the guard
 // and the action, from the point of view of the operation it serves.
 func reuseWithinDescription(operation string) string {
