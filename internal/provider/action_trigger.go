@@ -32,8 +32,6 @@ var (
 // triggerAction is the action backup_trigger (Terraform 1.14+): one backup per invocation; it records nothing.
 type triggerAction struct{ data *providerData }
 
-func newTriggerAction() action.Action { return &triggerAction{} }
-
 type triggerActionModel struct {
 	AccountID         types.String         `tfsdk:"account_id"`
 	AccountIDs        types.Set            `tfsdk:"account_ids"`

@@ -26,10 +26,6 @@ var _ datasource.DataSourceWithValidateConfig = (*accountBackupsDataSource)(nil)
 // accountBackupsDataSource is backup_account_backups: an account's backups, newest first.
 type accountBackupsDataSource struct{ dataSource }
 
-func newAccountBackupsDataSource() datasource.DataSource {
-	return &accountBackupsDataSource{dataSource{name: "_account_backups"}}
-}
-
 type accountBackupsModel struct {
 	AccountID     types.String      `tfsdk:"account_id"`
 	MaxResults    types.Number      `tfsdk:"max_results"`

@@ -14,10 +14,6 @@ import (
 // optionally filtered. The API has no filters, so they apply here.
 type accountsDataSource struct{ dataSource }
 
-func newAccountsDataSource() datasource.DataSource {
-	return &accountsDataSource{dataSource{name: "_accounts"}}
-}
-
 type accountsModel struct {
 	Order        types.String   `tfsdk:"order"`
 	Platform     types.String   `tfsdk:"platform"`

@@ -16,10 +16,6 @@ const defaultAuditLogMax = 1000
 // auditLogsDataSource is backup_audit_logs: the organization's audit trail.
 type auditLogsDataSource struct{ dataSource }
 
-func newAuditLogsDataSource() datasource.DataSource {
-	return &auditLogsDataSource{dataSource{name: "_audit_logs"}}
-}
-
 type auditLogsModel struct {
 	Order      types.String    `tfsdk:"order"`
 	MaxResults types.Number    `tfsdk:"max_results"`

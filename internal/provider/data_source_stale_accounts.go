@@ -25,10 +25,6 @@ const (
 // staleAccountsDataSource is backup_stale_accounts: the accounts without a successful backup within max_age.
 type staleAccountsDataSource struct{ dataSource }
 
-func newStaleAccountsDataSource() datasource.DataSource {
-	return &staleAccountsDataSource{dataSource{name: "_stale_accounts"}}
-}
-
 type staleAccountsModel struct {
 	MaxAge       timetypes.GoDuration `tfsdk:"max_age"`
 	Platform     types.String         `tfsdk:"platform"`

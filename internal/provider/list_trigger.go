@@ -23,8 +23,6 @@ var _ list.ListResourceWithConfigure = (*triggerList)(nil)
 // triggerList is the list resource backup_trigger (Terraform 1.14+): an account's backups as importable triggers.
 type triggerList struct{ data *providerData }
 
-func newTriggerList() list.ListResource { return &triggerList{} }
-
 type triggerListConfig struct {
 	AccountID types.String `tfsdk:"account_id"`
 	Statuses  types.List   `tfsdk:"statuses"`

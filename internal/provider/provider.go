@@ -234,21 +234,21 @@ func (p *backupProvider) Resources(context.Context) []func() resource.Resource {
 }
 
 func (p *backupProvider) Actions(context.Context) []func() action.Action {
-	return []func() action.Action{newTriggerAction}
+	return []func() action.Action{func() action.Action { return &triggerAction{} }}
 }
 
 func (p *backupProvider) ListResources(context.Context) []func() list.ListResource {
-	return []func() list.ListResource{newTriggerList}
+	return []func() list.ListResource{func() list.ListResource { return &triggerList{} }}
 }
 
 func (p *backupProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
-		newTokenDataSource,
-		newAccountDataSource,
-		newAccountsDataSource,
-		newAuditLogsDataSource,
-		newAccountBackupsDataSource,
-		newStaleAccountsDataSource,
+		func() datasource.DataSource { return &tokenDataSource{dataSource{name: "_token"}} },
+		func() datasource.DataSource { return &accountDataSource{dataSource{name: "_account"}} },
+		func() datasource.DataSource { return &accountsDataSource{dataSource{name: "_accounts"}} },
+		func() datasource.DataSource { return &auditLogsDataSource{dataSource{name: "_audit_logs"}} },
+		func() datasource.DataSource { return &accountBackupsDataSource{dataSource{name: "_account_backups"}} },
+		func() datasource.DataSource { return &staleAccountsDataSource{dataSource{name: "_stale_accounts"}} },
 	}
 }
 
