@@ -334,10 +334,8 @@ func warnKeyExpiry(ctx context.Context, c *client.Client, now time.Time, window 
 // messages and field values in case any text ever carried it.
 type tfLogger struct{ key string }
 
+// mask: the key is never empty, Configure refuses an empty one.
 func (l tfLogger) mask(ctx context.Context) context.Context {
-	if l.key == "" {
-		return ctx
-	}
 	ctx = tflog.MaskAllFieldValuesStrings(ctx, l.key)
 	return tflog.MaskMessageStrings(ctx, l.key)
 }
