@@ -68,11 +68,7 @@ func (f *accountFilters) keep(a client.Account) bool {
 	f.listed++
 	all := true
 	for _, fl := range f.set {
-		if fl.observe(fl.get(a)) {
-			fl.alone++
-		} else {
-			all = false
-		}
+		all = fl.observe(fl.get(a)) && all
 	}
 	if all {
 		f.matched++
@@ -80,9 +76,10 @@ func (f *accountFilters) keep(a client.Account) bool {
 	return all
 }
 
-// observe reports whether the filter matches value, and notes a value it does not match.
+// observe reports whether the filter matches value, and counts a match or notes a value it does not match.
 func (fl *filterField) observe(value string) bool {
 	if filterMatches(fl.want, value) {
+		fl.alone++
 		return true
 	}
 	shown := cutValue(value)
