@@ -106,16 +106,11 @@ func (d *accountBackupsDataSource) ValidateConfig(ctx context.Context, req datas
 			fmt.Sprintf("created_after (%s) must be before completed_before (%s): a backup created after created_after "+
 				"finishes after it, so none can have finished before completed_before.", after.ValueString(), completed.ValueString()))
 	}
-	if completed.IsNull() || statuses.IsNull() || statuses.IsUnknown() {
-		return
-	}
+	// ElementsAs fails where the list, or a status, is not known yet, or a status is null: not refused here.
 	var named []string
-	for _, el := range statuses.Elements() {
-		st, ok := el.(types.String)
-		if !ok || st.IsUnknown() || st.IsNull() || !client.InProgress(st.ValueString()) {
-			return // a finished status, or one not known yet
-		}
-		named = append(named, st.ValueString())
+	if completed.IsNull() || statuses.ElementsAs(ctx, &named, false).HasError() ||
+		slices.ContainsFunc(named, func(st string) bool { return !client.InProgress(st) }) {
+		return // a finished status, or one not known yet
 	}
 	if len(named) > 0 {
 		resp.Diagnostics.AddAttributeError(path.Root("statuses"), "No backup can pass these filters",
