@@ -138,10 +138,6 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 	m.Backups = []backupModel{}
 	id := m.AccountID.ValueString()
 	limit := int(wholeValue(m.MaxResults))
-	statuses := make([]string, 0, len(m.Statuses))
-	for _, st := range m.Statuses {
-		statuses = append(statuses, st.ValueString())
-	}
 	before := timeOf(m.CreatedBefore, &resp.Diagnostics)
 	after := timeOf(m.CreatedAfter, &resp.Diagnostics)
 	completedBefore := timeOf(m.CompletedBefore, &resp.Diagnostics)
@@ -162,7 +158,8 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 			windowRead = true // newest first: every backup of the window was read
 			break
 		}
-		if !before.IsZero() && !b.CreatedAt.Before(before) || len(statuses) > 0 && !slices.Contains(statuses, b.Status) ||
+		if !before.IsZero() && !b.CreatedAt.Before(before) ||
+			len(m.Statuses) > 0 && !slices.ContainsFunc(m.Statuses, func(st types.String) bool { return st.ValueString() == b.Status }) ||
 			!completedBefore.IsZero() && !finishedBefore(b, completedBefore) {
 			continue
 		}

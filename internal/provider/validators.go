@@ -48,13 +48,10 @@ var positiveDuration = valueCheck{desc: "value must be a positive duration", str
 	}
 }}
 
-// durationOf is a validated duration; zero when null or unknown.
+// durationOf is a validated duration; zero when null or unknown (ValueGoDuration's answer then).
 func durationOf(v timetypes.GoDuration) time.Duration {
-	d, diags := v.ValueGoDuration()
-	if diags.HasError() || d <= 0 {
-		return 0
-	}
-	return d
+	d, _ := v.ValueGoDuration()
+	return max(d, 0)
 }
 
 // accountIDValidator refuses, before any request, an id the service would
