@@ -229,12 +229,7 @@ func oneLine(d diag.Diagnostic) string {
 		}
 		parts = append(parts, p)
 	}
-	text := d.Summary() + ": " + strings.Join(parts, " ")
-	const limit = 600
-	if r := []rune(text); len(r) > limit {
-		text = string(r[:limit]) + "…"
-	}
-	return text
+	return cut(d.Summary()+": "+strings.Join(parts, " "), 600)
 }
 
 // addNoAccountsError refuses an empty account_ids: backing up nothing must
