@@ -145,16 +145,15 @@ func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRe
 	if !ok {
 		return
 	}
-	unknown := func(attr, env string) {
-		resp.Diagnostics.AddAttributeError(path.Root(attr), "Unknown Backup Service "+attr,
-			fmt.Sprintf("The provider cannot talk to the Backup Service while %q is unknown at plan time. Set it to a "+
-				"known value, or leave it out and set the %s environment variable.", attr, env))
-	}
-	if cfg.BaseURL.IsUnknown() {
-		unknown("base_url", EnvBaseURL)
-	}
-	if cfg.APIKey.IsUnknown() {
-		unknown("api_key", EnvAPIKey)
+	for _, s := range []struct {
+		v         types.String
+		attr, env string
+	}{{cfg.BaseURL, "base_url", EnvBaseURL}, {cfg.APIKey, "api_key", EnvAPIKey}} {
+		if s.v.IsUnknown() {
+			resp.Diagnostics.AddAttributeError(path.Root(s.attr), "Unknown Backup Service "+s.attr,
+				fmt.Sprintf("The provider cannot talk to the Backup Service while %q is unknown at plan time. Set it to a "+
+					"known value, or leave it out and set the %s environment variable.", s.attr, s.env))
+		}
 	}
 	if cfg.MaxRetries.IsUnknown() || cfg.RequestTimeout.IsUnknown() || cfg.RetryBudget.IsUnknown() || cfg.AllowInsecureHTTP.IsUnknown() ||
 		cfg.CACertFile.IsUnknown() || cfg.CACertPEM.IsUnknown() || cfg.OrganizationID.IsUnknown() {
