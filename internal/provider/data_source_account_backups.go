@@ -100,8 +100,7 @@ func (d *accountBackupsDataSource) ValidateConfig(ctx context.Context, req datas
 			fmt.Sprintf("created_after (%s) must be before created_before (%s): no backup can be created in between.",
 				after.ValueString(), before.ValueString()))
 	}
-	c, cKnown := knownTime(completed, &resp.Diagnostics)
-	if cKnown && aKnown && !a.Before(c) {
+	if c, ok := knownTime(completed, &resp.Diagnostics); ok && aKnown && !a.Before(c) {
 		resp.Diagnostics.AddAttributeError(path.Root("created_after"), "Empty time window",
 			fmt.Sprintf("created_after (%s) must be before completed_before (%s): a backup created after created_after "+
 				"finishes after it, so none can have finished before completed_before.", after.ValueString(), completed.ValueString()))

@@ -87,7 +87,6 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 	if !ok {
 		return
 	}
-	maxAge := durationOf(m.MaxAge)
 	// No account to check reads, downstream, as every account being fresh.
 	accounts, ok := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType).list(ctx, d.data.client, "", "backup_stale_accounts",
 		"So checked is 0 and ids is empty: a freshness check built on them passes without checking any account, "+
@@ -110,7 +109,7 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 		return
 	}
 
-	cutoff := d.data.clock.Now().Add(-maxAge)
+	cutoff := d.data.clock.Now().Add(-durationOf(m.MaxAge))
 	m.Accounts, m.IDs, m.GoneIDs = []staleAccountModel{}, []types.String{}, []types.String{}
 	var unreadable, gone []string
 	for i, a := range accounts {
