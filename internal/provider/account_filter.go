@@ -68,11 +68,7 @@ func (f *accountFilters) keep(a client.Account) bool {
 	f.listed++
 	all := true
 	for _, fl := range f.set {
-		if fl.observe(fl.get(a)) {
-			fl.alone++
-		} else {
-			all = false
-		}
+		all = fl.observe(fl.get(a)) && all
 	}
 	if all {
 		f.matched++
@@ -80,12 +76,13 @@ func (f *accountFilters) keep(a client.Account) bool {
 	return all
 }
 
-// observe reports whether the filter matches value, and notes a value it does not match.
+// observe reports whether the filter matches value, and counts a match or notes a value it does not match.
 func (fl *filterField) observe(value string) bool {
 	if filterMatches(fl.want, value) {
+		fl.alone++
 		return true
 	}
-	shown := cutValue(value)
+	shown := cut(value, filterValueShownLen)
 	if filterMatches(strings.TrimSpace(fl.want), strings.TrimSpace(value)) && len(fl.near) < filterNearMissesKept {
 		fl.near[shown] = struct{}{}
 	}
@@ -179,12 +176,12 @@ func (fl *filterField) valuesSentence() string {
 	return fmt.Sprintf("The values of %s among the accounts are %s.", fl.attr, list)
 }
 
-// cutValue bounds a value the service sent before it is kept or shown.
-func cutValue(s string) string {
-	if utf8.RuneCountInString(s) <= filterValueShownLen {
+// cut bounds text to n characters, marking a cut with "…": a value the service sent, a reason.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	return string([]rune(s)[:filterValueShownLen]) + "…"
+	return string([]rune(s)[:n]) + "…"
 }
 
 // quotedKeys are the keys, sorted, each quoted as Go does, so that surrounding spaces and

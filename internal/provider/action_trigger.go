@@ -32,8 +32,6 @@ var (
 // triggerAction is the action backup_trigger (Terraform 1.14+): one backup per invocation; it records nothing.
 type triggerAction struct{ data *providerData }
 
-func newTriggerAction() action.Action { return &triggerAction{} }
-
 type triggerActionModel struct {
 	AccountID         types.String         `tfsdk:"account_id"`
 	AccountIDs        types.Set            `tfsdk:"account_ids"`
@@ -231,12 +229,7 @@ func oneLine(d diag.Diagnostic) string {
 		}
 		parts = append(parts, p)
 	}
-	text := d.Summary() + ": " + strings.Join(parts, " ")
-	const limit = 600
-	if r := []rune(text); len(r) > limit {
-		text = string(r[:limit]) + "…"
-	}
-	return text
+	return cut(d.Summary()+": "+strings.Join(parts, " "), 600)
 }
 
 // addNoAccountsError refuses an empty account_ids: backing up nothing must

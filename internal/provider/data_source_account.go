@@ -11,10 +11,6 @@ import (
 // accountDataSource is backup_account: one account by id.
 type accountDataSource struct{ dataSource }
 
-func newAccountDataSource() datasource.DataSource {
-	return &accountDataSource{dataSource{name: "_account"}}
-}
-
 func (d *accountDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	attrs := accountAttributes()
 	attrs["id"] = accountIDArgument()

@@ -26,10 +26,6 @@ var _ datasource.DataSourceWithValidateConfig = (*accountBackupsDataSource)(nil)
 // accountBackupsDataSource is backup_account_backups: an account's backups, newest first.
 type accountBackupsDataSource struct{ dataSource }
 
-func newAccountBackupsDataSource() datasource.DataSource {
-	return &accountBackupsDataSource{dataSource{name: "_account_backups"}}
-}
-
 type accountBackupsModel struct {
 	AccountID     types.String      `tfsdk:"account_id"`
 	MaxResults    types.Number      `tfsdk:"max_results"`
@@ -59,26 +55,17 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 					"(applied by the provider while paging: the API has no filters).",
 				Validators: statusesValidators,
 			},
-			"created_before": schema.StringAttribute{
-				Optional: true, CustomType: timetypes.RFC3339Type{},
-				Description: "Keep only backups created strictly before this time (RFC 3339, for example `2026-11-24T09:00:00Z`). " +
-					"The newer backups are read and skipped: the listing is newest first and the API has no filters.",
-			},
-			"created_after": schema.StringAttribute{
-				Optional: true, CustomType: timetypes.RFC3339Type{},
-				Description: "Keep only backups created strictly after this time (RFC 3339). The listing stops at the first " +
-					"backup created at or before it: no older page is read. It must be before `created_before` and `completed_before`: " +
-					"an empty window is refused at validate.",
-			},
-			"completed_before": schema.StringAttribute{
-				Optional: true, CustomType: timetypes.RFC3339Type{},
-				Description: "Keep only backups that finished (have `completed_at`) strictly before this time (RFC 3339). A backup " +
-					"created before it that finished after it, or is still in progress, is left out. The newer backups are read and " +
-					"skipped, and the listing stops as soon as `max_results` backups are found: with `statuses = [\"success\"]` and " +
-					"`max_results = 1`, only the pages up to the last good backup that finished before this time are read. " +
-					"`created_after` must be before it, and `statuses`, when set, must name a finished status (`success` or `failed`): " +
-					"a filter no backup can pass is refused at validate.",
-			},
+			"created_before": optionalTime("Keep only backups created strictly before this time (RFC 3339, for example `2026-11-24T09:00:00Z`). " +
+				"The newer backups are read and skipped: the listing is newest first and the API has no filters."),
+			"created_after": optionalTime("Keep only backups created strictly after this time (RFC 3339). The listing stops at the first " +
+				"backup created at or before it: no older page is read. It must be before `created_before` and `completed_before`: " +
+				"an empty window is refused at validate."),
+			"completed_before": optionalTime("Keep only backups that finished (have `completed_at`) strictly before this time (RFC 3339). A backup " +
+				"created before it that finished after it, or is still in progress, is left out. The newer backups are read and " +
+				"skipped, and the listing stops as soon as `max_results` backups are found: with `statuses = [\"success\"]` and " +
+				"`max_results = 1`, only the pages up to the last good backup that finished before this time are read. " +
+				"`created_after` must be before it, and `statuses`, when set, must name a finished status (`success` or `failed`): " +
+				"a filter no backup can pass is refused at validate."),
 			"truncated": schema.BoolAttribute{
 				Computed: true,
 				Description: "Whether `max_results` cut the listing: true when backups were left unread after the last one " +
@@ -113,22 +100,16 @@ func (d *accountBackupsDataSource) ValidateConfig(ctx context.Context, req datas
 			fmt.Sprintf("created_after (%s) must be before created_before (%s): no backup can be created in between.",
 				after.ValueString(), before.ValueString()))
 	}
-	c, cKnown := knownTime(completed, &resp.Diagnostics)
-	if cKnown && aKnown && !a.Before(c) {
+	if c, ok := knownTime(completed, &resp.Diagnostics); ok && aKnown && !a.Before(c) {
 		resp.Diagnostics.AddAttributeError(path.Root("created_after"), "Empty time window",
 			fmt.Sprintf("created_after (%s) must be before completed_before (%s): a backup created after created_after "+
 				"finishes after it, so none can have finished before completed_before.", after.ValueString(), completed.ValueString()))
 	}
-	if completed.IsNull() || statuses.IsNull() || statuses.IsUnknown() {
-		return
-	}
+	// ElementsAs fails where the list, or a status, is not known yet, or a status is null: not refused here.
 	var named []string
-	for _, el := range statuses.Elements() {
-		st, ok := el.(types.String)
-		if !ok || st.IsUnknown() || st.IsNull() || !client.InProgress(st.ValueString()) {
-			return // a finished status, or one not known yet
-		}
-		named = append(named, st.ValueString())
+	if completed.IsNull() || statuses.ElementsAs(ctx, &named, false).HasError() ||
+		slices.ContainsFunc(named, func(st string) bool { return !client.InProgress(st) }) {
+		return // a finished status, or one not known yet
 	}
 	if len(named) > 0 {
 		resp.Diagnostics.AddAttributeError(path.Root("statuses"), "No backup can pass these filters",
@@ -152,16 +133,10 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 	if !ok {
 		return
 	}
-	if m.MaxResults.IsNull() {
-		m.MaxResults = types.NumberValue(big.NewFloat(defaultBackupsMax))
-	}
+	m.MaxResults = orDefault(m.MaxResults, types.NumberValue(big.NewFloat(defaultBackupsMax)))
 	m.Backups = []backupModel{}
 	id := m.AccountID.ValueString()
 	limit := int(wholeValue(m.MaxResults))
-	statuses := make([]string, 0, len(m.Statuses))
-	for _, st := range m.Statuses {
-		statuses = append(statuses, st.ValueString())
-	}
 	before := timeOf(m.CreatedBefore, &resp.Diagnostics)
 	after := timeOf(m.CreatedAfter, &resp.Diagnostics)
 	completedBefore := timeOf(m.CompletedBefore, &resp.Diagnostics)
@@ -182,7 +157,8 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 			windowRead = true // newest first: every backup of the window was read
 			break
 		}
-		if !before.IsZero() && !b.CreatedAt.Before(before) || len(statuses) > 0 && !slices.Contains(statuses, b.Status) ||
+		if !before.IsZero() && !b.CreatedAt.Before(before) ||
+			len(m.Statuses) > 0 && !slices.ContainsFunc(m.Statuses, func(st types.String) bool { return st.ValueString() == b.Status }) ||
 			!completedBefore.IsZero() && !finishedBefore(b, completedBefore) {
 			continue
 		}

@@ -14,10 +14,6 @@ import (
 // optionally filtered. The API has no filters, so they apply here.
 type accountsDataSource struct{ dataSource }
 
-func newAccountsDataSource() datasource.DataSource {
-	return &accountsDataSource{dataSource{name: "_accounts"}}
-}
-
 type accountsModel struct {
 	Order        types.String   `tfsdk:"order"`
 	Platform     types.String   `tfsdk:"platform"`
@@ -46,9 +42,7 @@ func (d *accountsDataSource) Read(ctx context.Context, req datasource.ReadReques
 	if !ok {
 		return
 	}
-	if m.Order.IsNull() {
-		m.Order = types.StringValue(string(client.OrderDesc))
-	}
+	m.Order = orDefault(m.Order, types.StringValue(string(client.OrderDesc)))
 	m.Accounts, m.IDs = []accountModel{}, []types.String{}
 	accounts, ok := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType).list(ctx, d.data.client, client.Order(m.Order.ValueString()),
 		"backup_accounts", "So ids and accounts are empty, and anything built from them (for example a backup_trigger action's "+

@@ -16,10 +16,6 @@ const defaultAuditLogMax = 1000
 // auditLogsDataSource is backup_audit_logs: the organization's audit trail.
 type auditLogsDataSource struct{ dataSource }
 
-func newAuditLogsDataSource() datasource.DataSource {
-	return &auditLogsDataSource{dataSource{name: "_audit_logs"}}
-}
-
 type auditLogsModel struct {
 	Order      types.String    `tfsdk:"order"`
 	MaxResults types.Number    `tfsdk:"max_results"`
@@ -49,12 +45,8 @@ func (d *auditLogsDataSource) Read(ctx context.Context, req datasource.ReadReque
 	if !ok {
 		return
 	}
-	if m.Order.IsNull() {
-		m.Order = types.StringValue(string(client.OrderDesc))
-	}
-	if m.MaxResults.IsNull() {
-		m.MaxResults = types.NumberValue(big.NewFloat(defaultAuditLogMax))
-	}
+	m.Order = orDefault(m.Order, types.StringValue(string(client.OrderDesc)))
+	m.MaxResults = orDefault(m.MaxResults, types.NumberValue(big.NewFloat(defaultAuditLogMax)))
 	m.AuditLogs = []auditLogModel{}
 	opts := client.ListOptions{
 		Order: client.Order(m.Order.ValueString()), Max: int(wholeValue(m.MaxResults)),

@@ -25,10 +25,6 @@ const (
 // staleAccountsDataSource is backup_stale_accounts: the accounts without a successful backup within max_age.
 type staleAccountsDataSource struct{ dataSource }
 
-func newStaleAccountsDataSource() datasource.DataSource {
-	return &staleAccountsDataSource{dataSource{name: "_stale_accounts"}}
-}
-
 type staleAccountsModel struct {
 	MaxAge       timetypes.GoDuration `tfsdk:"max_age"`
 	Platform     types.String         `tfsdk:"platform"`
@@ -91,7 +87,6 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 	if !ok {
 		return
 	}
-	maxAge := durationOf(m.MaxAge)
 	// No account to check reads, downstream, as every account being fresh.
 	accounts, ok := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType).list(ctx, d.data.client, "", "backup_stale_accounts",
 		"So checked is 0 and ids is empty: a freshness check built on them passes without checking any account, "+
@@ -114,10 +109,9 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 		return
 	}
 
-	cutoff := d.data.clock.Now().Add(-maxAge)
+	cutoff := d.data.clock.Now().Add(-durationOf(m.MaxAge))
 	m.Accounts, m.IDs, m.GoneIDs = []staleAccountModel{}, []types.String{}, []types.String{}
 	var unreadable, gone []string
-	checked := 0
 	for i, a := range accounts {
 		o := outcomes[i]
 		row := staleAccountModel{ID: types.StringValue(a.ID), Name: types.StringValue(a.Name), Platform: types.StringValue(a.Platform),
@@ -134,10 +128,8 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read the backups of account %s for backup_stale_accounts", a.ID), o.Err)
 			return
 		case o.Latest == nil:
-			checked++
 			row.Reason = types.StringValue(staleNever)
 		default:
-			checked++
 			at := client.SuccessTime(o.Latest)
 			if !at.Before(cutoff) {
 				continue // fresh
@@ -160,6 +152,7 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 				"stale with reason \"unreadable\". Use a key of a user with access to every account for freshness checks.",
 				listSome(unreadable, 5, ", ")))
 	}
-	m.Checked = types.Int64Value(int64(checked))
+	// Checked: every account but those gone and those unreadable.
+	m.Checked = types.Int64Value(int64(len(accounts) - len(gone) - len(unreadable)))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -15,8 +15,6 @@ import (
 // API key. Users check expires_at in check blocks and postconditions.
 type tokenDataSource struct{ dataSource }
 
-func newTokenDataSource() datasource.DataSource { return &tokenDataSource{dataSource{name: "_token"}} }
-
 type tokenModel struct {
 	Name             types.String      `tfsdk:"name"`
 	ExpiresAt        timetypes.RFC3339 `tfsdk:"expires_at"`

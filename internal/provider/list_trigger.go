@@ -23,8 +23,6 @@ var _ list.ListResourceWithConfigure = (*triggerList)(nil)
 // triggerList is the list resource backup_trigger (Terraform 1.14+): an account's backups as importable triggers.
 type triggerList struct{ data *providerData }
 
-func newTriggerList() list.ListResource { return &triggerList{} }
-
 type triggerListConfig struct {
 	AccountID types.String `tfsdk:"account_id"`
 	Statuses  types.List   `tfsdk:"statuses"`
@@ -69,11 +67,10 @@ func (l *triggerList) List(ctx context.Context, req list.ListRequest, stream *li
 		return
 	}
 	var statuses []string
-	if !cfg.Statuses.IsNull() {
-		if diags := cfg.Statuses.ElementsAs(ctx, &statuses, false); diags.HasError() {
-			stream.Results = list.ListResultsStreamDiagnostics(diags)
-			return
-		}
+	// A null list leaves statuses nil.
+	if diags := cfg.Statuses.ElementsAs(ctx, &statuses, false); diags.HasError() {
+		stream.Results = list.ListResultsStreamDiagnostics(diags)
+		return
 	}
 	accountID := cfg.AccountID.ValueString()
 	stream.Results = func(push func(list.ListResult) bool) {

@@ -2,6 +2,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -75,11 +76,8 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 	resp.Schema = schema.Schema{
 		Description: "Reads accounts, API key details and audit logs of the Backup Service, and triggers backups.",
 		Attributes: map[string]schema.Attribute{
-			"base_url": schema.StringAttribute{
-				Description: "Base URL of the Backup Service, without `/api/v1`, for example `https://backup.example.com`. " +
-					"Defaults to the `" + EnvBaseURL + "` environment variable, which an empty value does not hide.",
-				Optional: true,
-			},
+			"base_url": optionalString("Base URL of the Backup Service, without `/api/v1`, for example `https://backup.example.com`. " +
+				"Defaults to the `" + EnvBaseURL + "` environment variable, which an empty value does not hide."),
 			"api_key": schema.StringAttribute{
 				Description: "API key, sent in the `X-API-Key` header. Keys are created and revoked in the Backup Service web " +
 					"application. Defaults to the `" + EnvAPIKey + "` environment variable, which an empty value does not hide.",
@@ -93,56 +91,45 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 				Optional:   true,
 				Validators: []validator.Number{wholeNumber(0, 20)},
 			},
-			"retry_budget": schema.StringAttribute{
-				Description: fmt.Sprintf("How long one request may spend waiting to be retried, as a Go duration such as `5m`. It bounds "+
-					"server and network errors always, and rate-limit refusals (429: the key's allowance, shared by every process that "+
-					"uses the key, or the service's load) only for operations without `timeouts` of their own: data sources, "+
-					"refreshes and imports. A resource or action with `timeouts` waits out 429s until its timeout. Defaults to `%s`.",
-					client.DefaultRetryBudget),
-				Optional:   true,
-				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
-			},
-			"request_timeout": schema.StringAttribute{
-				Description: fmt.Sprintf("Timeout of one HTTP request, as a Go duration such as `30s`. Defaults to `%s`.", client.DefaultRequestTimeout),
-				Optional:    true,
-				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
-			},
-			"key_expiry_warning": schema.StringAttribute{
-				Description: "Warn in every plan and apply when the API key expires within this long, as a Go duration such " +
-					"as `720h`, naming the key and its expiry date. It costs one `GET /token` per provider process, shared with " +
-					"the `organization_id` check; `terraform validate` sends nothing. To fail a plan instead, use a `check` block " +
-					"or a postcondition on the `backup_token` data source.",
-				Optional:   true,
-				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
-			},
+			"retry_budget": optionalDuration(fmt.Sprintf("How long one request may spend waiting to be retried, as a Go duration such as `5m`. It bounds "+
+				"server and network errors always, and rate-limit refusals (429: the key's allowance, shared by every process that "+
+				"uses the key, or the service's load) only for operations without `timeouts` of their own: data sources, "+
+				"refreshes and imports. A resource or action with `timeouts` waits out 429s until its timeout. Defaults to `%s`.",
+				client.DefaultRetryBudget)),
+			"request_timeout": optionalDuration(fmt.Sprintf("Timeout of one HTTP request, as a Go duration such as `30s`. Defaults to `%s`.", client.DefaultRequestTimeout)),
+			"key_expiry_warning": optionalDuration("Warn in every plan and apply when the API key expires within this long, as a Go duration such " +
+				"as `720h`, naming the key and its expiry date. It costs one `GET /token` per provider process, shared with " +
+				"the `organization_id` check; `terraform validate` sends nothing. To fail a plan instead, use a `check` block " +
+				"or a postcondition on the `backup_token` data source."),
 			"allow_insecure_http": schema.BoolAttribute{
 				Description: "Allow a plain `http://` base URL for hosts other than loopback. The API key would travel " +
 					"in clear: use only on a trusted network. Defaults to `false`.",
 				Optional: true,
 			},
-			"ca_cert_file": schema.StringAttribute{
-				Description: "Path of a PEM file of CA certificates to trust besides the system's: a private CA of a " +
-					"self-hosted service, or a TLS-inspecting proxy's. A file that cannot be read or holds no certificate " +
-					"is refused at validate time. Certificate checks are never turned off.",
-				Optional:   true,
-				Validators: []validator.String{pemValidator(true)},
-			},
-			"ca_cert_pem": schema.StringAttribute{
-				Description: "PEM of CA certificates to trust besides the system's, as `ca_cert_file` but inline " +
-					"(for example `file(\"ca.pem\")` or a variable). Both may be set.",
-				Optional:   true,
-				Validators: []validator.String{pemValidator(false)},
-			},
-			"organization_id": schema.StringAttribute{
-				Description: "The id of the organization the API key must belong to, for example `org_8Fq2LmT0aZ7cX1vB`: " +
-					"a guard against a key of the wrong environment. Before its first backup (a `backup_trigger`, the " +
-					"action, a `backup_on_destroy`), the provider reads the key's organization once (`GET /api/v1/token`) " +
-					"and, on a mismatch, fails naming both organizations, with no backup queued. Reads are not checked.",
-				Optional:   true,
-				Validators: []validator.String{organizationIDValidator()},
-			},
+			"ca_cert_file": optionalString("Path of a PEM file of CA certificates to trust besides the system's: a private CA of a "+
+				"self-hosted service, or a TLS-inspecting proxy's. A file that cannot be read or holds no certificate "+
+				"is refused at validate time. Certificate checks are never turned off.", pemValidator(true)),
+			"ca_cert_pem": optionalString("PEM of CA certificates to trust besides the system's, as `ca_cert_file` but inline "+
+				"(for example `file(\"ca.pem\")` or a variable). Both may be set.", pemValidator(false)),
+			"organization_id": optionalString("The id of the organization the API key must belong to, for example `org_8Fq2LmT0aZ7cX1vB`: "+
+				"a guard against a key of the wrong environment. Before its first backup (a `backup_trigger`, the "+
+				"action, a `backup_on_destroy`), the provider reads the key's organization once (`GET /api/v1/token`) "+
+				"and, on a mismatch, fails naming both organizations, with no backup queued. Reads are not checked.", organizationIDValidator()),
 			"destroy_without_backup": destroyWithoutBackupAttribute(),
 		},
+	}
+}
+
+// optionalString is an optional string setting of the provider.
+func optionalString(description string, validators ...validator.String) schema.StringAttribute {
+	return schema.StringAttribute{Optional: true, Description: description, Validators: validators}
+}
+
+// optionalDuration is an optional, positive Go duration setting of the provider.
+func optionalDuration(description string) schema.StringAttribute {
+	return schema.StringAttribute{
+		Optional: true, Description: description,
+		CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
 	}
 }
 
@@ -158,16 +145,15 @@ func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRe
 	if !ok {
 		return
 	}
-	unknown := func(attr, env string) {
-		resp.Diagnostics.AddAttributeError(path.Root(attr), "Unknown Backup Service "+attr,
-			fmt.Sprintf("The provider cannot talk to the Backup Service while %q is unknown at plan time. Set it to a "+
-				"known value, or leave it out and set the %s environment variable.", attr, env))
-	}
-	if cfg.BaseURL.IsUnknown() {
-		unknown("base_url", EnvBaseURL)
-	}
-	if cfg.APIKey.IsUnknown() {
-		unknown("api_key", EnvAPIKey)
+	for _, s := range []struct {
+		v         types.String
+		attr, env string
+	}{{cfg.BaseURL, "base_url", EnvBaseURL}, {cfg.APIKey, "api_key", EnvAPIKey}} {
+		if s.v.IsUnknown() {
+			resp.Diagnostics.AddAttributeError(path.Root(s.attr), "Unknown Backup Service "+s.attr,
+				fmt.Sprintf("The provider cannot talk to the Backup Service while %q is unknown at plan time. Set it to a "+
+					"known value, or leave it out and set the %s environment variable.", s.attr, s.env))
+		}
 	}
 	if cfg.MaxRetries.IsUnknown() || cfg.RequestTimeout.IsUnknown() || cfg.RetryBudget.IsUnknown() || cfg.AllowInsecureHTTP.IsUnknown() ||
 		cfg.CACertFile.IsUnknown() || cfg.CACertPEM.IsUnknown() || cfg.OrganizationID.IsUnknown() {
@@ -227,10 +213,7 @@ func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRe
 				EnvAPIKey+" instead)")
 		})
 	}
-	clk := opts.Clock
-	if clk == nil {
-		clk = clock.Wall{}
-	}
+	clk := cmp.Or[clock.Clock](opts.Clock, clock.Wall{}) // the client's default too
 	if d := durationOf(cfg.KeyExpiryWarning); d > 0 {
 		warnKeyExpiry(ctx, c, clk.Now(), d, &resp.Diagnostics)
 	}
@@ -250,21 +233,21 @@ func (p *backupProvider) Resources(context.Context) []func() resource.Resource {
 }
 
 func (p *backupProvider) Actions(context.Context) []func() action.Action {
-	return []func() action.Action{newTriggerAction}
+	return []func() action.Action{func() action.Action { return &triggerAction{} }}
 }
 
 func (p *backupProvider) ListResources(context.Context) []func() list.ListResource {
-	return []func() list.ListResource{newTriggerList}
+	return []func() list.ListResource{func() list.ListResource { return &triggerList{} }}
 }
 
 func (p *backupProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
-		newTokenDataSource,
-		newAccountDataSource,
-		newAccountsDataSource,
-		newAuditLogsDataSource,
-		newAccountBackupsDataSource,
-		newStaleAccountsDataSource,
+		func() datasource.DataSource { return &tokenDataSource{dataSource{name: "_token"}} },
+		func() datasource.DataSource { return &accountDataSource{dataSource{name: "_account"}} },
+		func() datasource.DataSource { return &accountsDataSource{dataSource{name: "_accounts"}} },
+		func() datasource.DataSource { return &auditLogsDataSource{dataSource{name: "_audit_logs"}} },
+		func() datasource.DataSource { return &accountBackupsDataSource{dataSource{name: "_account_backups"}} },
+		func() datasource.DataSource { return &staleAccountsDataSource{dataSource{name: "_stale_accounts"}} },
 	}
 }
 
@@ -350,10 +333,8 @@ func warnKeyExpiry(ctx context.Context, c *client.Client, now time.Time, window 
 // messages and field values in case any text ever carried it.
 type tfLogger struct{ key string }
 
+// mask: the key is never empty, Configure refuses an empty one.
 func (l tfLogger) mask(ctx context.Context) context.Context {
-	if l.key == "" {
-		return ctx
-	}
 	ctx = tflog.MaskAllFieldValuesStrings(ctx, l.key)
 	return tflog.MaskMessageStrings(ctx, l.key)
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
 // The schema pieces several data sources, or resources, share.
@@ -43,6 +45,11 @@ func computedStrings(description string) schema.ListAttribute {
 // RFC 3339 in UTC.
 func computedTime(description string) schema.StringAttribute {
 	return schema.StringAttribute{Computed: true, CustomType: timetypes.RFC3339Type{}, Description: description}
+}
+
+// optionalTime is an optional timestamp argument, RFC 3339.
+func optionalTime(description string) schema.StringAttribute {
+	return schema.StringAttribute{Optional: true, CustomType: timetypes.RFC3339Type{}, Description: description}
 }
 
 // objectList is a computed list of objects, not a nested attribute, which terraform test cannot mock
@@ -98,13 +105,13 @@ func accountFilter(what string) schema.StringAttribute {
 	}
 }
 
-// orderAttribute is the optional `order` argument of a listing.
+// orderAttribute is the optional `order` argument of a listing: the two orders the service knows (case-sensitive).
 func orderAttribute(timestamp string) schema.StringAttribute {
 	return schema.StringAttribute{
 		Optional:    true,
 		Computed:    true,
 		Description: "Order by " + timestamp + ": `asc` (oldest first) or `desc` (newest first, the default).",
-		Validators:  []validator.String{orderValidator()},
+		Validators:  []validator.String{stringvalidator.OneOf(string(client.OrderAsc), string(client.OrderDesc))},
 	}
 }
 
@@ -116,6 +123,14 @@ func maxResultsAttribute(what string, def int64) schema.NumberAttribute {
 		Description: "Read at most this many " + what + " (at least 1). Defaults to " + strconv.FormatInt(def, 10) + ".",
 		Validators:  []validator.Number{wholeNumber(1, math.MaxInt32)},
 	}
+}
+
+// orDefault is v, or def when v is null: the default of an optional, computed argument of a data source.
+func orDefault[T interface{ IsNull() bool }](v, def T) T {
+	if v.IsNull() {
+		return def
+	}
+	return v
 }
 
 // reuseWithinDescription describes reuse_within, of the trigger, the guard

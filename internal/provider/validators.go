@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -49,13 +48,10 @@ var positiveDuration = valueCheck{desc: "value must be a positive duration", str
 	}
 }}
 
-// durationOf is a validated duration; zero when null or unknown.
+// durationOf is a validated duration; zero when null or unknown (ValueGoDuration's answer then).
 func durationOf(v timetypes.GoDuration) time.Duration {
-	d, diags := v.ValueGoDuration()
-	if diags.HasError() || d <= 0 {
-		return 0
-	}
-	return d
+	d, _ := v.ValueGoDuration()
+	return max(d, 0)
 }
 
 // accountIDValidator refuses, before any request, an id the service would
@@ -79,11 +75,6 @@ func idValidator(pattern *regexp.Regexp, must string) validator.String {
 			diags.AddAttributeError(at, "Invalid ID", fmt.Sprintf("%s %s; got %q.", at, must, v))
 		}
 	}}
-}
-
-// orderValidator allows the two orders the service knows (case-sensitive).
-func orderValidator() validator.String {
-	return stringvalidator.OneOf(string(client.OrderAsc), string(client.OrderDesc))
 }
 
 // wholeNumber accepts a whole number from lo to hi: counts are Numbers with it, since the framework
