@@ -399,7 +399,7 @@ func TestAccTriggerInterruptedThenGoodRecordsItsChange(t *testing.T) {
 			"\nresource \"terraform_data\" \"migration\" {\n  input      = \"" + release + "\"\n  depends_on = [backup_trigger.this]\n}\n")
 	}
 	c := newCLI(t, e, config("r2", "  wait_for_completion = true\n"))
-	c.interrupt(func() bool { return e.srv.Requests(mockservice.RouteListBackups) >= 2 }, "apply", "-auto-approve", "-no-color")
+	_, _ = c.interrupt(func() bool { return e.srv.Requests(mockservice.RouteListBackups) >= 2 }, "apply", "-auto-approve", "-no-color")
 	if c.state(addr) == nil || c.state("terraform_data.migration") != nil {
 		t.Fatal("want the trigger saved and the guarded change not run after the interrupt")
 	}
