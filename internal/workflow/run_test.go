@@ -215,3 +215,17 @@ func TestRunBackupWaitsOutAConflict(t *testing.T) {
 		t.Fatalf("a second trigger while one runs: %v, want a 409", err)
 	}
 }
+
+// An outcome not identified keeps the backup its error refused as dated
+// ahead, though its Rule did not note it (a 409's look); others keep none.
+func TestOnServiceKeepsTheMisdatedOfAnUnidentifiedOutcome(t *testing.T) {
+	t.Parallel()
+	w := newRunner(t, client.Options{BaseURL: "http://127.0.0.1:1", APIKey: "k", Clock: newFakeClock()}, Settings{})
+	ahead := &notCountedError{Backup: client.Backup{ID: "bkp_aheadofitsclock1"}, ahead: true}
+	if got := w.onService(Outcome{Kind: NotIdentified, Err: ahead}).Misdated; got != "bkp_aheadofitsclock1" {
+		t.Errorf("not identified: misdated %q, want the refused backup", got)
+	}
+	if got := w.onService(Outcome{Kind: Refused, Err: ahead}).Misdated; got != "" {
+		t.Errorf("refused: misdated %q, want none", got)
+	}
+}
