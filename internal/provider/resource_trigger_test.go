@@ -392,7 +392,7 @@ func TestAccTriggerInterruptedThenGoodRecordsItsChange(t *testing.T) {
 	t.Parallel()
 	clock := clocktest.NewStepped()
 	// Seconds, and jumps that keep the clocks within the allowance, so that reuse_within can be measured.
-	e := newWallClockEnv(t, mockservice.Options{Seed: 1003, Clock: clock, PendingFor: time.Second, RunningFor: time.Second})
+	e := newWallClockEnv(t, mockservice.Options{Seed: 1003, Clock: clock, PendingFor: 2 * time.Second, RunningFor: 500 * time.Millisecond})
 	id := e.srv.AddAccount(mockservice.AccountSpec{})
 	config := func(release, extra string) string {
 		return e.config(triggerConfig(id, "  triggers            = { release = \""+release+"\" }\n"+extra) +
