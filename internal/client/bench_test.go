@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/clock"
-	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
 // A page of 50 accounts as the service sends it.
@@ -34,7 +33,7 @@ func BenchmarkDecodeAccountsPage(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		d := &pageDecoder[Account]{accept: func(a *Account) bool { return ids.IsAccountID(a.ID) }, idOf: func(a *Account) string { return a.ID }}
+		d := &pageDecoder[Account]{accept: func(a *Account) bool { return AccountIDFormat.MatchString(a.ID) }, idOf: func(a *Account) string { return a.ID }}
 		if err := decodeStrict(body, d, textGuard{}); err != nil || len(d.Data) != PageSize {
 			b.Fatal(err)
 		}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/fleet"
-	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
 func accountPath(accountID string) string {
@@ -49,7 +48,7 @@ var ErrOtherAccount = errors.New("the answer names another account than the one 
 
 // Accounts iterates over the organization's accounts.
 func (c *Client) Accounts(ctx context.Context, opts ListOptions) iter.Seq2[Account, error] {
-	return listing(ctx, c, "/api/v1/accounts", opts, func(a *Account) string { return a.ID }, func(a *Account) bool { return ids.IsAccountID(a.ID) }, nil)
+	return listing(ctx, c, "/api/v1/accounts", opts, func(a *Account) string { return a.ID }, func(a *Account) bool { return AccountIDFormat.MatchString(a.ID) }, nil)
 }
 
 // ListAccounts returns the accounts of Accounts as a slice.
@@ -65,7 +64,7 @@ func (c *Client) Backups(ctx context.Context, accountID string, opts ListOptions
 		if b.AccountID == "" {
 			b.AccountID = accountID
 		}
-		return ids.IsBackupID(b.ID) && b.AccountID == accountID
+		return BackupIDFormat.MatchString(b.ID) && b.AccountID == accountID
 	}, func() seenRecords[Backup] { return newBackupsChecked() })
 	return func(yield func(Backup, error) bool) {
 		for b, err := range backups {
@@ -78,7 +77,7 @@ func (c *Client) Backups(ctx context.Context, accountID string, opts ListOptions
 
 // AuditLogs iterates over the organization's audit logs.
 func (c *Client) AuditLogs(ctx context.Context, opts ListOptions) iter.Seq2[AuditLog, error] {
-	return listing(ctx, c, "/api/v1/audit-logs", opts, func(l *AuditLog) string { return l.ID }, func(l *AuditLog) bool { return ids.IsAuditLogID(l.ID) }, nil)
+	return listing(ctx, c, "/api/v1/audit-logs", opts, func(l *AuditLog) string { return l.ID }, func(l *AuditLog) bool { return auditLogIDFormat.MatchString(l.ID) }, nil)
 }
 
 // FindBackup looks for one backup of an account, paging as far as needed:

@@ -8,8 +8,6 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
 const fuzzKey = "bks_fuzzKEY0123456789"
@@ -82,7 +80,7 @@ func FuzzDecodePage(f *testing.F) {
 	}
 	g := textGuard{key: newSecret(fuzzKey)}
 	decode := func(body []byte, p *pageDecoder[Backup]) error {
-		*p = pageDecoder[Backup]{accept: func(b *Backup) bool { return ids.IsBackupID(b.ID) }, idOf: func(b *Backup) string { return b.ID }, text: g}
+		*p = pageDecoder[Backup]{accept: func(b *Backup) bool { return BackupIDFormat.MatchString(b.ID) }, idOf: func(b *Backup) string { return b.ID }, text: g}
 		return decodeStrict(body, p, g)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
@@ -94,7 +92,7 @@ func FuzzDecodePage(f *testing.F) {
 			t.Fatalf("accepted a page of %v records", len(p.Data))
 		}
 		for _, b := range p.Data {
-			if !ids.IsBackupID(b.ID) || b.Status == "" || b.CreatedAt.IsZero() {
+			if !BackupIDFormat.MatchString(b.ID) || b.Status == "" || b.CreatedAt.IsZero() {
 				t.Fatalf("accepted %+v", b)
 			}
 		}

@@ -12,12 +12,18 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
 // The records the service answers with, and how each is taken in: decoded
 // strictly, its required fields and ids checked, its text cleaned.
+
+// The service's id formats: a prefix and exactly 16 ASCII letters or digits.
+var (
+	AccountIDFormat      = regexp.MustCompile(`^acc_[A-Za-z0-9]{16}$`)
+	BackupIDFormat       = regexp.MustCompile(`^bkp_[A-Za-z0-9]{16}$`)
+	OrganizationIDFormat = regexp.MustCompile(`^org_[A-Za-z0-9]{16}$`)
+	auditLogIDFormat     = regexp.MustCompile(`^log_[A-Za-z0-9]{16}$`)
+)
 
 // Backup statuses the service is known to use; others are passed through.
 const (
@@ -45,7 +51,7 @@ func (a *Account) check() error {
 	switch {
 	case a.ID == "":
 		return missing("account id")
-	case !ids.IsAccountID(a.ID):
+	case !AccountIDFormat.MatchString(a.ID):
 		return fmt.Errorf("%w: account id %q", errMalformedID, a.ID)
 	}
 	return nil
@@ -77,7 +83,7 @@ func (t *Token) check() error {
 		return missing("token name")
 	case t.ExpiresAt.IsZero():
 		return missing("token expires_at")
-	case t.Organization.ID != "" && !ids.IsOrganizationID(t.Organization.ID): // absent: see CheckOrganization
+	case t.Organization.ID != "" && !OrganizationIDFormat.MatchString(t.Organization.ID): // absent: see CheckOrganization
 		return fmt.Errorf("%w: organization id %q", errMalformedID, t.Organization.ID)
 	}
 	return nil
@@ -109,9 +115,9 @@ func (b *Backup) check() error {
 	switch {
 	case b.ID == "":
 		return missing("backup id")
-	case !ids.IsBackupID(b.ID):
+	case !BackupIDFormat.MatchString(b.ID):
 		return fmt.Errorf("%w: backup id %q", errMalformedID, b.ID)
-	case b.AccountID != "" && !ids.IsAccountID(b.AccountID):
+	case b.AccountID != "" && !AccountIDFormat.MatchString(b.AccountID):
 		return fmt.Errorf("%w: account id %q of backup %s", errMalformedID, b.AccountID, b.ID)
 	case b.Status == "":
 		return missing("backup status of " + b.ID)

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 	"unicode"
-
-	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
 // A proxy or a wrong host answering 200 with `{}`, `null` or a body without
@@ -216,11 +214,11 @@ func decodedRecords(t *testing.T, text string) map[string]any {
 	decode("token", &Token{})
 	decode("account", &Account{})
 	decode("accounts", &pageDecoder[Account]{text: g,
-		idOf: func(a *Account) string { return a.ID }, accept: func(a *Account) bool { return ids.IsAccountID(a.ID) }})
+		idOf: func(a *Account) string { return a.ID }, accept: func(a *Account) bool { return AccountIDFormat.MatchString(a.ID) }})
 	decode("backups", &pageDecoder[Backup]{text: g,
-		idOf: func(b *Backup) string { return b.ID }, accept: func(b *Backup) bool { return ids.IsBackupID(b.ID) }})
+		idOf: func(b *Backup) string { return b.ID }, accept: func(b *Backup) bool { return BackupIDFormat.MatchString(b.ID) }})
 	decode("audit logs", &pageDecoder[AuditLog]{text: g,
-		idOf: func(l *AuditLog) string { return l.ID }, accept: func(l *AuditLog) bool { return ids.IsAuditLogID(l.ID) }})
+		idOf: func(l *AuditLog) string { return l.ID }, accept: func(l *AuditLog) bool { return auditLogIDFormat.MatchString(l.ID) }})
 	return decoded
 }
 
@@ -362,6 +360,26 @@ func TestCutCountsCharacters(t *testing.T) {
 	} {
 		if got := g.cut(tc.in, tc.n); got != tc.want {
 			t.Errorf("cut(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestIDFormats(t *testing.T) {
+	t.Parallel()
+	cases := map[string]bool{
+		"acc_0123456789abcdef":  true,
+		"acc_ABCDEFGHIJKLMNOP":  true,
+		"acc_0123456789abcde":   false, // 15
+		"acc_0123456789abcdef0": false, // 17
+		"ACC_0123456789abcdef":  false,
+		"acc_0123456789abcde-":  false,
+		"bkp_0123456789abcdef":  false,
+		"":                      false,
+		"acc_0123456789abcdéf":  false,
+	}
+	for in, want := range cases {
+		if got := AccountIDFormat.MatchString(in); got != want {
+			t.Errorf("AccountIDFormat.MatchString(%q) = %v, want %v", in, got, want)
 		}
 	}
 }

@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
 // reply is a response before faults are applied to it.
@@ -259,7 +257,7 @@ func (s *Server) route(r *http.Request, route Route, accountID string, key *apiK
 
 // lookupAccount finds an account the key may use, or the error to answer.
 func (s *Server) lookupAccount(r *http.Request, id string, key *apiKey, requestID string) (*account, *reply) {
-	if !ids.IsAccountID(id) {
+	if !accountIDFormat.MatchString(id) {
 		return nil, problemReply(http.StatusUnprocessableEntity, titleUnprocessable,
 			fmt.Sprintf("Account id %q does not match acc_ followed by 16 letters or digits.", id), r, requestID)
 	}
@@ -291,13 +289,13 @@ func (s *Server) trigger(r *http.Request, acc *account, key *apiKey, requestID s
 	now := s.clock.Now()
 	s.seq++
 	acc.backups = append(acc.backups, &backup{shownOffset: s.offset,
-		id: newID(ids.BackupPrefix, s.rng.IntN), accountID: acc.id, createdAt: now, seq: s.seq,
+		id: newID(backupPrefix, s.rng.IntN), accountID: acc.id, createdAt: now, seq: s.seq,
 		pendingFor: s.pendingFor, runningFor: s.runningFor, failWith: acc.failWith,
 		queuedBy: queuedByFrom(r.Context()), quirk: acc.quirk,
 	})
 	s.seq++
 	s.logs = append(s.logs, &auditLog{
-		id: newID(ids.AuditLogPrefix, s.rng.IntN), orgID: s.org.ID, createdAt: now, seq: s.seq,
+		id: newID(auditLogPrefix, s.rng.IntN), orgID: s.org.ID, createdAt: now, seq: s.seq,
 		action: "backup.triggered", actor: "api_key:" + key.name, resourceType: "account", resourceID: acc.id,
 	})
 	s.stats.BackupsQueued[acc.id]++

@@ -2,9 +2,8 @@ package mockservice
 
 import (
 	"math/rand/v2"
+	"regexp"
 	"testing"
-
-	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
 func TestNewIsDeterministicAndWellFormed(t *testing.T) {
@@ -12,15 +11,15 @@ func TestNewIsDeterministicAndWellFormed(t *testing.T) {
 	a := rand.New(rand.NewPCG(1, 2))
 	b := rand.New(rand.NewPCG(1, 2))
 	for range 100 {
-		x, y := newID(ids.AccountPrefix, a.IntN), newID(ids.AccountPrefix, b.IntN)
+		x, y := newID(accountPrefix, a.IntN), newID(accountPrefix, b.IntN)
 		if x != y {
 			t.Fatalf("same seed gave %q and %q", x, y)
 		}
-		if !ids.IsAccountID(x) {
+		if !accountIDFormat.MatchString(x) {
 			t.Fatalf("newID gave malformed id %q", x)
 		}
 	}
-	if !ids.IsBackupID(newID(ids.BackupPrefix, a.IntN)) {
+	if !regexp.MustCompile(`^bkp_[A-Za-z0-9]{16}$`).MatchString(newID(backupPrefix, a.IntN)) {
 		t.Fatal("backup id malformed")
 	}
 }

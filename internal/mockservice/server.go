@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/clock"
-	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
 // Options configure a Server. Zero values take the defaults.
@@ -140,7 +139,7 @@ func New(opts Options) *Server {
 		allowHosts: slices.Clone(opts.AllowHosts),
 	}
 	_, _ = rand.Read(s.cursorKey)
-	s.org = organization{ID: newID(ids.OrganizationPrefix, s.rng.IntN), Name: "Example Org"}
+	s.org = organization{ID: newID(organizationPrefix, s.rng.IntN), Name: "Example Org"}
 	s.demoKey = s.addKeyLocked(KeySpec{Name: DemoKeyName, ExpiresAt: s.clock.Now().Add(90 * 24 * time.Hour)})
 
 	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -153,14 +152,14 @@ func New(opts Options) *Server {
 		})
 	}
 	foreign := s.addAccountLocked(AccountSpec{Name: "another organization's account", Platform: "slack", CreatedAt: base})
-	s.accounts[foreign].orgID = newID(ids.OrganizationPrefix, s.rng.IntN)
+	s.accounts[foreign].orgID = newID(organizationPrefix, s.rng.IntN)
 	s.foreignID = foreign
 
 	actions := []string{"key.created", "account.connected", "backup.triggered", "account.updated"}
 	for i := range opts.AuditLogs {
 		s.seq++
 		s.logs = append(s.logs, &auditLog{
-			id: newID(ids.AuditLogPrefix, s.rng.IntN), orgID: s.org.ID,
+			id: newID(auditLogPrefix, s.rng.IntN), orgID: s.org.ID,
 			createdAt: base.Add(time.Duration(i) * time.Hour), seq: s.seq,
 			action: actions[i%len(actions)], actor: "user:owner@example.com",
 			resourceType: "account", resourceID: s.sortedAccountIDs()[i%max(opts.Accounts, 1)],
@@ -201,7 +200,7 @@ func (s *Server) addKeyLocked(k KeySpec) string {
 	key := &apiKey{secret: secret, name: k.Name, orgID: s.org.ID, expiresAt: k.ExpiresAt.UTC().Truncate(time.Second),
 		ownerRevoked: k.OwnerRevoked, readOnly: k.ReadOnly, restricted: map[string]bool{}}
 	if k.OtherOrganization {
-		key.orgID = newID(ids.OrganizationPrefix, s.rng.IntN)
+		key.orgID = newID(organizationPrefix, s.rng.IntN)
 	}
 	for _, id := range k.Restricted {
 		key.restricted[id] = true
@@ -252,7 +251,7 @@ func (s *Server) addAccountLocked(a AccountSpec) string {
 		a.Name = a.Platform + " account"
 	}
 	if a.ID == "" {
-		a.ID = newID(ids.AccountPrefix, s.rng.IntN)
+		a.ID = newID(accountPrefix, s.rng.IntN)
 	}
 	s.seq++
 	acc := &account{
@@ -387,7 +386,7 @@ func (s *Server) AddBackups(accountID string, n, failEvery int, errText string) 
 	var old []*backup
 	for i := range n {
 		s.seq++
-		b := &backup{shownOffset: s.offset, id: newID(ids.BackupPrefix, s.rng.IntN), accountID: acc.id,
+		b := &backup{shownOffset: s.offset, id: newID(backupPrefix, s.rng.IntN), accountID: acc.id,
 			createdAt: start.Add(time.Duration(i) * time.Hour), seq: s.seq, pendingFor: time.Minute, runningFor: 10 * time.Minute}
 		if failEvery > 0 && (i+1)%failEvery == 0 {
 			b.failWith = errText
@@ -421,7 +420,7 @@ func (s *Server) AddHistory(accountID string, backups ...BackupSpec) {
 		s.seq++
 		id := spec.ID
 		if id == "" {
-			id = newID(ids.BackupPrefix, s.rng.IntN)
+			id = newID(backupPrefix, s.rng.IntN)
 		}
 		acc.backups = append(acc.backups, &backup{shownOffset: s.offset, id: id, accountID: acc.id,
 			createdAt: spec.CreatedAt.UTC().Truncate(time.Second), seq: s.seq, pendingFor: time.Minute, runningFor: 10 * time.Minute,
@@ -466,7 +465,7 @@ func (s *Server) AddRecentBackups(accountID string, n int) {
 	step := now.Sub(from) / time.Duration(n+1)
 	for i := range n {
 		s.seq++
-		acc.backups = append(acc.backups, &backup{shownOffset: s.offset, id: newID(ids.BackupPrefix, s.rng.IntN), accountID: acc.id,
+		acc.backups = append(acc.backups, &backup{shownOffset: s.offset, id: newID(backupPrefix, s.rng.IntN), accountID: acc.id,
 			createdAt: from.Add(time.Duration(i+1) * step).Truncate(time.Second), seq: s.seq})
 	}
 }

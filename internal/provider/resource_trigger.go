@@ -26,7 +26,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
-	"github.com/backup-service/terraform-provider-backup/internal/ids"
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
@@ -578,7 +577,7 @@ func (r *triggerResource) ImportState(ctx context.Context, req resource.ImportSt
 	if req.ID != "" {
 		var ok bool
 		accountID, backupID, ok = strings.Cut(req.ID, "/")
-		if !ok || !ids.IsAccountID(accountID) || !ids.IsBackupID(backupID) {
+		if !ok || !client.AccountIDFormat.MatchString(accountID) || !client.BackupIDFormat.MatchString(backupID) {
 			resp.Diagnostics.AddError("Invalid import id",
 				fmt.Sprintf("Expected <account id>/<backup id>, such as acc_0123456789abcdef/bkp_0123456789abcdef; got %q.", req.ID))
 			return
@@ -589,11 +588,11 @@ func (r *triggerResource) ImportState(ctx context.Context, req resource.ImportSt
 			return
 		}
 		accountID, backupID = id.AccountID.ValueString(), id.ID.ValueString()
-		if !ids.IsAccountID(accountID) {
+		if !client.AccountIDFormat.MatchString(accountID) {
 			resp.Diagnostics.AddAttributeError(path.Root("account_id"), "Invalid import identity",
 				fmt.Sprintf("identity.account_id must be an account id such as acc_0123456789abcdef; got %q.", accountID))
 		}
-		if !ids.IsBackupID(backupID) {
+		if !client.BackupIDFormat.MatchString(backupID) {
 			resp.Diagnostics.AddAttributeError(path.Root("id"), "Invalid import identity",
 				fmt.Sprintf("identity.id must be a backup id such as bkp_0123456789abcdef; got %q.", backupID))
 		}

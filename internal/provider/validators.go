@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
-	"github.com/backup-service/terraform-provider-backup/internal/ids"
 )
 
 // valueCheck validates a string (str) or a number (num) that is set and known: the function says what is wrong.
@@ -57,13 +56,13 @@ func durationOf(v timetypes.GoDuration) time.Duration {
 // accountIDValidator refuses, before any request, an id the service would
 // answer with 422.
 func accountIDValidator() validator.String {
-	return idValidator(ids.AccountPattern(),
+	return idValidator(client.AccountIDFormat,
 		"must be an account id: acc_ followed by exactly 16 letters or digits, for example acc_0123456789abcdef")
 }
 
 // organizationIDValidator refuses a value that no organization id has.
 func organizationIDValidator() validator.String {
-	return idValidator(ids.OrganizationPattern(),
+	return idValidator(client.OrganizationIDFormat,
 		"must be an organization id: org_ followed by exactly 16 letters or digits, as the backup_token data source's organization_id shows")
 }
 
