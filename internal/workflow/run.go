@@ -239,7 +239,9 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 		})
 	})
 	if err != nil {
+		kind := Unfollowed
 		if errors.Is(err, context.DeadlineExceeded) {
+			kind = TimedOut
 			// Read the status once more, briefly, so that the message tells the truth.
 			rctx, cancel := detached(ctx)
 			if now, rerr := w.c.FindBackup(rctx, accountID, final.ID); rerr == nil {
@@ -247,14 +249,10 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 			}
 			cancel()
 		}
-		o := Outcome{Kind: Unfollowed, Backup: final, Waited: w.clock.Now().Sub(start), Err: err}
-		switch {
-		case errors.Is(err, context.Canceled):
-			o.Kind = Interrupted
-		case errors.Is(err, context.DeadlineExceeded):
-			o.Kind = TimedOut
+		if errors.Is(err, context.Canceled) {
+			kind = Interrupted
 		}
-		return o
+		return Outcome{Kind: kind, Backup: final, Waited: w.clock.Now().Sub(start), Err: err}
 	}
 	emit(EventDone, *final, "")
 	if final.Status != client.StatusSuccess {
