@@ -11,8 +11,7 @@ import (
 // reuse is a run in which a recent backup (reuse_within) counts, good or in
 // progress; else a new one is queued. ReuseRefused: why the window could not be read.
 func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) Outcome {
-	start := w.clock.Now()
-	emit := w.progress(opts, start)
+	start, emit := w.progress(opts)
 	queue := opts
 	queue.WaitOnConflict = false
 	recent, whyNot := w.recent(ctx, accountID, opts, start)

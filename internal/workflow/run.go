@@ -162,9 +162,10 @@ type RunOptions struct {
 
 type emitFunc func(kind EventKind, b client.Backup, prev string)
 
-// progress tells opts.Progress of each step, timed from start.
-func (w *Runner) progress(opts RunOptions, start time.Time) emitFunc {
-	return func(kind EventKind, b client.Backup, prev string) {
+// progress is when a run begins, and what tells opts.Progress of each step, timed from then.
+func (w *Runner) progress(opts RunOptions) (start time.Time, emit emitFunc) {
+	start = w.clock.Now()
+	return start, func(kind EventKind, b client.Backup, prev string) {
 		if opts.Progress != nil {
 			opts.Progress(Event{Kind: kind, Backup: b, Previous: prev, Elapsed: w.clock.Now().Sub(start)})
 		}
@@ -174,8 +175,7 @@ func (w *Runner) progress(opts RunOptions, start time.Time) emitFunc {
 // run queues one backup of the account and, with WaitForCompletion, waits
 // for it to end, for the resources and the action alike.
 func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) Outcome {
-	start := w.clock.Now()
-	emit := w.progress(opts, start)
+	start, emit := w.progress(opts)
 	for {
 		tr, o := w.trigger(ctx, accountID, opts)
 		if tr != nil {
