@@ -427,12 +427,8 @@ func (w *Runner) lookFor(ctx context.Context, mine *Rule, within time.Duration) 
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		left := deadline.Sub(w.clock.Now())
-		if left <= 0 {
-			return nil, err
-		}
-		if serr := clock.Sleep(ctx, w.clock, min(interval, left)); serr != nil {
-			return nil, err
+		if left := deadline.Sub(w.clock.Now()); left <= 0 || clock.Sleep(ctx, w.clock, min(interval, left)) != nil {
+			return nil, err // the time ran out, or the context ended while asleep
 		}
 	}
 }
