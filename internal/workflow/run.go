@@ -207,23 +207,18 @@ func (w *Runner) waitOwn(ctx context.Context, accountID string, b *client.Backup
 // waitOutConflict waits for the account's backup in progress to end; it
 // returns the outcome when the wait stopped.
 func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start time.Time, emit emitFunc) *Outcome {
-	stopped := func(running *client.Backup, err error) *Outcome {
-		return &Outcome{Kind: ConflictNotOver, Running: running, Waited: w.clock.Now().Sub(start), Err: err}
-	}
 	running, err := w.newest(ctx, accountID)
-	if err != nil {
-		return stopped(nil, err)
-	}
-	if running == nil || !client.InProgress(running.Status) {
+	switch {
+	case err != nil: // the listing failed: stopped
+	case running == nil || !client.InProgress(running.Status):
 		// Ended since the 409, or not listed: try again a poll interval later.
-		if err := clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(start))); err != nil {
-			return stopped(nil, err)
-		}
-		return nil
+		running, err = nil, clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(start)))
+	default:
+		emit(EventConflict, *running, "")
+		_, err = w.poll(ctx, accountID, running, func(client.Backup, string) {})
 	}
-	emit(EventConflict, *running, "")
-	if _, err := w.poll(ctx, accountID, running, func(client.Backup, string) {}); err != nil {
-		return stopped(running, err)
+	if err != nil {
+		return &Outcome{Kind: ConflictNotOver, Running: running, Waited: w.clock.Now().Sub(start), Err: err}
 	}
 	return nil
 }
