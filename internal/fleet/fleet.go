@@ -15,35 +15,28 @@ import (
 // call returns, with its index and how many have returned; calls to done
 // do not overlap.
 func Each(ctx context.Context, n, workers int, fn func(ctx context.Context, i int), done func(i, finished int)) {
-	workers = max(workers, 1)
-	next := make(chan int)
+	slots := make(chan struct{}, max(workers, 1)) // a running call holds one
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	finished := 0
-	for range min(workers, n) {
+	for i := range n {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break // ended while waiting for a slot, or as one freed: not started
+		}
 		wg.Go(func() {
-			for i := range next {
-				if ctx.Err() != nil {
-					continue // handed over as ctx ended: not started
-				}
-				fn(ctx, i)
-				if done != nil {
-					mu.Lock()
-					finished++
-					done(i, finished)
-					mu.Unlock()
-				}
+			defer func() { <-slots }()
+			fn(ctx, i)
+			if done != nil {
+				mu.Lock()
+				finished++
+				done(i, finished)
+				mu.Unlock()
 			}
 		})
 	}
-feed:
-	for i := range n {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
 	wg.Wait()
 }

@@ -35,8 +35,7 @@ func (w *Runner) Follow(ctx context.Context, accountID string, r Record, opts Fo
 // follow carries on with the backup of r, the one way a resource resumes
 // one. A new trigger is sent only after an unconfirmed one's UncertainGrace.
 func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts FollowOptions) Outcome {
-	start := w.clock.Now()
-	emit := w.progress(opts.RunOptions, start)
+	start, emit := w.progress(opts.RunOptions)
 	var b *client.Backup
 	var err error
 	switch {
@@ -69,11 +68,10 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 	// is followed whatever it became.
 	if opts.Counts != nil && r.BackupID != "" && !opts.Counts(*b) {
 		if opts.Renew {
-			renewed := opts.RunOptions
-			if opts.RenewAfter.After(renewed.After) {
-				renewed.After = opts.RenewAfter
+			if opts.RenewAfter.After(opts.After) {
+				opts.After = opts.RenewAfter
 			}
-			return w.run(ctx, accountID, renewed)
+			return w.run(ctx, accountID, opts.RunOptions)
 		}
 		if opts.WaitForCompletion {
 			return failed(*b, &notCountedError{Backup: *b, Why: "it no longer stands for this change"})

@@ -110,7 +110,6 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 			return Record{}, errors.New("no backup id and no triggered_at")
 		}
 		r.Phase, r.TriggeredOnService, r.Misdated, r.Confirmed = PhaseUnidentified, kept.TriggeredOnService, kept.Misdated, kept.Confirmed
-		return r, nil
 	case kept.Phase == PhaseFailed && kept.BackupID == r.BackupID:
 		r.Phase = PhaseFailed // a success that contradicted itself: the state has no room for why
 	default:

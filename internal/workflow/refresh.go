@@ -54,27 +54,25 @@ type Check struct {
 // Refresh reads what became of a record's backup by the cheapest read that
 // can change it: a finished backup never changes, so only its account is checked.
 func (w *Runner) Refresh(ctx context.Context, accountID string, r Record, waits bool) Check {
+	var b *client.Backup
+	var err error
 	switch {
 	case r.Phase == PhaseNone, r.Phase == PhaseUnidentified && waits:
 		// The next apply looks for it by triggered_at, which must be kept.
 		return Check{Record: r}
 	case r.Phase == PhaseUnidentified:
-		b, err := w.FindTriggered(ctx, accountID, r)
-		if err != nil {
-			return unread(r, err, true)
-		}
-		if b == nil {
-			return Check{Record: r}
-		}
-		return Check{Verdict: Observed, Record: r.Observe(*b), Backup: b}
+		b, err = w.FindTriggered(ctx, accountID, r) // a listing: never a BackupNotFoundError
 	case r.Finished():
 		c := w.CheckAccount(ctx, accountID)
 		c.Record = r
 		return c
+	default:
+		b, err = w.c.FindBackup(ctx, accountID, r.BackupID)
 	}
-	b, err := w.c.FindBackup(ctx, accountID, r.BackupID)
 	var missing *client.BackupNotFoundError
 	switch {
+	case err == nil && b == nil: // not listed yet
+		return Check{Record: r}
 	case err == nil:
 		return Check{Verdict: Observed, Record: r.Observe(*b), Backup: b}
 	case r.Phase == PhaseImported && r.Status == "" && (errors.Is(err, client.ErrGone) || errors.As(err, &missing)):

@@ -11,25 +11,20 @@ import (
 // reuse is a run in which a recent backup (reuse_within) counts, good or in
 // progress; else a new one is queued. ReuseRefused: why the window could not be read.
 func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) Outcome {
-	start := w.clock.Now()
-	emit := w.progress(opts, start)
+	start, emit := w.progress(opts)
 	queue := opts
 	queue.WaitOnConflict = false
 	recent, whyNot := w.recent(ctx, accountID, opts, start)
-	if recent != nil {
-		if o := w.join(ctx, accountID, *recent, opts, start, emit); o.Kind != Failed {
-			return o
-		}
+	if o, ok := w.join(ctx, accountID, recent, opts, start, emit); ok {
+		return o
 	}
 	o := w.run(ctx, accountID, queue)
 	if errors.Is(o.Err, client.ErrConflict) {
 		// Queued by another since the look, or older than the window: look again.
-		if recent, whyNot = w.recent(ctx, accountID, opts, start); recent != nil {
-			if o := w.join(ctx, accountID, *recent, opts, start, emit); o.Kind != Failed {
-				return o
+		if recent, whyNot = w.recent(ctx, accountID, opts, start); recent != nil || opts.WaitOnConflict {
+			if joined, ok := w.join(ctx, accountID, recent, opts, start, emit); ok {
+				return joined
 			}
-			o = w.run(ctx, accountID, opts)
-		} else if opts.WaitOnConflict {
 			o = w.run(ctx, accountID, opts)
 		}
 	}
@@ -37,18 +32,22 @@ func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) O
 	return o
 }
 
-// join makes a recent backup this run's, and waits for it if the caller does.
-func (w *Runner) join(ctx context.Context, accountID string, b client.Backup, opts RunOptions, start time.Time, emit emitFunc) Outcome {
+// join makes a recent backup b, when one was listed, this run's, and waits
+// for it if the caller does; ok unless there was none or it failed.
+func (w *Runner) join(ctx context.Context, accountID string, b *client.Backup, opts RunOptions, start time.Time, emit emitFunc) (o Outcome, ok bool) {
+	if b == nil {
+		return Outcome{}, false
+	}
 	if opts.Progress != nil {
 		now := w.clock.Now()
-		opts.Progress(Event{Kind: EventReused, Backup: b, Elapsed: now.Sub(start), Age: max(now.Sub(b.CreatedAt), 0)})
+		opts.Progress(Event{Kind: EventReused, Backup: *b, Elapsed: now.Sub(start), Age: max(now.Sub(b.CreatedAt), 0)})
 	}
-	o := notWaited(&b)
+	o = notWaited(b)
 	if opts.WaitForCompletion {
-		o = w.waitFrom(ctx, accountID, &b, start, emit, w.rule(accountID, opts, start))
+		o = w.waitFrom(ctx, accountID, b, start, emit, w.rule(accountID, opts, start))
 	}
 	o.Reused = true
-	return o
+	return o, o.Kind != Failed
 }
 
 // recent is the newest backup on one listing page that Rule.Check accepts

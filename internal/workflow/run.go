@@ -162,9 +162,10 @@ type RunOptions struct {
 
 type emitFunc func(kind EventKind, b client.Backup, prev string)
 
-// progress tells opts.Progress of each step, timed from start.
-func (w *Runner) progress(opts RunOptions, start time.Time) emitFunc {
-	return func(kind EventKind, b client.Backup, prev string) {
+// progress is when a run begins, and what tells opts.Progress of each step, timed from then.
+func (w *Runner) progress(opts RunOptions) (start time.Time, emit emitFunc) {
+	start = w.clock.Now()
+	return start, func(kind EventKind, b client.Backup, prev string) {
 		if opts.Progress != nil {
 			opts.Progress(Event{Kind: kind, Backup: b, Previous: prev, Elapsed: w.clock.Now().Sub(start)})
 		}
@@ -174,8 +175,7 @@ func (w *Runner) progress(opts RunOptions, start time.Time) emitFunc {
 // run queues one backup of the account and, with WaitForCompletion, waits
 // for it to end, for the resources and the action alike.
 func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) Outcome {
-	start := w.clock.Now()
-	emit := w.progress(opts, start)
+	start, emit := w.progress(opts)
 	for {
 		tr, o := w.trigger(ctx, accountID, opts)
 		if tr != nil {
@@ -207,23 +207,18 @@ func (w *Runner) waitOwn(ctx context.Context, accountID string, b *client.Backup
 // waitOutConflict waits for the account's backup in progress to end; it
 // returns the outcome when the wait stopped.
 func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start time.Time, emit emitFunc) *Outcome {
-	stopped := func(running *client.Backup, err error) *Outcome {
-		return &Outcome{Kind: ConflictNotOver, Running: running, Waited: w.clock.Now().Sub(start), Err: err}
-	}
 	running, err := w.newest(ctx, accountID)
-	if err != nil {
-		return stopped(nil, err)
-	}
-	if running == nil || !client.InProgress(running.Status) {
+	switch {
+	case err != nil: // the listing failed: stopped
+	case running == nil || !client.InProgress(running.Status):
 		// Ended since the 409, or not listed: try again a poll interval later.
-		if err := clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(start))); err != nil {
-			return stopped(nil, err)
-		}
-		return nil
+		running, err = nil, clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(start)))
+	default:
+		emit(EventConflict, *running, "")
+		_, err = w.poll(ctx, accountID, running, func(client.Backup, string) {})
 	}
-	emit(EventConflict, *running, "")
-	if _, err := w.poll(ctx, accountID, running, func(client.Backup, string) {}); err != nil {
-		return stopped(running, err)
+	if err != nil {
+		return &Outcome{Kind: ConflictNotOver, Running: running, Waited: w.clock.Now().Sub(start), Err: err}
 	}
 	return nil
 }
@@ -239,7 +234,9 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 		})
 	})
 	if err != nil {
+		kind := Unfollowed
 		if errors.Is(err, context.DeadlineExceeded) {
+			kind = TimedOut
 			// Read the status once more, briefly, so that the message tells the truth.
 			rctx, cancel := detached(ctx)
 			if now, rerr := w.c.FindBackup(rctx, accountID, final.ID); rerr == nil {
@@ -247,14 +244,10 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 			}
 			cancel()
 		}
-		o := Outcome{Kind: Unfollowed, Backup: final, Waited: w.clock.Now().Sub(start), Err: err}
-		switch {
-		case errors.Is(err, context.Canceled):
-			o.Kind = Interrupted
-		case errors.Is(err, context.DeadlineExceeded):
-			o.Kind = TimedOut
+		if errors.Is(err, context.Canceled) {
+			kind = Interrupted
 		}
-		return o
+		return Outcome{Kind: kind, Backup: final, Waited: w.clock.Now().Sub(start), Err: err}
 	}
 	emit(EventDone, *final, "")
 	if final.Status != client.StatusSuccess {
@@ -429,12 +422,8 @@ func (w *Runner) lookFor(ctx context.Context, mine *Rule, within time.Duration) 
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		left := deadline.Sub(w.clock.Now())
-		if left <= 0 {
-			return nil, err
-		}
-		if serr := clock.Sleep(ctx, w.clock, min(interval, left)); serr != nil {
-			return nil, err
+		if left := deadline.Sub(w.clock.Now()); left <= 0 || clock.Sleep(ctx, w.clock, min(interval, left)) != nil {
+			return nil, err // the time ran out, or the context ended while asleep
 		}
 	}
 }
