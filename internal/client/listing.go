@@ -232,16 +232,14 @@ func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
 }
 
 // check requires the data array (null is not an empty page) and checks
-// every record.
+// every record (every listed type is a record).
 func (d *pageDecoder[T]) check() error {
 	if d.Data == nil {
 		return missing("the listing's data array")
 	}
 	for i := range d.Data {
-		if r, ok := any(&d.Data[i]).(record); ok {
-			if err := r.check(); err != nil {
-				return fmt.Errorf("item %d: %w", i, err)
-			}
+		if err := any(&d.Data[i]).(record).check(); err != nil {
+			return fmt.Errorf("item %d: %w", i, err)
 		}
 	}
 	return nil
@@ -250,9 +248,7 @@ func (d *pageDecoder[T]) check() error {
 // guard cleans every record's text.
 func (d *pageDecoder[T]) guard(g textGuard) {
 	for i := range d.Data {
-		if r, ok := any(&d.Data[i]).(record); ok {
-			r.guard(g)
-		}
+		any(&d.Data[i]).(record).guard(g)
 	}
 }
 
