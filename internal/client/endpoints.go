@@ -368,12 +368,10 @@ func (e *APIError) notFromService() string {
 
 // judgeAbsence applies the absence rule to err, from a request on
 // accountID's paths: a *GoneError, an *UnprovenAbsenceError, or err itself.
+// err comes from c.do or a listing, never judged before.
 func (c *Client) judgeAbsence(ctx context.Context, accountID string, err error) error {
 	var apiErr *APIError
-	switch {
-	case err == nil, errors.As(err, new(*GoneError)), errors.As(err, new(*UnprovenAbsenceError)):
-		return err
-	case !errors.As(err, &apiErr) || (apiErr.StatusCode != http.StatusNotFound && apiErr.StatusCode != http.StatusGone):
+	if !errors.As(err, &apiErr) || (apiErr.StatusCode != http.StatusNotFound && apiErr.StatusCode != http.StatusGone) {
 		return err
 	}
 	why := apiErr.notFromService()
