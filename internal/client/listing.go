@@ -203,7 +203,7 @@ func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
 	d.size = len(b)
 	d.Pagination = env.Pagination
 	if len(env.Data) == 0 || bytes.Equal(env.Data, []byte("null")) {
-		return nil // no data array: check() says so
+		return nil // no data array: admit says so
 	}
 	dec := json.NewDecoder(bytes.NewReader(env.Data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
@@ -215,7 +215,7 @@ func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
 		if err := dec.Decode(&v); err != nil {
 			return err
 		}
-		// A record without an id is kept, for check() to refuse the page.
+		// A record without an id is kept, for admit to refuse the page.
 		if id := d.idOf(&v); id != "" && !d.accept(&v) {
 			if d.malformed == 0 {
 				d.first = strconv.Quote(d.text.cut(d.text.clean(id), 40))
@@ -231,25 +231,18 @@ func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// check requires the data array (null is not an empty page) and checks
+// admit requires the data array (null is not an empty page) and admits
 // every record (every listed type is a record).
-func (d *pageDecoder[T]) check() error {
+func (d *pageDecoder[T]) admit(g textGuard) error {
 	if d.Data == nil {
 		return missing("the listing's data array")
 	}
 	for i := range d.Data {
-		if err := any(&d.Data[i]).(record).check(); err != nil {
+		if err := any(&d.Data[i]).(record).admit(g); err != nil {
 			return fmt.Errorf("item %d: %w", i, err)
 		}
 	}
 	return nil
-}
-
-// guard cleans every record's text.
-func (d *pageDecoder[T]) guard(g textGuard) {
-	for i := range d.Data {
-		any(&d.Data[i]).(record).guard(g)
-	}
 }
 
 // ListingClockAllowance is how much newer than a record listed before it a
