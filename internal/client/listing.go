@@ -232,14 +232,16 @@ func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
 }
 
 // admit requires the data array (null is not an empty page) and admits
-// every record (every listed type is a record).
+// every record.
 func (d *pageDecoder[T]) admit(g textGuard) error {
 	if d.Data == nil {
 		return missing("the listing's data array")
 	}
 	for i := range d.Data {
-		if err := any(&d.Data[i]).(record).admit(g); err != nil {
-			return fmt.Errorf("item %d: %w", i, err)
+		if r, ok := any(&d.Data[i]).(record); ok {
+			if err := r.admit(g); err != nil {
+				return fmt.Errorf("item %d: %w", i, err)
+			}
 		}
 	}
 	return nil
