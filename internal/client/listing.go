@@ -58,6 +58,9 @@ type ListOptions struct {
 // listing pages through path; after an invalid-cursor 400 it restarts once,
 // as the API document says. newSeen (nil: drop repeated ids) may stop it.
 func listing[T any](ctx context.Context, c *Client, path string, opts ListOptions, idOf func(*T) string, accept func(*T) bool, newSeen func() seenRecords[T]) iter.Seq2[T, error] {
+	if opts.Ended == nil {
+		opts.Ended = func(bool) {}
+	}
 	return func(yield func(T, error) bool) {
 		var zero T
 		yielded, pages, size, barren := 0, 0, 0, 0
@@ -75,11 +78,6 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 		stop := func(err error) {
 			yield(zero, &ListingError{Path: c.base.EscapedPath() + path, Pages: pages, Items: yielded, Err: err})
 		}
-		ended := func(left bool) {
-			if opts.Ended != nil {
-				opts.Ended(!left)
-			}
-		}
 		var seen seenRecords[T] = idsSeen[T]{}
 		if newSeen != nil {
 			seen = newSeen()
@@ -94,11 +92,10 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 				return
 			}
 			q := url.Values{"limit": {strconv.Itoa(PageSize)}}
-			if opts.Order != "" && cursor == "" {
-				q.Set("order", string(opts.Order))
-			}
 			if cursor != "" {
 				q.Set("cursor", cursor)
+			} else if opts.Order != "" {
+				q.Set("order", string(opts.Order))
 			}
 			p := &pageDecoder[T]{accept: accept, idOf: idOf, text: c.guard}
 			err := c.do(ctx, call{method: "GET", path: path, query: q, idempotent: true}, p)
@@ -137,12 +134,12 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 				fresh = true
 				yielded++
 				if !yield(p.Data[i], nil) || opts.Max > 0 && yielded >= opts.Max {
-					ended(i < len(p.Data)-1 || p.hasNext())
+					opts.Ended(i == len(p.Data)-1 && !p.hasNext())
 					return
 				}
 			}
 			if !p.hasNext() {
-				ended(false)
+				opts.Ended(true)
 				return
 			}
 			barren++
