@@ -118,7 +118,7 @@ func BenchmarkHostileListingPeakHeap(b *testing.B) {
 						}
 					}
 				}()
-				if _, err := c.ListAccounts(context.Background(), ListOptions{}); err == nil {
+				if _, err := Collect(c.Accounts(context.Background(), ListOptions{})); err == nil {
 					b.Fatal("the listing ended without an error")
 				}
 				close(stop)

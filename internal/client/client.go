@@ -191,7 +191,8 @@ func parseBaseURL(raw string, allowInsecure bool, g textGuard) (*url.URL, error)
 	switch {
 	case trimmed == "":
 		return nil, fmt.Errorf("%w: it is empty", ErrInvalidBaseURL)
-	case strings.ContainsAny(trimmed, "@?#"): // before url.Parse splits it
+	// Without "@", "?" and "#", url.Parse finds no user, query or fragment.
+	case strings.ContainsAny(trimmed, "@?#"):
 		return nil, fmt.Errorf("%w %s: it must not carry credentials, a query or a fragment", ErrInvalidBaseURL, shown)
 	case missingColonRE.MatchString(trimmed):
 		scheme := strings.ToLower(missingColonRE.FindStringSubmatch(trimmed)[1])
@@ -206,9 +207,6 @@ func parseBaseURL(raw string, allowInsecure bool, g textGuard) (*url.URL, error)
 	}
 	if u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return nil, fmt.Errorf("%w %s: want https://host[:port], optionally with a path prefix", ErrInvalidBaseURL, shown)
-	}
-	if u.RawQuery != "" || u.Fragment != "" || u.User != nil || u.ForceQuery { // in case url.Parse finds them elsewhere
-		return nil, fmt.Errorf("%w %s: it must not carry credentials, a query or a fragment", ErrInvalidBaseURL, shown)
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""

@@ -51,11 +51,6 @@ func (c *Client) Accounts(ctx context.Context, opts ListOptions) iter.Seq2[Accou
 	return listing(ctx, c, "/api/v1/accounts", opts, func(a *Account) string { return a.ID }, func(a *Account) bool { return AccountIDFormat.MatchString(a.ID) }, nil)
 }
 
-// ListAccounts returns the accounts of Accounts as a slice.
-func (c *Client) ListAccounts(ctx context.Context, opts ListOptions) ([]Account, error) {
-	return Collect(c.Accounts(ctx, opts))
-}
-
 // Backups iterates over an account's backups, newest first (opts.Order is
 // ignored), leaving out records of other accounts as malformed.
 func (c *Client) Backups(ctx context.Context, accountID string, opts ListOptions) iter.Seq2[Backup, error] {
@@ -125,11 +120,6 @@ type SuccessOutcome struct {
 	Err    error
 }
 
-// LatestSuccess returns the account's newest successful backup, or nil.
-func (c *Client) LatestSuccess(ctx context.Context, accountID string) (*Backup, error) {
-	return c.firstBackup(ctx, accountID, func(b *Backup) bool { return b.Status == StatusSuccess })
-}
-
 // SuccessTime is when a successful backup ended: completed_at, or
 // created_at when the service left completed_at out.
 func SuccessTime(b *Backup) time.Time {
@@ -139,13 +129,13 @@ func SuccessTime(b *Backup) time.Time {
 	return b.CreatedAt
 }
 
-// LatestSuccesses runs LatestSuccess for every account, several at once;
-// done, when set, is called (never at once) as each read ends.
+// LatestSuccesses reads every account's newest successful backup, several
+// at once; done, when set, is called (never at once) as each read ends.
 func (c *Client) LatestSuccesses(ctx context.Context, accountIDs []string, done func(finished int)) []SuccessOutcome {
 	outcomes := make([]SuccessOutcome, len(accountIDs))
 	read := make([]bool, len(accountIDs))
 	fleet.Each(ctx, len(accountIDs), LatestSuccessesInFlight, func(ctx context.Context, i int) {
-		b, err := c.LatestSuccess(ctx, accountIDs[i])
+		b, err := c.firstBackup(ctx, accountIDs[i], func(b *Backup) bool { return b.Status == StatusSuccess })
 		outcomes[i], read[i] = SuccessOutcome{Latest: b, Err: err}, true
 	}, func(_, finished int) {
 		if done != nil {
@@ -378,12 +368,10 @@ func (e *APIError) notFromService() string {
 
 // judgeAbsence applies the absence rule to err, from a request on
 // accountID's paths: a *GoneError, an *UnprovenAbsenceError, or err itself.
+// err comes from c.do or a listing, never judged before.
 func (c *Client) judgeAbsence(ctx context.Context, accountID string, err error) error {
 	var apiErr *APIError
-	switch {
-	case err == nil, errors.As(err, new(*GoneError)), errors.As(err, new(*UnprovenAbsenceError)):
-		return err
-	case !errors.As(err, &apiErr) || (apiErr.StatusCode != http.StatusNotFound && apiErr.StatusCode != http.StatusGone):
+	if !errors.As(err, &apiErr) || (apiErr.StatusCode != http.StatusNotFound && apiErr.StatusCode != http.StatusGone) {
 		return err
 	}
 	why := apiErr.notFromService()

@@ -39,7 +39,7 @@ func TestEveryEndpoint(t *testing.T) {
 		t.Errorf("account %+v", acc)
 	}
 
-	accs, err := f.client.ListAccounts(ctx, ListOptions{})
+	accs, err := Collect(f.client.Accounts(ctx, ListOptions{}))
 	if err != nil || len(accs) != 3 {
 		t.Fatalf("accounts: %d, %v", len(accs), err)
 	}
@@ -75,7 +75,7 @@ func TestEveryEndpoint(t *testing.T) {
 	}
 }
 
-// LatestSuccess against services that answer oddly: a success without
+// LatestSuccesses against services that answer oddly: a success without
 // completed_at counts from created_at; pages of failures that never end
 // stop with a *ListingError instead of reading forever.
 func TestLatestSuccessAgainstOddServices(t *testing.T) {
@@ -93,7 +93,7 @@ func TestLatestSuccessAgainstOddServices(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := c.LatestSuccess(context.Background(), "acc_0123456789abcdef")
+		b, err := latestSuccess(context.Background(), c, "acc_0123456789abcdef")
 		if err != nil || b == nil || !SuccessTime(b).Equal(created) {
 			t.Fatalf("%+v %v, want the success, timed by its created_at", b, err)
 		}
@@ -112,7 +112,7 @@ func TestLatestSuccessAgainstOddServices(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = c.LatestSuccess(context.Background(), "acc_0123456789abcdef")
+		_, err = latestSuccess(context.Background(), c, "acc_0123456789abcdef")
 		var le *ListingError
 		if !errors.As(err, &le) || page > 3 {
 			t.Fatalf("err = %v after %d pages, want a *ListingError within a few pages", err, page)
@@ -193,7 +193,7 @@ func TestAbsenceNeedsTheServicesOwnAnswerAndAProvenBaseURL(t *testing.T) {
 			svc := &absenceService{status: tc.status, contentType: tc.contentType, body: tc.body, tokenStatus: tc.tokenStatus}
 			c, _ := hostileClient(t, svc.ServeHTTP, func(o *Options) { o.MaxRetries = 0 })
 			_, accountErr := c.Account(t.Context(), absentAccount)
-			_, listErr := c.LatestSuccess(t.Context(), absentAccount)
+			_, listErr := latestSuccess(t.Context(), c, absentAccount)
 			_, triggerErr := c.Trigger(absentAccount).Post(t.Context())
 			for what, err := range map[string]error{"account read": accountErr, "backups listing": listErr, "trigger": triggerErr} {
 				var gone *GoneError

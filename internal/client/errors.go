@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -117,12 +118,8 @@ type DecodeError struct {
 }
 
 func (e *DecodeError) Error() string {
-	id := e.RequestID
-	if id == "" {
-		id = "none"
-	}
 	return fmt.Sprintf("%s %s: HTTP %d with a body that is not the expected JSON (request id %s): %v",
-		e.Method, e.Path, e.StatusCode, id, e.Err)
+		e.Method, e.Path, e.StatusCode, cmp.Or(e.RequestID, "none"), e.Err)
 }
 
 func (e *DecodeError) Unwrap() error { return e.Err }
@@ -210,10 +207,7 @@ func parseProblem(g textGuard, method, path string, status int, header http.Head
 	} else {
 		e.NotProblem = true
 		e.Title = http.StatusText(status)
-		ct := g.cut(g.clean(header.Get("Content-Type")), 80)
-		if ct == "" {
-			ct = "no content type"
-		}
+		ct := cmp.Or(g.cut(g.clean(header.Get("Content-Type")), 80), "no content type")
 		// Cleaned whole before it is cut, so that a key is never half shown.
 		if s := g.cut(g.clean(string(body)), snippetLen); s != "" {
 			e.Detail = fmt.Sprintf("the response was not a problem document (%s): %q", ct, s)

@@ -42,7 +42,7 @@ func TestErrorsCarryEverything(t *testing.T) {
 		{"409", func() error { _, err := f.client.Trigger(id).Post(ctx); return err }, ErrConflict, 409, "Conflict", "A backup for account " + id + " is already in progress."},
 		{"422 malformed id", func() error { _, err := f.client.Account(ctx, "acc_nope"); return err }, ErrUnprocessable, 422, "Unprocessable Entity", ""},
 		{"422 not backupable", func() error { _, err := f.client.Trigger(paused).Post(ctx); return err }, ErrUnprocessable, 422, "Unprocessable Entity", "Account " + paused + " is not in a backupable state: paused"},
-		{"422 order", func() error { _, err := f.client.ListAccounts(ctx, ListOptions{Order: "ASC"}); return err }, ErrUnprocessable, 422, "Unprocessable Entity", "order must be asc or desc."},
+		{"422 order", func() error { _, err := Collect(f.client.Accounts(ctx, ListOptions{Order: "ASC"})); return err }, ErrUnprocessable, 422, "Unprocessable Entity", "order must be asc or desc."},
 	}
 	for _, tc := range cases {
 		err := tc.call()

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -73,4 +74,10 @@ func hostileClient(t *testing.T, h http.HandlerFunc, mod func(*Options)) (*Clien
 		t.Fatal(err)
 	}
 	return c, clock
+}
+
+// latestSuccess is one account's outcome of LatestSuccesses.
+func latestSuccess(ctx context.Context, c *Client, accountID string) (*Backup, error) {
+	o := c.LatestSuccesses(ctx, []string{accountID}, nil)[0]
+	return o.Latest, o.Err
 }

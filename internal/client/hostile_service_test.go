@@ -68,7 +68,7 @@ func hostileListing(t *testing.T, name string) (*Client, *atomic.Int64) {
 func TestListingEndlessNewCursorsStopsAtTheBound(t *testing.T) {
 	t.Parallel()
 	c, requests := hostileListing(t, "endless-cursors")
-	accs, err := c.ListAccounts(context.Background(), ListOptions{})
+	accs, err := Collect(c.Accounts(context.Background(), ListOptions{}))
 	var le *ListingError
 	if !errors.Is(err, ErrListingTooLong) || !errors.As(err, &le) {
 		t.Fatalf("want ErrListingTooLong, got %v", err)
@@ -109,7 +109,7 @@ func TestListingPagesOfRepeatsStop(t *testing.T) {
 		n := requests.Add(1)
 		_, _ = fmt.Fprintf(w, `{"data":[%s],"pagination":{"limit":50,"next_cursor":"c%d"}}`, accountJSON("acc_0123456789abcdef"), n)
 	}, nil)
-	accs, err := c.ListAccounts(context.Background(), ListOptions{})
+	accs, err := Collect(c.Accounts(context.Background(), ListOptions{}))
 	if !errors.Is(err, ErrBarrenPages) || len(accs) != 1 || requests.Load() != 1+maxBarrenPages {
 		t.Fatalf("%d accounts, %d requests: %v", len(accs), requests.Load(), err)
 	}
@@ -118,7 +118,7 @@ func TestListingPagesOfRepeatsStop(t *testing.T) {
 func TestListingPageOverTheLimitIsRefused(t *testing.T) {
 	t.Parallel()
 	c, _ := hostileListing(t, "page-of-20000")
-	accs, err := c.ListAccounts(context.Background(), ListOptions{})
+	accs, err := Collect(c.Accounts(context.Background(), ListOptions{}))
 	if !errors.Is(err, ErrOversizedPage) || len(accs) != 0 {
 		t.Fatalf("%d accounts: %v", len(accs), err)
 	}
@@ -129,7 +129,7 @@ func TestListingPageOverTheLimitIsRefused(t *testing.T) {
 func TestListingBytesAreBounded(t *testing.T) {
 	t.Parallel()
 	c, requests := hostileListing(t, "huge-records")
-	_, err := c.ListAccounts(context.Background(), ListOptions{})
+	_, err := Collect(c.Accounts(context.Background(), ListOptions{}))
 	if !errors.Is(err, ErrListingTooLong) || !strings.Contains(err.Error(), "32 MiB") {
 		t.Fatalf("want the byte bound, got %v", err)
 	}
@@ -162,7 +162,7 @@ func TestListingSkipsMalformedIDs(t *testing.T) {
 		_, _ = fmt.Fprintf(w, `{"data":[%s],"pagination":{"limit":50,"next_cursor":null}}`, strings.Join(items, ","))
 	}, nil)
 	calls, count, example := 0, 0, ""
-	accs, err := c.ListAccounts(context.Background(), ListOptions{Skipped: func(n int, ex string) { calls, count, example = calls+1, n, ex }})
+	accs, err := Collect(c.Accounts(context.Background(), ListOptions{Skipped: func(n int, ex string) { calls, count, example = calls+1, n, ex }}))
 	if err != nil || len(accs) != 2 {
 		t.Fatalf("%d accounts: %v", len(accs), err)
 	}

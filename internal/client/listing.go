@@ -58,6 +58,9 @@ type ListOptions struct {
 // listing pages through path; after an invalid-cursor 400 it restarts once,
 // as the API document says. newSeen (nil: drop repeated ids) may stop it.
 func listing[T any](ctx context.Context, c *Client, path string, opts ListOptions, idOf func(*T) string, accept func(*T) bool, newSeen func() seenRecords[T]) iter.Seq2[T, error] {
+	if opts.Ended == nil {
+		opts.Ended = func(bool) {}
+	}
 	return func(yield func(T, error) bool) {
 		var zero T
 		yielded, pages, size, barren := 0, 0, 0, 0
@@ -75,11 +78,6 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 		stop := func(err error) {
 			yield(zero, &ListingError{Path: c.base.EscapedPath() + path, Pages: pages, Items: yielded, Err: err})
 		}
-		ended := func(left bool) {
-			if opts.Ended != nil {
-				opts.Ended(!left)
-			}
-		}
 		var seen seenRecords[T] = idsSeen[T]{}
 		if newSeen != nil {
 			seen = newSeen()
@@ -94,11 +92,10 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 				return
 			}
 			q := url.Values{"limit": {strconv.Itoa(PageSize)}}
-			if opts.Order != "" && cursor == "" {
-				q.Set("order", string(opts.Order))
-			}
 			if cursor != "" {
 				q.Set("cursor", cursor)
+			} else if opts.Order != "" {
+				q.Set("order", string(opts.Order))
 			}
 			p := &pageDecoder[T]{accept: accept, idOf: idOf, text: c.guard}
 			err := c.do(ctx, call{method: "GET", path: path, query: q, idempotent: true}, p)
@@ -137,12 +134,12 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 				fresh = true
 				yielded++
 				if !yield(p.Data[i], nil) || opts.Max > 0 && yielded >= opts.Max {
-					ended(i < len(p.Data)-1 || p.hasNext())
+					opts.Ended(i == len(p.Data)-1 && !p.hasNext())
 					return
 				}
 			}
 			if !p.hasNext() {
-				ended(false)
+				opts.Ended(true)
 				return
 			}
 			barren++
@@ -203,7 +200,7 @@ func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
 	d.size = len(b)
 	d.Pagination = env.Pagination
 	if len(env.Data) == 0 || bytes.Equal(env.Data, []byte("null")) {
-		return nil // no data array: check() says so
+		return nil // no data array: admit says so
 	}
 	dec := json.NewDecoder(bytes.NewReader(env.Data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
@@ -215,7 +212,7 @@ func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
 		if err := dec.Decode(&v); err != nil {
 			return err
 		}
-		// A record without an id is kept, for check() to refuse the page.
+		// A record without an id is kept, for admit to refuse the page.
 		if id := d.idOf(&v); id != "" && !d.accept(&v) {
 			if d.malformed == 0 {
 				d.first = strconv.Quote(d.text.cut(d.text.clean(id), 40))
@@ -231,29 +228,20 @@ func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// check requires the data array (null is not an empty page) and checks
+// admit requires the data array (null is not an empty page) and admits
 // every record.
-func (d *pageDecoder[T]) check() error {
+func (d *pageDecoder[T]) admit(g textGuard) error {
 	if d.Data == nil {
 		return missing("the listing's data array")
 	}
 	for i := range d.Data {
 		if r, ok := any(&d.Data[i]).(record); ok {
-			if err := r.check(); err != nil {
+			if err := r.admit(g); err != nil {
 				return fmt.Errorf("item %d: %w", i, err)
 			}
 		}
 	}
 	return nil
-}
-
-// guard cleans every record's text.
-func (d *pageDecoder[T]) guard(g textGuard) {
-	for i := range d.Data {
-		if r, ok := any(&d.Data[i]).(record); ok {
-			r.guard(g)
-		}
-	}
 }
 
 // ListingClockAllowance is how much newer than a record listed before it a

@@ -21,7 +21,7 @@ func TestListingPagesAtFiftyInBothOrders(t *testing.T) {
 	want := f.srv.AccountIDs() // oldest first
 	for _, order := range []Order{OrderAsc, OrderDesc, ""} {
 		before := f.srv.Requests(mockservice.RouteListAccounts)
-		got, err := f.client.ListAccounts(context.Background(), ListOptions{Order: order})
+		got, err := Collect(f.client.Accounts(context.Background(), ListOptions{Order: order}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func TestListingPagesAtFiftyInBothOrders(t *testing.T) {
 func TestListingMax(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, mockservice.Options{Seed: 2, Accounts: 137}, nil)
-	got, err := f.client.ListAccounts(context.Background(), ListOptions{Max: 60})
+	got, err := Collect(f.client.Accounts(context.Background(), ListOptions{Max: 60}))
 	if err != nil || len(got) != 60 {
 		t.Fatalf("%d %v", len(got), err)
 	}
@@ -145,12 +145,12 @@ func ptr(s string) *string { return &s }
 func TestListingDetectsRepeatedCursor(t *testing.T) {
 	t.Parallel()
 	c := fakePages(t, []*string{ptr("c1"), ptr("c2"), ptr("c1")})
-	got, err := c.ListAccounts(context.Background(), ListOptions{})
+	got, err := Collect(c.Accounts(context.Background(), ListOptions{}))
 	if !errors.Is(err, ErrRepeatedCursor) || len(got) != 3 {
 		t.Fatalf("%d items, %v", len(got), err)
 	}
 	c = fakePages(t, []*string{ptr("c0")})
-	if _, err := c.ListAccounts(context.Background(), ListOptions{}); !errors.Is(err, ErrRepeatedCursor) {
+	if _, err := Collect(c.Accounts(context.Background(), ListOptions{})); !errors.Is(err, ErrRepeatedCursor) {
 		t.Fatalf("self-referencing cursor: %v", err)
 	}
 }
@@ -158,7 +158,7 @@ func TestListingDetectsRepeatedCursor(t *testing.T) {
 func TestListingToleratesAbsentCursorAndUnknownValues(t *testing.T) {
 	t.Parallel()
 	c := fakePages(t, []*string{ptr("c1"), ptr("")})
-	got, err := c.ListAccounts(context.Background(), ListOptions{})
+	got, err := Collect(c.Accounts(context.Background(), ListOptions{}))
 	if err != nil || len(got) != 2 {
 		t.Fatalf("%d %v", len(got), err)
 	}
@@ -321,8 +321,8 @@ func TestBackupsOutOfOrderAcrossPages(t *testing.T) {
 	if b, err := c.FindBackup(context.Background(), consistencyAccount, bkID(5)); b != nil || !errors.Is(err, ErrInconsistentListing) {
 		t.Errorf("FindBackup: %v, %v", b, err)
 	}
-	if b, err := c.LatestSuccess(context.Background(), consistencyAccount); b == nil || err != nil || b.ID != bkID(1) {
-		t.Errorf("LatestSuccess, on page 1 before the fault: %v, %v", b, err)
+	if b, err := latestSuccess(context.Background(), c, consistencyAccount); b == nil || err != nil || b.ID != bkID(1) {
+		t.Errorf("latestSuccess, on page 1 before the fault: %v, %v", b, err)
 	}
 }
 
@@ -427,12 +427,12 @@ func TestBackupsRestartIsANewPass(t *testing.T) {
 func TestBackupsCheckCostsNoRequest(t *testing.T) {
 	t.Parallel()
 	c, requests := pagedService(t, []string{bk(1, 0, "running"), bk(2, -time.Hour, "success"), bk(3, time.Hour, "success")})
-	if b, err := c.LatestSuccess(context.Background(), consistencyAccount); err != nil || b == nil || b.ID != bkID(2) || requests.Load() != 1 {
+	if b, err := latestSuccess(context.Background(), c, consistencyAccount); err != nil || b == nil || b.ID != bkID(2) || requests.Load() != 1 {
 		t.Errorf("%v, %v after %d requests", b, err, requests.Load())
 	}
 	page1 := []string{bk(1, 0, "running"), bk(2, -time.Hour, "success")}
 	c, requests = pagedService(t, page1, []string{bk(3, time.Hour, "success")})
-	if b, err := c.LatestSuccess(context.Background(), consistencyAccount); err != nil || b == nil || b.ID != bkID(2) || requests.Load() != 1 {
+	if b, err := latestSuccess(context.Background(), c, consistencyAccount); err != nil || b == nil || b.ID != bkID(2) || requests.Load() != 1 {
 		t.Errorf("%v, %v after %d requests", b, err, requests.Load())
 	}
 	got, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{Max: 2}))

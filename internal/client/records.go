@@ -47,7 +47,11 @@ type Account struct {
 	CreatedAt    time.Time `json:"created_at"`
 }
 
-func (a *Account) check() error {
+func (a *Account) admit(g textGuard) error {
+	a.Name = g.text(a.Name)
+	a.BackupStatus = g.word(a.BackupStatus)
+	a.Platform = g.word(a.Platform)
+	a.ServiceType = g.word(a.ServiceType)
 	switch {
 	case a.ID == "":
 		return missing("account id")
@@ -55,13 +59,6 @@ func (a *Account) check() error {
 		return fmt.Errorf("%w: account id %q", errMalformedID, a.ID)
 	}
 	return nil
-}
-
-func (a *Account) guard(g textGuard) {
-	a.Name = g.text(a.Name)
-	a.BackupStatus = g.word(a.BackupStatus)
-	a.Platform = g.word(a.Platform)
-	a.ServiceType = g.word(a.ServiceType)
 }
 
 // Token describes the presented API key.
@@ -77,7 +74,9 @@ type Organization struct {
 	Name string `json:"name"`
 }
 
-func (t *Token) check() error {
+func (t *Token) admit(g textGuard) error {
+	t.Name = g.text(t.Name)
+	t.Organization.Name = g.text(t.Organization.Name)
 	switch {
 	case t.Name == "":
 		return missing("token name")
@@ -87,11 +86,6 @@ func (t *Token) check() error {
 		return fmt.Errorf("%w: organization id %q", errMalformedID, t.Organization.ID)
 	}
 	return nil
-}
-
-func (t *Token) guard(g textGuard) {
-	t.Name = g.text(t.Name)
-	t.Organization.Name = g.text(t.Organization.Name)
 }
 
 // Backup is one backup of an account.
@@ -111,7 +105,12 @@ func (b Backup) Good() bool {
 		(b.Error == nil || *b.Error == "")
 }
 
-func (b *Backup) check() error {
+func (b *Backup) admit(g textGuard) error {
+	b.Status = g.word(b.Status)
+	if b.Error != nil {
+		e := g.text(*b.Error)
+		b.Error = &e
+	}
 	switch {
 	case b.ID == "":
 		return missing("backup id")
@@ -127,14 +126,6 @@ func (b *Backup) check() error {
 	return nil
 }
 
-func (b *Backup) guard(g textGuard) {
-	b.Status = g.word(b.Status)
-	if b.Error != nil {
-		e := g.text(*b.Error)
-		b.Error = &e
-	}
-}
-
 // AuditLog is one audit log record.
 type AuditLog struct {
 	ID           string    `json:"id"`
@@ -145,18 +136,15 @@ type AuditLog struct {
 	ResourceID   string    `json:"resource_id"`
 }
 
-func (l *AuditLog) check() error {
-	if l.ID == "" {
-		return missing("audit log id")
-	}
-	return nil
-}
-
-func (l *AuditLog) guard(g textGuard) {
+func (l *AuditLog) admit(g textGuard) error {
 	l.Action = g.word(l.Action)
 	l.Actor = g.text(l.Actor)
 	l.ResourceType = g.word(l.ResourceType)
 	l.ResourceID = g.text(l.ResourceID) // any kind: no one format to check
+	if l.ID == "" {
+		return missing("audit log id")
+	}
+	return nil
 }
 
 // Order of a listing by its primary timestamp.
@@ -177,15 +165,15 @@ var errMalformedID = errors.New("an id does not have the documented format")
 
 func missing(what string) error { return fmt.Errorf("%w: %s", errMissing, what) }
 
-// record is every decoded answer: guard cleans its strings; ids are checked
-// instead, so that cleaning cannot make a hostile id look valid.
+// record is every decoded answer: admit cleans its strings, then checks its
+// required fields and ids. Ids are checked, not cleaned, so that cleaning
+// cannot make a hostile id look valid; text is cleaned before the check, so
+// that a status of control characters fails.
 type record interface {
-	guard(textGuard)
-	check() error // required fields and ids
+	admit(textGuard) error
 }
 
-// decodeStrict decodes one JSON value and refuses anything after it. Text
-// is cleaned before the check, so that a status of control characters fails.
+// decodeStrict decodes one JSON value and refuses anything after it.
 func decodeStrict(body []byte, out record, g textGuard) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(out); err != nil {
@@ -194,8 +182,7 @@ func decodeStrict(body []byte, out record, g textGuard) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errors.New("data follows the JSON value")
 	}
-	out.guard(g)
-	return out.check()
+	return out.admit(g)
 }
 
 // MaxShownText bounds a server string shown to the user, in characters.

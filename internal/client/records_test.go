@@ -28,7 +28,7 @@ func TestContractRequiredFieldsAreEnforced(t *testing.T) {
 			return err
 		},
 		"accounts": func(c *Client) error {
-			_, err := c.ListAccounts(context.Background(), ListOptions{})
+			_, err := Collect(c.Accounts(context.Background(), ListOptions{}))
 			return err
 		},
 		"backups": func(c *Client) error {

@@ -94,7 +94,7 @@ func benchFreshness(ctx context.Context, _ *harness, r *report, _ int) error {
 			return err
 		}
 		started := time.Now()
-		accounts, err := c.ListAccounts(ctx, client.ListOptions{})
+		accounts, err := client.Collect(c.Accounts(ctx, client.ListOptions{}))
 		if err != nil {
 			m.close()
 			return err
