@@ -341,9 +341,6 @@ func pendingAttribute() schema.SingleNestedAttribute {
 // destroyRecord is the record a guard's stopped destroy left; an unreadable one is none (a new backup).
 func destroyRecord(ctx context.Context, private privateGetter) workflow.Record {
 	stored, _ := private.GetKey(ctx, workflow.Key)
-	r, err := workflow.Decode(stored)
-	if err != nil {
-		return workflow.Record{}
-	}
+	r, _ := workflow.Decode(stored) // the zero Record with any error
 	return r
 }
