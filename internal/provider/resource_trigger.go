@@ -134,9 +134,10 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior workflow.Record, o workflow.Outcome, by caller,
 	timeout time.Duration, private privateSetter, state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics,
 ) {
+	rec := prior.After(o)
 	switch o.Kind {
 	case workflow.NotIdentified:
-		recordUnidentified(ctx, m, prior, o, r.data.runner.ServiceNow(), private, diags, by)
+		rec = reportUnidentified(m, rec, o, r.data.runner.ServiceNow(), diags, by)
 	case workflow.Refused, workflow.ConflictNotOver, workflow.Unreadable:
 		report(diags, by, timeout, o)
 		if by != createCaller || prior.Since.IsZero() && prior.BackupID == "" {
@@ -144,11 +145,8 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 		}
 		// A replacement that queued no backup: saved, tainted, to tell the next attempt when the replaced
 		// change went ahead, and which backup it may still adopt.
-		rec := prior
-		m.setRecord(rec)
-		saveRecord(ctx, private, rec, diags)
+		rec = prior
 	default:
-		rec := prior.After(o)
 		report(diags, by, timeout, o)
 		if rec.AheadAt.IsZero() && !diags.HasError() && o.Kind != workflow.Interrupted {
 			// The apply goes on: its change goes ahead now (an import's first
@@ -156,9 +154,9 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 			// interrupted one stops before its dependents: a warning, not ahead.
 			rec.AheadAt = r.data.runner.ServiceNow()
 		}
-		m.setRecord(rec)
-		saveRecord(ctx, private, rec, diags)
 	}
+	m.setRecord(rec)
+	saveRecord(ctx, private, rec, diags)
 	diags.Append(state.Set(ctx, m)...)
 	setIdentity(ctx, identity, m.AccountID.ValueString(), m.ID.ValueString(), diags)
 }
@@ -530,12 +528,9 @@ func (s *commandState) take(accountID, triggers string) (replacedTrigger, bool) 
 	return replacedTrigger{}, false
 }
 
-// recordUnidentified saves what is known of an unidentified trigger (its account and triggered_at) and says so:
-// an error when the caller waits for the backup or the outcome is unknown, else a warning.
-func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Record, o workflow.Outcome, now time.Time,
-	private privateSetter, diags *diag.Diagnostics, by caller,
-) {
-	rec := prior.After(o)
+// reportUnidentified says what is known of an unidentified trigger (its account and triggered_at), and returns its record:
+// an error when the caller waits for the backup or the outcome is unknown, else a warning, and the change goes ahead.
+func reportUnidentified(m *triggerModel, rec workflow.Record, o workflow.Outcome, now time.Time, diags *diag.Diagnostics, by caller) workflow.Record {
 	what := " and the Backup Service accepted it (a backup was queued), but"
 	if !o.Confirmed {
 		what = ", but the outcome of the request is unknown (the service may have queued a backup), and"
@@ -546,11 +541,10 @@ func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Rec
 	} else if rec.AheadAt.IsZero() {
 		rec.AheadAt = now // a warning: the apply, and the change, go ahead now
 	}
-	m.setRecord(rec)
-	saveRecord(ctx, private, rec, diags)
 	add(path.Root("id"), summary, fmt.Sprintf("A backup of account %s was triggered at %s%s no record of it could be found in the "+
 		"account's backups:\n\n%s\n\n%s If you know that no backup was queued, `terraform apply -replace` on this resource sends a new trigger.",
-		m.AccountID.ValueString(), m.TriggeredAt.ValueString(), what, describeError(o.Err), next))
+		m.AccountID.ValueString(), timeValue(rec.TriggeredAt).ValueString(), what, describeError(o.Err), next))
+	return rec
 }
 
 // addImportNotFound explains why a backup_trigger cannot be imported: no such backup, or no such account.
