@@ -382,15 +382,7 @@ func (r *triggerResource) IdentitySchema(_ context.Context, _ resource.IdentityS
 	}
 }
 
-// triggersReplace: a change of triggers (or an unknown value) takes a new backup, except on an import's first apply.
-func triggersReplace(rec workflow.Record, plan, state types.Map) bool {
-	if plan.IsUnknown() {
-		return true
-	}
-	return !rec.TakesConfigTriggers() && triggersKey(plan) != triggersKey(state)
-}
-
-// planUpdate plans an update from the record, once: triggersReplace, then
+// planUpdate plans an update from the record, once: a change of triggers, then
 // what the next apply does with the backup (workflow.Record.Next) makes its
 // attributes unknown (identify, settle) or replaces the trigger (retake).
 // A change of account_id replaces the trigger, and nothing is planned here.
@@ -404,17 +396,20 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 	if !ok {
 		return
 	}
-	if triggersReplace(rec, plan.Triggers, state.Triggers) {
+	// A change of triggers (or an unknown value) takes a new backup, except on an import's first apply.
+	if plan.Triggers.IsUnknown() || !rec.TakesConfigTriggers() && triggersKey(plan.Triggers) != triggersKey(state.Triggers) {
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("triggers"))
 	}
-	var unknown []string
 	switch rec.Next(state.WaitForCompletion.ValueBool(), plan.WaitForCompletion.ValueBool()) {
+	case workflow.Keep:
+		return
 	case workflow.Identify:
-		unknown = []string{"id", "triggered_at", "backup_status", "completed_at"}
+		plan.ID, plan.TriggeredAt = types.StringUnknown(), timetypes.NewRFC3339Unknown()
+		fallthrough
 	case workflow.Settle:
-		unknown = []string{"backup_status", "completed_at"}
+		plan.BackupStatus, plan.CompletedAt = types.StringUnknown(), timetypes.NewRFC3339Unknown()
 	case workflow.Retake:
-		unknown = []string{"backup_status"}
+		plan.BackupStatus = types.StringUnknown()
 		why := "wait_for_completion is true"
 		if !state.WaitForCompletion.ValueBool() || !plan.WaitForCompletion.ValueBool() {
 			why = "the change it was taken for never went ahead (its wait was interrupted or ran out)"
@@ -424,13 +419,7 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 				"replaced to take a new backup.", state.ID.ValueString(), state.AccountID.ValueString(), state.BackupStatus.ValueString(), why))
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("backup_status"))
 	}
-	for _, name := range unknown {
-		var v attr.Value = types.StringUnknown()
-		if name == "triggered_at" || name == "completed_at" {
-			v = timetypes.NewRFC3339Unknown()
-		}
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(name), v)...)
-	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
 
 // runOrAdopt takes the trigger's backup or, when this create replaces a trigger of the same account and
