@@ -155,7 +155,7 @@ func goneAdvice(accountID string) string {
 // Create checks the account and the key's organization, so that a wrong one fails the apply that
 // adds the guard, not the destroy it exists for.
 func (r *onDestroyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	m, ok := decode[onDestroyModel](ctx, req.Plan, &resp.Diagnostics)
+	m, ok := decode[onDestroyModel](ctx, req.Plan, &resp.Diagnostics) // pending_destroy_backup null, as ModifyPlan planned it
 	if !ok {
 		return
 	}
@@ -164,7 +164,6 @@ func (r *onDestroyResource) Create(ctx context.Context, req resource.CreateReque
 		addOrganizationError(&resp.Diagnostics, "backup_on_destroy of account "+accountID, err)
 		return
 	}
-	m.Pending = pendingNull()
 	if _, err := r.data.client.Account(ctx, accountID); err != nil {
 		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read account %s for backup_on_destroy", accountID), err)
 		return
@@ -193,8 +192,7 @@ func (r *onDestroyResource) Read(ctx context.Context, req resource.ReadRequest, 
 // Update stores the settings and clears the pending destroy-time backup; it takes no backup.
 func (r *onDestroyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var m onDestroyModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	m.Pending = pendingNull()
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...) // pending_destroy_backup null, as ModifyPlan planned it
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	saveRecord(ctx, resp.Private, workflow.Record{}, &resp.Diagnostics)
 }
