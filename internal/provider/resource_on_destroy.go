@@ -219,16 +219,22 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		Progress:          progress(ctx, nil, m.AccountID.ValueString()),
 	}
 	resume := cmp.Or(durationOf(m.Resume), defaultResume) // unset in a state a test wrote by hand
-	now := r.data.clock.Now()
+	// Follow the backup an earlier destroy began while it stands (workflow.CountsForDestroy), or take a new one.
 	earlier := destroyRecord(ctx, req.Private)
-	if earlier.Phase != workflow.PhaseNone && !earlier.StandsForDestroy(now, resume) {
+	var o workflow.Outcome
+	switch {
+	case earlier.StandsForDestroy(r.data.clock.Now(), resume):
+		tflog.Info(ctx, "following the backup an earlier destroy began", map[string]any{"record": earlier.String()})
+		o = r.data.runner.Follow(ctx, accountID, earlier, workflow.FollowOptions{RunOptions: opts, Counts: workflow.CountsForDestroy, Renew: true})
+	case earlier.Phase != workflow.PhaseNone:
 		// It stood for a destroy that stopped before resume_within: the data may have changed since.
 		tflog.Info(ctx, "the backup an earlier destroy began no longer counts for this one; taking a new backup",
 			map[string]any{"backup_id": earlier.BackupID, "counts_until": earlier.CountsUntil})
 		earlier = workflow.Record{}
+		fallthrough
+	default:
+		o = r.data.runner.Run(ctx, accountID, opts)
 	}
-
-	o := r.backUp(ctx, accountID, earlier, opts)
 	if o.Good(true) {
 		b := o.Backup
 		tflog.Info(ctx, "backup before destroy succeeded", map[string]any{"backup_id": b.ID})
@@ -260,12 +266,11 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	// The kept state shows the record: Terraform stores the state a failed destroy returns.
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pendingObject(next))...)
 
-	by := destroyCaller(next.CountsUntil)
 	if errors.Is(o.Err, client.ErrGone) {
 		resp.Diagnostics.AddError(fmt.Sprintf("Unable to back up account %s before destroy", accountID),
 			describeError(o.Err, goneGuardAdvice(accountID)))
 	} else {
-		report(&resp.Diagnostics, by, timeout, o)
+		report(&resp.Diagnostics, destroyCaller(next.CountsUntil), timeout, o)
 	}
 	if !resp.Diagnostics.HasError() {
 		resp.Diagnostics.AddError("Backup before destroy did not succeed",
@@ -287,16 +292,6 @@ func cannotBackUp(o workflow.Outcome) (string, bool) {
 		return "its backup failed: " + o.Err.Error(), true
 	}
 	return "", false
-}
-
-// backUp follows the backup an earlier destroy began (workflow.CountsForDestroy), or takes a new one.
-func (r *onDestroyResource) backUp(ctx context.Context, accountID string, earlier workflow.Record, opts workflow.RunOptions) workflow.Outcome {
-	w := r.data.runner
-	if earlier.Phase == workflow.PhaseNone {
-		return w.Run(ctx, accountID, opts)
-	}
-	tflog.Info(ctx, "following the backup an earlier destroy began", map[string]any{"record": earlier.String()})
-	return w.Follow(ctx, accountID, earlier, workflow.FollowOptions{RunOptions: opts, Counts: workflow.CountsForDestroy, Renew: true})
 }
 
 // pendingAttrTypes are the fields of pending_destroy_backup, the record as users see it.
