@@ -121,8 +121,7 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	accountID := plan.AccountID.ValueString()
-	ctx, cancel := boundedFor(ctx, r.data.clock, timeout, accountID)
+	ctx, cancel := boundedFor(ctx, r.data.clock, timeout, plan.AccountID.ValueString())
 	defer cancel()
 
 	o, prior := r.runOrAdopt(ctx, &plan, r.runOptions(ctx, &plan))
@@ -364,14 +363,11 @@ func importedModel(b *client.Backup) triggerModel {
 		WaitForCompletion: types.BoolValue(false),
 		OnConflict:        types.StringValue(onConflictWait),
 		ReuseWithin:       timetypes.NewGoDurationNull(),
-		Timeouts:          timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes)},
+		Timeouts:          timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType})},
 	}
 	m.setRecord(workflow.Record{}.Observe(*b))
 	return m
 }
-
-// timeoutsAttrTypes is the shape of the timeouts block (create only).
-var timeoutsAttrTypes = map[string]attr.Type{"create": types.StringType}
 
 func (r *triggerResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
 	resp.IdentitySchema = identityschema.Schema{
