@@ -192,7 +192,12 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 			setIdentity(ctx, resp.Identity, accountID, c.Backup.ID, &resp.Diagnostics)
 		}
 	case workflow.Gone:
-		removeTrigger(ctx, resp, accountID, backupID, c.Err)
+		// The one way a trigger leaves the state: the service proved its account gone.
+		resp.Diagnostics.AddWarning("Backup trigger removed from state",
+			describeError(c.Err, fmt.Sprintf("The Backup Service proved that backup %s of account %s can no longer be read: the account "+
+				"does not exist for this API key (it was deleted, or is outside the key's organization). The trigger is removed from "+
+				"the state, so the plan proposes to create it again, which fails while the account is missing.", backupID, accountID)))
+		resp.State.RemoveResource(ctx)
 	case workflow.NotImported:
 		// Fails naming the ids, rather than Terraform's generic "non-existent remote object".
 		addImportNotFound(&resp.Diagnostics, accountID, backupID, c.Err)
@@ -227,15 +232,6 @@ func (r *triggerResource) refreshed(ctx context.Context, m *triggerModel, prior,
 		}
 	}
 	saveRecord(ctx, resp.Private, now, &resp.Diagnostics)
-}
-
-// removeTrigger removes a trigger whose account the service proved gone; nothing else removes one.
-func removeTrigger(ctx context.Context, resp *resource.ReadResponse, accountID, backupID string, gone error) {
-	resp.Diagnostics.AddWarning("Backup trigger removed from state",
-		describeError(gone, fmt.Sprintf("The Backup Service proved that backup %s of account %s can no longer be read: the account "+
-			"does not exist for this API key (it was deleted, or is outside the key's organization). The trigger is removed from "+
-			"the state, so the plan proposes to create it again, which fails while the account is missing.", backupID, accountID)))
-	resp.State.RemoveResource(ctx)
 }
 
 // ModifyPlan checks a new trigger's key against organization_id; for an update, see planUpdate.
