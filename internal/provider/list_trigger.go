@@ -87,7 +87,15 @@ func (l *triggerList) List(ctx context.Context, req list.ListRequest, stream *li
 			if len(statuses) > 0 && !slices.Contains(statuses, b.Status) {
 				continue
 			}
-			if !push(l.result(ctx, req, b)) {
+			// The backup as a list result: identity, display name, and the resource as imported.
+			r := req.NewListResult(ctx)
+			r.DisplayName = fmt.Sprintf("%s (%s, %s)", b.ID, b.Status, b.CreatedAt.UTC().Format(time.RFC3339))
+			r.Diagnostics.Append(r.Identity.Set(ctx, triggerIdentity{AccountID: types.StringValue(b.AccountID), ID: types.StringValue(b.ID)})...)
+			if req.IncludeResource {
+				m := importedModel(&b)
+				r.Diagnostics.Append(r.Resource.Set(ctx, &m)...)
+			}
+			if !push(r) {
 				return
 			}
 			if sent++; req.Limit > 0 && sent >= req.Limit {
@@ -95,16 +103,4 @@ func (l *triggerList) List(ctx context.Context, req list.ListRequest, stream *li
 			}
 		}
 	}
-}
-
-// result is one backup as a list result: identity, display name, and the resource as imported.
-func (l *triggerList) result(ctx context.Context, req list.ListRequest, b client.Backup) list.ListResult {
-	r := req.NewListResult(ctx)
-	r.DisplayName = fmt.Sprintf("%s (%s, %s)", b.ID, b.Status, b.CreatedAt.UTC().Format(time.RFC3339))
-	r.Diagnostics.Append(r.Identity.Set(ctx, triggerIdentity{AccountID: types.StringValue(b.AccountID), ID: types.StringValue(b.ID)})...)
-	if req.IncludeResource {
-		m := importedModel(&b)
-		r.Diagnostics.Append(r.Resource.Set(ctx, &m)...)
-	}
-	return r
 }

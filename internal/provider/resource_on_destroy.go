@@ -155,7 +155,7 @@ func goneAdvice(accountID string) string {
 // Create checks the account and the key's organization, so that a wrong one fails the apply that
 // adds the guard, not the destroy it exists for.
 func (r *onDestroyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	m, ok := decode[onDestroyModel](ctx, req.Plan, &resp.Diagnostics)
+	m, ok := decode[onDestroyModel](ctx, req.Plan, &resp.Diagnostics) // pending_destroy_backup null, as ModifyPlan planned it
 	if !ok {
 		return
 	}
@@ -164,7 +164,6 @@ func (r *onDestroyResource) Create(ctx context.Context, req resource.CreateReque
 		addOrganizationError(&resp.Diagnostics, "backup_on_destroy of account "+accountID, err)
 		return
 	}
-	m.Pending = pendingNull()
 	if _, err := r.data.client.Account(ctx, accountID); err != nil {
 		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read account %s for backup_on_destroy", accountID), err)
 		return
@@ -193,8 +192,7 @@ func (r *onDestroyResource) Read(ctx context.Context, req resource.ReadRequest, 
 // Update stores the settings and clears the pending destroy-time backup; it takes no backup.
 func (r *onDestroyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var m onDestroyModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	m.Pending = pendingNull()
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...) // pending_destroy_backup null, as ModifyPlan planned it
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	saveRecord(ctx, resp.Private, workflow.Record{}, &resp.Diagnostics)
 }
@@ -221,16 +219,22 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		Progress:          progress(ctx, nil, m.AccountID.ValueString()),
 	}
 	resume := cmp.Or(durationOf(m.Resume), defaultResume) // unset in a state a test wrote by hand
-	now := r.data.clock.Now()
+	// Follow the backup an earlier destroy began while it stands (workflow.CountsForDestroy), or take a new one.
 	earlier := destroyRecord(ctx, req.Private)
-	if earlier.Phase != workflow.PhaseNone && !earlier.StandsForDestroy(now, resume) {
+	var o workflow.Outcome
+	switch {
+	case earlier.StandsForDestroy(r.data.clock.Now(), resume):
+		tflog.Info(ctx, "following the backup an earlier destroy began", map[string]any{"record": earlier.String()})
+		o = r.data.runner.Follow(ctx, accountID, earlier, workflow.FollowOptions{RunOptions: opts, Counts: workflow.CountsForDestroy, Renew: true})
+	case earlier.Phase != workflow.PhaseNone:
 		// It stood for a destroy that stopped before resume_within: the data may have changed since.
 		tflog.Info(ctx, "the backup an earlier destroy began no longer counts for this one; taking a new backup",
 			map[string]any{"backup_id": earlier.BackupID, "counts_until": earlier.CountsUntil})
 		earlier = workflow.Record{}
+		fallthrough
+	default:
+		o = r.data.runner.Run(ctx, accountID, opts)
 	}
-
-	o := r.backUp(ctx, accountID, earlier, opts)
 	if o.Good(true) {
 		b := o.Backup
 		tflog.Info(ctx, "backup before destroy succeeded", map[string]any{"backup_id": b.ID})
@@ -262,12 +266,11 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	// The kept state shows the record: Terraform stores the state a failed destroy returns.
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pendingObject(next))...)
 
-	by := destroyCaller(next.CountsUntil)
 	if errors.Is(o.Err, client.ErrGone) {
 		resp.Diagnostics.AddError(fmt.Sprintf("Unable to back up account %s before destroy", accountID),
 			describeError(o.Err, goneGuardAdvice(accountID)))
 	} else {
-		report(&resp.Diagnostics, by, timeout, o)
+		report(&resp.Diagnostics, destroyCaller(next.CountsUntil), timeout, o)
 	}
 	if !resp.Diagnostics.HasError() {
 		resp.Diagnostics.AddError("Backup before destroy did not succeed",
@@ -289,16 +292,6 @@ func cannotBackUp(o workflow.Outcome) (string, bool) {
 		return "its backup failed: " + o.Err.Error(), true
 	}
 	return "", false
-}
-
-// backUp follows the backup an earlier destroy began (workflow.CountsForDestroy), or takes a new one.
-func (r *onDestroyResource) backUp(ctx context.Context, accountID string, earlier workflow.Record, opts workflow.RunOptions) workflow.Outcome {
-	w := r.data.runner
-	if earlier.Phase == workflow.PhaseNone {
-		return w.Run(ctx, accountID, opts)
-	}
-	tflog.Info(ctx, "following the backup an earlier destroy began", map[string]any{"record": earlier.String()})
-	return w.Follow(ctx, accountID, earlier, workflow.FollowOptions{RunOptions: opts, Counts: workflow.CountsForDestroy, Renew: true})
 }
 
 // pendingAttrTypes are the fields of pending_destroy_backup, the record as users see it.
@@ -341,9 +334,6 @@ func pendingAttribute() schema.SingleNestedAttribute {
 // destroyRecord is the record a guard's stopped destroy left; an unreadable one is none (a new backup).
 func destroyRecord(ctx context.Context, private privateGetter) workflow.Record {
 	stored, _ := private.GetKey(ctx, workflow.Key)
-	r, err := workflow.Decode(stored)
-	if err != nil {
-		return workflow.Record{}
-	}
+	r, _ := workflow.Decode(stored) // the zero Record with any error
 	return r
 }

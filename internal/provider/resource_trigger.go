@@ -121,8 +121,7 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	accountID := plan.AccountID.ValueString()
-	ctx, cancel := boundedFor(ctx, r.data.clock, timeout, accountID)
+	ctx, cancel := boundedFor(ctx, r.data.clock, timeout, plan.AccountID.ValueString())
 	defer cancel()
 
 	o, prior := r.runOrAdopt(ctx, &plan, r.runOptions(ctx, &plan))
@@ -134,9 +133,10 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior workflow.Record, o workflow.Outcome, by caller,
 	timeout time.Duration, private privateSetter, state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics,
 ) {
+	rec := prior.After(o)
 	switch o.Kind {
 	case workflow.NotIdentified:
-		recordUnidentified(ctx, m, prior, o, r.data.runner.ServiceNow(), private, diags, by)
+		rec = reportUnidentified(m, rec, o, r.data.runner.ServiceNow(), diags, by)
 	case workflow.Refused, workflow.ConflictNotOver, workflow.Unreadable:
 		report(diags, by, timeout, o)
 		if by != createCaller || prior.Since.IsZero() && prior.BackupID == "" {
@@ -144,11 +144,8 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 		}
 		// A replacement that queued no backup: saved, tainted, to tell the next attempt when the replaced
 		// change went ahead, and which backup it may still adopt.
-		rec := prior
-		m.setRecord(rec)
-		saveRecord(ctx, private, rec, diags)
+		rec = prior
 	default:
-		rec := prior.After(o)
 		report(diags, by, timeout, o)
 		if rec.AheadAt.IsZero() && !diags.HasError() && o.Kind != workflow.Interrupted {
 			// The apply goes on: its change goes ahead now (an import's first
@@ -156,9 +153,9 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 			// interrupted one stops before its dependents: a warning, not ahead.
 			rec.AheadAt = r.data.runner.ServiceNow()
 		}
-		m.setRecord(rec)
-		saveRecord(ctx, private, rec, diags)
 	}
+	m.setRecord(rec)
+	saveRecord(ctx, private, rec, diags)
 	diags.Append(state.Set(ctx, m)...)
 	setIdentity(ctx, identity, m.AccountID.ValueString(), m.ID.ValueString(), diags)
 }
@@ -195,7 +192,12 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 			setIdentity(ctx, resp.Identity, accountID, c.Backup.ID, &resp.Diagnostics)
 		}
 	case workflow.Gone:
-		removeTrigger(ctx, resp, accountID, backupID, c.Err)
+		// The one way a trigger leaves the state: the service proved its account gone.
+		resp.Diagnostics.AddWarning("Backup trigger removed from state",
+			describeError(c.Err, fmt.Sprintf("The Backup Service proved that backup %s of account %s can no longer be read: the account "+
+				"does not exist for this API key (it was deleted, or is outside the key's organization). The trigger is removed from "+
+				"the state, so the plan proposes to create it again, which fails while the account is missing.", backupID, accountID)))
+		resp.State.RemoveResource(ctx)
 	case workflow.NotImported:
 		// Fails naming the ids, rather than Terraform's generic "non-existent remote object".
 		addImportNotFound(&resp.Diagnostics, accountID, backupID, c.Err)
@@ -230,15 +232,6 @@ func (r *triggerResource) refreshed(ctx context.Context, m *triggerModel, prior,
 		}
 	}
 	saveRecord(ctx, resp.Private, now, &resp.Diagnostics)
-}
-
-// removeTrigger removes a trigger whose account the service proved gone; nothing else removes one.
-func removeTrigger(ctx context.Context, resp *resource.ReadResponse, accountID, backupID string, gone error) {
-	resp.Diagnostics.AddWarning("Backup trigger removed from state",
-		describeError(gone, fmt.Sprintf("The Backup Service proved that backup %s of account %s can no longer be read: the account "+
-			"does not exist for this API key (it was deleted, or is outside the key's organization). The trigger is removed from "+
-			"the state, so the plan proposes to create it again, which fails while the account is missing.", backupID, accountID)))
-	resp.State.RemoveResource(ctx)
 }
 
 // ModifyPlan checks a new trigger's key against organization_id; for an update, see planUpdate.
@@ -366,14 +359,11 @@ func importedModel(b *client.Backup) triggerModel {
 		WaitForCompletion: types.BoolValue(false),
 		OnConflict:        types.StringValue(onConflictWait),
 		ReuseWithin:       timetypes.NewGoDurationNull(),
-		Timeouts:          timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes)},
+		Timeouts:          timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType})},
 	}
 	m.setRecord(workflow.Record{}.Observe(*b))
 	return m
 }
-
-// timeoutsAttrTypes is the shape of the timeouts block (create only).
-var timeoutsAttrTypes = map[string]attr.Type{"create": types.StringType}
 
 func (r *triggerResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
 	resp.IdentitySchema = identityschema.Schema{
@@ -384,15 +374,7 @@ func (r *triggerResource) IdentitySchema(_ context.Context, _ resource.IdentityS
 	}
 }
 
-// triggersReplace: a change of triggers (or an unknown value) takes a new backup, except on an import's first apply.
-func triggersReplace(rec workflow.Record, plan, state types.Map) bool {
-	if plan.IsUnknown() {
-		return true
-	}
-	return !rec.TakesConfigTriggers() && triggersKey(plan) != triggersKey(state)
-}
-
-// planUpdate plans an update from the record, once: triggersReplace, then
+// planUpdate plans an update from the record, once: a change of triggers, then
 // what the next apply does with the backup (workflow.Record.Next) makes its
 // attributes unknown (identify, settle) or replaces the trigger (retake).
 // A change of account_id replaces the trigger, and nothing is planned here.
@@ -420,17 +402,20 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 	if !ok {
 		return
 	}
-	if triggersReplace(rec, plan.Triggers, state.Triggers) {
+	// A change of triggers (or an unknown value) takes a new backup, except on an import's first apply.
+	if plan.Triggers.IsUnknown() || !rec.TakesConfigTriggers() && triggersKey(plan.Triggers) != triggersKey(state.Triggers) {
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("triggers"))
 	}
-	var unknown []string
 	switch rec.Next(state.WaitForCompletion.ValueBool(), plan.WaitForCompletion.ValueBool()) {
+	case workflow.Keep:
+		return
 	case workflow.Identify:
-		unknown = []string{"id", "triggered_at", "backup_status", "completed_at"}
+		plan.ID, plan.TriggeredAt = types.StringUnknown(), timetypes.NewRFC3339Unknown()
+		fallthrough
 	case workflow.Settle:
-		unknown = []string{"backup_status", "completed_at"}
+		plan.BackupStatus, plan.CompletedAt = types.StringUnknown(), timetypes.NewRFC3339Unknown()
 	case workflow.Retake:
-		unknown = []string{"backup_status"}
+		plan.BackupStatus = types.StringUnknown()
 		why := "wait_for_completion is true"
 		if !state.WaitForCompletion.ValueBool() || !plan.WaitForCompletion.ValueBool() {
 			why = "the change it was taken for never went ahead (its wait was interrupted or ran out)"
@@ -440,13 +425,7 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 				"replaced to take a new backup.", state.ID.ValueString(), state.AccountID.ValueString(), state.BackupStatus.ValueString(), why))
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("backup_status"))
 	}
-	for _, name := range unknown {
-		var v attr.Value = types.StringUnknown()
-		if name == "triggered_at" || name == "completed_at" {
-			v = timetypes.NewRFC3339Unknown()
-		}
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(name), v)...)
-	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
 
 // runOrAdopt takes the trigger's backup or, when this create replaces a trigger of the same account and
@@ -544,12 +523,9 @@ func (s *commandState) take(accountID, triggers string) (replacedTrigger, bool) 
 	return replacedTrigger{}, false
 }
 
-// recordUnidentified saves what is known of an unidentified trigger (its account and triggered_at) and says so:
-// an error when the caller waits for the backup or the outcome is unknown, else a warning.
-func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Record, o workflow.Outcome, now time.Time,
-	private privateSetter, diags *diag.Diagnostics, by caller,
-) {
-	rec := prior.After(o)
+// reportUnidentified says what is known of an unidentified trigger (its account and triggered_at), and returns its record:
+// an error when the caller waits for the backup or the outcome is unknown, else a warning, and the change goes ahead.
+func reportUnidentified(m *triggerModel, rec workflow.Record, o workflow.Outcome, now time.Time, diags *diag.Diagnostics, by caller) workflow.Record {
 	what := " and the Backup Service accepted it (a backup was queued), but"
 	if !o.Confirmed {
 		what = ", but the outcome of the request is unknown (the service may have queued a backup), and"
@@ -560,11 +536,10 @@ func recordUnidentified(ctx context.Context, m *triggerModel, prior workflow.Rec
 	} else if rec.AheadAt.IsZero() {
 		rec.AheadAt = now // a warning: the apply, and the change, go ahead now
 	}
-	m.setRecord(rec)
-	saveRecord(ctx, private, rec, diags)
 	add(path.Root("id"), summary, fmt.Sprintf("A backup of account %s was triggered at %s%s no record of it could be found in the "+
 		"account's backups:\n\n%s\n\n%s If you know that no backup was queued, `terraform apply -replace` on this resource sends a new trigger.",
-		m.AccountID.ValueString(), m.TriggeredAt.ValueString(), what, describeError(o.Err), next))
+		m.AccountID.ValueString(), timeValue(rec.TriggeredAt).ValueString(), what, describeError(o.Err), next))
+	return rec
 }
 
 // addImportNotFound explains why a backup_trigger cannot be imported: no such backup, or no such account.
