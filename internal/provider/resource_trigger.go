@@ -406,16 +406,19 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 	if plan.Triggers.IsUnknown() || !rec.TakesConfigTriggers() && triggersKey(plan.Triggers) != triggersKey(state.Triggers) {
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("triggers"))
 	}
+	unknown := func(name string, v attr.Value) {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(name), v)...)
+	}
 	switch rec.Next(state.WaitForCompletion.ValueBool(), plan.WaitForCompletion.ValueBool()) {
-	case workflow.Keep:
-		return
 	case workflow.Identify:
-		plan.ID, plan.TriggeredAt = types.StringUnknown(), timetypes.NewRFC3339Unknown()
+		unknown("id", types.StringUnknown())
+		unknown("triggered_at", timetypes.NewRFC3339Unknown())
 		fallthrough
 	case workflow.Settle:
-		plan.BackupStatus, plan.CompletedAt = types.StringUnknown(), timetypes.NewRFC3339Unknown()
+		unknown("backup_status", types.StringUnknown())
+		unknown("completed_at", timetypes.NewRFC3339Unknown())
 	case workflow.Retake:
-		plan.BackupStatus = types.StringUnknown()
+		unknown("backup_status", types.StringUnknown())
 		why := "wait_for_completion is true"
 		if !state.WaitForCompletion.ValueBool() || !plan.WaitForCompletion.ValueBool() {
 			why = "the change it was taken for never went ahead (its wait was interrupted or ran out)"
@@ -425,7 +428,6 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 				"replaced to take a new backup.", state.ID.ValueString(), state.AccountID.ValueString(), state.BackupStatus.ValueString(), why))
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("backup_status"))
 	}
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
 
 // runOrAdopt takes the trigger's backup or, when this create replaces a trigger of the same account and
