@@ -13,7 +13,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -116,16 +115,6 @@ func (d *accountBackupsDataSource) ValidateConfig(ctx context.Context, req datas
 			fmt.Sprintf("completed_before keeps only backups that finished, and statuses keeps only backups in progress (%s), "+
 				"which have not: name success or failed in statuses, or leave completed_before out.", strings.Join(named, ", ")))
 	}
-}
-
-// knownTime is v's time when v is set and known (diags gets any error).
-func knownTime(v timetypes.RFC3339, diags *diag.Diagnostics) (time.Time, bool) {
-	if v.IsNull() || v.IsUnknown() {
-		return time.Time{}, false
-	}
-	t, ds := v.ValueRFC3339Time()
-	diags.Append(ds...)
-	return t, !ds.HasError()
 }
 
 func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
