@@ -104,16 +104,13 @@ func (s *interruptFirst) StopProvider(ctx context.Context, req *tfprotov6.StopPr
 	s.stop = make(chan struct{})
 	waiting := slices.Collect(maps.Keys(s.running))
 	s.mu.Unlock()
-	grace := time.NewTimer(stopGrace)
-	defer grace.Stop()
-wait:
+	// Once the grace is over or ctx is done, the remaining invocations are not waited for.
+	graceCtx, cancel := context.WithTimeout(ctx, stopGrace)
+	defer cancel()
 	for _, r := range waiting {
 		select {
 		case <-r:
-		case <-grace.C:
-			break wait
-		case <-ctx.Done():
-			break wait
+		case <-graceCtx.Done():
 		}
 	}
 	return s.fullServer.StopProvider(ctx, req)
