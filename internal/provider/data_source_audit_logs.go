@@ -45,11 +45,10 @@ func (d *auditLogsDataSource) Read(ctx context.Context, req datasource.ReadReque
 		m.Order = orDefault(m.Order, types.StringValue(string(client.OrderDesc)))
 		m.MaxResults = orDefault(m.MaxResults, types.NumberValue(big.NewFloat(defaultAuditLogMax)))
 		m.AuditLogs = []auditLogModel{}
-		opts := client.ListOptions{
+		for l, err := range d.data.client.AuditLogs(ctx, client.ListOptions{
 			Order: client.Order(m.Order.ValueString()), Max: int(wholeValue(m.MaxResults)),
 			Skipped: warnSkipped(&resp.Diagnostics, "backup_audit_logs"),
-		}
-		for l, err := range d.data.client.AuditLogs(ctx, opts) {
+		}) {
 			if err != nil {
 				addAPIError(&resp.Diagnostics, "Unable to list audit logs for backup_audit_logs", err)
 				return
