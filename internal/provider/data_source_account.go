@@ -21,15 +21,13 @@ func (d *accountDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 }
 
 func (d *accountDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	cfg, ok := decode[accountModel](ctx, req.Config, &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	id := cfg.ID.ValueString()
-	acc, err := d.data.client.Account(ctx, id)
-	if err != nil {
-		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read backup_account %q", id), err)
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, accountToModel(*acc))...)
+	readModel(ctx, req, resp, func(m *accountModel) {
+		id := m.ID.ValueString()
+		acc, err := d.data.client.Account(ctx, id)
+		if err != nil {
+			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read backup_account %q", id), err)
+			return
+		}
+		*m = accountToModel(*acc)
+	})
 }

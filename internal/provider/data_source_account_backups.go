@@ -13,7 +13,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -118,57 +117,44 @@ func (d *accountBackupsDataSource) ValidateConfig(ctx context.Context, req datas
 	}
 }
 
-// knownTime is v's time when v is set and known (diags gets any error).
-func knownTime(v timetypes.RFC3339, diags *diag.Diagnostics) (time.Time, bool) {
-	if v.IsNull() || v.IsUnknown() {
-		return time.Time{}, false
-	}
-	t, ds := v.ValueRFC3339Time()
-	diags.Append(ds...)
-	return t, !ds.HasError()
-}
-
 func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	m, ok := decode[accountBackupsModel](ctx, req.Config, &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	m.MaxResults = orDefault(m.MaxResults, types.NumberValue(big.NewFloat(defaultBackupsMax)))
-	m.Backups = []backupModel{}
-	id := m.AccountID.ValueString()
-	limit := int(wholeValue(m.MaxResults))
-	before := timeOf(m.CreatedBefore, &resp.Diagnostics)
-	after := timeOf(m.CreatedAfter, &resp.Diagnostics)
-	completedBefore := timeOf(m.CompletedBefore, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	complete, windowRead := false, false
-	// The loop stops at the limit or at the window's end, so that only the pages up to there are read.
-	for b, err := range d.data.client.Backups(ctx, id, client.ListOptions{
-		Skipped: warnSkipped(&resp.Diagnostics, "backup_account_backups"),
-		Ended:   func(c bool) { complete = c },
-	}) {
-		if err != nil {
-			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to list the backups of account %q for backup_account_backups", id), err)
+	readModel(ctx, req, resp, func(m *accountBackupsModel) {
+		m.MaxResults = orDefault(m.MaxResults, types.NumberValue(big.NewFloat(defaultBackupsMax)))
+		m.Backups = []backupModel{}
+		id := m.AccountID.ValueString()
+		limit := int(wholeValue(m.MaxResults))
+		before := timeOf(m.CreatedBefore, &resp.Diagnostics)
+		after := timeOf(m.CreatedAfter, &resp.Diagnostics)
+		completedBefore := timeOf(m.CompletedBefore, &resp.Diagnostics)
+		if resp.Diagnostics.HasError() {
 			return
 		}
-		if !after.IsZero() && !b.CreatedAt.After(after) {
-			windowRead = true // newest first: every backup of the window was read
-			break
+		complete, windowRead := false, false
+		// The loop stops at the limit or at the window's end, so that only the pages up to there are read.
+		for b, err := range d.data.client.Backups(ctx, id, client.ListOptions{
+			Skipped: warnSkipped(&resp.Diagnostics, "backup_account_backups"),
+			Ended:   func(c bool) { complete = c },
+		}) {
+			if err != nil {
+				addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to list the backups of account %q for backup_account_backups", id), err)
+				return
+			}
+			if !after.IsZero() && !b.CreatedAt.After(after) {
+				windowRead = true // newest first: every backup of the window was read
+				break
+			}
+			if !before.IsZero() && !b.CreatedAt.Before(before) ||
+				len(m.Statuses) > 0 && !slices.ContainsFunc(m.Statuses, func(st types.String) bool { return st.ValueString() == b.Status }) ||
+				!completedBefore.IsZero() && !finishedBefore(b, completedBefore) {
+				continue
+			}
+			m.Backups = append(m.Backups, backupToModel(b))
+			if len(m.Backups) >= limit {
+				break
+			}
 		}
-		if !before.IsZero() && !b.CreatedAt.Before(before) ||
-			len(m.Statuses) > 0 && !slices.ContainsFunc(m.Statuses, func(st types.String) bool { return st.ValueString() == b.Status }) ||
-			!completedBefore.IsZero() && !finishedBefore(b, completedBefore) {
-			continue
-		}
-		m.Backups = append(m.Backups, backupToModel(b))
-		if len(m.Backups) >= limit {
-			break
-		}
-	}
-	m.Truncated = types.BoolValue(!complete && !windowRead)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+		m.Truncated = types.BoolValue(!complete && !windowRead)
+	})
 }
 
 // finishedBefore says whether b finished, and was created, strictly before t.

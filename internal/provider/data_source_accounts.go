@@ -38,21 +38,18 @@ func (d *accountsDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 }
 
 func (d *accountsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	m, ok := decode[accountsModel](ctx, req.Config, &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	m.Order = orDefault(m.Order, types.StringValue(string(client.OrderDesc)))
-	m.Accounts, m.IDs = []accountModel{}, []types.String{}
-	accounts, ok := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType).list(ctx, d.data.client, client.Order(m.Order.ValueString()),
-		"backup_accounts", "So ids and accounts are empty, and anything built from them (for example a backup_trigger action's "+
-			"account_ids) backs up nothing.", &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	for _, a := range accounts {
-		m.Accounts = append(m.Accounts, accountToModel(a))
-		m.IDs = append(m.IDs, types.StringValue(a.ID))
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	readModel(ctx, req, resp, func(m *accountsModel) {
+		m.Order = orDefault(m.Order, types.StringValue(string(client.OrderDesc)))
+		m.Accounts, m.IDs = []accountModel{}, []types.String{}
+		accounts, ok := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType).list(ctx, d.data.client, client.Order(m.Order.ValueString()),
+			"backup_accounts", "So ids and accounts are empty, and anything built from them (for example a backup_trigger action's "+
+				"account_ids) backs up nothing.", &resp.Diagnostics)
+		if !ok {
+			return
+		}
+		for _, a := range accounts {
+			m.Accounts = append(m.Accounts, accountToModel(a))
+			m.IDs = append(m.IDs, types.StringValue(a.ID))
+		}
+	})
 }

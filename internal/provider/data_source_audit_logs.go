@@ -41,23 +41,19 @@ func (d *auditLogsDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 }
 
 func (d *auditLogsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	m, ok := decode[auditLogsModel](ctx, req.Config, &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	m.Order = orDefault(m.Order, types.StringValue(string(client.OrderDesc)))
-	m.MaxResults = orDefault(m.MaxResults, types.NumberValue(big.NewFloat(defaultAuditLogMax)))
-	m.AuditLogs = []auditLogModel{}
-	opts := client.ListOptions{
-		Order: client.Order(m.Order.ValueString()), Max: int(wholeValue(m.MaxResults)),
-		Skipped: warnSkipped(&resp.Diagnostics, "backup_audit_logs"),
-	}
-	for l, err := range d.data.client.AuditLogs(ctx, opts) {
-		if err != nil {
-			addAPIError(&resp.Diagnostics, "Unable to list audit logs for backup_audit_logs", err)
-			return
+	readModel(ctx, req, resp, func(m *auditLogsModel) {
+		m.Order = orDefault(m.Order, types.StringValue(string(client.OrderDesc)))
+		m.MaxResults = orDefault(m.MaxResults, types.NumberValue(big.NewFloat(defaultAuditLogMax)))
+		m.AuditLogs = []auditLogModel{}
+		for l, err := range d.data.client.AuditLogs(ctx, client.ListOptions{
+			Order: client.Order(m.Order.ValueString()), Max: int(wholeValue(m.MaxResults)),
+			Skipped: warnSkipped(&resp.Diagnostics, "backup_audit_logs"),
+		}) {
+			if err != nil {
+				addAPIError(&resp.Diagnostics, "Unable to list audit logs for backup_audit_logs", err)
+				return
+			}
+			m.AuditLogs = append(m.AuditLogs, auditLogToModel(l))
 		}
-		m.AuditLogs = append(m.AuditLogs, auditLogToModel(l))
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	})
 }

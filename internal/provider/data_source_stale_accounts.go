@@ -83,76 +83,73 @@ func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaR
 }
 
 func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	m, ok := decode[staleAccountsModel](ctx, req.Config, &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	// No account to check reads, downstream, as every account being fresh.
-	accounts, ok := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType).list(ctx, d.data.client, "", "backup_stale_accounts",
-		"So checked is 0 and ids is empty: a freshness check built on them passes without checking any account, "+
-			"and anything built from ids (for example a backup_trigger action's account_ids) backs up nothing.", &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	ids := make([]string, len(accounts))
-	for i, a := range accounts {
-		ids[i] = a.ID
-	}
-	step := max(len(accounts)/10, 1)
-	outcomes := d.data.client.LatestSuccesses(ctx, ids, func(finished int) {
-		if finished%step == 0 || finished == len(accounts) {
-			tflog.Info(ctx, "backup_stale_accounts: checking accounts", map[string]any{"checked": finished, "of": len(accounts)})
-		}
-	})
-	if err := ctx.Err(); err != nil {
-		resp.Diagnostics.AddError("Unable to check backup freshness", "Interrupted or out of time before every account was checked: "+err.Error())
-		return
-	}
-
-	cutoff := d.data.clock.Now().Add(-durationOf(m.MaxAge))
-	m.Accounts, m.IDs, m.GoneIDs = []staleAccountModel{}, []types.String{}, []types.String{}
-	var unreadable, gone []string
-	for i, a := range accounts {
-		o := outcomes[i]
-		row := staleAccountModel{ID: types.StringValue(a.ID), Name: types.StringValue(a.Name), Platform: types.StringValue(a.Platform),
-			BackupStatus: types.StringValue(a.BackupStatus), LastSuccessAt: timetypes.NewRFC3339Null()}
-		switch {
-		case errors.Is(o.Err, client.ErrGone):
-			gone = append(gone, a.ID)
-			m.GoneIDs = append(m.GoneIDs, row.ID)
-			continue
-		case errors.Is(o.Err, client.ErrForbidden):
-			row.Reason = types.StringValue(staleUnreadable)
-			unreadable = append(unreadable, a.ID)
-		case o.Err != nil:
-			addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read the backups of account %s for backup_stale_accounts", a.ID), o.Err)
+	readModel(ctx, req, resp, func(m *staleAccountsModel) {
+		// No account to check reads, downstream, as every account being fresh.
+		accounts, ok := newAccountFilters(m.Platform, m.BackupStatus, m.ServiceType).list(ctx, d.data.client, "", "backup_stale_accounts",
+			"So checked is 0 and ids is empty: a freshness check built on them passes without checking any account, "+
+				"and anything built from ids (for example a backup_trigger action's account_ids) backs up nothing.", &resp.Diagnostics)
+		if !ok {
 			return
-		case o.Latest == nil:
-			row.Reason = types.StringValue(staleNever)
-		default:
-			at := client.SuccessTime(o.Latest)
-			if !at.Before(cutoff) {
-				continue // fresh
-			}
-			row.Reason = types.StringValue(staleOld)
-			row.LastSuccessAt = timetypes.NewRFC3339TimeValue(at.UTC())
 		}
-		m.Accounts = append(m.Accounts, row)
-		m.IDs = append(m.IDs, row.ID)
-	}
-	if len(gone) > 0 {
-		resp.Diagnostics.AddWarning(fmt.Sprintf("%s gone since the listing, not checked", plural(len(gone), "account")),
-			fmt.Sprintf("The Backup Service listed %s, then proved it does not exist for this API key when its backups were read "+
-				"(deleted since the listing, or outside the key's organization). It is not checked, not counted in checked, and "+
-				"listed in gone_ids.", listSome(gone, 5, ", ")))
-	}
-	if len(unreadable) > 0 {
-		resp.Diagnostics.AddWarning(fmt.Sprintf("The backups of %s could not be read", plural(len(unreadable), "account")),
-			fmt.Sprintf("The API key may not read the backups of %s (403), so their freshness is unknown; they are listed as "+
-				"stale with reason \"unreadable\". Use a key of a user with access to every account for freshness checks.",
-				listSome(unreadable, 5, ", ")))
-	}
-	// Checked: every account but those gone and those unreadable.
-	m.Checked = types.Int64Value(int64(len(accounts) - len(gone) - len(unreadable)))
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+		ids := make([]string, len(accounts))
+		for i, a := range accounts {
+			ids[i] = a.ID
+		}
+		step := max(len(accounts)/10, 1)
+		outcomes := d.data.client.LatestSuccesses(ctx, ids, func(finished int) {
+			if finished%step == 0 || finished == len(accounts) {
+				tflog.Info(ctx, "backup_stale_accounts: checking accounts", map[string]any{"checked": finished, "of": len(accounts)})
+			}
+		})
+		if err := ctx.Err(); err != nil {
+			resp.Diagnostics.AddError("Unable to check backup freshness", "Interrupted or out of time before every account was checked: "+err.Error())
+			return
+		}
+
+		cutoff := d.data.clock.Now().Add(-durationOf(m.MaxAge))
+		m.Accounts, m.IDs, m.GoneIDs = []staleAccountModel{}, []types.String{}, []types.String{}
+		var unreadable, gone []string
+		for i, a := range accounts {
+			o := outcomes[i]
+			row := staleAccountModel{ID: types.StringValue(a.ID), Name: types.StringValue(a.Name), Platform: types.StringValue(a.Platform),
+				BackupStatus: types.StringValue(a.BackupStatus), LastSuccessAt: timetypes.NewRFC3339Null()}
+			switch {
+			case errors.Is(o.Err, client.ErrGone):
+				gone = append(gone, a.ID)
+				m.GoneIDs = append(m.GoneIDs, row.ID)
+				continue
+			case errors.Is(o.Err, client.ErrForbidden):
+				row.Reason = types.StringValue(staleUnreadable)
+				unreadable = append(unreadable, a.ID)
+			case o.Err != nil:
+				addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read the backups of account %s for backup_stale_accounts", a.ID), o.Err)
+				return
+			case o.Latest == nil:
+				row.Reason = types.StringValue(staleNever)
+			default:
+				at := client.SuccessTime(o.Latest)
+				if !at.Before(cutoff) {
+					continue // fresh
+				}
+				row.Reason = types.StringValue(staleOld)
+				row.LastSuccessAt = timetypes.NewRFC3339TimeValue(at.UTC())
+			}
+			m.Accounts = append(m.Accounts, row)
+			m.IDs = append(m.IDs, row.ID)
+		}
+		if len(gone) > 0 {
+			resp.Diagnostics.AddWarning(fmt.Sprintf("%s gone since the listing, not checked", plural(len(gone), "account")),
+				fmt.Sprintf("The Backup Service listed %s, then proved it does not exist for this API key when its backups were read "+
+					"(deleted since the listing, or outside the key's organization). It is not checked, not counted in checked, and "+
+					"listed in gone_ids.", listSome(gone, 5, ", ")))
+		}
+		if len(unreadable) > 0 {
+			resp.Diagnostics.AddWarning(fmt.Sprintf("The backups of %s could not be read", plural(len(unreadable), "account")),
+				fmt.Sprintf("The API key may not read the backups of %s (403), so their freshness is unknown; they are listed as "+
+					"stale with reason \"unreadable\". Use a key of a user with access to every account for freshness checks.",
+					listSome(unreadable, 5, ", ")))
+		}
+		// Checked: every account but those gone and those unreadable.
+		m.Checked = types.Int64Value(int64(len(accounts) - len(gone) - len(unreadable)))
+	})
 }

@@ -165,8 +165,9 @@ func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRe
 	}
 
 	opts := client.Options{
-		BaseURL:           stringOr(cfg.BaseURL, os.Getenv(EnvBaseURL)),
-		APIKey:            stringOr(cfg.APIKey, os.Getenv(EnvAPIKey)),
+		// A null or empty attribute falls back to the environment: an empty variable must not hide it.
+		BaseURL:           cmp.Or(cfg.BaseURL.ValueString(), os.Getenv(EnvBaseURL)),
+		APIKey:            cmp.Or(cfg.APIKey.ValueString(), os.Getenv(EnvAPIKey)),
 		AllowInsecureHTTP: cfg.AllowInsecureHTTP.ValueBool(),
 		UserAgent:         userAgent(p.version, req.TerraformVersion, os.Getenv(EnvAppendUserAgent)),
 		Organization:      cfg.OrganizationID.ValueString(),
@@ -249,14 +250,6 @@ func (p *backupProvider) DataSources(context.Context) []func() datasource.DataSo
 		func() datasource.DataSource { return &accountBackupsDataSource{dataSource{name: "_account_backups"}} },
 		func() datasource.DataSource { return &staleAccountsDataSource{dataSource{name: "_stale_accounts"}} },
 	}
-}
-
-// stringOr is v, or fallback when v is null or empty (an empty variable must not hide the environment's).
-func stringOr(v types.String, fallback string) string {
-	if v.IsNull() || v.ValueString() == "" {
-		return fallback
-	}
-	return v.ValueString()
 }
 
 // addClientConfigError points a setting the client refused at its attribute, and says where it came from.

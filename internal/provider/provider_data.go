@@ -26,14 +26,10 @@ type providerData struct {
 
 // dataFrom takes what Configure handed over; nil (before configuration, as in validation) is no error.
 func dataFrom(raw any, diags *diag.Diagnostics) *providerData {
-	if raw == nil {
-		return nil
-	}
 	d, ok := raw.(*providerData)
-	if !ok {
+	if !ok && raw != nil {
 		diags.AddError("Unexpected provider data",
 			fmt.Sprintf("Expected *providerData, got %T. This is a bug in the provider; please report it.", raw))
-		return nil
 	}
 	return d
 }
@@ -50,6 +46,17 @@ func (d *dataSource) Metadata(_ context.Context, req datasource.MetadataRequest,
 
 func (d *dataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
 	d.data = dataFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// readModel decodes a data source's configuration into its model, has read complete it and,
+// unless that reported an error, saves the model as the state.
+func readModel[M any](ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse, read func(*M)) {
+	if m, ok := decode[M](ctx, req.Config, &resp.Diagnostics); ok {
+		read(&m)
+		if !resp.Diagnostics.HasError() {
+			resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+		}
+	}
 }
 
 // backupResource is what the trigger and the guard share; timeout names the timeouts setting of their waits.

@@ -2,8 +2,6 @@ package provider
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"sync"
 	"time"
 
@@ -33,7 +31,7 @@ func serve(p provider.Provider) func() (tfprotov6.ProviderServer, error) {
 }
 
 func newInterruptFirst(s fullServer) *interruptFirst {
-	return &interruptFirst{fullServer: s, stop: make(chan struct{}), running: map[chan struct{}]struct{}{}}
+	return &interruptFirst{fullServer: s, running: map[chan struct{}]context.CancelFunc{}}
 }
 
 // fullServer is what the framework's server implements and the plugin
@@ -55,17 +53,16 @@ const stopGrace = 10 * time.Second
 type interruptFirst struct {
 	fullServer
 
-	mu      sync.Mutex
-	stop    chan struct{}              // closed (and renewed) by each StopProvider
-	running map[chan struct{}]struct{} // each closed once its invocation has sent its outcome
+	mu sync.Mutex
+	// running: each key is closed once its invocation has sent its outcome; its value stops the invocation.
+	running map[chan struct{}]context.CancelFunc
 }
 
 func (s *interruptFirst) InvokeAction(ctx context.Context, req *tfprotov6.InvokeActionRequest) (*tfprotov6.InvokeActionServerStream, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	s.mu.Lock()
-	stop := s.stop
 	reported := make(chan struct{})
-	s.running[reported] = struct{}{}
+	s.running[reported] = cancel
 	s.mu.Unlock()
 	finish := sync.OnceFunc(func() {
 		cancel()
@@ -74,13 +71,6 @@ func (s *interruptFirst) InvokeAction(ctx context.Context, req *tfprotov6.Invoke
 		s.mu.Unlock()
 		close(reported)
 	})
-	go func() {
-		select {
-		case <-stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	resp, err := s.fullServer.InvokeAction(ctx, req)
 	if err != nil || resp == nil || resp.Events == nil {
 		finish()
@@ -100,20 +90,19 @@ func (s *interruptFirst) InvokeAction(ctx context.Context, req *tfprotov6.Invoke
 
 func (s *interruptFirst) StopProvider(ctx context.Context, req *tfprotov6.StopProviderRequest) (*tfprotov6.StopProviderResponse, error) {
 	s.mu.Lock()
-	close(s.stop)
-	s.stop = make(chan struct{})
-	waiting := slices.Collect(maps.Keys(s.running))
+	var waiting []chan struct{}
+	for reported, stop := range s.running {
+		stop()
+		waiting = append(waiting, reported)
+	}
 	s.mu.Unlock()
-	grace := time.NewTimer(stopGrace)
-	defer grace.Stop()
-wait:
+	// Once the grace is over or ctx is done, the remaining invocations are not waited for.
+	graceCtx, cancel := context.WithTimeout(ctx, stopGrace)
+	defer cancel()
 	for _, r := range waiting {
 		select {
 		case <-r:
-		case <-grace.C:
-			break wait
-		case <-ctx.Done():
-			break wait
+		case <-graceCtx.Done():
 		}
 	}
 	return s.fullServer.StopProvider(ctx, req)

@@ -41,12 +41,18 @@ func saveRecord(ctx context.Context, private privateSetter, r workflow.Record, d
 
 // timeOf is a state's time; zero for null (diags gets any error).
 func timeOf(v timetypes.RFC3339, diags *diag.Diagnostics) time.Time {
+	t, _ := knownTime(v, diags)
+	return t
+}
+
+// knownTime is v's time when v is set and known (diags gets any error).
+func knownTime(v timetypes.RFC3339, diags *diag.Diagnostics) (time.Time, bool) {
 	if v.IsNull() || v.IsUnknown() {
-		return time.Time{}
+		return time.Time{}, false
 	}
 	t, ds := v.ValueRFC3339Time()
 	diags.Append(ds...)
-	return t
+	return t, !ds.HasError()
 }
 
 func stringOrNull(s string) types.String {
