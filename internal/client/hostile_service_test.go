@@ -138,6 +138,44 @@ func TestListingBytesAreBounded(t *testing.T) {
 	}
 }
 
+// countingBody is an endless body that counts the bytes read from it.
+type countingBody struct{ read atomic.Int64 }
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	b.read.Add(int64(len(p)))
+	return len(p), nil
+}
+
+func (*countingBody) Close() error { return nil }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A redirect's or an error's body is read no further than the error limit, from 300 on.
+func TestNonSuccessBodyIsReadOnlyToTheErrorLimit(t *testing.T) {
+	t.Parallel()
+	for _, status := range []int{300, 399, 404, 500} {
+		body := &countingBody{}
+		hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: status, Header: http.Header{}, Body: body, Request: r}, nil
+		})}
+		c, err := New(Options{BaseURL: "http://127.0.0.1:1", APIKey: "bks_secretsecretsecret", HTTPClient: hc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Token(context.Background()); err == nil {
+			t.Fatalf("HTTP %d: no error", status)
+		}
+		if n := body.read.Load(); n > 2*maxErrorBody {
+			t.Errorf("HTTP %d: read %d bytes of the body, want at most about %d", status, n, maxErrorBody)
+		}
+	}
+}
+
 func TestSuccessBodyOverTheLimitSaysSo(t *testing.T) {
 	t.Parallel()
 	c, _ := hostileClient(t, func(w http.ResponseWriter, _ *http.Request) {
