@@ -635,3 +635,35 @@ func TestRedirectFaultOfTheMock(t *testing.T) {
 		t.Errorf("the other host got %d requests, %d carrying the key; want none", n, keys)
 	}
 }
+
+// The service's clock is its Date centred on its second; an unreadable Date teaches nothing.
+func TestClockOffsetReadsDate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		ahead time.Duration // of the Date sent, or unreadable when negative
+	}{{"ahead", 10 * time.Second}, {"unreadable", -1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var date string
+			c, clk := hostileClient(t, func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Date", date)
+				_, _ = fmt.Fprint(w, `{"name":"ci","expires_at":"2030-01-01T00:00:00Z"}`)
+			}, nil)
+			date = "yesterday"
+			if tc.ahead >= 0 {
+				date = clk.Now().Add(tc.ahead).UTC().Format(http.TimeFormat)
+			}
+			if _, err := c.Token(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			off, ok := c.ClockOffset()
+			if want := tc.ahead + 500*time.Millisecond; tc.ahead >= 0 && (!ok || off != want) {
+				t.Errorf("ClockOffset() = %v, %v; want %v, true", off, ok, want)
+			}
+			if tc.ahead < 0 && ok {
+				t.Errorf("ClockOffset() = %v, true after an unreadable Date", off)
+			}
+		})
+	}
+}
