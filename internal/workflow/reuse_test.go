@@ -103,7 +103,7 @@ func TestReuseCostsOneListing(t *testing.T) {
 
 // A backup older than the window, still running, is waited out as
 // on_conflict says: "wait" waits for it and queues a new one, "fail"
-// fails.
+// fails at its one POST's 409.
 func TestReuseLeavesAnOlderBackupToOnConflict(t *testing.T) {
 	t.Parallel()
 	for _, waitOnConflict := range []bool{true, false} {
@@ -119,6 +119,10 @@ func TestReuseLeavesAnOlderBackupToOnConflict(t *testing.T) {
 				t.Errorf("outcome %d (%v), queued %v; want a new backup after the old one", o.Kind, o.Err, fs.queuedIDs())
 			case !waitOnConflict && o.Kind != Refused:
 				t.Errorf("outcome %d (%v); want the 409", o.Kind, o.Err)
+			case !waitOnConflict:
+				if posts, _ := fs.counts(); posts != 1 {
+					t.Errorf("%d POSTs; \"fail\" sends one and stops at its 409", posts)
+				}
 			}
 		})
 	}
