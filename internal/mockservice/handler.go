@@ -77,7 +77,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rep := s.preFaults(faults, r, requestID)
 	if rep == nil {
 		rep = s.handle(r, route, accountID, requestID)
-		rep = postFaults(faults, rep, r, requestID)
+		rep = postFaults(faults, rep, r, requestID, s.clock.Now())
 	}
 	if s.echoKey && rep.status >= 400 {
 		rep = echoKey(rep, r.Header.Get("X-API-Key"))
@@ -88,8 +88,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rep.status >= 200 && rep.status < 300 {
 		w.Header().Set("X-Request-ID", requestID)
 	}
-	// Dated by the service's own clock, as a real deployment's answers are.
-	w.Header().Set("Date", s.shownNow().UTC().Format(http.TimeFormat))
+	// Dated by the service's own clock, as a real deployment's answers are,
+	// unless a front dated it (or sent no Date: a nil value).
+	if _, dated := rep.header["Date"]; !dated {
+		w.Header().Set("Date", s.shownNow().UTC().Format(http.TimeFormat))
+	}
 	for _, f := range faults {
 		if f.Kind == FaultTruncatedBody {
 			// Promise the whole body, send half: the connection closes early.
@@ -117,6 +120,10 @@ func (s *Server) preFaults(faults []Fault, r *http.Request, requestID string) *r
 				rep.header.Set("Location", f.Location+r.URL.RequestURI())
 			}
 			return rep
+		case FaultFront:
+			if !f.Front.Processed && !f.Front.Relay {
+				return frontReply(f.Front, s.clock.Now())
+			}
 		case FaultProxyNotFound:
 			rep := &reply{status: http.StatusNotFound, header: http.Header{}, body: []byte("<html><body>404 Not Found</body></html>")}
 			rep.header.Set("Content-Type", "text/html")
@@ -135,10 +142,16 @@ func (s *Server) preFaults(faults []Fault, r *http.Request, requestID string) *r
 	return nil
 }
 
-// postFaults changes the answer of a request that was processed.
-func postFaults(faults []Fault, rep *reply, r *http.Request, requestID string) *reply {
+// postFaults changes the answer of a request that was processed, at now
+// (true time, for a front's clock).
+func postFaults(faults []Fault, rep *reply, r *http.Request, requestID string, now time.Time) *reply {
 	for _, f := range faults {
 		switch f.Kind {
+		case FaultFront:
+			if f.Front.Relay {
+				return frontDated(f.Front, now, rep)
+			}
+			return frontReply(f.Front, now)
 		case FaultAcceptThenError:
 			return problemReply(http.StatusInternalServerError, titleInternal, "An unexpected error occurred.", r, requestID)
 		case FaultShuffledPage, FaultDuplicateItem:
@@ -288,9 +301,10 @@ func (s *Server) trigger(r *http.Request, acc *account, key *apiKey, requestID s
 	}
 	now := s.clock.Now()
 	s.seq++
+	pending, running := s.newBackupLength()
 	acc.backups = append(acc.backups, &backup{shownOffset: s.offset,
 		id: newID(backupPrefix, s.rng.IntN), accountID: acc.id, createdAt: now, seq: s.seq,
-		pendingFor: s.pendingFor, runningFor: s.runningFor, failWith: acc.failWith,
+		pendingFor: pending, runningFor: running, failWith: acc.failWith,
 		queuedBy: queuedByFrom(r.Context()), quirk: acc.quirk,
 	})
 	s.seq++

@@ -92,6 +92,9 @@ type Server struct {
 	// clock; listingLag hides new backups from the backups listing.
 	offset     time.Duration
 	listingLag time.Duration
+	// backupLength, when set, says how long each new backup stays pending
+	// and running (SetBackupLength).
+	backupLength func() (pending, running time.Duration)
 }
 
 type window struct {

@@ -43,6 +43,24 @@ func (s *Server) shownNow() time.Time {
 	return s.clock.Now().Add(s.offset)
 }
 
+// SetBackupLength makes each backup queued from now on stay pending and
+// running as long as f says (nil: Options.PendingFor and RunningFor), so
+// that backups of one account vary in length. f is called with the
+// server's lock held, once per backup, in the order they are queued.
+func (s *Server) SetBackupLength(f func() (pending, running time.Duration)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.backupLength = f
+}
+
+// newBackupLength is how long a backup queued now lasts. The caller holds s.mu.
+func (s *Server) newBackupLength() (pending, running time.Duration) {
+	if s.backupLength == nil {
+		return s.pendingFor, s.runningFor
+	}
+	return s.backupLength()
+}
+
 // SetListingLag hides each backup from the backups listing for d after it
 // was queued, as a read replica behind its primary does.
 func (s *Server) SetListingLag(d time.Duration) {
@@ -158,6 +176,8 @@ type BackupTruth struct {
 	QueuedBy string
 	// StampOffset is the service's clock offset when its record was stamped.
 	StampOffset time.Duration
+	// Quirk is how its record contradicts itself once it succeeds.
+	Quirk RecordQuirk
 }
 
 // Truth lists the account's backups, oldest first.
@@ -177,7 +197,7 @@ func (s *Server) Truth(accountID string) []BackupTruth {
 			st = "failed"
 		}
 		out = append(out, BackupTruth{ID: b.id, CreatedAt: b.createdAt, CompletedAt: done, Status: st,
-			Done: !now.Before(done), Consistent: b.quirk == QuirkNone || b.quirk == QuirkFutureDated, QueuedBy: b.queuedBy, StampOffset: b.shownOffset})
+			Done: !now.Before(done), Consistent: b.quirk == QuirkNone || b.quirk == QuirkFutureDated, QueuedBy: b.queuedBy, StampOffset: b.shownOffset, Quirk: b.quirk})
 	}
 	return out
 }
