@@ -102,9 +102,9 @@ type simSpan struct{ from, to time.Time }
 
 // simServiceLog is what the simulation did to the service, and when.
 type simServiceLog struct {
-	offsets []simAt    // the service's clock offset from each time on
-	lags    []simAt    // the listing's lag from each time on
-	faults  []simSpan  // faults switched on and off
+	offsets []simAt     // the service's clock offset from each time on
+	lags    []simAt     // the listing's lag from each time on
+	faults  []simSpan   // faults switched on and off
 	changes []time.Time // any misbehaviour
 	quirk   map[string]mockservice.RecordQuirk
 	failing map[string]bool

@@ -336,8 +336,8 @@ type simGuardConf struct {
 
 // simActionConf is the action's configuration.
 type simActionConf struct {
-	accounts                  []string
-	wait                      string // "", "true" or "false"
+	accounts                   []string
+	wait                       string // "", "true" or "false"
 	reuse, onConflict, timeout string
 }
 
@@ -514,10 +514,10 @@ type simCommand struct {
 	jitter    float64
 	delay     time.Duration // after the step's start
 	attempts  []*simAttempt
-	alone     bool        // no other command ran in its step
-	change    *simChange  // an invocation's
-	conf      simConfig   // the configuration it applies
-	health    simHealth   // the service as the command began
+	alone     bool       // no other command ran in its step
+	change    *simChange // an invocation's
+	conf      simConfig  // the configuration it applies
+	health    simHealth  // the service as the command began
 	start     time.Time
 	end       time.Time
 	stale     bool // a saved plan of another state
@@ -807,13 +807,13 @@ func (cmd *simCommand) failed() bool {
 type simMisbehaviourKind int
 
 const (
-	simQuirk        simMisbehaviourKind = iota // the account's new records contradict themselves
-	simFailBackups                             // the account's backups fail
-	simHealBackups                             // they succeed again
-	simAccountState                            // paused or active
-	simDeleteAccount                           // deleted for good
-	simClockOffset                             // the service's clock moves
-	simListingLag                              // the listing lags behind (or no more)
+	simQuirk         simMisbehaviourKind = iota // the account's new records contradict themselves
+	simFailBackups                              // the account's backups fail
+	simHealBackups                              // they succeed again
+	simAccountState                             // paused or active
+	simDeleteAccount                            // deleted for good
+	simClockOffset                              // the service's clock moves
+	simListingLag                               // the listing lags behind (or no more)
 )
 
 // simMisbehaviour is one drawn change of the service.
