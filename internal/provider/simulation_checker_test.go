@@ -2,8 +2,12 @@ package provider
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
@@ -925,4 +929,148 @@ func (ws *simWorkspace) describe() string {
 		parts = append(parts, "destroy_without_backup")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Each grant is as narrow as its words: a backup at its edge counts, by
+// that grant, and one a nanosecond beyond does not, by any.
+func TestSimGrantsAreNarrow(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	const reuse = 10 * time.Minute
+	edge := t0.Add(-reuse - simDatedToTheSecond) // the reuse window's earliest start
+	type world struct {
+		w     *simWorld
+		op    *simResOp
+		chain *simChain
+	}
+	fresh := func() world {
+		w := &simWorld{start: t0}
+		op := &simResOp{label: "c1.0/w1/backup_trigger.t1/create#1", start: t0, end: t0.Add(time.Minute)}
+		c := &simChange{key: "w1.t1@v2", kind: simTriggerChange}
+		return world{w, op, &simChain{change: c, ops: []*simResOp{op}}}
+	}
+	at := func(t time.Time) mockservice.BackupTruth { return mockservice.BackupTruth{ID: "bkp", CreatedAt: t} }
+	nano := time.Nanosecond
+	for _, tc := range []struct {
+		name  string
+		set   func(x world)
+		b     mockservice.BackupTruth
+		grant simGrant
+		ok    bool
+	}{
+		{"started as the operation began", nil, at(t0), "", true},
+		{"started as the operation ended", nil, at(t0.Add(time.Minute)), "", true},
+		{"started after the operation ended", nil, at(t0.Add(time.Minute + nano)), "", false},
+		{"started before the operation began", nil, at(t0.Add(-nano)), "", false},
+		{"queued by the operation, processed after it ended", nil,
+			mockservice.BackupTruth{CreatedAt: t0.Add(time.Hour), QueuedBy: "c1.0/w1/backup_trigger.t1/create#1"}, "", true},
+		{"hidden by the listing's lag", func(x world) { x.w.svc.lags = []simAt{{t0.Add(-time.Hour), 20 * time.Second}} },
+			at(t0.Add(-20 * time.Second)), grantLaggingListing, true},
+		{"before the listing's lag", func(x world) { x.w.svc.lags = []simAt{{t0.Add(-time.Hour), 20 * time.Second}} },
+			at(t0.Add(-20*time.Second - nano)), "", false},
+		{"within reuse_within", func(x world) { x.op.reuse = reuse }, at(edge), grantReuseWithin, true},
+		{"beyond reuse_within", func(x world) { x.op.reuse = reuse }, at(edge.Add(-nano)), "", false},
+		{"within reuse_within, just after the previous change went ahead",
+			func(x world) { x.op.reuse, x.chain.change.prevAhead = reuse, t0.Add(-time.Minute) }, at(t0.Add(-time.Minute + nano)), grantReuseWithin, true},
+		{"within reuse_within, as the previous change went ahead",
+			func(x world) { x.op.reuse, x.chain.change.prevAhead = reuse, t0.Add(-time.Minute) }, at(t0.Add(-time.Minute)), "", false},
+		{"stamped by a clock set back since", func(x world) { x.op.reuse = reuse },
+			mockservice.BackupTruth{CreatedAt: edge.Add(-5 * time.Minute), StampOffset: 5 * time.Minute}, grantStampedAhead, true},
+		{"stamped by a clock set back since, by less", func(x world) { x.op.reuse = reuse },
+			mockservice.BackupTruth{CreatedAt: edge.Add(-5*time.Minute - nano), StampOffset: 5 * time.Minute}, "", false},
+		{"stamped by a clock not set back since", func(x world) {
+			x.op.reuse = reuse
+			x.w.svc.offsets = []simAt{{t0.Add(-time.Hour), 5 * time.Minute}}
+		}, mockservice.BackupTruth{CreatedAt: edge.Add(-time.Second), StampOffset: 5 * time.Minute}, "", false},
+		{"the action's previous invocation", func(x world) {
+			x.op.reuse, x.chain.change.kind, x.chain.change.lastInvocation = reuse, simActionChange, t0.Add(-time.Minute)
+		}, at(t0.Add(-2 * time.Minute)), grantActionKeepsNoState, true},
+		{"the previous change unknown to the create", func(x world) {
+			x.op.reuse, x.op.floorUnknown, x.chain.change.prevAhead = reuse, true, t0.Add(-time.Minute)
+		}, at(t0.Add(-2 * time.Minute)), grantFloorUnknown, true},
+		{"the previous change unknown to the create, beyond reuse_within", func(x world) {
+			x.op.reuse, x.op.floorUnknown, x.chain.change.prevAhead = reuse, true, t0.Add(-time.Minute)
+		}, at(edge.Add(-nano)), "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := fresh()
+			if tc.set != nil {
+				tc.set(x)
+			}
+			if grant, ok := x.w.counts(x.chain, tc.b); ok != tc.ok || grant != tc.grant {
+				t.Errorf("counts = %q, %v; want %q, %v", grant, ok, tc.grant, tc.ok)
+			}
+		})
+	}
+}
+
+// A guard's destroy continues the one that stopped last only within that
+// one's resume_within, give or take the clock allowance and a second.
+func TestSimGuardResumeIsNarrow(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	g := simGuardConf{resumeWithin: 30 * time.Minute}
+	stopped := &simResOp{kind: simOpDelete, returned: true, errs: "interrupted", end: t0}
+	c := &simChain{ops: []*simResOp{stopped}}
+	limit := t0.Add(g.resumeWithin + simAllowance + simDatedToTheSecond)
+	w := &simWorld{}
+	if !w.resumes(c, &simResOp{start: limit}, g) {
+		t.Error("a destroy at the end of resume_within does not continue the stopped one")
+	}
+	if w.resumes(c, &simResOp{start: limit.Add(time.Nanosecond)}, g) {
+		t.Error("a destroy after resume_within continues the stopped one")
+	}
+	if w.resumes(&simChain{ops: []*simResOp{{kind: simOpDelete, end: t0}}}, &simResOp{start: t0}, g) {
+		t.Error("a destroy continues one whose runner was killed")
+	}
+}
+
+// A change queues one backup; a second only after a runner killed before
+// it saved the first (grantKilledRunner), by create_before_destroy's
+// create (grantCreateFirst), or after the first failed.
+func TestSimDuplicateGrantsAreNarrow(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name                          string
+		killed, saved, first, failing bool
+		duplicate                     bool
+	}{
+		{"two backups", false, false, false, false, true},
+		{"the first by a runner killed before it saved", true, false, false, false, false},
+		{"the first by a runner killed after it saved", true, true, false, false, true},
+		{"the second by create_before_destroy's create", false, false, true, false, false},
+		{"the first failed", false, false, false, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := newBareSimWorld(t, 1)
+				acc := w.accounts[0]
+				c := w.newChange("w1.t1@v1", simTriggerChange, time.Time{})
+				for i := range 2 {
+					a := &simAttempt{w: w, cmd: &simCommand{num: i + 1}}
+					a.killed.Store(i == 0 && tc.killed)
+					op := &simResOp{label: fmt.Sprintf("c%d.0/w1/backup_trigger.t1/create#%d", i+1, i+1), a: a, change: c,
+						saved: tc.saved, createFirst: i == 1 && tc.first}
+					w.ops[op.label] = op
+					if i == 0 && tc.failing {
+						w.srv.SetAccountFailure(acc, "storage quota exceeded")
+					}
+					req := httptest.NewRequest(http.MethodPost, "/api/v1/accounts/"+acc+"/backup", nil)
+					req.Host = "127.0.0.1:1"
+					req.Header.Set("X-API-Key", w.key)
+					rec := httptest.NewRecorder()
+					w.srv.ServeHTTP(rec, req.WithContext(mockservice.WithQueuedBy(req.Context(), op.label)))
+					if rec.Code != http.StatusAccepted {
+						t.Fatalf("trigger: %d %s", rec.Code, rec.Body)
+					}
+					w.srv.SetAccountFailure(acc, "")
+					time.Sleep(time.Minute)
+				}
+				w.checkDuplicates()
+				if got := len(w.violations) > 0; got != tc.duplicate {
+					t.Errorf("duplicate reported: %v, want %v (%v)", got, tc.duplicate, w.violations)
+				}
+			})
+		})
+	}
 }
