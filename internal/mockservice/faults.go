@@ -65,6 +65,10 @@ const (
 	// Front.Processed; with Front.Relay the service's own answer passes,
 	// with the front's Date.
 	FaultFront
+	// FaultForeignItem lists, at the top of an account's backups page, the
+	// newest backup of another account, as a cache keyed wrongly would: a
+	// listing trusted for whose backups it holds is misled.
+	FaultForeignItem
 )
 
 // Front is what a FaultFront answers, and when.

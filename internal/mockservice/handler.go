@@ -77,7 +77,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rep := s.preFaults(faults, r, requestID)
 	if rep == nil {
 		rep = s.handle(r, route, accountID, requestID)
-		rep = postFaults(faults, rep, r, requestID, s.clock.Now())
+		rep = s.postFaults(faults, rep, r, requestID, accountID)
 	}
 	if s.echoKey && rep.status >= 400 {
 		rep = echoKey(rep, r.Header.Get("X-API-Key"))
@@ -142,9 +142,10 @@ func (s *Server) preFaults(faults []Fault, r *http.Request, requestID string) *r
 	return nil
 }
 
-// postFaults changes the answer of a request that was processed, at now
-// (true time, for a front's clock).
-func postFaults(faults []Fault, rep *reply, r *http.Request, requestID string, now time.Time) *reply {
+// postFaults changes the answer of a request that was processed, about
+// accountID's paths when it names one.
+func (s *Server) postFaults(faults []Fault, rep *reply, r *http.Request, requestID, accountID string) *reply {
+	now := s.clock.Now() // true time, for a front's clock
 	for _, f := range faults {
 		switch f.Kind {
 		case FaultFront:
@@ -152,6 +153,8 @@ func postFaults(faults []Fault, rep *reply, r *http.Request, requestID string, n
 				return frontDated(f.Front, now, rep)
 			}
 			return frontReply(f.Front, now)
+		case FaultForeignItem:
+			rep = s.foreignItem(rep, accountID)
 		case FaultAcceptThenError:
 			return problemReply(http.StatusInternalServerError, titleInternal, "An unexpected error occurred.", r, requestID)
 		case FaultShuffledPage, FaultDuplicateItem:

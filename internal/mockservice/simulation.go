@@ -103,6 +103,36 @@ func disorderPage(kind FaultKind, rep *reply) *reply {
 	return &out
 }
 
+// foreignItem puts the newest backup of another account than accountID at
+// the top of a listing's page.
+func (s *Server) foreignItem(rep *reply, accountID string) *reply {
+	if rep.status >= 300 {
+		return rep
+	}
+	s.mu.Lock()
+	var other *backup
+	for _, id := range s.sortedAccountIDs() {
+		if acc := s.accounts[id]; id != accountID && len(acc.backups) > 0 {
+			other = acc.backups[len(acc.backups)-1]
+			break
+		}
+	}
+	var item []byte
+	if other != nil {
+		item, _ = json.Marshal(s.backupJSON(other))
+	}
+	s.mu.Unlock()
+	var page map[string]json.RawMessage
+	var data []json.RawMessage
+	if other == nil || json.Unmarshal(rep.body, &page) != nil || json.Unmarshal(page["data"], &data) != nil {
+		return rep
+	}
+	page["data"], _ = json.Marshal(append([]json.RawMessage{item}, data...))
+	out := *rep
+	out.body, _ = json.Marshal(page)
+	return &out
+}
+
 // RecordQuirk is how a successful backup's record contradicts itself.
 type RecordQuirk int
 

@@ -136,3 +136,21 @@ func TestBackupLength(t *testing.T) {
 		t.Errorf("lengths: %+v", truth)
 	}
 }
+
+// A listing with a foreign item shows, at its top, another account's
+// newest backup.
+func TestForeignItemFault(t *testing.T) {
+	t.Parallel()
+	s := newTest(t, Options{Accounts: 2})
+	ids, key := s.AccountIDs(), s.DemoKey()
+	s.AddHistory(ids[1], BackupSpec{CreatedAt: time.Now().Add(-time.Hour)})
+	s.AddFault(Fault{Kind: FaultForeignItem, Route: RouteListBackups, Times: 1})
+	got := call(t, s, "GET", "/api/v1/accounts/"+ids[0]+"/backups", key)
+	data := got.body["data"].([]any)
+	if len(data) != 1 || data[0].(map[string]any)["account_id"] != ids[1] || data[0].(map[string]any)["id"] != s.NewestBackupID(ids[1]) {
+		t.Errorf("foreign item: %s", got.raw)
+	}
+	if again := call(t, s, "GET", "/api/v1/accounts/"+ids[0]+"/backups", key); len(again.body["data"].([]any)) != 0 {
+		t.Errorf("after the fault's one hit: %s", again.raw)
+	}
+}
