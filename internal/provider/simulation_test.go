@@ -59,9 +59,9 @@ const (
 //nolint:tparallel // its sequences run on workers of their own, one per core, not as parallel subtests
 func TestSimulation(t *testing.T) {
 	t.Parallel() // beside the CLI tests, which mostly wait on terraform
-	// Its sequences allocate much and briefly: collecting at four times the
-	// live heap, not twice, takes a third off its time.
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	// Its sequences allocate much and briefly: collecting at eleven times the
+	// live heap, not twice, takes more than a third off its time.
+	defer debug.SetGCPercent(debug.SetGCPercent(1000))
 	if *simSeed != 0 {
 		steps := *simSteps
 		if steps <= 0 {
@@ -202,7 +202,7 @@ func newSimWorld(t *testing.T, seed uint64) *simWorld {
 	rng := w.rng
 	// Backups of varied lengths, each its own.
 	pending := time.Duration(1+rng.IntN(20)) * time.Second
-	running := pick(rng, 2*time.Second, 30*time.Second, 3*time.Minute, 8*time.Minute)
+	running := pick(rng, 2*time.Second, 20*time.Second, 90*time.Second, 4*time.Minute)
 	w.maxLength = (pending + running) * 3 / 2
 	lengths := rand.New(rand.NewPCG(seed, 0x1e9))
 	w.srv.SetBackupLength(func() (time.Duration, time.Duration) {
@@ -353,7 +353,7 @@ func (w *simWorld) newWorkspace(id int) *simWorkspace {
 	rng := w.rng
 	ws := &simWorkspace{w: w, id: id, remote: rng.IntN(3) == 0, release: rng.IntN(4) == 0, state: newSimState(),
 		lineages: map[string]*simLineage{}}
-	for i := range pick(rng, 1, 1, 2, 2, 3) {
+	for i := range pick(rng, 1, 1, 1, 2, 2, 3) {
 		c := &simTriggerConf{addr: fmt.Sprintf("backup_trigger.t%d", i+1), account: w.someAccount(), release: 1, cbd: rng.IntN(5) == 0}
 		w.drawTriggerSettings(c)
 		ws.conf.triggers = append(ws.conf.triggers, c)
@@ -973,7 +973,7 @@ func (w *simWorld) drawCommand(ws *simWorkspace) *simCommand {
 		cmd.clock = w.drawRunnerClock()
 	}
 	if rng.IntN(4) == 0 && !*simCalm {
-		cmd.stop = simStop{after: pick(rng, 500*time.Millisecond, 3*time.Second, 20*time.Second, 90*time.Second, 8*time.Minute) +
+		cmd.stop = simStop{after: pick(rng, 500*time.Millisecond, 3*time.Second, 20*time.Second, 90*time.Second, 4*time.Minute) +
 			time.Duration(rng.IntN(1000))*time.Millisecond, kill: rng.IntN(2) == 0}
 	}
 	return cmd
@@ -1021,6 +1021,7 @@ func (w *simWorld) drawFault() *mockservice.Fault {
 		mockservice.Fault{Kind: mockservice.FaultProxyNotFound, Route: pick(rng, mockservice.RouteListBackups, mockservice.RouteGetAccount)},
 		mockservice.Fault{Kind: mockservice.FaultShuffledPage, Route: mockservice.RouteListBackups},
 		mockservice.Fault{Kind: mockservice.FaultDuplicateItem, Route: mockservice.RouteListBackups},
+		mockservice.Fault{Kind: mockservice.FaultForeignItem, Route: mockservice.RouteListBackups},
 		mockservice.Fault{Kind: mockservice.FaultFront},
 		mockservice.Fault{Kind: mockservice.FaultFront},
 		mockservice.Fault{Kind: mockservice.FaultFront},
@@ -1117,6 +1118,7 @@ func faultName(f mockservice.Fault) string {
 		mockservice.FaultServerError: "500-unprocessed", mockservice.FaultAcceptThenError: "500-processed",
 		mockservice.FaultOverload: "429", mockservice.FaultLatency: "latency-40s", mockservice.FaultProxyNotFound: "html-404",
 		mockservice.FaultShuffledPage: "reversed-page", mockservice.FaultDuplicateItem: "duplicate-item",
+		mockservice.FaultForeignItem: "foreign-item",
 	}[f.Kind]
 }
 
