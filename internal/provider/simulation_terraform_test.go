@@ -1,8 +1,10 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -99,6 +101,27 @@ func (s simState) clone() simState {
 	}
 	out.data = s.data
 	return out
+}
+
+// equal says whether two states hold the same objects.
+func (s simState) equal(o simState) bool {
+	same := func(a, b *simObject) bool {
+		return a.tainted == b.tainted && a.value.Equal(b.value) && bytes.Equal(a.private, b.private)
+	}
+	if len(s.objects) != len(o.objects) || len(s.deposed) != len(o.deposed) || s.data != o.data || !maps.Equal(s.migrated, o.migrated) {
+		return false
+	}
+	for k, v := range s.objects {
+		if w, ok := o.objects[k]; !ok || !same(v, w) {
+			return false
+		}
+	}
+	for k, v := range s.deposed {
+		if !slices.EqualFunc(v, o.deposed[k], same) {
+			return false
+		}
+	}
+	return true
 }
 
 // simPlanned is one planned change (plans.ResourceInstanceChange).
@@ -881,8 +904,13 @@ func (a *simAttempt) persist() {
 
 func (a *simAttempt) persistLocked() {
 	ws := a.cmd.ws
+	if !ws.state.equal(a.work) {
+		// A state written with other contents takes the next serial, which
+		// makes a plan saved from the one before stale
+		// (internal/states/statemgr/filesystem.go, (*Filesystem).writeState).
+		ws.serial++
+	}
 	ws.state = a.work.clone()
-	ws.serial++
 	a.persisted = time.Now()
 	for _, op := range a.unsaved {
 		op.saved = true

@@ -687,8 +687,8 @@ func (a *simAttempt) run() {
 	case simCmdApplyPlan:
 		p := ws.saved
 		if p == nil || p.serial != ws.serial {
-			// internal/backend/local/backend_local.go: a saved plan of
-			// another state is refused as stale.
+			// A saved plan of another state is refused as stale
+			// (internal/backend/local/backend_local.go, (*Local).localRunForPlanFile).
 			cmd.stale = true
 			a.fail("saved plan is stale")
 			break
