@@ -544,20 +544,16 @@ func (a *simAttempt) applyTrigger(p *simProcess, c *simTriggerConf, ch *simPlann
 			// The destroy node, then the create node, in one walk: one
 			// process (internal/terraform/node_resource_destroy.go and
 			// node_resource_apply_instance.go).
-			ok = a.deleteNode(p, ch) && a.createNode(p, ch, c)
-		case simCreateThenDelete:
-			// create_before_destroy: the prior object is deposed, the new
-			// one created, then the deposed one deleted
-			// ((*NodeApplyableResourceInstance).managedResourceExecute).
-			a.depose(ch.addr)
-			ok = a.createNode(p, ch, c)
+			ok = a.deleteNode(p, ch)
 			if ok {
-				a.deleteDeposedNode(p, ch)
+				ok, _ = a.createNode(p, ch)
 			}
+		case simCreateThenDelete:
+			ok = a.createFirst(p, ch)
 		case simCreate:
-			ok = a.createNode(p, ch, c)
+			ok, _ = a.createNode(p, ch)
 		case simUpdate:
-			ok = a.updateNode(p, ch, c)
+			ok = a.updateNode(p, ch)
 		}
 	}
 	if ok && migrate != 0 && !a.halted() {
@@ -589,9 +585,9 @@ func (a *simAttempt) applyGuard(p *simProcess, ch *simPlanned, plan *simPlan) {
 	if ch != nil {
 		switch ch.action {
 		case simCreate:
-			ok = a.createNode(p, ch, nil)
+			ok, _ = a.createNode(p, ch)
 		case simUpdate:
-			ok = a.updateNode(p, ch, nil)
+			ok = a.updateNode(p, ch)
 		case simDelete:
 			ok = a.deleteNode(p, ch)
 		}
@@ -622,15 +618,43 @@ func (a *simAttempt) current(addr string) *simObject {
 	return a.work.objects[addr]
 }
 
-// depose makes the current object at addr a deposed one
-// (states.SyncState.DeposeResourceInstanceObject).
-func (a *simAttempt) depose(addr string) {
+// createFirst is create_before_destroy's replacement: the prior object is
+// deposed, the new one created, then the deposed one deleted, planned anew
+// from its own private state; a create that failed and left no object
+// restores the deposed one ((*NodeApplyableResourceInstance).managedResourceExecute;
+// internal/terraform/node_resource_destroy_deposed.go,
+// (*NodeDestroyDeposedResourceInstanceObject).Execute).
+func (a *simAttempt) createFirst(p *simProcess, ch *simPlanned) bool {
+	var old *simObject
 	a.write(func(st *simState) {
-		if obj := st.objects[addr]; obj != nil {
-			st.deposed[addr] = append(slices.Clone(st.deposed[addr]), obj)
-			delete(st.objects, addr)
+		if old = st.objects[ch.addr]; old != nil {
+			st.deposed[ch.addr] = append(slices.Clone(st.deposed[ch.addr]), old)
+			delete(st.objects, ch.addr)
 		}
 	})
+	ok, applied := a.createNode(p, ch)
+	switch {
+	case old == nil:
+	case ok:
+		if a.halted() {
+			return ok
+		}
+		plan, errs := a.planDestroy(p, ch.addr, old, old)
+		if errs != "" {
+			a.fail("destroy of %s (deposed): %s", ch.addr, errs)
+			return false
+		}
+		a.deleteNode(p, plan)
+	case applied:
+		// states.SyncState.MaybeRestoreResourceInstanceDeposed
+		a.write(func(st *simState) {
+			if st.objects[ch.addr] == nil {
+				st.objects[ch.addr] = old
+				st.deposed[ch.addr] = slices.DeleteFunc(slices.Clone(st.deposed[ch.addr]), func(o *simObject) bool { return o == old })
+			}
+		})
+	}
+	return ok
 }
 
 // deleteNode applies a planned delete (a destroy node, or the destroy half
@@ -686,51 +710,30 @@ func (a *simAttempt) deleteNode(p *simProcess, ch *simPlanned) bool {
 	return errs == ""
 }
 
-// deleteDeposedNode deletes the object a create_before_destroy
-// replacement deposed, planned anew from its own private state
-// (internal/terraform/node_resource_destroy_deposed.go,
-// (*NodeDestroyDeposedResourceInstanceObject).Execute).
-func (a *simAttempt) deleteDeposedNode(p *simProcess, ch *simPlanned) {
-	a.mu.Lock()
-	deposed := a.work.deposed[ch.addr]
-	a.mu.Unlock()
-	for _, d := range deposed {
-		if a.halted() {
-			return
-		}
-		plan, errs := a.planDestroy(p, ch.addr, d, d)
-		if errs != "" {
-			a.fail("destroy of %s (deposed): %s", ch.addr, errs)
-			return
-		}
-		a.deleteNode(p, plan)
-	}
-}
-
 // createNode applies a create, or a replacement's create half. The apply
 // node plans it again first, from the state as it is: the replaced object
 // is gone (or deposed), so the plan has no prior state and no private
 // state ((*NodeApplyableResourceInstance).managedResourceExecute); that
 // plan must agree with the saved one. An error taints the object the
 // provider returned ((*NodeApplyableResourceInstance).taintInstanceState).
-func (a *simAttempt) createNode(p *simProcess, ch *simPlanned, c *simTriggerConf) bool {
+func (a *simAttempt) createNode(p *simProcess, ch *simPlanned) (ok, applied bool) {
 	if a.halted() {
-		return false
+		return false, false
 	}
 	s := a.w.schema.ResourceSchemas[ch.typeName]
 	null := tftypes.NewValue(s.ValueType(), nil)
 	again, errs := a.planCall(p, ch.typeName, ch.addr, null, ch.config, nil)
 	if errs != "" {
 		a.fail("apply-time plan of %s: %s", ch.addr, errs)
-		return false
+		return false, false
 	}
 	planned := a.w.value(s, again.PlannedState)
 	if why := conforms(ch.after, planned); why != "" {
 		a.w.violate(a, "inconsistent-plan", "the plan of %s at apply differs from the saved plan: %s", ch.addr, why)
-		return false
+		return false, false
 	}
 	if a.halted() { // the plan's PostDiff hook halts a stopped walk
-		return false
+		return false, false
 	}
 	op := a.w.newResOp(a, ch.addr, simOpCreate, ch.prior)
 	a.w.noteCreate(a, op, ch)
@@ -742,7 +745,7 @@ func (a *simAttempt) createNode(p *simProcess, ch *simPlanned, c *simTriggerConf
 		a.w.t.Fatal(err)
 	}
 	if !a.returned(op, resp.Diagnostics) {
-		return false
+		return false, true
 	}
 	newVal := a.w.value(s, resp.NewState)
 	errs = diagText(resp.Diagnostics)
@@ -757,12 +760,12 @@ func (a *simAttempt) createNode(p *simProcess, ch *simPlanned, c *simTriggerConf
 	} else {
 		a.write(func(*simState) {}, op)
 	}
-	return errs == ""
+	return errs == "", true
 }
 
 // updateNode applies an update, planned again at apply from the object's
 // value and private state.
-func (a *simAttempt) updateNode(p *simProcess, ch *simPlanned, c *simTriggerConf) bool {
+func (a *simAttempt) updateNode(p *simProcess, ch *simPlanned) bool {
 	if a.halted() {
 		return false
 	}
