@@ -134,3 +134,60 @@ func TestSimScenarioServiceClockBehind(t *testing.T) {
 		w.play(ws, simCmdDestroy)
 	})
 }
+
+// A runner killed while it waits for its backup: the pipeline runs the
+// apply again, which takes a second backup (the API has no idempotency
+// key; grantKilledRunner), and the change goes ahead on it.
+func TestSimScenarioKilledRunnerRetries(t *testing.T) {
+	t.Parallel()
+	scenario(t, func(w *simWorld) {
+		acc := w.accounts[0]
+		w.srv.SetBackupLength(func() (time.Duration, time.Duration) { return time.Second, time.Minute })
+		ws := w.workspace(simConfig{triggers: []*simTriggerConf{triggerOn(acc)}})
+		cmd := w.play(ws, simCmdApply, func(c *simCommand) { c.stop = simStop{after: 20 * time.Second, kill: true} })
+		if len(cmd.attempts) != 2 || ws.state.migrated["backup_trigger.t1"] != 1 || len(w.srv.Truth(acc)) != 2 {
+			t.Errorf("attempts %d, migrated %v, backups %d: want a retry that went ahead on a second backup",
+				len(cmd.attempts), ws.state.migrated, len(w.srv.Truth(acc)))
+		}
+	})
+}
+
+// A guard's destroy stopped by a Ctrl-C while its backup runs: the destroy
+// run again within resume_within follows that backup, queues none, and
+// the guarded data goes once it succeeded.
+func TestSimScenarioStoppedDestroyResumes(t *testing.T) {
+	t.Parallel()
+	scenario(t, func(w *simWorld) {
+		acc := w.accounts[0]
+		w.srv.SetBackupLength(func() (time.Duration, time.Duration) { return time.Second, 2 * time.Minute })
+		ws := w.workspace(simConfig{guard: &simGuardConf{present: true, account: acc, resumeWithin: 10 * time.Minute, timeoutFull: defaultTimeout}})
+		w.play(ws, simCmdApply)
+		w.play(ws, simCmdDestroy, ctrlC(20*time.Second))
+		time.Sleep(time.Minute)
+		w.play(ws, simCmdDestroy)
+		if ws.state.data || len(w.srv.Truth(acc)) != 1 {
+			t.Errorf("data kept %v, backups %d: want the data destroyed after the one backup", ws.state.data, len(w.srv.Truth(acc)))
+		}
+	})
+}
+
+// create_before_destroy's replacement of a tainted trigger (its wait ran
+// out) creates first, and cannot see the backup the tainted one recorded:
+// it queues a second (grantCreateFirst).
+func TestSimScenarioCreateBeforeDestroyOfATaintedTrigger(t *testing.T) {
+	t.Parallel()
+	scenario(t, func(w *simWorld) {
+		acc := w.accounts[0]
+		w.srv.SetBackupLength(func() (time.Duration, time.Duration) { return time.Second, 2 * time.Minute })
+		c := triggerOn(acc)
+		c.cbd, c.timeout = true, "30s"
+		ws := w.workspace(simConfig{triggers: []*simTriggerConf{c}})
+		w.play(ws, simCmdApply)
+		time.Sleep(2 * time.Minute)
+		c.timeout = ""
+		w.play(ws, simCmdApply)
+		if ws.state.migrated[c.addr] != 1 || len(ws.state.deposed[c.addr]) != 0 {
+			t.Errorf("migrated %v, deposed %d: want the change gone ahead and the tainted trigger deleted", ws.state.migrated, len(ws.state.deposed[c.addr]))
+		}
+	})
+}
