@@ -622,24 +622,26 @@ func (w *simWorld) checkDuplicates() {
 			if len(bs) <= 1 || c.reported[acc] {
 				continue
 			}
-			allowed := 1
+			allowed, why := 1, []string{}
 			for _, b := range bs {
-				if b.Done && (b.Status != "success" || !b.Consistent) {
-					allowed++
-				}
 				w.mu.Lock()
 				op := w.ops[b.QueuedBy]
 				w.mu.Unlock()
-				if op.a.killed.Load() && !op.saved {
-					allowed++ // grantKilledRunner
-				}
-				if op.createFirst {
-					allowed++ // grantCreateFirst
+				switch {
+				case b.Done && (b.Status != "success" || !b.Consistent):
+					allowed++
+					why = append(why, b.ID+" failed")
+				case op.a.killed.Load() && !op.saved:
+					allowed++
+					why = append(why, b.ID+": "+string(grantKilledRunner))
+				case op.createFirst:
+					allowed++
+					why = append(why, b.ID+": "+string(grantCreateFirst))
 				}
 			}
 			if len(bs) > allowed {
 				c.reported[acc] = true
-				w.violateOnce("duplicate", c.key+acc, "change %s queued %d backups of %s: %s", c.key, len(bs), acc, w.describeAll(bs))
+				w.violateOnce("duplicate", c.key+acc, "change %s queued %d backups of %s (granted: %v): %s", c.key, len(bs), acc, why, w.describeAll(bs))
 			}
 		}
 	}
@@ -993,6 +995,7 @@ func TestSimGrantsAreNarrow(t *testing.T) {
 		}, at(edge.Add(-nano)), "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			x := fresh()
 			if tc.set != nil {
 				tc.set(x)
@@ -1042,6 +1045,7 @@ func TestSimDuplicateGrantsAreNarrow(t *testing.T) {
 		{"the first failed", false, false, false, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				w := newBareSimWorld(t, 1)
 				acc := w.accounts[0]
