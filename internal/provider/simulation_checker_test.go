@@ -682,9 +682,10 @@ func (cmd *simCommand) accountsOf() []string {
 
 // healthAt says what, as cmd begins, stands between it and success on a
 // healthy service: the accounts it backs up are active, their backups
-// succeed with records that agree with each other, none is in progress,
-// and the listing is in date order and current. The clocks may be off,
-// by any constant: which backup is an operation's own needs none.
+// succeed with records that agree with each other (one in progress will),
+// and the listing is in date order and current. The clocks may be off, by
+// any constant: which backup is an operation's own needs none. It notes
+// the accounts with a backup in progress (simCommand.busy).
 func (w *simWorld) healthAt(cmd *simCommand) simHealth {
 	now := time.Now()
 	w.mu.Lock()
@@ -711,8 +712,10 @@ func (w *simWorld) healthAt(cmd *simCommand) simHealth {
 			return simHealth("the backups of " + acc + " fail")
 		case quirks[acc] != mockservice.QuirkNone:
 			return simHealth("the records of " + acc + " contradict themselves")
+		case slices.ContainsFunc(truth, func(b mockservice.BackupTruth) bool { return underWay(b, now) && !good(b, b.CompletedAt) }):
+			return simHealth("a backup of " + acc + " in progress will not end good")
 		case slices.ContainsFunc(truth, func(b mockservice.BackupTruth) bool { return underWay(b, now) }):
-			return simHealth("a backup of " + acc + " is in progress")
+			cmd.busy = append(cmd.busy, acc)
 		}
 		if why := w.listingOrder(truth, now, offset); why != "" {
 			return simHealth(why)
@@ -773,8 +776,8 @@ func (cmd *simCommand) unhealthy() string {
 }
 
 // tooSlow says why the command's timeouts may not hold every backup it
-// waits for, one after the other on each account, or why a backup of
-// another of its resources may refuse it ("": they hold).
+// waits for, one after the other on each account (and one in progress as
+// it began), or why a backup of another may refuse it ("": they hold).
 func (cmd *simCommand) tooSlow() string {
 	conf := cmd.conf
 	type taker struct {
@@ -794,9 +797,13 @@ func (cmd *simCommand) tooSlow() string {
 		}
 	}
 	for acc, ts := range takers {
-		need := time.Duration(len(ts))*cmd.w.maxLength + 2*time.Minute
+		backups := len(ts)
+		if slices.Contains(cmd.busy, acc) {
+			backups++ // one in progress as the command began
+		}
+		need := time.Duration(backups)*cmd.w.maxLength + 2*time.Minute
 		for _, t := range ts {
-			if t.fail && len(ts) > 1 {
+			if t.fail && backups > 1 {
 				return "on_conflict = \"fail\" beside another backup of " + acc
 			}
 			if t.timeout < need {

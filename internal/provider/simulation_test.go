@@ -187,8 +187,10 @@ type simWorld struct {
 	svc      simServiceLog
 	// maxLength bounds how long any backup of the sequence lasts.
 	maxLength time.Duration
-	// rerun is a command the next step may run again.
-	rerun *simCommand
+	// rerun is a command the next step may run again; episode, the steps
+	// of an episode still to run.
+	rerun   *simCommand
+	episode []simEpisodeStep
 
 	mu         sync.Mutex // guards what follows: commands overlap
 	violations []simViolation
@@ -518,6 +520,7 @@ type simCommand struct {
 	change    *simChange // an invocation's
 	conf      simConfig  // the configuration it applies
 	health    simHealth  // the service as the command began
+	busy      []string   // accounts with a backup in progress as it began
 	start     time.Time
 	end       time.Time
 	stale     bool // a saved plan of another state
@@ -717,6 +720,15 @@ func (a *simAttempt) run() {
 // command, or two of different pipelines overlapping.
 func (w *simWorld) step(i int) {
 	rng := w.rng
+	if len(w.episode) == 0 && rng.IntN(8) == 0 && !*simCalm {
+		w.episode = w.drawEpisode()
+	}
+	if len(w.episode) > 0 {
+		e := w.episode[0]
+		w.episode = w.episode[1:]
+		w.playEpisodeStep(i, e)
+		return
+	}
 	rerun := w.rerun
 	w.rerun = nil
 	if rerun != nil && rng.IntN(3) == 0 {
@@ -760,6 +772,12 @@ func (w *simWorld) step(i int) {
 		}
 		line += " | " + cmds[k].String()
 	}
+	w.runStep(line, cmds, later, laterAt)
+}
+
+// runStep runs a step's commands at once (each after its delay), and the
+// service's change drawn for later in it, then checks what they queued.
+func (w *simWorld) runStep(line string, cmds []*simCommand, later *simMisbehaviour, laterAt time.Duration) {
 	w.lines = append(w.lines, line)
 	var wg sync.WaitGroup
 	for _, cmd := range cmds {
@@ -780,6 +798,27 @@ func (w *simWorld) step(i int) {
 			w.rerun = cmd // the operator runs a failed or stopped pipeline again, soon, mostly
 		}
 	}
+}
+
+// simEpisodeStep is one step of an episode: after gap, the service's
+// change, if any, then the command draft builds (editing the
+// configuration as it runs).
+type simEpisodeStep struct {
+	gap   time.Duration
+	svc   *simMisbehaviour
+	draft func() *simCommand
+}
+
+// playEpisodeStep runs one step of an episode.
+func (w *simWorld) playEpisodeStep(i int, e simEpisodeStep) {
+	time.Sleep(e.gap)
+	line := fmt.Sprintf("step %d at +%s (episode):", i, time.Since(w.start).Round(time.Second))
+	if e.svc != nil {
+		line += " service: " + w.misbehave(*e.svc)
+	}
+	cmd := e.draft()
+	cmd.alone = true
+	w.runStep(line+" | "+cmd.String(), []*simCommand{cmd}, nil, 0)
 }
 
 // drawRerun is a failed or stopped command run again as it was, on a
@@ -979,6 +1018,120 @@ func (w *simWorld) drawCommand(ws *simWorkspace) *simCommand {
 	return cmd
 }
 
+// Episodes: short stories of ordinary commands that reach the paths where
+// the rule's conditions matter, rarely met by independent draws: which
+// pipelines, which trigger, when and how are still drawn.
+
+// drawEpisode draws one episode, as steps to run next.
+func (w *simWorld) drawEpisode() []simEpisodeStep {
+	rng := w.rng
+	ws := w.spaces[rng.IntN(len(w.spaces))]
+	others := slices.DeleteFunc(slices.Clone(w.spaces), func(o *simWorkspace) bool { return o == ws })
+	other := others[rng.IntN(len(others))]
+	t := ws.conf.triggers[rng.IntN(len(ws.conf.triggers))]
+	short := func() time.Duration { return pick(rng, 0, time.Second, 5*time.Second) }
+	switch rng.IntN(5) {
+	case 0:
+		// A wait interrupted; another pipeline's backup; the wait resumed
+		// and the change gone ahead; the next change with reuse_within.
+		return []simEpisodeStep{
+			{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.wait = true }))
+				c.stop = simStop{after: pick(rng, 3*time.Second, 20*time.Second) + time.Duration(rng.IntN(1000))*time.Millisecond}
+			})},
+			{gap: w.maxLength, draft: w.takeBackup(other, t.account)},
+			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, nil)},
+			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.reuse = pick(rng, "30m", "1h") }))
+			})},
+		}
+	case 1:
+		// The service's clock set back just after it stamped a backup; a
+		// trigger's answer lost; a look for its backup later.
+		ahead := pick(rng, 30*time.Second, 4*time.Minute, 9*time.Minute)
+		return []simEpisodeStep{
+			{svc: &simMisbehaviour{kind: simClockOffset, d: ahead}, draft: w.takeBackup(other, t.account)},
+			{gap: pick(rng, time.Second, 30*time.Second), svc: &simMisbehaviour{kind: simClockOffset}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t))
+				c.fault = &mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteTrigger, AccountID: t.account, Times: 1}
+			})},
+			{gap: ahead + time.Minute, draft: w.episodeCommand(ws, simCmdApply, nil)},
+		}
+	case 2:
+		// A front that sends no usable Date on any answer, before a service
+		// whose clock runs ahead, and reuse_within.
+		return []simEpisodeStep{{svc: &simMisbehaviour{kind: simClockOffset, d: pick(rng, 4*time.Minute, 9*time.Minute, 30*time.Minute)},
+			draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.reuse = pick(rng, "30m", "1h") }))
+				c.fault = &mockservice.Fault{Kind: mockservice.FaultFront,
+					Front: mockservice.Front{Relay: true, Date: pick(rng, mockservice.FrontDateNone, mockservice.FrontDateUnparsable)}}
+			})}}
+	case 3:
+		// Another account's recent backup in this account's listing, and
+		// reuse_within.
+		foreign := w.accounts[0]
+		if foreign == t.account {
+			foreign = w.accounts[1]
+		}
+		return []simEpisodeStep{
+			{draft: w.takeBackup(other, foreign)},
+			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.reuse = "1h" }))
+				c.fault = &mockservice.Fault{Kind: mockservice.FaultForeignItem, Route: mockservice.RouteListBackups, AccountID: t.account}
+			})},
+		}
+	default:
+		// A backup in progress near the end of reuse_within, joined and
+		// waited for.
+		return []simEpisodeStep{
+			{draft: w.takeBackup(other, t.account)},
+			{gap: 5*time.Minute - pick(rng, 20*time.Second, time.Minute), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.reuse, t.wait, t.timeout = "5m", true, "" }))
+			})},
+		}
+	}
+}
+
+// episodeCommand drafts a command of ws, edited by edit as it is built.
+func (w *simWorld) episodeCommand(ws *simWorkspace, kind simCmdKind, edit func(*simCommand)) func() *simCommand {
+	return func() *simCommand {
+		w.commands++
+		cmd := &simCommand{w: w, num: w.commands, ws: ws, kind: kind, jitter: w.rng.Float64(), clock: w.drawRunnerClock()}
+		if edit != nil {
+			edit(cmd)
+		}
+		return cmd
+	}
+}
+
+// takeBackup drafts a command of ws that queues a backup of account, not
+// waited for: a trigger's new release, else an invocation.
+func (w *simWorld) takeBackup(ws *simWorkspace, account string) func() *simCommand {
+	for _, t := range ws.conf.triggers {
+		if t.account == account {
+			return w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.wait = false }))
+			})
+		}
+	}
+	return w.episodeCommand(ws, simCmdInvoke, func(c *simCommand) {
+		ws.conf.action.accounts, ws.conf.action.wait = []string{account}, "false"
+		c.edits = append(c.edits, "action on "+account+" not waited")
+	})
+}
+
+// bump takes the trigger to its next release, and says so.
+func (w *simWorld) bump(t *simTriggerConf) string {
+	t.release++
+	return fmt.Sprintf("%s=v%d", strings.TrimPrefix(t.addr, "backup_trigger."), t.release)
+}
+
+// set changes the trigger's settings, and says how they read.
+func (w *simWorld) set(t *simTriggerConf, change func()) string {
+	change()
+	return fmt.Sprintf("%s{wait=%v reuse=%q on_conflict=%q timeout=%q}", strings.TrimPrefix(t.addr, "backup_trigger."), t.wait, t.reuse, t.onConflict, t.timeout)
+}
+
 // drawEdits changes the pipeline's configuration before an apply or a plan:
 // new releases (each a change that takes a backup), settings, and the
 // guard taken out (its data decommissioned) or put back.
@@ -1038,9 +1191,11 @@ func (w *simWorld) drawFault() *mockservice.Fault {
 			Relay:     rng.IntN(5) == 0,
 		}
 	}
-	// On an account's paths: the token's read is the one a process makes
-	// first (see process).
-	f.AccountID = w.someAccount()
+	// On an account's paths, unless the service's answers pass: the
+	// token's read is the one a process makes first (see process).
+	if f.Kind != mockservice.FaultFront || !f.Front.Relay || rng.IntN(3) == 0 {
+		f.AccountID = w.someAccount()
+	}
 	f.Times = 1 + rng.IntN(4)
 	if f.Kind == mockservice.FaultFront && rng.IntN(3) == 0 {
 		f.Times = 0 // every request of the step: a front that stays broken a while
