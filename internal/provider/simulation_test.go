@@ -1030,7 +1030,33 @@ func (w *simWorld) drawEpisode() []simEpisodeStep {
 	other := others[rng.IntN(len(others))]
 	t := ws.conf.triggers[rng.IntN(len(ws.conf.triggers))]
 	short := func() time.Duration { return pick(rng, 0, time.Second, 5*time.Second) }
-	switch rng.IntN(5) {
+	switch rng.IntN(7) {
+	case 5:
+		// A front that stays broken a while answers a trigger that does
+		// not wait with its own pages, dated minutes stale; the pipeline
+		// runs again: its refresh looks for the trigger's backup, and its
+		// replacement follows what the refresh found.
+		return []simEpisodeStep{
+			{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.wait = false }))
+				c.fault = &mockservice.Fault{Kind: mockservice.FaultFront, AccountID: t.account,
+					Front: mockservice.Front{Date: mockservice.FrontDateSkewed, Skew: pick(rng, -30*time.Minute, -12*time.Minute, -2*time.Minute)}}
+			})},
+			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, nil)},
+		}
+	case 6:
+		// A change gone ahead; the next one refused (the account paused),
+		// saved tainted with no backup; the apply once the account is
+		// active again, with reuse_within.
+		return []simEpisodeStep{
+			{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.reuse = pick(rng, "30m", "1h") }))
+			})},
+			{gap: short(), svc: &simMisbehaviour{kind: simAccountState, account: t.account, state: mockservice.StatePaused},
+				draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) { c.edits = append(c.edits, w.bump(t)) })},
+			{gap: short(), svc: &simMisbehaviour{kind: simAccountState, account: t.account, state: mockservice.StateActive},
+				draft: w.episodeCommand(ws, simCmdApply, nil)},
+		}
 	case 0:
 		// A wait interrupted; another pipeline's backup; the wait resumed
 		// and the change gone ahead; the next change with reuse_within.
