@@ -50,7 +50,7 @@ var (
 
 const (
 	// simSequenceSteps is the length of each sequence of a run of many.
-	simSequenceSteps = 20
+	simSequenceSteps = 16
 	// simDefaultSteps is TestSimulation's run: 1,000 sequences.
 	simDefaultSteps = 1000 * simSequenceSteps
 	simBaseURL      = "http://127.0.0.1:1"
