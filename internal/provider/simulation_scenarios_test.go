@@ -10,7 +10,11 @@ import (
 
 // Scenarios: sequences the simulation plays as written rather than drawn,
 // each a case the random sequences found or must reach, judged by the same
-// Terraform and the same checker.
+// Terraform and the same checker. The seeds the simulation once failed on
+// replayed an older generator's draws and are gone: what they found, the
+// random sequences reach by their episodes (a wait interrupted and
+// resumed before the next change, a clock set back before a lost answer,
+// a front's stale Date) and the cases below play as written.
 
 // scenario runs play in a bubble on a bare world and fails on any violation.
 func scenario(t *testing.T, play func(w *simWorld)) {

@@ -44,7 +44,7 @@ var (
 	simSeed  = flag.Uint64("sim.seed", 0, "simulate the one sequence of this seed (0: sequences from seed 1 on)")
 	simSteps = flag.Int("sim.steps", 0, "with -sim.seed, the steps of its sequence; else the steps of all sequences together")
 	simFrom  = flag.Uint64("sim.from", 1, "without -sim.seed, the first sequence's seed (a deeper run in parts)")
-	simList  = flag.Bool("sim.list", false, "list each failing sequence's first violation")
+	simList  = flag.Bool("sim.list", false, "list every violation of each failing sequence")
 	simCalm  = flag.Bool("sim.calm", false, "a healthy service and runners, never stopped: what fails then is the rule's or the checker's own")
 )
 
