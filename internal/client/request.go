@@ -181,11 +181,6 @@ func (c *Client) attempt(ctx context.Context, cl call, out record) error {
 	defer func() { _ = res.Body.Close() }()
 	header, status = res.Header, res.StatusCode
 	received := c.opts.Clock.Now()
-	if at := answerTime(res.Header.Get("Date"), received); !at.Service.IsZero() {
-		c.serviceClock.mu.Lock()
-		c.serviceClock.offset, c.serviceClock.known = at.Service.Sub(received), true
-		c.serviceClock.mu.Unlock()
-	}
 
 	limit := int64(maxSuccessBody)
 	if res.StatusCode >= 300 {
@@ -598,19 +593,4 @@ func (l *limiter) pause(d time.Duration) {
 func (l *limiter) broadcast() {
 	close(l.changed)
 	l.changed = make(chan struct{})
-}
-
-// serviceClock is the service's clock as its answers' Date headers tell it.
-type serviceClock struct {
-	mu     sync.Mutex
-	offset time.Duration
-	known  bool
-}
-
-// ClockOffset is how far the service's clock runs ahead of this client's,
-// from the latest readable Date; false before any.
-func (c *Client) ClockOffset() (time.Duration, bool) {
-	c.serviceClock.mu.Lock()
-	defer c.serviceClock.mu.Unlock()
-	return c.serviceClock.offset, c.serviceClock.known
 }

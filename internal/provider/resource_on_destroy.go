@@ -216,6 +216,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		WaitOnConflict:    m.OnConflict.ValueString() != onConflictFail,
 		WaitForCompletion: true,
 		ReuseWithin:       durationOf(m.Reuse),
+		Unrecorded:        true, // a destroy has no previous change: any backup within reuse_within counts
 		Progress:          progress(ctx, nil, m.AccountID.ValueString()),
 	}
 	resume := cmp.Or(durationOf(m.Resume), defaultResume) // unset in a state a test wrote by hand
