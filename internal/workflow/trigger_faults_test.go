@@ -89,10 +89,13 @@ var triggerFaults = []triggerFault{
 	{
 		// The service's clock 30 s behind this machine's: identified by
 		// listing all the same, waited for, and it counts.
-		name:   "the service clock 30 s behind",
-		setup:  func(fs *faultyService) { fs.skew, fs.runFor = -30*time.Second, time.Minute; fs.addOld(client.StatusSuccess, time.Hour) },
+		name: "the service clock 30 s behind",
+		setup: func(fs *faultyService) {
+			fs.skew, fs.runFor = -30*time.Second, time.Minute
+			fs.addOld(client.StatusSuccess, time.Hour)
+		},
 		viaRun: true, run: RunOptions{WaitForCompletion: true},
-		posts:  1, listings: -1, queued: 1,
+		posts: 1, listings: -1, queued: 1,
 		extra: func(t *testing.T, _ *faultyService, _ time.Time, o Outcome) {
 			if o.Kind != Succeeded {
 				t.Errorf("outcome %d (%v); want it succeeded", o.Kind, o.Err)
