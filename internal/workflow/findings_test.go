@@ -29,7 +29,9 @@ func TestWrongDateChangesNothingButReuse(t *testing.T) {
 		why  string // why reuse_within is refused
 	}{
 		{"2 minutes stale", func(fs *faultyService) string { return fs.now().Add(-2 * time.Minute).UTC().Format(http.TimeFormat) }, "2m0s behind"},
-		{"a year ahead", func(fs *faultyService) string { return fs.now().Add(365 * 24 * time.Hour).UTC().Format(http.TimeFormat) }, "ahead of this machine's"},
+		{"a year ahead", func(fs *faultyService) string {
+			return fs.now().Add(365 * 24 * time.Hour).UTC().Format(http.TimeFormat)
+		}, "ahead of this machine's"},
 		{"year 0001", func(*faultyService) string { return "Mon, 01 Jan 0001 00:00:00 GMT" }, "could not be read"},
 		{"year 9999", func(*faultyService) string { return "Fri, 31 Dec 9999 23:59:59 GMT" }, "could not be read"},
 		{"unparsable", func(*faultyService) string { return "yesterday" }, "could not be read"},
