@@ -62,7 +62,9 @@ func TestAccTriggerFrontPagesNeverMakeABackupCount(t *testing.T) {
 		e.srv.AddHistory(id, mockservice.BackupSpec{CreatedAt: e.clock.Now().Add(-12 * time.Minute)})
 		bad := answer{http.StatusBadGateway, "text/html", page}
 		f.dated("Mon, 01 Jan 0001 00:00:00 GMT")
-		f.set(func(r *http.Request) (answer, bool) { return bad, strings.HasSuffix(r.URL.Path, "/backups") || r.Method == http.MethodPost })
+		f.set(func(r *http.Request) (answer, bool) {
+			return bad, strings.HasSuffix(r.URL.Path, "/backups") || r.Method == http.MethodPost
+		})
 		c := newCLI(t, e, e.config(triggerConfig(id, "  wait_for_completion = true\n")))
 		out, err := c.exec(nil, "apply", "-auto-approve", "-no-color")
 		if err == nil || !strings.Contains(out, "before the trigger failed") || !strings.Contains(out, "no backup was queued") {
