@@ -84,6 +84,8 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request, requestID st
 		s.serveAnswers(w, r, requestID)
 	case r.Method == http.MethodPost && r.URL.Path == "/_mock/clock":
 		s.serveClock(w, r, requestID)
+	case r.Method == http.MethodPost && r.URL.Path == "/_mock/listing-lag":
+		s.serveListingLag(w, r, requestID)
 	case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/_mock/accounts/"):
 		s.serveAccountControl(w, r, requestID)
 	case r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, "/_mock/accounts/"):

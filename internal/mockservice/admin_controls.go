@@ -22,6 +22,12 @@ import (
 //	POST /_mock/answers                            {"status": 503, "count": 2, "route": "trigger_backup"}
 //	POST /_mock/clock                              {"offset": "-90s"}
 //
+// and two that make the service misreport, for the provider's own paths
+// (which backup counts) rather than a module's:
+//
+//	POST /_mock/accounts/{id}/record-quirk         {"quirk": "no_completed_at"}
+//	POST /_mock/listing-lag                        {"lag": "5s"}
+//
 // Bodies are JSON objects, read strictly: an unknown field, a value of the
 // wrong type or out of range is refused (400) with a problem document
 // naming the field and why, in its detail and in RFC 7807's invalid-params.
@@ -31,6 +37,7 @@ const (
 	maxHold       = 24 * time.Hour
 	maxRetryAfter = 24 * time.Hour
 	maxOffset     = 366 * 24 * time.Hour
+	maxLag        = time.Hour
 	maxTextLen    = 1024
 )
 
@@ -44,7 +51,7 @@ type fieldError struct{ name, reason string }
 func (e *fieldError) Error() string { return fmt.Sprintf("Field %q %s.", e.name, e.reason) }
 
 // accountControls are the controls under /_mock/accounts/{id}/.
-var accountControls = []string{"state", "fail-backups", "hold", "lose-trigger-answer"}
+var accountControls = []string{"state", "fail-backups", "hold", "lose-trigger-answer", "record-quirk"}
 
 // serveAccountControl answers POST /_mock/accounts/{id}/{control}.
 func (s *Server) serveAccountControl(w http.ResponseWriter, r *http.Request, requestID string) {
@@ -64,6 +71,8 @@ func (s *Server) serveAccountControl(w http.ResponseWriter, r *http.Request, req
 		err = s.controlHold(r, id)
 	case "lose-trigger-answer":
 		err = s.controlLoseTriggerAnswer(r, id)
+	case "record-quirk":
+		err = s.controlRecordQuirk(r, id)
 	}
 	writeControlResult(w, r, requestID, err)
 }
@@ -190,6 +199,64 @@ func (s *Server) controlLoseTriggerAnswer(r *http.Request, id string) error {
 		return err
 	}
 	return s.withAccount(id, func(acc *account) { s.ctl.loseTriggerAnswers(acc.id, n, how) })
+}
+
+// recordQuirks are the record quirks by the names the admin API takes.
+var recordQuirks = []struct {
+	name  string
+	quirk RecordQuirk
+}{
+	{"none", QuirkNone},
+	{"no_completed_at", QuirkNoCompletedAt},
+	{"completed_before_created", QuirkCompletedBeforeCreated},
+	{"error_set", QuirkErrorSet},
+	{"future_dated", QuirkFutureDated},
+}
+
+// controlRecordQuirk makes the records of the account's backups queued from
+// now on contradict themselves once they succeed.
+func (s *Server) controlRecordQuirk(r *http.Request, id string) error {
+	var body struct {
+		Quirk *string `json:"quirk"`
+	}
+	if err := decodeControl(r, &body, "quirk"); err != nil {
+		return err
+	}
+	names := make([]string, len(recordQuirks))
+	for i, q := range recordQuirks {
+		names[i] = q.name
+		if body.Quirk != nil && *body.Quirk == q.name {
+			return s.withAccount(id, func(acc *account) { s.ctl.setRecordQuirk(acc, q.quirk) })
+		}
+	}
+	return &fieldError{"quirk", "must be one of " + strings.Join(names, ", ") + got(body.Quirk)}
+}
+
+// serveListingLag answers POST /_mock/listing-lag: the backups listing
+// leaves out each backup for lag after it was queued, as a read replica
+// behind its primary does.
+func (s *Server) serveListingLag(w http.ResponseWriter, r *http.Request, requestID string) {
+	writeControlResult(w, r, requestID, s.controlListingLag(r))
+}
+
+func (s *Server) controlListingLag(r *http.Request) error {
+	var body struct {
+		Lag *string `json:"lag"`
+	}
+	if err := decodeControl(r, &body, "lag"); err != nil {
+		return err
+	}
+	d, err := parseDuration("lag", body.Lag, true)
+	if err != nil {
+		return err
+	}
+	if d < 0 || d > maxLag {
+		return &fieldError{"lag", fmt.Sprintf("must be from 0s to %v, not %v", maxLag, d)}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ctl.setListingLag(s, d)
+	return nil
 }
 
 // serveAnswers answers POST /_mock/answers: the next count requests (of

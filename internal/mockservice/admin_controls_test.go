@@ -397,6 +397,68 @@ func TestControlClock(t *testing.T) {
 	}
 }
 
+// record-quirk makes the account's next backups' records contradict
+// themselves once they succeed; "none" and a reset end it.
+func TestControlRecordQuirk(t *testing.T) {
+	t.Parallel()
+	e := newControlsEnv(t, 69)
+	e.control("record-quirk", `{"quirk": "no_completed_at"}`)
+	if b := e.takeBackup(); b["status"] != "success" || b["completed_at"] != nil {
+		t.Errorf("no_completed_at: %v", b)
+	}
+	e.control("record-quirk", `{"quirk": "error_set"}`)
+	if b := e.takeBackup(); b["status"] != "success" || b["error"] == nil {
+		t.Errorf("error_set: %v", b)
+	}
+	e.control("record-quirk", `{"quirk": "future_dated"}`)
+	start := e.clock.Now()
+	if b := e.takeBackup(); b["created_at"] != rfc3339(start.Add(30*24*time.Hour)) {
+		t.Errorf("future_dated: %v", b)
+	}
+	e.control("record-quirk", `{"quirk": "none"}`)
+	if b := e.takeBackup(); b["completed_at"] == nil || b["error"] != nil || b["created_at"] != rfc3339(e.clock.Now().Add(-3*time.Second)) {
+		t.Errorf("none: %v", b)
+	}
+	e.control("record-quirk", `{"quirk": "completed_before_created"}`)
+	e.reset()
+	if b := e.takeBackup(); b["completed_at"] != rfc3339(e.clock.Now()) {
+		t.Errorf("after a reset: %v", b)
+	}
+}
+
+// listing-lag hides each backup from the backups listing for the lag after
+// it was queued; a reset ends it.
+func TestControlListingLag(t *testing.T) {
+	t.Parallel()
+	e := newControlsEnv(t, 70)
+	first := e.takeBackup()
+	if r := e.admin("/_mock/listing-lag", `{"lag": "5s"}`); r.status != 204 {
+		t.Fatal(r.raw)
+	}
+	if r := e.trigger(); r.status != http.StatusAccepted {
+		t.Fatal(r.raw)
+	}
+	e.clock.Advance(4 * time.Second)
+	if b := e.newest(); b["id"] != first["id"] {
+		t.Errorf("a backup queued 4s ago is listed through a 5s lag: %v", b)
+	}
+	e.clock.Advance(time.Second)
+	if b := e.newest(); b["id"] == first["id"] {
+		t.Error("the backup is hidden past the lag")
+	}
+	e.clock.Advance(time.Second)
+	if r := e.admin("/_mock/listing-lag", `{"lag": "1h"}`); r.status != 204 {
+		t.Fatal(r.raw)
+	}
+	if r := e.trigger(); r.status != http.StatusAccepted {
+		t.Fatal(r.raw)
+	}
+	e.reset()
+	if b := e.newest(); b["status"] != "pending" {
+		t.Errorf("after a reset the newest backup is hidden: %v", b)
+	}
+}
+
 // Malformed controls are refused with a 400 problem naming the field and
 // why, and change nothing; unknown endpoints and accounts answer 404.
 func TestControlRefusals(t *testing.T) {
@@ -438,6 +500,11 @@ func TestControlRefusals(t *testing.T) {
 		{"/_mock/clock", `{"offset": "1y"}`, "offset", "must be a duration"},
 		{"/_mock/clock", `{"offset": "-9000h"}`, "offset", "at most 8784h0m0s either way"},
 		{"/_mock/clock", `{"offset": "1s", "offset2": "1s"}`, "offset2", "its fields: offset"},
+		{acc + "/record-quirk", `{}`, "quirk", "must be one of none, no_completed_at"},
+		{acc + "/record-quirk", `{"quirk": "late"}`, "quirk", `not "late"`},
+		{"/_mock/listing-lag", `{}`, "lag", "is required"},
+		{"/_mock/listing-lag", `{"lag": "-1s"}`, "lag", "must be from 0s to 1h0m0s"},
+		{"/_mock/listing-lag", `{"lag": "2h"}`, "lag", "not 2h0m0s"},
 	} {
 		r := e.admin(c.path, c.body)
 		if r.status != http.StatusBadRequest {
@@ -465,7 +532,7 @@ func TestControlRefusals(t *testing.T) {
 		t.Errorf("a body past the limit: %s", r.raw)
 	}
 	for _, c := range []struct{ path, want string }{
-		{acc + "/pause", "Account controls: state, fail-backups, hold, lose-trigger-answer."},
+		{acc + "/pause", "Account controls: state, fail-backups, hold, lose-trigger-answer, record-quirk."},
 		{acc, "No such admin endpoint"},
 		{"/_mock/accounts/acc_0000000000000000/state", "No account acc_0000000000000000."},
 		{"/_mock/answer", "No such admin endpoint"},
@@ -486,7 +553,8 @@ func TestControlRefusals(t *testing.T) {
 	}
 	e.s.mu.Lock()
 	defer e.s.mu.Unlock()
-	if c := e.s.ctl; c.states != nil || c.failures != nil || c.holds != nil || c.lost != nil || c.answers != nil || c.offsetSet {
+	if c := e.s.ctl; c.states != nil || c.failures != nil || c.holds != nil || c.lost != nil || c.answers != nil || c.offsetSet ||
+		c.quirks != nil || c.lagSet {
 		t.Errorf("a refused control took: %+v", c)
 	}
 }
@@ -504,6 +572,8 @@ func TestControlsKeepTheAdminRules(t *testing.T) {
 		{acc + "/lose-trigger-answer", `{}`},
 		{"/_mock/answers", `{"status": 503}`},
 		{"/_mock/clock", `{"offset": "1h"}`},
+		{acc + "/record-quirk", `{"quirk": "error_set"}`},
+		{"/_mock/listing-lag", `{"lag": "1h"}`},
 	}
 	token := e.s.AdminToken()
 	for _, c := range calls {
@@ -527,7 +597,8 @@ func TestControlsKeepTheAdminRules(t *testing.T) {
 	}
 	e.s.mu.Lock()
 	defer e.s.mu.Unlock()
-	if len(e.s.ctl.answers) != 0 || e.s.ctl.offsetSet || len(e.s.ctl.states) != 0 {
+	if c := e.s.ctl; c.answers != nil || c.offsetSet || c.states != nil || c.failures != nil || c.holds != nil || c.lost != nil ||
+		c.quirks != nil || c.lagSet {
 		t.Errorf("a refused control took: %+v", e.s.ctl)
 	}
 }

@@ -22,9 +22,15 @@ type controls struct {
 	lost map[string]*lostControl
 	// answers stand in for the service's next answers, oldest first.
 	answers []*answerControl
-	// offsetBefore is the clock offset before the admin API first set one.
+	// quirks holds, per account, its record quirk before the admin API
+	// first set one.
+	quirks map[string]RecordQuirk
+	// offsetBefore and lagBefore are the clock offset and the listing lag
+	// before the admin API first set them.
 	offsetSet    bool
 	offsetBefore time.Duration
+	lagSet       bool
+	lagBefore    time.Duration
 }
 
 // failureControl makes remaining backups fail with text (remaining < 0:
@@ -240,7 +246,29 @@ func (c *controls) setClockOffset(s *Server, d time.Duration) {
 	s.offset = d
 }
 
-// reset undoes every control: states and the clock offset as they were,
+// setRecordQuirk sets the quirk of the account's next backups' records,
+// remembering the one a reset restores. The caller holds s.mu.
+func (c *controls) setRecordQuirk(acc *account, q RecordQuirk) {
+	if c.quirks == nil {
+		c.quirks = map[string]RecordQuirk{}
+	}
+	if _, ok := c.quirks[acc.id]; !ok {
+		c.quirks[acc.id] = acc.quirk
+	}
+	acc.quirk = q
+}
+
+// setListingLag sets the backups listing's lag, remembering the one a
+// reset restores. The caller holds s.mu.
+func (c *controls) setListingLag(s *Server, d time.Duration) {
+	if !c.lagSet {
+		c.lagSet, c.lagBefore = true, s.listingLag
+	}
+	s.listingLag = d
+}
+
+// reset undoes every control: states, record quirks, the clock offset and
+// the listing lag as they were,
 // held backups released (a backup still running ends now, or when it
 // would have ended unheld, whichever is later: a backup seen running
 // never shows an earlier completed_at), nothing more to fail, lose or
@@ -257,8 +285,16 @@ func (c *controls) reset(s *Server) {
 			b.runningFor = max(runningFor, now.Sub(b.createdAt.Add(b.pendingFor)))
 		}
 	}
+	for id, q := range c.quirks {
+		if acc := s.accounts[id]; acc != nil {
+			acc.quirk = q
+		}
+	}
 	if c.offsetSet {
 		s.offset = c.offsetBefore
+	}
+	if c.lagSet {
+		s.listingLag = c.lagBefore
 	}
 	*c = controls{}
 }
