@@ -287,9 +287,7 @@ func (s *Server) controlAnswers(r *http.Request) error {
 		return &fieldError{"status", reason}
 	}
 	a.status = *body.Status
-	if a.status == http.StatusInternalServerError {
-		a.detail = "An unexpected error occurred." // as the document shows it
-	}
+	a.detail = defaultDetail(a.status)
 	var err error
 	if a.remaining, err = positiveCount(body.Count); err != nil {
 		return err
@@ -323,6 +321,19 @@ func (s *Server) controlAnswers(r *http.Request) error {
 		return fmt.Errorf("%d answers are already waiting to be given; POST /_mock/reset drops them", maxAnswerControls)
 	}
 	return nil
+}
+
+// defaultDetail is the detail of an answer given in the service's place:
+// the document's for a 500, none for a 401 (the service gives none), else
+// one that says who answered.
+func defaultDetail(status int) string {
+	switch status {
+	case http.StatusInternalServerError:
+		return "An unexpected error occurred."
+	case http.StatusUnauthorized:
+		return ""
+	}
+	return fmt.Sprintf("backup-mock answered %d in the service's place (POST /_mock/answers).", status)
 }
 
 // serveClock answers POST /_mock/clock: the service's clock runs offset

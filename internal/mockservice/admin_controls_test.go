@@ -333,10 +333,11 @@ func TestControlAnswers(t *testing.T) {
 		body, title, detail string
 		status              int
 	}{
-		{`{"status": 404, "account_id": "` + other + `"}`, "Resource not found.", "", 404},
+		{`{"status": 404, "account_id": "` + other + `"}`, "Resource not found.", "backup-mock answered 404 in the service's place (POST /_mock/answers).", 404},
 		{`{"status": 500}`, "Internal Server Error", "An unexpected error occurred.", 500},
+		{`{"status": 401}`, "Unauthenticated", "", 401},
 		{`{"status": 429, "detail": "slow down"}`, "Too Many Requests", "slow down", 429},
-		{`{"status": 418}`, "I'm a teapot", "", 418},
+		{`{"status": 418}`, "I'm a teapot", "backup-mock answered 418 in the service's place (POST /_mock/answers).", 418},
 	} {
 		if r := e.admin("/_mock/answers", c.body); r.status != 204 {
 			t.Fatal(r.raw)
