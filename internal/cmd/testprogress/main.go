@@ -56,10 +56,11 @@ type event struct {
 type pkg struct {
 	started                 time.Time
 	passed, failed, skipped int
-	running                 map[string]bool     // top-level tests under way
-	output                  map[string][]string // each test's lines, until it passes
-	own                     []string            // the package's own lines
-	summary                 string              // its "ok"/"FAIL"/"?" line
+	running                 map[string]time.Time // top-level tests running, since when
+	waiting                 map[string]bool      // top-level tests paused by t.Parallel
+	output                  map[string][]string  // each test's lines, until it passes
+	own                     []string             // the package's own lines
+	summary                 string               // its "ok"/"FAIL"/"?" line
 }
 
 // printer turns events into go test's output. Its methods may run at once
@@ -121,13 +122,17 @@ func (p *printer) handle(ev event) {
 	}
 	st := p.pkgs[ev.Package]
 	if st == nil {
-		st = &pkg{started: p.now(), running: map[string]bool{}, output: map[string][]string{}}
+		st = &pkg{started: p.now(), running: map[string]time.Time{}, waiting: map[string]bool{}, output: map[string][]string{}}
 		p.pkgs[ev.Package] = st
 	}
 	top := topLevel(ev.Test)
 	switch {
-	case ev.Action == "run" && ev.Test == top:
-		st.running[top] = true
+	case (ev.Action == "run" || ev.Action == "cont") && ev.Test == top:
+		st.running[top] = p.now()
+		delete(st.waiting, top)
+	case ev.Action == "pause" && ev.Test == top:
+		st.waiting[top] = true
+		delete(st.running, top)
 	case ev.Action == "output" && ev.Test != "":
 		st.output[ev.Test] = append(st.output[ev.Test], ev.Output)
 	case ev.Action == "output" && isSummary(ev.Output):
@@ -159,6 +164,7 @@ func endSubtest(st *pkg, test, action string) {
 // runs.
 func (p *printer) endTest(st *pkg, top, action string) {
 	delete(st.running, top)
+	delete(st.waiting, top)
 	switch action {
 	case "pass":
 		st.passed++
@@ -256,19 +262,31 @@ func (p *printer) progress(quiet time.Duration) {
 	}
 }
 
+// progressLine says how far a package got: its tests passed, skipped and
+// failed so far, those running (the longest first, with how long) and those
+// waiting for their turn (t.Parallel).
 func progressLine(name string, st *pkg, now time.Time) string {
 	running := make([]string, 0, len(st.running))
 	for t := range st.running {
 		running = append(running, t)
 	}
-	slices.Sort(running)
-	under := "none under way"
-	switch {
-	case len(running) > 3:
-		under = strings.Join(running[:3], ", ") + fmt.Sprintf(" and %d more under way", len(running)-3)
-	case len(running) > 0:
-		under = strings.Join(running, ", ") + " under way"
+	slices.SortFunc(running, func(a, b string) int {
+		if c := st.running[a].Compare(st.running[b]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	var shown []string
+	for _, t := range running[:min(len(running), 3)] {
+		shown = append(shown, fmt.Sprintf("%s (%s)", t, now.Sub(st.running[t]).Round(time.Second)))
 	}
-	return fmt.Sprintf("... %s: %d passed, %d skipped, %d failed; %s (%s)\n",
-		name, st.passed, st.skipped, st.failed, under, now.Sub(st.started).Round(time.Second))
+	if len(running) > 3 {
+		shown = append(shown, fmt.Sprintf("%d more", len(running)-3))
+	}
+	under := "none running"
+	if len(shown) > 0 {
+		under = "running " + strings.Join(shown, ", ")
+	}
+	return fmt.Sprintf("... %s: %d passed, %d skipped, %d failed; %s; %d waiting (%s)\n",
+		name, st.passed, st.skipped, st.failed, under, len(st.waiting), now.Sub(st.started).Round(time.Second))
 }

@@ -131,15 +131,20 @@ func TestProgressOfALongPackage(t *testing.T) {
 	if out.Len() != 0 {
 		t.Fatalf("progress after 10s: %q", out.String())
 	}
-	now = start.Add(90 * time.Second)
-	_ = p.consume(strings.NewReader(`{"Action":"start","Package":"m/z"}`))
-	for _, test := range []string{"TestA", "TestB", "TestC", "TestD"} {
+	for i, test := range []string{"TestD", "TestB", "TestC", "TestA", "TestE", "TestF"} {
+		now = start.Add(time.Duration(60+i) * time.Second)
 		_ = p.consume(strings.NewReader(`{"Action":"run","Package":"m/a","Test":"` + test + `"}`))
 	}
-	_ = p.consume(strings.NewReader(`{"Action":"skip","Package":"m/a","Test":"TestC"}`))
+	_ = p.consume(strings.NewReader(`{"Action":"skip","Package":"m/a","Test":"TestC"}` + "\n" +
+		`{"Action":"pause","Package":"m/a","Test":"TestE"}` + "\n" +
+		`{"Action":"pause","Package":"m/a","Test":"TestF"}` + "\n" +
+		`{"Action":"cont","Package":"m/a","Test":"TestF"}`))
+	now = start.Add(80 * time.Second)
+	_ = p.consume(strings.NewReader(`{"Action":"start","Package":"m/z"}`)) // 10s before: no line
+	now = start.Add(90 * time.Second)
 	p.progress(20 * time.Second)
-	// TestSlow (from the transcript) is still under way.
-	want := "... m/a: 0 passed, 1 skipped, 0 failed; TestA, TestB, TestD and 1 more under way (1m30s)\n"
+	// TestSlow (from the transcript) runs since the start; TestE waits.
+	want := "... m/a: 0 passed, 1 skipped, 0 failed; running TestSlow (1m30s), TestD (30s), TestB (29s), 2 more; 1 waiting (1m30s)\n"
 	if out.String() != want {
 		t.Fatalf("progress: %q, want %q", out.String(), want)
 	}
