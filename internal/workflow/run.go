@@ -199,7 +199,13 @@ var errLookFailed = errors.New("reading the account's newest backups before the 
 	"from any other: no backup was queued")
 
 // lookFirst is the read before a trigger, or the outcome that fails closed.
+// The key's organization is checked first (once per client), as the
+// trigger's POST checks it: a key of another organization reads nothing.
 func (w *Runner) lookFirst(ctx context.Context, accountID string) (looked, *Outcome) {
+	if err := w.c.CheckOrganization(ctx); err != nil {
+		o := refused(err)
+		return looked{}, &o
+	}
 	l, err := w.look(ctx, accountID)
 	if err != nil {
 		o := refused(fmt.Errorf("%w: %w", errLookFailed, err))
