@@ -95,7 +95,7 @@ func TestAccTriggerFloorSurvivesAnInterruptedReplacement(t *testing.T) {
 	c.write(config("v2"))
 	listings := e.srv.Requests(mockservice.RouteListBackups)
 	// The replacement's read before its trigger hangs; Ctrl-C comes during it.
-	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultLatency, Route: mockservice.RouteListBackups, Times: 1, Latency: 20 * time.Second})
+	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultLatency, Route: mockservice.RouteListBackups, Times: 1, Latency: 8 * time.Second})
 	out, err := c.interrupt(func() bool { return e.srv.Requests(mockservice.RouteListBackups) > listings }, "apply", "-auto-approve", "-no-color")
 	if err == nil {
 		t.Fatalf("the interrupted apply succeeded:\n%s", out)
