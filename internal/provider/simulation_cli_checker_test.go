@@ -427,8 +427,8 @@ func TestSimulationCLIJudge(t *testing.T) {
 			{label: "w1.3", start: at(30 * time.Second), reuse: reuse, lostAnswer: lost},
 		}}
 	}
-	b1 := backup("bkp_b1", "w1.1", 2*time.Second, 6*time.Second)            // v1's own
-	lastSeconds := backup("bkp_tail", "w2.1", 8*time.Second, 12*time.Second)       // another pipeline's, in v1's same second or two
+	b1 := backup("bkp_b1", "w1.1", 2*time.Second, 6*time.Second)             // v1's own
+	lastSeconds := backup("bkp_tail", "w2.1", 8*time.Second, 12*time.Second) // another pipeline's, in v1's same second or two
 	between := backup("bkp_between", "w2.2", 14*time.Second, 18*time.Second) // another pipeline's, after v1 went ahead
 	resumed := backup("bkp_resumed", "w1.2", 21*time.Second, 25*time.Second) // v2's interrupted first attempt's
 	end := at(40 * time.Second)
