@@ -237,6 +237,9 @@ func (w *cliSimWorld) at(t time.Time) string {
 
 // judgeRun judges a command once it has ended.
 func (w *cliSimWorld) judgeRun(run *cliSimRun) {
+	if *cliSimVerbose {
+		w.t.Log(w.runLine(run))
+	}
 	faults := w.faultDuring(run.start, run.end)
 	w.mu.Lock()
 	sig := run.signal
@@ -293,17 +296,24 @@ func (w *cliSimWorld) runDetail(run *cliSimRun) string {
 
 func (w *cliSimWorld) runLine(run *cliSimRun) string {
 	w.mu.Lock()
-	sig, sigAt, posts, lost := run.signal, run.signalAt, run.posts, run.lostAnswer
+	sig, sigAt, lost := run.signal, run.signalAt, run.lostAnswer
+	requests := make(map[string]int, len(run.requests))
+	for r, n := range run.requests {
+		requests[string(r)] = n
+	}
 	w.mu.Unlock()
-	s := fmt.Sprintf("  %s: %s, %s to %s, exit %d, POSTs %d", run.label, strings.Join(run.args, " "), w.at(run.start), w.at(run.end), run.exit, posts)
+	s := fmt.Sprintf("  %s: %s, %s to %s, exit %d, requests %s", run.label, strings.Join(run.args, " "), w.at(run.start), w.at(run.end), run.exit, counts(requests))
 	if run.reuse > 0 {
 		s += fmt.Sprintf(", reuse_within %s", run.reuse)
 	}
 	if lost {
 		s += ", an answer lost"
 	}
-	if sig != 0 {
+	switch {
+	case sig != 0:
 		s += fmt.Sprintf(", %s (sent %s)", run.trap, w.at(sigAt))
+	case run.trap != nil:
+		s += fmt.Sprintf(", %s never came", run.trap)
 	}
 	for _, t := range run.completes {
 		s += ", trigger complete " + w.at(t)

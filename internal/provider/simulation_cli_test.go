@@ -47,6 +47,7 @@ var (
 	cliSimWorkspaces = flag.Int("simcli.workspaces", 3, "workspaces (pipelines) that run at the same time on the one account")
 	cliSimFaults     = flag.Bool("simcli.faults", true, "switch the mock's faults on and off at random moments")
 	cliSimLag        = flag.Duration("simcli.lag", 0, "the backups listing hides a backup for this long after its POST (a lagging replica)")
+	cliSimVerbose    = flag.Bool("simcli.verbose", false, "log every command the simulation runs")
 	cliSimRule       = flag.String("simcli.rule", "main", "the stated limits the judge grants: main (main's rule) or listing (issue 56's identity by listing)")
 )
 
@@ -530,13 +531,15 @@ func (ws *cliSimWorkspace) pickTrap(first bool) *cliSimTrap {
 	case x < 0.3:
 		t.moment, t.delay = "after", time.Duration(ws.rng.IntN(12000))*time.Millisecond
 	case x < 0.5:
-		t.moment, t.route, t.n = "request", mockservice.RouteListBackups, 1+ws.rng.IntN(4)
+		t.moment, t.route, t.n = "request", mockservice.RouteListBackups, 1+ws.rng.IntN(3)
 	case x < 0.65:
 		t.moment, t.route, t.n = "request", mockservice.RouteTrigger, 1+ws.rng.IntN(2)
 	case x < 0.7:
 		t.moment, t.route, t.n = "request", mockservice.RouteGetAccount, 1+ws.rng.IntN(2)
-	case x < 0.8:
+	case x < 0.75:
 		t.moment, t.status = "answer", http.StatusConflict
+	case x < 0.82:
+		t.moment, t.status, t.delay = "answer", http.StatusConflict, time.Duration(ws.rng.IntN(2500))*time.Millisecond
 	case x < 0.87:
 		t.moment, t.status = "answer", http.StatusAccepted
 	default:
