@@ -324,6 +324,9 @@ func (w *cliSimWorld) runLine(run *cliSimRun) string {
 	if run.claimed != "" {
 		s += ", state names " + run.claimed
 	}
+	if run.taintedEmpty {
+		s += ", trigger saved tainted without a backup"
+	}
 	return s
 }
 
@@ -366,10 +369,13 @@ func (w *cliSimWorld) summary() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	cmds, signals := map[string]int{}, map[string]int{}
-	exits := 0
+	exits, tainted := 0, 0
 	for _, r := range w.runs {
 		if r.end.IsZero() {
 			continue
+		}
+		if r.taintedEmpty {
+			tainted++
 		}
 		cmds[r.args[0]]++
 		if r.exit == 0 {
@@ -399,8 +405,8 @@ func (w *cliSimWorld) summary() string {
 	for _, v := range w.violations {
 		cats[v.category]++
 	}
-	return fmt.Sprintf("commands %s (%d exit 0), signals %s, changes done %s, backups queued %d, 409s %d, faults %d, violations %d %s",
-		counts(cmds), exits, counts(signals), counts(done), queued, w.conflicts, len(w.faults), len(w.violations), counts(cats))
+	return fmt.Sprintf("commands %s (%d exit 0), signals %s, triggers saved tainted without a backup %d, changes done %s, backups queued %d, 409s %d, faults %d, violations %d %s",
+		counts(cmds), exits, counts(signals), tainted, counts(done), queued, w.conflicts, len(w.faults), len(w.violations), counts(cats))
 }
 
 func counts(m map[string]int) string {

@@ -56,6 +56,10 @@ var (
 // PATH). /work/shared/terraform/unpack-style scripts print such paths.
 const envCLISimTerraform = "SIMCLI_TERRAFORM"
 
+// cliSimAnswerRead is how long after an answer was written a signal may
+// still keep the provider from reading it.
+const cliSimAnswerRead = 100 * time.Millisecond
+
 // cliSimRunTimeout bounds one command: more is a hang, and it is killed.
 const cliSimRunTimeout = 4 * time.Minute
 
@@ -253,7 +257,7 @@ func (w *cliSimWorld) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	route := cliSimRoute(r)
-	faulty := w.faultOn(route)
+	faulty, arrived := w.faultOn(route), time.Now()
 	n := run.sent(route)
 	run.springOnRequest(route, n)
 	rec := httptest.NewRecorder()
@@ -264,8 +268,11 @@ func (w *cliSimWorld) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			w.conflicts++
 		}
 		w.mu.Unlock()
-		run.answered(rec.Code, faulty || r.Context().Err() != nil)
-		run.springOnAnswer(rec.Code)
+		// An answer held back by a signal may never reach the provider: lost, as far as the judge can tell.
+		held := run.springOnAnswer(rec.Code)
+		copyResponse(rw, rec)
+		run.answered(rec.Code, arrived, faulty || held || r.Context().Err() != nil)
+		return
 	}
 	copyResponse(rw, rec)
 }
@@ -490,8 +497,14 @@ func (ws *cliSimWorkspace) attempt(kind string, signals bool) {
 	}
 	run := ws.newRun(args, ws.open, trap)
 	ws.exec(run)
-	if run.exit == 0 && run.change != nil && run.change.resource == "trigger" {
-		run.claimed = ws.claimedBackup()
+	if run.change != nil && run.change.resource == "trigger" {
+		id, triggered, tainted, saved := ws.savedTrigger()
+		switch {
+		case run.exit == 0 && saved && !tainted:
+			run.claimed = id
+		case tainted && id == "" && triggered == "":
+			run.taintedEmpty = true
+		}
 	}
 	ws.w.judgeRun(run)
 	if run.exit == 0 && ws.open != nil {
@@ -581,11 +594,12 @@ func (ws *cliSimWorkspace) exec(run *cliSimRun) {
 	run.completes, run.output = out.completions(), out.String()
 }
 
-// claimedBackup is the backup the state names as the trigger's, "" when none.
-func (ws *cliSimWorkspace) claimedBackup() string {
+// savedTrigger is what the state holds of the trigger: its backup id and
+// triggered_at, whether it is tainted, whether it is there at all.
+func (ws *cliSimWorkspace) savedTrigger() (id, triggered string, tainted, saved bool) {
 	raw, err := os.ReadFile(filepath.Join(ws.c.dir, "terraform.tfstate"))
 	if err != nil {
-		return ""
+		return "", "", false, false
 	}
 	var st struct {
 		Resources []struct {
@@ -593,20 +607,22 @@ func (ws *cliSimWorkspace) claimedBackup() string {
 			Instances  []struct {
 				Status     string
 				Attributes struct {
-					ID string `json:"id"`
+					ID          string `json:"id"`
+					TriggeredAt string `json:"triggered_at"`
 				}
 			}
 		}
 	}
 	if json.Unmarshal(raw, &st) != nil {
-		return ""
+		return "", "", false, false
 	}
 	for _, r := range st.Resources {
-		if r.Type == "backup_trigger" && r.Name == "this" && len(r.Instances) == 1 && r.Instances[0].Status != "tainted" {
-			return r.Instances[0].Attributes.ID
+		if r.Type == "backup_trigger" && r.Name == "this" && len(r.Instances) == 1 {
+			in := r.Instances[0]
+			return in.Attributes.ID, in.Attributes.TriggeredAt, in.Status == "tainted", true
 		}
 	}
-	return ""
+	return "", "", false, false
 }
 
 // cliSimTrap is when a command gets its signal: a delay after it starts
@@ -663,8 +679,12 @@ type cliSimRun struct {
 	signalAt   time.Time
 	requests   map[mockservice.Route]int
 	posts      int
-	lostAnswer bool // a trigger's answer did not reach it whole (a fault, a 5xx, or the command gone)
+	lostAnswer bool      // a trigger's answer may not have reached it whole (a fault, a 5xx, a signal)
+	answeredAt time.Time // when its last trigger answer was written
 	claimed    string
+	// taintedEmpty: the state holds the trigger tainted, without a backup,
+	// after this attempt (a replacement that queued nothing).
+	taintedEmpty bool
 }
 
 func (r *cliSimRun) sent(route mockservice.Route) int {
@@ -677,10 +697,15 @@ func (r *cliSimRun) sent(route mockservice.Route) int {
 	return r.requests[route]
 }
 
-func (r *cliSimRun) answered(status int, faulty bool) {
+// answered records a trigger's answer, written to a request that arrived
+// then: lost when a fault may have hit it, its status is not the service's
+// clean 202, 409 or 429, or a signal came while it was served (see also fire).
+func (r *cliSimRun) answered(status int, arrived time.Time, faulty bool) {
 	r.w.mu.Lock()
 	defer r.w.mu.Unlock()
-	if faulty || (status != http.StatusAccepted && status != http.StatusConflict && status != http.StatusTooManyRequests) {
+	r.answeredAt = time.Now()
+	clean := status == http.StatusAccepted || status == http.StatusConflict || status == http.StatusTooManyRequests
+	if faulty || !clean || (r.signal != 0 && !r.signalAt.Before(arrived)) {
 		r.lostAnswer = true
 	}
 }
@@ -691,18 +716,21 @@ func (r *cliSimRun) springOnRequest(route mockservice.Route, n int) {
 	}
 }
 
-func (r *cliSimRun) springOnAnswer(status int) {
+// springOnAnswer fires an answer trap; it says whether it held the answer back after a signal.
+func (r *cliSimRun) springOnAnswer(status int) bool {
 	t := r.trap
 	if t == nil || t.moment != "answer" || t.status != status {
-		return
+		return false
 	}
 	if t.delay > 0 {
 		time.AfterFunc(t.delay, func() { r.fire() })
-		return
+		return false
 	}
-	if r.fire() {
-		time.Sleep(t.hold)
+	if !r.fire() {
+		return false
 	}
+	time.Sleep(t.hold)
+	return true
 }
 
 // fire sends the trap's signal to the command's process group, once, and says whether it did.
@@ -719,6 +747,9 @@ func (r *cliSimRun) fire() bool {
 	default:
 	}
 	r.signal, r.signalAt = r.trap.sig, time.Now()
+	if !r.answeredAt.IsZero() && r.signalAt.Sub(r.answeredAt) < cliSimAnswerRead {
+		r.lostAnswer = true // the provider may not have read it yet
+	}
 	r.w.mu.Unlock()
 	r.proc.signal(r.trap.sig)
 	return true
