@@ -356,7 +356,9 @@ func (w *cliSimWorld) newWorkspace(i int) *cliSimWorkspace {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		w.t.Fatal(err)
 	}
-	bin := w.bins[i%len(w.bins)]
+	// Each workspace keeps one binary: a state an older one cannot read stays with the newer.
+	bin := w.bins[(uint64(i)+w.seed)%uint64(len(w.bins))]
+	w.t.Logf("%s runs %s", name, bin)
 	return &cliSimWorkspace{w: w, name: name, rng: rand.New(rand.NewPCG(w.seed, uint64(i+1))), bin: bin,
 		c: newDevCLI(w.t, bin, w.plugins, dir)}
 }
