@@ -341,11 +341,10 @@ type cliSimWorkspace struct {
 	cmds int
 
 	release      int
-	triggerReuse string // the trigger's reuse_within, "" for none
-	triggerSaved bool   // the state holds the trigger (false at first and after a whole destroy)
-	lastTrigger  *cliSimChange
-	guard        bool   // the configuration holds the guard
-	guardReuse   string // the guard's reuse_within, as created
+	triggerReuse string        // the trigger's reuse_within, "" for none
+	lastTrigger  *cliSimChange // the trigger's last change done
+	guard        bool          // the configuration holds the guard
+	guardReuse   string        // the guard's reuse_within, as created
 	open         *cliSimChange
 	openCmd      string // "apply" or "destroy": how the open change is attempted
 }
@@ -382,23 +381,25 @@ func (ws *cliSimWorkspace) step(signals bool) {
 		ws.attempt(ws.openCmd, signals)
 		return
 	}
+	// The state, not what was asked, says what a destroy must back up: a
+	// guard whose create was stopped may not be there.
+	st := ws.saved()
 	roll := ws.rng.Float64()
 	switch {
-	case !ws.triggerSaved || roll < 0.6:
-		ws.newRelease()
-	case roll < 0.85 && ws.guard:
+	case !st.trigger || roll < 0.6:
+		ws.newRelease(st.trigger)
+	case roll < 0.85 && st.guard:
 		ws.guard = false
 		ws.open, ws.openCmd = ws.w.newChange(ws.name+" guard destroy (apply)", "guard"), "apply"
 		ws.write()
-	case roll < 0.85:
+	case roll < 0.85 && !ws.guard:
 		ws.guard, ws.guardReuse = true, ws.pick([]string{"", "10m", "20s"}, []float64{0.4, 0.4, 0.2})
 		ws.write()
 	case roll < 0.9:
-		if ws.guard {
+		if st.guard {
 			ws.open = ws.w.newChange(ws.name+" guard destroy (destroy)", "guard")
 		}
 		ws.openCmd = "destroy"
-		ws.triggerSaved = false
 		if ws.open == nil {
 			ws.attempt("destroy", signals)
 			return
@@ -413,16 +414,17 @@ func (ws *cliSimWorkspace) step(signals bool) {
 	ws.attempt("apply", signals)
 }
 
-// newRelease writes the next release, with a reuse_within of its own, and opens its change.
-func (ws *cliSimWorkspace) newRelease() {
+// newRelease writes the next release, with a reuse_within of its own, and
+// opens its change: a replacement, whose floor is when the previous change
+// went ahead, when the state holds the trigger; else a create.
+func (ws *cliSimWorkspace) newRelease(replace bool) {
 	ws.release++
 	ws.triggerReuse = ws.pick([]string{"", "10m", "30s"}, []float64{0.3, 0.5, 0.2})
 	c := ws.w.newChange(fmt.Sprintf("%s trigger r%d", ws.name, ws.release), "trigger")
-	if ws.triggerSaved && ws.lastTrigger != nil {
+	if replace && ws.lastTrigger != nil {
 		c.floor, c.floorWhy = ws.lastTrigger.floorForNext(c.grants.sameSecond)
 	}
 	ws.open, ws.openCmd = c, "apply"
-	ws.triggerSaved = true
 	ws.write()
 }
 
@@ -500,11 +502,11 @@ func (ws *cliSimWorkspace) attempt(kind string, signals bool) {
 	run := ws.newRun(args, ws.open, trap)
 	ws.exec(run)
 	if run.change != nil && run.change.resource == "trigger" {
-		id, triggered, tainted, saved := ws.savedTrigger()
+		st := ws.saved()
 		switch {
-		case run.exit == 0 && saved && !tainted:
-			run.claimed = id
-		case tainted && id == "" && triggered == "":
+		case run.exit == 0 && st.trigger && !st.tainted:
+			run.claimed = st.id
+		case st.tainted && st.id == "" && st.triggeredAt == "":
 			run.taintedEmpty = true
 		}
 	}
@@ -543,10 +545,11 @@ func (ws *cliSimWorkspace) pickTrap(first bool) *cliSimTrap {
 		t.sig = syscall.SIGKILL
 	}
 	switch x := ws.rng.Float64(); {
-	case x < 0.3:
+	case x < 0.25:
 		t.moment, t.delay = "after", time.Duration(ws.rng.IntN(12000))*time.Millisecond
 	case x < 0.5:
-		t.moment, t.route, t.n = "request", mockservice.RouteListBackups, 1+ws.rng.IntN(3)
+		// A replacement's read before its POST is the apply's first or second listing (after a refresh's).
+		t.moment, t.route, t.n = "request", mockservice.RouteListBackups, []int{1, 2, 2, 3}[ws.rng.IntN(4)]
 	case x < 0.65:
 		t.moment, t.route, t.n = "request", mockservice.RouteTrigger, 1+ws.rng.IntN(2)
 	case x < 0.7:
@@ -596,12 +599,20 @@ func (ws *cliSimWorkspace) exec(run *cliSimRun) {
 	run.completes, run.output = out.completions(), out.String()
 }
 
-// savedTrigger is what the state holds of the trigger: its backup id and
-// triggered_at, whether it is tainted, whether it is there at all.
-func (ws *cliSimWorkspace) savedTrigger() (id, triggered string, tainted, saved bool) {
+// cliSimSaved is what a workspace's state holds of its resources.
+type cliSimSaved struct {
+	trigger, guard bool
+	// Of the trigger: its backup id and triggered_at, and whether it is tainted.
+	id, triggeredAt string
+	tainted         bool
+}
+
+// saved reads the workspace's state.
+func (ws *cliSimWorkspace) saved() cliSimSaved {
+	var out cliSimSaved
 	raw, err := os.ReadFile(filepath.Join(ws.c.dir, "terraform.tfstate"))
 	if err != nil {
-		return "", "", false, false
+		return out
 	}
 	var st struct {
 		Resources []struct {
@@ -616,15 +627,19 @@ func (ws *cliSimWorkspace) savedTrigger() (id, triggered string, tainted, saved 
 		}
 	}
 	if json.Unmarshal(raw, &st) != nil {
-		return "", "", false, false
+		return out
 	}
 	for _, r := range st.Resources {
-		if r.Type == "backup_trigger" && r.Name == "this" && len(r.Instances) == 1 {
+		switch {
+		case len(r.Instances) != 1:
+		case r.Type == "backup_trigger" && r.Name == "this":
 			in := r.Instances[0]
-			return in.Attributes.ID, in.Attributes.TriggeredAt, in.Status == "tainted", true
+			out.trigger, out.id, out.triggeredAt, out.tainted = true, in.Attributes.ID, in.Attributes.TriggeredAt, in.Status == "tainted"
+		case r.Type == "backup_on_destroy" && r.Name == "guard":
+			out.guard = true
 		}
 	}
-	return "", "", false, false
+	return out
 }
 
 // cliSimTrap is when a command gets its signal: a delay after it starts
