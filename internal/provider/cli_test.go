@@ -174,7 +174,8 @@ func (c *cli) signal(sig syscall.Signal, when func() bool, args ...string) (stri
 			}
 		}
 	}
-	return out.String(), p.wait()
+	err = p.wait()
+	return out.String(), err
 }
 
 // cliProcess is one running command of a cli. It runs in its own process
