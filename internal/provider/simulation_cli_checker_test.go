@@ -76,7 +76,6 @@ type cliSimChange struct {
 	grants   cliSimGrants
 	attempts []*cliSimRun
 	done     *cliSimRun // the attempt that exited 0
-	reported map[string]bool
 }
 
 // floorForNext is the floor of the trigger's next change: when Terraform
