@@ -92,6 +92,9 @@ type Server struct {
 	// clock; listingLag hides new backups from the backups listing.
 	offset     time.Duration
 	listingLag time.Duration
+
+	// ctl holds what the admin API's controls switched on.
+	ctl controls
 }
 
 type window struct {
