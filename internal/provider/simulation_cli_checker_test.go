@@ -404,8 +404,8 @@ func (w *cliSimWorld) summary() string {
 	for _, v := range w.violations {
 		cats[v.category]++
 	}
-	return fmt.Sprintf("commands %s (%d exit 0), signals %s, triggers saved tainted without a backup %d, changes done %s, backups queued %d, 409s %d, faults %d, violations %d %s",
-		counts(cmds), exits, counts(signals), tainted, counts(done), queued, w.conflicts, len(w.faults), len(w.violations), counts(cats))
+	return fmt.Sprintf("commands %s (%d exit 0), signals %s, triggers saved tainted without a backup %d, changes done %s, backups queued %d, 409s %d, faults %d, holds %d, violations %d %s",
+		counts(cmds), exits, counts(signals), tainted, counts(done), queued, w.conflicts, len(w.faults), w.holds, len(w.violations), counts(cats))
 }
 
 func counts(m map[string]int) string {

@@ -45,7 +45,7 @@ var (
 	cliSimDuration   = flag.Duration("simcli.duration", 0, "run the simulation through the CLI for this long (0: skip it; make simulate-cli)")
 	cliSimSeed       = flag.Uint64("simcli.seed", 0, "the CLI simulation's seed (0: drawn from the clock and printed)")
 	cliSimWorkspaces = flag.Int("simcli.workspaces", 3, "workspaces (pipelines) that run at the same time on the one account")
-	cliSimFaults     = flag.Bool("simcli.faults", true, "switch the mock's faults on and off at random moments")
+	cliSimFaults     = flag.Bool("simcli.faults", true, "switch the mock's faults on and off, and hold backups running, at random moments")
 	cliSimLag        = flag.Duration("simcli.lag", 0, "the backups listing hides a backup for this long after its POST (a lagging replica)")
 	cliSimVerbose    = flag.Bool("simcli.verbose", false, "log every command the simulation runs")
 	cliSimRule       = flag.String("simcli.rule", "main", "the stated limits the judge grants: main (main's rule) or listing (issue 56's identity by listing)")
@@ -117,6 +117,7 @@ type cliSimWorld struct {
 	faults     []*cliSimFault
 	violations []cliSimViolation
 	conflicts  int // 409s answered to triggers
+	holds      int // backups held running
 }
 
 // cliSimFault is one fault, as the mock's -fault flag writes it, and when it was on.
@@ -193,7 +194,10 @@ func (w *cliSimWorld) run(d time.Duration) {
 	side.Wait()
 }
 
-// playFaults switches one fault on at a time, for a few seconds, until the deadline.
+// playFaults, every 10 to 40 s until the deadline, switches one fault on
+// for 3 to 15 s (a -fault of the mock, or its admin control that drops a
+// trigger's answer), or holds the account's backup running for 5 to 20 s
+// (a long backup, not a fault).
 func (w *cliSimWorld) playFaults(deadline time.Time, stop <-chan struct{}) {
 	rng := rand.New(rand.NewPCG(w.seed, w.seed^0xfa017))
 	for {
@@ -205,25 +209,80 @@ func (w *cliSimWorld) playFaults(deadline time.Time, stop <-chan struct{}) {
 		if time.Now().After(deadline) {
 			return
 		}
-		spec := cliSimFaultSpecs[rng.IntN(len(cliSimFaultSpecs))]
-		f, err := mockservice.ParseFault(spec)
-		if err != nil {
-			w.t.Errorf("fault %q: %v", spec, err)
-			return
+		var clear func()
+		switch x := rng.IntN(len(cliSimFaultSpecs) + 4); {
+		case x < len(cliSimFaultSpecs):
+			clear = w.switchFault(cliSimFaultSpecs[x])
+		case x < len(cliSimFaultSpecs)+3:
+			hold := time.Duration(5+rng.IntN(16)) * time.Second
+			w.control("/_mock/accounts/"+w.account+"/hold", fmt.Sprintf(`{"duration": %q}`, hold))
+			w.mu.Lock()
+			w.holds++
+			w.mu.Unlock()
+			continue
+		default:
+			rec := w.faultOn("lose-trigger-answer drop (admin control)")
+			w.control("/_mock/accounts/"+w.account+"/lose-trigger-answer", `{"how": "drop"}`)
+			clear = func() {
+				w.control("/_mock/reset", "{}") // also ends a hold, and any fault
+				w.faultOff(rec)
+			}
 		}
-		rec := &cliSimFault{spec: spec, on: time.Now()}
-		w.mu.Lock()
-		w.faults = append(w.faults, rec)
-		w.mu.Unlock()
-		w.srv.AddFault(f)
 		select {
 		case <-stop:
 		case <-time.After(time.Duration(3+rng.IntN(13)) * time.Second):
 		}
+		clear()
+	}
+}
+
+// switchFault switches a -fault of the mock on, and returns what switches it off.
+func (w *cliSimWorld) switchFault(spec string) func() {
+	f, err := mockservice.ParseFault(spec)
+	if err != nil {
+		w.t.Errorf("fault %q: %v", spec, err)
+		return func() {}
+	}
+	rec := w.faultOn(spec)
+	w.srv.AddFault(f)
+	return func() {
 		w.srv.ClearFaults()
-		w.mu.Lock()
-		rec.off = time.Now()
-		w.mu.Unlock()
+		w.faultOff(rec)
+	}
+}
+
+// faultOn and faultOff record when a fault was on.
+func (w *cliSimWorld) faultOn(spec string) *cliSimFault {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rec := &cliSimFault{spec: spec, on: time.Now()}
+	w.faults = append(w.faults, rec)
+	return rec
+}
+
+func (w *cliSimWorld) faultOff(rec *cliSimFault) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rec.off = time.Now()
+}
+
+// control posts body to the mock's admin API at path, as a module's test would.
+func (w *cliSimWorld) control(path, body string) {
+	req, err := http.NewRequestWithContext(w.t.Context(), http.MethodPost, w.url+path, strings.NewReader(body))
+	if err != nil {
+		w.t.Errorf("admin %s: %v", path, err)
+		return
+	}
+	req.Header.Set("Authorization", "Bearer "+w.srv.AdminToken())
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		w.t.Errorf("admin %s: %v", path, err)
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		w.t.Errorf("admin %s %s: %s", path, body, resp.Status)
 	}
 }
 
@@ -257,7 +316,7 @@ func (w *cliSimWorld) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	route := cliSimRoute(r)
-	faulty, arrived := w.faultOn(route), time.Now()
+	faulty, arrived := w.faultHits(route), time.Now()
 	n := run.sent(route)
 	run.springOnRequest(route, n)
 	rec := httptest.NewRecorder()
@@ -277,8 +336,8 @@ func (w *cliSimWorld) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	copyResponse(rw, rec)
 }
 
-// faultOn says whether a fault that may hit route is on.
-func (w *cliSimWorld) faultOn(route mockservice.Route) bool {
+// faultHits says whether a fault that may hit route is on.
+func (w *cliSimWorld) faultHits(route mockservice.Route) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, f := range w.faults {
