@@ -209,10 +209,10 @@ func (w *cliSimWorld) playFaults(deadline time.Time, stop <-chan struct{}) {
 		if time.Now().After(deadline) {
 			return
 		}
-		var clear func()
+		var switchOff func()
 		switch x := rng.IntN(len(cliSimFaultSpecs) + 4); {
 		case x < len(cliSimFaultSpecs):
-			clear = w.switchFault(cliSimFaultSpecs[x])
+			switchOff = w.switchFault(cliSimFaultSpecs[x])
 		case x < len(cliSimFaultSpecs)+3:
 			hold := time.Duration(5+rng.IntN(16)) * time.Second
 			w.control("/_mock/accounts/"+w.account+"/hold", fmt.Sprintf(`{"duration": %q}`, hold))
@@ -223,7 +223,7 @@ func (w *cliSimWorld) playFaults(deadline time.Time, stop <-chan struct{}) {
 		default:
 			rec := w.faultOn("lose-trigger-answer drop (admin control)")
 			w.control("/_mock/accounts/"+w.account+"/lose-trigger-answer", `{"how": "drop"}`)
-			clear = func() {
+			switchOff = func() {
 				w.control("/_mock/reset", "{}") // also ends a hold, and any fault
 				w.faultOff(rec)
 			}
@@ -232,7 +232,7 @@ func (w *cliSimWorld) playFaults(deadline time.Time, stop <-chan struct{}) {
 		case <-stop:
 		case <-time.After(time.Duration(3+rng.IntN(13)) * time.Second):
 		}
-		clear()
+		switchOff()
 	}
 }
 
