@@ -426,7 +426,12 @@ func (w *cliSimWorld) newWorkspace(i int) *cliSimWorkspace {
 func (ws *cliSimWorkspace) play(deadline time.Time) {
 	for time.Now().Before(deadline) {
 		ws.step(true)
-		time.Sleep(time.Duration(ws.rng.IntN(1500)) * time.Millisecond)
+		pause := time.Duration(ws.rng.IntN(1500)) * time.Millisecond
+		if ws.rng.Float64() < 0.1 {
+			// A pipeline idle for a while: the others run alone on the account.
+			pause = time.Duration(5+ws.rng.IntN(25)) * time.Second
+		}
+		time.Sleep(min(pause, time.Until(deadline)))
 	}
 	if ws.open != nil {
 		ws.step(false)
