@@ -427,9 +427,9 @@ func (ws *cliSimWorkspace) play(deadline time.Time) {
 	for time.Now().Before(deadline) {
 		ws.step(true)
 		pause := time.Duration(ws.rng.IntN(1500)) * time.Millisecond
-		if ws.rng.Float64() < 0.1 {
+		if ws.rng.Float64() < 0.2 {
 			// A pipeline idle for a while: the others run alone on the account.
-			pause = time.Duration(5+ws.rng.IntN(25)) * time.Second
+			pause = time.Duration(5+ws.rng.IntN(35)) * time.Second
 		}
 		time.Sleep(min(pause, time.Until(deadline)))
 	}
