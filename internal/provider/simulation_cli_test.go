@@ -53,7 +53,7 @@ var (
 
 // envCLISimTerraform lists the CLI binaries, space-separated, that the
 // workspaces take in turn (default: TF_ACC_TERRAFORM_PATH, or terraform on
-// PATH). /work/shared/terraform/unpack-style scripts print such paths.
+// PATH); the paths an unpack script prints (see TF_BUILDS in .ci/run) fit.
 const envCLISimTerraform = "SIMCLI_TERRAFORM"
 
 // cliSimAnswerRead is how long after an answer was written a signal may
