@@ -427,7 +427,7 @@ func (ws *cliSimWorkspace) play(deadline time.Time) {
 	for time.Now().Before(deadline) {
 		ws.step(true)
 		pause := time.Duration(ws.rng.IntN(1500)) * time.Millisecond
-		if ws.rng.Float64() < 0.2 {
+		if ws.rng.Float64() < 0.35 {
 			// A pipeline idle for a while: the others run alone on the account.
 			pause = time.Duration(5+ws.rng.IntN(35)) * time.Second
 		}
