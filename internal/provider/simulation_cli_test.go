@@ -52,8 +52,9 @@ var (
 )
 
 // envCLISimTerraform lists the CLI binaries, space-separated, that the
-// workspaces take in turn (default: TF_ACC_TERRAFORM_PATH, or terraform on
-// PATH); the paths an unpack script prints (see TF_BUILDS in .ci/run) fit.
+// workspaces are given, one each, in turn from an offset the seed picks
+// (default: TF_ACC_TERRAFORM_PATH, or terraform on PATH); the paths an
+// unpack script prints (see TF_BUILDS in .ci/run) fit.
 const envCLISimTerraform = "SIMCLI_TERRAFORM"
 
 // cliSimAnswerRead is how long after an answer was written a signal may
