@@ -24,7 +24,8 @@ import (
 //   - No false success: a command that exits 0 on a change (a release of
 //     a trigger, the destroy of a guard) means a good backup that ended by
 //     then and that one of the named grants lets stand for the change
-//     (cliSimChange.grant); the backup the state names, if any, is one.
+//     (cliSimChange.grant); the backup the state names, if any, is one,
+//     and not the one it named for the trigger's previous change.
 //   - One backup per change: the backups the change's commands queued
 //     number at most one, plus one per attempt that was killed (SIGKILL)
 //     after its own backup was queued: the one stated limit.
@@ -72,6 +73,9 @@ type cliSimChange struct {
 	// when the resource has no earlier change (a trigger's create, a guard).
 	floor    time.Time
 	floorWhy string
+	// previous is the backup the state named for the trigger's previous
+	// change, when this change replaces it: never this one's too.
+	previous string
 	lag      time.Duration // the listing's lag
 	grants   cliSimGrants
 	attempts []*cliSimRun
@@ -159,6 +163,10 @@ func (c *cliSimChange) judgeDone(truth []mockservice.BackupTruth, end time.Time,
 		out = append(out, fmt.Sprintf("the state names %s, which had not succeeded by %s (%s)", claimed, at(end), c.describe(truth[i], at)))
 	case c.grant(truth[i]) == "":
 		out = append(out, fmt.Sprintf("the state names %s, which no grant lets stand for the change (%s)", claimed, c.describe(truth[i], at)))
+	}
+	if claimed == c.previous {
+		// Whatever the clocks: a change never counts the backup of the change before it.
+		out = append(out, fmt.Sprintf("the state names %s, the backup it named for the previous change", claimed))
 	}
 	return out
 }
@@ -442,6 +450,10 @@ func TestSimulationCLIJudge(t *testing.T) {
 			{label: "w1.3", start: at(30 * time.Second), reuse: reuse, lostAnswer: lost},
 		}}
 	}
+	previously := func(c *cliSimChange, id string) *cliSimChange {
+		c.previous = id
+		return c
+	}
 	b1 := backup("bkp_b1", "w1.1", 2*time.Second, 6*time.Second)             // v1's own
 	lastSeconds := backup("bkp_tail", "w2.1", 8*time.Second, 12*time.Second) // another pipeline's, in v1's same second or two
 	between := backup("bkp_between", "w2.2", 14*time.Second, 18*time.Second) // another pipeline's, after v1 went ahead
@@ -459,6 +471,7 @@ func TestSimulationCLIJudge(t *testing.T) {
 		{"the known bug, hidden from the existence check by a later backup", v2(10*time.Minute, false), []mockservice.BackupTruth{b1, between}, "bkp_b1", 1},
 		{"reuse of a backup started after v1 went ahead", v2(10*time.Minute, false), []mockservice.BackupTruth{b1, between}, "bkp_between", 0},
 		{"reuse of a backup in v1's last seconds (stated limit)", v2(10*time.Minute, false), []mockservice.BackupTruth{b1, lastSeconds}, "bkp_tail", 0},
+		{"reuse of v1's own backup, begun in its last seconds", previously(v2(10*time.Minute, false), "bkp_tail"), []mockservice.BackupTruth{b1, lastSeconds}, "bkp_tail", 1},
 		{"without reuse_within, another pipeline's earlier backup", v2(0, false), []mockservice.BackupTruth{between}, "bkp_between", 2},
 		{"a resumed wait on the first attempt's backup", v2(0, false), []mockservice.BackupTruth{b1, resumed}, "bkp_resumed", 0},
 		{"reuse_within shorter than the backup's age", v2(5*time.Second, false), []mockservice.BackupTruth{between}, "bkp_between", 2},

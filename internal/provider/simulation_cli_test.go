@@ -488,6 +488,7 @@ func (ws *cliSimWorkspace) newRelease(replace bool) {
 	c := ws.w.newChange(fmt.Sprintf("%s trigger r%d", ws.name, ws.release), "trigger")
 	if replace && ws.lastTrigger != nil {
 		c.floor, c.floorWhy = ws.lastTrigger.floorForNext(c.grants.sameSecond)
+		c.previous = ws.lastTrigger.done.claimed
 	}
 	ws.open, ws.openCmd = c, "apply"
 	ws.write()
