@@ -50,12 +50,12 @@ type cliSimGrants struct {
 
 // cliSimRules are the rules the judge knows, by -simcli.rule.
 var cliSimRules = map[string]cliSimGrants{
-	// main's: records are dated to the second and the service's clock read
+	// The rule before issue 56 (older commits): records are dated to the second and the service's clock read
 	// to within one ("the second or two before" the previous change went
 	// ahead), plus a second for Terraform's print; a lost answer recognises
 	// the newest backup created since its trigger began, less 10 s for the
 	// service's clock and a second for the records' resolution.
-	"main": {sameSecond: 3 * time.Second, lostAnswer: 11 * time.Second},
+	"clock": {sameSecond: 3 * time.Second, lostAnswer: 11 * time.Second},
 	// Issue 56's, identity by what the service lists: a backup counts if
 	// the read before the operation's POST did not list it, and the floor
 	// is what the listing showed when the previous change went ahead. Only
@@ -439,7 +439,7 @@ func TestSimulationCLIJudge(t *testing.T) {
 	// The previous change (v1) went ahead at 10s (printed at 10s); v2's
 	// first attempt began at 20s and was interrupted; its second began at 30s.
 	v1 := &cliSimChange{key: "v1", resource: "trigger", attempts: []*cliSimRun{{label: "w1.1", start: at(0), completes: []time.Time{at(10 * time.Second)}}}}
-	grants := cliSimRules["main"]
+	grants := cliSimRules["clock"]
 	floor, why := v1.floorForNext(grants.sameSecond)
 	if !floor.Equal(at(10*time.Second - grants.sameSecond)) {
 		t.Fatalf("floor %s (%s), want the completion less %s", fmtAt(floor), why, grants.sameSecond)
@@ -489,7 +489,7 @@ func TestSimulationCLIJudge(t *testing.T) {
 	}
 
 	// A lost answer, on a guard (no earlier change): 11 s before its
-	// attempt, not 12, under main's rule; nothing under the listing rule.
+	// attempt, not 12, under the clock rule; nothing under the listing rule.
 	guard := &cliSimChange{key: "g", resource: "guard", grants: grants, attempts: []*cliSimRun{{label: "w1.4", start: at(30 * time.Second), lostAnswer: true}}}
 	if g := guard.grant(backup("a", "w2.3", 19*time.Second, 23*time.Second)); g == "" {
 		t.Error("a backup 11 s before a guard's lost answer is not granted")

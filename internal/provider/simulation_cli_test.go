@@ -48,7 +48,7 @@ var (
 	cliSimFaults     = flag.Bool("simcli.faults", true, "switch the mock's faults on and off, and hold backups running, at random moments")
 	cliSimLag        = flag.Duration("simcli.lag", 0, "the backups listing hides a backup for this long after its POST (a lagging replica)")
 	cliSimVerbose    = flag.Bool("simcli.verbose", false, "log every command the simulation runs")
-	cliSimRule       = flag.String("simcli.rule", "main", "the stated limits the judge grants: main (main's rule) or listing (issue 56's identity by listing)")
+	cliSimRule       = flag.String("simcli.rule", "listing", "the stated limits the judge grants: listing (identity by listing, issue 56) or clock (the rule before it, for older commits)")
 )
 
 // envCLISimTerraform lists the CLI binaries, space-separated, that the
@@ -158,7 +158,7 @@ func newCLISimWorld(t *testing.T, seed uint64, bins []string) *cliSimWorld {
 	}
 	grants, ok := cliSimRules[*cliSimRule]
 	if !ok {
-		t.Fatalf("-simcli.rule=%q: want main or listing", *cliSimRule)
+		t.Fatalf("-simcli.rule=%q: want listing or clock", *cliSimRule)
 	}
 	w := &cliSimWorld{t: t, seed: seed, srv: srv, account: account, bins: bins, lag: *cliSimLag, grants: grants,
 		root: t.TempDir(), byKey: map[string]*cliSimRun{}}
