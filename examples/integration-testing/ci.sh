@@ -2,14 +2,18 @@
 # A CI job for the module in this folder: integration tests against the mock
 # Backup Service, offline.
 #
-#   1. start the mock in the background (-env-file, -roles) and source its
-#      settings: BACKUP_BASE_URL, BACKUP_API_KEY, BACKUP_MOCK_ADMIN_TOKEN,
-#      and the BACKUP_MOCK_* accounts of -roles;
+#   1. start the mock in the background (-env-file) and source its settings:
+#      BACKUP_BASE_URL, BACKUP_API_KEY, BACKUP_MOCK_ADMIN_TOKEN;
 #   2. terraform init and terraform test (tests/integration.tftest.hcl: real
 #      applies, backups taken and waited for);
-#   3. the failure paths, which expect_failures cannot catch (they are
-#      provider errors): an apply on a paused account exits 1, and a destroy
-#      whose guard's backup fails exits 1 with the guarded resource kept;
+#   3. the failure paths, each switched on through the mock's admin API
+#      (its failure controls), and each expected to exit 1, since
+#      expect_failures cannot catch a provider's error:
+#      - an apply on a paused account;
+#      - failure-tests/, a terraform test of the guard whose backup fails,
+#        which must fail at its last run and only there;
+#      - a destroy whose backup fails, with the guarded resource kept, then
+#        a second destroy that goes through;
 #   4. the mock stops on exit (trap), whatever happened.
 #
 # TF names the Terraform or OpenTofu binary (default: terraform; terraform
@@ -73,7 +77,7 @@ export TF_CLI_CONFIG_FILE="$work/terraformrc" TF_IN_AUTOMATION=1 CHECKPOINT_DISA
 step "starting the mock"
 # Short pending and running times keep each waited-for backup to a poll or
 # two. The key, the ids and the admin token are new on every run.
-"$work/bin/backup-mock" -roles -pending 300ms -running 700ms \
+"$work/bin/backup-mock" -pending 300ms -running 700ms \
   -env-file "$work/mock.env" >"$work/mock.out" 2>"$work/mock.log" &
 mock_pid=$!
 for _ in $(seq 1 100); do
@@ -86,29 +90,28 @@ for _ in $(seq 1 100); do
 done
 [ -s "$work/mock.env" ] || fail "the mock did not start"
 # mock.env: BACKUP_BASE_URL, BACKUP_API_KEY, BACKUP_MOCK_ADMIN_TOKEN.
-# mock.out (what the mock prints): the same, then one BACKUP_MOCK_* line per
-# -roles account or key.
 set -a
 # shellcheck disable=SC1091
 . "$work/mock.env"
-eval "$(grep -E '^BACKUP_MOCK_(ACCOUNT|KEY)_[A-Z_]+=[A-Za-z0-9_]+' -o "$work/mock.out")"
 set +a
-: "${BACKUP_MOCK_ACCOUNT_PAUSED:?-roles printed no paused account}" "${BACKUP_MOCK_ACCOUNT_FAILING:?-roles printed no failing account}"
 echo "BACKUP_BASE_URL=$BACKUP_BASE_URL"
-echo "paused account: $BACKUP_MOCK_ACCOUNT_PAUSED, failing account: $BACKUP_MOCK_ACCOUNT_FAILING"
+account=acc_0123456789abcdef # the module's default account, which the mock serves
 
-# admin calls the mock's admin API (admin API v1): the per-run token, and
-# JSON on every POST.
+# admin METHOD PATH [BODY] calls the mock's admin API (admin API v1): the
+# per-run token, and JSON on every POST. A refusal (4xx) fails the job,
+# with the mock's problem document.
 admin() {
-  curl -fsS -X "$1" -H "Authorization: Bearer $BACKUP_MOCK_ADMIN_TOKEN" \
-    -H "Content-Type: application/json" "$BACKUP_BASE_URL$2"
+  local body=()
+  [ $# -lt 3 ] || body=(-d "$3")
+  curl -sS --fail-with-body -X "$1" -H "Authorization: Bearer $BACKUP_MOCK_ADMIN_TOKEN" \
+    -H "Content-Type: application/json" ${body[@]+"${body[@]}"} "$BACKUP_BASE_URL$2"
 }
 
 # The module's folder, copied so that no state is left in the checkout. In
 # a module's own pipeline, run in the module's folder.
 mkdir -p "$work/module"
 cp "$here"/*.tf "$work/module/"
-cp -r "$here/tests" "$work/module/"
+cp -r "$here/tests" "$here/failure-tests" "$work/module/"
 tf() { "$TF" -chdir="$work/module" "$@"; }
 
 # fails_with LOG CMD...: runs CMD, which must exit 1 (a provider error:
@@ -125,7 +128,8 @@ fails_with() {
 }
 
 step "$TF init and $TF test"
-tf init -input=false -no-color >"$work/init.log" 2>&1 || {
+# -test-directory=failure-tests also installs the modules its runs use.
+tf init -input=false -no-color -test-directory=failure-tests >"$work/init.log" 2>&1 || {
   cat "$work/init.log"
   fail "init"
 }
@@ -139,24 +143,43 @@ grep -qF '"backups_queued":{"acc_0123456789abcdef":3}' <<<"$stats" || fail "terr
 admin POST /_mock/reset
 
 step "failure path: an apply on a paused account exits 1"
+admin POST "/_mock/accounts/$account/state" '{"state": "paused"}'
 tf workspace new paused >/dev/null
-fails_with "$work/paused.log" tf apply -auto-approve -input=false -no-color -var "account_id=$BACKUP_MOCK_ACCOUNT_PAUSED"
+fails_with "$work/paused.log" tf apply -auto-approve -input=false -no-color
 says "$work/paused.log" "is not in a backupable state: paused" || fail "apply on the paused account: no message naming the pause"
+admin POST "/_mock/accounts/$account/state" '{"state": "active"}'
 echo "ok: exit 1, the pause named"
 
-step "failure path: a destroy whose backup fails exits 1 and keeps the tenant"
+step "failure path: $TF test -test-directory=failure-tests fails at its last run, and only there"
+# Its second run fails the account's next backup through the admin API; the
+# third destroys the module, and the guard's backup fails.
+fails_with "$work/failure-tests.log" tf test -no-color -test-directory=failure-tests
+says "$work/failure-tests.log" 'run "destroy_stops_when_the_backup_fails"... fail' || fail "failure-tests: the destroy did not fail"
+says "$work/failure-tests.log" "Failure! 2 passed, 1 failed." || fail "failure-tests: another run failed, or none"
+says "$work/failure-tests.log" "quota exceeded at the platform" || fail "failure-tests: no message with the backup's error"
+! says "$work/failure-tests.log" "cleaned up manually" || fail "failure-tests: the teardown left resources behind"
+echo "ok: exit 1 at the destroy, the backup's error shown, the teardown clean"
+
+step "failure path: a destroy whose backup fails exits 1 and keeps the tenant; the next one goes through"
 tf workspace new failing >/dev/null
-tf apply -auto-approve -input=false -no-color -var "guarded_account_id=$BACKUP_MOCK_ACCOUNT_FAILING" >"$work/failing-apply.log" 2>&1 || {
+tf apply -auto-approve -input=false -no-color >"$work/failing-apply.log" 2>&1 || {
   cat "$work/failing-apply.log"
-  fail "apply guarding the failing account"
+  fail "apply"
 }
-fails_with "$work/failing.log" tf destroy -auto-approve -input=false -no-color -var "guarded_account_id=$BACKUP_MOCK_ACCOUNT_FAILING"
+admin POST "/_mock/accounts/$account/fail-backups" '{"count": 1, "error": "the platform refused the export"}'
+fails_with "$work/failing.log" tf destroy -auto-approve -input=false -no-color
 says "$work/failing.log" 'ended with status "failed": the platform refused the export' || fail "destroy: no message with the backup's error"
 says "$work/failing.log" "The destroy stopped and this resource is kept" || fail "destroy: no message saying the destroy stopped"
 tf state list >"$work/state.txt"
 grep -qx "terraform_data.tenant" "$work/state.txt" || fail "destroy: the tenant left the state"
 grep -qx "backup_on_destroy.tenant" "$work/state.txt" || fail "destroy: the guard left the state"
 echo "ok: exit 1, the backup's error shown, terraform_data.tenant and its guard still in the state"
+tf destroy -auto-approve -input=false -no-color >"$work/retry.log" 2>&1 || {
+  cat "$work/retry.log"
+  fail "the second destroy, whose backup succeeds"
+}
+[ -z "$(tf state list)" ] || fail "the second destroy left resources in the state"
+echo "ok: the second destroy took a new backup and went through"
 
 step "what the failure paths asked of the mock (GET /_mock/stats)"
 echo "stats: $(admin GET /_mock/stats)"

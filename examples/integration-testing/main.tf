@@ -1,8 +1,9 @@
 # A module that backs up an account before each release, and guards the
 # resource holding the account's data: destroying it takes a backup first,
 # and a failed backup stops the destroy. tests/ holds its integration tests,
-# which apply it against the mock Backup Service; ci.sh runs them and the
-# failure paths.
+# which apply it against the mock Backup Service, and failure-tests/ the
+# test of its guard's failure path; ci.sh runs both, and the failure paths
+# as plain commands.
 terraform {
   required_providers {
     backup = {
@@ -13,15 +14,9 @@ terraform {
 }
 
 variable "account_id" {
-  description = "The account backed up before each release."
+  description = "The account backed up before each release, and before its data is destroyed."
   type        = string
   default     = "acc_0123456789abcdef"
-}
-
-variable "guarded_account_id" {
-  description = "The account backed up before its data is destroyed (default: account_id)."
-  type        = string
-  default     = null
 }
 
 variable "release" {
@@ -40,13 +35,13 @@ resource "backup_trigger" "before_release" {
 # Stands for the resource that holds the account's data (a tenant, a
 # database, a bucket).
 resource "terraform_data" "tenant" {
-  input = coalesce(var.guarded_account_id, var.account_id)
+  input = var.account_id
 }
 
 # Destroyed before the tenant: one backup, which must succeed, or the
 # destroy stops with the tenant kept.
 resource "backup_on_destroy" "tenant" {
-  account_id = coalesce(var.guarded_account_id, var.account_id)
+  account_id = var.account_id
   depends_on = [terraform_data.tenant]
 
   lifecycle {

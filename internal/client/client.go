@@ -65,8 +65,6 @@ type Client struct {
 	tok     remembered[*Token]
 	proof   remembered[struct{}] // see proveBase
 	noHTTP2 bool                 // see HTTP2DebugLogging
-
-	serviceClock serviceClock // see ClockOffset
 }
 
 // secret holds the key behind a pointer, so that printing a Client never shows it.

@@ -70,6 +70,28 @@ func (c *Client) Backups(ctx context.Context, accountID string, opts ListOptions
 	}
 }
 
+// BackupsPage is the first page of an account's backups listing, newest
+// first, checked whole as any page of a backups listing is.
+type BackupsPage struct {
+	Backups []Backup
+	More    bool       // the listing goes on past this page
+	At      AnswerTime // when its answer came
+}
+
+// FirstBackupsPage reads the first page of an account's backups listing:
+// one request.
+func (c *Client) FirstBackupsPage(ctx context.Context, accountID string) (BackupsPage, error) {
+	var p BackupsPage
+	opts := ListOptions{Pages: 1, Ended: func(complete bool) { p.More = !complete }, answered: func(at AnswerTime) { p.At = at }}
+	for b, err := range c.Backups(ctx, accountID, opts) {
+		if err != nil {
+			return BackupsPage{}, err
+		}
+		p.Backups = append(p.Backups, b)
+	}
+	return p, nil
+}
+
 // AuditLogs iterates over the organization's audit logs.
 func (c *Client) AuditLogs(ctx context.Context, opts ListOptions) iter.Seq2[AuditLog, error] {
 	return listing(ctx, c, "/api/v1/audit-logs", opts, func(l *AuditLog) string { return l.ID }, func(l *AuditLog) bool { return auditLogIDFormat.MatchString(l.ID) }, nil)
@@ -129,13 +151,14 @@ func SuccessTime(b *Backup) time.Time {
 	return b.CreatedAt
 }
 
-// LatestSuccesses reads every account's newest successful backup, several
-// at once; done, when set, is called (never at once) as each read ends.
+// LatestSuccesses reads every account's newest good backup (Backup.Good: a
+// success whose record does not contradict itself), several at once; done,
+// when set, is called (never at once) as each read ends.
 func (c *Client) LatestSuccesses(ctx context.Context, accountIDs []string, done func(finished int)) []SuccessOutcome {
 	outcomes := make([]SuccessOutcome, len(accountIDs))
 	read := make([]bool, len(accountIDs))
 	fleet.Each(ctx, len(accountIDs), LatestSuccessesInFlight, func(ctx context.Context, i int) {
-		b, err := c.firstBackup(ctx, accountIDs[i], func(b *Backup) bool { return b.Status == StatusSuccess })
+		b, err := c.firstBackup(ctx, accountIDs[i], func(b *Backup) bool { return b.Good() })
 		outcomes[i], read[i] = SuccessOutcome{Latest: b, Err: err}, true
 	}, func(_, finished int) {
 		if done != nil {

@@ -51,8 +51,12 @@ type ListOptions struct {
 	// left out for a malformed id, and one of them (cleaned).
 	Skipped func(count int, example string)
 	// Ended, when set, is called once when the listing stops without an
-	// error: complete is false when Max or the caller left records unread.
+	// error: complete is false when Max, Pages or the caller left records unread.
 	Ended func(complete bool)
+	// Pages, when positive, stops the listing after that many pages.
+	Pages int
+	// answered, when set, is told when each page's answer came.
+	answered func(AnswerTime)
 }
 
 // listing pages through path; after an invalid-cursor 400 it restarts once,
@@ -82,10 +86,10 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 		if newSeen != nil {
 			seen = newSeen()
 		}
-		restarted := false
+		restarted, reread := false, 0
 	restart:
 		seenCursors := map[string]struct{}{}
-		cursor := ""
+		cursor, pass := "", 0 // pass: pages read since the listing (re)started
 		for {
 			if pages >= MaxListPages {
 				stop(fmt.Errorf("%w (%d pages)", ErrListingTooLong, MaxListPages))
@@ -104,6 +108,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 					c.opts.Logger.Warn(ctx, "the service refused a listing cursor; restarting the listing from its first page",
 						map[string]any{"path": path, "error": err.Error()})
 					restarted = true
+					reread = pass // the pages read again hold nothing new: not barren
 					seen.restart()
 					goto restart
 				}
@@ -115,26 +120,33 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 				return
 			}
 			pages++
+			pass++
 			size += p.size
+			if opts.answered != nil {
+				opts.answered(p.at)
+			}
 			if skipped == 0 {
 				example = p.first // "" on a page without malformed records
 			}
 			skipped += p.malformed
-			fresh := false // whether the page held a record not seen before
+			// The whole page is checked before any of it is handed out: a
+			// caller that stops at its first record still gets only a page
+			// that holds together.
+			fresh := make([]int, 0, len(p.Data)) // the records not seen before
 			for i := range p.Data {
-				// Checked as it comes: those after the caller's last are not judged.
 				repeat, err := seen.see(idOf(&p.Data[i]), &p.Data[i], pages)
 				if err != nil {
 					stop(err)
 					return
 				}
-				if repeat {
-					continue
+				if !repeat {
+					fresh = append(fresh, i)
 				}
-				fresh = true
+			}
+			for n, i := range fresh {
 				yielded++
 				if !yield(p.Data[i], nil) || opts.Max > 0 && yielded >= opts.Max {
-					opts.Ended(i == len(p.Data)-1 && !p.hasNext())
+					opts.Ended(n == len(fresh)-1 && !p.hasNext())
 					return
 				}
 			}
@@ -142,8 +154,12 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 				opts.Ended(true)
 				return
 			}
+			if opts.Pages > 0 && pages >= opts.Pages {
+				opts.Ended(false)
+				return
+			}
 			barren++
-			if fresh {
+			if len(fresh) > 0 || pass <= reread {
 				barren = 0
 			}
 			next := *p.Pagination.NextCursor
@@ -174,10 +190,13 @@ type pageDecoder[T any] struct {
 
 	Data       []T
 	Pagination pagination
-	size       int    // encoded length
-	malformed  int    // records left out for a malformed id
-	first      string // one of them, for the warning
+	size       int        // encoded length
+	malformed  int        // records left out for a malformed id
+	first      string     // one of them, for the warning
+	at         AnswerTime // when the page's answer came
 }
+
+func (d *pageDecoder[T]) answeredAt(at AnswerTime) { d.at = at }
 
 type pagination struct {
 	Limit      int     `json:"limit"`

@@ -281,13 +281,13 @@ func inconsistency(t *testing.T, err error) *InconsistentListingError {
 
 func TestBackupsOutOfOrderOnOnePage(t *testing.T) {
 	t.Parallel()
-	// The third is two hours newer than the second: the listing stops
-	// there, after the two before it.
+	// The third is two hours newer than the second: the page is checked
+	// whole before any of it is handed out, so nothing is.
 	c, requests := pagedService(t, []string{bk(1, 0, "success"), bk(2, -time.Hour, "success"), bk(3, time.Hour, "success"), bk(4, -2*time.Hour, "success")})
 	got, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{}))
 	ie := inconsistency(t, err)
-	if len(got) != 2 || requests.Load() != 1 {
-		t.Errorf("%d backups yielded, %d requests; want the 2 before the fault, 1 request", len(got), requests.Load())
+	if len(got) != 0 || requests.Load() != 1 {
+		t.Errorf("%d backups yielded, %d requests; want none of the faulty page, 1 request", len(got), requests.Load())
 	}
 	if ie.Kind != OutOfOrder || ie.Earlier.ID != bkID(2) || ie.Later.ID != bkID(3) ||
 		!ie.Earlier.CreatedAt.Equal(t0.Add(-time.Hour)) || !ie.Later.CreatedAt.Equal(t0.Add(time.Hour)) {
@@ -422,13 +422,16 @@ func TestBackupsRestartIsANewPass(t *testing.T) {
 }
 
 // The check reads nothing more than the caller does: a fault on a page
-// past the caller's answer is never requested, and one after it on its
-// page is not judged (a reader is judged on what it read).
+// past the caller's answer is never requested. A page read is checked
+// whole: a fault after the caller's answer on its page stops it (the
+// restore point with max_results = 1 and the page's first two swapped).
 func TestBackupsCheckCostsNoRequest(t *testing.T) {
 	t.Parallel()
 	c, requests := pagedService(t, []string{bk(1, 0, "running"), bk(2, -time.Hour, "success"), bk(3, time.Hour, "success")})
-	if b, err := latestSuccess(context.Background(), c, consistencyAccount); err != nil || b == nil || b.ID != bkID(2) || requests.Load() != 1 {
-		t.Errorf("%v, %v after %d requests", b, err, requests.Load())
+	if b, err := latestSuccess(context.Background(), c, consistencyAccount); b != nil || requests.Load() != 1 {
+		t.Errorf("%v, %v after %d requests; want no answer from a page out of order", b, err, requests.Load())
+	} else {
+		_ = inconsistency(t, err)
 	}
 	page1 := []string{bk(1, 0, "running"), bk(2, -time.Hour, "success")}
 	c, requests = pagedService(t, page1, []string{bk(3, time.Hour, "success")})
@@ -466,5 +469,50 @@ func TestInconsistentListingErrorTextIsGuarded(t *testing.T) {
 	}
 	if ie.Kind != ChangedRepeat {
 		t.Errorf("%+v", ie)
+	}
+}
+
+// A deep listing whose cursor is refused starts again and reads on past
+// the pages it reads again: they hold nothing new, and are not barren.
+func TestBackupsRestartReadsOnPastTheRereadPages(t *testing.T) {
+	t.Parallel()
+	const pages, refusedAt = 8, 6
+	requests, refused := 0, false
+	c, _ := hostileClient(t, func(w http.ResponseWriter, r *http.Request) {
+		requests++
+		i := 0
+		if cur := r.URL.Query().Get("cursor"); cur != "" {
+			_, _ = fmt.Sscanf(cur, "p%d", &i)
+		}
+		if i == refusedAt && !refused {
+			refused = true
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"title":"Bad Request","status":400,"detail":"invalid cursor","request_id":"00000000-0000-4000-8000-000000000000"}`))
+			return
+		}
+		next := "null"
+		if i+1 < pages {
+			next = fmt.Sprintf(`"p%d"`, i+1)
+		}
+		_, _ = fmt.Fprintf(w, `{"data":[%s],"pagination":{"limit":50,"next_cursor":%s}}`, bk(i+1, -time.Duration(i)*time.Hour, "success"), next)
+	}, nil)
+	got, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{}))
+	if err != nil || len(got) != pages || requests != refusedAt+1+pages {
+		t.Fatalf("%d backups after %d requests: %v; want all %d, read once more from the first page", len(got), requests, err, pages)
+	}
+}
+
+// Pages stops a listing after its first page, and Ended says whether it held everything.
+func TestBackupsFirstPageOnly(t *testing.T) {
+	t.Parallel()
+	c, requests := pagedService(t, []string{bk(1, 0, "running"), bk(2, -time.Hour, "success")}, []string{bk(3, -2*time.Hour, "failed")})
+	p, err := c.FirstBackupsPage(context.Background(), consistencyAccount)
+	if err != nil || len(p.Backups) != 2 || !p.More || requests.Load() != 1 {
+		t.Errorf("%+v, %v after %d requests; want the 2 of the first page, more to come, 1 request", p, err, requests.Load())
+	}
+	c, requests = pagedService(t, []string{bk(1, 0, "running"), bk(2, -time.Hour, "success")})
+	if p, err = c.FirstBackupsPage(context.Background(), consistencyAccount); err != nil || len(p.Backups) != 2 || p.More || requests.Load() != 1 {
+		t.Errorf("%+v, %v after %d requests; want the whole listing, 1 request", p, err, requests.Load())
 	}
 }

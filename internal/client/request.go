@@ -180,7 +180,7 @@ func (c *Client) attempt(ctx context.Context, cl call, out record) error {
 	}
 	defer func() { _ = res.Body.Close() }()
 	header, status = res.Header, res.StatusCode
-	c.serviceClock.observe(res.Header.Get("Date"), c.opts.Clock.Now())
+	received := c.opts.Clock.Now()
 
 	limit := int64(maxSuccessBody)
 	if res.StatusCode >= 300 {
@@ -220,6 +220,9 @@ func (c *Client) attempt(ctx context.Context, cl call, out record) error {
 		if err := decodeStrict(body, out, c.guard); err != nil {
 			return &DecodeError{Method: cl.method, Path: shown, StatusCode: res.StatusCode, RequestID: requestID, Err: c.guard.wrap(err)}
 		}
+		if d, ok := out.(dated); ok {
+			d.answeredAt(answerTime(res.Header.Get("Date"), received))
+		}
 	}
 	return nil
 }
@@ -247,31 +250,39 @@ func safeLocation(raw string) string {
 	return u.Redacted()
 }
 
-// serviceClock is the service's clock as its answers' Date headers tell it.
-type serviceClock struct {
-	mu     sync.Mutex
-	offset time.Duration
-	known  bool
+// AnswerTime is when an answer of the service came: on this client's clock,
+// and on the service's, as the answer's Date said.
+type AnswerTime struct {
+	Received time.Time // this client's clock
+	// Service is the answer's Date, centred on its second (half a second
+	// added to its one-second resolution); zero when the answer had none
+	// that parses, or one more than a year from Received.
+	Service time.Time
 }
 
-// observe notes the Date of an answer received at now; half a second
-// centres Date's one-second resolution.
-func (s *serviceClock) observe(date string, now time.Time) {
+// maxDateSkew: a Date further than this from the client's clock is not a
+// clock that runs off but a header that lies; it tells nothing.
+const maxDateSkew = 366 * 24 * time.Hour
+
+// answerTime is the time of an answer received at received with Date date.
+func answerTime(date string, received time.Time) AnswerTime {
+	at := AnswerTime{Received: received}
 	t, err := http.ParseTime(date)
 	if err != nil {
-		return
+		return at
 	}
-	s.mu.Lock()
-	s.offset, s.known = t.Add(500*time.Millisecond).Sub(now), true
-	s.mu.Unlock()
+	// Sub saturates: a Date centuries off reads as beyond the bound, never wraps.
+	if d := t.Sub(received); d <= maxDateSkew && d >= -maxDateSkew {
+		at.Service = t.Add(500 * time.Millisecond)
+	}
+	return at
 }
 
-// ClockOffset is how far the service's clock runs ahead of this client's,
-// from the latest readable Date; false before any.
-func (c *Client) ClockOffset() (time.Duration, bool) {
-	c.serviceClock.mu.Lock()
-	defer c.serviceClock.mu.Unlock()
-	return c.serviceClock.offset, c.serviceClock.known
+// dated is a record that keeps when its answer came: only an answer the
+// client decoded as the service's own is dated, never an error page (a
+// proxy's, a load balancer's, whose Date may be stale).
+type dated interface {
+	answeredAt(AnswerTime)
 }
 
 // Pacing: the rate-limit headers, and the limiter every attempt waits on.

@@ -636,33 +636,40 @@ func TestRedirectFaultOfTheMock(t *testing.T) {
 	}
 }
 
-// The service's clock is its Date centred on its second; an unreadable Date teaches nothing.
-func TestClockOffsetReadsDate(t *testing.T) {
+// A first backups page tells when its answer came: the service's clock is
+// its Date centred on its second; a Date that does not parse, or lies
+// beyond any clock that runs off (year 0001, year 9999), tells nothing.
+func TestFirstBackupsPageDatesItsAnswer(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name  string
-		ahead time.Duration // of the Date sent, or unreadable when negative
-	}{{"ahead", 10 * time.Second}, {"unreadable", -1}} {
+		date  func(now time.Time) string
+		ahead time.Duration // of the service's clock read; -1: none
+	}{
+		{"ahead", func(now time.Time) string { return now.Add(10 * time.Second).UTC().Format(http.TimeFormat) }, 10*time.Second + 500*time.Millisecond},
+		{"behind", func(now time.Time) string { return now.Add(-4 * time.Minute).UTC().Format(http.TimeFormat) }, -4*time.Minute + 500*time.Millisecond},
+		{"unparsable", func(time.Time) string { return "yesterday" }, -1},
+		{"absent", func(time.Time) string { return "" }, -1},
+		{"year 0001", func(time.Time) string { return "Mon, 01 Jan 0001 00:00:00 GMT" }, -1},
+		{"year 9999", func(time.Time) string { return "Fri, 31 Dec 9999 23:59:59 GMT" }, -1},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var date string
 			c, clk := hostileClient(t, func(w http.ResponseWriter, _ *http.Request) {
-				w.Header().Set("Date", date)
-				_, _ = fmt.Fprint(w, `{"name":"ci","expires_at":"2030-01-01T00:00:00Z"}`)
+				w.Header()["Date"] = []string{date} // set as is: net/http would add its own when absent
+				_, _ = fmt.Fprint(w, `{"data":[{"id":"bkp_0123456789abcdef","account_id":"acc_0123456789abcdef","status":"running","created_at":"2026-11-21T10:00:00Z"}],"pagination":{"limit":50,"next_cursor":null}}`)
 			}, nil)
-			date = "yesterday"
-			if tc.ahead >= 0 {
-				date = clk.Now().Add(tc.ahead).UTC().Format(http.TimeFormat)
+			date = tc.date(clk.Now())
+			p, err := c.FirstBackupsPage(context.Background(), "acc_0123456789abcdef")
+			if err != nil || len(p.Backups) != 1 || p.More {
+				t.Fatalf("FirstBackupsPage() = %+v, %v", p, err)
 			}
-			if _, err := c.Token(context.Background()); err != nil {
-				t.Fatal(err)
+			if !p.At.Received.Equal(clk.Now()) {
+				t.Errorf("received at %v, want %v", p.At.Received, clk.Now())
 			}
-			off, ok := c.ClockOffset()
-			if want := tc.ahead + 500*time.Millisecond; tc.ahead >= 0 && (!ok || off != want) {
-				t.Errorf("ClockOffset() = %v, %v; want %v, true", off, ok, want)
-			}
-			if tc.ahead < 0 && ok {
-				t.Errorf("ClockOffset() = %v, true after an unreadable Date", off)
+			if got := p.At.Service; tc.ahead == -1 && !got.IsZero() || tc.ahead != -1 && !got.Equal(clk.Now().Add(tc.ahead)) {
+				t.Errorf("the service's clock read as %v from Date %q", got, date)
 			}
 		})
 	}

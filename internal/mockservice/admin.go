@@ -19,10 +19,13 @@ const AdminTokenHeader = "X-Mock-Admin-Token"
 // serveAdmin answers the inspection API used by tests and benchmarks that
 // run the mock as a separate process:
 //
-//	GET  /_mock/stats              counters (requests per route, backups queued, 429s)
-//	POST /_mock/reset              zero the counters and switch faults off
-//	POST /_mock/faults             switch on the Fault in the JSON body
-//	POST /_mock/rate-limit?n=N     set every key's per-second allowance
+//	GET    /_mock/stats              counters (requests per route, backups queued, 429s)
+//	POST   /_mock/reset              zero the counters, switch faults and controls off
+//	POST   /_mock/faults             switch on the Fault in the JSON body
+//	POST   /_mock/rate-limit?n=N     set every key's per-second allowance
+//	DELETE /_mock/accounts/{id}      delete an account
+//
+// and the failure controls of admin_controls.go.
 //
 // Every admin request carries the server's admin token (AdminToken), in
 // "Authorization: Bearer <token>" or X-Mock-Admin-Token: a page in a
@@ -55,6 +58,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request, requestID st
 	case r.Method == http.MethodPost && r.URL.Path == "/_mock/reset":
 		s.ResetStats()
 		s.ClearFaults()
+		s.resetControls()
 		w.WriteHeader(http.StatusNoContent)
 	case r.Method == http.MethodPost && r.URL.Path == "/_mock/faults":
 		var f Fault
@@ -76,6 +80,14 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request, requestID st
 		}
 		s.SetRateLimit(n)
 		w.WriteHeader(http.StatusNoContent)
+	case r.Method == http.MethodPost && r.URL.Path == "/_mock/answers":
+		s.serveAnswers(w, r, requestID)
+	case r.Method == http.MethodPost && r.URL.Path == "/_mock/clock":
+		s.serveClock(w, r, requestID)
+	case r.Method == http.MethodPost && r.URL.Path == "/_mock/listing-lag":
+		s.serveListingLag(w, r, requestID)
+	case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/_mock/accounts/"):
+		s.serveAccountControl(w, r, requestID)
 	case r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, "/_mock/accounts/"):
 		id := strings.TrimPrefix(r.URL.Path, "/_mock/accounts/")
 		if !s.deleteAccount(id) {

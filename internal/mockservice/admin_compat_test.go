@@ -246,27 +246,9 @@ func TestAdminAPICompat(t *testing.T) {
 	statuses := map[int]bool{} // every documented status
 	tokenForms := map[string]bool{}
 	for _, c := range calls {
-		req, err := http.NewRequestWithContext(t.Context(), c.method, c.url, strings.NewReader(c.body))
-		if err != nil {
-			t.Fatalf("%s: %v", c.line, err)
-		}
-		req.Header = c.header
-		if c.host != "" {
-			req.Host = c.host
-		}
-		resp, err := ts.Client().Do(req)
-		if err != nil {
-			t.Fatalf("%s: %v", c.line, err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		req, body, ok := runDocCall(t, ts, c)
 		statuses[c.status] = true
-		if resp.StatusCode != c.status {
-			t.Errorf("%s\n  answered %d, the guide shows %d: %s", c.line, resp.StatusCode, c.status, body)
-			continue
-		}
-		if c.status >= 400 {
-			checkDocProblem(t, c, resp, body)
+		if !ok || c.status >= 400 {
 			continue
 		}
 		seen[c.method+" "+req.URL.Path] = true
@@ -297,6 +279,35 @@ func TestAdminAPICompat(t *testing.T) {
 			t.Errorf("the guide's table lists %d, but no curl line shows it", n)
 		}
 	}
+}
+
+// runDocCall sends one curl line of the guide to ts and checks that it
+// answers the status the guide shows, and that a refusal is the problem
+// body the guide describes; ok when both hold.
+func runDocCall(t *testing.T, ts *httptest.Server, c docCall) (req *http.Request, body []byte, ok bool) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), c.method, c.url, strings.NewReader(c.body))
+	if err != nil {
+		t.Fatalf("%s: %v", c.line, err)
+	}
+	req.Header = c.header
+	if c.host != "" {
+		req.Host = c.host
+	}
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", c.line, err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != c.status {
+		t.Errorf("%s\n  answered %d, the guide shows %d: %s", c.line, resp.StatusCode, c.status, body)
+		return req, body, false
+	}
+	if c.status >= 400 {
+		checkDocProblem(t, c, resp, body)
+	}
+	return req, body, true
 }
 
 // checkDocProblem: a refusal is the problem body the guide describes.
@@ -449,4 +460,187 @@ func TestGuideCommandLine(t *testing.T) {
 			t.Errorf("the guide does not show the setting %s the command prints", m[1])
 		}
 	}
+}
+
+// controlEndpoints are the failure controls the mock serves, as the guide
+// writes them.
+func controlEndpoints() []string {
+	out := []string{"POST /_mock/answers", "POST /_mock/clock", "POST /_mock/listing-lag"}
+	for _, c := range accountControls {
+		out = append(out, "POST /_mock/accounts/{account_id}/"+c)
+	}
+	slices.Sort(out)
+	return out
+}
+
+var (
+	controlRow   = regexp.MustCompile("(?m)^\\| `(POST /_mock/[^`]+)` \\| ([^|]+) \\|")
+	docField     = regexp.MustCompile("`([a-z_]+)`:")
+	knownFields  = regexp.MustCompile(`its fields: ([a-z_, ]+)$`)
+	docAccountID = regexp.MustCompile(`/accounts/acc_[0-9A-Za-z]{16}/`)
+)
+
+// TestFailureControlsCompat holds the mock to the guide's section "Failure
+// controls": its table names every control the mock serves, and no other,
+// with exactly the fields each control reads; its curl lines run, in order,
+// against a mock over HTTP and get the statuses shown, each control taking
+// at least once; the refusal it shows in full is what the mock answers; and
+// the table of failure paths names only controls that exist, each of them.
+func TestFailureControlsCompat(t *testing.T) {
+	t.Parallel()
+	text := section(t, readGuide(t), "Failure controls")
+	s := New(Options{Seed: 34})
+	s.AddExamples()
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	env := map[string]string{"BACKUP_BASE_URL": ts.URL, "BACKUP_MOCK_ADMIN_TOKEN": s.AdminToken(), "BACKUP_API_KEY": s.DemoKey()}
+
+	// The table: endpoints, and the fields of each.
+	var documented []string
+	for _, m := range controlRow.FindAllStringSubmatch(text, -1) {
+		documented = append(documented, m[1])
+		var fields []string
+		for _, f := range docField.FindAllStringSubmatch(m[2], -1) {
+			fields = append(fields, f[1])
+		}
+		slices.Sort(fields)
+		if got := controlFields(t, ts, env, m[1]); !slices.Equal(fields, got) {
+			t.Errorf("the guide gives %s the fields %v; the mock reads %v", m[1], fields, got)
+		}
+	}
+	slices.Sort(documented)
+	if !slices.Equal(documented, controlEndpoints()) {
+		t.Errorf("the guide's controls %v, the mock's %v", documented, controlEndpoints())
+	}
+
+	// The curl lines.
+	calls := docCalls(t, text, env)
+	if len(calls) < 20 {
+		t.Fatalf("the section shows %d curl lines", len(calls))
+	}
+	took := map[string]bool{}
+	var firstRefusal []byte
+	for _, c := range calls {
+		req, body, ok := runDocCall(t, ts, c)
+		switch {
+		case !ok:
+		case c.status == http.StatusNoContent:
+			took["POST "+docAccountID.ReplaceAllString(req.URL.Path, "/accounts/{account_id}/")] = true
+		case c.status == http.StatusBadRequest:
+			checkFieldRefusal(t, c, body)
+			if firstRefusal == nil {
+				firstRefusal = body
+			}
+		}
+	}
+	for _, e := range controlEndpoints() {
+		if !took[e] {
+			t.Errorf("no curl line of the guide shows %s taking (204)", e)
+		}
+	}
+	checkDocRefusal(t, text, firstRefusal)
+
+	// The failure paths, each reached by a control that exists.
+	_, paths, _ := strings.Cut(text, "### Which control reaches which failure path")
+	used := map[string]bool{}
+	for _, row := range regexp.MustCompile(`(?m)^\| [^|]+ \| ([^|]+) \|$`).FindAllStringSubmatch(paths, -1)[1:] { // the header first
+		names := regexp.MustCompile("`([a-z-]+)`").FindAllStringSubmatch(row[1], -1)
+		if len(names) == 0 && !strings.Contains(row[1], "DELETE /_mock/accounts/") {
+			t.Errorf("the failure path row %q names no control", row[0])
+		}
+		for _, n := range names {
+			if e := controlEndpointNamed(n[1]); e != "" {
+				used[e] = true
+			}
+		}
+	}
+	for _, e := range controlEndpoints() {
+		if !used[e] {
+			t.Errorf("the table of failure paths names no path for %s", e)
+		}
+	}
+}
+
+// controlEndpointNamed is the endpoint of the control a failure-path row
+// names (`hold`, `answers`), or "" for a value (`paused`, `error`).
+func controlEndpointNamed(name string) string {
+	for _, e := range controlEndpoints() {
+		if strings.HasSuffix(e, "/"+name) {
+			return e
+		}
+	}
+	return ""
+}
+
+// controlFields asks the mock which fields a control reads: its refusal of
+// an unknown field lists them.
+func controlFields(t *testing.T, ts *httptest.Server, env map[string]string, endpoint string) []string {
+	t.Helper()
+	path := strings.ReplaceAll(strings.TrimPrefix(endpoint, "POST "), "{account_id}", ExampleAccountID)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, ts.URL+path, strings.NewReader(`{"zz_unknown": 1}`))
+	req.Header.Set("Authorization", "Bearer "+env["BACKUP_MOCK_ADMIN_TOKEN"])
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p struct {
+		Params []struct{ Name, Reason string } `json:"invalid-params"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil || len(p.Params) != 1 {
+		t.Fatalf("%s with an unknown field: %d, %v %+v", endpoint, resp.StatusCode, err, p)
+	}
+	m := knownFields.FindStringSubmatch(p.Params[0].Reason)
+	if m == nil {
+		t.Fatalf("%s: %q names no fields", endpoint, p.Params[0].Reason)
+	}
+	fields := strings.Split(m[1], ", ")
+	slices.Sort(fields)
+	return fields
+}
+
+// checkFieldRefusal: a 400 of a control names one field, in its detail and
+// in invalid-params.
+func checkFieldRefusal(t *testing.T, c docCall, body []byte) {
+	t.Helper()
+	var p struct {
+		Detail string                          `json:"detail"`
+		Params []struct{ Name, Reason string } `json:"invalid-params"`
+	}
+	if err := json.Unmarshal(body, &p); err != nil || len(p.Params) != 1 {
+		t.Errorf("%s: %s", c.line, body)
+		return
+	}
+	if want := `Field "` + p.Params[0].Name + `" ` + p.Params[0].Reason + "."; p.Detail != want {
+		t.Errorf("%s: detail %q, want %q", c.line, p.Detail, want)
+	}
+}
+
+// checkDocRefusal: the refusal the guide shows in full is the first one its
+// curl lines get, but for the request id.
+func checkDocRefusal(t *testing.T, text string, got []byte) {
+	t.Helper()
+	_, after, _ := strings.Cut(text, "### Refused controls")
+	m := regexp.MustCompile("(?s)```json\n(.*?)```").FindStringSubmatch(after)
+	if m == nil || got == nil {
+		t.Fatal("the guide shows no refused control's answer, or no curl line got one")
+	}
+	var doc, ans map[string]any
+	if err := json.Unmarshal([]byte(m[1]), &doc); err != nil {
+		t.Fatalf("the guide's refusal: %v", err)
+	}
+	if err := json.Unmarshal(got, &ans); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc, "request_id")
+	delete(ans, "request_id")
+	if d, a := mustJSON(doc), mustJSON(ans); d != a {
+		t.Errorf("the guide shows the refusal\n  %s\nthe mock answers\n  %s", d, a)
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

@@ -31,10 +31,11 @@ func adminCall(t *testing.T, s *Server, method, target, body string) result {
 // mockHTTP serves s on a loopback port and sends requests to it over HTTP,
 // without following redirects.
 type mockHTTP struct {
-	t    *testing.T
-	s    *Server
-	url  string
-	port string
+	t      *testing.T
+	s      *Server
+	url    string
+	port   string
+	client *http.Client
 }
 
 func serveHTTP(t *testing.T, s *Server) *mockHTTP {
@@ -42,7 +43,12 @@ func serveHTTP(t *testing.T, s *Server) *mockHTTP {
 	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)
 	_, port, _ := net.SplitHostPort(ts.Listener.Addr().String())
-	return &mockHTTP{t: t, s: s, url: ts.URL, port: port}
+	// The server's own transport: another test's server, closing, closes
+	// the idle connections of http.DefaultTransport, which would break a
+	// request of this test about to reuse one.
+	client := ts.Client()
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &mockHTTP{t: t, s: s, url: ts.URL, port: port, client: client}
 }
 
 // do sends a request; header values "" are left out, and "Host" sets the
@@ -62,8 +68,7 @@ func (m *mockHTTP) do(method, path, body string, header map[string]string) resul
 			req.Header.Set(k, v)
 		}
 	}
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := client.Do(req)
+	res, err := m.client.Do(req)
 	if err != nil {
 		m.t.Fatal(err)
 	}

@@ -58,7 +58,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.stats.Requests[route]++
 	s.inFlight++
 	s.stats.MaxConcurrent = max(s.stats.MaxConcurrent, s.inFlight)
-	faults := s.pickFaults(route, accountID, r.URL.Query().Get("cursor") != "")
+	// An answer the admin API queued stands for the service: no fault hits.
+	answer := s.ctl.takeAnswer(route, accountID)
+	var faults []Fault
+	if answer == nil {
+		faults = s.pickFaults(route, accountID, r.URL.Query().Get("cursor") != "")
+	}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -74,10 +79,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(d)
 	}
 
-	rep := s.preFaults(faults, r, requestID)
+	var rep *reply
+	if answer != nil {
+		rep = answer.reply(r, requestID)
+	} else {
+		rep = s.preFaults(faults, r, requestID)
+	}
 	if rep == nil {
 		rep = s.handle(r, route, accountID, requestID)
 		rep = s.postFaults(faults, rep, r, requestID, accountID)
+		switch s.takeLost(route, accountID) {
+		case lostAsError:
+			rep = problemReply(http.StatusInternalServerError, titleInternal, "An unexpected error occurred.", r, requestID)
+		case lostAsDrop:
+			dropConnection(w)
+			return
+		}
 	}
 	if s.echoKey && rep.status >= 400 {
 		rep = echoKey(rep, r.Header.Get("X-API-Key"))
@@ -305,11 +322,13 @@ func (s *Server) trigger(r *http.Request, acc *account, key *apiKey, requestID s
 	now := s.clock.Now()
 	s.seq++
 	pending, running := s.newBackupLength()
-	acc.backups = append(acc.backups, &backup{shownOffset: s.offset,
+	b := &backup{shownOffset: s.offset,
 		id: newID(backupPrefix, s.rng.IntN), accountID: acc.id, createdAt: now, seq: s.seq,
 		pendingFor: pending, runningFor: running, failWith: acc.failWith,
 		queuedBy: queuedByFrom(r.Context()), quirk: acc.quirk,
-	})
+	}
+	s.ctl.shape(b)
+	acc.backups = append(acc.backups, b)
 	s.seq++
 	s.logs = append(s.logs, &auditLog{
 		id: newID(auditLogPrefix, s.rng.IntN), orgID: s.org.ID, createdAt: now, seq: s.seq,

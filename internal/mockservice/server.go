@@ -95,6 +95,9 @@ type Server struct {
 	// backupLength, when set, says how long each new backup stays pending
 	// and running (SetBackupLength).
 	backupLength func() (pending, running time.Duration)
+
+	// ctl holds what the admin API's controls switched on.
+	ctl controls
 }
 
 type window struct {

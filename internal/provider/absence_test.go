@@ -26,6 +26,7 @@ type front struct {
 	inner http.Handler
 	mu    sync.Mutex
 	rule  func(r *http.Request) (answer, bool)
+	date  string // the Date header of its own answers, as is; "": net/http's own
 }
 
 // answer is what front sends instead of the mock.
@@ -41,14 +42,25 @@ func (f *front) set(rule func(r *http.Request) (answer, bool)) {
 	f.rule = rule
 }
 
+// dated gives the front's own answers this Date header (a stale cache's,
+// one centuries off, one that does not parse).
+func (f *front) dated(date string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.date = date
+}
+
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
-	rule := f.rule
+	rule, date := f.rule, f.date
 	f.mu.Unlock()
 	if rule != nil {
 		if a, ok := rule(r); ok {
 			if a.contentType != "" {
 				w.Header().Set("Content-Type", a.contentType)
+			}
+			if date != "" {
+				w.Header()["Date"] = []string{date}
 			}
 			w.WriteHeader(a.status)
 			_, _ = w.Write([]byte(a.body))

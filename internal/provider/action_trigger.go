@@ -135,6 +135,7 @@ func (a *triggerAction) Invoke(ctx context.Context, req action.InvokeRequest, re
 		WaitOnConflict:    m.OnConflict.IsNull() || m.OnConflict.ValueString() == onConflictWait,
 		WaitForCompletion: m.WaitForCompletion.IsNull() || m.WaitForCompletion.ValueBool(),
 		ReuseWithin:       durationOf(m.ReuseWithin),
+		Unrecorded:        true, // an invocation keeps no record of the previous change
 	}
 	ids := []string{m.AccountID.ValueString()}
 	if !m.AccountIDs.IsNull() {

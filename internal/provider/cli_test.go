@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -93,6 +95,23 @@ func newCLI(t *testing.T, e *testEnv, config string) *cli {
 	return c
 }
 
+// newDevCLI prepares dir as a working directory for the provider build in
+// pluginDir, which Terraform starts itself (dev_overrides), as users try a
+// local build: one provider process per command, ended with it, so that a
+// SIGKILL of the command's process group kills the provider too. No init:
+// dev_overrides needs none.
+func newDevCLI(t *testing.T, bin, pluginDir, dir string) *cli {
+	t.Helper()
+	rc := filepath.Join(dir, ".terraformrc")
+	overrides := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"backup-service/backup\" = %q\n  }\n  direct {}\n}\n", pluginDir)
+	if err := os.WriteFile(rc, []byte(overrides), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &cli{t: t, bin: bin, dir: dir, env: append(os.Environ(),
+		"TF_CLI_CONFIG_FILE="+rc, "TF_REATTACH_PROVIDERS=", "CHECKPOINT_DISABLE=1",
+		"TF_IN_AUTOMATION=1", "TF_LOG=", "TF_LOG_PATH=")}
+}
+
 // write replaces the configuration (main.tf).
 func (c *cli) write(config string) {
 	c.t.Helper()
@@ -134,33 +153,76 @@ func (c *cli) exec(interruptWhen func() bool, args ...string) (string, error) {
 func (c *cli) signal(sig syscall.Signal, when func() bool, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, c.bin, args...)
-	cmd.Dir, cmd.Env = c.dir, c.env
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
+	p, err := c.start(ctx, &out, nil, args...)
+	if err != nil {
 		return "", err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	if when != nil {
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 	wait:
 		for {
 			select {
-			case err := <-done:
-				return out.String(), err
+			case <-p.done:
+				return out.String(), p.err
 			case <-tick.C:
 				if when() {
-					_ = cmd.Process.Signal(sig)
+					p.signal(sig)
 					break wait
 				}
 			}
 		}
 	}
-	err := <-done
+	err = p.wait()
 	return out.String(), err
+}
+
+// cliProcess is one running command of a cli. It runs in its own process
+// group, as a shell runs a job: a signal reaches Terraform and the
+// providers it started (dev_overrides), as Ctrl-C in a terminal or a
+// runner's death does.
+type cliProcess struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error // once done is closed
+}
+
+// start starts a command with env added to the cli's, its output (stdout
+// and stderr) written to out; ctx's end kills its process group.
+func (c *cli) start(ctx context.Context, out io.Writer, env []string, args ...string) (*cliProcess, error) {
+	cmd := exec.CommandContext(ctx, c.bin, args...)
+	cmd.Dir, cmd.Env = c.dir, append(slices.Clip(c.env), env...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p := &cliProcess{cmd: cmd, done: make(chan struct{})}
+	cmd.Cancel = func() error {
+		p.signal(syscall.SIGKILL)
+		return nil
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// signal sends sig to the command's process group, unless it has ended.
+func (p *cliProcess) signal(sig syscall.Signal) {
+	select {
+	case <-p.done:
+	default:
+		_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+	}
+}
+
+// wait waits for the command to end and returns its error.
+func (p *cliProcess) wait() error {
+	<-p.done
+	return p.err
 }
 
 // state returns the attributes of one resource in the CLI's state.

@@ -51,7 +51,9 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 				Optional:    true,
 				ElementType: types.StringType,
 				Description: "Keep only backups with one of these statuses: `pending`, `running`, `success`, `failed` " +
-					"(applied by the provider while paging: the API has no filters).",
+					"(applied by the provider while paging: the API has no filters). `success` keeps only good backups: a success " +
+					"whose record contradicts itself (no `completed_at`, one before `created_at`, or an `error`) is left out, as it " +
+					"is no restore point.",
 				Validators: statusesValidators,
 			},
 			"created_before": optionalTime("Keep only backups created strictly before this time (RFC 3339, for example `2026-11-24T09:00:00Z`). " +
@@ -144,7 +146,7 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 				break
 			}
 			if !before.IsZero() && !b.CreatedAt.Before(before) ||
-				len(m.Statuses) > 0 && !slices.ContainsFunc(m.Statuses, func(st types.String) bool { return st.ValueString() == b.Status }) ||
+				len(m.Statuses) > 0 && !slices.ContainsFunc(m.Statuses, func(st types.String) bool { return hasStatus(b, st.ValueString()) }) ||
 				!completedBefore.IsZero() && !finishedBefore(b, completedBefore) {
 				continue
 			}
@@ -155,6 +157,16 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 		}
 		m.Truncated = types.BoolValue(!complete && !windowRead)
 	})
+}
+
+// hasStatus says whether b passes the status filter st: `success` keeps only
+// a good backup (client.Backup.Good, the rule's one test), never a success
+// whose record contradicts itself.
+func hasStatus(b client.Backup, st string) bool {
+	if st == client.StatusSuccess {
+		return b.Good()
+	}
+	return b.Status == st
 }
 
 // finishedBefore says whether b finished, and was created, strictly before t.

@@ -523,6 +523,39 @@ data "backup_account_backups" "restore_point" {
 					all[2].ID, stamp(all[0]), "is listed after backup", all[1].ID, stamp(all[1]), "a proxy in front of it", "Try again"),
 			},
 			{
+				// The restore point with max_results = 1 and the page's first two
+				// swapped: the first passes the filter, but the page is read whole
+				// and refused, never answered with the older one.
+				PreConfig: func() {
+					rewrite(func(records []map[string]any) { records[0], records[1] = records[1], records[0] })
+				},
+				Config: e.config(fmt.Sprintf(`
+data "backup_account_backups" "restore_point" {
+  account_id       = %[1]q
+  statuses         = ["success"]
+  max_results      = 1
+  completed_before = %[2]q
+}
+`, id, now.Format(time.RFC3339))),
+				ExpectError: expectError("out of order or inconsistent", all[0].ID, "is listed after backup", all[1].ID),
+			},
+			{
+				// The newest success contradicts itself (an error beside it): it is
+				// no restore point (client.Backup.Good), the next good one is.
+				PreConfig: func() {
+					rewrite(func(records []map[string]any) { records[0]["error"] = "partially failed" })
+				},
+				Config: e.config(fmt.Sprintf(`
+data "backup_account_backups" "restore_point" {
+  account_id       = %[1]q
+  statuses         = ["success"]
+  max_results      = 1
+  completed_before = %[2]q
+}
+`, id, now.Format(time.RFC3339))),
+				Check: resource.TestCheckResourceAttr("data.backup_account_backups.restore_point", "backups.0.id", all[1].ID),
+			},
+			{
 				// The first record listed again, third, as failed: inconsistent.
 				PreConfig: func() {
 					rewrite(func(records []map[string]any) {

@@ -48,7 +48,8 @@ type staleAccountModel struct {
 func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		Description: "Lists the accounts whose latest successful backup is older than `max_age`, or that have none: " +
-			"the input of a backup freshness check.",
+			"the input of a backup freshness check. A success whose record contradicts itself (no `completed_at`, one before " +
+			"`created_at`, or an `error`) is no good backup and does not count.",
 		Attributes: map[string]schema.Attribute{
 			"max_age": schema.StringAttribute{
 				Required: true,

@@ -18,13 +18,18 @@ import (
 // A history built to have known stale accounts: one fresh, one whose
 // latest success is too old, one never backed up, one whose newest 60
 // backups failed (its old success is on the second page), one the key may
-// not read. Each is found for the reason it is stale, at the cost of one
-// accounts page, one backups page per account and one more for the
-// account whose first page holds no success.
+// not read, one whose newest success contradicts itself (an error beside
+// status success: no good backup, the rule's one test). Each is found for
+// the reason it is stale, at the cost of one accounts page, one backups
+// page per account and one more for the account whose first page holds no success.
 func TestAccStaleAccounts(t *testing.T) {
-	e := newTestEnv(t, mockservice.Options{Seed: 2301, Accounts: 6})
+	e := newTestEnv(t, mockservice.Options{Seed: 2301, Accounts: 7})
 	acc := e.srv.AccountIDs()
-	fresh, old, never, failing, hidden, freshAfterFailures := acc[0], acc[1], acc[2], acc[3], acc[4], acc[5]
+	fresh, old, never, failing, hidden, freshAfterFailures, contradicted := acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6]
+	e.srv.AddHistory(contradicted, mockservice.BackupSpec{CreatedAt: e.clock.Now().UTC().Add(-50 * time.Hour)})
+	e.srv.SetRecordQuirk(contradicted, mockservice.QuirkErrorSet)
+	e.outsideBackup(t, contradicted)
+	e.clock.Advance(15 * time.Minute) // it succeeds, with an error
 	now := e.clock.Now().UTC()
 	e.srv.AddHistory(fresh, mockservice.BackupSpec{CreatedAt: now.Add(-3 * time.Hour)})
 	e.srv.AddHistory(old, mockservice.BackupSpec{CreatedAt: now.Add(-40 * time.Hour)}, mockservice.BackupSpec{CreatedAt: now.Add(-30 * time.Hour), Error: "quota"})
@@ -51,9 +56,10 @@ func TestAccStaleAccounts(t *testing.T) {
 			Config:    cfg,
 			ConfigStateChecks: []statecheck.StateCheck{
 				// The unreadable one is listed as stale but was not checked.
-				statecheck.ExpectKnownValue(ds, tfjsonpath.New("checked"), knownvalue.Int64Exact(5)),
+				statecheck.ExpectKnownValue(ds, tfjsonpath.New("checked"), knownvalue.Int64Exact(6)),
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("ids"), knownvalue.SetExact([]knownvalue.Check{
 					knownvalue.StringExact(old), knownvalue.StringExact(never), knownvalue.StringExact(failing), knownvalue.StringExact(hidden),
+					knownvalue.StringExact(contradicted),
 				})),
 			},
 			Check: resource.ComposeAggregateTestCheckFunc(
@@ -61,11 +67,12 @@ func TestAccStaleAccounts(t *testing.T) {
 				expectStale(ds, never, "never", time.Time{}),
 				expectStale(ds, failing, "old", oldSuccess.Add(11*time.Minute)),
 				expectStale(ds, hidden, "unreadable", time.Time{}),
+				expectStale(ds, contradicted, "old", now.Add(-15*time.Minute-50*time.Hour+11*time.Minute)),
 				func(*terraform.State) error {
-					// Read once, while planning: one accounts page, 6 backups
+					// Read once, while planning: one accounts page, 7 backups
 					// pages and 1 more for failing.
-					if n := e.srv.Stats().TotalRequests() - before; n != 8 {
-						return fmt.Errorf("%d requests, want 8", n)
+					if n := e.srv.Stats().TotalRequests() - before; n != 9 {
+						return fmt.Errorf("%d requests, want 9", n)
 					}
 					return nil
 				},

@@ -18,10 +18,12 @@ import (
 // under test: it builds the mock and the provider, starts the mock, runs
 // terraform init (from a local mirror: offline) and terraform test (real
 // applies against the mock), then the failure paths as the guide shows
-// them, an apply on a paused account and a destroy whose guard's backup
-// fails, each expected to exit 1 with its message, and stops the mock.
-// This test checks its exit status, those messages, and the mock's
-// counters it prints.
+// them, each switched on through the mock's admin API and expected to exit
+// 1 with its message: an apply on a paused account, the failure-tests
+// suite (a terraform test whose guard's backup fails, which must fail at
+// its destroy and only there), and a destroy whose guard's backup fails,
+// then its retry; and stops the mock. This test checks its exit status,
+// those messages, and the mock's counters it prints.
 func TestAccExampleIntegrationTests(t *testing.T) {
 	t.Parallel()
 	skipBelow(t, "1.7.0", "terraform test")
@@ -57,10 +59,16 @@ func TestAccExampleIntegrationTests(t *testing.T) {
 		// An apply on the paused account: refused, and ci.sh saw exit 1.
 		"is not in a backupable state: paused",
 		"ok: exit 1, the pause named",
+		// The failure-tests suite: its destroy run fails, the others pass.
+		`run "destroy_stops_when_the_backup_fails"... fail`,
+		"Failure! 2 passed, 1 failed.",
+		`ended with status "failed": quota exceeded at the platform`,
+		"ok: exit 1 at the destroy, the backup's error shown, the teardown clean",
 		// A destroy whose backup fails: stopped, the tenant kept.
 		`ended with status "failed": the platform refused the export`,
 		"The destroy stopped and this resource is kept",
 		"ok: exit 1, the backup's error shown, terraform_data.tenant and its guard still in the state",
+		"ok: the second destroy took a new backup and went through",
 		"==> stopped the mock",
 	} {
 		if !strings.Contains(flat, want) {
@@ -87,10 +95,12 @@ func TestAccExampleIntegrationTests(t *testing.T) {
 	if got := test.BackupsQueued[exampleAccountID]; got != 3 || len(test.BackupsQueued) != 1 {
 		t.Errorf("terraform test queued %v, want 3 backups of %s (two releases, the guard's at teardown)", test.BackupsQueued, exampleAccountID)
 	}
-	// The counters were reset in between: the paused account's trigger was
-	// refused (nothing queued); the failing account's backup was queued.
-	if got := failures.BackupsQueued[exampleAccountID]; got != 1 || len(failures.BackupsQueued) != 2 {
-		t.Errorf("the failure paths queued %v, want one backup of %s and one of the failing account", failures.BackupsQueued, exampleAccountID)
+	// The counters were reset in between. The paused account's trigger was
+	// refused (nothing queued); failure-tests queued three backups (its
+	// release, the guard's that failed, the teardown's); the destroy three
+	// (the apply's release, the backup that failed, the retry's).
+	if got := failures.BackupsQueued[exampleAccountID]; got != 6 || len(failures.BackupsQueued) != 1 {
+		t.Errorf("the failure paths queued %v, want 6 backups of %s", failures.BackupsQueued, exampleAccountID)
 	}
 	for i, st := range stats {
 		if st.AuthFailures != 0 || st.RateLimited != 0 || st.Overloaded != 0 {

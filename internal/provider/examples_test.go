@@ -25,13 +25,18 @@ const examplesDir = "../../examples"
 // serves it too.
 const exampleAccountID = mockservice.ExampleAccountID
 
-// exampleDirs lists every folder of examples/ that holds configuration.
+// exampleDirs lists every folder of examples/ that holds configuration,
+// but for the modules a terraform test suite's runs apply (the folders
+// below one of .tftest.hcl files): their suite applies them.
 func exampleDirs(t *testing.T) []string {
 	t.Helper()
 	var dirs []string
 	err := filepath.WalkDir(examplesDir, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if suites, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*.tftest.hcl")); d.IsDir() && len(suites) > 0 {
+			return filepath.SkipDir
 		}
 		if !d.IsDir() && isExampleConfig(path) && !slices.Contains(dirs, filepath.Dir(path)) {
 			dirs = append(dirs, filepath.Dir(path))

@@ -60,10 +60,11 @@ func (h *hostileService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		created := h.triggered
 		h.mu.Unlock()
-		if created.IsZero() {
+		beforeTrigger := created.IsZero() // this trigger's backup is listed once it queued it
+		if beforeTrigger {
 			created = time.Now().UTC().Add(-time.Hour)
 		}
-		out = page(
+		items := []any{
 			// Another account's backup, newer, with a path for an account:
 			// left out, never polled.
 			map[string]any{"id": "bkp_OTHER00000000000", "account_id": "acc_0123456789abcdef/../../token?x=1", "status": "running",
@@ -71,13 +72,15 @@ func (h *hostileService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// Another account's good backup, newest: never this trigger's.
 			map[string]any{"id": "bkp_OTHERGOOD0000000", "account_id": "acc_OTHER00000000000", "status": "success",
 				"created_at": created.Add(2 * time.Second).Format(time.RFC3339), "completed_at": created.Add(2 * time.Second).Format(time.RFC3339)},
-			map[string]any{"id": "bkp_MINE000000000000", "account_id": h.account, "status": "success",
-				"created_at": created.Format(time.RFC3339), "completed_at": created.Format(time.RFC3339)},
-			// A success with an error contradicts itself (it would not count):
-			// the hostile error text is an older failure's.
-			map[string]any{"id": "bkp_FAILED0000000000", "account_id": h.account, "status": "failed",
-				"created_at": created.Add(-time.Hour).Format(time.RFC3339), "completed_at": created.Add(-time.Hour).Format(time.RFC3339), "error": h.text()},
-		)
+		}
+		if !beforeTrigger {
+			items = append(items, map[string]any{"id": "bkp_MINE000000000000", "account_id": h.account, "status": "success",
+				"created_at": created.Format(time.RFC3339), "completed_at": created.Format(time.RFC3339)})
+		}
+		// A success with an error contradicts itself (it would not count):
+		// the hostile error text is an older failure's.
+		out = page(append(items, map[string]any{"id": "bkp_FAILED0000000000", "account_id": h.account, "status": "failed",
+			"created_at": created.Add(-time.Hour).Format(time.RFC3339), "completed_at": created.Add(-time.Hour).Format(time.RFC3339), "error": h.text()})...)
 	case "GET /api/v1/audit-logs":
 		out = page(map[string]any{"id": "log_0123456789abcdef", "created_at": "2026-11-21T10:00:00Z", "action": h.text(),
 			"actor": "api_key:" + h.text(), "resource_type": h.text(), "resource_id": "acc_0123456789abcdef/../../token?x=1" + h.text()})

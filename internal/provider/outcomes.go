@@ -108,9 +108,12 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 	summary := fmt.Sprintf("Unable to trigger a backup of account %s", accountID)
 	at := path.Root("account_id")
 	if o.ReuseRefused != nil {
+		advice := "Check the clock of this machine (NTP) and of anything between it and the Backup Service."
+		if errors.Is(o.ReuseRefused, workflow.ErrNoEarlierChange) {
+			advice = "The next replacement of this trigger counts a recent backup listed since this one's change went ahead."
+		}
 		diags.AddAttributeWarning(path.Root("reuse_within"), fmt.Sprintf("reuse_within not applied to account %s", accountID),
-			fmt.Sprintf("No recent backup was reused: %v. A new backup was taken instead. Check the clock of this machine "+
-				"(NTP) and of anything between it and the Backup Service.", o.ReuseRefused))
+			fmt.Sprintf("No recent backup was reused: %v. A new backup was taken instead. %s", o.ReuseRefused, advice))
 	}
 	switch o.Kind {
 	case workflow.Succeeded, workflow.NotWaited:

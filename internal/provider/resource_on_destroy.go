@@ -216,6 +216,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		WaitOnConflict:    m.OnConflict.ValueString() != onConflictFail,
 		WaitForCompletion: true,
 		ReuseWithin:       durationOf(m.Reuse),
+		Unrecorded:        true, // a destroy has no previous change: any backup within reuse_within counts
 		Progress:          progress(ctx, nil, m.AccountID.ValueString()),
 	}
 	resume := cmp.Or(durationOf(m.Resume), defaultResume) // unset in a state a test wrote by hand
@@ -324,7 +325,7 @@ func pendingAttribute() schema.SingleNestedAttribute {
 			"changes and is not a destroy clears it (the plan shows it going to null), because the data may have changed since; " +
 			"a refresh (`-refresh-only`) keeps it.",
 		Attributes: map[string]schema.Attribute{
-			"backup_id":    schema.StringAttribute{Computed: true, Description: "ID of the backup; null when the destroy could not identify it (it is then looked for by `triggered_at`)."},
+			"backup_id":    schema.StringAttribute{Computed: true, Description: "ID of the backup; null when the destroy could not identify it (it is then looked for above the backups listed just before its trigger)."},
 			"triggered_at": schema.StringAttribute{Computed: true, CustomType: timetypes.RFC3339Type{}, Description: "When the backup was triggered (RFC 3339)."},
 			"counts_until": schema.StringAttribute{Computed: true, CustomType: timetypes.RFC3339Type{}, Description: "Until when the backup stands for a destroy (RFC 3339): the interrupted or timed-out destroy plus its `resume_within`."},
 		},

@@ -96,6 +96,16 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,
 				Description: "When the backup ended, RFC 3339 in UTC; null while it is in progress.",
 			},
+			"prior_backup_ids": schema.StringAttribute{
+				Computed: true, PlanModifiers: keep,
+				Description: "The account's newest backups, by id and separated by commas, as the Backup Service listed them when " +
+					"this trigger's change went ahead, its own backup among them: a replacement of this trigger (a change of `triggers`) " +
+					"counts only a backup listed above all of them, whatever any clock says. Until the change goes ahead, the backups " +
+					"listed just before its trigger was sent: its own backup is the one listed above them, which is how a trigger not " +
+					"identified yet is looked for. Empty when the account listed none; null when none is known: a replacement then " +
+					"takes a new backup even with `reuse_within`. (A string, not a list: a list attribute costs every plan of many " +
+					"triggers about a tenth more.)",
+			},
 		},
 		Blocks: map[string]schema.Block{
 			"timeouts": resourceTimeoutsBlock("create",
@@ -136,22 +146,22 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 	rec := prior.After(o)
 	switch o.Kind {
 	case workflow.NotIdentified:
-		rec = reportUnidentified(m, rec, o, r.data.runner.ServiceNow(), diags, by)
+		rec = reportUnidentified(m, rec, o, diags, by)
 	case workflow.Refused, workflow.ConflictNotOver, workflow.Unreadable:
 		report(diags, by, timeout, o)
-		if by != createCaller || prior.Since.IsZero() && prior.BackupID == "" {
+		if by != createCaller || prior.Floor() == nil && prior.BackupID == "" {
 			return
 		}
-		// A replacement that queued no backup: saved, tainted, to tell the next attempt when the replaced
-		// change went ahead, and which backup it may still adopt.
+		// A replacement that queued no backup: saved, tainted, to carry the replaced change's floor
+		// (prior_backup_ids) to the next attempt, and which backup it may still adopt.
 		rec = prior
 	default:
 		report(diags, by, timeout, o)
-		if rec.AheadAt.IsZero() && !diags.HasError() && o.Kind != workflow.Interrupted {
+		if !diags.HasError() && o.Kind != workflow.Interrupted {
 			// The apply goes on: its change goes ahead now (an import's first
-			// apply too), and the next change's backups start after it. An
-			// interrupted one stops before its dependents: a warning, not ahead.
-			rec.AheadAt = r.data.runner.ServiceNow()
+			// apply too), and the next change counts only backups listed since.
+			// An interrupted one stops before its dependents: a warning, not ahead.
+			rec = rec.GoesAhead(o)
 		}
 	}
 	m.setRecord(rec)
@@ -226,6 +236,7 @@ func (r *triggerResource) refreshed(ctx context.Context, m *triggerModel, prior,
 	}{
 		{"id", m.ID, next.ID}, {"backup_status", m.BackupStatus, next.BackupStatus},
 		{"triggered_at", m.TriggeredAt, next.TriggeredAt}, {"completed_at", m.CompletedAt, next.CompletedAt},
+		{"prior_backup_ids", m.PriorBackupIDs, next.PriorBackupIDs},
 	} {
 		if !a.now.Equal(a.was) {
 			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(a.name), a.now)...)
@@ -257,9 +268,7 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	accountID := state.AccountID.ValueString()
 	setIdentity(ctx, resp.Identity, accountID, state.ID.ValueString(), &resp.Diagnostics)
 	if !plan.BackupStatus.IsUnknown() {
-		if rec.AheadAt.IsZero() && rec.Phase != workflow.PhaseNone {
-			rec.AheadAt = r.data.runner.ServiceNow() // its change goes ahead now (Next planned no retake)
-		}
+		// Next planned nothing to do: its change went ahead already, or it has no backup.
 		saveRecord(ctx, resp.Private, rec, &resp.Diagnostics)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
@@ -274,28 +283,25 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 		tflog.Info(wctx, "waiting for the backup", map[string]any{"backup_id": rec.BackupID, "status": rec.Status})
 	}
 	opts := r.runOptions(wctx, &plan)
-	opts.After = rec.Since
+	opts.Since = rec.Floor() // for a trigger sent again (workflow.Follow)
 	o := r.data.runner.Follow(wctx, accountID, rec, workflow.FollowOptions{RunOptions: opts})
 	r.record(ctx, &plan, rec, o, resumeCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
 // Delete forgets the resource (backups are never deleted), keeping what its replacement needs to adopt its backup
-// (see commandState); an unreadable record is not kept, and the replacement takes a new backup.
+// or count above its floor (see commandState): all of it in the state, which Terraform gives a tainted object's
+// Delete too; an unreadable record is not kept, and the replacement takes a new backup.
 func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	state, ok := decode[triggerModel](ctx, req.State, &resp.Diagnostics)
 	if !ok || r.data == nil {
 		return
 	}
-	timeout := state.createTimeout(ctx, &resp.Diagnostics)
 	var unread diag.Diagnostics
 	rec, ok := triggerRecord(ctx, &state, req.Private, &unread)
 	if !ok {
 		return
 	}
-	if !state.WaitForCompletion.ValueBool() {
-		timeout = 0
-	}
-	r.data.command.remember(state.AccountID.ValueString(), triggersKey(state.Triggers), rec, timeout)
+	r.data.command.remember(state.AccountID.ValueString(), triggersKey(state.Triggers), rec)
 }
 
 type triggerModel struct {
@@ -309,6 +315,7 @@ type triggerModel struct {
 	CompletedAt       timetypes.RFC3339    `tfsdk:"completed_at"`
 	ReuseWithin       timetypes.GoDuration `tfsdk:"reuse_within"`
 	Reused            types.Bool           `tfsdk:"reused"`
+	PriorBackupIDs    types.String         `tfsdk:"prior_backup_ids"`
 	Timeouts          timeouts.Value       `tfsdk:"timeouts"`
 }
 
@@ -391,6 +398,7 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 		{req.State, "id", &state.ID}, {req.State, "account_id", &state.AccountID}, {req.State, "backup_status", &state.BackupStatus},
 		{req.State, "triggered_at", &state.TriggeredAt}, {req.State, "completed_at", &state.CompletedAt},
 		{req.State, "reused", &state.Reused}, {req.State, "wait_for_completion", &state.WaitForCompletion}, {req.State, "triggers", &state.Triggers},
+		{req.State, "prior_backup_ids", &state.PriorBackupIDs},
 		{req.Plan, "account_id", &plan.AccountID}, {req.Plan, "wait_for_completion", &plan.WaitForCompletion}, {req.Plan, "triggers", &plan.Triggers},
 	} {
 		resp.Diagnostics.Append(a.from.GetAttribute(ctx, path.Root(a.name), a.to)...)
@@ -417,6 +425,7 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 	case workflow.Settle:
 		unknown("backup_status", types.StringUnknown())
 		unknown("completed_at", timetypes.NewRFC3339Unknown())
+		unknown("prior_backup_ids", types.StringUnknown()) // the listing when its change goes ahead
 	case workflow.Retake:
 		unknown("backup_status", types.StringUnknown())
 		why := "wait_for_completion is true"
@@ -432,47 +441,49 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 
 // runOrAdopt takes the trigger's backup or, when this create replaces a trigger of the same account and
 // triggers deleted in this command, follows that one's backup while it stands (workflow.Record.Adoptable).
+// Only a backup listed above the floors of the triggers of the account deleted in this command may be
+// reused or adopted; a create that replaced none knows no floor, and reuse_within takes no shortcut.
 // It returns the record the outcome builds on.
 func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, opts workflow.RunOptions) (workflow.Outcome, workflow.Record) {
 	accountID := plan.AccountID.ValueString()
 	w := r.data.runner
-	old, ok := r.data.command.take(accountID, triggersKey(plan.Triggers))
-	// A backup started before a replaced trigger went ahead is the previous change's (workflow.Rule.After).
-	opts.After = r.data.command.after(accountID)
-	if !ok {
-		return w.Run(ctx, accountID, opts), workflow.Record{Since: opts.After}
+	old, adopting := r.data.command.take(accountID, triggersKey(plan.Triggers))
+	others, replaced := r.data.command.floor(accountID)
+	if !adopting {
+		if replaced {
+			opts.Since = others
+		}
+		return w.Run(ctx, accountID, opts), workflow.Record{Prior: opts.Since}
 	}
-	// Not adopted, its backup is the previous change's.
-	renewAfter := opts.After
-	if t := old.Record.WentAhead(); t.After(renewAfter) {
-		renewAfter = t
+	// Not adopted, its backup is the previous change's: a new one counts above its floor too.
+	opts.Since = old.Record.Floor()
+	if replaced {
+		opts.Since = workflow.Union(others, opts.Since)
 	}
-	if old.Record.Since.After(opts.After) {
-		opts.After = old.Record.Since
+	follow := old.Record.Unconfirmed()
+	if follow.Phase == workflow.PhaseUnidentified && replaced && others != nil {
+		// Its own backup is listed above the read before it, and started after the others went ahead.
+		follow.Prior = workflow.Union(follow.Prior, others)
 	}
 	tflog.Info(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
-	adoptable := func(b client.Backup) bool { return old.Record.Adoptable(b, old.wait) }
-	o := w.Follow(ctx, accountID, old.Record.Unconfirmed(), workflow.FollowOptions{RunOptions: opts, Counts: adoptable, Renew: true, RenewAfter: renewAfter})
+	o := w.Follow(ctx, accountID, follow, workflow.FollowOptions{RunOptions: opts, Counts: old.Record.Adoptable, Renew: true})
 	if o.Kind == workflow.Unreadable {
 		// Unread is not gone: a new backup could be a second for this change.
-		kept := old.Record
-		kept.Since = opts.After
-		return o, kept
-	}
-	if o.Backup != nil && old.Record.BackupID != "" && o.Backup.ID != old.Record.BackupID {
-		return o, workflow.Record{Since: renewAfter} // renewed: a new change
+		return o, old.Record
 	}
 	if o.Backup != nil && o.Backup.ID == old.Record.BackupID {
 		o.Reused = o.Reused || old.Record.Reused // adopted: still the recent backup it reused
+		return o, old.Record
 	}
-	return o, workflow.Record{Since: opts.After}
+	return o, workflow.Record{Prior: opts.Since} // a new backup, or one identified
 }
 
 // commandState holds, for one provider process (one phase of one command),
 // the triggers Delete removed, so that the Create replacing one (same
-// account, same triggers) adopts its backup instead of queueing a second.
-// That relies on Terraform deleting before creating in the same process:
-// with create_before_destroy the replacement takes a new backup (see docs).
+// account, same triggers) adopts its backup instead of queueing a second,
+// and every Create of the account counts only above their floors. That
+// relies on Terraform deleting before creating in the same process: with
+// create_before_destroy the replacement knows no floor and takes a new backup (see docs).
 type commandState struct {
 	mu       sync.Mutex
 	replaced map[string][]replacedTrigger // by account id
@@ -482,32 +493,30 @@ type commandState struct {
 type replacedTrigger struct {
 	triggers string // triggersKey of its triggers
 	Record   workflow.Record
-	wait     time.Duration // the timeouts.create it waited within; zero when it did not wait
 }
 
 func newCommandState() *commandState {
 	return &commandState{replaced: map[string][]replacedTrigger{}}
 }
 
-func (s *commandState) remember(accountID, triggers string, rec workflow.Record, wait time.Duration) {
+func (s *commandState) remember(accountID, triggers string, rec workflow.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.replaced[accountID] = append(s.replaced[accountID], replacedTrigger{triggers: triggers, Record: rec, wait: wait})
+	s.replaced[accountID] = append(s.replaced[accountID], replacedTrigger{triggers: triggers, Record: rec})
 }
 
-// after is the Rule.After of a trigger of the account created in this
-// command: the latest moment a trigger of the account deleted before it,
-// and not taken for its own change, went ahead (zero: none).
-func (s *commandState) after(accountID string) time.Time {
+// floor is what a trigger of the account created in this command counts
+// above: the union of the floors of the triggers of the account deleted
+// before it (and not taken for its own change); nil when one of them is
+// unknown. replaced: whether there was any.
+func (s *commandState) floor(accountID string) (m *workflow.Mark, replaced bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var t time.Time
+	m = &workflow.Mark{IDs: []string{}}
 	for _, r := range s.replaced[accountID] {
-		if w := r.Record.WentAhead(); w.After(t) {
-			t = w
-		}
+		m = workflow.Union(m, r.Record.Floor())
 	}
-	return t
+	return m, len(s.replaced[accountID]) > 0
 }
 
 // take returns and forgets a deleted trigger of the account with the same
@@ -525,9 +534,10 @@ func (s *commandState) take(accountID, triggers string) (replacedTrigger, bool) 
 	return replacedTrigger{}, false
 }
 
-// reportUnidentified says what is known of an unidentified trigger (its account and triggered_at), and returns its record:
-// an error when the caller waits for the backup or the outcome is unknown, else a warning, and the change goes ahead.
-func reportUnidentified(m *triggerModel, rec workflow.Record, o workflow.Outcome, now time.Time, diags *diag.Diagnostics, by caller) workflow.Record {
+// reportUnidentified says what is known of an unidentified trigger (its account, triggered_at and
+// prior_backup_ids), and returns its record: an error when the caller waits for the backup or the outcome
+// is unknown, else a warning, and the change goes ahead.
+func reportUnidentified(m *triggerModel, rec workflow.Record, o workflow.Outcome, diags *diag.Diagnostics, by caller) workflow.Record {
 	what := " and the Backup Service accepted it (a backup was queued), but"
 	if !o.Confirmed {
 		what = ", but the outcome of the request is unknown (the service may have queued a backup), and"
@@ -535,12 +545,14 @@ func reportUnidentified(m *triggerModel, rec workflow.Record, o workflow.Outcome
 	summary, add, next := "Backup queued but not identified yet", diags.AddAttributeWarning, by.says(onUnidentifiedUnwaited)
 	if m.WaitForCompletion.ValueBool() || !o.Confirmed {
 		summary, add, next = "Backup queued but not identified", diags.AddAttributeError, by.says(onUnidentified)
-	} else if rec.AheadAt.IsZero() {
-		rec.AheadAt = now // a warning: the apply, and the change, go ahead now
+	} else {
+		rec = rec.GoesAhead(o) // a warning: the apply, and the change, go ahead now
 	}
-	add(path.Root("id"), summary, fmt.Sprintf("A backup of account %s was triggered at %s%s no record of it could be found in the "+
-		"account's backups:\n\n%s\n\n%s If you know that no backup was queued, `terraform apply -replace` on this resource sends a new trigger.",
-		m.AccountID.ValueString(), timeValue(rec.TriggeredAt).ValueString(), what, describeError(o.Err), next))
+	add(path.Root("id"), summary, fmt.Sprintf("A backup of account %s was triggered at %s%s the account's backups list none "+
+		"above those they listed just before it (prior_backup_ids):\n\n%s\n\n%s If you know that no backup was queued, "+
+		"`terraform apply -replace` on this resource looks once more and, if still none is listed, sends a new trigger "+
+		"(after %s from this one, the time an unanswered request is given to show up).",
+		m.AccountID.ValueString(), timeValue(rec.TriggeredAt).ValueString(), what, describeError(o.Err), next, workflow.DefaultUncertainGrace))
 	return rec
 }
 
@@ -607,6 +619,7 @@ func triggerRecord(ctx context.Context, m *triggerModel, private privateGetter, 
 	shown := workflow.Record{
 		BackupID: m.ID.ValueString(), Status: m.BackupStatus.ValueString(),
 		TriggeredAt: timeOf(m.TriggeredAt, diags), CompletedAt: timeOf(m.CompletedAt, diags), Reused: m.Reused.ValueBool(),
+		Prior: markOf(m.PriorBackupIDs),
 	}
 	if diags.HasError() {
 		return workflow.Record{}, false
@@ -625,4 +638,20 @@ func (m *triggerModel) setRecord(r workflow.Record) {
 	m.ID, m.BackupStatus = stringOrNull(r.BackupID), stringOrNull(r.Status)
 	m.TriggeredAt, m.CompletedAt = timeValue(r.TriggeredAt), timeValue(r.CompletedAt)
 	m.Reused = types.BoolValue(r.Reused)
+	m.PriorBackupIDs = types.StringNull()
+	if r.Prior != nil {
+		m.PriorBackupIDs = types.StringValue(strings.Join(r.Prior.IDs, ","))
+	}
+}
+
+// markOf is prior_backup_ids as a mark; nil when null (or unknown).
+func markOf(v types.String) *workflow.Mark {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	m := &workflow.Mark{IDs: []string{}}
+	if v.ValueString() != "" {
+		m.IDs = strings.Split(v.ValueString(), ",")
+	}
+	return m
 }

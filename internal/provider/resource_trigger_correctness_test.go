@@ -282,38 +282,66 @@ func TestAccTriggerWaitSwitchedOnForFailedBackupFails(t *testing.T) {
 	}
 }
 
-// An update that keeps the backup of a change that had not gone ahead (a
-// wait interrupted, then switched off) records that the change goes ahead
-// now: the next change counts only backups started after it, not one
-// started since the backup ended.
-func TestTriggerKeepRecordsWhenTheChangeWentAhead(t *testing.T) {
+// A trigger whose change had not gone ahead (a wait interrupted, then
+// switched off) plans an update that reads its backup, and that update
+// records the listing as the next change's floor: prior_backup_ids,
+// unknown in the plan, then the page read, its own backup among them.
+func TestTriggerUpdateRecordsTheFloorWhenTheChangeGoesAhead(t *testing.T) {
 	t.Parallel()
-	srv, sch := configured(t, ruleService(t, 500, "", "", 500)) // the update sends nothing
+	listing := `{"data":[{"id":"` + ruleBackup + `","account_id":"` + ruleAccount + `","status":"success","created_at":"2026-11-21T10:00:00Z",` +
+		`"completed_at":"2026-11-21T10:05:00Z","error":null},{"id":"bkp_older00000000001","account_id":"` + ruleAccount + `","status":"success",` +
+		`"created_at":"2026-11-20T10:00:00Z","completed_at":"2026-11-20T10:05:00Z","error":null}],"pagination":{"limit":50,"next_cursor":null}}`
+	srv, sch := configured(t, ruleService(t, 200, "application/json", listing, 200))
 	s := sch.ResourceSchemas["backup_trigger"]
-	state := func(waits bool) map[string]tftypes.Value {
+	before := tfStr("bkp_older00000000001")
+	state := func(waits bool, prior tftypes.Value) map[string]tftypes.Value {
 		return map[string]tftypes.Value{
 			"id": tfStr(ruleBackup), "account_id": tfStr(ruleAccount), "backup_status": tfStr("success"),
 			"triggered_at": tfStr("2026-11-21T10:00:00Z"), "completed_at": tfStr("2026-11-21T10:05:00Z"),
 			"on_conflict": tfStr("wait"), "wait_for_completion": tftypes.NewValue(tftypes.Bool, waits), "reused": tftypes.NewValue(tftypes.Bool, false),
+			"prior_backup_ids": prior,
 		}
 	}
-	before := time.Now().Truncate(time.Second)
+	config := object(t, s, map[string]tftypes.Value{"account_id": tfStr(ruleAccount), "wait_for_completion": tftypes.NewValue(tftypes.Bool, false)})
+	private := privateOf(t, workflow.Key, workflow.Encode(workflow.Record{Phase: workflow.PhaseInterrupted, BackupID: ruleBackup}))
+	plan, err := srv.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
+		TypeName: "backup_trigger", PriorState: object(t, s, state(true, before)), ProposedNewState: object(t, s, state(false, before)),
+		Config: config, PriorPrivate: private,
+	})
+	if err != nil || diagText(plan.Diagnostics) != "" {
+		t.Fatalf("plan: %v %s", err, diagText(plan.Diagnostics))
+	}
+	planned, err := plan.PlannedState.Unmarshal(s.ValueType())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := attributeOf(t, planned, "prior_backup_ids"); v.IsKnown() {
+		t.Fatalf("planned prior_backup_ids %v; want unknown: the update records them", v)
+	}
 	resp, err := srv.ApplyResourceChange(context.Background(), &tfprotov6.ApplyResourceChangeRequest{
-		TypeName: "backup_trigger", PriorState: object(t, s, state(true)), PlannedState: object(t, s, state(false)),
-		Config:         object(t, s, map[string]tftypes.Value{"account_id": tfStr(ruleAccount), "wait_for_completion": tftypes.NewValue(tftypes.Bool, false)}),
-		PlannedPrivate: privateOf(t, workflow.Key, workflow.Encode(workflow.Record{Phase: workflow.PhaseInterrupted, BackupID: ruleBackup})),
+		TypeName: "backup_trigger", PriorState: object(t, s, state(true, before)), PlannedState: plan.PlannedState,
+		Config: config, PlannedPrivate: plan.PlannedPrivate,
 	})
 	if err != nil || diagText(resp.Diagnostics) != "" {
 		t.Fatalf("apply: %v %s", err, diagText(resp.Diagnostics))
 	}
-	var private map[string][]byte
-	if err := json.Unmarshal(resp.Private, &private); err != nil {
-		t.Fatalf("private state %q: %v", resp.Private, err)
+	applied, err := resp.NewState.Unmarshal(s.ValueType())
+	if err != nil {
+		t.Fatal(err)
 	}
-	rec, err := workflow.Decode(private[workflow.Key])
-	if err != nil || rec.AheadAt.Before(before) || rec.AheadAt.After(time.Now()) {
-		t.Fatalf("record %+v (%v): want the change gone ahead during the apply, after %s", rec, err, before)
+	if ids := attributeOf(t, applied, "prior_backup_ids"); !ids.Equal(tfStr(ruleBackup)) {
+		t.Fatalf("prior_backup_ids %v; want the page read: its own backup, the first that ended", ids)
 	}
+}
+
+// attributeOf is one attribute of an object value.
+func attributeOf(t *testing.T, v tftypes.Value, name string) tftypes.Value {
+	t.Helper()
+	var attrs map[string]tftypes.Value
+	if err := v.As(&attrs); err != nil {
+		t.Fatal(err)
+	}
+	return attrs[name]
 }
 
 // privateOf is the private state of a resource holding one key, as the
@@ -331,8 +359,11 @@ func privateOf(t *testing.T, key string, value []byte) []byte {
 // their replacements, whatever the order of the Deletes.
 func TestCommandStateKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
 	s := &commandState{replaced: map[string][]replacedTrigger{}}
-	s.remember("acc_0123456789abcdef", "a", workflow.Record{Phase: workflow.PhaseSucceeded, BackupID: "bkp_a"}, 0)
-	s.remember("acc_0123456789abcdef", "b", workflow.Record{Phase: workflow.PhaseSucceeded, BackupID: "bkp_b"}, 0)
+	s.remember("acc_0123456789abcdef", "a", workflow.Record{Phase: workflow.PhaseSucceeded, BackupID: "bkp_a", Prior: &workflow.Mark{IDs: []string{"bkp_a"}}})
+	s.remember("acc_0123456789abcdef", "b", workflow.Record{Phase: workflow.PhaseSucceeded, BackupID: "bkp_b", Prior: &workflow.Mark{IDs: []string{"bkp_b"}}})
+	if m, replaced := s.floor("acc_0123456789abcdef"); !replaced || !m.Has("bkp_a") || !m.Has("bkp_b") {
+		t.Fatalf("floor %v, %t: want both floors", m, replaced)
+	}
 	for _, want := range []string{"bkp_b", "bkp_a"} {
 		got, ok := s.take("acc_0123456789abcdef", strings.TrimPrefix(want, "bkp_"))
 		if !ok || got.Record.BackupID != want {
@@ -341,5 +372,13 @@ func TestCommandStateKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
 	}
 	if _, ok := s.take("acc_0123456789abcdef", "a"); ok {
 		t.Fatal("taken twice")
+	}
+	// One whose floor is unknown makes the account's unknown; none replaced is none known.
+	s.remember("acc_0123456789abcdef", "c", workflow.Record{})
+	if m, replaced := s.floor("acc_0123456789abcdef"); !replaced || m != nil {
+		t.Errorf("floor %v, %t: want none known", m, replaced)
+	}
+	if m, replaced := s.floor("acc_fedcba9876543210"); replaced || m == nil || len(m.IDs) != 0 {
+		t.Errorf("floor of an account none was replaced of: %v, %t", m, replaced)
 	}
 }

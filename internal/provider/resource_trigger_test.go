@@ -346,6 +346,8 @@ func TestAccTriggerImport(t *testing.T) {
 					return id + "/" + s.RootModule().Resources[addr].Primary.ID, nil
 				},
 				ImportStateVerify: true,
+				// The listing when its change went ahead: an import knows none until its first apply.
+				ImportStateVerifyIgnore: []string{"prior_backup_ids"},
 			},
 			{
 				Config:        cfg,
@@ -478,10 +480,15 @@ func TestAccTriggerInterruptedWaitResumes(t *testing.T) {
 			}
 			// Let the backup in progress (the resumed one, or the new one) end
 			// while the apply waits for it.
-			before := e.srv.Requests(mockservice.RouteListBackups)
+			// A new backup must be queued first: OpenTofu's apply reads the
+			// listing more often before the replacement's POST than Terraform's.
+			before, posts := e.srv.Requests(mockservice.RouteListBackups), e.srv.Requests(mockservice.RouteTrigger)
+			if tc.failing {
+				posts++
+			}
 			stop := make(chan struct{})
 			go func() {
-				for e.srv.Requests(mockservice.RouteListBackups) < before+3 {
+				for e.srv.Requests(mockservice.RouteListBackups) < before+3 || e.srv.Requests(mockservice.RouteTrigger) < posts {
 					select {
 					case <-stop:
 						return

@@ -136,11 +136,16 @@ func orDefault[T interface{ IsNull() bool }](v, def T) T {
 // reuseWithinDescription describes reuse_within, of the trigger, the guard
 // and the action, from the point of view of the operation it serves.
 func reuseWithinDescription(operation string) string {
+	since := ""
+	if operation == "create" {
+		since = "It must also be listed since the replaced trigger's change went ahead (above its `prior_backup_ids`): a " +
+			"create that replaced no trigger in the same command takes its own. "
+	}
 	return "Let a backup of the account that started no more than this long before the " + operation + " count for it, " +
 		"as a Go duration such as `15m`: a good one is taken as is, with no new backup, and one in progress is waited for " +
-		"and counts only if it succeeds. The start is read on this machine's clock: when the service's clock is more than 10 s " +
-		"from it, nothing is reused and a warning says so. Unset (the default), the " + operation + " takes its own backup. " +
-		"See Sharing a backup."
+		"and counts only if it succeeds. " + since + "Its age is read on this machine's clock and on the service's (the `Date` " +
+		"of the listing's answer), the older counting: when the two are more than 10 s apart, nothing is reused and a warning " +
+		"says so. Unset (the default), the " + operation + " takes its own backup. See Sharing a backup."
 }
 
 // reuseWithinArgument is reuse_within of a resource whose operation (create, destroy) it serves.

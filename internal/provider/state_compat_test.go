@@ -79,6 +79,7 @@ resource "backup_on_destroy" "pending" {
   "completed_at": "2026-11-21T09:11:00Z",
   "id": "bkp_statecompat00001",
   "on_conflict": "wait",
+  "prior_backup_ids": "bkp_statecompat00001",
   "reuse_within": null,
   "reused": false,
   "timeouts": null,
@@ -93,6 +94,7 @@ resource "backup_on_destroy" "pending" {
   "completed_at": null,
   "id": "bkp_statecompat00002",
   "on_conflict": "wait",
+  "prior_backup_ids": "bkp_statecompat00002,bkp_statecompat00003",
   "reuse_within": null,
   "reused": false,
   "timeouts": null,
@@ -113,16 +115,17 @@ resource "backup_on_destroy" "pending" {
 }`,
 	}
 	identities := cliVersion(t, c).GreaterThanOrEqual(version.Must(version.NewVersion("1.12.0")))
-	// Each trigger's record, with when its change went ahead (ahead_at): without
-	// one, the next plan updates the trigger in place to record it.
+	// Each trigger's record; its change went ahead, as its prior_backup_ids
+	// (the listing then, its own backup among them) show: without its backup
+	// among them, the next plan updates the trigger in place to record them.
 	lifecycle := func(record string) string {
 		return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, `{"lifecycle":%q}`, base64.StdEncoding.EncodeToString([]byte(record))))
 	}
 	triggerRecords := map[string]string{
 		"backup_trigger.waited": lifecycle(`{"v":1,"phase":"succeeded","backup_id":"bkp_statecompat00001","status":"success",` +
-			`"triggered_at":"2026-11-21T09:00:00Z","completed_at":"2026-11-21T09:11:00Z","ahead_at":"2026-11-21T09:11:02.5Z"}`),
+			`"triggered_at":"2026-11-21T09:00:00Z","completed_at":"2026-11-21T09:11:00Z","prior":{"ids":["bkp_statecompat00001"]},"ahead":true}`),
 		"backup_trigger.queued": lifecycle(`{"v":1,"phase":"in_progress","backup_id":"bkp_statecompat00002","status":"running",` +
-			`"triggered_at":"` + running.Format(time.RFC3339) + `","ahead_at":"` + running.Add(time.Second).Format(time.RFC3339Nano) + `"}`),
+			`"triggered_at":"` + running.Format(time.RFC3339) + `","prior":{"ids":["bkp_statecompat00002","bkp_statecompat00003"]},"ahead":true}`),
 	}
 	writeOldState(t, c, host, instances, triggerRecords, identities)
 	expectNoChange(t, c, "plan", "-detailed-exitcode", "-no-color", "-input=false")

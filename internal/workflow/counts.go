@@ -3,34 +3,130 @@ package workflow
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// Rule is which backup counts for one operation (a trigger's change, a
-// guard's destroy, an action's account); Check alone decides it.
-type Rule struct {
-	AccountID string
-	After     time.Time // the previous change went ahead then (service's clock): only a later backup counts
-	Own       string    // the backup this change queued, by id: the change's whatever its times
-	Began     time.Time // this change's trigger began then (this machine's clock)
-	// BeganOnService is that moment on the service's clock, as the machine
-	// that sent the trigger read it: it holds when another machine looks.
-	BeganOnService time.Time
-	// Misdated: a backup dated ahead of the service's clock while this
-	// trigger's was looked for; never its own, which may be listed below it.
-	Misdated string
-	// ReuseWithin, when positive, lets a backup started within it before
-	// Began count too (reuse_within).
-	ReuseWithin time.Duration
-	Offset      time.Duration // how far the service's clock runs ahead of this machine's
-	OffsetKnown bool
-	Allowance   time.Duration
-	Now         time.Time // a time beyond it plus Allowance is in the future (a record that lies)
+// Which backup counts for an operation is decided here, from what the
+// service lists, never by comparing a record's time with a clock. The
+// service runs at most one backup of an account at a time (a POST while one
+// runs is refused with 409), backup ids are unique, the listing is newest
+// first, and a record that has ended never changes (api-contract.md). So an
+// operation that may POST first reads the account's newest backups and
+// keeps a Mark of them; afterwards, a backup listed above every backup of
+// the mark was not listed then: it started after that read, whoever queued
+// it. A clock set back may list a new backup below the mark: it is then
+// not recognised, which costs a backup or fails the operation closed, and
+// never makes another count.
+
+// Mark is what one read of an account's first page of backups showed: the
+// ids no backup started since can have. They are the backups from the top
+// of the page down to the first one that had ended, every backup still in
+// progress on the page (only a backup in progress can move in the order: a
+// clock set back, a record re-dated), and any listed below that first ended
+// one but dated no earlier (records of one second, whose order the service
+// need not keep). A nil *Mark is none known.
+type Mark struct {
+	IDs []string `json:"ids"`
 }
 
-// errNotCounted matches every reason Check gives.
+// errEmptyFirstPage: a first page that holds nothing and names a next one
+// cannot tell what is listed.
+var errEmptyFirstPage = errors.New("the account's first page of backups is empty but names a next page, so what it lists is unknown")
+
+// MarkOf is the mark of a first page of backups.
+func MarkOf(p client.BackupsPage) (*Mark, error) {
+	if len(p.Backups) == 0 && p.More {
+		return nil, errEmptyFirstPage
+	}
+	m := &Mark{IDs: []string{}}
+	var ended *client.Backup // the first backup that had ended
+	for i := range p.Backups {
+		b := &p.Backups[i]
+		if ended == nil || client.InProgress(b.Status) || !b.CreatedAt.Before(ended.CreatedAt) {
+			m.IDs = append(m.IDs, b.ID)
+		}
+		if ended == nil && !client.InProgress(b.Status) {
+			ended = b
+		}
+	}
+	return m, nil
+}
+
+// Has says whether id is in the mark; never for none.
+func (m *Mark) Has(id string) bool { return m != nil && slices.Contains(m.IDs, id) }
+
+// With is the mark and id: a backup that is no longer new (its operation's
+// own, or one a conflict waited out).
+func (m *Mark) With(id string) *Mark {
+	if m == nil || id == "" || m.Has(id) {
+		return m
+	}
+	return &Mark{IDs: append(slices.Clip(m.IDs), id)}
+}
+
+// Without is the mark less id.
+func (m *Mark) Without(id string) *Mark {
+	if !m.Has(id) {
+		return m
+	}
+	return &Mark{IDs: slices.DeleteFunc(slices.Clone(m.IDs), func(s string) bool { return s == id })}
+}
+
+// Union is what both marks hold: a backup above it is new since both
+// reads. None when either is unknown.
+func Union(a, b *Mark) *Mark {
+	if a == nil || b == nil {
+		return nil
+	}
+	u := a
+	for _, id := range b.IDs {
+		u = u.With(id)
+	}
+	return u
+}
+
+// Above is what p lists above every backup of m: the backups started since
+// m was read. When p lists none of m, all of p is above it if the listing
+// goes on past p (m is further down) or m is empty (nothing was listed);
+// else none: a listing that lost what it listed before proves nothing.
+// Nothing is above an unknown mark.
+func (m *Mark) Above(p client.BackupsPage) []client.Backup {
+	if m == nil {
+		return nil
+	}
+	for i, b := range p.Backups {
+		if m.Has(b.ID) {
+			return p.Backups[:i]
+		}
+	}
+	if p.More || len(m.IDs) == 0 {
+		return p.Backups
+	}
+	return nil
+}
+
+// Rule is which backup counts for one operation; its methods alone decide.
+// It holds no time and no clock: identity is by listing, and a backup's age
+// (reuse_within) is read from the page that lists it.
+type Rule struct {
+	AccountID string
+	// Mark is what a backup must be listed above to count: the operation's
+	// own read before its POST or, for reuse_within, the previous change's
+	// (nil: none known, and nothing is reused unless Unrecorded).
+	Mark *Mark
+	// Unrecorded: the caller records no change (an action, a guard's
+	// destroy), so for reuse_within a backup counts wherever it is listed.
+	Unrecorded bool
+	// ReuseWithin, when positive, lets a backup started within it before
+	// the page was read count (reuse_within).
+	ReuseWithin time.Duration
+	Allowance   time.Duration // how far the two readings of an age may disagree
+}
+
+// errNotCounted matches every reason Check and Reusable give.
 var errNotCounted = errors.New("the backup does not count for this change")
 
 // notCountedError is why a backup does not count; Cause is the clocks', for reuse_within.
@@ -38,7 +134,6 @@ type notCountedError struct {
 	Backup client.Backup
 	Why    string
 	Cause  error
-	ahead  bool // dated ahead of the service's clock: Rule.Misdated
 }
 
 func (e *notCountedError) Unwrap() error { return e.Cause }
@@ -48,15 +143,6 @@ func (e *notCountedError) Error() string {
 }
 
 func (e *notCountedError) Is(target error) bool { return target == errNotCounted }
-
-// misdatedIn is the backup err refused as dated ahead of the service's clock, or "".
-func misdatedIn(err error) string {
-	var nc *notCountedError
-	if errors.As(err, &nc) && nc.ahead {
-		return nc.Backup.ID
-	}
-	return ""
-}
 
 // Stage is how far a backup has to have gone to pass Check.
 type Stage int
@@ -68,8 +154,8 @@ const (
 	Final                   // it counts: a good backup by a consistent record
 )
 
-// Check says why b does not count for the operation at the given stage, or
-// nil when it does.
+// Check says why b, known to be the operation's (by id, or above its mark),
+// does not count at the given stage, or nil when it does.
 func (r Rule) Check(b client.Backup, stage Stage) error {
 	no := func(format string, args ...any) error {
 		return &notCountedError{Backup: b, Why: fmt.Sprintf(format, args...)}
@@ -81,83 +167,104 @@ func (r Rule) Check(b client.Backup, stage Stage) error {
 		return no("it is not a good backup by a consistent record (%s)", describeRecord(b))
 	case stage == Candidate && !b.Good() && !client.InProgress(b.Status):
 		return no("it ended with status %q", b.Status)
-	case b.ID != "" && b.ID == r.Own:
-		return nil
-	case b.ID != "" && b.ID == r.Misdated:
-		return &notCountedError{Backup: b, Why: "it was dated ahead of the service's own clock when this change's backup was looked for", ahead: true}
-	case r.future(b.CreatedAt):
-		return &notCountedError{Backup: b, Why: fmt.Sprintf("it is dated %s, in the future of the service's own clock", stamp(b.CreatedAt)), ahead: true}
-	case !r.After.IsZero() && !b.CreatedAt.After(r.After):
-		return no("it started at %s, not after the previous change went ahead (%s)", stamp(b.CreatedAt), stamp(r.After))
-	case r.ReuseWithin <= 0 && r.predates(b):
-		return no("it started at %s, before this change's trigger (%s)", stamp(b.CreatedAt), stamp(r.Began))
-	case r.ReuseWithin <= 0:
-		return nil // queued since this change's trigger began, as far as the clock allowance tells
-	}
-	if err := r.reuseOffset(); err != nil {
-		return &notCountedError{Backup: b, Why: err.Error(), Cause: err}
-	}
-	// The clocks agree within the allowance: the record's time is this machine's.
-	if b.CreatedAt.Before(r.Began.Add(-r.ReuseWithin)) {
-		return no("it started at %s, more than reuse_within (%s) before this change", stamp(b.CreatedAt), r.ReuseWithin)
 	}
 	return nil
 }
 
-// predates: b started before the trigger less the allowance, as dated or on
-// this machine's clock; for a recorded trigger, on the service's clock alone.
-func (r Rule) predates(b client.Backup) bool {
-	if !r.BeganOnService.IsZero() {
-		// A recorded trigger: its start on the service's clock is the one
-		// time that holds on whichever machine looks (its own clock may not).
-		return b.CreatedAt.Before(r.BeganOnService.Add(-r.Allowance))
+// Identify is the operation's backup as p lists it: of the backups above
+// the mark, the one in progress (the service runs one at a time), else the
+// newest listed; nil when p lists none above it. Each of them started after
+// the operation's read, so any keeps its promise.
+func (r Rule) Identify(p client.BackupsPage) *client.Backup {
+	above := r.Mark.Above(p)
+	for i := range above {
+		if client.InProgress(above[i].Status) && r.Check(above[i], Identified) == nil {
+			return &above[i]
+		}
 	}
-	floor := r.Began.Add(-r.Allowance)
-	return b.CreatedAt.Before(floor) || b.CreatedAt.Add(-r.Offset).Before(floor)
-}
-
-// future says whether a service time lies beyond this machine's now plus the allowance.
-func (r Rule) future(t time.Time) bool { return t.Add(-r.Offset).After(r.Now.Add(r.Allowance)) }
-
-// mayBeOwn: b, refused by Check, may be this change's own all the same, or
-// is dated ahead, so that its own may be listed below it.
-func (r Rule) mayBeOwn(b client.Backup) bool {
-	if r.future(b.CreatedAt) {
-		return true
-	}
-	if r.predates(b) {
-		return false
-	}
-	return r.After.IsZero() || b.CreatedAt.After(r.After) || r.future(r.After)
-}
-
-// reuseOffset says why reuse_within cannot be read from the clocks.
-func (r Rule) reuseOffset() error {
-	if !r.OffsetKnown {
-		return errors.New("the service's clock could not be read from its answers (no Date header), so reuse_within cannot be measured")
-	}
-	if err := r.clocksApart(); err != nil {
-		return fmt.Errorf("%w, so reuse_within cannot be measured", err)
+	for i := range above {
+		if r.Check(above[i], Identified) == nil {
+			return &above[i]
+		}
 	}
 	return nil
 }
 
-// clocksApart says how far apart the clocks are, when beyond the allowance.
-func (r Rule) clocksApart() error {
-	if r.OffsetKnown && abs(r.Offset) > r.Allowance {
-		return fmt.Errorf("the service's clock is %s %s this machine's, beyond the %s allowance",
-			abs(r.Offset).Round(time.Second), aheadOrBehind(r.Offset), r.Allowance)
+// Unexplained is a backup p lists that neither before (the page the mark
+// was read from) listed nor Identify could take: one listed below the mark
+// since, which may be the operation's own, dated by a clock set back, or
+// listed late. Nil when there is none: then sending the trigger again
+// cannot queue a second backup that is already listed.
+func (r Rule) Unexplained(before, p client.BackupsPage) *client.Backup {
+	listed := map[string]bool{}
+	for _, b := range before.Backups {
+		listed[b.ID] = true
+	}
+	above := r.Mark.Above(p)
+	for i := len(above); i < len(p.Backups); i++ {
+		if b := p.Backups[i]; !listed[b.ID] && !r.Mark.Has(b.ID) {
+			return &p.Backups[i]
+		}
 	}
 	return nil
 }
 
-func abs(d time.Duration) time.Duration { return max(d, -d) }
+// ErrNoEarlierChange: reuse_within takes no shortcut for a change whose
+// previous change left no mark the provider can read.
+var ErrNoEarlierChange = errors.New("this trigger's state records no earlier change of it (it is created for the first time, its replaced " +
+	"trigger was not deleted first by this command, as with create_before_destroy, or a runner was killed between the two), " +
+	"so a backup of the previous change could not be told from a later one")
 
-func aheadOrBehind(d time.Duration) string {
-	if d < 0 {
-		return "behind"
+// Reusable is the newest backup p lists that reuse_within lets count: above
+// the previous change's mark, in progress or good, and started within the
+// window as the older of its two readings dates it (age). refused says why
+// no backup was reused when one may have been (an unknown mark, clocks that
+// cannot be read or disagree); nil, nil when none is recent.
+func (r Rule) Reusable(p client.BackupsPage) (found *client.Backup, age time.Duration, refused error) {
+	candidates := p.Backups
+	if !r.Unrecorded && r.Mark != nil {
+		candidates = r.Mark.Above(p)
 	}
-	return "ahead of"
+	for i := range candidates {
+		b := candidates[i]
+		if r.Check(b, Candidate) != nil {
+			continue
+		}
+		age, err := ageOf(b, p.At, r.Allowance)
+		switch {
+		case err != nil:
+			return nil, 0, err
+		case age < -r.Allowance, age > r.ReuseWithin:
+			continue // dated in the future of both clocks (its age cannot be read), or too old
+		case !r.Unrecorded && r.Mark == nil:
+			return nil, 0, ErrNoEarlierChange // it may be the previous change's
+		}
+		return &candidates[i], max(age, 0), nil
+	}
+	return nil, 0, nil
+}
+
+// ageOf is how long before its page's answer b started, the older of two
+// readings: on the service's clock (the answer's Date) and on this
+// machine's (the record's time read as its own). An error when the
+// service's clock could not be read, or the readings are apart beyond the
+// allowance: then the window cannot be measured.
+func ageOf(b client.Backup, at client.AnswerTime, allowance time.Duration) (time.Duration, error) {
+	if at.Service.IsZero() {
+		return 0, errors.New("the service's clock could not be read from the listing's answer (no Date header that parses and is " +
+			"within a year of this machine's clock), so reuse_within cannot be measured")
+	}
+	// Sub saturates, and is never negated: no overflow however far off.
+	ahead, behind := at.Service.Sub(at.Received), at.Received.Sub(at.Service)
+	switch {
+	case ahead > allowance:
+		return 0, fmt.Errorf("the service's clock is %s ahead of this machine's, beyond the %s allowance, so reuse_within cannot be measured",
+			ahead.Round(time.Second), allowance)
+	case behind > allowance:
+		return 0, fmt.Errorf("the service's clock is %s behind this machine's, beyond the %s allowance, so reuse_within cannot be measured",
+			behind.Round(time.Second), allowance)
+	}
+	return max(at.Service.Sub(b.CreatedAt), at.Received.Sub(b.CreatedAt)), nil
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
@@ -174,21 +281,15 @@ func describeRecord(b client.Backup) string {
 	return fmt.Sprintf("status %q, created_at %s, %s, %s", b.Status, stamp(b.CreatedAt), completed, errText)
 }
 
-// ServiceNow is the service's time as its latest answer dated it, to the second.
-func (w *Runner) ServiceNow() time.Time {
-	off, _ := w.c.ClockOffset()
-	return w.clock.Now().Add(off).Truncate(time.Second)
-}
-
-// rule is the Rule of an operation that began at began, with the service's
-// clock as last measured.
-func (w *Runner) rule(accountID string, opts RunOptions, began time.Time) Rule {
-	return w.measured(Rule{AccountID: accountID, After: opts.After, Began: began, ReuseWithin: opts.ReuseWithin})
-}
-
-// measured is r with the service's clock as last measured, and this machine's now.
-func (w *Runner) measured(r Rule) Rule {
-	r.Offset, r.OffsetKnown = w.c.ClockOffset()
-	r.Allowance, r.Now = w.set.ClockAllowance, w.clock.Now()
-	return r
+// markOf is the mark of a page that lists backup (the outcome's), with it:
+// the floor of the next change if this one goes ahead now. Nil when page is.
+func markOf(p *client.BackupsPage, backup string) *Mark {
+	if p == nil {
+		return nil
+	}
+	m, err := MarkOf(*p)
+	if err != nil {
+		return nil
+	}
+	return m.With(backup)
 }

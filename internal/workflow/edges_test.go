@@ -32,73 +32,63 @@ func TestPollSettingsDefaults(t *testing.T) {
 	}
 }
 
-// A replaced trigger's backup that succeeded exactly at the end of its
-// wait was seen to succeed by that wait: it is not adopted once its change
-// went ahead.
-func TestReplacedAdoptableOnlyAfterItsWait(t *testing.T) {
-	t.Parallel()
-	created := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) client.Backup {
-		done := created.Add(d)
-		return client.Backup{ID: "bkp_0123456789abcdef", Status: client.StatusSuccess, CreatedAt: created, CompletedAt: &done}
-	}
-	rec := Record{Phase: PhaseSucceeded, AheadAt: created.Add(10 * time.Minute)}
-	if rec.Adoptable(at(10*time.Minute), 10*time.Minute) {
-		t.Error("a backup that ended as the wait ran out is adopted")
-	}
-	if !rec.Adoptable(at(10*time.Minute+time.Second), 10*time.Minute) {
-		t.Error("a backup that ended after the wait ran out is not adopted")
-	}
-}
-
 // A record of a trigger whose outcome was unknown sends a new trigger once
-// UncertainGrace has passed since it began, to the second, and not before.
+// UncertainGrace has passed since it began, to the second, and not before:
+// the look for its backup waits out what is left of it. The grace is read
+// on both clocks, and the younger reading counts.
 func TestFollowUnconfirmedSendsAgainFromTheGrace(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name    string
-		elapsed time.Duration // since the trigger began, once the look is over
-		posts   int
+		name      string
+		elapsed   time.Duration // since the trigger began, when the follow begins
+		onService time.Duration // the same on the service's clock; 0: unknown
+		posts     int
 	}{
-		{"at the grace", DefaultUncertainGrace, 1},
-		{"a second before", DefaultUncertainGrace - time.Second, 0},
+		{"past the grace", DefaultUncertainGrace, 0, 1},
+		{"within it: the rest is waited out", 10 * time.Second, 0, 1},
+		{"within it on the service's clock, which reads younger", DefaultUncertainGrace, DefaultUncertainGrace - DefaultIdentifyWithin - time.Second, 0},
+		{"past it on both clocks", DefaultUncertainGrace, DefaultUncertainGrace - DefaultIdentifyWithin, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			fs, w := newFaultyService(t)
-			// The look for the earlier trigger's backup lasts IdentifyWithin
-			// on the fake clock, which moves only by the look's sleeps.
-			began := fs.clock.Now().Add(DefaultIdentifyWithin - tc.elapsed)
-			o := w.Follow(context.Background(), fs.account, Record{TriggeredAt: began}, FollowOptions{})
+			start := fs.clock.Now()
+			rec := Record{TriggeredAt: start.Add(-tc.elapsed), Prior: &Mark{IDs: []string{}}}
+			if tc.onService != 0 {
+				rec.TriggeredOnService = fs.now().Add(-tc.onService)
+			}
+			var postedAt time.Time
+			fs.onPOST = func(int) { postedAt = fs.clock.Now() }
+			o := w.Follow(context.Background(), fs.account, rec, FollowOptions{})
 			posts, _ := fs.counts()
 			if posts != tc.posts {
 				t.Fatalf("%d POSTs, want %d (outcome %d, %v)", posts, tc.posts, o.Kind, o.Err)
 			}
-			if tc.posts == 0 && (o.Kind != NotIdentified || o.Confirmed) {
-				t.Errorf("outcome %d, confirmed %t: want an unconfirmed NotIdentified", o.Kind, o.Confirmed)
+			if tc.posts == 0 && (o.Kind != NotIdentified || o.Confirmed || !strings.Contains(fmt.Sprint(o.Err), "less than the 1m0s")) {
+				t.Errorf("outcome %d, confirmed %t (%v): want an unconfirmed NotIdentified naming the grace", o.Kind, o.Confirmed, o.Err)
 			}
-			if tc.posts == 1 && o.Kind != NotWaited {
-				t.Errorf("outcome %d, %v: want the new backup, not waited for", o.Kind, o.Err)
+			if tc.posts == 1 && (o.Kind != NotWaited || postedAt.Sub(rec.TriggeredAt) < DefaultUncertainGrace) {
+				t.Errorf("outcome %d (%v), sent again %s after the trigger: want the new backup, from the grace on", o.Kind, o.Err, postedAt.Sub(rec.TriggeredAt))
 			}
 		})
 	}
 }
 
-// Past the grace, an unconfirmed trigger is not sent again while a backup
-// dated since it is listed, even one the rule refuses: its own may be that
-// one, or below it.
-func TestFollowUnconfirmedNotSentAgainOverABackupSinceIt(t *testing.T) {
+// An unconfirmed trigger whose record is followed takes a backup listed
+// above the mark read before it, whoever queued it (it started since the
+// trigger began), and sends nothing.
+func TestFollowUnconfirmedTakesABackupListedSinceIt(t *testing.T) {
 	t.Parallel()
 	fs, w := newFaultyService(t)
+	old := fs.addOld(client.StatusSuccess, time.Hour)
 	began := fs.clock.Now().Add(-time.Hour)
 	fs.mu.Lock()
 	since := client.Backup{ID: "bkp_sincethetrigger1", AccountID: fs.account, Status: client.StatusRunning, CreatedAt: fs.now().Add(-59 * time.Minute)}
 	fs.backups = append([]client.Backup{since}, fs.backups...)
 	fs.mu.Unlock()
-	// A previous change dated after it (a record that misdates) refuses it.
-	o := w.Follow(context.Background(), fs.account, Record{TriggeredAt: began}, FollowOptions{RunOptions: RunOptions{After: fs.now().Add(-30 * time.Minute)}})
-	if posts, _ := fs.counts(); posts != 0 || o.Kind != NotIdentified || !strings.Contains(fmt.Sprint(o.Err), since.ID) {
-		t.Fatalf("%d POSTs, outcome %d (%v); want none, not identified, naming %s", posts, o.Kind, o.Err, since.ID)
+	o := w.Follow(context.Background(), fs.account, Record{TriggeredAt: began, Prior: &Mark{IDs: []string{old.ID}}}, FollowOptions{})
+	if posts, _ := fs.counts(); posts != 0 || o.Kind != NotWaited || o.Backup.ID != since.ID {
+		t.Fatalf("%d POSTs, outcome %d (%v); want none, %s", posts, o.Kind, o.Err, since.ID)
 	}
 }
 
@@ -108,7 +98,7 @@ func TestTriggerSendsAtMostMaxRetriesAgain(t *testing.T) {
 	t.Parallel()
 	fs, w := newFaultyService(t)
 	fs.dropPOSTs, fs.processLater = 100, 1<<30
-	_, o := w.trigger(context.Background(), fs.account, RunOptions{})
+	_, o := triggerOnce(t, w, context.Background(), fs.account)
 	var re *client.RetryError
 	if o.Kind != NotIdentified || o.Confirmed || !errors.As(o.Err, &re) {
 		t.Fatalf("outcome %d, %v; want an unconfirmed NotIdentified from the retry limit", o.Kind, o.Err)
@@ -126,14 +116,15 @@ func TestConflictAfterUnknownOutcomeWithAnOlderBackupRunning(t *testing.T) {
 	fs, w := newFaultyService(t)
 	fs.addOld(client.StatusRunning, 10*time.Minute)
 	fs.failPOSTs = 1
-	_, o := w.trigger(context.Background(), fs.account, RunOptions{})
+	_, o := triggerOnce(t, w, context.Background(), fs.account)
 	if !errors.Is(o.Err, client.ErrConflict) || o.Kind == NotIdentified {
 		t.Fatalf("outcome %d, %v; want the 409", o.Kind, o.Err)
 	}
-	// The 500's backup is looked for as long as after a 202 (a listing may
-	// lag): 7 listings over IdentifyWithin, then one for the 409.
-	if posts, listings := fs.counts(); posts != 2 || listings != 8 {
-		t.Errorf("%d POSTs, %d listings; want 2 and 8", posts, listings)
+	// The read before the trigger; the 500's backup is looked for as long
+	// as after a 202 (a listing may lag): 7 listings over IdentifyWithin,
+	// then one for the 409.
+	if posts, listings := fs.counts(); posts != 2 || listings != 9 {
+		t.Errorf("%d POSTs, %d listings; want 2 and 9", posts, listings)
 	}
 	if q := fs.queuedIDs(); len(q) != 0 {
 		t.Errorf("queued %v", q)
@@ -149,11 +140,11 @@ func TestIdentifyLooksOnceMoreWhenInterrupted(t *testing.T) {
 	defer cancel()
 	fs.lag = 1 // the first listing after the POST omits its backup
 	fs.onListing = func(n int) {
-		if n == 1 {
+		if n == 2 { // the first after the read before the trigger
 			cancel()
 		}
 	}
-	tr, o := w.trigger(ctx, fs.account, RunOptions{})
+	tr, o := triggerOnce(t, w, ctx, fs.account)
 	if tr == nil {
 		t.Fatalf("trigger: %v; want the backup found by the detached look", o.Err)
 	}
@@ -172,11 +163,11 @@ func TestIdentifyInterruptedAndNotListed(t *testing.T) {
 	defer cancel()
 	fs.lag = 2 // the listing during the look and the detached one omit it
 	fs.onListing = func(n int) {
-		if n == 1 {
+		if n == 2 { // the first after the read before the trigger
 			cancel()
 		}
 	}
-	_, o := w.trigger(ctx, fs.account, RunOptions{})
+	_, o := triggerOnce(t, w, ctx, fs.account)
 	if o.Kind != NotIdentified || !o.Confirmed || !errors.Is(o.Err, ErrNotListed) {
 		t.Fatalf("trigger: %v; want a queued unidentified trigger, not listed", o.Err)
 	}
@@ -188,29 +179,13 @@ func TestPollingFailureIsUnfollowed(t *testing.T) {
 	t.Parallel()
 	fs, w := newFaultyService(t)
 	fs.onListing = func(n int) {
-		if n == 2 { // the first poll, after the identifying listing
+		if n == 3 { // the first poll, after the read before the trigger and the identifying listing
 			fs.listingStatus = 500
 		}
 	}
 	o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
 	if o.Kind != Unfollowed || !errors.Is(o.Err, client.ErrServer) || o.Backup == nil || o.Backup.Status != client.StatusRunning {
 		t.Fatalf("outcome %d, %v, %+v; want Unfollowed with the 500, the backup still running", o.Kind, o.Err, o.Backup)
-	}
-}
-
-// Clocks exactly the allowance apart agree; a zero offset is not behind.
-func TestClocksApartAtTheAllowance(t *testing.T) {
-	t.Parallel()
-	r := Rule{OffsetKnown: true, Offset: -10 * time.Second, Allowance: 10 * time.Second}
-	if err := r.clocksApart(); err != nil {
-		t.Errorf("offset at the allowance: %v; want agreeing clocks", err)
-	}
-	r.Offset = -11 * time.Second
-	if err := r.clocksApart(); err == nil || !strings.Contains(err.Error(), "11s behind") {
-		t.Errorf("offset beyond the allowance: %v; want 11s behind", err)
-	}
-	if got := aheadOrBehind(0); got != "ahead of" {
-		t.Errorf("aheadOrBehind(0) = %q", got)
 	}
 }
 
@@ -233,4 +208,14 @@ func TestRecordAndFailureTexts(t *testing.T) {
 	if got := (Outcome{}).Reason(); got != "the service gave no reason" {
 		t.Errorf("no backup: %q", got)
 	}
+}
+
+// triggerOnce reads the account's first page, then triggers once.
+func triggerOnce(t *testing.T, w *Runner, ctx context.Context, accountID string) (*Triggered, Outcome) {
+	t.Helper()
+	l, err := w.look(ctx, accountID)
+	if err != nil {
+		t.Fatalf("the read before the trigger: %v", err)
+	}
+	return w.trigger(ctx, accountID, l)
 }

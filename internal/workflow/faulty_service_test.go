@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -53,10 +54,18 @@ type faultyService struct {
 	onPOST func(n int)
 	// failing backups end failed instead of succeeding.
 	failing map[string]bool
+	// spoil, when set, changes each backup's record as it succeeds.
+	spoil func(*client.Backup)
 	// rawListing, when set, answers the next listing, once.
 	rawListing string
 	// runFor is how long a backup runs before it succeeds.
 	runFor time.Duration
+	// date, when set, is the Date header of every answer, as is (a cache's
+	// stale one, one years off, one that does not parse).
+	date string
+	// byCreated lists backups by created_at, newest first, as a service
+	// whose clock was set back lists a new backup below older ones.
+	byCreated bool
 
 	posts, listings int
 }
@@ -114,6 +123,9 @@ func (fs *faultyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer fs.mu.Unlock()
 	w.Header().Set("X-Request-ID", "6f1c2a9e-0b7d-4c3e-9a51-2d8e4f7b6a10")
 	w.Header().Set("Date", fs.now().UTC().Format(http.TimeFormat))
+	if fs.date != "" {
+		w.Header()["Date"] = []string{fs.date}
+	}
 	base := "/api/v1/accounts/" + fs.account
 	for i, b := range fs.backups {
 		if b.Status == client.StatusRunning && !fs.now().Before(b.CreatedAt.Add(fs.runFor)) {
@@ -121,6 +133,9 @@ func (fs *faultyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fs.backups[i].Status, fs.backups[i].CompletedAt = client.StatusSuccess, &done
 			if fs.failing[b.ID] {
 				fs.backups[i].Status = client.StatusFailed
+			}
+			if fs.spoil != nil && fs.backups[i].Status == client.StatusSuccess {
+				fs.spoil(&fs.backups[i])
 			}
 		}
 	}
@@ -174,8 +189,12 @@ func (fs *faultyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fs.problem(w, fs.listingStatus, http.StatusText(fs.listingStatus))
 			return
 		}
-		data := []client.Backup{}
-		for _, b := range fs.backups {
+		data, listed := []client.Backup{}, fs.backups
+		if fs.byCreated {
+			listed = slices.Clone(fs.backups)
+			slices.SortStableFunc(listed, func(a, b client.Backup) int { return b.CreatedAt.Compare(a.CreatedAt) })
+		}
+		for _, b := range listed {
 			switch n := fs.hiddenFor[b.ID]; {
 			case n < 0:
 				continue

@@ -15,79 +15,87 @@ type FollowOptions struct {
 	// Counts says whether the recorded backup, as read by its id, still
 	// stands for the change; nil counts every backup.
 	Counts func(client.Backup) bool
-	// Renew queues a new backup when the recorded one no longer counts;
-	// without it Follow returns what it read.
+	// Renew queues a new backup (with RunOptions.Since) when the recorded
+	// one no longer counts; without it Follow returns what it read.
 	Renew bool
-	// RenewAfter, when set, is the Rule.After of that new backup.
-	RenewAfter time.Time
 }
 
 // Follow carries on with the backup of a record (see follow).
 func (w *Runner) Follow(ctx context.Context, accountID string, r Record, opts FollowOptions) Outcome {
 	o := w.follow(ctx, accountID, r, opts)
 	o.AccountID = accountID
-	if !o.TriggeredAt.Equal(r.TriggeredAt) {
-		return w.onService(o) // a new trigger
-	}
 	return o
 }
 
 // follow carries on with the backup of r, the one way a resource resumes
-// one. A new trigger is sent only after an unconfirmed one's UncertainGrace.
+// one. A trigger not identified is looked for above the mark read before
+// it (Record.Prior); an unconfirmed one is sent again only once none is
+// listed after UncertainGrace, which the look waits out.
 func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts FollowOptions) Outcome {
 	start, emit := w.progress(opts.RunOptions)
 	var b *client.Backup
+	var page *client.BackupsPage
 	var err error
 	switch {
 	case r.BackupID == "":
-		mine := Rule{AccountID: accountID, After: opts.After, Began: r.TriggeredAt, BeganOnService: r.TriggeredOnService, Misdated: r.Misdated}
-		if b, err = w.lookFor(ctx, &mine, w.set.IdentifyWithin); b == nil {
-			apart := w.measured(mine).clocksApart()
-			if errors.Is(err, ErrNotListed) {
-				err = errors.Join(err, apart) // its backup may be listed, not recognised by its time
-			}
-			if !r.Confirmed && apart == nil && errors.Is(err, ErrNotListed) && w.clock.Now().Sub(r.TriggeredAt) >= w.set.UncertainGrace {
-				if err = w.hiddenBelow(ctx, mine); err == nil {
+		unidentified := func(err error) Outcome {
+			return Outcome{Kind: NotIdentified, TriggeredAt: r.TriggeredAt, TriggeredOnService: r.TriggeredOnService,
+				Confirmed: r.Confirmed, Err: err, Before: r.Prior}
+		}
+		if r.Prior == nil {
+			return unidentified(errNoPrior)
+		}
+		mine := Rule{AccountID: accountID, Mark: r.Prior}
+		within := w.set.IdentifyWithin
+		if !r.Confirmed {
+			// What is left of the grace, on this machine's clock, and never more than the whole of it.
+			within = max(within, min(w.set.UncertainGrace-w.clock.Now().Sub(r.TriggeredAt), w.set.UncertainGrace))
+		}
+		if b, page, err = w.lookFor(ctx, mine, within); b == nil {
+			if !r.Confirmed && errors.Is(err, ErrNotListed) {
+				if err = w.graceOver(r, page); err == nil {
 					w.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
 						map[string]any{"account_id": accountID, "triggered_at": r.TriggeredAt.UTC().Format(time.RFC3339)})
 					return w.run(ctx, accountID, opts.RunOptions)
 				}
 			}
-			return mine.unidentified(r.Confirmed, err) // Misdated: the record's, or one a look found misdated
+			return unidentified(err)
 		}
 	case client.InProgress(r.Status) && opts.WaitForCompletion && opts.Counts == nil:
 		// The wait's first poll reads it.
 		b = &client.Backup{ID: r.BackupID, AccountID: accountID, Status: r.Status, CreatedAt: r.TriggeredAt}
-		return w.waitFrom(ctx, accountID, b, start, emit, Rule{AccountID: accountID, Own: r.BackupID})
+		return w.waitFrom(ctx, accountID, b, nil, start, emit)
 	default:
-		if b, err = w.c.FindBackup(ctx, accountID, r.BackupID); err != nil {
+		if b, page, err = w.find(ctx, accountID, r.BackupID); err != nil {
 			return Outcome{Kind: Unreadable, BackupID: r.BackupID, Err: err}
 		}
 	}
-	// A backup found by when its trigger began is that trigger's own: it
-	// is followed whatever it became.
+	// A backup found above the mark read before its trigger is that
+	// trigger's own: it is followed whatever it became.
 	if opts.Counts != nil && r.BackupID != "" && !opts.Counts(*b) {
 		if opts.Renew {
-			if opts.RenewAfter.After(opts.After) {
-				opts.After = opts.RenewAfter
-			}
 			return w.run(ctx, accountID, opts.RunOptions)
 		}
 		if opts.WaitForCompletion {
 			return failed(*b, &notCountedError{Backup: *b, Why: "it no longer stands for this change"})
 		}
-		return notWaited(b)
+		return notWaited(b, page)
 	}
-	return w.waitOwn(ctx, accountID, b, opts.WaitForCompletion, start, emit)
+	return w.waitOwn(ctx, accountID, b, page, opts.WaitForCompletion, start, emit)
 }
 
-// hiddenBelow says why an unconfirmed trigger's backup, not recognised in
-// the newest, may still be listed: that newest is dated since the trigger,
-// and its own may be below it; nil when the newest predates the trigger.
-func (w *Runner) hiddenBelow(ctx context.Context, mine Rule) error {
-	b, err := w.newest(ctx, mine.AccountID)
-	if err != nil || b == nil || w.measured(mine).predates(*b) {
-		return err
+// graceOver says why an unconfirmed trigger, of which page (the last read)
+// lists nothing, is not sent again yet: it began less than UncertainGrace
+// ago by either reading, on this machine's clock or on the service's (the
+// Dates of the page read before it and of page): the younger one counts.
+func (w *Runner) graceOver(r Record, page *client.BackupsPage) error {
+	elapsed := w.clock.Now().Sub(r.TriggeredAt)
+	if page != nil && !page.At.Service.IsZero() && !r.TriggeredOnService.IsZero() {
+		elapsed = min(elapsed, page.At.Service.Sub(r.TriggeredOnService))
 	}
-	return errors.Join(ErrNotListed, fmt.Errorf("backup %s, listed since the trigger, may be newer than its own: it is not sent again", b.ID))
+	if elapsed >= w.set.UncertainGrace {
+		return nil
+	}
+	return errors.Join(ErrNotListed, fmt.Errorf("the trigger began %s ago, less than the %s a request without an answer is given to show up "+
+		"before it is sent again", max(elapsed, 0).Round(time.Second), w.set.UncertainGrace))
 }

@@ -102,10 +102,11 @@ func TestFollow(t *testing.T) {
 			name: "unidentified, found: followed whatever it became",
 			known: func(f *runFixture, c *Runner, acct string) Record {
 				began := f.mockClock.Now().Add(-time.Second)
+				l := look(t, c, acct)
 				if o := c.run(context.Background(), acct, RunOptions{}); o.Err != nil {
 					t.Fatal(o.Err)
 				}
-				return Record{TriggeredAt: began, Confirmed: true}
+				return Record{TriggeredAt: began, Confirmed: true, Prior: l.mark}
 			},
 			opts:       FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}, Counts: never, Renew: true},
 			wantStatus: client.StatusSuccess,
@@ -113,7 +114,7 @@ func TestFollow(t *testing.T) {
 		{
 			name: "unidentified, confirmed, never listed: unidentified again, nothing queued",
 			known: func(f *runFixture, c *Runner, acct string) Record {
-				return Record{TriggeredAt: f.mockClock.Now().Add(-time.Hour), Confirmed: true}
+				return Record{TriggeredAt: f.mockClock.Now().Add(-time.Hour), Confirmed: true, Prior: look(t, c, acct).mark}
 			},
 			wantErr: func(o Outcome) bool {
 				return o.Kind == NotIdentified && o.Confirmed && errors.Is(o.Err, ErrNotListed)
@@ -122,17 +123,25 @@ func TestFollow(t *testing.T) {
 		{
 			name: "unidentified, unconfirmed, never listed past the grace: a new trigger",
 			known: func(f *runFixture, c *Runner, acct string) Record {
-				return Record{TriggeredAt: f.mockClock.Now().Add(-time.Hour)}
+				return Record{TriggeredAt: f.mockClock.Now().Add(-time.Hour), Prior: look(t, c, acct).mark}
 			},
 			wantStatus: client.StatusPending,
 			wantQueued: 1,
 		},
 		{
-			name: "unidentified, unconfirmed, within the grace: unidentified, nothing queued",
+			name: "unidentified, unconfirmed, within the grace: its rest is waited out, then a new trigger",
 			known: func(f *runFixture, c *Runner, acct string) Record {
-				return Record{TriggeredAt: f.mockClock.Now()}
+				return Record{TriggeredAt: f.mockClock.Now(), Prior: look(t, c, acct).mark}
 			},
-			wantErr: func(o Outcome) bool { return o.Kind == NotIdentified },
+			wantStatus: client.StatusPending,
+			wantQueued: 1,
+		},
+		{
+			name: "unidentified without the mark read before it: unidentified, nothing queued",
+			known: func(f *runFixture, c *Runner, acct string) Record {
+				return Record{TriggeredAt: f.mockClock.Now().Add(-time.Hour)}
+			},
+			wantErr: func(o Outcome) bool { return o.Kind == NotIdentified && errors.Is(o.Err, errNoPrior) },
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -163,4 +172,14 @@ func TestFollow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// look is the read before a trigger, for a record to look above.
+func look(t *testing.T, c *Runner, acct string) looked {
+	t.Helper()
+	l, err := c.look(context.Background(), acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

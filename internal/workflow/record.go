@@ -9,10 +9,9 @@
 package workflow
 
 import (
+	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -44,17 +43,22 @@ type Record struct {
 	// trigger began (this machine's clock).
 	TriggeredAt time.Time `json:"triggered_at,omitzero"`
 	// TriggeredOnService: an unidentified trigger's start on the service's
-	// clock, as the machine that sent it read it (Rule.BeganOnService).
+	// clock, from the Date of the page read just before it: only for the
+	// grace before it is sent again, never to tell which backup is its.
 	TriggeredOnService time.Time `json:"triggered_on_service,omitzero"`
-	Misdated           string    `json:"misdated,omitempty"` // Rule.Misdated, while unidentified
 	CompletedAt        time.Time `json:"completed_at,omitzero"`
 	Confirmed          bool      `json:"confirmed,omitempty"`   // the service accepted an unidentified backup's trigger
 	CountsUntil        time.Time `json:"counts_until,omitzero"` // a stopped destroy's record stands until then
 	Reused             bool      `json:"reused,omitempty"`      // a recent backup counted (reuse_within)
-	// Since: when the previous change went ahead (its Rule.After); AheadAt:
-	// when this one did, on the service's clock (Runner.ServiceNow).
-	Since   time.Time `json:"since,omitzero"`
-	AheadAt time.Time `json:"ahead_at,omitzero"`
+	// Prior is a mark of the account's backups (a trigger shows it as
+	// prior_backup_ids): until the change goes ahead, the read before its
+	// trigger, above which its backup is listed (never with it); once it
+	// went ahead, the read when it did, with its backup: the next change's
+	// floor. Nil: none is known.
+	Prior *Mark `json:"prior,omitempty"`
+	// Ahead: the change went ahead. A trigger's record shows it by its
+	// backup in Prior; this field says it for one not identified.
+	Ahead bool `json:"ahead,omitempty"`
 }
 
 // Key is the private-state key of a resource's record.
@@ -70,7 +74,7 @@ type stored struct {
 
 // Encode is the record as private state; nil (no key) for None with nothing to carry.
 func Encode(r Record) []byte {
-	if r.Phase == PhaseNone && r.Since.IsZero() {
+	if r.Phase == PhaseNone && r.Prior == nil {
 		return nil
 	}
 	raw, _ := json.Marshal(stored{V: version, Record: r})
@@ -92,28 +96,33 @@ func Decode(raw []byte) (Record, error) {
 	return s.Record, nil
 }
 
-// FromTriggerState is a trigger's record from its state and its stored
-// record, which adds what the state cannot say; the state wins.
+// FromTriggerState is a trigger's record from its state (shown: its
+// attributes, prior_backup_ids among them) and its stored record, which
+// adds what the state cannot say; the state wins. Terraform gives a
+// tainted object's Delete no private state: everything a replacement needs
+// is in the state, and a record not identified without its stored part is
+// taken to have gone ahead (a replacement then takes no shortcut).
 func FromTriggerState(shown Record, raw []byte) (Record, error) {
 	kept, err := Decode(raw)
 	if err != nil {
 		return Record{}, err
 	}
 	r := Record{BackupID: shown.BackupID, Status: shown.Status, TriggeredAt: shown.TriggeredAt, CompletedAt: shown.CompletedAt,
-		Reused: shown.Reused, Since: kept.Since, AheadAt: kept.AheadAt}
+		Reused: shown.Reused, Prior: shown.Prior}
 	switch {
-	case r.BackupID == "" && r.TriggeredAt.IsZero() && kept.Phase == PhaseNone && !kept.Since.IsZero():
-		// A replacement that queued no backup, kept to tell when the replaced change went ahead.
-		return Record{Since: kept.Since}, nil
+	case r.BackupID == "" && r.TriggeredAt.IsZero():
+		// A replacement that queued no backup, kept to carry the replaced change's floor.
+		return Record{Prior: r.Prior}, nil
 	case r.BackupID == "":
-		if r.TriggeredAt.IsZero() {
-			return Record{}, errors.New("no backup id and no triggered_at")
-		}
-		r.Phase, r.TriggeredOnService, r.Misdated, r.Confirmed = PhaseUnidentified, kept.TriggeredOnService, kept.Misdated, kept.Confirmed
+		r.Phase, r.TriggeredOnService, r.Confirmed = PhaseUnidentified, kept.TriggeredOnService, kept.Confirmed
+		r.Ahead = kept.Ahead || len(raw) == 0
 	case kept.Phase == PhaseFailed && kept.BackupID == r.BackupID:
 		r.Phase = PhaseFailed // a success that contradicted itself: the state has no room for why
 	default:
 		r.Phase = phaseOf(r.backup(), kept.Phase)
+	}
+	if r.BackupID != "" {
+		r.Ahead = r.Prior.Has(r.BackupID)
 	}
 	return r, nil
 }
@@ -134,30 +143,54 @@ func phaseOf(b client.Backup, was Phase) Phase {
 	}
 }
 
-// WentAhead is when this record's change went ahead, as far as it shows,
-// on the service's clock, for the next change's Rule.After. An unidentified
-// trigger's start is its machine's: the service's reading of it counts.
-func (r Record) WentAhead() time.Time {
-	triggered := r.TriggeredAt
-	if !r.TriggeredOnService.IsZero() {
-		triggered = r.TriggeredOnService
+// Floor is the mark a change replacing this record's must count above
+// (RunOptions.Since): its Prior, which holds its backup once it went
+// ahead. None for a trigger that went ahead before its backup was
+// identified: that backup may yet be listed above any mark.
+func (r Record) Floor() *Mark {
+	if r.Phase == PhaseUnidentified && r.Ahead {
+		return nil
 	}
-	// Records are dated to the second: a backup created in the second the
-	// change went ahead, or its backup ended, counts as after it (a stated limit).
-	return slices.MaxFunc([]time.Time{r.Since, triggered, r.CompletedAt.Add(-time.Nanosecond), r.AheadAt.Add(-time.Nanosecond)}, time.Time.Compare)
+	return r.Prior
+}
+
+// GoesAhead is the record once its change goes ahead, after o: its Prior
+// becomes the listing o last read (Outcome.Seen), with its backup, or
+// failing that the read before it with its backup; a trigger not
+// identified keeps the read before it, to be looked for above.
+func (r Record) GoesAhead(o Outcome) Record {
+	r.Ahead = true
+	if r.BackupID != "" && !r.Prior.Has(r.BackupID) {
+		r.Prior = cmp.Or(o.Seen, r.Prior.With(r.BackupID))
+	}
+	return r
+}
+
+// Identified is an unidentified record once a look found its backup b on
+// page: after its change went ahead, that page (read since) is the floor.
+func (r Record) Identified(b client.Backup, page *client.BackupsPage) Record {
+	ahead, prior := r.Ahead, r.Prior
+	r = r.Observe(b)
+	if ahead {
+		r.Prior = cmp.Or(markOf(page, b.ID), prior.With(b.ID))
+	}
+	return r
 }
 
 // waitStopped is the phase of an outcome whose wait stopped, by its kind; None for any other.
 var waitStopped = map[Kind]Phase{Interrupted: PhaseInterrupted, TimedOut: PhaseTimedOut}
 
-// After is the record once a run or a Follow of r came to o; None when no
-// backup is known to have been queued.
+// After is the record once a run or a Follow of r came to o, its change
+// not gone ahead unless it had (see GoesAhead); None, with r's floor, when
+// no backup is known to have been queued.
 func (r Record) After(o Outcome) Record {
 	switch {
 	case o.Backup != nil:
-		next := Record{Since: r.Since}
-		if r.BackupID == o.Backup.ID {
-			next = r // its times, where the run read none
+		next := r // its times, where the run read none
+		if r.BackupID != o.Backup.ID {
+			// Another backup: the read before its trigger, else what r
+			// leaves the next change, never with it until its change goes ahead.
+			next = Record{Prior: cmp.Or(o.Before, r.Floor()).Without(o.Backup.ID)}
 		}
 		// Decided by this outcome alone: Observe keeps why nobody waits
 		// for a backup in progress.
@@ -166,10 +199,10 @@ func (r Record) After(o Outcome) Record {
 		next.Reused = next.Reused || o.Reused
 		return next
 	case o.Kind == NotIdentified:
-		return Record{Phase: PhaseUnidentified, TriggeredAt: o.TriggeredAt, TriggeredOnService: o.TriggeredOnService, Misdated: o.Misdated,
-			Confirmed: o.Confirmed, Since: r.Since}
+		return Record{Phase: PhaseUnidentified, TriggeredAt: o.TriggeredAt, TriggeredOnService: o.TriggeredOnService,
+			Confirmed: o.Confirmed, Prior: o.Before, Ahead: r.Ahead}
 	}
-	return Record{Since: r.Since}
+	return Record{Prior: r.Floor()}
 }
 
 // ImportedAs is the record of an import of backupID, before its first read.
@@ -180,7 +213,7 @@ func ImportedAs(backupID string) Record {
 // Observe is the record after a read of its backup. An in-progress backup
 // keeps why nobody waits for it; an import stays imported until adopted.
 func (r Record) Observe(b client.Backup) Record {
-	r.BackupID, r.Status, r.Confirmed, r.TriggeredOnService, r.Misdated = b.ID, b.Status, false, time.Time{}, ""
+	r.BackupID, r.Status, r.Confirmed, r.TriggeredOnService = b.ID, b.Status, false, time.Time{}
 	if !b.CreatedAt.IsZero() {
 		r.TriggeredAt = b.CreatedAt
 	}
@@ -237,9 +270,9 @@ func (r Record) Next(waitedBefore, waitsNow bool) Step {
 		return Identify
 	case r.Phase == PhaseImported, waitsNow && !waitedBefore:
 		return Settle
-	case r.Phase == PhaseFailed && r.Status != "" && r.AheadAt.IsZero():
+	case r.Phase == PhaseFailed && r.Status != "" && !r.Ahead:
 		return Retake // its change never went ahead: not on a failed backup
-	case r.AheadAt.IsZero():
+	case !r.Ahead:
 		// Its change has not gone ahead on record (a wait interrupted): the
 		// apply that lets it records when, or the next change's floor is too early.
 		return Settle
@@ -257,18 +290,17 @@ func (r Record) Next(waitedBefore, waitsNow bool) Step {
 // triggers in place on its first apply.
 func (r Record) TakesConfigTriggers() bool { return r.Phase == PhaseImported }
 
-// Adoptable: a replaced trigger's backup b stands for its replacement: in
-// progress, or good for a change that never went ahead or after its wait (zero: none).
-func (r Record) Adoptable(b client.Backup, wait time.Duration) bool {
+// Adoptable: a replaced trigger's backup b stands for its replacement (of
+// the same triggers): in progress, or good for a change that never went
+// ahead. A change that went ahead with it asks for a new one.
+func (r Record) Adoptable(b client.Backup) bool {
 	switch {
 	case client.InProgress(b.Status):
 		return true
 	case !b.Good():
 		return false
-	case r.AheadAt.IsZero() && r.Phase != PhaseImported:
-		return true
 	}
-	return wait > 0 && b.CompletedAt != nil && b.CompletedAt.Sub(b.CreatedAt) > wait
+	return !r.Ahead && r.Phase != PhaseImported
 }
 
 // Unconfirmed is the record as a replacement follows it: an unidentified

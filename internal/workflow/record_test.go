@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func TestAfter(t *testing.T) {
 		o     Outcome
 		want  Record
 	}{
-		{"queued, not waited", Record{}, notWaited(&running),
+		{"queued, not waited", Record{}, notWaited(&running, nil),
 			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 		{"waited, succeeded", Record{}, Outcome{Kind: Succeeded, Backup: &good},
 			Record{Phase: PhaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
@@ -47,17 +48,17 @@ func TestAfter(t *testing.T) {
 			Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 		{"polling failed", Record{}, stopped(Unfollowed, running, errors.New("503")),
 			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
-		{"not listed", Record{}, (&Rule{Began: t0}).unidentified(true, ErrNotListed),
+		{"not listed", Record{}, Outcome{Kind: NotIdentified, TriggeredAt: t0, Confirmed: true, Err: ErrNotListed},
 			Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}},
 		{"refused", Record{}, refused(fmt.Errorf("refused: %w", client.ErrUnprocessable)), Record{}},
 		{"conflict waited out", Record{}, Outcome{Kind: ConflictNotOver, Err: context.DeadlineExceeded}, Record{}},
 		{"interrupted wait resumed to success", Record{Phase: PhaseInterrupted, BackupID: good.ID, Status: client.StatusRunning, TriggeredAt: t0}, Outcome{Kind: Succeeded, Backup: &good},
 			Record{Phase: PhaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
-		{"interrupted wait resumed without waiting", Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusPending, TriggeredAt: t0}, notWaited(&running),
+		{"interrupted wait resumed without waiting", Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusPending, TriggeredAt: t0}, notWaited(&running, nil),
 			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
-		{"unidentified, then identified", Record{Phase: PhaseUnidentified, TriggeredAt: t0.Add(-time.Second), Confirmed: true}, notWaited(&running),
+		{"unidentified, then identified", Record{Phase: PhaseUnidentified, TriggeredAt: t0.Add(-time.Second), Confirmed: true}, notWaited(&running, nil),
 			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
-		{"a new backup replaces a failed one", Record{Phase: PhaseFailed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}, notWaited(&other),
+		{"a new backup replaces a failed one", Record{Phase: PhaseFailed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}, notWaited(&other, nil),
 			Record{Phase: PhaseInProgress, BackupID: other.ID, Status: client.StatusPending, TriggeredAt: other.CreatedAt}},
 		{"the read gave no times: the record's stay", Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0},
 			stopped(Interrupted, client.Backup{ID: running.ID, Status: client.StatusRunning}, context.Canceled),
@@ -112,7 +113,7 @@ func TestNext(t *testing.T) {
 	rec := func(p Phase, status string) Record {
 		return Record{Phase: p, BackupID: "bkp_0123456789abcdef", Status: status}
 	}
-	wentAhead := func(r Record) Record { r.AheadAt = t0; return r }
+	wentAhead := func(r Record) Record { r.Ahead = true; return r }
 	for _, tc := range []struct {
 		rec                    Record
 		waitedBefore, waitsNow bool
@@ -152,39 +153,34 @@ func TestNext(t *testing.T) {
 	}
 }
 
-// A replaced trigger's backup stands for its replacement while in
-// progress, or when it succeeded after the wait that tainted the trigger
-// ran out; never when it failed or succeeded within that wait.
+// A replaced trigger's backup stands for its replacement (of the same
+// triggers) while in progress, or good for a change that never went ahead;
+// never when it failed, or when its change went ahead with it (a -replace
+// asks for a new one).
 func TestReplacedAdoptable(t *testing.T) {
 	t.Parallel()
-	late := t0.Add(40 * time.Minute)
-	wentAhead := Record{Phase: PhaseSucceeded, AheadAt: t0}
-	lateGood := good
-	lateGood.CompletedAt = &late
+	wentAhead := Record{Phase: PhaseSucceeded, Ahead: true}
 	for _, tc := range []struct {
 		name string
 		rec  Record
-		wait time.Duration
 		read client.Backup
 		want bool
 	}{
-		{"in progress", Record{}, 30 * time.Minute, running, true},
-		{"in progress, not waited", Record{}, 0, running, true},
-		{"succeeded after the wait ran out", wentAhead, 30 * time.Minute, lateGood, true},
-		{"succeeded within the wait", wentAhead, 30 * time.Minute, good, false},
-		{"succeeded, never waited for", wentAhead, 0, lateGood, false},
+		{"in progress", Record{}, running, true},
+		{"in progress, its change gone ahead", wentAhead, running, true},
+		{"succeeded, its change gone ahead with it", wentAhead, good, false},
 		// Not identified until a refresh found it good (simulation seed 2219).
-		{"succeeded, its change never went ahead", Record{}, 0, good, true},
-		{"succeeded, imported and never applied", ImportedAs(good.ID), 0, good, false},
-		{"failed", Record{}, 30 * time.Minute, bad, false},
+		{"succeeded, its change never went ahead", Record{}, good, true},
+		{"succeeded, imported and never applied", ImportedAs(good.ID), good, false},
+		{"failed", Record{}, bad, false},
 	} {
-		if got := tc.rec.Adoptable(tc.read, tc.wait); got != tc.want {
+		if got := tc.rec.Adoptable(tc.read); got != tc.want {
 			t.Errorf("%s: adoptable %t, want %t", tc.name, got, tc.want)
 		}
 	}
 	k := Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}.Unconfirmed()
 	if k.Confirmed || !k.TriggeredAt.Equal(t0) || k.BackupID != "" {
-		t.Errorf("a replacement follows an unidentified backup as unconfirmed, by its time: %+v", k)
+		t.Errorf("a replacement follows an unidentified backup as unconfirmed: %+v", k)
 	}
 }
 
@@ -229,7 +225,7 @@ func TestDestroyRecord(t *testing.T) {
 		{"the backup failed: the next destroy takes a new one", rec, failed(bad, nil), Record{}},
 		{"its wait timed out", Record{}, stopped(TimedOut, running, context.DeadlineExceeded),
 			Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
-		{"not listed", Record{}, (&Rule{Began: t0}).unidentified(false, ErrNotListed),
+		{"not listed", Record{}, Outcome{Kind: NotIdentified, TriggeredAt: t0, Err: ErrNotListed},
 			Record{Phase: PhaseUnidentified, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
 		{"a transient error keeps what was followed", rec, Outcome{Kind: Unreadable, BackupID: rec.BackupID, Err: errors.New("503")},
 			Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
@@ -255,11 +251,11 @@ func TestGood(t *testing.T) {
 		{Outcome{Kind: Succeeded, Backup: &good}, true, true},
 		{stopped(Interrupted, running, context.Canceled), true, false},
 		{stopped(TimedOut, running, context.DeadlineExceeded), true, false},
-		{notWaited(&running), false, true},
-		{notWaited(&running), true, false},
+		{notWaited(&running, nil), false, true},
+		{notWaited(&running, nil), true, false},
 		{failed(bad, nil), true, false},
-		{notWaited(&bad), false, false},
-		{(&Rule{Began: t0}).unidentified(true, nil), false, false},
+		{notWaited(&bad, nil), false, false},
+		{Outcome{Kind: NotIdentified, TriggeredAt: t0, Confirmed: true}, false, false},
 		{refused(errNoBackup), false, false},
 		{refused(client.ErrConflict), false, false},
 	} {
@@ -277,6 +273,13 @@ func TestStored(t *testing.T) {
 	if back, err := Decode(Encode(rec)); err != nil || back != rec {
 		t.Errorf("round trip: %+v, %v; want %+v", back, err, rec)
 	}
+	marked := Record{Phase: PhaseUnidentified, TriggeredAt: t0, TriggeredOnService: t0.Add(time.Second), Ahead: true, Prior: &Mark{IDs: []string{}}}
+	if back, err := Decode(Encode(marked)); err != nil || !reflect.DeepEqual(back, marked) {
+		t.Errorf("round trip: %+v, %v; want %+v", back, err, marked)
+	}
+	if back, err := Decode(Encode(Record{Prior: &Mark{IDs: []string{good.ID}}})); err != nil || back.Phase != PhaseNone || !back.Prior.Has(good.ID) {
+		t.Errorf("a floor without a backup is stored: %+v, %v", back, err)
+	}
 	if Encode(Record{}) != nil {
 		t.Error("None is stored as no key")
 	}
@@ -289,7 +292,7 @@ func TestStored(t *testing.T) {
 
 	state := Record{BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}
 	shown := func(r Record) Record {
-		return Record{BackupID: r.BackupID, Status: r.Status, TriggeredAt: r.TriggeredAt, CompletedAt: r.CompletedAt, Reused: r.Reused}
+		return Record{BackupID: r.BackupID, Status: r.Status, TriggeredAt: r.TriggeredAt, CompletedAt: r.CompletedAt, Reused: r.Reused, Prior: r.Prior}
 	}
 	for _, tc := range []struct {
 		name    string
@@ -310,7 +313,7 @@ func TestStored(t *testing.T) {
 			Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}, ""},
 		{"unidentified, stored", Record{TriggeredAt: t0}, Encode(Record{Phase: PhaseUnidentified, TriggeredAt: t0}),
 			Record{Phase: PhaseUnidentified, TriggeredAt: t0}, ""},
-		{"unidentified without a time", Record{}, nil, Record{}, "no triggered_at"},
+		{"neither backup id nor triggered_at: none", Record{}, nil, Record{}, ""},
 		{"a record of a later version", state, []byte(`{"v":9}`), Record{}, "version 9"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -331,24 +334,4 @@ func TestStored(t *testing.T) {
 		})
 	}
 
-}
-
-// An unidentified trigger went ahead no earlier than its start on the
-// service's clock, not its machine's (a runner 3 minutes ahead, seed 27924).
-func TestWentAheadOfAnUnidentifiedTriggerIsOnTheServiceClock(t *testing.T) {
-	onService := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
-	r := Record{Phase: PhaseUnidentified, TriggeredAt: onService.Add(3 * time.Minute), TriggeredOnService: onService}
-	if got := r.WentAhead(); !got.Equal(onService) {
-		t.Fatalf("WentAhead = %s, want %s", got, onService)
-	}
-}
-
-// A backup created in the second the previous backup ended, as the change
-// went ahead, counts as after it: records are dated to the second (seed 49863).
-func TestWentAheadInTheSecondTheBackupEnded(t *testing.T) {
-	s := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
-	r := Record{Phase: PhaseSucceeded, TriggeredAt: s.Add(-time.Minute), CompletedAt: s, AheadAt: s}
-	if got := r.WentAhead(); !got.Before(s) {
-		t.Fatalf("WentAhead = %s, want before %s", got, s)
-	}
 }

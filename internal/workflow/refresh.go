@@ -55,13 +55,14 @@ type Check struct {
 // can change it: a finished backup never changes, so only its account is checked.
 func (w *Runner) Refresh(ctx context.Context, accountID string, r Record, waits bool) Check {
 	var b *client.Backup
+	var page *client.BackupsPage
 	var err error
 	switch {
 	case r.Phase == PhaseNone, r.Phase == PhaseUnidentified && waits:
-		// The next apply looks for it by triggered_at, which must be kept.
+		// The next apply looks for it above prior_backup_ids, which must be kept.
 		return Check{Record: r}
 	case r.Phase == PhaseUnidentified:
-		b, err = w.FindTriggered(ctx, accountID, r) // a listing: never a BackupNotFoundError
+		b, page, err = w.FindTriggered(ctx, accountID, r) // a listing: never a BackupNotFoundError
 	case r.Finished():
 		c := w.CheckAccount(ctx, accountID)
 		c.Record = r
@@ -73,6 +74,8 @@ func (w *Runner) Refresh(ctx context.Context, accountID string, r Record, waits 
 	switch {
 	case err == nil && b == nil: // not listed yet
 		return Check{Record: r}
+	case err == nil && r.Phase == PhaseUnidentified:
+		return Check{Verdict: Observed, Record: r.Identified(*b, page), Backup: b}
 	case err == nil:
 		return Check{Verdict: Observed, Record: r.Observe(*b), Backup: b}
 	case r.Phase == PhaseImported && r.Status == "" && (errors.Is(err, client.ErrGone) || errors.As(err, &missing)):

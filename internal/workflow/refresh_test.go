@@ -20,6 +20,10 @@ func TestRefresh(t *testing.T) {
 	ids := f.srv.AccountIDs()
 	requests := func() int { n := f.srv.Stats().TotalRequests(); f.srv.ResetStats(); return n }
 
+	before, err := w.look(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
 	o := w.Run(ctx, ids[0], RunOptions{})
 	if o.Kind != NotWaited {
 		t.Fatalf("run: %+v", o)
@@ -53,12 +57,23 @@ func TestRefresh(t *testing.T) {
 	}
 
 	requests()
-	unidentified := Record{Phase: PhaseUnidentified, TriggeredAt: f.clock.Now().Add(-time.Minute)}
+	unidentified := Record{Phase: PhaseUnidentified, TriggeredAt: f.clock.Now().Add(-time.Minute), Prior: before.mark}
 	if c := w.Refresh(ctx, ids[0], unidentified, true); c.Verdict != Unchanged || requests() != 0 {
 		t.Errorf("unidentified, waited for: %+v", c)
 	}
-	if c := w.Refresh(ctx, ids[0], unidentified, false); c.Verdict != Observed || c.Record.BackupID != o.Backup.ID || requests() != 1 {
+	if c := w.Refresh(ctx, ids[0], unidentified, false); c.Verdict != Observed || c.Record.BackupID != o.Backup.ID || requests() != 1 ||
+		c.Record.Prior != before.mark {
 		t.Errorf("unidentified, not waited for: %+v", c)
+	}
+	// Its change gone ahead unidentified, the page that found it (read since) is the next change's floor.
+	unidentified.Ahead = true
+	if c := w.Refresh(ctx, ids[0], unidentified, false); c.Verdict != Observed || !c.Record.Prior.Has(o.Backup.ID) || !c.Record.Ahead {
+		t.Errorf("unidentified, gone ahead: %+v", c)
+	}
+	// Without the mark read before it, it cannot be told from another's.
+	unidentified.Prior = nil
+	if c := w.Refresh(ctx, ids[0], unidentified, false); c.Verdict != Unread || !errors.Is(c.Err, errNoPrior) {
+		t.Errorf("unidentified, no mark: %+v", c)
 	}
 }
 

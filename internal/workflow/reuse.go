@@ -9,67 +9,68 @@ import (
 )
 
 // reuse is a run in which a recent backup (reuse_within) counts, good or in
-// progress; else a new one is queued. ReuseRefused: why the window could not be read.
+// progress; else a new one is queued. Its read of the first page is the
+// read before the trigger too: a reuse costs no request more than a run.
+// ReuseRefused: why the window could not be read.
 func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) Outcome {
 	start, emit := w.progress(opts)
-	queue := opts
-	queue.WaitOnConflict = false
-	recent, whyNot := w.recent(ctx, accountID, opts, start)
-	if o, ok := w.join(ctx, accountID, recent, opts, start, emit); ok {
+	l, stop := w.lookFirst(ctx, accountID)
+	if stop != nil {
+		return *stop
+	}
+	rule := w.reuseRule(accountID, opts)
+	recent, age, whyNot := rule.Reusable(l.page)
+	w.refusedReuse(ctx, accountID, whyNot)
+	if o, ok := w.join(ctx, accountID, recent, age, l, opts, start, emit); ok {
 		return o
 	}
-	o := w.run(ctx, accountID, queue)
+	queue := opts
+	queue.WaitOnConflict = false
+	o := w.runFrom(ctx, accountID, queue, l)
 	if errors.Is(o.Err, client.ErrConflict) {
 		// Queued by another since the look, or older than the window: look again.
-		if recent, whyNot = w.recent(ctx, accountID, opts, start); recent != nil || opts.WaitOnConflict {
-			if joined, ok := w.join(ctx, accountID, recent, opts, start, emit); ok {
-				return joined
+		if again, err := w.look(ctx, accountID); err == nil {
+			if recent, age, whyNot = rule.Reusable(again.page); recent != nil || opts.WaitOnConflict {
+				w.refusedReuse(ctx, accountID, whyNot)
+				if joined, ok := w.join(ctx, accountID, recent, age, again, opts, start, emit); ok {
+					return joined
+				}
+				o = w.runFrom(ctx, accountID, opts, again)
 			}
-			o = w.run(ctx, accountID, opts)
 		}
 	}
 	o.ReuseRefused = whyNot
 	return o
 }
 
-// join makes a recent backup b, when one was listed, this run's, and waits
-// for it if the caller does; ok unless there was none or it failed.
-func (w *Runner) join(ctx context.Context, accountID string, b *client.Backup, opts RunOptions, start time.Time, emit emitFunc) (o Outcome, ok bool) {
+// reuseRule is the rule by which a run with opts reuses a backup.
+func (w *Runner) reuseRule(accountID string, opts RunOptions) Rule {
+	return Rule{AccountID: accountID, Mark: opts.Since, Unrecorded: opts.Unrecorded, ReuseWithin: opts.ReuseWithin, Allowance: w.set.ClockAllowance}
+}
+
+// refusedReuse logs why reuse_within could not be applied, when it could not.
+func (w *Runner) refusedReuse(ctx context.Context, accountID string, why error) {
+	if why != nil {
+		w.log.Warn(ctx, "reuse_within cannot be applied; taking a new backup", map[string]any{"account_id": accountID, "error": why.Error()})
+	}
+}
+
+// join makes a recent backup b, when one was listed (on l's page, age old),
+// this run's, and waits for it if the caller does; ok unless there was none
+// or it failed.
+func (w *Runner) join(ctx context.Context, accountID string, b *client.Backup, age time.Duration, l looked, opts RunOptions,
+	start time.Time, emit emitFunc,
+) (o Outcome, ok bool) {
 	if b == nil {
 		return Outcome{}, false
 	}
 	if opts.Progress != nil {
-		now := w.clock.Now()
-		opts.Progress(Event{Kind: EventReused, Backup: *b, Elapsed: now.Sub(start), Age: max(now.Sub(b.CreatedAt), 0)})
+		opts.Progress(Event{Kind: EventReused, Backup: *b, Elapsed: w.clock.Now().Sub(start), Age: age})
 	}
-	o = notWaited(b)
+	o = notWaited(b, &l.page)
 	if opts.WaitForCompletion {
-		o = w.waitFrom(ctx, accountID, b, start, emit, w.rule(accountID, opts, start))
+		o = w.waitFrom(ctx, accountID, b, &l.page, start, emit)
 	}
-	o.Reused = true
+	o.Reused, o.Before = true, l.mark
 	return o, o.Kind != Failed
-}
-
-// recent is the newest backup on one listing page that Rule.Check accepts
-// as a candidate; refused says why the window could not be read at all.
-func (w *Runner) recent(ctx context.Context, accountID string, opts RunOptions, start time.Time) (found *client.Backup, refused error) {
-	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Max: client.PageSize}) {
-		if err != nil {
-			w.log.Warn(ctx, "could not look for a recent backup to reuse; taking a new one",
-				map[string]any{"account_id": accountID, "error": err.Error()})
-			return nil, nil
-		}
-		// The service's clock as this listing's answer dates it.
-		switch err := w.rule(accountID, opts, start).Check(b, Candidate); {
-		case err == nil:
-			return &b, nil
-		case errors.Unwrap(err) != nil: // the clocks' (notCountedError.Cause)
-			w.log.Warn(ctx, "reuse_within cannot be measured; taking a new backup", map[string]any{"account_id": accountID, "error": err.Error()})
-			return nil, errors.Unwrap(err)
-		}
-		if b.CreatedAt.Before(start.Add(-opts.ReuseWithin)) {
-			return nil, nil // newest first: nothing older counts
-		}
-	}
-	return nil, nil
 }

@@ -11,8 +11,9 @@ import (
 
 const window = 15 * time.Minute
 
-// The reuse window, case by case, on the fake clock: what counts, what
-// the run then costs, and what it reports.
+// The reuse window, case by case, on the fake clock, for a caller that
+// records no change (an action, a guard's destroy): what counts, what the
+// run then costs, and what it reports.
 func TestReuseWithin(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -48,16 +49,21 @@ func TestReuseWithin(t *testing.T) {
 			fs.addOld(client.StatusSuccess, 10*time.Minute)
 			fs.addOld(client.StatusFailed, time.Minute)
 		}, true, Succeeded, true, 0, 0},
+		// Not reused; the new backup, created a minute before it, lists
+		// out of order: every page that holds both is refused, and the
+		// new backup is never identified from such a listing.
 		{"a record dated beyond the clock allowance never counts", func(fs *faultyService) {
 			fs.addOld(client.StatusSuccess, -time.Minute)
-		}, true, Succeeded, false, 1, 1},
+		}, true, NotIdentified, false, 1, 1},
 		{"a record dated within the clock allowance counts", func(fs *faultyService) {
 			fs.addOld(client.StatusSuccess, -5*time.Second)
 		}, true, Succeeded, true, 0, 0},
-		{"a listing with a malformed time shows nothing to reuse", func(fs *faultyService) {
+		// The look for a backup to reuse is the read before the trigger
+		// too: without it, nothing is queued (fails closed).
+		{"a listing with a malformed time: nothing reused, nothing queued", func(fs *faultyService) {
 			fs.rawListing = fmt.Sprintf(`{"data":[{"id":"bkp_0123456789abcdef","account_id":%q,"status":"success",`+
 				`"created_at":"yesterday"}],"pagination":{"limit":50,"next_cursor":null}}`, fs.account)
-		}, true, Succeeded, false, 1, 1},
+		}, true, Refused, false, 0, 0},
 		{"a backup another client queued since the look is joined after the 409", func(fs *faultyService) {
 			fs.onPOST = func(n int) {
 				if n == 1 { // after the look: the POST meets it
@@ -72,7 +78,7 @@ func TestReuseWithin(t *testing.T) {
 			fs, w := newFaultyService(t)
 			tc.setup(fs)
 			var reusedEvents int
-			o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: tc.waits, WaitOnConflict: true, ReuseWithin: window,
+			o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: tc.waits, WaitOnConflict: true, ReuseWithin: window, Unrecorded: true,
 				Progress: func(ev Event) {
 					if ev.Kind == EventReused {
 						reusedEvents++
@@ -95,7 +101,7 @@ func TestReuseCostsOneListing(t *testing.T) {
 	t.Parallel()
 	fs, w := newFaultyService(t)
 	good := fs.addOld(client.StatusSuccess, 5*time.Minute)
-	o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: window})
+	o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: window, Unrecorded: true})
 	if posts, listings := fs.counts(); posts != 0 || listings != 1 || o.Backup == nil || o.Backup.ID != good.ID {
 		t.Errorf("%d POSTs, %d listings, backup %+v; want 0, 1, %s", posts, listings, o.Backup, good.ID)
 	}
@@ -111,7 +117,7 @@ func TestReuseLeavesAnOlderBackupToOnConflict(t *testing.T) {
 			t.Parallel()
 			fs, w := newFaultyService(t)
 			fs.addOld(client.StatusRunning, window+time.Minute)
-			o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, WaitOnConflict: waitOnConflict, ReuseWithin: window})
+			o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, WaitOnConflict: waitOnConflict, ReuseWithin: window, Unrecorded: true})
 			switch {
 			case o.Reused:
 				t.Fatalf("reused %+v, older than the window", o.Backup)

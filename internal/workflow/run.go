@@ -41,9 +41,14 @@ type Outcome struct {
 	// trigger (see Record).
 	TriggeredAt, TriggeredOnService time.Time
 	Confirmed                       bool
-	Misdated                        string // see Rule.Misdated
-	BackupID                        string // the backup an Unreadable follow-up could not read
-	Reused                          bool   // no backup queued: a recent one counts (RunOptions.ReuseWithin)
+	// Before is the mark of the read before this run's trigger (or, reused,
+	// of the page it was found on): its backup is listed above it.
+	Before *Mark
+	// Seen is the mark of the last first page read, with Backup: the next
+	// change's floor if this one goes ahead now (Record.GoesAhead).
+	Seen     *Mark
+	BackupID string // the backup an Unreadable follow-up could not read
+	Reused   bool   // no backup queued: a recent one counts (RunOptions.ReuseWithin)
 	// ReuseRefused says why reuse_within could not be read: a new backup was taken.
 	ReuseRefused error
 }
@@ -68,7 +73,10 @@ func (o Outcome) Reason() string {
 
 func refused(err error) Outcome { return Outcome{Kind: Refused, Err: err} }
 
-func notWaited(b *client.Backup) Outcome { return Outcome{Kind: NotWaited, Backup: b} }
+// notWaited: b is known, on page when read from a first page, and nobody waits for it.
+func notWaited(b *client.Backup, page *client.BackupsPage) Outcome {
+	return Outcome{Kind: NotWaited, Backup: b, Seen: markOf(page, b.ID)}
+}
 
 // failed: b ended in another status than success or, with why (Rule.Check's
 // reason), in a success that does not count.
@@ -88,18 +96,6 @@ func (w *Runner) Run(ctx context.Context, accountID string, opts RunOptions) Out
 	}
 	o := run(ctx, accountID, opts)
 	o.AccountID = accountID
-	return w.onService(o)
-}
-
-// onService notes when a trigger not identified began on the service's
-// clock, and a backup dated ahead of it, for whichever machine looks next.
-func (w *Runner) onService(o Outcome) Outcome {
-	if o.Kind == NotIdentified {
-		o.Misdated = cmp.Or(o.Misdated, misdatedIn(o.Err))
-	}
-	if off, ok := w.c.ClockOffset(); ok && o.Kind == NotIdentified && o.TriggeredOnService.IsZero() {
-		o.TriggeredOnService = o.TriggeredAt.Add(off)
-	}
 	return o
 }
 
@@ -153,9 +149,13 @@ type RunOptions struct {
 	// ReuseWithin, when positive, lets a backup started no more than this
 	// long before the run count for it (see reuse).
 	ReuseWithin time.Duration
-	// After is when the resource's previous change went ahead, on the
-	// service's clock (Rule.After); zero when none is known.
-	After time.Time
+	// Since is the mark of the listing when the resource's previous change
+	// went ahead: only a backup listed above it may be reused (Rule.Mark).
+	// Nil: none is known, and reuse_within takes no shortcut unless Unrecorded.
+	Since *Mark
+	// Unrecorded: the caller records no change (an action, a guard's
+	// destroy): a backup within reuse_within counts wherever it is listed.
+	Unrecorded bool
 	// Progress, when set, is told of each step, from the caller's goroutine.
 	Progress func(Event)
 }
@@ -172,61 +172,135 @@ func (w *Runner) progress(opts RunOptions) (start time.Time, emit emitFunc) {
 	}
 }
 
+// looked is a read of an account's first page of backups before a trigger:
+// the page, and its mark.
+type looked struct {
+	page client.BackupsPage
+	mark *Mark
+}
+
+// look reads the account's first page of backups: the read before any
+// trigger, which lets its backup be told from every other by listing.
+func (w *Runner) look(ctx context.Context, accountID string) (looked, error) {
+	p, err := w.c.FirstBackupsPage(ctx, accountID)
+	if err != nil {
+		return looked{}, err
+	}
+	m, err := MarkOf(p)
+	if err != nil {
+		return looked{}, err
+	}
+	return looked{page: p, mark: m}, nil
+}
+
+// errLookFailed: without the read before the trigger, its backup could not
+// be told from another's, so none is queued.
+var errLookFailed = errors.New("reading the account's newest backups before the trigger failed, so its backup could not be told " +
+	"from any other: no backup was queued")
+
+// lookFirst is the read before a trigger, or the outcome that fails closed.
+// The key's organization is checked first (once per client), as the
+// trigger's POST checks it: a key of another organization reads nothing.
+func (w *Runner) lookFirst(ctx context.Context, accountID string) (looked, *Outcome) {
+	if err := w.c.CheckOrganization(ctx); err != nil {
+		o := refused(err)
+		return looked{}, &o
+	}
+	l, err := w.look(ctx, accountID)
+	if err != nil {
+		o := refused(fmt.Errorf("%w: %w", errLookFailed, err))
+		return looked{}, &o
+	}
+	return l, nil
+}
+
 // run queues one backup of the account and, with WaitForCompletion, waits
-// for it to end, for the resources and the action alike.
+// for it to end, for the resources and the action alike: it reads the
+// account's newest backups first, and fails closed when it cannot.
 func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) Outcome {
+	l, stop := w.lookFirst(ctx, accountID)
+	if stop != nil {
+		return *stop
+	}
+	return w.runFrom(ctx, accountID, opts, l)
+}
+
+// runFrom is run after the read before the trigger. A backup a conflict
+// waits out joins the mark: it is not this run's.
+func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions, l looked) Outcome {
 	start, emit := w.progress(opts)
 	for {
-		tr, o := w.trigger(ctx, accountID, opts)
+		tr, o := w.trigger(ctx, accountID, l)
 		if tr != nil {
 			if tr.Recovered {
 				w.log.Warn(ctx, "the trigger's outcome was unknown; found the backup it queued instead of queueing another",
 					map[string]any{"account_id": accountID, "backup_id": tr.Backup.ID})
 			}
-			return w.waitOwn(ctx, accountID, &tr.Backup, opts.WaitForCompletion, start, emit)
+			o = w.waitOwn(ctx, accountID, &tr.Backup, tr.Page, opts.WaitForCompletion, start, emit)
+			o.Before = l.mark
+			return o
 		}
 		if !opts.WaitOnConflict || !errors.Is(o.Err, client.ErrConflict) {
 			return o
 		}
-		if stopped := w.waitOutConflict(ctx, accountID, start, emit); stopped != nil {
+		running, stopped := w.waitOutConflict(ctx, accountID, start, emit)
+		if stopped != nil {
 			return *stopped
+		}
+		if running != nil {
+			l.mark = l.mark.With(running.ID)
 		}
 	}
 }
 
-// waitOwn tells of b, which this change queued, and waits for it if the
-// caller does; it counts by its id whatever its times (Rule.Own).
-func (w *Runner) waitOwn(ctx context.Context, accountID string, b *client.Backup, waits bool, start time.Time, emit emitFunc) Outcome {
+// waitOwn tells of b, which this change queued (on page, when read from a
+// first page), and waits for it if the caller does.
+func (w *Runner) waitOwn(ctx context.Context, accountID string, b *client.Backup, page *client.BackupsPage, waits bool, start time.Time, emit emitFunc) Outcome {
 	emit(EventQueued, *b, "")
 	if !waits {
-		return notWaited(b)
+		return notWaited(b, page)
 	}
-	return w.waitFrom(ctx, accountID, b, start, emit, Rule{AccountID: accountID, Own: b.ID})
+	return w.waitFrom(ctx, accountID, b, page, start, emit)
 }
 
-// waitOutConflict waits for the account's backup in progress to end; it
-// returns the outcome when the wait stopped.
-func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start time.Time, emit emitFunc) *Outcome {
-	running, err := w.newest(ctx, accountID)
+// waitOutConflict waits for the account's backup in progress to end, and
+// returns it (nil when none was listed); stopped is the outcome when the
+// wait stopped.
+func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start time.Time, emit emitFunc) (running *client.Backup, stopped *Outcome) {
+	l, err := w.look(ctx, accountID)
+	if err == nil {
+		running = inProgress(l.page)
+	}
 	switch {
 	case err != nil: // the listing failed: stopped
-	case running == nil || !client.InProgress(running.Status):
+	case running == nil:
 		// Ended since the 409, or not listed: try again a poll interval later.
-		running, err = nil, clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(start)))
+		err = clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(start)))
 	default:
 		emit(EventConflict, *running, "")
-		_, err = w.poll(ctx, accountID, running, func(client.Backup, string) {})
+		_, _, err = w.poll(ctx, accountID, running, nil, func(client.Backup, string) {})
 	}
 	if err != nil {
-		return &Outcome{Kind: ConflictNotOver, Running: running, Waited: w.clock.Now().Sub(start), Err: err}
+		return nil, &Outcome{Kind: ConflictNotOver, Running: running, Waited: w.clock.Now().Sub(start), Err: err}
+	}
+	return running, nil
+}
+
+// inProgress is the newest backup in progress a page lists, or nil.
+func inProgress(p client.BackupsPage) *client.Backup {
+	for i := range p.Backups {
+		if client.InProgress(p.Backups[i].Status) {
+			return &p.Backups[i]
+		}
 	}
 	return nil
 }
 
-// waitFrom waits for b, as just read, to end; it counts only if rule
-// accepts it then.
-func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backup, start time.Time, emit emitFunc, rule Rule) Outcome {
-	final, err := w.poll(ctx, accountID, b, func(now client.Backup, prev string) {
+// waitFrom waits for b, this operation's as just read (on page, when read
+// from a first page), to end; it counts only if it is then a good backup
+// of the account (Rule.Check, Final).
+func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backup, page *client.BackupsPage, start time.Time, emit emitFunc) Outcome {
+	final, page, err := w.poll(ctx, accountID, b, page, func(now client.Backup, prev string) {
 		emit(EventStatus, now, prev)
 		w.log.Debug(ctx, "backup status changed", map[string]any{
 			"account_id": accountID, "backup_id": now.ID, "status": now.Status, "previous_status": prev,
@@ -239,7 +313,7 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 			kind = TimedOut
 			// Read the status once more, briefly, so that the message tells the truth.
 			rctx, cancel := detached(ctx)
-			if now, rerr := w.c.FindBackup(rctx, accountID, final.ID); rerr == nil {
+			if now, _, rerr := w.find(rctx, accountID, final.ID); rerr == nil {
 				final = now
 			}
 			cancel()
@@ -253,30 +327,59 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 	if final.Status != client.StatusSuccess {
 		return failed(*final, nil)
 	}
-	if err := rule.Check(*final, Final); err != nil {
+	if err := (Rule{AccountID: accountID}).Check(*final, Final); err != nil {
 		return failed(*final, err)
 	}
-	return Outcome{Kind: Succeeded, Backup: final}
+	if page == nil {
+		// The last read was not of the first page: one more, for the next change's floor.
+		if l, lerr := w.look(ctx, accountID); lerr == nil {
+			page = &l.page
+		}
+	}
+	return Outcome{Kind: Succeeded, Backup: final, Seen: markOf(page, final.ID)}
 }
 
-// poll reads the backup, from one interval on, until it is no longer in
-// progress; on error it returns the last state it saw.
-func (w *Runner) poll(ctx context.Context, accountID string, last *client.Backup, changed func(now client.Backup, prev string)) (*client.Backup, error) {
+// poll reads the backup, as read on page, from one interval on, until it
+// is no longer in progress; on error it returns the last state it saw.
+// It returns the first page the last read found it on (nil: it was
+// further down, or never read from one).
+func (w *Runner) poll(ctx context.Context, accountID string, last *client.Backup, page *client.BackupsPage,
+	changed func(now client.Backup, prev string),
+) (*client.Backup, *client.BackupsPage, error) {
 	began := w.clock.Now()
 	for client.InProgress(last.Status) {
 		if err := clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(began))); err != nil {
-			return last, err
+			return last, page, err
 		}
-		now, err := w.c.FindBackup(ctx, accountID, last.ID)
+		now, p, err := w.find(ctx, accountID, last.ID)
 		if err != nil {
-			return last, cmp.Or(ctx.Err(), err)
+			return last, page, cmp.Or(ctx.Err(), err)
 		}
 		if now.Status != last.Status {
 			changed(*now, last.Status)
 		}
-		last = now
+		last, page = now, p
 	}
-	return last, nil
+	return last, page, nil
+}
+
+// find reads one backup by id: from the first page, which it returns, or
+// paging on when it is further down (page nil).
+func (w *Runner) find(ctx context.Context, accountID, backupID string) (*client.Backup, *client.BackupsPage, error) {
+	p, err := w.c.FirstBackupsPage(ctx, accountID)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range p.Backups {
+		if p.Backups[i].ID == backupID {
+			return &p.Backups[i], &p, nil
+		}
+	}
+	if !p.More {
+		return nil, nil, &client.BackupNotFoundError{AccountID: accountID, BackupID: backupID}
+	}
+	b, err := w.c.FindBackup(ctx, accountID, backupID)
+	return b, nil, err
 }
 
 // Queueing: the trigger, and recognising the backup it queued.
@@ -285,18 +388,22 @@ func (w *Runner) poll(ctx context.Context, accountID string, last *client.Backup
 type Triggered struct {
 	Account   *client.Account // as the answer gave it; nil when it could not be read
 	Backup    client.Backup
-	Recovered bool // the outcome was unknown, and the backup was found rather than queued again
+	Page      *client.BackupsPage // the first page it was found on
+	Recovered bool                // the outcome was unknown, and the backup was found rather than queued again
 }
 
 // ErrNotListed: the listing never held the trigger's backup.
-var ErrNotListed = errors.New("the account's backups listing shows no backup created since the trigger")
+var ErrNotListed = errors.New("the account's backups listing shows no backup above those it listed before the trigger")
 
 // trigger queues one backup, or says why not. The POST is not idempotent:
 // after an unknown outcome the listing is looked at before any resend.
-// mine recognises its own backup: without reuse_within, so that an unknown
-// outcome never passes off a recent one.
-func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions) (*Triggered, Outcome) {
-	mine := Rule{AccountID: accountID, After: opts.After, Began: w.clock.Now()}
+// Its backup is one listed above l's mark (Rule.Identify).
+func (w *Runner) trigger(ctx context.Context, accountID string, l looked) (*Triggered, Outcome) {
+	mine := Rule{AccountID: accountID, Mark: l.mark}
+	began := w.clock.Now()
+	unidentified := func(queued bool, err error) Outcome {
+		return Outcome{Kind: NotIdentified, TriggeredAt: began, TriggeredOnService: l.page.At.Service, Confirmed: queued, Err: err, Before: l.mark}
+	}
 	post := w.c.Trigger(accountID)
 	uncertain := false
 	for {
@@ -311,18 +418,26 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 					map[string]any{"account_id": accountID, "answered_for": acct.ID})
 				acct = nil
 			}
-			return w.identify(ctx, acct, &mine, false)
+			tr, err := w.identify(ctx, acct, mine, false)
+			if tr == nil {
+				return nil, unidentified(true, err)
+			}
+			return tr, Outcome{}
 		case ctx.Err() != nil:
 			if !post.Sent() {
 				return nil, refused(ctx.Err())
 			}
 			// A POST may have been on its way: look once, briefly, so that the caller records it.
-			if found, _ := w.lookDetached(ctx, &mine); found != nil {
-				return &Triggered{Backup: *found, Recovered: true}, Outcome{}
+			if found, page, _ := w.lookDetached(ctx, mine); found != nil {
+				return &Triggered{Backup: *found, Page: page, Recovered: true}, Outcome{}
 			}
-			return nil, mine.unidentified(false, ctx.Err())
+			return nil, unidentified(false, ctx.Err())
 		case errors.Is(err, client.ErrConflict) && uncertain:
-			return w.conflictAfterUncertain(ctx, &mine, err)
+			tr, o := w.conflictAfterUncertain(ctx, mine, err)
+			if o.Kind == NotIdentified {
+				o = unidentified(o.Confirmed, o.Err)
+			}
+			return tr, o
 		case errors.As(err, &unsure):
 			uncertain = true
 			w.log.Warn(ctx, "the outcome of a backup trigger is unknown; looking for the backup before sending it again",
@@ -333,22 +448,20 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 			if !unsure.Answered {
 				grace = max(grace, w.set.UncertainGrace)
 			}
-			found, lerr := w.lookFor(ctx, &mine, grace)
+			found, page, lerr := w.lookFor(ctx, mine, grace)
 			if found != nil {
-				return &Triggered{Backup: *found, Recovered: true}, Outcome{}
+				return &Triggered{Backup: *found, Page: page, Recovered: true}, Outcome{}
 			}
 			if lerr != nil && !errors.Is(lerr, ErrNotListed) {
-				// Nothing can be seen: sending again could queue a second
-				// backup.
-				return nil, mine.unidentified(false, errors.Join(err, lerr))
+				// Nothing can be seen: sending again could queue a second backup.
+				return nil, unidentified(false, errors.Join(err, lerr))
 			}
-			if cerr := w.measured(mine).clocksApart(); cerr != nil {
-				// The backup may be listed and not recognised by its time:
-				// sending again could queue a second one.
-				return nil, mine.unidentified(false, errors.Join(err, cerr))
+			if b := mine.Unexplained(l.page, *page); b != nil {
+				// Listed since, below the mark: it may be this trigger's.
+				return nil, unidentified(false, errors.Join(err, lerr, unexplainedError(*b)))
 			}
 			if werr := post.Wait(ctx, err); werr != nil {
-				return nil, mine.unidentified(false, werr)
+				return nil, unidentified(false, werr)
 			}
 		default:
 			return nil, refused(err)
@@ -356,48 +469,55 @@ func (w *Runner) trigger(ctx context.Context, accountID string, opts RunOptions)
 	}
 }
 
-// unidentified: the trigger r looks for queued a backup (queued), or may
-// have, and err says why it was not found; Misdated is for the next look.
-func (r *Rule) unidentified(queued bool, err error) Outcome {
-	return Outcome{Kind: NotIdentified, TriggeredAt: r.Began, TriggeredOnService: r.BeganOnService, Confirmed: queued, Err: err, Misdated: r.Misdated}
+// unexplainedError says why a backup listed below the mark since stops a resend.
+func unexplainedError(b client.Backup) error {
+	return fmt.Errorf("backup %s (%s, created_at %s) is listed since the trigger, below backups listed before it "+
+		"(a clock set back, or a listing that lags): it may be this trigger's, so the trigger is not sent again", b.ID, b.Status, stamp(b.CreatedAt))
 }
 
 // conflictAfterUncertain reads a 409 after an unknown outcome: a backup in
-// progress started since the trigger is its own; an older one, the 409 stands.
-func (w *Runner) conflictAfterUncertain(ctx context.Context, mine *Rule, conflict error) (*Triggered, Outcome) {
-	newest, err := w.newest(ctx, mine.AccountID)
+// progress listed before the trigger is another's, and the 409 stands; one
+// listed above the mark started since, and counts; none listed yet (a
+// lagging listing) is looked for.
+func (w *Runner) conflictAfterUncertain(ctx context.Context, mine Rule, conflict error) (*Triggered, Outcome) {
+	l, err := w.look(ctx, mine.AccountID)
 	if err != nil {
-		return nil, mine.unidentified(true, errors.Join(conflict, err))
+		return nil, Outcome{Kind: NotIdentified, Confirmed: true, Err: errors.Join(conflict, err)}
 	}
-	if newest != nil && client.InProgress(newest.Status) {
-		rule := w.measured(*mine)
-		if err := rule.Check(*newest, Identified); err != nil {
-			if !rule.mayBeOwn(*newest) {
-				return nil, refused(conflict)
-			}
-			// Maybe its own, and refused: never waited out and queued again.
-			return nil, mine.unidentified(true, errors.Join(conflict, err))
-		}
+	running := inProgress(l.page)
+	found := mine.Identify(l.page)
+	switch {
+	case running != nil && mine.Mark.Has(running.ID):
+		return nil, refused(conflict)
+	case found != nil:
+		return &Triggered{Backup: *found, Page: &l.page, Recovered: true}, Outcome{}
+	case running != nil:
+		// In progress, not listed before, yet listed below what was: it is
+		// neither waited out as another's nor sent again.
+		return nil, Outcome{Kind: NotIdentified, Confirmed: true, Err: errors.Join(conflict, unexplainedError(*running))}
 	}
-	// Ours, or not listed yet (a lagging listing): look for it.
-	return w.identify(ctx, nil, mine, true)
+	tr, err := w.identify(ctx, nil, mine, true)
+	if tr == nil {
+		return nil, Outcome{Kind: NotIdentified, Confirmed: true, Err: err}
+	}
+	return tr, Outcome{}
 }
 
 // identify finds a backup the service accepted, for IdentifyWithin and,
-// when the context ends first, once more, detached.
-func (w *Runner) identify(ctx context.Context, acct *client.Account, mine *Rule, recovered bool) (*Triggered, Outcome) {
-	found, err := w.lookFor(ctx, mine, w.set.IdentifyWithin)
+// when the context ends first, once more, detached; nil and why not.
+func (w *Runner) identify(ctx context.Context, acct *client.Account, mine Rule, recovered bool) (*Triggered, error) {
+	found, page, err := w.lookFor(ctx, mine, w.set.IdentifyWithin)
 	if found == nil && ctx.Err() != nil {
-		found, err = w.lookDetached(ctx, mine)
+		found, page, err = w.lookDetached(ctx, mine)
 	}
 	if found == nil {
-		return nil, mine.unidentified(true, err)
+		return nil, err
 	}
-	return &Triggered{Account: acct, Backup: *found, Recovered: recovered}, Outcome{}
+	return &Triggered{Account: acct, Backup: *found, Page: page, Recovered: recovered}, nil
 }
 
 // lookDetached looks once (a look of no length) for the trigger's backup after ctx ended, briefly.
-func (w *Runner) lookDetached(ctx context.Context, mine *Rule) (*client.Backup, error) {
+func (w *Runner) lookDetached(ctx context.Context, mine Rule) (*client.Backup, *client.BackupsPage, error) {
 	dctx, cancel := detached(ctx)
 	defer cancel()
 	return w.lookFor(dctx, mine, 0)
@@ -409,59 +529,43 @@ const (
 	identifyMaxInterval = 8 * time.Second
 )
 
-// lookFor looks for the trigger's backup until within has passed; else it
-// returns the last error (ErrNotListed when the listing held none).
-func (w *Runner) lookFor(ctx context.Context, mine *Rule, within time.Duration) (*client.Backup, error) {
+// lookFor looks for the trigger's backup (Rule.Identify) until within has
+// passed, and returns it with the page it is on; else the last page read
+// and the last error (ErrNotListed when the listing held none).
+func (w *Runner) lookFor(ctx context.Context, mine Rule, within time.Duration) (*client.Backup, *client.BackupsPage, error) {
 	deadline := w.clock.Now().Add(within)
+	var last *client.BackupsPage
 	for interval := identifyInterval; ; interval = min(2*interval, identifyMaxInterval) {
-		found, err := w.findMine(ctx, mine)
-		if found != nil {
-			return found, nil
+		p, err := w.c.FirstBackupsPage(ctx, mine.AccountID)
+		if err == nil {
+			last = &p
+			if found := mine.Identify(p); found != nil {
+				return found, last, nil
+			}
 		}
 		err = cmp.Or(err, ErrNotListed)
 		if ctx.Err() != nil {
-			return nil, err
+			return nil, last, err
 		}
 		if left := deadline.Sub(w.clock.Now()); left <= 0 || clock.Sleep(ctx, w.clock, min(interval, left)) != nil {
-			return nil, err // the time ran out, or the context ended while asleep
+			return nil, last, err // the time ran out, or the context ended while asleep
 		}
 	}
 }
 
-// FindTriggered looks once for the backup of an unidentified record; nil,
-// nil when none is listed yet.
-func (w *Runner) FindTriggered(ctx context.Context, accountID string, r Record) (*client.Backup, error) {
-	return w.findMine(ctx, &Rule{AccountID: accountID, After: r.Since, Began: r.TriggeredAt, BeganOnService: r.TriggeredOnService, Misdated: r.Misdated})
+// FindTriggered looks once for the backup of an unidentified record: one
+// listed above the mark read before its trigger; nil, nil when none is
+// listed yet. page is the page read.
+func (w *Runner) FindTriggered(ctx context.Context, accountID string, r Record) (*client.Backup, *client.BackupsPage, error) {
+	if r.Prior == nil {
+		return nil, nil, errNoPrior
+	}
+	b, page, err := w.lookFor(ctx, Rule{AccountID: accountID, Mark: r.Prior}, 0)
+	if errors.Is(err, ErrNotListed) {
+		err = nil
+	}
+	return b, page, err
 }
 
-// findMine returns the account's newest backup when mine recognises it as
-// the trigger's, or why not when it may be its own all the same. A backup
-// found misdated stays refused in mine's later looks.
-func (w *Runner) findMine(ctx context.Context, mine *Rule) (*client.Backup, error) {
-	b, err := w.newest(ctx, mine.AccountID)
-	if b == nil {
-		return nil, err
-	}
-	rule := w.measured(*mine) // the service's clock as this listing's answer dates it
-	err = rule.Check(*b, Identified)
-	switch {
-	case err == nil:
-		return b, nil
-	case rule.mayBeOwn(*b):
-		mine.Misdated = cmp.Or(misdatedIn(err), mine.Misdated)
-		return nil, err
-	}
-	return nil, nil
-}
-
-// newest is the account's newest backup, as the service lists a new one;
-// nil when it lists none.
-func (w *Runner) newest(ctx context.Context, accountID string) (*client.Backup, error) {
-	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Max: 1}) {
-		if err != nil {
-			return nil, err
-		}
-		return &b, nil
-	}
-	return nil, nil
-}
+// errNoPrior: a record of a trigger not identified that holds no mark.
+var errNoPrior = errors.New("the record of this trigger holds no list of the backups listed before it (prior_backup_ids), so its backup cannot be told from another's")

@@ -41,7 +41,7 @@ var triggerFaults = []triggerFault{
 		// and never reports the old one.
 		name:  "lagging listing never claims an old backup",
 		setup: func(fs *faultyService) { fs.addOld(client.StatusSuccess, 365*24*time.Hour); fs.lag = 2 },
-		posts: 1, listings: 3, queued: 1,
+		posts: 1, listings: 4, queued: 1,
 	},
 	{
 		// The new backup never shows: after IdentifyWithin the error says
@@ -62,12 +62,61 @@ var triggerFaults = []triggerFault{
 		},
 	},
 	{
-		// Queued, but every listing fails: the error says so and carries
-		// the listing's error.
-		name:  "queued but listing fails",
-		setup: func(fs *faultyService) { fs.listingStatus = http.StatusInternalServerError },
+		// Queued, but every listing after the read before it fails: the
+		// error says so and carries the listing's error.
+		name: "queued but listing fails",
+		setup: func(fs *faultyService) {
+			fs.onListing = func(n int) {
+				if n > 1 {
+					fs.listingStatus = http.StatusInternalServerError
+				}
+			}
+		},
 		err:   unidentifiedQueued(client.ErrServer),
 		posts: 1, listings: -1, queued: 1,
+	},
+	{
+		// The read before the trigger fails: nothing could tell its
+		// backup from another's, so nothing is sent (fails closed).
+		name:   "the read before the trigger fails",
+		setup:  func(fs *faultyService) { fs.listingStatus = http.StatusBadGateway },
+		viaRun: true, run: RunOptions{WaitForCompletion: true},
+		err: func(o Outcome) bool {
+			return o.Kind == Refused && errors.Is(o.Err, errLookFailed) && errors.Is(o.Err, client.ErrServer)
+		},
+		posts: 0, listings: -1, queued: 0,
+	},
+	{
+		// The service's clock 30 s behind this machine's: identified by
+		// listing all the same, waited for, and it counts.
+		name: "the service clock 30 s behind",
+		setup: func(fs *faultyService) {
+			fs.skew, fs.runFor = -30*time.Second, time.Minute
+			fs.addOld(client.StatusSuccess, time.Hour)
+		},
+		viaRun: true, run: RunOptions{WaitForCompletion: true},
+		posts: 1, listings: -1, queued: 1,
+		extra: func(t *testing.T, _ *faultyService, _ time.Time, o Outcome) {
+			if o.Kind != Succeeded {
+				t.Errorf("outcome %d (%v); want it succeeded", o.Kind, o.Err)
+			}
+		},
+	},
+	{
+		// Four minutes behind, and the answer lost: found by listing, not sent again.
+		name: "reset after processing with the service clock 4 min behind",
+		setup: func(fs *faultyService) {
+			fs.skew = -4 * time.Minute
+			fs.addOld(client.StatusSuccess, time.Hour)
+			fs.resetPOSTs = 1
+		},
+		posts: 1, listings: -1, queued: 1, recovered: true,
+	},
+	{
+		// Four minutes ahead, a 202: identified.
+		name:  "the service clock 4 min ahead",
+		setup: func(fs *faultyService) { fs.skew = 4 * time.Minute; fs.addOld(client.StatusSuccess, time.Minute) },
+		posts: 1, listings: 2, queued: 1,
 	},
 	{
 		// Processed, answered by a reset connection, with the service's
@@ -139,7 +188,7 @@ func TestTriggerFaults(t *testing.T) {
 				}
 			} else {
 				var tr *Triggered
-				tr, o = c.trigger(context.Background(), fs.account, RunOptions{})
+				tr, o = triggerOnce(t, c, context.Background(), fs.account)
 				if tr != nil {
 					id, recovered = tr.Backup.ID, tr.Recovered
 				}

@@ -58,11 +58,12 @@ var mockTriggerFaults = []mockTriggerFault{
 		},
 	},
 	{
-		// A 429 refuses the request: retried after Retry-After, and the one
-		// listing is the trigger's look for its own backup, not a search.
+		// A 429 refuses the request: retried after Retry-After, and the two
+		// listings are the read before the trigger and its look for its own
+		// backup, not a search.
 		name:   "rate limited is retried",
 		faults: []mockservice.Fault{{Kind: mockservice.FaultOverload, Route: mockservice.RouteTrigger, Times: 1, RetryAfter: time.Second}},
-		posts:  2, listings: 1, queued: 1,
+		posts:  2, listings: 2, queued: 1,
 	},
 	{
 		name:   "truncated response is recognised",
@@ -101,7 +102,7 @@ var mockTriggerFaults = []mockTriggerFault{
 		name: "conflict with an older backup stays a conflict",
 		opts: mockservice.Options{PendingFor: time.Hour},
 		before: func(t *testing.T, f *fixture, id string) {
-			if tr, o := f.client.trigger(context.Background(), id, RunOptions{}); tr == nil {
+			if tr, o := triggerOnce(t, f.client, context.Background(), id); tr == nil {
 				t.Fatal(o.Err)
 			}
 			<-f.clock.After(time.Minute)
@@ -139,11 +140,16 @@ func TestTriggerAgainstMockFaults(t *testing.T) {
 			if tc.before != nil {
 				tc.before(t, f, id)
 			}
+			// The read before the trigger, then the faults: they play on the trigger.
+			l, err := f.client.look(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, fault := range tc.faults {
 				f.srv.AddFault(fault)
 			}
-			tr, o := f.client.trigger(context.Background(), id, RunOptions{})
-			err := o.Err
+			tr, o := f.client.trigger(context.Background(), id, l)
+			err = o.Err
 			switch {
 			case tc.err == nil && err != nil:
 				t.Fatalf("err = %v, want success", err)
@@ -192,7 +198,7 @@ func TestTriggerInterruptedAfterSendingIsRecognised(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close)
 	c := newRunner(t, client.Options{BaseURL: ts.URL, APIKey: srv.DemoKey(), Clock: newFakeClock()}, Settings{})
-	tr, o := c.trigger(ctx, acct, RunOptions{})
+	tr, o := triggerOnce(t, c, ctx, acct)
 	if err := o.Err; err != nil || !tr.Recovered || tr.Backup.ID == "" {
 		t.Fatalf("trigger = %+v, %v; want the backup it queued, recovered", tr, err)
 	}

@@ -7,8 +7,10 @@
 // inspection API (/_mock/*), then serves until interrupted. The key and the
 // ids differ on every run unless -seed is given; the admin token always does.
 // -roles adds an account or a key for every refusal the service can give,
-// and -fault switches faults on, so that failure paths can be rehearsed
-// without writing Go:
+// -fault switches faults on, and the admin API's failure controls pause an
+// account, fail its backups, hold one running, lose a trigger's answer,
+// answer in the service's place or move its clock, so that failure paths
+// can be rehearsed without writing Go:
 //
 //	go run ./internal/cmd/backup-mock -roles -fault overload,route=trigger_backup,times=2,retry-after=3s
 package main
@@ -109,7 +111,8 @@ func run() error {
 		fmt.Fprintf(os.Stderr, "backup-mock: %d fault(s) on; POST %s/_mock/reset (admin token, Content-Type: application/json) switches them off\n", len(faults), baseURL)
 	}
 	fmt.Fprintf(os.Stderr, "backup-mock: serving the Backup Service API at %s (inspection: %s/_mock/stats, "+
-		"with Authorization: Bearer $BACKUP_MOCK_ADMIN_TOKEN); Ctrl-C stops\n", baseURL, baseURL)
+		"failure controls: %s/_mock/accounts/{id}/{state,fail-backups,hold,lose-trigger-answer}, "+
+		"with Authorization: Bearer $BACKUP_MOCK_ADMIN_TOKEN); Ctrl-C stops\n", baseURL, baseURL, baseURL)
 	if *envFile != "" {
 		if err := writeEnvFile(*envFile, settings); err != nil {
 			return err

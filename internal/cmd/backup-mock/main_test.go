@@ -184,6 +184,57 @@ func TestCommand(t *testing.T) {
 	}
 }
 
+// The command serves the failure controls: a paused account's trigger
+// answers 422, a lost answer is a closed connection, and a reset undoes
+// both.
+func TestCommandFailureControls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the command")
+	}
+	t.Parallel()
+	r := startCommand(t, "-running", "10m") // the lost answer's backup runs on past the reset
+	base, key, token := r.env["BACKUP_BASE_URL"], r.env["BACKUP_API_KEY"], r.env["BACKUP_MOCK_ADMIN_TOKEN"]
+	account := "/_mock/accounts/" + mockservice.ExampleAccountID
+	trigger := func() (int, error) {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/api/v1/accounts/"+mockservice.ExampleAccountID+"/backup", nil)
+		req.Header.Set("X-API-Key", key)
+		res, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+		if err != nil {
+			return 0, err
+		}
+		_ = res.Body.Close()
+		return res.StatusCode, nil
+	}
+	admin := func(path, body string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = res.Body.Close()
+		if res.StatusCode != http.StatusNoContent {
+			t.Fatalf("POST %s %s: %d", path, body, res.StatusCode)
+		}
+	}
+	admin(account+"/state", `{"state": "paused"}`)
+	if got, err := trigger(); err != nil || got != http.StatusUnprocessableEntity {
+		t.Fatalf("a paused account's trigger: %d, %v; want 422", got, err)
+	}
+	admin(account+"/state", `{"state": "active"}`)
+	admin(account+"/lose-trigger-answer", `{"how": "drop"}`)
+	if got, err := trigger(); err == nil {
+		t.Fatalf("a lost answer: %d, want a closed connection", got)
+	}
+	admin(account+"/state", `{"state": "paused"}`)
+	admin("/_mock/reset", "")
+	if got, err := trigger(); err != nil || got != http.StatusConflict {
+		t.Errorf("after a reset: %d, %v; want 409, the lost answer's backup in progress", got, err)
+	}
+}
+
 // -env-file holds the key and the admin token: the file ends with mode
 // 0600 even when a file of that name existed with a wider mode.
 func TestEnvFileIsPrivateEvenWhenItExisted(t *testing.T) {

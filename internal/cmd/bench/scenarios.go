@@ -250,9 +250,10 @@ func benchRequests(ctx context.Context, h *harness, r *report, _ int) error {
 		want              int
 	}
 	ops := []op{
-		{"create `backup_trigger` (no wait)", triggers(ids[2:3], ""), "POST the trigger; GET the first backups page to learn the backup id (the POST answers with the account)", nil, 2},
+		{"create `backup_trigger` (no wait)", triggers(ids[2:3], ""), "GET the first backups page before the trigger (what is listed then is not this trigger's backup); POST the trigger; " +
+			"GET the first page again to learn the backup id (the one listed above those; the POST answers with the account)", nil, 3},
 		{"create `backup_trigger` with `wait_for_completion` (backup done within the first 2 s poll interval)", triggers(ids[3:4], "  wait_for_completion = true\n"),
-			"the two above, then one poll after the first interval; the id lookup doubles as the first look at the status", nil, 3},
+			"the three above, then one poll after the first interval; the id lookup doubles as the first look at the status, and the poll's page as the next change's floor", nil, 4},
 		{"refresh of one `backup_trigger`", triggers(ids[2:3], ""), "GET the backups page that holds the backup (the first, for a recent one)", []string{"plan", "-input=false"}, 1},
 		{"`backup_token`", `data "backup_token" "t" {}`, "GET /token", nil, 1},
 		{"`backup_account`", fmt.Sprintf(`data "backup_account" "a" { id = %q }`, ids[0]), "GET the account", nil, 1},

@@ -1,0 +1,60 @@
+package workflow
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Which backup counts reads no clock: the service's clock (the Date of an
+// answer, client.AnswerTime, which a page carries as At) is read only where
+// the user asked for a duration: a backup's age for reuse_within (Reusable,
+// ageOf), the grace before a resend (graceOver), and the trigger's start that
+// this grace is measured from (trigger). The client keeps no clock offset to
+// read. (Identify, Above, MarkOf and Unexplained read none.)
+func TestOnlyDurationsReadTheServiceClock(t *testing.T) {
+	t.Parallel()
+	allowed := []string{"Reusable", "ageOf", "graceOver", "trigger"}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(fset, name, src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				switch sel.Sel.Name {
+				case "At", "AnswerTime", "ClockOffset":
+					if !slices.Contains(allowed, fn.Name.Name) {
+						t.Errorf("%s: %s reads %s: only %v may read the service's clock", fset.Position(sel.Pos()), fn.Name.Name, sel.Sel.Name, allowed)
+					}
+				}
+				return true
+			})
+		}
+	}
+}
