@@ -1386,6 +1386,9 @@ func (tr *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if simTrace {
 			fmt.Printf("%s %s %s %s -> %d %s\n", time.Now().UTC().Format("15:04:05.000"), label, req.Method, req.URL.Path, rec.Code,
 				rec.Header().Get("Date"))
+			if simTraceBodies {
+				fmt.Printf("\t%s\n", rec.Body.String())
+			}
 		}
 		return rec.Result(), nil
 	case <-req.Context().Done():
@@ -1398,6 +1401,9 @@ func (tr *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // simTrace prints every request (SIM_TRACE=1), to read a replay.
 var simTrace = os.Getenv("SIM_TRACE") != ""
+
+// simTraceBodies prints each answer's body too (SIM_TRACE=bodies).
+var simTraceBodies = os.Getenv("SIM_TRACE") == "bodies"
 
 func (w *simWorld) dynamic(s *tfprotov6.Schema, v tftypes.Value) *tfprotov6.DynamicValue {
 	dv, err := tfprotov6.NewDynamicValue(s.ValueType(), v)
