@@ -64,6 +64,13 @@ const (
 	// recorded, and queues a second. Not among the guide's four; no
 	// client can get around it. See checkDuplicates.
 	grantCreateFirst simGrant = "create_before_destroy replaced a tainted trigger of the same change"
+	// grantBetweenAttempts: an operation whose result reached the object
+	// recorded the listing before its trigger (prior_backup_ids), and its
+	// change's next attempt counts any backup listed above it: one that
+	// started after the change's first such attempt began, while none ran,
+	// before the change went ahead. It was taken after the previous change
+	// and before this one, as the change's own are.
+	grantBetweenAttempts simGrant = "started between two attempts of the change"
 	// grantReuseWithin: the user's own: with reuse_within, a backup that
 	// started within reuse_within before the operation began (on true
 	// time, to the second) and after the previous change of the resource
@@ -400,6 +407,9 @@ func (w *simWorld) counts(chain *simChain, b mockservice.BackupTruth) (simGrant,
 		if lag := w.longestLag(op.start, op.end); lag > 0 && !b.CreatedAt.Before(op.start.Add(-lag)) && b.CreatedAt.Before(op.start) {
 			return grantLaggingListing, true
 		}
+	}
+	if first := chain.ops[0]; len(chain.ops) > 1 && !b.CreatedAt.Before(first.start) && b.CreatedAt.Before(chain.last().start) {
+		return grantBetweenAttempts, true
 	}
 	for _, op := range chain.ops {
 		if g, ok := w.reused(chain.change, op, b); ok {
@@ -997,6 +1007,12 @@ func TestSimGrantsAreNarrow(t *testing.T) {
 		{"the previous change unknown to the create", func(x world) {
 			x.op.reuse, x.op.floorUnknown, x.chain.change.prevAhead = reuse, true, t0.Add(-time.Minute)
 		}, at(t0.Add(-2 * time.Minute)), grantFloorUnknown, true},
+		{"between two attempts of the change", func(x world) { x.chain.ops = append(x.chain.ops, x.op.retried(time.Hour)) },
+			at(t0.Add(time.Minute + nano)), grantBetweenAttempts, true},
+		{"before the first of two attempts of the change", func(x world) { x.chain.ops = append(x.chain.ops, x.op.retried(time.Hour)) },
+			at(t0.Add(-nano)), "", false},
+		{"after the last of two attempts of the change", func(x world) { x.chain.ops = append(x.chain.ops, x.op.retried(time.Hour)) },
+			at(t0.Add(time.Hour + 2*time.Minute + nano)), "", false},
 		{"the previous change unknown to the create, beyond reuse_within", func(x world) {
 			x.op.reuse, x.op.floorUnknown, x.chain.change.prevAhead = reuse, true, t0.Add(-time.Minute)
 		}, at(edge.Add(-nano)), "", false},
@@ -1012,6 +1028,11 @@ func TestSimGrantsAreNarrow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// retried is the next attempt of op's change, after.
+func (op *simResOp) retried(after time.Duration) *simResOp {
+	return &simResOp{label: op.label + "-again", start: op.start.Add(after), end: op.end.Add(after)}
 }
 
 // A guard's destroy continues the one that stopped last only within that
