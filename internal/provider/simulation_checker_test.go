@@ -71,6 +71,16 @@ const (
 	// before the change went ahead. It was taken after the previous change
 	// and before this one, as the change's own are.
 	grantBetweenAttempts simGrant = "started between two attempts of the change"
+	// grantUnpairedReplacement: Terraform tells a provider nothing that
+	// pairs a replacement with the trigger it replaces (a tainted object's
+	// replacement is planned as a new object; its Delete and Create are two
+	// calls), so a create adopts the backup of the trigger of its account
+	// deleted in the same command with the same triggers value, whose change
+	// never went ahead: a trigger of that workspace created with the value
+	// another was tainted with takes that one's backup. Not among the
+	// guide's four; no client can get around it (see the lifecycle guide's
+	// replacement section).
+	grantUnpairedReplacement simGrant = "a create took the backup of another trigger deleted with its triggers value (Terraform)"
 	// grantReuseWithin: the user's own: with reuse_within, a backup that
 	// started within reuse_within before the operation began (on true
 	// time, to the second) and after the previous change of the resource
@@ -411,12 +421,33 @@ func (w *simWorld) counts(chain *simChain, b mockservice.BackupTruth) (simGrant,
 	if first := chain.ops[0]; len(chain.ops) > 1 && !b.CreatedAt.Before(first.start) && b.CreatedAt.Before(chain.last().start) {
 		return grantBetweenAttempts, true
 	}
+	if w.unpaired(chain, b) {
+		return grantUnpairedReplacement, true
+	}
 	for _, op := range chain.ops {
 		if g, ok := w.reused(chain.change, op, b); ok {
 			return g, true
 		}
 	}
 	return "", false
+}
+
+// unpaired says whether the chain's last operation, a trigger's create, may
+// have taken b as the backup of another trigger of its workspace and account
+// with its triggers value, queued for a change that never went ahead
+// (grantUnpairedReplacement).
+func (w *simWorld) unpaired(chain *simChain, b mockservice.BackupTruth) bool {
+	last := chain.last()
+	w.mu.Lock()
+	q := w.ops[b.QueuedBy]
+	w.mu.Unlock()
+	if q == nil || q.change == nil || q.change == chain.change || last.kind != simOpCreate ||
+		q.change.kind != simTriggerChange || chain.change.kind != simTriggerChange || last.a == nil || q.a.cmd.ws != last.a.cmd.ws {
+		return false
+	}
+	value := func(c *simChange) string { return c.key[strings.LastIndex(c.key, "@"):] }
+	notAhead := q.change.aheadAt.IsZero() || q.change.aheadAt.After(last.start)
+	return value(q.change) == value(chain.change) && slices.Equal(q.accounts, last.accounts) && notAhead && q.start.Before(last.start)
 }
 
 // reused says whether b started within op's reuse_within, after the
