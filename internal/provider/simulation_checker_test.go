@@ -462,9 +462,14 @@ func (w *simWorld) reused(c *simChange, op *simResOp, b mockservice.BackupTruth)
 	setBack := max(0, b.StampOffset-w.lowestOffset(op.start, op.end))
 	stampedAhead := !b.CreatedAt.Before(op.start.Add(-op.reuse - simDatedToTheSecond - setBack))
 	floor := !c.prevAhead.IsZero() && !b.CreatedAt.After(c.prevAhead)
+	// The floor is the listing read as the previous change went ahead: a
+	// lagging one hid what started up to the lag before (stated limit 2).
+	hidden := floor && b.CreatedAt.After(c.prevAhead.Add(-w.longestLag(c.prevAhead, c.prevAhead)))
 	switch {
 	case floor && op.floorUnknown && within:
 		return grantFloorUnknown, true
+	case hidden && (within || stampedAhead):
+		return grantLaggingListing, true
 	case floor:
 		return "", false
 	case c.kind == simActionChange && (within || stampedAhead) && !c.lastInvocation.IsZero() && !b.CreatedAt.After(c.lastInvocation):
@@ -1044,6 +1049,14 @@ func TestSimGrantsAreNarrow(t *testing.T) {
 			at(t0.Add(-nano)), "", false},
 		{"after the last of two attempts of the change", func(x world) { x.chain.ops = append(x.chain.ops, x.op.retried(time.Hour)) },
 			at(t0.Add(time.Hour + 2*time.Minute + nano)), "", false},
+		{"hidden by the listing's lag as the previous change went ahead", func(x world) {
+			x.op.reuse, x.chain.change.prevAhead = reuse, t0.Add(-time.Minute)
+			x.w.svc.lags = []simAt{{t0.Add(-time.Hour), 20 * time.Second}}
+		}, at(t0.Add(-time.Minute - 20*time.Second + nano)), grantLaggingListing, true},
+		{"before the listing's lag as the previous change went ahead", func(x world) {
+			x.op.reuse, x.chain.change.prevAhead = reuse, t0.Add(-time.Minute)
+			x.w.svc.lags = []simAt{{t0.Add(-time.Hour), 20 * time.Second}}
+		}, at(t0.Add(-time.Minute - 20*time.Second)), "", false},
 		{"the previous change unknown to the create, beyond reuse_within", func(x world) {
 			x.op.reuse, x.op.floorUnknown, x.chain.change.prevAhead = reuse, true, t0.Add(-time.Minute)
 		}, at(edge.Add(-nano)), "", false},
