@@ -65,7 +65,7 @@ const (
 // followUps is what each caller says, in columns: create, resume, destroy, invoke.
 var followUps = [...][4]string{
 	timeoutName:  {"timeouts.create", "timeouts.create", "timeouts.delete", "timeouts.invoke"},
-	stopsSummary: {2: "Destroy stopped: the wait for its backup was interrupted", 3: "Interrupted before the backup was seen to succeed"},
+	stopsSummary: {2: "The wait for its backup was interrupted", 3: "Interrupted before the backup was seen to succeed"},
 	settingsFrom: {2: "A destroy uses timeouts.delete, on_conflict and resume_within as the state holds them: change them and apply before " +
 		"destroying again (with the guard's block removed, they cannot change; see Troubleshooting)."},
 	wayOut: {2: "If the account cannot be backed up and the destroy must go ahead without a backup, name it in the provider's " +

@@ -177,7 +177,9 @@ func TestAccOnDestroyReuseWithin(t *testing.T) {
 	c := newCLI(t, e, e.config(guardedDatabase(id, "  reuse_within = \"30m\"\n")))
 	c.run("apply", "-auto-approve", "-no-color")
 	out := c.run("destroy", "-auto-approve", "-no-color")
-	if !strings.Contains(out, "Destroyed after backup bkp_reuseguarded0001") || !strings.Contains(out, "2 destroyed") {
+	flat := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, "The backup_on_destroy of account "+id+" was destroyed after backup bkp_reuseguarded0001") ||
+		!strings.Contains(flat, "is within reuse_within (30m)") || !strings.Contains(out, "2 destroyed") {
 		t.Errorf("the destroy did not go ahead on the recent backup, or did not say so:\n%s", out)
 	}
 	if q := e.srv.BackupsQueued(id); q != 0 {
