@@ -30,16 +30,16 @@ func guardOutcomes() map[string]workflow.Outcome {
 			Detail: detail, RequestID: requestID}
 	}
 	return map[string]workflow.Outcome{
-		"interrupted":  {Kind: workflow.Interrupted, Backup: &running, Waited: 3 * time.Second, Err: context.Canceled},
-		"timed out":    {Kind: workflow.TimedOut, Backup: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
-		"failed":       {Kind: workflow.Failed, Backup: &failed, Err: errors.New("backup " + guardBkp + " ended with status \"failed\": export refused")},
-		"unfollowed":   {Kind: workflow.Unfollowed, Backup: &running, Waited: time.Minute, Err: api(503, "Service Unavailable", "")},
-		"unreadable":   {Kind: workflow.Unreadable, BackupID: guardBkp, Err: api(500, "Internal Server Error", "")},
-		"unidentified": {Kind: workflow.NotIdentified, TriggeredAt: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), Confirmed: true, Err: workflow.ErrNotListed},
+		"interrupted":         {Kind: workflow.Interrupted, Backup: &running, Waited: 3 * time.Second, Err: context.Canceled},
+		"timed out":           {Kind: workflow.TimedOut, Backup: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
+		"failed":              {Kind: workflow.Failed, Backup: &failed, Err: errors.New("backup " + guardBkp + " ended with status \"failed\": export refused")},
+		"unfollowed":          {Kind: workflow.Unfollowed, Backup: &running, Waited: time.Minute, Err: api(503, "Service Unavailable", "")},
+		"unreadable":          {Kind: workflow.Unreadable, BackupID: guardBkp, Err: api(500, "Internal Server Error", "")},
+		"unidentified":        {Kind: workflow.NotIdentified, TriggeredAt: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), Confirmed: true, Err: workflow.ErrNotListed},
 		"conflict waited out": {Kind: workflow.ConflictNotOver, Running: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
 		"conflict, on_conflict fail": {Kind: workflow.Refused,
 			Err: api(409, "Conflict", "A backup for account "+guardAcct+" is already in progress.")},
-		"paused": {Kind: workflow.Refused, Err: api(422, "Unprocessable Entity", "Account "+guardAcct+" is not in a backupable state: paused")},
+		"paused":    {Kind: workflow.Refused, Err: api(422, "Unprocessable Entity", "Account "+guardAcct+" is not in a backupable state: paused")},
 		"not found": {Kind: workflow.Refused, Err: api(404, "Not Found", "No account "+guardAcct+".")},
 		"reuse refused, then failed": {Kind: workflow.Failed, Backup: &failed, ReuseRefused: workflow.ErrNoEarlierChange,
 			Err: errors.New("backup " + guardBkp + " ended with status \"failed\": export refused")},

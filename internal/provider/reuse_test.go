@@ -63,7 +63,10 @@ resource "backup_trigger" %q {
 	e.srv.AddHistory(accounts["outside"], mockservice.BackupSpec{CreatedAt: now.Add(-35 * time.Minute)})
 	e.srv.ResetStats()
 	c.write(e.config(config("v2")))
-	c.run("apply", "-auto-approve", "-no-color")
+	// A reuse is what reuse_within asks for: it shows in reused, not as a warning on every run.
+	if out := c.run("apply", "-auto-approve", "-no-color"); strings.Contains(out, "Warning") {
+		t.Errorf("an apply that reused backups as asked warns:\n%s", out)
+	}
 	for name, want := range map[string]struct {
 		id     string
 		reused bool
