@@ -264,3 +264,20 @@ func TestALongWaitSaysItGoesOnEveryMinute(t *testing.T) {
 		}
 	}
 }
+
+// A trigger whose own backup the listing shows under another account (the
+// mock's record-quirk other_account) never identifies it: it looks for it
+// for IdentifyWithin, then stops, with no second trigger.
+func TestABackupListedUnderAnotherAccountIsNeverIdentified(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 37}, nil)
+	acct := f.srv.AccountIDs()[0]
+	f.srv.SetRecordQuirk(acct, mockservice.QuirkOtherAccount)
+	o := f.client.run(context.Background(), acct, RunOptions{WaitForCompletion: true})
+	if o.Kind != NotIdentified || !o.Confirmed || o.Backup != nil {
+		t.Fatalf("run = %+v, want a confirmed trigger whose backup is not identified", o)
+	}
+	if n := f.srv.BackupsQueued(acct); n != 1 {
+		t.Errorf("%d backups queued, want 1", n)
+	}
+}
