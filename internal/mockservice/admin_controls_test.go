@@ -2,8 +2,8 @@ package mockservice
 
 import (
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
