@@ -175,7 +175,7 @@ func TestAccTriggerConflictFail(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config: e.config(triggerConfig(id, "  on_conflict = \"fail\"\n")),
 			ExpectError: errorWithRequestID("Unable to trigger a backup of account "+id, 409, "Conflict",
-				"A backup for account "+id+" is already in progress.", `on_conflict is "fail"`),
+				"A backup for account "+id+" is already in progress.", `With on_conflict = "fail", the provider does not wait for that backup to end`),
 		}},
 	})
 	if n := e.srv.BackupsQueued(id); n != 1 {
