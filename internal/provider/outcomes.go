@@ -116,7 +116,15 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 			fmt.Sprintf("No recent backup was reused: %v. A new backup was taken instead. %s", o.ReuseRefused, advice))
 	}
 	switch o.Kind {
-	case workflow.Succeeded, workflow.NotWaited:
+	case workflow.Succeeded:
+	case workflow.NotWaited:
+		if !o.Good(false) {
+			// Not waited for, yet already seen to have ended badly: the change must not go ahead.
+			if o.Err == nil {
+				o.Err = fmt.Errorf("backup %s of account %s reads %q, but its record contradicts itself", o.Backup.ID, accountID, o.Backup.Status)
+			}
+			reportFailed(diags, by, o)
+		}
 	case workflow.Interrupted:
 		summary, add := "Waiting for the backup was interrupted", diags.AddWarning
 		if stops := by.says(stopsSummary); stops != "" {
@@ -134,12 +142,7 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 		addAPIError(diags, fmt.Sprintf("Unable to follow backup %s of account %s (last seen %s, after waiting %s)",
 			o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second)), o.Err)
 	case workflow.Failed:
-		summary, what := "Backup did not succeed", fmt.Sprintf("Backup %s of account %s ended with status %q: %s", o.Backup.ID, accountID, o.Backup.Status, o.Reason())
-		if o.Backup.Status == client.StatusSuccess {
-			summary, what = "Backup does not count for this change", describeError(o.Err)+": a success whose record contradicts itself, "+
-				"or that started before this change, is not a good backup for it."
-		}
-		diags.AddError(summary, strings.TrimSpace(fmt.Sprintf("%s\n\n%s %s", what, by.says(onFailure), by.says(wayOut))))
+		reportFailed(diags, by, o)
 	case workflow.Unreadable:
 		addAPIError(diags, fmt.Sprintf("Unable to read backup %s of account %s", o.BackupID, accountID), o.Err)
 	case workflow.NotIdentified:
@@ -170,6 +173,16 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 	default:
 		diags.AddError(summary, fmt.Sprintf("The run ended in an outcome this release does not know (%d): no good backup.", o.Kind))
 	}
+}
+
+// reportFailed says that the backup ended, and not in a success that counts.
+func reportFailed(diags *diag.Diagnostics, by caller, o workflow.Outcome) {
+	summary, what := "Backup did not succeed", fmt.Sprintf("Backup %s of account %s ended with status %q: %s", o.Backup.ID, o.AccountID, o.Backup.Status, o.Reason())
+	if o.Backup.Status == client.StatusSuccess {
+		summary, what = "Backup does not count for this change", describeError(o.Err)+": a success whose record contradicts itself, "+
+			"or that started before this change, is not a good backup for it."
+	}
+	diags.AddError(summary, strings.TrimSpace(fmt.Sprintf("%s\n\n%s %s", what, by.says(onFailure), by.says(wayOut))))
 }
 
 // refused says why no backup was queued.

@@ -51,6 +51,9 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 			diag.SeverityError, "Backup still in progress", []string{"still running after waiting 5m0s", "({timeout} is 5m0s)", "Raise {timeout}"}, func(c caller) string { return c.says(onTimeout) }, false},
 		{"backup failed", workflow.Outcome{Kind: workflow.Failed, Backup: &failed, Err: errors.New("backup bkp_0123456789abcdef ended with status \"failed\": export refused")},
 			diag.SeverityError, "Backup did not succeed", []string{`status "failed"`, "export refused"}, func(c caller) string { return c.says(onFailure) }, false},
+		// Not waited for, but already listed as failed (simulation seed 631): the change must not go ahead.
+		{"not waited for, already failed", workflow.Outcome{Kind: workflow.NotWaited, Backup: &failed},
+			diag.SeverityError, "Backup did not succeed", []string{`status "failed"`, "export refused"}, func(c caller) string { return c.says(onFailure) }, false},
 		{"conflict wait timed out", workflow.Outcome{Kind: workflow.ConflictNotOver, Running: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"already in progress", "({timeout} is 5m0s)", "No backup was queued", "Raise {timeout}"}, nil, false},
 		{"conflict wait interrupted", workflow.Outcome{Kind: workflow.ConflictNotOver, Running: &running, Err: context.Canceled},

@@ -459,8 +459,17 @@ func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, op
 	}
 	// Not adopted, its backup is the previous change's: a new one counts above its floor too.
 	opts.Since = old.Record.Floor()
+	var above *workflow.Mark
 	if replaced {
 		opts.Since = workflow.Union(others, opts.Since)
+		// Terraform does not say which deleted trigger this create replaces: adopted, the backup must
+		// have been listed after the change of every other trigger of the account deleted here went
+		// ahead, so that it stands for whichever this one is (none known: a new backup).
+		above = others
+	}
+	if replaced && others == nil {
+		// A deleted trigger's floor is unknown: no backup can be shown to stand for this change.
+		return w.Run(ctx, accountID, opts), workflow.Record{Prior: opts.Since}
 	}
 	follow := old.Record.Unconfirmed()
 	if follow.Phase == workflow.PhaseUnidentified && replaced && others != nil {
@@ -468,7 +477,7 @@ func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, op
 		follow.Prior = workflow.Union(follow.Prior, others)
 	}
 	tflog.Info(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
-	o := w.Follow(ctx, accountID, follow, workflow.FollowOptions{RunOptions: opts, Counts: old.Record.Adoptable, Renew: true})
+	o := w.Follow(ctx, accountID, follow, workflow.FollowOptions{RunOptions: opts, Counts: old.Record.Adoptable, Renew: true, Above: above})
 	if o.Kind == workflow.Unreadable {
 		// Unread is not gone: a new backup could be a second for this change.
 		return o, old.Record
@@ -521,19 +530,29 @@ func (s *commandState) floor(accountID string) (m *workflow.Mark, replaced bool)
 	return m, len(s.replaced[accountID]) > 0
 }
 
-// take returns and forgets a deleted trigger of the account with the same
-// triggers and a backup to adopt (a refused replacement has none), if any.
+// take returns and forgets the deleted trigger of the account with the same
+// triggers and a backup to adopt (a refused replacement has none), if there
+// is exactly one: Terraform names neither to the provider, so two such are
+// told apart by nothing, and neither is adopted.
 func (s *commandState) take(accountID, triggers string) (replacedTrigger, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.replaced[accountID]
+	found := -1
 	for i, t := range list {
 		if t.triggers == triggers && t.Record.Phase != workflow.PhaseNone {
-			s.replaced[accountID] = append(list[:i:i], list[i+1:]...)
-			return t, true
+			if found >= 0 {
+				return replacedTrigger{}, false
+			}
+			found = i
 		}
 	}
-	return replacedTrigger{}, false
+	if found < 0 {
+		return replacedTrigger{}, false
+	}
+	t := list[found]
+	s.replaced[accountID] = append(list[:found:found], list[found+1:]...)
+	return t, true
 }
 
 // reportUnidentified says what is known of an unidentified trigger (its account, triggered_at and

@@ -172,17 +172,14 @@ func (r Rule) Check(b client.Backup, stage Stage) error {
 }
 
 // Identify is the operation's backup as p lists it: of the backups above
-// the mark, the one in progress (the service runs one at a time), else the
-// newest listed; nil when p lists none above it. Each of them started after
-// the operation's read, so any keeps its promise.
+// the mark, the oldest listed; nil when p lists none above it. Each of them
+// started after the operation's read, so any keeps its promise; the first to
+// start since is the trigger's own (one backup runs at a time, and the read
+// is a moment before the POST), while a look made minutes later also lists
+// the backups other pipelines queued after it ended.
 func (r Rule) Identify(p client.BackupsPage) *client.Backup {
 	above := r.Mark.Above(p)
-	for i := range above {
-		if client.InProgress(above[i].Status) && r.Check(above[i], Identified) == nil {
-			return &above[i]
-		}
-	}
-	for i := range above {
+	for i := len(above) - 1; i >= 0; i-- {
 		if r.Check(above[i], Identified) == nil {
 			return &above[i]
 		}

@@ -184,8 +184,10 @@ func TestRuleIdentify(t *testing.T) {
 		page client.BackupsPage
 		want string // "": none
 	}{
-		{"the one in progress", page(false, lb("d", stSuccess, 2*time.Hour), lb("r", stRunning, time.Hour), old), "bkp_r000000000000000"},
-		{"else the newest listed", page(false, lb("d", stSuccess, 2*time.Hour), lb("f", stFailed, time.Hour), old), "bkp_d000000000000000"},
+		{"the oldest listed above the mark, in progress", page(false, lb("d", stSuccess, 2*time.Hour), lb("r", stRunning, time.Hour), old), "bkp_r000000000000000"},
+		{"the oldest listed above the mark, whatever its status", page(false, lb("d", stSuccess, 2*time.Hour), lb("f", stFailed, time.Hour), old), "bkp_f000000000000000"},
+		// A look minutes later: its own ended, another pipeline's runs since (seed 110 of the simulation took that one).
+		{"its own, ended, under another's in progress", page(false, lb("r", stRunning, 2*time.Hour), lb("d", stSuccess, time.Hour), old), "bkp_d000000000000000"},
 		{"never one of another account", page(false, other, old), ""},
 		{"none above the mark", page(false, old), ""},
 		{"none listed below it", page(false, old, lb("r", stRunning, time.Hour)), ""},

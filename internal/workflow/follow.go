@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -18,6 +19,23 @@ type FollowOptions struct {
 	// Renew queues a new backup (with RunOptions.Since) when the recorded
 	// one no longer counts; without it Follow returns what it read.
 	Renew bool
+	// Above, when set, is a mark the recorded backup must be listed above on
+	// the first page to count: it started after every change that mark
+	// stands for went ahead (a replacement that cannot tell which of the
+	// replaced triggers it is).
+	Above *Mark
+}
+
+// stands says whether b, recorded and read by its id (on page, when it is
+// on the first one), still counts for the follow's change.
+func (o FollowOptions) stands(b client.Backup, page *client.BackupsPage) bool {
+	if o.Counts != nil && !o.Counts(b) {
+		return false
+	}
+	if o.Above == nil {
+		return true
+	}
+	return page != nil && slices.ContainsFunc(o.Above.Above(*page), func(x client.Backup) bool { return x.ID == b.ID })
 }
 
 // Follow carries on with the backup of a record (see follow).
@@ -72,7 +90,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 	}
 	// A backup found above the mark read before its trigger is that
 	// trigger's own: it is followed whatever it became.
-	if opts.Counts != nil && r.BackupID != "" && !opts.Counts(*b) {
+	if (opts.Counts != nil || opts.Above != nil) && r.BackupID != "" && !opts.stands(*b, page) {
 		if opts.Renew {
 			return w.run(ctx, accountID, opts.RunOptions)
 		}

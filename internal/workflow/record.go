@@ -291,16 +291,15 @@ func (r Record) Next(waitedBefore, waitsNow bool) Step {
 func (r Record) TakesConfigTriggers() bool { return r.Phase == PhaseImported }
 
 // Adoptable: a replaced trigger's backup b stands for its replacement (of
-// the same triggers): in progress, or good for a change that never went
-// ahead. A change that went ahead with it asks for a new one.
+// the same triggers) while it is in progress or good, for a change that
+// never went ahead. A change that went ahead with it asks for a new one,
+// even while it runs: the replacement may be another trigger created with
+// those triggers, which Terraform does not tell apart.
 func (r Record) Adoptable(b client.Backup) bool {
-	switch {
-	case client.InProgress(b.Status):
-		return true
-	case !b.Good():
+	if r.Ahead || r.Phase == PhaseImported {
 		return false
 	}
-	return !r.Ahead && r.Phase != PhaseImported
+	return client.InProgress(b.Status) || b.Good()
 }
 
 // Unconfirmed is the record as a replacement follows it: an unidentified
