@@ -25,7 +25,7 @@ import (
 // and two that make the service misreport, for the provider's own paths
 // (which backup counts) rather than a module's:
 //
-//	POST /_mock/accounts/{id}/record-quirk         {"quirk": "no_completed_at"}
+//	POST /_mock/accounts/{id}/record-quirk         {"quirk": "no_completed_at"} (or "other_account", ...)
 //	POST /_mock/listing-lag                        {"lag": "5s"}
 //
 // Bodies are JSON objects, read strictly: an unknown field, a value of the
@@ -211,10 +211,11 @@ var recordQuirks = []struct {
 	{"completed_before_created", QuirkCompletedBeforeCreated},
 	{"error_set", QuirkErrorSet},
 	{"future_dated", QuirkFutureDated},
+	{"other_account", QuirkOtherAccount},
 }
 
 // controlRecordQuirk makes the records of the account's backups queued from
-// now on contradict themselves once they succeed.
+// now on contradict themselves once they succeed, or name another account.
 func (s *Server) controlRecordQuirk(r *http.Request, id string) error {
 	var body struct {
 		Quirk *string `json:"quirk"`

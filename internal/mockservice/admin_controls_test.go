@@ -2,6 +2,7 @@ package mockservice
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -419,6 +420,18 @@ func TestControlRecordQuirk(t *testing.T) {
 	e.control("record-quirk", `{"quirk": "none"}`)
 	if b := e.takeBackup(); b["completed_at"] == nil || b["error"] != nil || b["created_at"] != rfc3339(e.clock.Now().Add(-3*time.Second)) {
 		t.Errorf("none: %v", b)
+	}
+	// other_account: listed under this account, the record names another, at every status.
+	e.control("record-quirk", `{"quirk": "other_account"}`)
+	if r := e.trigger(); r.status != http.StatusAccepted {
+		t.Fatalf("trigger: %d %s", r.status, r.raw)
+	}
+	if b := e.newest(); b["account_id"] == e.id || !accountIDFormat.MatchString(fmt.Sprint(b["account_id"])) || b["status"] != "pending" {
+		t.Errorf("other_account, in progress: %v, want a well-formed account_id other than %s", b, e.id)
+	}
+	e.clock.Advance(time.Hour)
+	if b := e.newest(); b["account_id"] == e.id || b["status"] != "success" {
+		t.Errorf("other_account, once it succeeded: %v", b)
 	}
 	e.control("record-quirk", `{"quirk": "completed_before_created"}`)
 	e.reset()

@@ -416,6 +416,9 @@ func (s *Server) backupJSON(b *backup) backupJSON {
 	if st == "success" {
 		quirkRecord(b, &out)
 	}
+	if b.quirk == QuirkOtherAccount {
+		out.AccountID = otherAccountID(b.accountID)
+	}
 	return out
 }
 

@@ -148,10 +148,23 @@ const (
 	// QuirkFutureDated: once it succeeds, its times are shown 30 days
 	// late, beyond any clock offset: a record dated in the future.
 	QuirkFutureDated
+	// QuirkOtherAccount: at every status, the record's account_id names
+	// another account than the one whose listing shows it.
+	QuirkOtherAccount
 )
 
+// otherAccountID is the account a QuirkOtherAccount record names: well
+// formed, and never the account that lists it.
+func otherAccountID(listedUnder string) string {
+	if other := "acc_0therAccount0000"; other != listedUnder {
+		return other
+	}
+	return "acc_0therAccount0001"
+}
+
 // SetRecordQuirk gives the account's backups queued from now on a record
-// that contradicts itself once it succeeds (QuirkNone: none).
+// that contradicts itself once it succeeds, or names another account
+// (QuirkNone: none).
 func (s *Server) SetRecordQuirk(accountID string, q RecordQuirk) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

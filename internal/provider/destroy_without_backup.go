@@ -95,6 +95,17 @@ func (g *guardRelease) warning(accountID string) string {
 		accountID, g.reason)
 }
 
+// conditionalWarning is what the plan of a named guard's destroy says when the account exists: whether
+// it can be backed up shows only when its backup is triggered, at apply.
+func (g *guardRelease) conditionalWarning(accountID string) string {
+	return fmt.Sprintf("The provider's destroy_without_backup names account %s, with the reason %q. The destroy triggers a backup "+
+		"first: if it succeeds, the destroy goes ahead after it; if the Backup Service refuses it as not backupable (its own "+
+		"422: paused, a lapsed subscription, a connection needing re-authorization) or the backup fails, the destroy goes ahead "+
+		"WITHOUT a backup, and the resources this guard depends on are destroyed. The plan cannot tell which: the API shows "+
+		"no account state, and only a trigger, which a plan never sends, reveals it. Remove the setting once this destroy is done.",
+		accountID, g.reason)
+}
+
 // reasonValidator refuses a reason that says nothing: no letter or digit.
 var reasonValidator = valueCheck{desc: "must say why the guards may go without a backup, for example a ticket",
 	str: func(v string, at path.Path, diags *diag.Diagnostics) {

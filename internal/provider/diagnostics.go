@@ -170,12 +170,13 @@ const wrongOrganizationHint = "The provider's organization_id guards against a k
 	"check which key the provider was given (api_key or " + EnvAPIKey + "), or correct organization_id."
 
 // addOrganizationError says why a guard (what) cannot be planned or created: the key's organization.
-func addOrganizationError(diags *diag.Diagnostics, what string, err error) {
+// hints follow the service's answer.
+func addOrganizationError(diags *diag.Diagnostics, what string, err error, hints ...string) {
 	if errors.Is(err, client.ErrWrongOrganization) {
-		diags.AddError("API key of another organization for "+what, describeError(err, wrongOrganizationHint))
+		diags.AddError("API key of another organization for "+what, describeError(err, append([]string{wrongOrganizationHint}, hints...)...))
 		return
 	}
-	addAPIError(diags, "Unable to check the API key's organization for "+what, err)
+	diags.AddError("Unable to check the API key's organization for "+what, describeError(err, hints...))
 }
 
 // checkOrganizationAtPlan fails the plan of a new guard of kind whose key is not of organization_id.

@@ -65,7 +65,7 @@ const (
 // followUps is what each caller says, in columns: create, resume, destroy, invoke.
 var followUps = [...][4]string{
 	timeoutName:  {"timeouts.create", "timeouts.create", "timeouts.delete", "timeouts.invoke"},
-	stopsSummary: {2: "Destroy stopped: the wait for its backup was interrupted", 3: "Interrupted before the backup was seen to succeed"},
+	stopsSummary: {2: "The wait for its backup was interrupted", 3: "Interrupted before the backup was seen to succeed"},
 	settingsFrom: {2: "A destroy uses timeouts.delete, on_conflict and resume_within as the state holds them: change them and apply before " +
 		"destroying again (with the guard's block removed, they cannot change; see Troubleshooting)."},
 	wayOut: {2: "If the account cannot be backed up and the destroy must go ahead without a backup, name it in the provider's " +
@@ -190,7 +190,8 @@ func refused(diags *diag.Diagnostics, by caller, summary string, err error) {
 	at := path.Root("account_id")
 	switch {
 	case errors.Is(err, client.ErrConflict):
-		diags.AddAttributeError(at, summary, describeError(err, "A backup of this account is already in progress and on_conflict is \"fail\". "+
+		// The service's answer says that a backup is in progress: the hint says only what follows from it.
+		diags.AddAttributeError(at, summary, describeError(err, "With on_conflict = \"fail\", the provider does not wait for that backup to end: no backup was queued. "+
 			strings.TrimSpace("Set on_conflict = \"wait\" to wait for it and then take a new backup. "+by.says(settingsFrom))))
 	case errors.Is(err, client.ErrUnprocessable):
 		diags.AddAttributeError(at, summary, describeError(err, strings.TrimSpace("The account cannot be backed up in its current state (for "+
@@ -208,30 +209,43 @@ func refused(diags *diag.Diagnostics, by caller, summary string, err error) {
 // progress reports each event once: in the log at INFO and, when say is set, to the user.
 func progress(ctx context.Context, say func(string, ...any), accountID string) func(workflow.Event) {
 	return func(ev workflow.Event) {
-		elapsed := ev.Elapsed.Round(time.Second)
-		var msg string
-		switch ev.Kind {
-		case workflow.EventConflict:
-			msg = fmt.Sprintf("Backup %s of account %s is already in progress (%s); waiting for it before queueing a new one.", ev.Backup.ID, accountID, ev.Backup.Status)
-		case workflow.EventQueued:
-			msg = fmt.Sprintf("Queued backup %s of account %s (%s).", ev.Backup.ID, accountID, ev.Backup.Status)
-		case workflow.EventStatus:
-			msg = fmt.Sprintf("Backup %s: %s -> %s after %s.", ev.Backup.ID, ev.Previous, ev.Backup.Status, elapsed)
-		case workflow.EventReused:
-			msg = fmt.Sprintf("Reused backup %s of account %s (%s, started %s ago): no backup queued (reuse_within).",
-				ev.Backup.ID, accountID, ev.Backup.Status, ev.Age.Round(time.Second))
-		case workflow.EventDone:
-			completed := "unknown"
-			if ev.Backup.CompletedAt != nil {
-				completed = ev.Backup.CompletedAt.UTC().Format(time.RFC3339)
-			}
-			msg = fmt.Sprintf("Backup %s of account %s ended: %s, completed at %s, after %s.", ev.Backup.ID, accountID, ev.Backup.Status, completed, elapsed)
-		default:
+		msg := progressLine(ev, accountID)
+		if msg == "" {
 			return
 		}
-		tflog.Info(ctx, msg, map[string]any{"account_id": accountID, "backup_id": ev.Backup.ID, "status": ev.Backup.Status})
+		// The log line is a phrase: the log adds ": " and the fields after it.
+		tflog.Info(ctx, strings.TrimSuffix(msg, "."), map[string]any{"account_id": accountID, "backup_id": ev.Backup.ID, "status": ev.Backup.Status})
 		if say != nil {
 			say("%s", msg)
 		}
 	}
+}
+
+// progressLine is what an event says, as a sentence; "" for none.
+func progressLine(ev workflow.Event, accountID string) string {
+	elapsed := ev.Elapsed.Round(time.Second)
+	switch ev.Kind {
+	case workflow.EventConflict:
+		if ev.Elapsed >= workflow.StillWaitingEvery {
+			return fmt.Sprintf("Still waiting for backup %s of account %s, which was already in progress (%s after %s), before queueing a new one.",
+				ev.Backup.ID, accountID, ev.Backup.Status, elapsed)
+		}
+		return fmt.Sprintf("Backup %s of account %s is already in progress (%s); waiting for it before queueing a new one.", ev.Backup.ID, accountID, ev.Backup.Status)
+	case workflow.EventQueued:
+		return fmt.Sprintf("Queued backup %s of account %s (%s).", ev.Backup.ID, accountID, ev.Backup.Status)
+	case workflow.EventStatus:
+		return fmt.Sprintf("Backup %s: %s -> %s after %s.", ev.Backup.ID, ev.Previous, ev.Backup.Status, elapsed)
+	case workflow.EventWaiting:
+		return fmt.Sprintf("Backup %s of account %s still %s after %s.", ev.Backup.ID, accountID, ev.Backup.Status, elapsed)
+	case workflow.EventReused:
+		return fmt.Sprintf("Reused backup %s of account %s (%s, started %s ago): no backup queued (reuse_within).",
+			ev.Backup.ID, accountID, ev.Backup.Status, ev.Age.Round(time.Second))
+	case workflow.EventDone:
+		completed := "unknown"
+		if ev.Backup.CompletedAt != nil {
+			completed = ev.Backup.CompletedAt.UTC().Format(time.RFC3339)
+		}
+		return fmt.Sprintf("Backup %s of account %s ended: %s, completed at %s, after %s.", ev.Backup.ID, accountID, ev.Backup.Status, completed, elapsed)
+	}
+	return ""
 }

@@ -1,13 +1,16 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-log/tflogtest"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
@@ -24,7 +27,7 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 	failed.Status, failed.Error = client.StatusFailed, new(string)
 	*failed.Error = "export refused"
 	conflict := &client.APIError{Method: "POST", Path: "/api/v1/accounts/" + acct + "/backup", StatusCode: 409, Title: "Conflict",
-		RequestID: "0b7c7a70-1c6f-4a8e-9c3e-1d2f3a4b5c6d"}
+		Detail: "A backup for account " + acct + " is already in progress.", RequestID: "0b7c7a70-1c6f-4a8e-9c3e-1d2f3a4b5c6d"}
 	unprocessable := &client.APIError{Method: "POST", Path: "/x", StatusCode: 422, Title: "Unprocessable Entity", Detail: "paused"}
 
 	callers := map[string]caller{"create": createCaller, "resume": resumeCaller, "invoke": invokeCaller, "destroy": destroyCaller(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))}
@@ -48,12 +51,15 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 			diag.SeverityError, "Backup still in progress", []string{"still running after waiting 5m0s", "({timeout} is 5m0s)", "Raise {timeout}"}, func(c caller) string { return c.says(onTimeout) }, false},
 		{"backup failed", workflow.Outcome{Kind: workflow.Failed, Backup: &failed, Err: errors.New("backup bkp_0123456789abcdef ended with status \"failed\": export refused")},
 			diag.SeverityError, "Backup did not succeed", []string{`status "failed"`, "export refused"}, func(c caller) string { return c.says(onFailure) }, false},
+		// Not waited for, but already listed as failed (simulation seed 631): the change must not go ahead.
+		{"not waited for, already failed", workflow.Outcome{Kind: workflow.NotWaited, Backup: &failed},
+			diag.SeverityError, "Backup did not succeed", []string{`status "failed"`, "export refused"}, func(c caller) string { return c.says(onFailure) }, false},
 		{"conflict wait timed out", workflow.Outcome{Kind: workflow.ConflictNotOver, Running: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"already in progress", "({timeout} is 5m0s)", "No backup was queued", "Raise {timeout}"}, nil, false},
 		{"conflict wait interrupted", workflow.Outcome{Kind: workflow.ConflictNotOver, Running: &running, Err: context.Canceled},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"Interrupted", "no backup was queued"}, nil, false},
 		{"conflict refused", workflow.Outcome{Kind: workflow.Refused, Err: conflict},
-			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"HTTP 409", `on_conflict is "fail"`, "Request ID: 0b7c7a70"}, nil, false},
+			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"HTTP 409", "already in progress.", `With on_conflict = "fail", the provider does not wait for that backup to end: no backup was queued.`, "Request ID: 0b7c7a70"}, nil, false},
 		{"not backupable", workflow.Outcome{Kind: workflow.Refused, Err: unprocessable},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"HTTP 422", "paused", "web application"}, nil, false},
 		{"queued, not identified", workflow.Outcome{Kind: workflow.NotIdentified, TriggeredAt: unidentifiedAt, Confirmed: true, Err: workflow.ErrNotListed},
@@ -87,6 +93,14 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 						t.Fatalf("%q not found (in order) in %q", w, detail)
 					}
 					at += i + len(w)
+				}
+				if n := strings.Count(detail, "in progress"); tc.name == "conflict refused" && n != 1 {
+					t.Errorf("says the conflict %d times, want once (the service's answer): %q", n, detail)
+				}
+				for _, status := range []string{"HTTP 409", "HTTP 422"} {
+					if n := strings.Count(detail, status); n > 1 {
+						t.Errorf("says %s %d times: %q", status, n, detail)
+					}
 				}
 				if tc.next != nil && !strings.Contains(detail, tc.next(c)) {
 					t.Errorf("does not say what follows (%q): %q", tc.next(c), detail)
@@ -200,5 +214,53 @@ func TestJoinedErrorsAreToldApart(t *testing.T) {
 	if !ok || !strings.Contains(first, "HTTP 500") || !strings.Contains(first, "r-post") || strings.Contains(first, "gave up") ||
 		!strings.Contains(then, "HTTP 503") || !strings.Contains(then, "gave up after 5 attempts") || !strings.Contains(then, "r-list") {
 		t.Errorf("%q", got)
+	}
+}
+
+// Progress reads as sentences to the user and as phrases in the log (no
+// ".:" before the log's fields); a long wait says what it waits for, and a
+// conflict's wait reads unlike a slow backup's.
+func TestProgressLines(t *testing.T) {
+	t.Parallel()
+	const acct = "acc_0123456789abcdef"
+	b := client.Backup{ID: "bkp_0123456789abcdef", AccountID: acct, Status: client.StatusRunning}
+	done := b
+	done.Status, done.CompletedAt = client.StatusSuccess, new(time.Time)
+	*done.CompletedAt = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	cases := []struct {
+		ev   workflow.Event
+		want string
+	}{
+		{workflow.Event{Kind: workflow.EventQueued, Backup: client.Backup{ID: b.ID, Status: client.StatusPending}},
+			"Queued backup bkp_0123456789abcdef of account acc_0123456789abcdef (pending)."},
+		{workflow.Event{Kind: workflow.EventStatus, Backup: b, Previous: client.StatusPending, Elapsed: 12 * time.Second},
+			"Backup bkp_0123456789abcdef: pending -> running after 12s."},
+		{workflow.Event{Kind: workflow.EventWaiting, Backup: b, Previous: client.StatusRunning, Elapsed: 72 * time.Second},
+			"Backup bkp_0123456789abcdef of account acc_0123456789abcdef still running after 1m12s."},
+		{workflow.Event{Kind: workflow.EventConflict, Backup: b, Elapsed: time.Millisecond},
+			"Backup bkp_0123456789abcdef of account acc_0123456789abcdef is already in progress (running); waiting for it before queueing a new one."},
+		{workflow.Event{Kind: workflow.EventConflict, Backup: b, Elapsed: 2 * time.Minute},
+			"Still waiting for backup bkp_0123456789abcdef of account acc_0123456789abcdef, which was already in progress (running after 2m0s), before queueing a new one."},
+		{workflow.Event{Kind: workflow.EventDone, Backup: done, Elapsed: 3 * time.Minute},
+			"Backup bkp_0123456789abcdef of account acc_0123456789abcdef ended: success, completed at 2026-11-23T10:00:00Z, after 3m0s."},
+	}
+	for _, tc := range cases {
+		var said []string
+		progress(context.Background(), func(f string, a ...any) { said = append(said, fmt.Sprintf(f, a...)) }, acct)(tc.ev)
+		if len(said) != 1 || said[0] != tc.want {
+			t.Errorf("event %d said %q, want %q", tc.ev.Kind, said, tc.want)
+		}
+	}
+}
+
+// The log gets each line as a phrase: hclog writes "message: fields".
+func TestProgressLogLineHasNoStrayPeriod(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	ctx := tflogtest.RootLogger(context.Background(), &out)
+	progress(ctx, nil, "acc_0123456789abcdef")(workflow.Event{Kind: workflow.EventQueued, Backup: client.Backup{ID: "bkp_0123456789abcdef", Status: client.StatusPending}})
+	line := out.String()
+	if !strings.Contains(line, `"@message":"Queued backup bkp_0123456789abcdef of account acc_0123456789abcdef (pending)"`) || strings.Contains(line, ".\"") {
+		t.Errorf("log line %s, want the message without its period", line)
 	}
 }

@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
@@ -118,24 +121,34 @@ func (r *onDestroyResource) preflight(ctx context.Context, state tfsdk.State, di
 		return
 	}
 	accountID := m.AccountID.ValueString()
-	summary := fmt.Sprintf("The destroy of backup_on_destroy of account %s cannot take its backup", accountID)
 	c := r.data.runner.CheckDestroy(ctx, accountID, m.OnConflict.ValueString() != onConflictFail)
+	released := r.data.release.covers(accountID)
 	switch {
 	case c.Verdict == workflow.WrongKey:
-		addOrganizationError(diags, "the destroy of backup_on_destroy of account "+accountID, c.Err)
+		addOrganizationError(diags, "destroying the "+guardName(accountID), c.Err, guardKept)
 	case c.Verdict == workflow.Unread:
-		diags.AddError(summary, describeError(c.Err, guardKept))
-	case c.Verdict == workflow.Gone && r.data.release.covers(accountID):
-		diags.AddWarning(fmt.Sprintf("backup_on_destroy of account %s will let the destroy go ahead without a backup: %s", accountID, r.data.release.reason),
+		diags.AddError(fmt.Sprintf("Unable to read account %s before destroying its backup_on_destroy", accountID), describeError(c.Err, guardKept))
+	case c.Verdict == workflow.Gone && released:
+		diags.AddWarning(fmt.Sprintf("The %s will be destroyed without a backup: %s", guardName(accountID), r.data.release.reason),
 			describeError(c.Err, r.data.release.warning(accountID)))
 	case c.Verdict == workflow.Gone:
-		diags.AddError(summary, describeError(c.Err, goneGuardAdvice(accountID)))
+		diags.AddError(fmt.Sprintf("Account %s does not exist for this API key, so its backup_on_destroy cannot take a backup", accountID),
+			describeError(c.Err, goneGuardAdvice(accountID)))
 	case c.Verdict == workflow.Busy:
-		diags.AddError(summary, fmt.Sprintf("A backup of account %s is in progress (backup_status %q) and on_conflict is \"fail\": "+
-			"the destroy would fail. Wait for it to end, or set on_conflict = \"wait\" and apply that first. %s",
-			accountID, c.Account.BackupStatus, guardKept))
+		diags.AddError(fmt.Sprintf("A backup of account %s is in progress and on_conflict is \"fail\": its backup_on_destroy cannot be destroyed now", accountID),
+			fmt.Sprintf("The account's backup_status is %q, and with on_conflict = \"fail\" the destroy would fail rather than wait for it. "+
+				"Wait for it to end, or set on_conflict = \"wait\" and apply that first. %s", c.Account.BackupStatus, guardKept))
+	case c.Verdict == workflow.Unchanged && released:
+		// The API shows no account state: a paused account is told from an active one only by its trigger's 422,
+		// which a plan must not send. So the warning comes before the prompt whatever the account's state.
+		diags.AddWarning(fmt.Sprintf("The %s may be destroyed without a backup: %s", guardName(accountID), r.data.release.reason),
+			r.data.release.conditionalWarning(accountID))
 	}
 }
+
+// guardName is how every diagnostic of a guard names it: Terraform gives a
+// provider no resource address, and a guard is known by its account.
+func guardName(accountID string) string { return "backup_on_destroy of account " + accountID }
 
 // guardKept ends what a guard's failure says: nothing was destroyed.
 const guardKept = "Nothing was destroyed: the guard, and every resource it depends on, stays."
@@ -182,10 +195,10 @@ func (r *onDestroyResource) Read(ctx context.Context, req resource.ReadRequest, 
 	accountID := m.AccountID.ValueString()
 	switch c := r.data.runner.CheckAccount(ctx, accountID); {
 	case c.Verdict == workflow.Gone:
-		resp.Diagnostics.AddWarning(fmt.Sprintf("The account of backup_on_destroy %s does not exist for this API key", accountID),
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Account %s, which a backup_on_destroy guards, does not exist for this API key", accountID),
 			describeError(c.Err, "The guard stays in the state. Its destroy cannot take a backup, and fails. "+goneAdvice(accountID)))
 	case c.Verdict == workflow.Unread && c.Report: // else another resource reports this shared failure
-		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read account %s of backup_on_destroy", accountID), c.Err)
+		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to read account %s, which a backup_on_destroy guards", accountID), c.Err)
 	}
 }
 
@@ -237,25 +250,14 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		o = r.data.runner.Run(ctx, accountID, opts)
 	}
 	if o.Good(true) {
-		b := o.Backup
-		tflog.Info(ctx, "backup before destroy succeeded", map[string]any{"backup_id": b.ID})
-		if o.Reused {
-			resp.Diagnostics.AddWarning(fmt.Sprintf("Destroyed after backup %s of account %s, taken before this destroy", b.ID, accountID),
-				fmt.Sprintf("This destroy queued no backup: backup %s, created at %s, succeeded within reuse_within (%s) of it.",
-					b.ID, b.CreatedAt.UTC().Format(time.RFC3339), m.Reuse.ValueString()))
-		}
-		if earlier.Phase != workflow.PhaseNone {
-			// Users see which backup let this destroy go ahead: the one a stopped destroy began.
-			resp.Diagnostics.AddWarning(fmt.Sprintf("Destroyed after backup %s of account %s, begun by an earlier destroy", b.ID, accountID),
-				fmt.Sprintf("This destroy queued no backup: it followed backup %s, which a destroy that stopped began at %s "+
-					"(pending_destroy_backup), until it succeeded.", b.ID, earlier.TriggeredAt.UTC().Format(time.RFC3339)))
-		}
+		tflog.Info(ctx, "backup before destroy succeeded", map[string]any{"backup_id": o.Backup.ID})
+		resp.Diagnostics.AddWarning(destroyedAfter(accountID, *o.Backup, o.Reused, m.Reuse.ValueString(), earlier))
 		return
 	}
 	if r.data.release.covers(accountID) {
 		if why, ok := cannotBackUp(o); ok {
-			resp.Diagnostics.AddWarning(fmt.Sprintf("Destroyed without a backup of account %s: %s", accountID, r.data.release.reason),
-				fmt.Sprintf("The account cannot be backed up: %s\n\n%s", why, r.data.release.warning(accountID)))
+			resp.Diagnostics.AddWarning(fmt.Sprintf("The %s was destroyed without a backup: %s", guardName(accountID), r.data.release.reason),
+				fmt.Sprintf("Account %s cannot be backed up: %s.\n\n%s", accountID, why, describeError(o.Err, r.data.release.warning(accountID))))
 			return
 		}
 	}
@@ -267,16 +269,73 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	// The kept state shows the record: Terraform stores the state a failed destroy returns.
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pendingObject(next))...)
 
+	var stopped diag.Diagnostics
 	if errors.Is(o.Err, client.ErrGone) {
-		resp.Diagnostics.AddError(fmt.Sprintf("Unable to back up account %s before destroy", accountID),
-			describeError(o.Err, goneGuardAdvice(accountID)))
+		stopped.AddError("Account "+accountID+" does not exist for this API key", describeError(o.Err, goneAdvice(accountID)))
 	} else {
-		report(&resp.Diagnostics, destroyCaller(next.CountsUntil), timeout, o)
+		report(&stopped, destroyCaller(next.CountsUntil), timeout, o)
 	}
-	if !resp.Diagnostics.HasError() {
-		resp.Diagnostics.AddError("Backup before destroy did not succeed",
-			fmt.Sprintf("The backup of account %s could not be seen to succeed; the destroy stops here.", accountID))
+	if !stopped.HasError() {
+		stopped.AddError("Its backup could not be seen to succeed", "The destroy stops here.")
 	}
+	resp.Diagnostics.Append(namingGuard(accountID, stopped)...)
+}
+
+// destroyedAfter is what a guard's destroy says once its backup succeeded: the guard's state goes with
+// the destroy, so this warning is the one place that shows the backup id, and the summary names both
+// ids, so that Terraform never folds the warnings of several guards into one.
+func destroyedAfter(accountID string, b client.Backup, reused bool, reuseWithin string, earlier workflow.Record) (string, string) {
+	completed := "at an unknown time"
+	if b.CompletedAt != nil {
+		completed = "at " + b.CompletedAt.UTC().Format(time.RFC3339)
+	}
+	how := "This destroy queued it."
+	switch {
+	case reused:
+		how = fmt.Sprintf("This destroy queued no backup: backup %s, created at %s, is within reuse_within (%s).",
+			b.ID, b.CreatedAt.UTC().Format(time.RFC3339), reuseWithin)
+	case earlier.Phase != workflow.PhaseNone:
+		how = fmt.Sprintf("This destroy queued no backup: it followed backup %s, which a destroy that stopped began at %s "+
+			"(pending_destroy_backup), until it succeeded.", b.ID, earlier.TriggeredAt.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("The %s was destroyed after backup %s", guardName(accountID), b.ID),
+		fmt.Sprintf("Backup %s of account %s succeeded %s, so the destroy went ahead. %s\n\nThe guard's state is gone with it, so "+
+			"this is where the backup's id is shown; the account's backups (data source backup_account_backups) keep listing it.",
+			b.ID, accountID, completed, how)
+}
+
+// namingGuard is a stopped destroy's diagnostics, each naming the guard and, for an error, what was kept.
+func namingGuard(accountID string, in diag.Diagnostics) diag.Diagnostics {
+	out := make(diag.Diagnostics, 0, len(in))
+	for _, d := range in {
+		what := lowerFirst(strings.NewReplacer(" of account "+accountID, "", " to account "+accountID, "").Replace(d.Summary()))
+		summary := fmt.Sprintf("The %s: %s", guardName(accountID), what)
+		if d.Severity() == diag.SeverityError {
+			summary = fmt.Sprintf("Kept the %s and what it guards: %s", guardName(accountID), what)
+		}
+		at, ok := d.(diag.DiagnosticWithPath)
+		switch {
+		case ok && d.Severity() == diag.SeverityError:
+			out.AddAttributeError(at.Path(), summary, d.Detail())
+		case ok:
+			out.AddAttributeWarning(at.Path(), summary, d.Detail())
+		case d.Severity() == diag.SeverityError:
+			out.AddError(summary, d.Detail())
+		default:
+			out.AddWarning(summary, d.Detail())
+		}
+	}
+	return out
+}
+
+// lowerFirst lowers a summary's first letter to follow a colon, unless it begins a name (a setting's, an id's).
+func lowerFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	next, _ := utf8.DecodeRuneInString(s[n:])
+	if !unicode.IsUpper(r) || !unicode.IsLower(next) {
+		return s
+	}
+	return string(unicode.ToLower(r)) + s[n:]
 }
 
 // cannotBackUp says whether a destroy's failure shows that the account cannot be backed up, the one
@@ -285,12 +344,12 @@ func cannotBackUp(o workflow.Outcome) (string, bool) {
 	var refused *client.APIError
 	switch {
 	case errors.Is(o.Err, client.ErrGone):
-		return "the Backup Service proved it does not exist for this API key (deleted, or outside the key's organization).", true
+		return "the Backup Service proved it does not exist for this API key (deleted, or outside the key's organization)", true
 	case o.Kind == workflow.Refused && errors.Is(o.Err, client.ErrUnprocessable) && errors.As(o.Err, &refused) && refused.FromService():
-		return "the Backup Service refused to back it up (HTTP 422): " + o.Err.Error(), true
+		return "the Backup Service refused to back it up", true // its answer, status and all, follows once
 	case o.Kind == workflow.Failed && o.Backup != nil && o.Backup.Status != client.StatusSuccess:
 		// A success that does not count (workflow.Rule) proves nothing.
-		return "its backup failed: " + o.Err.Error(), true
+		return "its backup failed", true
 	}
 	return "", false
 }

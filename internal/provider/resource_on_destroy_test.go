@@ -99,7 +99,7 @@ func TestAccOnDestroyFailedBackupStopsTheDestroy(t *testing.T) {
 	if err == nil {
 		t.Fatalf("the destroy succeeded:\n%s", out)
 	}
-	for _, want := range []string{"Backup did not succeed", "of account " + id, `status "failed"`, "the platform refused the export", "destroying again takes a new backup"} {
+	for _, want := range []string{"Kept the backup_on_destroy of account " + id + " and what it guards: backup did not succeed", `status "failed"`, "the platform refused the export", "destroying again takes a new backup"} {
 		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
 			t.Errorf("the destroy's output does not say %q:\n%s", want, out)
 		}
@@ -138,7 +138,7 @@ func TestAccOnDestroyInterruptedThenResumed(t *testing.T) {
 	}
 	clock.Advance(time.Hour) // the backup succeeds meanwhile
 	out = c.run("destroy", "-auto-approve", "-no-color")
-	if !strings.Contains(strings.Join(strings.Fields(out), " "), "begun by an earlier destroy") {
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "This destroy queued no backup: it followed backup") {
 		t.Errorf("the second destroy does not say it followed the first one's backup:\n%s", out)
 	}
 	if n := e.srv.BackupsQueued(id); n != 1 {
@@ -196,7 +196,7 @@ func TestAccOnDestroyTimedOutThenResumed(t *testing.T) {
 			c.run("apply", "-auto-approve", "-no-color")
 			out, err := c.exec(nil, "destroy", "-auto-approve", "-no-color")
 			flat := strings.Join(strings.Fields(out), " ")
-			if err == nil || !strings.Contains(flat, "Backup still in progress") || !strings.Contains(flat, "(timeouts.delete is 5m0s)") {
+			if err == nil || !strings.Contains(flat, "and what it guards: backup still in progress") || !strings.Contains(flat, "(timeouts.delete is 5m0s)") {
 				t.Fatalf("want the destroy to time out naming timeouts.delete:\n%s", out)
 			}
 			pending, _ := c.state(guardAddr)["pending_destroy_backup"].(map[string]any)
@@ -242,8 +242,9 @@ func TestAccOnDestroyRefusals(t *testing.T) {
 		want                 []string
 	}{
 		// Found at plan by the preflight, before anything is destroyed.
-		{"409 with on_conflict fail", busy, "  on_conflict = \"fail\"\n", 1, []string{"cannot take its backup", "A backup of account " + busy + " is in progress", `on_conflict is "fail"`}},
-		{"422", paused, "", 0, []string{"Unable to trigger a backup of account " + paused, "HTTP 422", "paused"}},
+		{"409 with on_conflict fail", busy, "  on_conflict = \"fail\"\n", 1, []string{"A backup of account " + busy + ` is in progress and on_conflict is "fail": its backup_on_destroy cannot be destroyed now`,
+			"Nothing was destroyed"}},
+		{"422", paused, "", 0, []string{"Kept the backup_on_destroy of account " + paused + " and what it guards: unable to trigger a backup", "HTTP 422", "paused"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

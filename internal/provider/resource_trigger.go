@@ -71,7 +71,9 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				Description: "Wait, within `timeouts.create`, until the backup has finished, and fail the apply unless it succeeded; " +
 					"an interrupted or timed-out wait is resumed, not retaken, by the next apply. Defaults to `false`: the apply " +
-					"returns once the backup is queued.",
+					"returns once the backup is queued. While it waits, Terraform prints only its own \"Still creating...\" " +
+					"lines (a resource cannot print during an apply): run with `TF_LOG_PROVIDER=INFO` to see the backup's id and " +
+					"status at each change, and every minute without one.",
 			},
 			"on_conflict": onConflictArgument("What to do when a backup of the account is already in progress: `wait` (the default) " +
 				"waits for it to finish, within `timeouts.create`, then queues a new one, so that the backup reflects this apply; " +

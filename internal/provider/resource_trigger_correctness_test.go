@@ -382,3 +382,19 @@ func TestCommandStateKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
 		t.Errorf("floor of an account none was replaced of: %v, %t", m, replaced)
 	}
 }
+
+// Terraform names neither a deleted trigger nor the create that replaces it:
+// two deleted triggers of one account with the same triggers are told apart
+// by nothing, so neither is adopted, and both floors still count.
+func TestCommandStateAdoptsNoneOfTwoAlike(t *testing.T) {
+	s := &commandState{replaced: map[string][]replacedTrigger{}}
+	for _, id := range []string{"bkp_a", "bkp_b"} {
+		s.remember("acc_0123456789abcdef", "v2", workflow.Record{Phase: workflow.PhaseTimedOut, BackupID: id, Prior: &workflow.Mark{IDs: []string{id}}})
+	}
+	if got, ok := s.take("acc_0123456789abcdef", "v2"); ok {
+		t.Fatalf("took %+v of two alike", got)
+	}
+	if m, replaced := s.floor("acc_0123456789abcdef"); !replaced || !m.Has("bkp_a") || !m.Has("bkp_b") {
+		t.Fatalf("floor %v, %t: want both floors", m, replaced)
+	}
+}

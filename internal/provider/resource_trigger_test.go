@@ -175,7 +175,7 @@ func TestAccTriggerConflictFail(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config: e.config(triggerConfig(id, "  on_conflict = \"fail\"\n")),
 			ExpectError: errorWithRequestID("Unable to trigger a backup of account "+id, 409, "Conflict",
-				"A backup for account "+id+" is already in progress.", `on_conflict is "fail"`),
+				"A backup for account "+id+" is already in progress.", `With on_conflict = "fail", the provider does not wait for that backup to end`),
 		}},
 	})
 	if n := e.srv.BackupsQueued(id); n != 1 {
@@ -426,6 +426,9 @@ func TestAccTriggerInterruptedThenGoodRecordsItsChange(t *testing.T) {
 	}
 }
 
+// resumedWaitPlan is the line of a resumed wait's plan the docs show.
+var resumedWaitPlan = regexp.MustCompile(`~ backup_status\s+= "(pending|running|success)" -> \(known after apply\)`)
+
 // TestAccTriggerInterruptedWaitResumes drives the Terraform binary: SIGINT
 // while the apply waits for the backup. The trigger is saved untainted
 // with a warning; the next plan updates it in place, and the next apply
@@ -456,6 +459,10 @@ func TestAccTriggerInterruptedWaitResumes(t *testing.T) {
 			if !strings.Contains(out, "Waiting for the backup was interrupted") || !strings.Contains(out, "resumes waiting for this same backup") {
 				t.Fatalf("the interrupted apply did not explain itself:\n%s", out)
 			}
+			// What the docs say Terraform prints: the trigger was saved, so Terraform reports its create complete.
+			if !strings.Contains(out, "backup_trigger.this: Creation complete after") {
+				t.Errorf("the interrupted apply does not print the trigger's \"Creation complete\", as the docs say:\n%s", out)
+			}
 			st := c.state(addr)
 			if st == nil || st["tainted"] == true || st["backup_status"] != "pending" {
 				t.Fatalf("state after the interrupt = %v, want the pending backup, untainted", st)
@@ -476,6 +483,10 @@ func TestAccTriggerInterruptedWaitResumes(t *testing.T) {
 				plan := c.run("plan", "-no-color")
 				if !strings.Contains(plan, "updated in-place") || strings.Contains(plan, "replaced") {
 					t.Fatalf("the plan after an interrupt should resume the wait in place:\n%s", plan)
+				}
+				// The docs show this line: the update's backup_status is read by the resumed wait.
+				if !resumedWaitPlan.MatchString(plan) {
+					t.Errorf("the plan does not show backup_status as the docs do (~ backup_status = \"pending\" -> (known after apply)):\n%s", plan)
 				}
 			}
 			// Let the backup in progress (the resumed one, or the new one) end

@@ -63,7 +63,10 @@ resource "backup_trigger" %q {
 	e.srv.AddHistory(accounts["outside"], mockservice.BackupSpec{CreatedAt: now.Add(-35 * time.Minute)})
 	e.srv.ResetStats()
 	c.write(e.config(config("v2")))
-	c.run("apply", "-auto-approve", "-no-color")
+	// A reuse is what reuse_within asks for: it shows in reused, not as a warning on every run.
+	if out := c.run("apply", "-auto-approve", "-no-color"); strings.Contains(out, "Warning") {
+		t.Errorf("an apply that reused backups as asked warns:\n%s", out)
+	}
 	for name, want := range map[string]struct {
 		id     string
 		reused bool
@@ -177,7 +180,9 @@ func TestAccOnDestroyReuseWithin(t *testing.T) {
 	c := newCLI(t, e, e.config(guardedDatabase(id, "  reuse_within = \"30m\"\n")))
 	c.run("apply", "-auto-approve", "-no-color")
 	out := c.run("destroy", "-auto-approve", "-no-color")
-	if !strings.Contains(out, "Destroyed after backup bkp_reuseguarded0001") || !strings.Contains(out, "2 destroyed") {
+	flat := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, "The backup_on_destroy of account "+id+" was destroyed after backup bkp_reuseguarded0001") ||
+		!strings.Contains(flat, "is within reuse_within (30m)") || !strings.Contains(out, "2 destroyed") {
 		t.Errorf("the destroy did not go ahead on the recent backup, or did not say so:\n%s", out)
 	}
 	if q := e.srv.BackupsQueued(id); q != 0 {

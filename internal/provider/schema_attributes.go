@@ -141,11 +141,18 @@ func reuseWithinDescription(operation string) string {
 		since = "It must also be listed since the replaced trigger's change went ahead (above its `prior_backup_ids`): a " +
 			"create that replaced no trigger in the same command takes its own. "
 	}
+	// A reuse is what this setting asks for: it shows where the backup's id does, never as a warning of its own.
+	shows := map[string]string{
+		"create": "A reuse shows in `reused` (true) beside the backup's `id`, and in an INFO log line naming it. ",
+		"destroy": "A reuse shows in the warning that names the destroy's backup (the guard's state is gone by then), " +
+			"and in an INFO log line. ",
+		"invocation": "A reuse shows in the invocation's progress, naming the backup. ",
+	}[operation]
 	return "Let a backup of the account that started no more than this long before the " + operation + " count for it, " +
 		"as a Go duration such as `15m`: a good one is taken as is, with no new backup, and one in progress is waited for " +
 		"and counts only if it succeeds. " + since + "Its age is read on this machine's clock and on the service's (the `Date` " +
 		"of the listing's answer), the older counting: when the two are more than 10 s apart, nothing is reused and a warning " +
-		"says so. Unset (the default), the " + operation + " takes its own backup. See Sharing a backup."
+		"says so. " + shows + "Unset (the default), the " + operation + " takes its own backup. See Sharing a backup."
 }
 
 // reuseWithinArgument is reuse_within of a resource whose operation (create, destroy) it serves.

@@ -183,3 +183,41 @@ func look(t *testing.T, c *Runner, acct string) looked {
 	}
 	return l
 }
+
+// A replacement that cannot tell which deleted trigger it replaces follows a
+// recorded backup only when it is listed above the others' floors (Above).
+func TestFollowAboveOthersFloors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		readAfter  bool // the others' floor was read after the backup was listed
+		wantQueued int
+	}{
+		{"listed since the others went ahead: followed", false, 0},
+		{"listed before another went ahead: a new backup", true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newRunFixture(t)
+			acct := f.srv.AccountIDs()[0]
+			c := f.client(t)
+			floor := look(t, c, acct).mark
+			o := c.run(context.Background(), acct, RunOptions{WaitForCompletion: true})
+			if o.Err != nil {
+				t.Fatal(o.Err)
+			}
+			if tc.readAfter {
+				floor = look(t, c, acct).mark
+			}
+			before := f.srv.Stats().BackupsQueued[acct]
+			rec := Record{BackupID: o.Backup.ID, Status: o.Backup.Status}
+			got := c.follow(context.Background(), acct, rec, FollowOptions{Counts: rec.Adoptable, Renew: true, Above: floor})
+			if got.Backup == nil {
+				t.Fatalf("Follow returned no backup: %d, %v", got.Kind, got.Err)
+			}
+			if queued := f.srv.Stats().BackupsQueued[acct] - before; queued != tc.wantQueued {
+				t.Errorf("Follow queued %d backups, want %d", queued, tc.wantQueued)
+			}
+		})
+	}
+}

@@ -131,7 +131,13 @@ const (
 	EventStatus                        // the backup's status changed from Previous
 	EventDone                          // the backup reached a terminal status
 	EventReused                        // a backup this run did not queue counts for it (ReuseWithin)
+	EventWaiting                       // the wait for the backup goes on, with no news for StillWaitingEvery
 )
+
+// StillWaitingEvery is how long a wait goes without news before an
+// EventWaiting (or, for another's backup, EventConflict again) says that it
+// goes on: a long wait is not silent.
+const StillWaitingEvery = time.Minute
 
 // Event reports progress of a backup run.
 type Event struct {
@@ -278,7 +284,8 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start ti
 		err = clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(start)))
 	default:
 		emit(EventConflict, *running, "")
-		_, _, err = w.poll(ctx, accountID, running, nil, func(client.Backup, string) {})
+		told := w.stillWaiting(emit, EventConflict)
+		_, _, err = w.poll(ctx, accountID, running, nil, func(now client.Backup, _ string) { told(now) })
 	}
 	if err != nil {
 		return nil, &Outcome{Kind: ConflictNotOver, Running: running, Waited: w.clock.Now().Sub(start), Err: err}
@@ -300,8 +307,14 @@ func inProgress(p client.BackupsPage) *client.Backup {
 // from a first page), to end; it counts only if it is then a good backup
 // of the account (Rule.Check, Final).
 func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backup, page *client.BackupsPage, start time.Time, emit emitFunc) Outcome {
+	still := w.stillWaiting(emit, EventWaiting)
 	final, page, err := w.poll(ctx, accountID, b, page, func(now client.Backup, prev string) {
+		if now.Status == prev {
+			still(now)
+			return
+		}
 		emit(EventStatus, now, prev)
+		still(client.Backup{}) // news: the next EventWaiting is a whole StillWaitingEvery away
 		w.log.Debug(ctx, "backup status changed", map[string]any{
 			"account_id": accountID, "backup_id": now.ID, "status": now.Status, "previous_status": prev,
 			"elapsed": w.clock.Now().Sub(start).Round(time.Second).String(),
@@ -339,12 +352,29 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 	return Outcome{Kind: Succeeded, Backup: final, Seen: markOf(page, final.ID)}
 }
 
+// stillWaiting returns what a wait tells of each read of a backup still in
+// progress: an event of kind once StillWaitingEvery has passed without news.
+// Told the zero Backup, it only notes news told otherwise.
+func (w *Runner) stillWaiting(emit emitFunc, kind EventKind) func(client.Backup) {
+	last := w.clock.Now()
+	return func(b client.Backup) {
+		now := w.clock.Now()
+		if b.ID != "" && now.Sub(last) < StillWaitingEvery {
+			return
+		}
+		if b.ID != "" {
+			emit(kind, b, b.Status)
+		}
+		last = now
+	}
+}
+
 // poll reads the backup, as read on page, from one interval on, until it
-// is no longer in progress; on error it returns the last state it saw.
-// It returns the first page the last read found it on (nil: it was
+// is no longer in progress, telling seen of each read; on error it returns
+// the last state it saw. It returns the first page the last read found it on (nil: it was
 // further down, or never read from one).
 func (w *Runner) poll(ctx context.Context, accountID string, last *client.Backup, page *client.BackupsPage,
-	changed func(now client.Backup, prev string),
+	seen func(now client.Backup, prev string),
 ) (*client.Backup, *client.BackupsPage, error) {
 	began := w.clock.Now()
 	for client.InProgress(last.Status) {
@@ -355,9 +385,7 @@ func (w *Runner) poll(ctx context.Context, accountID string, last *client.Backup
 		if err != nil {
 			return last, page, cmp.Or(ctx.Err(), err)
 		}
-		if now.Status != last.Status {
-			changed(*now, last.Status)
-		}
+		seen(*now, last.Status)
 		last, page = now, p
 	}
 	return last, page, nil

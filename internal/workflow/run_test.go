@@ -221,3 +221,63 @@ func TestRunBackupWaitsOutAConflict(t *testing.T) {
 		t.Fatalf("a second trigger while one runs: %v, want a 409", err)
 	}
 }
+
+// A long wait is not silent: with no change of status for a minute, an
+// EventWaiting says the wait goes on, and one for another's backup says so
+// as a conflict again.
+func TestALongWaitSaysItGoesOnEveryMinute(t *testing.T) {
+	t.Parallel()
+	mc := clocktest.NewVirtual(time.Now().Truncate(time.Second))
+	f := &runFixture{fixture: newFixture(t, mockservice.Options{Seed: 31, Clock: mc, PendingFor: time.Second, RunningFor: 200 * time.Second}, nil), mockClock: mc}
+	acct := f.srv.AccountIDs()[0]
+	c := f.client(t)
+	first, o := triggerOnce(t, c, context.Background(), acct)
+	if first == nil {
+		t.Fatal(o.Err)
+	}
+	var waiting, conflicts []Event
+	o = c.run(context.Background(), acct, RunOptions{WaitOnConflict: true, WaitForCompletion: true, Progress: func(e Event) {
+		switch e.Kind {
+		case EventWaiting:
+			waiting = append(waiting, e)
+		case EventConflict:
+			conflicts = append(conflicts, e)
+		}
+	}})
+	if o.Kind != Succeeded {
+		t.Fatalf("run = %+v, want a success", o)
+	}
+	// 200 s of another's backup: told at once, then after each minute of it.
+	if len(conflicts) != 4 || conflicts[0].Elapsed >= StillWaitingEvery || conflicts[3].Elapsed < 3*StillWaitingEvery {
+		t.Errorf("conflict events %+v, want 4: at once, then one a minute", conflicts)
+	}
+	// Its own: pending -> running is news; then about 200 s running.
+	if len(waiting) != 3 {
+		t.Fatalf("waiting events %+v, want 3 (one a minute of the 200 s running)", waiting)
+	}
+	for i, e := range waiting {
+		if e.Backup.ID != o.Backup.ID || e.Backup.Status != client.StatusRunning || e.Previous != client.StatusRunning {
+			t.Errorf("waiting event %d: %+v, want backup %s still running", i, e, o.Backup.ID)
+		}
+		if i > 0 && e.Elapsed-waiting[i-1].Elapsed < StillWaitingEvery {
+			t.Errorf("waiting events %d and %d %s apart, want a minute at least", i-1, i, e.Elapsed-waiting[i-1].Elapsed)
+		}
+	}
+}
+
+// A trigger whose own backup the listing shows under another account (the
+// mock's record-quirk other_account) never identifies it: it looks for it
+// for IdentifyWithin, then stops, with no second trigger.
+func TestABackupListedUnderAnotherAccountIsNeverIdentified(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 37}, nil)
+	acct := f.srv.AccountIDs()[0]
+	f.srv.SetRecordQuirk(acct, mockservice.QuirkOtherAccount)
+	o := f.client.run(context.Background(), acct, RunOptions{WaitForCompletion: true})
+	if o.Kind != NotIdentified || !o.Confirmed || o.Backup != nil {
+		t.Fatalf("run = %+v, want a confirmed trigger whose backup is not identified", o)
+	}
+	if n := f.srv.BackupsQueued(acct); n != 1 {
+		t.Errorf("%d backups queued, want 1", n)
+	}
+}
