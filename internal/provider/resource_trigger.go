@@ -531,16 +531,16 @@ func (s *commandState) floor(accountID string) (m *workflow.Mark, replaced bool)
 }
 
 // take returns and forgets the deleted trigger of the account with the same
-// triggers and a backup to adopt (a refused replacement has none), if there
-// is exactly one: Terraform names neither to the provider, so two such are
-// told apart by nothing, and neither is adopted.
+// triggers and a backup to adopt (its change never went ahead), if there is
+// exactly one: Terraform names neither to the provider, so two such are told
+// apart by nothing, and neither is adopted.
 func (s *commandState) take(accountID, triggers string) (replacedTrigger, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.replaced[accountID]
 	found := -1
 	for i, t := range list {
-		if t.triggers == triggers && t.Record.Phase != workflow.PhaseNone {
+		if t.triggers == triggers && t.Record.AwaitsItsBackup() {
 			if found >= 0 {
 				return replacedTrigger{}, false
 			}

@@ -296,10 +296,13 @@ func (r Record) TakesConfigTriggers() bool { return r.Phase == PhaseImported }
 // even while it runs: the replacement may be another trigger created with
 // those triggers, which Terraform does not tell apart.
 func (r Record) Adoptable(b client.Backup) bool {
-	if r.Ahead || r.Phase == PhaseImported {
-		return false
-	}
-	return client.InProgress(b.Status) || b.Good()
+	return !r.Ahead && r.Phase != PhaseImported && (client.InProgress(b.Status) || b.Good())
+}
+
+// AwaitsItsBackup: the record's change queued a backup (or may have) and
+// never went ahead, so a replacement of the same triggers may adopt it.
+func (r Record) AwaitsItsBackup() bool {
+	return r.Phase != PhaseNone && !r.Ahead && r.Phase != PhaseImported
 }
 
 // Unconfirmed is the record as a replacement follows it: an unidentified
