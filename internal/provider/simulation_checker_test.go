@@ -745,6 +745,10 @@ func (w *simWorld) healthAt(cmd *simCommand) simHealth {
 		failing[k] = v
 	}
 	w.mu.Unlock()
+	if o := cmd.ws.state.objects[simGuardAddr]; o != nil {
+		g := o.guard // a destroy reads its settings from the state
+		cmd.stateGuard = &g
+	}
 	if lag > 0 {
 		return simHealth(fmt.Sprintf("the listing lags %s", lag))
 	}
@@ -835,6 +839,9 @@ func (cmd *simCommand) tooSlow() string {
 		takers[c.account] = append(takers[c.account], taker{timeoutOf(c.timeout), c.onConflict == "fail"})
 	}
 	if g := conf.guard; g != nil {
+		if !g.present && cmd.stateGuard != nil {
+			g = cmd.stateGuard // removed from the configuration: destroyed with the settings the state holds
+		}
 		takers[g.account] = append(takers[g.account], taker{g.timeoutFull, g.onConflict == "fail"})
 	}
 	if cmd.kind == simCmdInvoke {

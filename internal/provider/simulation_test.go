@@ -521,9 +521,11 @@ type simCommand struct {
 	conf      simConfig  // the configuration it applies
 	health    simHealth  // the service as the command began
 	busy      []string   // accounts with a backup in progress as it began
-	start     time.Time
-	end       time.Time
-	stale     bool // a saved plan of another state
+	// stateGuard: the guard's settings the state held as it began.
+	stateGuard *simGuardConf
+	start      time.Time
+	end        time.Time
+	stale      bool // a saved plan of another state
 }
 
 // simAttempt is one run of a command: a runner, its provider processes,
