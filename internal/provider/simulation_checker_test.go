@@ -81,6 +81,12 @@ const (
 	// guide's four; no client can get around it (see the lifecycle guide's
 	// replacement section).
 	grantUnpairedReplacement simGrant = "a create took the backup of another trigger deleted with its triggers value (Terraform)"
+	// grantResumeClock: a stopped destroy's record stands for resume_within
+	// read on the runner's clock: when that clock moved by more than the
+	// allowance between the stop and the next destroy, the record may not
+	// stand, and the next destroy takes a second backup. A wrong clock may
+	// cost a backup, never make one count. See checkDuplicates.
+	grantResumeClock simGrant = "a runner's clock moved between a stopped destroy and the next"
 	// grantReuseWithin: the user's own: with reuse_within, a backup that
 	// started within reuse_within before the operation began (on true
 	// time, to the second) and after the previous change of the resource
@@ -683,6 +689,9 @@ func (w *simWorld) checkDuplicates() {
 				case op.createFirst:
 					allowed++
 					why = append(why, b.ID+": "+string(grantCreateFirst))
+				case w.resumeClockMoved(c, op):
+					allowed++
+					why = append(why, b.ID+": "+string(grantResumeClock))
 				}
 			}
 			if len(bs) > allowed {
@@ -691,6 +700,22 @@ func (w *simWorld) checkDuplicates() {
 			}
 		}
 	}
+}
+
+// resumeClockMoved says whether op, a guard's destroy, began on a runner
+// clock more than the allowance away from the one the change's destroy
+// before it stopped on (grantResumeClock).
+func (w *simWorld) resumeClockMoved(c *simChange, op *simResOp) bool {
+	if c.kind != simGuardChange || op.kind != simOpDelete {
+		return false
+	}
+	i := slices.Index(c.ops, op)
+	if i < 1 {
+		return false
+	}
+	prev := c.ops[i-1]
+	d := prev.a.cmd.clock.offsetAt(prev.end) - op.a.cmd.clock.offsetAt(op.start)
+	return d > simAllowance || d < -simAllowance
 }
 
 // violateOnce notes a violation found between commands, once per key.
@@ -1155,5 +1180,28 @@ func TestSimDuplicateGrantsAreNarrow(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// A second backup of a guard's change is granted only when the runner's
+// clock moved by more than the allowance between the stop and the next destroy.
+func TestSimResumeClockGrantIsNarrow(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		moved time.Duration
+		want  bool
+	}{{simAllowance, false}, {simAllowance + time.Nanosecond, true}, {-simAllowance - time.Nanosecond, true}} {
+		w := &simWorld{}
+		c := &simChange{kind: simGuardChange}
+		stopped := &simResOp{kind: simOpDelete, end: t0, a: &simAttempt{cmd: &simCommand{clock: simRunnerClock{skew: tc.moved}}}}
+		next := &simResOp{kind: simOpDelete, start: t0.Add(time.Minute), a: &simAttempt{cmd: &simCommand{}}}
+		c.ops = []*simResOp{stopped, next}
+		if got := w.resumeClockMoved(c, next); got != tc.want {
+			t.Errorf("moved %s: granted %v, want %v", tc.moved, got, tc.want)
+		}
+		if w.resumeClockMoved(c, stopped) {
+			t.Errorf("moved %s: the first destroy granted", tc.moved)
+		}
 	}
 }

@@ -1323,6 +1323,14 @@ func (c simRunnerClock) Now() time.Time {
 
 func (c simRunnerClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
+// offsetAt is how far the clock reads from true time at t.
+func (c simRunnerClock) offsetAt(t time.Time) time.Duration {
+	if !c.jumpAt.IsZero() && !t.Before(c.jumpAt) {
+		return c.jumpTo
+	}
+	return c.skew
+}
+
 func (c simRunnerClock) String() string {
 	s := fmt.Sprintf("%+v", c.skew)
 	if !c.jumpAt.IsZero() {
