@@ -300,9 +300,13 @@ func (r Record) Adoptable(b client.Backup) bool {
 }
 
 // AwaitsItsBackup: the record's change queued a backup (or may have) and
-// never went ahead, so a replacement of the same triggers may adopt it.
+// never went ahead, so a replacement of the same triggers may adopt it. A
+// trigger not identified is looked for whatever its Ahead says: read from a
+// tainted trigger's state alone, it is taken to have gone ahead for its
+// floor's sake (FromTriggerState), and its backup is still listed above the
+// read before it.
 func (r Record) AwaitsItsBackup() bool {
-	return r.Phase != PhaseNone && !r.Ahead && r.Phase != PhaseImported
+	return r.Phase != PhaseNone && r.Phase != PhaseImported && (!r.Ahead || r.Phase == PhaseUnidentified)
 }
 
 // Unconfirmed is the record as a replacement follows it: an unidentified
