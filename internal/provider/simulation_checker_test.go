@@ -895,11 +895,19 @@ func (cmd *simCommand) tooSlow() string {
 // judgeCommand: a command whose window held no fault succeeds, and
 // leaves every change of its configuration gone ahead (liveness).
 func (w *simWorld) judgeCommand(cmd *simCommand) {
+	ws := cmd.ws
+	skewed := ws.skewed
+	// A record written on a runner clock off beyond the allowance (its
+	// TriggeredAt, a destroy's counts_until) may delay or cost what follows
+	// it, until a command of the workspace goes through.
+	ws.skewed = skewed || cmd.clock.offOn(cmd.start, cmd.end)
+	if skewed {
+		return
+	}
 	if cmd.unhealthy() != "" {
 		return
 	}
 	last := cmd.attempts[len(cmd.attempts)-1]
-	ws := cmd.ws
 	why := strings.Join(last.errs, "; ")
 	if why == "" {
 		switch cmd.kind {
@@ -925,7 +933,9 @@ func (w *simWorld) judgeCommand(cmd *simCommand) {
 		w.mu.Unlock()
 		w.violate(last, "stuck", "a command whose window held no fault failed (the service's clock %+v, the runner's %+v): %s",
 			offset, cmd.clock.skew, why)
+		return
 	}
+	ws.skewed = false
 }
 
 // at is a time as an offset from the sequence's start.

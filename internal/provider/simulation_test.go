@@ -271,12 +271,15 @@ func pick[T any](rng *rand.Rand, choices ...T) T { return choices[rng.IntN(len(c
 
 // simWorkspace is one pipeline: its configuration and its state.
 type simWorkspace struct {
-	w        *simWorld
-	id       int
-	remote   bool // a remote backend: state persisted every 20 s and at the end, not at each write
-	release  bool // destroy_without_backup names the first account
-	conf     simConfig
-	state    simState // as persisted
+	w       *simWorld
+	id      int
+	remote  bool // a remote backend: state persisted every 20 s and at the end, not at each write
+	release bool // destroy_without_backup names the first account
+	conf    simConfig
+	state   simState // as persisted
+	// skewed: a command ran on a runner clock off beyond the allowance
+	// since the last one that went through (see judgeCommand).
+	skewed   bool
 	serial   int
 	saved    *simPlan // terraform plan -out, until applied
 	lineages map[string]*simLineage
@@ -1322,6 +1325,13 @@ func (c simRunnerClock) Now() time.Time {
 }
 
 func (c simRunnerClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// offOn says whether the clock read beyond the allowance from true time
+// at some moment from start to end.
+func (c simRunnerClock) offOn(start, end time.Time) bool {
+	off := func(d time.Duration) bool { return d > simAllowance || d < -simAllowance }
+	return off(c.offsetAt(start)) || off(c.offsetAt(end)) || !c.jumpAt.IsZero() && c.jumpAt.Before(end) && off(c.jumpTo)
+}
 
 // offsetAt is how far the clock reads from true time at t.
 func (c simRunnerClock) offsetAt(t time.Time) time.Duration {
