@@ -158,7 +158,9 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 		// (prior_backup_ids) to the next attempt, and which backup it may still adopt.
 		rec = prior
 	default:
-		report(diags, by, timeout, o)
+		if o.Kind != workflow.NotWaited || !by.recordsImport {
+			report(diags, by, timeout, o)
+		}
 		if !diags.HasError() && o.Kind != workflow.Interrupted {
 			// The apply goes on: its change goes ahead now (an import's first
 			// apply too), and the next change counts only backups listed since.
@@ -266,6 +268,10 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	if !ok {
 		return
 	}
+	by := resumeCaller
+	if rec.TakesConfigTriggers() {
+		by = importCaller
+	}
 	rec = rec.Adopted()
 	accountID := state.AccountID.ValueString()
 	setIdentity(ctx, resp.Identity, accountID, state.ID.ValueString(), &resp.Diagnostics)
@@ -287,7 +293,7 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	opts := r.runOptions(wctx, &plan)
 	opts.Since = rec.Floor() // for a trigger sent again (workflow.Follow)
 	o := r.data.runner.Follow(wctx, accountID, rec, workflow.FollowOptions{RunOptions: opts})
-	r.record(ctx, &plan, rec, o, resumeCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
+	r.record(ctx, &plan, rec, o, by, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
 // Delete forgets the resource (backups are never deleted), keeping what its replacement needs to adopt its backup
