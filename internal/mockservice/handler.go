@@ -381,6 +381,9 @@ func listReply[T item, J any](s *Server, r *http.Request, requestID, scope strin
 		start = sort.Search(len(items), func(i int) bool { return after(items[i], *pos) })
 	}
 	end := min(start+limit, len(items))
+	if s.shuffledTies && end == len(items) {
+		shuffleTies(items[start:end], s.rng.Shuffle)
+	}
 	data := make([]J, 0, end-start)
 	for _, it := range items[start:end] {
 		data = append(data, render(it))
@@ -399,6 +402,23 @@ func listReply[T item, J any](s *Server, r *http.Request, requestID, scope strin
 		Data       []J        `json:"data"`
 		Pagination pagination `json:"pagination"`
 	}{data, pagination{limit, next}})
+}
+
+// shuffleTies lists the records of one second in any order, as the
+// contract lets the service do (a last page only, so no cursor moves).
+func shuffleTies[T item](page []T, shuffle func(int, func(i, j int))) {
+	for i := 0; i < len(page); {
+		t, _ := page[i].sortKey()
+		j := i + 1
+		for ; j < len(page); j++ {
+			if u, _ := page[j].sortKey(); !u.Truncate(time.Second).Equal(t.Truncate(time.Second)) {
+				break
+			}
+		}
+		run := page[i:j]
+		shuffle(len(run), func(a, b int) { run[a], run[b] = run[b], run[a] })
+		i = j
+	}
 }
 
 func (s *Server) accountJSON(a *account) accountJSON {

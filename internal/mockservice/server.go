@@ -98,6 +98,10 @@ type Server struct {
 
 	// ctl holds what the admin API's controls switched on.
 	ctl controls
+
+	// replicas: each listing lags by up to listingLag, drawn anew;
+	// shuffledTies: records of one second listed in any order.
+	replicas, shuffledTies bool
 }
 
 type window struct {

@@ -69,13 +69,34 @@ func (s *Server) SetListingLag(d time.Duration) {
 	s.listingLag = d
 }
 
+// SetListingReplicas answers each backups listing from one of several
+// replicas, each behind by up to the listing lag: a read may miss what an
+// earlier one showed.
+func (s *Server) SetListingReplicas(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replicas = on
+}
+
+// SetShuffledTies lists the backups created in one second in any order,
+// which the contract does not fix.
+func (s *Server) SetShuffledTies(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.shuffledTies = on
+}
+
 // listBackups answers the account's backups listing, without the backups
 // the listing lag still hides. The caller holds s.mu.
 func (s *Server) listBackups(r *http.Request, acc *account, requestID string) *reply {
 	now := s.clock.Now()
+	lag := s.listingLag
+	if s.replicas && lag > 0 {
+		lag = time.Duration(s.rng.Int64N(int64(lag) + 1))
+	}
 	items := make([]*backup, 0, len(acc.backups))
 	for _, b := range acc.backups {
-		if s.listingLag <= 0 || !now.Before(b.createdAt.Add(s.listingLag)) {
+		if lag <= 0 || !now.Before(b.createdAt.Add(lag)) {
 			items = append(items, b)
 		}
 	}

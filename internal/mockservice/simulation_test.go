@@ -154,3 +154,45 @@ func TestForeignItemFault(t *testing.T) {
 		t.Errorf("after the fault's one hit: %s", again.raw)
 	}
 }
+
+// Records of one second come in any order, and replicas behind by up to
+// the listing lag may miss, on a later read, what an earlier one showed.
+func TestShuffledTiesAndReplicas(t *testing.T) {
+	t.Parallel()
+	vc := clocktest.NewVirtual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	s := newTest(t, Options{Clock: vc, Accounts: 1})
+	acc, key := s.AccountIDs()[0], s.DemoKey()
+	at := vc.Now().Add(-time.Hour)
+	s.AddHistory(acc, BackupSpec{CreatedAt: at}, BackupSpec{CreatedAt: at.Add(100 * time.Millisecond)}, BackupSpec{CreatedAt: at.Add(-time.Hour)})
+	first := func() (string, int) {
+		got := call(t, s, "GET", "/api/v1/accounts/"+acc+"/backups", key)
+		data := got.body["data"].([]any)
+		return data[0].(map[string]any)["id"].(string), len(data)
+	}
+	s.SetShuffledTies(true)
+	tops := map[string]bool{}
+	for range 40 {
+		top, n := first()
+		if n != 3 {
+			t.Fatalf("%d backups listed, want 3", n)
+		}
+		tops[top] = true
+	}
+	if len(tops) != 2 {
+		t.Errorf("the two records of one second came in one order only: %v", tops)
+	}
+
+	s.SetShuffledTies(false)
+	s.SetListingLag(time.Minute)
+	s.SetListingReplicas(true)
+	call(t, s, "POST", "/api/v1/accounts/"+acc+"/backup", key)
+	vc.Advance(30 * time.Second)
+	seen := map[int]bool{}
+	for range 40 {
+		_, n := first()
+		seen[n] = true
+	}
+	if !seen[3] || !seen[4] {
+		t.Errorf("replicas half a lag behind listed %v backups; want some reads with the new one, some without", seen)
+	}
+}

@@ -275,7 +275,14 @@ func (w *simWorld) noteCreate(a *simAttempt, op *simResOp, ch *simPlanned) {
 	defer w.mu.Unlock()
 	l := a.cmd.ws.lineage(op.addr)
 	op.replacedTainted = ch.prior != nil && ch.prior.tainted
+	// An object create_before_destroy deposed, left by a runner stopped
+	// before it was deleted, is replaced as the create's was: first.
+	deposedOfChange := slices.ContainsFunc(a.cmd.ws.state.deposed[op.addr], func(o *simObject) bool {
+		return o.chain != nil && o.chain.change == op.change
+	})
 	switch {
+	case ch.action == simCreate && deposedOfChange:
+		op.floorUnknown, op.createFirst = true, true
 	case ch.action == simCreateThenDelete:
 		op.floorUnknown = true
 		op.createFirst = ch.prior.chain != nil && ch.prior.chain.change == op.change

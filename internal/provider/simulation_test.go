@@ -216,7 +216,11 @@ func newSimWorld(t *testing.T, seed uint64) *simWorld {
 	}
 	if rng.IntN(3) == 0 && !*simCalm {
 		w.setLag(time.Duration(1+rng.IntN(20)) * time.Second)
+		// Replicas behind by different lags: a read may miss what an earlier one showed.
+		w.srv.SetListingReplicas(rng.IntN(2) == 0)
 	}
+	// The contract does not fix the order of records of one second.
+	w.srv.SetShuffledTies(true)
 	// Earlier good backups, for reuse_within to find.
 	now := time.Now()
 	for _, acc := range w.accounts {
