@@ -2,6 +2,7 @@ package mockservice
 
 import (
 	"maps"
+	"net/http"
 	"time"
 )
 
@@ -57,6 +58,48 @@ const (
 	// trusted for order or uniqueness is misled.
 	FaultShuffledPage
 	FaultDuplicateItem
+	// FaultFront answers in the service's place, as a proxy or a load
+	// balancer in front of it does: its own page (Front.Status, an HTML or
+	// JSON body that is no problem document of the service) dated by its
+	// own clock (Front.Date). The request is not processed unless
+	// Front.Processed; with Front.Relay the service's own answer passes,
+	// with the front's Date.
+	FaultFront
+	// FaultForeignItem lists, at the top of an account's backups page, the
+	// newest backup of another account, as a cache keyed wrongly would: a
+	// listing trusted for whose backups it holds is misled.
+	FaultForeignItem
+)
+
+// Front is what a FaultFront answers, and when.
+type Front struct {
+	// Status is its page's status (0: 502 Bad Gateway).
+	Status int
+	// JSON makes its page a JSON object, as API gateways send, not HTML.
+	JSON bool
+	// Date is how its Date header reads; Skew is how far its clock is
+	// from true time (stale when negative) with FrontDateSkewed.
+	Date FrontDate
+	Skew time.Duration
+	// Processed: the service processed the request (a trigger queued its
+	// backup) before the front answered; the answer is lost.
+	Processed bool
+	// Relay: the service's own answer passes, with the front's Date (a
+	// cache's header, a proxy that dates what it relays).
+	Relay bool
+}
+
+// FrontDate is how a front's Date header reads.
+type FrontDate int
+
+// How a front dates its answers.
+const (
+	FrontDateTrue       FrontDate = iota // by true time
+	FrontDateSkewed                      // by a clock Front.Skew from true time
+	FrontDateYear1                       // Mon, 01 Jan 0001 00:00:00 GMT
+	FrontDateYear9999                    // Fri, 31 Dec 9999 23:59:59 GMT
+	FrontDateUnparsable                  // a value that is no HTTP date
+	FrontDateNone                        // no Date header at all
 )
 
 // Fault is an injected failure.
@@ -78,6 +121,8 @@ type Fault struct {
 	Latency time.Duration
 	// Location is where FaultRedirect sends requests (scheme://host[:port]).
 	Location string
+	// Front is what FaultFront answers.
+	Front Front
 }
 
 type faultState struct {
@@ -123,7 +168,8 @@ func (s *Server) ClearFaults() {
 // stops reports whether a fault answers in place of the service, so that
 // at most one such fault can hit a request.
 func (k FaultKind) stops() bool {
-	return k == FaultServerError || k == FaultOverload || k == FaultInvalidCursor || k == FaultRedirect || k == FaultProxyNotFound
+	return k == FaultServerError || k == FaultOverload || k == FaultInvalidCursor || k == FaultRedirect || k == FaultProxyNotFound ||
+		k == FaultFront
 }
 
 // pickFaults returns the faults that hit this request, counting the hits.
@@ -207,4 +253,47 @@ func (s *Server) ResetStats() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stats = newStats()
+}
+
+// frontReply is a front's own page, at now (true time): it proves nothing of
+// the service, and its Date is the front's.
+func frontReply(f Front, now time.Time) *reply {
+	status := f.Status
+	if status == 0 {
+		status = http.StatusBadGateway
+	}
+	rep := &reply{status: status, header: http.Header{}}
+	text := http.StatusText(status)
+	if f.JSON {
+		rep.header.Set("Content-Type", "application/json")
+		rep.body = []byte(`{"message":"` + text + `"}`)
+	} else {
+		rep.header.Set("Content-Type", "text/html")
+		rep.body = []byte("<html><head><title>" + text + "</title></head><body><h1>" + text + "</h1><hr>front</body></html>")
+	}
+	return frontDated(f, now, rep)
+}
+
+// frontDated is rep with the front's Date header.
+func frontDated(f Front, now time.Time, rep *reply) *reply {
+	out := *rep
+	out.header = rep.header.Clone()
+	if out.header == nil {
+		out.header = http.Header{}
+	}
+	switch f.Date {
+	case FrontDateTrue:
+		out.header.Set("Date", now.UTC().Format(http.TimeFormat))
+	case FrontDateSkewed:
+		out.header.Set("Date", now.Add(f.Skew).UTC().Format(http.TimeFormat))
+	case FrontDateYear1:
+		out.header.Set("Date", "Mon, 01 Jan 0001 00:00:00 GMT")
+	case FrontDateYear9999:
+		out.header.Set("Date", "Fri, 31 Dec 9999 23:59:59 GMT")
+	case FrontDateUnparsable:
+		out.header.Set("Date", "yesterday, around noon")
+	case FrontDateNone:
+		out.header["Date"] = nil // present and empty: ServeHTTP sends none
+	}
+	return &out
 }

@@ -87,7 +87,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if rep == nil {
 		rep = s.handle(r, route, accountID, requestID)
-		rep = postFaults(faults, rep, r, requestID)
+		rep = s.postFaults(faults, rep, r, requestID, accountID)
 		switch s.takeLost(route, accountID) {
 		case lostAsError:
 			rep = problemReply(http.StatusInternalServerError, titleInternal, "An unexpected error occurred.", r, requestID)
@@ -105,8 +105,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rep.status >= 200 && rep.status < 300 {
 		w.Header().Set("X-Request-ID", requestID)
 	}
-	// Dated by the service's own clock, as a real deployment's answers are.
-	w.Header().Set("Date", s.shownNow().UTC().Format(http.TimeFormat))
+	// Dated by the service's own clock, as a real deployment's answers are,
+	// unless a front dated it (or sent no Date: a nil value).
+	if _, dated := rep.header["Date"]; !dated {
+		w.Header().Set("Date", s.shownNow().UTC().Format(http.TimeFormat))
+	}
 	for _, f := range faults {
 		if f.Kind == FaultTruncatedBody {
 			// Promise the whole body, send half: the connection closes early.
@@ -134,6 +137,10 @@ func (s *Server) preFaults(faults []Fault, r *http.Request, requestID string) *r
 				rep.header.Set("Location", f.Location+r.URL.RequestURI())
 			}
 			return rep
+		case FaultFront:
+			if !f.Front.Processed && !f.Front.Relay {
+				return frontReply(f.Front, s.clock.Now())
+			}
 		case FaultProxyNotFound:
 			rep := &reply{status: http.StatusNotFound, header: http.Header{}, body: []byte("<html><body>404 Not Found</body></html>")}
 			rep.header.Set("Content-Type", "text/html")
@@ -152,10 +159,19 @@ func (s *Server) preFaults(faults []Fault, r *http.Request, requestID string) *r
 	return nil
 }
 
-// postFaults changes the answer of a request that was processed.
-func postFaults(faults []Fault, rep *reply, r *http.Request, requestID string) *reply {
+// postFaults changes the answer of a request that was processed, about
+// accountID's paths when it names one.
+func (s *Server) postFaults(faults []Fault, rep *reply, r *http.Request, requestID, accountID string) *reply {
+	now := s.clock.Now() // true time, for a front's clock
 	for _, f := range faults {
 		switch f.Kind {
+		case FaultFront:
+			if f.Front.Relay {
+				return frontDated(f.Front, now, rep)
+			}
+			return frontReply(f.Front, now)
+		case FaultForeignItem:
+			rep = s.foreignItem(rep, accountID)
 		case FaultAcceptThenError:
 			return problemReply(http.StatusInternalServerError, titleInternal, "An unexpected error occurred.", r, requestID)
 		case FaultShuffledPage, FaultDuplicateItem:
@@ -305,9 +321,10 @@ func (s *Server) trigger(r *http.Request, acc *account, key *apiKey, requestID s
 	}
 	now := s.clock.Now()
 	s.seq++
+	pending, running := s.newBackupLength()
 	b := &backup{shownOffset: s.offset,
 		id: newID(backupPrefix, s.rng.IntN), accountID: acc.id, createdAt: now, seq: s.seq,
-		pendingFor: s.pendingFor, runningFor: s.runningFor, failWith: acc.failWith,
+		pendingFor: pending, runningFor: running, failWith: acc.failWith,
 		queuedBy: queuedByFrom(r.Context()), quirk: acc.quirk,
 	}
 	s.ctl.shape(b)
@@ -364,6 +381,9 @@ func listReply[T item, J any](s *Server, r *http.Request, requestID, scope strin
 		start = sort.Search(len(items), func(i int) bool { return after(items[i], *pos) })
 	}
 	end := min(start+limit, len(items))
+	if s.shuffledTies && end == len(items) {
+		shuffleTies(items[start:end], s.rng.Shuffle)
+	}
 	data := make([]J, 0, end-start)
 	for _, it := range items[start:end] {
 		data = append(data, render(it))
@@ -382,6 +402,23 @@ func listReply[T item, J any](s *Server, r *http.Request, requestID, scope strin
 		Data       []J        `json:"data"`
 		Pagination pagination `json:"pagination"`
 	}{data, pagination{limit, next}})
+}
+
+// shuffleTies lists the records of one second in any order, as the
+// contract lets the service do (a last page only, so no cursor moves).
+func shuffleTies[T item](page []T, shuffle func(int, func(i, j int))) {
+	for i := 0; i < len(page); {
+		t, _ := page[i].sortKey()
+		j := i + 1
+		for ; j < len(page); j++ {
+			if u, _ := page[j].sortKey(); !u.Truncate(time.Second).Equal(t.Truncate(time.Second)) {
+				break
+			}
+		}
+		run := page[i:j]
+		shuffle(len(run), func(a, b int) { run[a], run[b] = run[b], run[a] })
+		i = j
+	}
 }
 
 func (s *Server) accountJSON(a *account) accountJSON {

@@ -92,9 +92,16 @@ type Server struct {
 	// clock; listingLag hides new backups from the backups listing.
 	offset     time.Duration
 	listingLag time.Duration
+	// backupLength, when set, says how long each new backup stays pending
+	// and running (SetBackupLength).
+	backupLength func() (pending, running time.Duration)
 
 	// ctl holds what the admin API's controls switched on.
 	ctl controls
+
+	// replicas: each listing lags by up to listingLag, drawn anew;
+	// shuffledTies: records of one second listed in any order.
+	replicas, shuffledTies bool
 }
 
 type window struct {

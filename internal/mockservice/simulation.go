@@ -43,6 +43,24 @@ func (s *Server) shownNow() time.Time {
 	return s.clock.Now().Add(s.offset)
 }
 
+// SetBackupLength makes each backup queued from now on stay pending and
+// running as long as f says (nil: Options.PendingFor and RunningFor), so
+// that backups of one account vary in length. f is called with the
+// server's lock held, once per backup, in the order they are queued.
+func (s *Server) SetBackupLength(f func() (pending, running time.Duration)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.backupLength = f
+}
+
+// newBackupLength is how long a backup queued now lasts. The caller holds s.mu.
+func (s *Server) newBackupLength() (pending, running time.Duration) {
+	if s.backupLength == nil {
+		return s.pendingFor, s.runningFor
+	}
+	return s.backupLength()
+}
+
 // SetListingLag hides each backup from the backups listing for d after it
 // was queued, as a read replica behind its primary does.
 func (s *Server) SetListingLag(d time.Duration) {
@@ -51,13 +69,34 @@ func (s *Server) SetListingLag(d time.Duration) {
 	s.listingLag = d
 }
 
+// SetListingReplicas answers each backups listing from one of several
+// replicas, each behind by up to the listing lag: a read may miss what an
+// earlier one showed.
+func (s *Server) SetListingReplicas(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replicas = on
+}
+
+// SetShuffledTies lists the backups created in one second in any order,
+// which the contract does not fix.
+func (s *Server) SetShuffledTies(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.shuffledTies = on
+}
+
 // listBackups answers the account's backups listing, without the backups
 // the listing lag still hides. The caller holds s.mu.
 func (s *Server) listBackups(r *http.Request, acc *account, requestID string) *reply {
 	now := s.clock.Now()
+	lag := s.listingLag
+	if s.replicas && lag > 0 {
+		lag = time.Duration(s.rng.Int64N(int64(lag) + 1))
+	}
 	items := make([]*backup, 0, len(acc.backups))
 	for _, b := range acc.backups {
-		if s.listingLag <= 0 || !now.Before(b.createdAt.Add(s.listingLag)) {
+		if lag <= 0 || !now.Before(b.createdAt.Add(lag)) {
 			items = append(items, b)
 		}
 	}
@@ -80,6 +119,36 @@ func disorderPage(kind FaultKind, rep *reply) *reply {
 		data = append(data, data[0])
 	}
 	page["data"], _ = json.Marshal(data)
+	out := *rep
+	out.body, _ = json.Marshal(page)
+	return &out
+}
+
+// foreignItem puts the newest backup of another account than accountID at
+// the top of a listing's page.
+func (s *Server) foreignItem(rep *reply, accountID string) *reply {
+	if rep.status >= 300 {
+		return rep
+	}
+	s.mu.Lock()
+	var other *backup
+	for _, id := range s.sortedAccountIDs() {
+		if acc := s.accounts[id]; id != accountID && len(acc.backups) > 0 {
+			other = acc.backups[len(acc.backups)-1]
+			break
+		}
+	}
+	var item []byte
+	if other != nil {
+		item, _ = json.Marshal(s.backupJSON(other))
+	}
+	s.mu.Unlock()
+	var page map[string]json.RawMessage
+	var data []json.RawMessage
+	if other == nil || json.Unmarshal(rep.body, &page) != nil || json.Unmarshal(page["data"], &data) != nil {
+		return rep
+	}
+	page["data"], _ = json.Marshal(append([]json.RawMessage{item}, data...))
 	out := *rep
 	out.body, _ = json.Marshal(page)
 	return &out
@@ -171,6 +240,8 @@ type BackupTruth struct {
 	QueuedBy string
 	// StampOffset is the service's clock offset when its record was stamped.
 	StampOffset time.Duration
+	// Quirk is how its record contradicts itself once it succeeds.
+	Quirk RecordQuirk
 }
 
 // Truth lists the account's backups, oldest first.
@@ -190,7 +261,7 @@ func (s *Server) Truth(accountID string) []BackupTruth {
 			st = "failed"
 		}
 		out = append(out, BackupTruth{ID: b.id, CreatedAt: b.createdAt, CompletedAt: done, Status: st,
-			Done: !now.Before(done), Consistent: b.quirk == QuirkNone || b.quirk == QuirkFutureDated, QueuedBy: b.queuedBy, StampOffset: b.shownOffset})
+			Done: !now.Before(done), Consistent: b.quirk == QuirkNone || b.quirk == QuirkFutureDated, QueuedBy: b.queuedBy, StampOffset: b.shownOffset, Quirk: b.quirk})
 	}
 	return out
 }

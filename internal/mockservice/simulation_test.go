@@ -3,6 +3,8 @@ package mockservice
 import (
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,5 +62,137 @@ func TestSimulationKnobsAndTruth(t *testing.T) {
 	s.SetAccountState(acc, StatePaused)
 	if got := call(t, s, "POST", "/api/v1/accounts/"+acc+"/backup", key); got.status != 422 {
 		t.Errorf("paused account: %d", got.status)
+	}
+}
+
+// A front answers in the service's place: its own page, dated by its own
+// clock (or not at all, or unreadably); the request is processed only when
+// the front says so, and a relaying front passes the service's answer with
+// its own Date.
+func TestFrontFault(t *testing.T) {
+	t.Parallel()
+	vc := clocktest.NewVirtual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	s := newTest(t, Options{Clock: vc, Accounts: 1})
+	acc, key := s.AccountIDs()[0], s.DemoKey()
+	trigger := "/api/v1/accounts/" + acc + "/backup"
+	for _, tc := range []struct {
+		front     Front
+		status    int
+		date      []string // the Date values sent; nil: none
+		processed bool
+	}{
+		{Front{Date: FrontDateSkewed, Skew: -30 * time.Minute}, 502, []string{"Sat, 21 Nov 2026 09:30:00 GMT"}, false},
+		{Front{Date: FrontDateYear1, JSON: true, Status: 503}, 503, []string{"Mon, 01 Jan 0001 00:00:00 GMT"}, false},
+		{Front{Date: FrontDateYear9999, Processed: true}, 502, []string{"Fri, 31 Dec 9999 23:59:59 GMT"}, true},
+		{Front{Date: FrontDateUnparsable}, 502, []string{"yesterday, around noon"}, false},
+		{Front{Date: FrontDateNone}, 502, nil, false},
+		{Front{Date: FrontDateTrue, Relay: true}, 202, []string{"Sat, 21 Nov 2026 15:00:00 GMT"}, true},
+	} {
+		before := len(s.Truth(acc))
+		s.AddFault(Fault{Kind: FaultFront, Route: RouteTrigger, Times: 1, Front: tc.front})
+		s.SetClockOffset(time.Hour) // the service's own clock, which a front's Date never shows
+		r := call(t, s, "POST", trigger, key)
+		s.SetClockOffset(0)
+		if r.status != tc.status {
+			t.Errorf("%+v: status %d, want %d (%s)", tc.front, r.status, tc.status, r.raw)
+		}
+		if got := r.header.Values("Date"); !slices.Equal(got, tc.date) {
+			t.Errorf("%+v: Date %q, want %q", tc.front, got, tc.date)
+		}
+		if tc.status != 202 && (r.header.Get("X-Request-ID") != "" || strings.Contains(r.raw, "request_id")) {
+			t.Errorf("%+v: a front's page carries the service's request id: %s", tc.front, r.raw)
+		}
+		if processed := len(s.Truth(acc)) > before; processed != tc.processed {
+			t.Errorf("%+v: processed %v, want %v", tc.front, processed, tc.processed)
+		}
+		vc.Advance(time.Hour) // the backup ends
+	}
+	if got := call(t, s, "GET", "/api/v1/accounts/"+acc+"/backups", key); got.status != 200 || got.header.Get("Date") != "Sat, 21 Nov 2026 16:00:00 GMT" {
+		t.Errorf("after the front's one hit: %d %q", got.status, got.header.Get("Date"))
+	}
+}
+
+// Each backup lasts as SetBackupLength says when it is queued.
+func TestBackupLength(t *testing.T) {
+	t.Parallel()
+	vc := clocktest.NewVirtual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	s := newTest(t, Options{Clock: vc, Accounts: 1})
+	acc, key := s.AccountIDs()[0], s.DemoKey()
+	lengths := []time.Duration{time.Minute, 5 * time.Minute}
+	s.SetBackupLength(func() (time.Duration, time.Duration) {
+		d := lengths[0]
+		lengths = lengths[1:]
+		return time.Second, d
+	})
+	for range 2 {
+		if r := call(t, s, "POST", "/api/v1/accounts/"+acc+"/backup", key); r.status != 202 {
+			t.Fatalf("trigger: %d %s", r.status, r.raw)
+		}
+		vc.Advance(2 * time.Minute)
+	}
+	truth := s.Truth(acc)
+	if len(truth) != 2 || truth[0].CompletedAt.Sub(truth[0].CreatedAt) != time.Minute+time.Second ||
+		truth[1].CompletedAt.Sub(truth[1].CreatedAt) != 5*time.Minute+time.Second {
+		t.Errorf("lengths: %+v", truth)
+	}
+}
+
+// A listing with a foreign item shows, at its top, another account's
+// newest backup.
+func TestForeignItemFault(t *testing.T) {
+	t.Parallel()
+	s := newTest(t, Options{Accounts: 2})
+	ids, key := s.AccountIDs(), s.DemoKey()
+	s.AddHistory(ids[1], BackupSpec{CreatedAt: time.Now().Add(-time.Hour)})
+	s.AddFault(Fault{Kind: FaultForeignItem, Route: RouteListBackups, Times: 1})
+	got := call(t, s, "GET", "/api/v1/accounts/"+ids[0]+"/backups", key)
+	data := got.body["data"].([]any)
+	if len(data) != 1 || data[0].(map[string]any)["account_id"] != ids[1] || data[0].(map[string]any)["id"] != s.NewestBackupID(ids[1]) {
+		t.Errorf("foreign item: %s", got.raw)
+	}
+	if again := call(t, s, "GET", "/api/v1/accounts/"+ids[0]+"/backups", key); len(again.body["data"].([]any)) != 0 {
+		t.Errorf("after the fault's one hit: %s", again.raw)
+	}
+}
+
+// Records of one second come in any order, and replicas behind by up to
+// the listing lag may miss, on a later read, what an earlier one showed.
+func TestShuffledTiesAndReplicas(t *testing.T) {
+	t.Parallel()
+	vc := clocktest.NewVirtual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	s := newTest(t, Options{Clock: vc, Accounts: 1})
+	acc, key := s.AccountIDs()[0], s.DemoKey()
+	at := vc.Now().Add(-time.Hour)
+	s.AddHistory(acc, BackupSpec{CreatedAt: at}, BackupSpec{CreatedAt: at.Add(100 * time.Millisecond)}, BackupSpec{CreatedAt: at.Add(-time.Hour)})
+	first := func() (string, int) {
+		got := call(t, s, "GET", "/api/v1/accounts/"+acc+"/backups", key)
+		data := got.body["data"].([]any)
+		return data[0].(map[string]any)["id"].(string), len(data)
+	}
+	s.SetShuffledTies(true)
+	tops := map[string]bool{}
+	for range 40 {
+		top, n := first()
+		if n != 3 {
+			t.Fatalf("%d backups listed, want 3", n)
+		}
+		tops[top] = true
+	}
+	if len(tops) != 2 {
+		t.Errorf("the two records of one second came in one order only: %v", tops)
+	}
+
+	s.SetShuffledTies(false)
+	s.SetListingLag(time.Minute)
+	s.SetListingReplicas(true)
+	call(t, s, "POST", "/api/v1/accounts/"+acc+"/backup", key)
+	vc.Advance(30 * time.Second)
+	seen := map[int]bool{}
+	for range 40 {
+		_, n := first()
+		seen[n] = true
+	}
+	if !seen[3] || !seen[4] {
+		t.Errorf("replicas half a lag behind listed %v backups; want some reads with the new one, some without", seen)
 	}
 }

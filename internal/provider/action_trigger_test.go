@@ -103,7 +103,7 @@ func TestAccActionRefusals(t *testing.T) {
 		want         *regexp.Regexp
 	}{
 		{"409 fail", e.config(guarded(busy, "    on_conflict = \"fail\"\n", "v1", "after_create")),
-			errorWithRequestID("Unable to trigger a backup of account "+busy, 409, "Conflict", `on_conflict is "fail"`)},
+			errorWithRequestID("Unable to trigger a backup of account "+busy, 409, "Conflict", `With on_conflict = "fail"`)},
 		{"409 wait times out", e.config(guarded(busy, "    timeouts {\n      invoke = \"200ms\"\n    }\n", "v1", "after_create")),
 			expectError("was already in progress and had not finished after", "(timeouts.invoke is 200ms)", "No backup was queued", "Raise timeouts.invoke")},
 		{"422", e.config(guarded(paused, "", "v1", "after_create")),

@@ -27,11 +27,15 @@ func boundedFor(ctx context.Context, clk clock.Clock, timeout time.Duration, acc
 type caller struct {
 	column int
 	until  time.Time // a stopped destroy's pending_destroy_backup.counts_until; zero when none was recorded
+	// recordsImport: an import's first apply, which records a backup of the
+	// past whatever it became, and says nothing of one nobody waits for.
+	recordsImport bool
 }
 
 var (
 	createCaller = caller{column: 0}
 	resumeCaller = caller{column: 1}
+	importCaller = caller{column: 1, recordsImport: true}
 	invokeCaller = caller{column: 3}
 )
 

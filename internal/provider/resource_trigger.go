@@ -158,7 +158,9 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 		// (prior_backup_ids) to the next attempt, and which backup it may still adopt.
 		rec = prior
 	default:
-		report(diags, by, timeout, o)
+		if o.Kind != workflow.NotWaited || !by.recordsImport {
+			report(diags, by, timeout, o)
+		}
 		if !diags.HasError() && o.Kind != workflow.Interrupted {
 			// The apply goes on: its change goes ahead now (an import's first
 			// apply too), and the next change counts only backups listed since.
@@ -266,6 +268,10 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	if !ok {
 		return
 	}
+	by := resumeCaller
+	if rec.TakesConfigTriggers() {
+		by = importCaller
+	}
 	rec = rec.Adopted()
 	accountID := state.AccountID.ValueString()
 	setIdentity(ctx, resp.Identity, accountID, state.ID.ValueString(), &resp.Diagnostics)
@@ -287,7 +293,7 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	opts := r.runOptions(wctx, &plan)
 	opts.Since = rec.Floor() // for a trigger sent again (workflow.Follow)
 	o := r.data.runner.Follow(wctx, accountID, rec, workflow.FollowOptions{RunOptions: opts})
-	r.record(ctx, &plan, rec, o, resumeCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
+	r.record(ctx, &plan, rec, o, by, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
 // Delete forgets the resource (backups are never deleted), keeping what its replacement needs to adopt its backup
@@ -531,16 +537,16 @@ func (s *commandState) floor(accountID string) (m *workflow.Mark, replaced bool)
 }
 
 // take returns and forgets the deleted trigger of the account with the same
-// triggers and a backup to adopt (a refused replacement has none), if there
-// is exactly one: Terraform names neither to the provider, so two such are
-// told apart by nothing, and neither is adopted.
+// triggers and a backup to adopt (its change never went ahead), if there is
+// exactly one: Terraform names neither to the provider, so two such are told
+// apart by nothing, and neither is adopted.
 func (s *commandState) take(accountID, triggers string) (replacedTrigger, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.replaced[accountID]
 	found := -1
 	for i, t := range list {
-		if t.triggers == triggers && t.Record.Phase != workflow.PhaseNone {
+		if t.triggers == triggers && t.Record.AwaitsItsBackup() {
 			if found >= 0 {
 				return replacedTrigger{}, false
 			}

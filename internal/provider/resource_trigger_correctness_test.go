@@ -398,3 +398,14 @@ func TestCommandStateAdoptsNoneOfTwoAlike(t *testing.T) {
 		t.Fatalf("floor %v, %t: want both floors", m, replaced)
 	}
 }
+
+// A deleted trigger whose change went ahead is no replacement's to adopt, so
+// it leaves the one that awaits its backup unambiguous (simulation seed 318).
+func TestCommandStateAdoptsTheOneThatAwaitsItsBackup(t *testing.T) {
+	s := &commandState{replaced: map[string][]replacedTrigger{}}
+	s.remember("acc_0123456789abcdef", "v1", workflow.Record{Phase: workflow.PhaseSucceeded, Ahead: true, BackupID: "bkp_a", Prior: &workflow.Mark{IDs: []string{"bkp_a"}}})
+	s.remember("acc_0123456789abcdef", "v1", workflow.Record{Phase: workflow.PhaseTimedOut, BackupID: "bkp_b", Prior: &workflow.Mark{IDs: []string{}}})
+	if got, ok := s.take("acc_0123456789abcdef", "v1"); !ok || got.Record.BackupID != "bkp_b" {
+		t.Fatalf("took %+v, %t; want the timed-out one", got, ok)
+	}
+}

@@ -2,237 +2,947 @@ package provider
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
-// The simulation's invariant checker. It judges from the mock's ground
-// truth (which backups exist, who queued each, when each truly began and
-// ended, whether its record is consistent) and the simulation's own log
-// of changes, never from the provider's or the workflow's rules.
+// The simulation's checker. It judges from the mock's ground truth (which
+// backups exist, who queued each, when each truly began and ended, whether
+// its record is consistent, the clock offset that stamped it) and the
+// simulation's own log (what it asked Terraform to do, when each operation
+// began and ended, which it stopped or killed, what it did to the service
+// and when), never from what the provider returned or recorded: whether an
+// operation was interrupted is whether the simulation stopped it, and
+// which destroys make one change is what its log of destroys says.
+//
+// The promise: a change goes ahead (a trigger's migration runs, a guard's
+// data is destroyed, an invocation lets the pipeline go on) only after a
+// backup that stands for it, good when it waits; and a change queues one
+// backup. A backup stands for a change when it started within one of the
+// change's operations (after the operation began, before the change went
+// ahead), whoever queued it, or when one of the grants below allows it.
+// The grants are the guide's stated limits and the user's reuse_within,
+// each as narrow as its words; simulation_scenarios_test.go has a test of
+// each that fails when it is widened.
 
-// simAllowance is the clock allowance the rules grant (10 s).
+// simGrant names why a backup that did not start within an operation of
+// the change may stand for it.
+type simGrant string
+
+const (
+	// grantKilledRunner: a runner killed between its POST and saving state
+	// retries with a second backup (stated limit 1). See checkDuplicates.
+	grantKilledRunner simGrant = "a killed runner retries with a second backup"
+	// grantLaggingListing: a listing that lags may hide, from the read
+	// before the POST, a backup started up to that lag before the
+	// operation began, which may then count (stated limit 2).
+	grantLaggingListing simGrant = "a lagging listing hid it from the read before the POST"
+	// grantStampedAhead: reuse_within reads age from created_at: a record
+	// stamped by a service clock set back since reads younger by the
+	// set-back (stated limit 3).
+	grantStampedAhead simGrant = "reuse_within, its record stamped by a clock set back since"
+	// grantActionKeepsNoState: the action keeps no state: with
+	// reuse_within, a backup of the previous change counts if inside the
+	// window (stated limit 4).
+	grantActionKeepsNoState simGrant = "reuse_within, the action keeps no state"
+	// grantFloorUnknown: Terraform gives a trigger's create no record of
+	// the previous change when create_before_destroy creates it before the
+	// replaced trigger is deleted, or when a runner was killed after a
+	// replacement's delete was saved and before its create was: with
+	// reuse_within, the previous change's backup may then count. Not among
+	// the guide's four; no client can get around it.
+	grantFloorUnknown simGrant = "reuse_within, the previous change unknown to the create (Terraform)"
+	// grantCreateFirst: create_before_destroy's create of a tainted
+	// trigger's replacement cannot see the backup the tainted one
+	// recorded, and queues a second. Not among the guide's four; no
+	// client can get around it. See checkDuplicates.
+	grantCreateFirst simGrant = "create_before_destroy replaced a tainted trigger of the same change"
+	// grantBetweenAttempts: an operation whose result reached the object
+	// recorded the listing before its trigger (prior_backup_ids), and its
+	// change's next attempt counts any backup listed above it: one that
+	// started after the change's first such attempt began, while none ran,
+	// before the change went ahead. It was taken after the previous change
+	// and before this one, as the change's own are.
+	grantBetweenAttempts simGrant = "started between two attempts of the change"
+	// grantUnpairedReplacement: Terraform tells a provider nothing that
+	// pairs a replacement with the trigger it replaces (a tainted object's
+	// replacement is planned as a new object; its Delete and Create are two
+	// calls), so a create adopts the backup of the trigger of its account
+	// deleted in the same command with the same triggers value, whose change
+	// never went ahead: a trigger of that workspace created with the value
+	// another was tainted with takes that one's backup. Not among the
+	// guide's four; no client can get around it (see the lifecycle guide's
+	// replacement section).
+	grantUnpairedReplacement simGrant = "a create took the backup of another trigger deleted with its triggers value (Terraform)"
+	// grantResumeClock: a stopped destroy's record stands for resume_within
+	// read on the runner's clock: when that clock moved by more than the
+	// allowance between the stop and the next destroy, the record may not
+	// stand, and the next destroy takes a second backup. A wrong clock may
+	// cost a backup, never make one count. See checkDuplicates.
+	grantResumeClock simGrant = "a runner's clock moved between a stopped destroy and the next"
+	// grantReuseWithin: the user's own: with reuse_within, a backup that
+	// started within reuse_within before the operation began (on true
+	// time, to the second) and after the previous change of the resource
+	// went ahead counts, in progress or good.
+	grantReuseWithin simGrant = "reuse_within"
+)
+
+// simDatedToTheSecond: records are dated to the second and the service's
+// clock read from a Date to the second, so reuse_within is measured to
+// within a second.
+const simDatedToTheSecond = time.Second
+
+// simAllowance is the clock allowance (10 s): NTP keeps clocks within it.
 const simAllowance = 10 * time.Second
 
 // simViolation is one broken invariant; category sorts findings.
 type simViolation struct {
 	category string
 	msg      string
-	op       int
+	cmd      int
 	report   string
 }
 
-func (w *simWorld) violate(op *simOp, category, format string, args ...any) {
+// violate notes a broken invariant found during a's command.
+func (w *simWorld) violate(a *simAttempt, category, format string, args ...any) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.violations = append(w.violations, simViolation{category: category, op: op.num,
-		msg: fmt.Sprintf("[%s] %s: %s", category, op.String(), fmt.Sprintf(format, args...))})
+	w.violations = append(w.violations, simViolation{category: category, cmd: a.cmd.num,
+		msg: fmt.Sprintf("[%s] %s (attempt %d): %s", category, a.cmd, a.n, fmt.Sprintf(format, args...))})
 }
 
-// changeOf is the change a backup's label names.
-func changeOf(label string) string {
-	key, _, _ := strings.Cut(label, "#")
-	return key
+// simAt is a value the simulation set at a time.
+type simAt struct {
+	at time.Time
+	d  time.Duration
 }
 
-// good says whether b truly succeeded, with a consistent record, by end.
-func good(b mockservice.BackupTruth, end time.Time) bool {
-	return b.Status == "success" && b.Consistent && !b.CompletedAt.After(end)
+// simSpan is when a fault was switched on, and off.
+type simSpan struct{ from, to time.Time }
+
+// simServiceLog is what the simulation did to the service, and when.
+type simServiceLog struct {
+	offsets []simAt     // the service's clock offset from each time on
+	lags    []simAt     // the listing's lag from each time on
+	faults  []simSpan   // faults switched on and off
+	changes []time.Time // any misbehaviour
+	quirk   map[string]mockservice.RecordQuirk
+	failing map[string]bool
 }
 
-// contradictory says whether b would be good but for its record.
-func contradictory(b mockservice.BackupTruth, end time.Time) bool {
-	return b.Status == "success" && !b.Consistent && !b.CompletedAt.After(end)
-}
-
-// counts says whether b may stand for the change: queued by it, reused
-// within its reuse_within (less the allowance) of its start, or started
-// within the allowance before it (the stated limit of a lost answer: the
-// API has no idempotency key, so a backup another client queued seconds
-// before this change's trigger may pass for its own). Reuse reads a
-// backup's age from its record: one stamped by a service clock that has
-// been set back since reads younger by as much (a stated limit).
-func (c *simChange) counts(b mockservice.BackupTruth) bool {
-	setBack := max(0, b.StampOffset-c.reuseOffset)
-	return c.own(b) || (c.anyReuse && !b.CreatedAt.Before(c.first.Add(-c.reuse-simAllowance-setBack)))
-}
-
-// own says whether b may be the change's own: queued by it, or started
-// within the allowance before it (the stated limit of a lost answer), or
-// stamped by a service clock set back since so that its record dates it
-// within the allowance of the change's start (a stated limit too).
-func (c *simChange) own(b mockservice.BackupTruth) bool {
-	if changeOf(b.QueuedBy) == c.key || !b.CreatedAt.Before(c.first.Add(-simAllowance-simDateError)) {
-		return true
-	}
-	setBack := b.StampOffset - c.firstOffset
-	dated := b.CreatedAt.Add(setBack) // on true time, as its record reads after the set-back
-	return setBack > 0 && !dated.Before(c.first.Add(-simAllowance-simDateError)) && !dated.After(c.first.Add(simAllowance+simDateError))
-}
-
-// simDateError is how far the service's clock, as its Date tells it, may
-// be misread: a second's resolution.
-const simDateError = time.Second
-
-// simSameSecond is the stated limit of "after the previous change went
-// ahead": records are dated to the second, and that moment is read through
-// Date, so a backup started up to this much before it may count as after.
-const simSameSecond = 2 * simDateError
-
-// checkTrigger judges a trigger's create or update reported successful:
-// its backup backupID (invariants 1 and 2); one not reported as reused must
-// be its own.
-func (w *simWorld) checkTrigger(op *simOp, backupID string, waits, reportedReused bool, start, end time.Time) {
-	c := op.change
-	if backupID == "" {
-		// Queued, not yet identified (wait_for_completion = false): one
-		// backup of this change must exist.
-		truth := w.srv.Truth(w.accounts[0])
-		if waits || !slices.ContainsFunc(truth, c.counts) {
-			w.violate(op, "no-backup", "reported success with no backup id, and no backup stands for change %s: %s", c.key, w.describeAll(truth))
+// valueAt is the value set last at or before t (0: none yet).
+func valueAt(log []simAt, t time.Time) time.Duration {
+	var d time.Duration
+	for _, x := range log {
+		if x.at.After(t) {
+			break
 		}
+		d = x.d
+	}
+	return d
+}
+
+// span is every value the log holds between from and to.
+func span(log []simAt, from, to time.Time) []time.Duration {
+	out := []time.Duration{valueAt(log, from)}
+	for _, x := range log {
+		if x.at.After(from) && !x.at.After(to) {
+			out = append(out, x.d)
+		}
+	}
+	return out
+}
+
+// lowestOffset is the service clock's lowest offset between from and to.
+func (w *simWorld) lowestOffset(from, to time.Time) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Min(span(w.svc.offsets, from, to))
+}
+
+// longestLag is the listing's longest lag between from and to.
+func (w *simWorld) longestLag(from, to time.Time) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Max(span(w.svc.lags, from, to))
+}
+
+// simOpKind is what an operation asked of the provider.
+type simOpKind int
+
+const (
+	simOpCreate simOpKind = iota
+	simOpUpdate
+	simOpDelete
+	simOpInvoke
+)
+
+func (k simOpKind) String() string { return [...]string{"create", "update", "delete", "invoke"}[k] }
+
+// simResOp is one call that may take a backup: a resource's
+// ApplyResourceChange, or an invocation.
+type simResOp struct {
+	label    string
+	a        *simAttempt
+	addr     string
+	kind     simOpKind
+	start    time.Time
+	end      time.Time
+	returned bool // its result reached Terraform (the runner was not killed first)
+	saved    bool // and was persisted with the state
+	errs     string
+	warnings string
+	// change is the change it serves (nil: it takes no backup, as a
+	// trigger's delete or a guard's create); chain, for a guard's destroy,
+	// the destroys of that change it continues.
+	change   *simChange
+	chain    *simChain
+	reuse    time.Duration
+	waits    bool
+	accounts []string
+	// floorUnknown: a create Terraform gives no record of the previous
+	// change (grantFloorUnknown); createFirst: create_before_destroy's
+	// create replacing an object of its own change (grantCreateFirst).
+	floorUnknown bool
+	createFirst  bool
+	// replacedTainted: a replacement's create of a tainted object.
+	replacedTainted bool
+}
+
+// simChangeKind is what a change is.
+type simChangeKind int
+
+const (
+	simTriggerChange simChangeKind = iota // a trigger's triggers value
+	simGuardChange                        // a guard's destroy
+	simActionChange                       // an invocation
+)
+
+// simChange is one change a backup is taken for.
+type simChange struct {
+	key  string
+	kind simChangeKind
+	// prevAhead is when the resource's previous change went ahead (zero:
+	// none, or not recorded: a guard, an action).
+	prevAhead time.Time
+	// lastInvocation: for an action, when the workspace's previous
+	// invocation went ahead (grantActionKeepsNoState).
+	lastInvocation time.Time
+	aheadAt        time.Time
+	ops            []*simResOp
+	reported       map[string]bool // duplicates reported, by account
+}
+
+// simChain is a change's operations whose results reached an object,
+// oldest first: a change's apply, its resumed waits and the replacement
+// of its tainted trigger; or a guard's destroys, each within resume_within
+// of the one that stopped before it.
+type simChain struct {
+	change *simChange
+	ops    []*simResOp
+}
+
+func (c *simChain) with(op *simResOp) *simChain {
+	return &simChain{change: c.change, ops: append(slices.Clone(c.ops), op)}
+}
+
+func (c *simChain) last() *simResOp { return c.ops[len(c.ops)-1] }
+
+// simLineage is a trigger's changes since it was created.
+type simLineage struct {
+	lastAhead time.Time
+	changes   map[int]*simChange
+	// replaced: a replacement's delete removed the trigger's object and no
+	// create has saved one since.
+	replaced bool
+}
+
+// noteCreate logs what Terraform gives a trigger's create of the
+// previous change: nothing when create_before_destroy creates it first,
+// or when no object is left after a replacement's delete.
+func (w *simWorld) noteCreate(a *simAttempt, op *simResOp, ch *simPlanned) {
+	if op.change == nil || op.addr == simGuardAddr {
 		return
 	}
-	i := slices.IndexFunc(w.srv.Truth(w.accounts[0]), func(b mockservice.BackupTruth) bool { return b.ID == backupID })
-	if i < 0 {
-		w.violate(op, "unknown-backup", "reported backup %s, which the service never had", backupID)
-		return
-	}
-	b := w.srv.Truth(w.accounts[0])[i]
-	desc := w.describe(b)
-	if waits && !good(b, end) {
-		cat := "false-success"
-		if contradictory(b, end) {
-			cat = "contradictory"
-		}
-		w.violate(op, cat, "reported backup %s as succeeded by %s: %s", backupID, w.at(end), desc)
-	}
-	if !waits && !c.own(b) && !c.wentAhead && !b.CompletedAt.After(end) && !good(b, end) {
-		// Reused and not waited for, it must still be under way or good as
-		// the change goes ahead: one already over, and not good, is no
-		// backup for it. (A later update of settings takes and judges none.)
-		w.violate(op, "false-success", "reported backup %s, over and not good by %s: %s", backupID, w.at(end), desc)
-	}
-	if !c.prevWentAhead.IsZero() && b.CreatedAt.Before(c.prevWentAhead.Add(-simSameSecond)) {
-		cat := "b"
-		if c.anyReuse {
-			cat = "a"
-		}
-		w.violate(op, cat, "backup %s (%s) began before the previous change went ahead at %s", backupID, desc, w.at(c.prevWentAhead))
-		return
-	}
-	if !c.counts(b) {
-		w.violate(op, w.notThisChange(c, b), "backup %s (%s) was not queued by this change (%s, began %s), nor within its reuse_within",
-			backupID, desc, c.key, w.at(c.first))
-	} else if !reportedReused && !c.own(b) {
-		w.violate(op, "b", "backup %s (%s), reported as queued by this change (reused = false), was not (%s, began %s)",
-			backupID, desc, c.key, w.at(c.first))
-	}
-}
-
-// notThisChange sorts a backup claimed for a change it does not stand for.
-func (w *simWorld) notThisChange(c *simChange, b mockservice.BackupTruth) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l := a.cmd.ws.lineage(op.addr)
+	op.replacedTainted = ch.prior != nil && ch.prior.tainted
+	// An object create_before_destroy deposed, left by a runner stopped
+	// before it was deleted, is replaced as the create's was: first.
+	deposedOfChange := slices.ContainsFunc(a.cmd.ws.state.deposed[op.addr], func(o *simObject) bool {
+		return o.chain != nil && o.chain.change == op.change
+	})
 	switch {
-	case c.anyReuse && w.offset > 0:
-		return "c"
-	case c.anyReuse:
-		return "reuse-window"
-	case strings.HasPrefix(changeOf(b.QueuedBy), strings.SplitN(c.key, ".", 3)[0]+"."+strings.SplitN(c.key, ".", 3)[1]+"."):
-		return "b"
+	case ch.action == simCreate && deposedOfChange:
+		op.floorUnknown, op.createFirst = true, true
+	case ch.action == simCreateThenDelete:
+		op.floorUnknown = true
+		op.createFirst = ch.prior.chain != nil && ch.prior.chain.change == op.change
+	case ch.action == simCreate && l.replaced:
+		op.floorUnknown = true
 	}
-	return "b-other"
+	l.replaced = false
 }
 
-// checkGuard judges a guard's destroy that went ahead (invariants 1 to 3).
-func (w *simWorld) checkGuard(op *simOp, start, end time.Time, warnings string) {
-	c := op.change
-	truth := w.srv.Truth(w.accounts[0])
-	for _, b := range truth {
-		if good(b, end) && c.counts(b) {
-			return
+// noteDeleted logs a replacement's delete of a trigger's object.
+func (w *simWorld) noteDeleted(a *simAttempt, ch *simPlanned) {
+	if typeOf(ch.addr) != simTriggerType || ch.action != simDeleteThenCreate {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	a.cmd.ws.lineage(ch.addr).replaced = true
+}
+
+func (ws *simWorkspace) lineage(addr string) *simLineage {
+	l := ws.lineages[addr]
+	if l == nil {
+		l = &simLineage{changes: map[int]*simChange{}}
+		ws.lineages[addr] = l
+	}
+	return l
+}
+
+// forgetTrigger: a destroyed trigger's history ends; a new one has none.
+func (w *simWorld) forgetTrigger(ws *simWorkspace, addr string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(ws.lineages, addr)
+}
+
+func (w *simWorld) newChange(key string, kind simChangeKind, prevAhead time.Time) *simChange {
+	c := &simChange{key: key, kind: kind, prevAhead: prevAhead, reported: map[string]bool{}}
+	w.changes = append(w.changes, c)
+	return c
+}
+
+// newResOp logs an operation beginning now, and the change it serves: a
+// trigger's, by its configured triggers value; a guard destroy's, the one
+// a destroy that stopped within resume_within began, else a new one; an
+// invocation's, its command's.
+func (w *simWorld) newResOp(a *simAttempt, addr string, kind simOpKind, prior *simObject) *simResOp {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.opCount++
+	op := &simResOp{label: a.label(addr, fmt.Sprintf("%s#%d", kind, w.opCount)), a: a, addr: addr, kind: kind, start: time.Now()}
+	ws := a.cmd.ws
+	switch {
+	case addr == simActionAddr:
+		if a.cmd.change == nil {
+			a.cmd.change = w.newChange(fmt.Sprintf("w%d.action.c%d", ws.id, a.cmd.num), simActionChange, time.Time{})
+			a.cmd.change.lastInvocation = ws.lastInvocation
+		}
+		op.change, op.accounts, op.waits = a.cmd.change, slices.Clone(a.conf.action.accounts), a.conf.action.wait != "false"
+		op.reuse, _ = time.ParseDuration(a.conf.action.reuse)
+		op.chain = &simChain{change: op.change, ops: []*simResOp{op}}
+	case addr == simGuardAddr && kind == simOpDelete:
+		g := prior.guard // a destroy reads its settings from the state
+		op.accounts, op.waits, op.reuse = []string{g.account}, true, g.reuseWithin
+		if c := prior.chain; c != nil && w.resumes(c, op, g) {
+			op.change, op.chain = c.change, c.with(op)
+		} else {
+			op.change = w.newChange(fmt.Sprintf("w%d.guard.c%d", ws.id, a.cmd.num), simGuardChange, time.Time{})
+			op.chain = &simChain{change: op.change, ops: []*simResOp{op}}
+		}
+	case typeOf(addr) == simTriggerType && kind != simOpDelete:
+		c := a.conf.trigger(addr)
+		l := ws.lineage(addr)
+		ch := l.changes[c.release]
+		if ch == nil {
+			ch = w.newChange(fmt.Sprintf("w%d.%s@v%d", ws.id, strings.TrimPrefix(addr, "backup_trigger."), c.release), simTriggerChange, l.lastAhead)
+			l.changes[c.release] = ch
+		}
+		op.change, op.accounts, op.waits = ch, []string{c.account}, c.wait
+		op.reuse, _ = time.ParseDuration(c.reuse)
+	}
+	if op.change != nil {
+		op.change.ops = append(op.change.ops, op)
+	}
+	w.ops[op.label] = op
+	a.mu.Lock()
+	a.ops = append(a.ops, op)
+	a.mu.Unlock()
+	return op
+}
+
+// resumes says whether a guard's destroy continues the change of the
+// destroy that stopped last: it began within that one's resume_within of
+// its stop, on true time, give or take the clock allowance (a runner's
+// clock within it may read the time to the destroy as that much shorter).
+func (w *simWorld) resumes(c *simChain, op *simResOp, g simGuardConf) bool {
+	stopped := c.last()
+	return stopped.kind == simOpDelete && stopped.returned && stopped.errs != "" &&
+		!op.start.After(stopped.end.Add(g.resumeWithin+simAllowance+simDatedToTheSecond))
+}
+
+// created is the chain of an object a create returned: a replacement's
+// create, in the process whose delete of the replaced object just ran,
+// continues the replaced object's change; any other create begins one.
+func (w *simWorld) created(op *simResOp, ch *simPlanned) *simChain {
+	if op.change == nil || op.addr == simGuardAddr {
+		return nil
+	}
+	if ch.action == simDeleteThenCreate && ch.prior != nil && ch.prior.chain != nil && ch.prior.chain.change == op.change {
+		return ch.prior.chain.with(op)
+	}
+	return &simChain{change: op.change, ops: []*simResOp{op}}
+}
+
+// updated is the chain of an object an update returned: a guard's update
+// clears the destroy it stood for; a trigger's continues its change.
+func (w *simWorld) updated(op *simResOp, prior *simObject) *simChain {
+	if op.change == nil || op.addr == simGuardAddr {
+		return nil
+	}
+	if prior.chain != nil && prior.chain.change == op.change {
+		return prior.chain.with(op)
+	}
+	return &simChain{change: op.change, ops: []*simResOp{op}}
+}
+
+// stoppedDestroy is the chain of an object a failed delete kept.
+func (w *simWorld) stoppedDestroy(op *simResOp, prior *simObject) *simChain {
+	if op.addr == simGuardAddr {
+		return op.chain
+	}
+	return prior.chain
+}
+
+// counts says whether backup b may stand for the chain's change, and by
+// which grant ("" when it is the change's own: queued by one of its
+// operations, or started within one, after it began and before it
+// ended, whoever queued it).
+func (w *simWorld) counts(chain *simChain, b mockservice.BackupTruth) (simGrant, bool) {
+	for _, op := range chain.ops {
+		if b.QueuedBy == op.label || !b.CreatedAt.Before(op.start) && !b.CreatedAt.After(op.end) {
+			return "", true
 		}
 	}
-	if op.actor.release {
-		deleted, state := w.srv.AccountTruth(w.accounts[0])
+	for _, op := range chain.ops {
+		if lag := w.longestLag(op.start, op.end); lag > 0 && !b.CreatedAt.Before(op.start.Add(-lag)) && b.CreatedAt.Before(op.start) {
+			return grantLaggingListing, true
+		}
+	}
+	if first := chain.ops[0]; len(chain.ops) > 1 && !b.CreatedAt.Before(first.start) && b.CreatedAt.Before(chain.last().start) {
+		return grantBetweenAttempts, true
+	}
+	if w.unpaired(chain, b) {
+		return grantUnpairedReplacement, true
+	}
+	for _, op := range chain.ops {
+		if g, ok := w.reused(chain.change, op, b); ok {
+			return g, true
+		}
+	}
+	return "", false
+}
+
+// unpaired says whether the chain's last operation, a trigger's create, may
+// have taken b as the backup of another trigger of its workspace and account
+// with its triggers value, queued for a change that never went ahead
+// (grantUnpairedReplacement).
+func (w *simWorld) unpaired(chain *simChain, b mockservice.BackupTruth) bool {
+	last := chain.last()
+	w.mu.Lock()
+	q := w.ops[b.QueuedBy]
+	w.mu.Unlock()
+	if q == nil || q.change == nil || q.change == chain.change || last.kind != simOpCreate ||
+		q.change.kind != simTriggerChange || chain.change.kind != simTriggerChange || last.a == nil || q.a.cmd.ws != last.a.cmd.ws {
+		return false
+	}
+	value := func(c *simChange) string { return c.key[strings.LastIndex(c.key, "@"):] }
+	notAhead := q.change.aheadAt.IsZero() || q.change.aheadAt.After(last.start)
+	return value(q.change) == value(chain.change) && slices.Equal(q.accounts, last.accounts) && notAhead && q.start.Before(last.start)
+}
+
+// reused says whether b started within op's reuse_within, after the
+// resource's previous change went ahead, and by which grant.
+func (w *simWorld) reused(c *simChange, op *simResOp, b mockservice.BackupTruth) (simGrant, bool) {
+	if op.reuse <= 0 || b.CreatedAt.After(op.start) {
+		return "", false
+	}
+	within := !b.CreatedAt.Before(op.start.Add(-op.reuse - simDatedToTheSecond))
+	// A record stamped while the service's clock ran further ahead than
+	// it did as the operation read reads younger by the difference.
+	setBack := max(0, b.StampOffset-w.lowestOffset(op.start, op.end))
+	stampedAhead := !b.CreatedAt.Before(op.start.Add(-op.reuse - simDatedToTheSecond - setBack))
+	floor := !c.prevAhead.IsZero() && !b.CreatedAt.After(c.prevAhead)
+	// The floor is the listing read as the previous change went ahead: a
+	// lagging one hid what started up to the lag before (stated limit 2).
+	hidden := floor && b.CreatedAt.After(c.prevAhead.Add(-w.longestLag(c.prevAhead, c.prevAhead)))
+	switch {
+	case floor && op.floorUnknown && within:
+		return grantFloorUnknown, true
+	case hidden && (within || stampedAhead):
+		return grantLaggingListing, true
+	case floor:
+		return "", false
+	case c.kind == simActionChange && (within || stampedAhead) && !c.lastInvocation.IsZero() && !b.CreatedAt.After(c.lastInvocation):
+		return grantActionKeepsNoState, true
+	case within:
+		return grantReuseWithin, true
+	case stampedAhead:
+		return grantStampedAhead, true
+	}
+	return "", false
+}
+
+// good says whether b truly succeeded, with a consistent record, by t.
+func good(b mockservice.BackupTruth, t time.Time) bool {
+	return b.Status == "success" && b.Consistent && !b.CompletedAt.After(t)
+}
+
+// contradictory says whether b would be good by t but for its record.
+func contradictory(b mockservice.BackupTruth, t time.Time) bool {
+	return b.Status == "success" && !b.Consistent && !b.CompletedAt.After(t)
+}
+
+// underWay says whether b was queued and still in progress at t.
+func underWay(b mockservice.BackupTruth, t time.Time) bool {
+	return !b.CreatedAt.After(t) && b.CompletedAt.After(t)
+}
+
+// judge says why b cannot stand for the chain's change going ahead at at,
+// as a category and a reason ("" when it can): it must stand for the
+// change and, when the change waits, have succeeded by then; not waited
+// for, one that did not start within the change's operations (reused)
+// must have been under way or good when the last one returned.
+func (w *simWorld) judge(chain *simChain, b mockservice.BackupTruth, waits bool, at time.Time) (string, string) {
+	end := chain.last().end
+	grant, ok := w.counts(chain, b)
+	switch {
+	case !ok:
+		return w.notCounted(chain, b)
+	case waits && contradictory(b, at):
+		return "contradictory", "its record contradicts itself"
+	case waits && !good(b, at):
+		return "false-success", fmt.Sprintf("it had not succeeded by %s", w.at(at))
+	case !waits && grant != "" && !underWay(b, end) && !good(b, end):
+		return "false-success", fmt.Sprintf("it was neither under way nor good when the operation returned (%s)", w.at(end))
+	}
+	return "", ""
+}
+
+// notCounted sorts a backup that stands for no grant of the chain's change.
+func (w *simWorld) notCounted(chain *simChain, b mockservice.BackupTruth) (string, string) {
+	c := chain.change
+	for _, op := range chain.ops {
+		if op.reuse > 0 && !c.prevAhead.IsZero() && !b.CreatedAt.After(c.prevAhead) &&
+			!b.CreatedAt.Before(op.start.Add(-op.reuse-simDatedToTheSecond)) {
+			return "previous-change", fmt.Sprintf("it started before the previous change went ahead (%s), within reuse_within (%s)",
+				w.at(c.prevAhead), w.describeChain(chain))
+		}
+	}
+	return "not-this-change", fmt.Sprintf("it started at %s, not within an operation of change %s (%s), nor within a grant",
+		w.at(b.CreatedAt), c.key, w.describeChain(chain))
+}
+
+// triggerAhead judges a trigger's change going ahead now: its migration
+// runs on what the trigger's object shows.
+func (w *simWorld) triggerAhead(a *simAttempt, c *simTriggerConf, obj *simObject) {
+	at := time.Now()
+	ws := a.cmd.ws
+	w.mu.Lock()
+	l := ws.lineage(c.addr)
+	want := l.changes[c.release]
+	w.mu.Unlock()
+	switch {
+	case obj == nil || obj.chain == nil:
+		w.violate(a, "no-backup", "the migration of %s v%d ran, and the trigger records no operation of that change", c.addr, c.release)
+		return
+	case obj.chain.change != want:
+		w.violate(a, "no-backup", "the migration of %s v%d ran on an object of change %s", c.addr, c.release, obj.chain.change.key)
+		return
+	}
+	chain := obj.chain
+	id := attrOf(obj.value, "id")
+	truth := w.srv.Truth(c.account)
+	if id == "" {
+		if c.wait {
+			w.violate(a, "no-backup", "the migration of %s v%d ran after a waited apply that identified no backup", c.addr, c.release)
+		} else if !slices.ContainsFunc(truth, func(b mockservice.BackupTruth) bool { cat, _ := w.judge(chain, b, false, at); return cat == "" }) {
+			w.violate(a, "no-backup", "the migration of %s v%d ran, and no backup stands for the change: %s", c.addr, c.release, w.describeAll(truth))
+		}
+	} else if i := slices.IndexFunc(truth, func(b mockservice.BackupTruth) bool { return b.ID == id }); i < 0 {
+		w.violate(a, "unknown-backup", "%s reports backup %s, which account %s never had", c.addr, id, c.account)
+	} else if cat, why := w.judge(chain, truth[i], c.wait, at); cat != "" {
+		w.violate(a, cat, "the migration of %s v%d ran on backup %s (%s): %s", c.addr, c.release, id, w.describe(truth[i]), why)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if chain.change.aheadAt.IsZero() {
+		chain.change.aheadAt = at
+	}
+	l.lastAhead = at
+}
+
+// guardAhead judges a guard's destroy that went ahead now: the data it
+// guards is destroyed.
+func (w *simWorld) guardAhead(a *simAttempt) {
+	at := time.Now()
+	op := a.lastOp(simGuardAddr)
+	if op == nil || op.chain == nil {
+		w.violate(a, "guard-without-proof", "the guarded data was destroyed, and the guard's destroy is not in the log")
+		return
+	}
+	op.change.aheadAt = at
+	acc := op.accounts[0]
+	truth := w.srv.Truth(acc)
+	if slices.ContainsFunc(truth, func(b mockservice.BackupTruth) bool { cat, _ := w.judge(op.chain, b, true, at); return cat == "" }) {
+		return
+	}
+	if a.cmd.ws.release && acc == w.accounts[0] {
+		// destroy_without_backup: the account truly cannot be backed up.
+		deleted, state := w.srv.AccountTruth(acc)
 		failed := slices.ContainsFunc(truth, func(b mockservice.BackupTruth) bool {
-			return c.counts(b) && b.Done && b.Status != "success"
+			_, ok := w.counts(op.chain, b)
+			return ok && b.Done && b.Status != "success"
 		})
 		if deleted || state != mockservice.StateActive || failed {
 			return
 		}
 	}
-	cat := "guard-without-proof"
-	if slices.ContainsFunc(truth, func(b mockservice.BackupTruth) bool { return contradictory(b, end) && c.counts(b) }) {
-		cat = "contradictory"
-	} else if c.anyReuse && w.offset > 0 && slices.ContainsFunc(truth, func(b mockservice.BackupTruth) bool {
-		return good(b, end) && !b.CreatedAt.Before(c.first.Add(-c.reuse-w.offset-simAllowance))
-	}) {
-		cat = "c"
+	cat, why := "guard-without-proof", ""
+	for _, b := range truth {
+		if c, y := w.judge(op.chain, b, true, at); c != "false-success" {
+			cat, why = c, fmt.Sprintf("; backup %s: %s", b.ID, y)
+		}
 	}
-	w.violate(op, cat, "the destroy (%s to %s) went ahead with no good backup for it; the account's backups: %s; its warnings: %q",
-		w.at(start), w.at(end), w.describeAll(truth), warnings)
+	w.violate(a, cat, "the guarded data was destroyed with no good backup for the destroy (%s)%s; the account's backups: %s; its warnings: %q",
+		w.describeChain(op.chain), why, w.describeAll(truth), op.warnings)
 }
 
-// checkAction judges an invocation reported successful: each account has
-// a backup for it (good, when it waits).
-func (w *simWorld) checkAction(op *simOp, start, end time.Time) {
-	c := op.change
-	for _, acc := range op.ids {
+// actionAhead judges an invocation that succeeded: each account has a
+// backup for it (good, when it waits).
+func (w *simWorld) actionAhead(a *simAttempt, op *simResOp) {
+	at := time.Now()
+	op.change.aheadAt = at
+	w.mu.Lock()
+	a.cmd.ws.lastInvocation = at
+	w.mu.Unlock()
+	for _, acc := range op.accounts {
 		truth := w.srv.Truth(acc)
-		if !slices.ContainsFunc(truth, func(b mockservice.BackupTruth) bool { return (!op.waits || good(b, end)) && c.counts(b) }) {
-			cat := "action-without-proof"
-			if slices.ContainsFunc(truth, func(b mockservice.BackupTruth) bool { return contradictory(b, end) && c.counts(b) }) {
-				cat = "contradictory"
-			} else if c.anyReuse && w.offset > 0 {
-				cat = "c"
-			}
-			w.violate(op, cat, "the invocation succeeded with no backup of %s for it; its backups: %s", acc, w.describeAll(truth))
-		}
-	}
-}
-
-// checkHistory: without reuse, a change queues at most one backup, one
-// more per killed runner and per backup of it that truly failed or
-// contradicts itself (invariant 4).
-func (w *simWorld) checkHistory() {
-	for _, acc := range w.accounts {
-		w.checkDuplicates(acc)
-	}
-}
-
-func (w *simWorld) checkDuplicates(acc string) {
-	queued := map[string][]mockservice.BackupTruth{}
-	for _, b := range w.srv.Truth(acc) {
-		if b.QueuedBy != "" {
-			queued[changeOf(b.QueuedBy)] = append(queued[changeOf(b.QueuedBy)], b)
-		}
-	}
-	keys := make([]string, 0, len(w.changes))
-	for k := range w.changes {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		c := w.changes[k]
-		bs := queued[k]
-		if c.anyReuse || len(bs) <= 1 {
+		if slices.ContainsFunc(truth, func(b mockservice.BackupTruth) bool { cat, _ := w.judge(op.chain, b, op.waits, at); return cat == "" }) {
 			continue
 		}
-		allowed := 1 + c.kills
-		for _, b := range bs {
-			if b.Status != "success" || !b.Consistent {
-				allowed++
+		cat, why := "action-without-proof", ""
+		for _, b := range truth {
+			if c, y := w.judge(op.chain, b, op.waits, at); c != "false-success" {
+				cat, why = c, fmt.Sprintf("; backup %s: %s", b.ID, y)
 			}
 		}
-		if len(bs) > allowed && !c.reported {
-			c.reported = true
-			w.violations = append(w.violations, simViolation{category: "duplicate", msg: fmt.Sprintf(
-				"[duplicate] change %s queued %d backups (%d kills): %s", k, len(bs), c.kills, w.describeAll(bs))})
+		w.violate(a, cat, "the invocation succeeded with no backup of %s for it%s; its backups: %s", acc, why, w.describeAll(truth))
+	}
+}
+
+// lastOp is the attempt's latest operation on addr.
+func (a *simAttempt) lastOp(addr string) *simResOp {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := len(a.ops) - 1; i >= 0; i-- {
+		if a.ops[i].addr == addr {
+			return a.ops[i]
 		}
 	}
+	return nil
+}
+
+// checkDuplicates: a change queues one backup per account, one more for
+// each backup of it that truly failed or contradicts itself, and one more
+// for each of its runners killed between a POST that queued one and the
+// state that would have recorded it (grantKilledRunner). Every backup is
+// queued by an operation that may take one.
+func (w *simWorld) checkDuplicates() {
+	for _, acc := range w.accounts {
+		byChange := map[*simChange][]mockservice.BackupTruth{}
+		for _, b := range w.srv.Truth(acc) {
+			if b.QueuedBy == "" {
+				continue
+			}
+			w.mu.Lock()
+			op := w.ops[b.QueuedBy]
+			w.mu.Unlock()
+			if op == nil || op.change == nil {
+				w.violateOnce("queued-outside-apply", b.ID, "backup %s of %s was queued by %s, a call that takes no backup", b.ID, acc, b.QueuedBy)
+				continue
+			}
+			byChange[op.change] = append(byChange[op.change], b)
+		}
+		for _, c := range w.changes {
+			bs := byChange[c]
+			if len(bs) <= 1 || c.reported[acc] {
+				continue
+			}
+			allowed, why := 1, []string{}
+			for _, b := range bs {
+				w.mu.Lock()
+				op := w.ops[b.QueuedBy]
+				w.mu.Unlock()
+				switch {
+				case b.Done && (b.Status != "success" || !b.Consistent):
+					allowed++
+					why = append(why, b.ID+" failed")
+				case op.a.killed.Load() && !op.saved:
+					allowed++
+					why = append(why, b.ID+": "+string(grantKilledRunner))
+				case op.createFirst:
+					allowed++
+					why = append(why, b.ID+": "+string(grantCreateFirst))
+				case w.resumeClockMoved(c, op):
+					allowed++
+					why = append(why, b.ID+": "+string(grantResumeClock))
+				}
+			}
+			if len(bs) > allowed {
+				c.reported[acc] = true
+				w.violateOnce("duplicate", c.key+acc, "change %s queued %d backups of %s (granted: %v): %s", c.key, len(bs), acc, why, w.describeAll(bs))
+			}
+		}
+	}
+}
+
+// resumeClockMoved says whether op, a guard's destroy, began on a runner
+// clock more than the allowance away from the one the change's destroy
+// before it stopped on (grantResumeClock).
+func (w *simWorld) resumeClockMoved(c *simChange, op *simResOp) bool {
+	if c.kind != simGuardChange || op.kind != simOpDelete {
+		return false
+	}
+	i := slices.Index(c.ops, op)
+	if i < 1 {
+		return false
+	}
+	prev := c.ops[i-1]
+	d := prev.a.cmd.clock.offsetAt(prev.end) - op.a.cmd.clock.offsetAt(op.start)
+	return d > simAllowance || d < -simAllowance
+}
+
+// violateOnce notes a violation found between commands, once per key.
+func (w *simWorld) violateOnce(category, key, format string, args ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, v := range w.violations {
+		if v.category == category && strings.Contains(v.msg, key) {
+			return
+		}
+	}
+	w.violations = append(w.violations, simViolation{category: category, cmd: w.commands,
+		msg: fmt.Sprintf("[%s] %s (%s)", category, fmt.Sprintf(format, args...), key)})
+}
+
+// simHealth is why the service was not healthy for a command as it began ("": it was).
+type simHealth string
+
+// accountsOf are the accounts a command's workspace backs up.
+func (cmd *simCommand) accountsOf() []string {
+	conf := cmd.conf
+	var out []string
+	for _, c := range conf.triggers {
+		out = append(out, c.account)
+	}
+	if conf.guard != nil {
+		out = append(out, conf.guard.account)
+	}
+	if cmd.kind == simCmdInvoke {
+		out = append(out, conf.action.accounts...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// healthAt says what, as cmd begins, stands between it and success on a
+// healthy service: the accounts it backs up are active, their backups
+// succeed with records that agree with each other (one in progress will),
+// and the listing is in date order and current. The clocks may be off, by
+// any constant: which backup is an operation's own needs none. It notes
+// the accounts with a backup in progress (simCommand.busy).
+func (w *simWorld) healthAt(cmd *simCommand) simHealth {
+	now := time.Now()
+	w.mu.Lock()
+	lag := valueAt(w.svc.lags, now)
+	offset := valueAt(w.svc.offsets, now)
+	quirks, failing := map[string]mockservice.RecordQuirk{}, map[string]bool{}
+	for k, v := range w.svc.quirk {
+		quirks[k] = v
+	}
+	for k, v := range w.svc.failing {
+		failing[k] = v
+	}
+	w.mu.Unlock()
+	if o := cmd.ws.state.objects[simGuardAddr]; o != nil {
+		g := o.guard // a destroy reads its settings from the state
+		cmd.stateGuard = &g
+	}
+	if lag > 0 {
+		return simHealth(fmt.Sprintf("the listing lags %s", lag))
+	}
+	for _, acc := range cmd.accountsOf() {
+		deleted, state := w.srv.AccountTruth(acc)
+		truth := w.srv.Truth(acc)
+		switch {
+		case deleted || state != mockservice.StateActive:
+			return simHealth("account " + acc + " cannot be backed up")
+		case failing[acc]:
+			return simHealth("the backups of " + acc + " fail")
+		case quirks[acc] != mockservice.QuirkNone:
+			return simHealth("the records of " + acc + " contradict themselves")
+		case slices.ContainsFunc(truth, func(b mockservice.BackupTruth) bool { return underWay(b, now) && !good(b, b.CompletedAt) }):
+			return simHealth("a backup of " + acc + " in progress will not end good")
+		case slices.ContainsFunc(truth, func(b mockservice.BackupTruth) bool { return underWay(b, now) }):
+			cmd.busy = append(cmd.busy, acc)
+		}
+		if why := w.listingOrder(truth, now, offset); why != "" {
+			return simHealth(why)
+		}
+	}
+	return ""
+}
+
+// listingOrder says how the account's newest records, and one stamped
+// now, would be listed out of date order: a clock set back since stamped
+// them ahead, or a record lies.
+func (w *simWorld) listingOrder(truth []mockservice.BackupTruth, now time.Time, offset time.Duration) string {
+	newer := now.Add(offset).Add(time.Second)
+	for i := len(truth) - 1; i >= max(0, len(truth)-25); i-- {
+		b := truth[i]
+		shown := b.CreatedAt.Add(b.StampOffset)
+		if b.Quirk == mockservice.QuirkFutureDated && b.Status == "success" {
+			shown = shown.Add(30 * 24 * time.Hour)
+		}
+		if shown.After(newer) {
+			return fmt.Sprintf("backup %s is dated out of order (%s)", b.ID, shown.UTC().Format(time.RFC3339))
+		}
+		newer = shown.Add(time.Second)
+	}
+	return ""
+}
+
+// unhealthy says why cmd's window held a fault ("": it held none): it ran
+// alone, with no fault, no stop, a service healthy as it began and left
+// alone since, a runner clock that did not jump, and time enough for
+// every backup it may wait for.
+func (cmd *simCommand) unhealthy() string {
+	w := cmd.w
+	last := cmd.attempts[len(cmd.attempts)-1]
+	switch {
+	case cmd.health != "":
+		return string(cmd.health)
+	case !cmd.alone:
+		return "another command ran beside it"
+	case cmd.fault != nil:
+		return "a fault"
+	case len(cmd.attempts) > 1 || last.stopped.Load() || last.killed.Load():
+		return "stopped"
+	case cmd.stale:
+		return "a stale plan"
+	case !cmd.clock.jumpAt.IsZero() && cmd.clock.jumpAt.Before(cmd.end):
+		return "the runner's clock jumped"
+	}
+	w.mu.Lock()
+	for _, t := range w.svc.changes {
+		if !t.Before(cmd.start) && !t.After(cmd.end) {
+			w.mu.Unlock()
+			return "the service changed"
+		}
+	}
+	w.mu.Unlock()
+	return cmd.tooSlow()
+}
+
+// tooSlow says why the command's timeouts may not hold every backup it
+// waits for, one after the other on each account (and one in progress as
+// it began), or why a backup of another may refuse it ("": they hold).
+func (cmd *simCommand) tooSlow() string {
+	conf := cmd.conf
+	type taker struct {
+		timeout time.Duration
+		fail    bool
+	}
+	takers := map[string][]taker{}
+	for _, c := range conf.triggers {
+		takers[c.account] = append(takers[c.account], taker{timeoutOf(c.timeout), c.onConflict == "fail"})
+	}
+	if g := conf.guard; g != nil {
+		if !g.present && cmd.stateGuard != nil {
+			g = cmd.stateGuard // removed from the configuration: destroyed with the settings the state holds
+		}
+		takers[g.account] = append(takers[g.account], taker{g.timeoutFull, g.onConflict == "fail"})
+	}
+	if cmd.kind == simCmdInvoke {
+		for _, acc := range conf.action.accounts {
+			takers[acc] = append(takers[acc], taker{timeoutOf(conf.action.timeout), conf.action.onConflict == "fail"})
+		}
+	}
+	for acc, ts := range takers {
+		backups := len(ts)
+		if slices.Contains(cmd.busy, acc) {
+			backups++ // one in progress as the command began
+		}
+		need := time.Duration(backups)*cmd.w.maxLength + 2*time.Minute
+		for _, t := range ts {
+			if t.fail && backups > 1 {
+				return "on_conflict = \"fail\" beside another backup of " + acc
+			}
+			if t.timeout < need {
+				return fmt.Sprintf("a timeout of %s for %d backups of %s", t.timeout, len(ts), acc)
+			}
+		}
+	}
+	return ""
+}
+
+// judgeCommand: a command whose window held no fault succeeds, and
+// leaves every change of its configuration gone ahead (liveness).
+func (w *simWorld) judgeCommand(cmd *simCommand) {
+	ws := cmd.ws
+	skewed := ws.skewed
+	// A record written on a runner clock off beyond the allowance (its
+	// TriggeredAt, a destroy's counts_until) may delay or cost what follows
+	// it, until a command of the workspace goes through.
+	ws.skewed = skewed || cmd.clock.offOn(cmd.start, cmd.end)
+	if skewed {
+		return
+	}
+	if cmd.unhealthy() != "" {
+		return
+	}
+	last := cmd.attempts[len(cmd.attempts)-1]
+	why := strings.Join(last.errs, "; ")
+	if why == "" {
+		switch cmd.kind {
+		case simCmdApply, simCmdApplyPlan:
+			for _, c := range cmd.conf.triggers {
+				if ws.state.migrated[c.addr] != c.release {
+					why += fmt.Sprintf("%s v%d has not gone ahead; ", c.addr, c.release)
+				}
+			}
+		case simCmdDestroy:
+			if len(ws.state.objects) > 0 || ws.state.data {
+				why = fmt.Sprintf("the destroy left %v", sortedKeys(ws.state.objects))
+			}
+		case simCmdInvoke:
+			if cmd.change == nil || cmd.change.aheadAt.IsZero() {
+				why = "the invocation did not go ahead"
+			}
+		}
+	}
+	if why != "" {
+		w.mu.Lock()
+		offset := valueAt(w.svc.offsets, cmd.start)
+		w.mu.Unlock()
+		w.violate(last, "stuck", "a command whose window held no fault failed (the service's clock %+v, the runner's %+v): %s",
+			offset, cmd.clock.skew, why)
+		return
+	}
+	ws.skewed = false
 }
 
 // at is a time as an offset from the sequence's start.
@@ -245,6 +955,9 @@ func (w *simWorld) describe(b mockservice.BackupTruth) string {
 	if !b.Consistent {
 		s += ", record inconsistent"
 	}
+	if b.StampOffset != 0 {
+		s += fmt.Sprintf(", stamped %+v", b.StampOffset)
+	}
 	return s
 }
 
@@ -256,12 +969,39 @@ func (w *simWorld) describeAll(bs []mockservice.BackupTruth) string {
 	return "[" + strings.Join(parts, "; ") + "]"
 }
 
+func (w *simWorld) describeChain(c *simChain) string {
+	parts := make([]string, len(c.ops))
+	for i, op := range c.ops {
+		parts[i] = fmt.Sprintf("%s %s to %s", op.label, w.at(op.start), w.at(op.end))
+		if op.reuse > 0 {
+			parts[i] += fmt.Sprintf(" reuse_within %s", op.reuse)
+		}
+		if op.replacedTainted {
+			parts[i] += " replacing a tainted object (its Delete had no private state)"
+		}
+		if f := op.a.cmd.fault; f != nil {
+			parts[i] += " under " + faultName(*f)
+		}
+		if op.a.stopped.Load() {
+			parts[i] += " ctrl-c'd"
+		}
+	}
+	s := strings.Join(parts, ", ")
+	if !c.change.prevAhead.IsZero() {
+		s += ", previous change ahead " + w.at(c.change.prevAhead)
+	}
+	return s
+}
+
 // attachReport writes, into the first violation, the seed, the steps and
 // how to replay them.
 func (w *simWorld) attachReport(seed uint64, steps int) {
-	slices.SortStableFunc(w.violations, func(a, b simViolation) int { return a.op - b.op })
+	slices.SortStableFunc(w.violations, func(a, b simViolation) int { return a.cmd - b.cmd })
 	var b strings.Builder
-	fmt.Fprintf(&b, "simulation seed %d failed at step %d of %d (%d users, clock offset %s):\n", seed, len(w.lines)-1, steps, len(w.actors), w.offset)
+	fmt.Fprintf(&b, "simulation seed %d failed (%d pipelines):\n", seed, len(w.spaces))
+	for _, ws := range w.spaces {
+		fmt.Fprintf(&b, "  w%d: %s\n", ws.id, ws.describe())
+	}
 	for _, l := range w.lines {
 		b.WriteString("  " + l + "\n")
 	}
@@ -270,4 +1010,215 @@ func (w *simWorld) attachReport(seed uint64, steps int) {
 	}
 	fmt.Fprintf(&b, "replay: make simulate SEED=%d STEPS=%d", seed, steps)
 	w.violations[0].report = b.String()
+}
+
+// describe is the workspace's configuration as it was drawn.
+func (ws *simWorkspace) describe() string {
+	var parts []string
+	for _, c := range ws.conf.triggers {
+		p := fmt.Sprintf("%s on %s", c.addr, c.account)
+		if c.cbd {
+			p += " create_before_destroy"
+		}
+		parts = append(parts, p)
+	}
+	if g := ws.conf.guard; g != nil {
+		parts = append(parts, "guard on "+g.account)
+	}
+	parts = append(parts, fmt.Sprintf("action on %v", ws.conf.action.accounts))
+	if ws.remote {
+		parts = append(parts, "remote state")
+	}
+	if ws.release {
+		parts = append(parts, "destroy_without_backup")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Each grant is as narrow as its words: a backup at its edge counts, by
+// that grant, and one a nanosecond beyond does not, by any.
+func TestSimGrantsAreNarrow(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	const reuse = 10 * time.Minute
+	edge := t0.Add(-reuse - simDatedToTheSecond) // the reuse window's earliest start
+	type world struct {
+		w     *simWorld
+		op    *simResOp
+		chain *simChain
+	}
+	fresh := func() world {
+		w := &simWorld{start: t0}
+		op := &simResOp{label: "c1.0/w1/backup_trigger.t1/create#1", start: t0, end: t0.Add(time.Minute)}
+		c := &simChange{key: "w1.t1@v2", kind: simTriggerChange}
+		return world{w, op, &simChain{change: c, ops: []*simResOp{op}}}
+	}
+	at := func(t time.Time) mockservice.BackupTruth { return mockservice.BackupTruth{ID: "bkp", CreatedAt: t} }
+	nano := time.Nanosecond
+	for _, tc := range []struct {
+		name  string
+		set   func(x world)
+		b     mockservice.BackupTruth
+		grant simGrant
+		ok    bool
+	}{
+		{"started as the operation began", nil, at(t0), "", true},
+		{"started as the operation ended", nil, at(t0.Add(time.Minute)), "", true},
+		{"started after the operation ended", nil, at(t0.Add(time.Minute + nano)), "", false},
+		{"started before the operation began", nil, at(t0.Add(-nano)), "", false},
+		{"queued by the operation, processed after it ended", nil,
+			mockservice.BackupTruth{CreatedAt: t0.Add(time.Hour), QueuedBy: "c1.0/w1/backup_trigger.t1/create#1"}, "", true},
+		{"hidden by the listing's lag", func(x world) { x.w.svc.lags = []simAt{{t0.Add(-time.Hour), 20 * time.Second}} },
+			at(t0.Add(-20 * time.Second)), grantLaggingListing, true},
+		{"before the listing's lag", func(x world) { x.w.svc.lags = []simAt{{t0.Add(-time.Hour), 20 * time.Second}} },
+			at(t0.Add(-20*time.Second - nano)), "", false},
+		{"within reuse_within", func(x world) { x.op.reuse = reuse }, at(edge), grantReuseWithin, true},
+		{"beyond reuse_within", func(x world) { x.op.reuse = reuse }, at(edge.Add(-nano)), "", false},
+		{"within reuse_within, just after the previous change went ahead",
+			func(x world) { x.op.reuse, x.chain.change.prevAhead = reuse, t0.Add(-time.Minute) }, at(t0.Add(-time.Minute + nano)), grantReuseWithin, true},
+		{"within reuse_within, as the previous change went ahead",
+			func(x world) { x.op.reuse, x.chain.change.prevAhead = reuse, t0.Add(-time.Minute) }, at(t0.Add(-time.Minute)), "", false},
+		{"stamped by a clock set back since", func(x world) { x.op.reuse = reuse },
+			mockservice.BackupTruth{CreatedAt: edge.Add(-5 * time.Minute), StampOffset: 5 * time.Minute}, grantStampedAhead, true},
+		{"stamped by a clock set back since, by less", func(x world) { x.op.reuse = reuse },
+			mockservice.BackupTruth{CreatedAt: edge.Add(-5*time.Minute - nano), StampOffset: 5 * time.Minute}, "", false},
+		{"stamped by a clock not set back since", func(x world) {
+			x.op.reuse = reuse
+			x.w.svc.offsets = []simAt{{t0.Add(-time.Hour), 5 * time.Minute}}
+		}, mockservice.BackupTruth{CreatedAt: edge.Add(-time.Second), StampOffset: 5 * time.Minute}, "", false},
+		{"the action's previous invocation", func(x world) {
+			x.op.reuse, x.chain.change.kind, x.chain.change.lastInvocation = reuse, simActionChange, t0.Add(-time.Minute)
+		}, at(t0.Add(-2 * time.Minute)), grantActionKeepsNoState, true},
+		{"the previous change unknown to the create", func(x world) {
+			x.op.reuse, x.op.floorUnknown, x.chain.change.prevAhead = reuse, true, t0.Add(-time.Minute)
+		}, at(t0.Add(-2 * time.Minute)), grantFloorUnknown, true},
+		{"between two attempts of the change", func(x world) { x.chain.ops = append(x.chain.ops, x.op.retried(time.Hour)) },
+			at(t0.Add(time.Minute + nano)), grantBetweenAttempts, true},
+		{"before the first of two attempts of the change", func(x world) { x.chain.ops = append(x.chain.ops, x.op.retried(time.Hour)) },
+			at(t0.Add(-nano)), "", false},
+		{"after the last of two attempts of the change", func(x world) { x.chain.ops = append(x.chain.ops, x.op.retried(time.Hour)) },
+			at(t0.Add(time.Hour + 2*time.Minute + nano)), "", false},
+		{"hidden by the listing's lag as the previous change went ahead", func(x world) {
+			x.op.reuse, x.chain.change.prevAhead = reuse, t0.Add(-time.Minute)
+			x.w.svc.lags = []simAt{{t0.Add(-time.Hour), 20 * time.Second}}
+		}, at(t0.Add(-time.Minute - 20*time.Second + nano)), grantLaggingListing, true},
+		{"before the listing's lag as the previous change went ahead", func(x world) {
+			x.op.reuse, x.chain.change.prevAhead = reuse, t0.Add(-time.Minute)
+			x.w.svc.lags = []simAt{{t0.Add(-time.Hour), 20 * time.Second}}
+		}, at(t0.Add(-time.Minute - 20*time.Second)), "", false},
+		{"the previous change unknown to the create, beyond reuse_within", func(x world) {
+			x.op.reuse, x.op.floorUnknown, x.chain.change.prevAhead = reuse, true, t0.Add(-time.Minute)
+		}, at(edge.Add(-nano)), "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			x := fresh()
+			if tc.set != nil {
+				tc.set(x)
+			}
+			if grant, ok := x.w.counts(x.chain, tc.b); ok != tc.ok || grant != tc.grant {
+				t.Errorf("counts = %q, %v; want %q, %v", grant, ok, tc.grant, tc.ok)
+			}
+		})
+	}
+}
+
+// retried is the next attempt of op's change, after.
+func (op *simResOp) retried(after time.Duration) *simResOp {
+	return &simResOp{label: op.label + "-again", start: op.start.Add(after), end: op.end.Add(after)}
+}
+
+// A guard's destroy continues the one that stopped last only within that
+// one's resume_within, give or take the clock allowance and a second.
+func TestSimGuardResumeIsNarrow(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	g := simGuardConf{resumeWithin: 30 * time.Minute}
+	stopped := &simResOp{kind: simOpDelete, returned: true, errs: "interrupted", end: t0}
+	c := &simChain{ops: []*simResOp{stopped}}
+	limit := t0.Add(g.resumeWithin + simAllowance + simDatedToTheSecond)
+	w := &simWorld{}
+	if !w.resumes(c, &simResOp{start: limit}, g) {
+		t.Error("a destroy at the end of resume_within does not continue the stopped one")
+	}
+	if w.resumes(c, &simResOp{start: limit.Add(time.Nanosecond)}, g) {
+		t.Error("a destroy after resume_within continues the stopped one")
+	}
+	if w.resumes(&simChain{ops: []*simResOp{{kind: simOpDelete, end: t0}}}, &simResOp{start: t0}, g) {
+		t.Error("a destroy continues one whose runner was killed")
+	}
+}
+
+// A change queues one backup; a second only after a runner killed before
+// it saved the first (grantKilledRunner), by create_before_destroy's
+// create (grantCreateFirst), or after the first failed.
+func TestSimDuplicateGrantsAreNarrow(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name                          string
+		killed, saved, first, failing bool
+		duplicate                     bool
+	}{
+		{"two backups", false, false, false, false, true},
+		{"the first by a runner killed before it saved", true, false, false, false, false},
+		{"the first by a runner killed after it saved", true, true, false, false, true},
+		{"the second by create_before_destroy's create", false, false, true, false, false},
+		{"the first failed", false, false, false, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				w := newBareSimWorld(t, 1)
+				acc := w.accounts[0]
+				c := w.newChange("w1.t1@v1", simTriggerChange, time.Time{})
+				for i := range 2 {
+					a := &simAttempt{w: w, cmd: &simCommand{num: i + 1}}
+					a.killed.Store(i == 0 && tc.killed)
+					op := &simResOp{label: fmt.Sprintf("c%d.0/w1/backup_trigger.t1/create#%d", i+1, i+1), a: a, change: c,
+						saved: tc.saved, createFirst: i == 1 && tc.first}
+					w.ops[op.label] = op
+					if i == 0 && tc.failing {
+						w.srv.SetAccountFailure(acc, "storage quota exceeded")
+					}
+					req := httptest.NewRequest(http.MethodPost, "/api/v1/accounts/"+acc+"/backup", nil)
+					req.Host = "127.0.0.1:1"
+					req.Header.Set("X-API-Key", w.key)
+					rec := httptest.NewRecorder()
+					w.srv.ServeHTTP(rec, req.WithContext(mockservice.WithQueuedBy(req.Context(), op.label)))
+					if rec.Code != http.StatusAccepted {
+						t.Fatalf("trigger: %d %s", rec.Code, rec.Body)
+					}
+					w.srv.SetAccountFailure(acc, "")
+					time.Sleep(time.Minute)
+				}
+				w.checkDuplicates()
+				if got := len(w.violations) > 0; got != tc.duplicate {
+					t.Errorf("duplicate reported: %v, want %v (%v)", got, tc.duplicate, w.violations)
+				}
+			})
+		})
+	}
+}
+
+// A second backup of a guard's change is granted only when the runner's
+// clock moved by more than the allowance between the stop and the next destroy.
+func TestSimResumeClockGrantIsNarrow(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		moved time.Duration
+		want  bool
+	}{{simAllowance, false}, {simAllowance + time.Nanosecond, true}, {-simAllowance - time.Nanosecond, true}} {
+		w := &simWorld{}
+		c := &simChange{kind: simGuardChange}
+		stopped := &simResOp{kind: simOpDelete, end: t0, a: &simAttempt{cmd: &simCommand{clock: simRunnerClock{skew: tc.moved}}}}
+		next := &simResOp{kind: simOpDelete, start: t0.Add(time.Minute), a: &simAttempt{cmd: &simCommand{}}}
+		c.ops = []*simResOp{stopped, next}
+		if got := w.resumeClockMoved(c, next); got != tc.want {
+			t.Errorf("moved %s: granted %v, want %v", tc.moved, got, tc.want)
+		}
+		if w.resumeClockMoved(c, stopped) {
+			t.Errorf("moved %s: the first destroy granted", tc.moved)
+		}
+	}
 }

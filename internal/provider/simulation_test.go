@@ -4,15 +4,18 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -25,23 +28,29 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
-// A deterministic simulation of the guards (issue 46): providers driven
-// over the plugin protocol, as Terraform drives them, against the mock on
-// synctest's virtual time, through seeded random sequences of users'
-// operations, interruptions and the service's misbehaviour. After each
-// step a checker judges from the mock's ground truth alone (see
-// simulation_checker_test.go). Replay a failure with
-// make simulate SEED=<seed> STEPS=<steps>.
+// The simulation of the guards: pipelines, each a Terraform workspace of
+// triggers, a guard and an action, run commands against one mock service
+// on synctest's virtual time, through seeded random sequences of
+// configuration changes, saved plans, -refresh=false, destroys,
+// invocations, Ctrl-C and SIGKILL, and the service's misbehaviour (lost
+// answers, fronts with their own pages and Date, clocks off and jumping,
+// lagging listings, records that contradict themselves). Terraform is
+// played as its source shows (simulation_terraform_test.go); the checker
+// judges from the mock's ground truth and the simulation's own log alone
+// (simulation_checker_test.go). Replay a failure with
+// make simulate SEED=<seed> STEPS=<steps>, and SIM_TRACE=1 to see each request.
 
 var (
 	simSeed  = flag.Uint64("sim.seed", 0, "simulate the one sequence of this seed (0: sequences from seed 1 on)")
 	simSteps = flag.Int("sim.steps", 0, "with -sim.seed, the steps of its sequence; else the steps of all sequences together")
 	simFrom  = flag.Uint64("sim.from", 1, "without -sim.seed, the first sequence's seed (a deeper run in parts)")
+	simList  = flag.Bool("sim.list", false, "list every violation of each failing sequence")
+	simCalm  = flag.Bool("sim.calm", false, "a healthy service and runners, never stopped: what fails then is the rule's or the checker's own")
 )
 
 const (
 	// simSequenceSteps is the length of each sequence of a run of many.
-	simSequenceSteps = 20
+	simSequenceSteps = 16
 	// simDefaultSteps is TestSimulation's run: 1,000 sequences.
 	simDefaultSteps = 1000 * simSequenceSteps
 	simBaseURL      = "http://127.0.0.1:1"
@@ -50,12 +59,15 @@ const (
 //nolint:tparallel // its sequences run on workers of their own, one per core, not as parallel subtests
 func TestSimulation(t *testing.T) {
 	t.Parallel() // beside the CLI tests, which mostly wait on terraform
+	// Its sequences allocate much and briefly: collecting at eleven times the
+	// live heap, not twice, takes more than a third off its time.
+	defer debug.SetGCPercent(debug.SetGCPercent(1000))
 	if *simSeed != 0 {
 		steps := *simSteps
 		if steps <= 0 {
 			steps = simSequenceSteps
 		}
-		if v := runSimulation(t, *simSeed, steps, true); len(v) > 0 {
+		if v := runSimulation(t, *simSeed, steps); len(v) > 0 {
 			t.Fatal(v[0].report)
 		}
 		return
@@ -74,10 +86,10 @@ func TestSimulation(t *testing.T) {
 		after int
 	}
 	var (
-		mu       sync.Mutex
-		first    = map[string]found{}
-		failures []string
-		// failedSeeds, to replay each one
+		mu          sync.Mutex
+		first       = map[string]found{}
+		failures    = map[uint64]string{}
+		firstMsgs   = map[uint64]string{}
 		failedSeeds []uint64
 		next        = max(*simFrom, 1)
 		last        = next + uint64(sequences) - 1
@@ -95,15 +107,20 @@ func TestSimulation(t *testing.T) {
 				seed := next
 				next++
 				mu.Unlock()
-				v := runSimulation(t, seed, simSequenceSteps, true)
+				v := runSimulation(t, seed, simSequenceSteps)
 				mu.Lock()
 				done++
 				if len(v) > 0 {
-					failures = append(failures, v[0].report)
+					failures[seed], firstMsgs[seed] = v[0].report, v[0].msg
+					if *simList {
+						for _, x := range v[1:] {
+							firstMsgs[seed] += "\n\t" + x.msg
+						}
+					}
 					failedSeeds = append(failedSeeds, seed)
 					for _, x := range v {
-						if _, ok := first[x.category]; !ok {
-							first[x.category] = found{seed, done}
+						if f, ok := first[x.category]; !ok || seed < f.seed {
+							first[x.category] = found{seed, int(seed - *simFrom + 1)}
 						}
 					}
 				}
@@ -112,35 +129,36 @@ func TestSimulation(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for cat, f := range first {
+	for _, cat := range sortedKeys(first) {
+		f := first[cat]
 		t.Logf("category %s: first found by seed %d (sequence %d)", cat, f.seed, f.after)
 	}
 	t.Logf("%d sequences of %d steps simulated", done, simSequenceSteps)
+	slices.Sort(failedSeeds)
+	if *simList {
+		for _, seed := range failedSeeds {
+			t.Logf("seed %d: %s", seed, firstMsgs[seed])
+		}
+	}
 	if len(failures) > 0 {
-		slices.Sort(failedSeeds)
-		t.Fatalf("%d failing sequences (seeds %v); the first:\n%s", len(failures), failedSeeds, failures[0])
+		t.Fatalf("%d failing sequences (seeds %v); the first:\n%s", len(failures), failedSeeds, failures[failedSeeds[0]])
 	}
 }
 
-// runSimulation runs the sequence of seed in its own bubble and returns
-// its violations (none when every step passed); runnerClocks puts some
-// operations on machines whose clocks are minutes off.
-func runSimulation(t *testing.T, seed uint64, steps int, runnerClocks bool) []simViolation {
+// runSimulation runs the sequence of seed in its own bubble and returns its
+// violations (none when every step passed).
+func runSimulation(t *testing.T, seed uint64, steps int) []simViolation {
 	var out []simViolation
 	t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			w := newSimWorld(t, seed)
-			if runnerClocks {
-				w.runners = rand.New(rand.NewPCG(seed, 0xc10c))
-			}
+			// The sequence goes on after a violation: what it finds later is
+			// reported too (the first is the one to replay).
 			for i := range steps {
 				w.step(i)
-				if len(w.violations) > 0 {
-					break
-				}
 			}
-			// Requests the service still holds (latency faults) end
-			// before the bubble does.
+			// Requests the service still holds (latency faults) end before
+			// the bubble does.
 			time.Sleep(2 * mockservice.MaxLatency)
 			out = w.violations
 			if len(out) > 0 {
@@ -152,416 +170,309 @@ func runSimulation(t *testing.T, seed uint64, steps int, runnerClocks bool) []si
 	return out
 }
 
-// simTransport hands each request to the mock in memory, labelled with
-// the operation that sends it, so that the mock records who queued what.
-// Like a socket, it gives up when the request's context ends, while the
-// service may go on processing.
-type simTransport struct {
-	srv   *mockservice.Server
-	label string
-}
-
-// simRequestTime is what each request costs in virtual time: an odd
-// figure, so that waits of whole seconds and timeouts rarely end at the
-// same instant (a select between them would choose at random).
-const simRequestTime = 1371 * time.Microsecond
-
-// simRequestTimeout is the client's per-request timeout (see provider).
-const simRequestTimeout = 29*time.Second + 317113*time.Microsecond
-
-func (tr *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	time.Sleep(simRequestTime)
-	if err := req.Context().Err(); err != nil {
-		return nil, err
-	}
-	if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.WroteRequest != nil {
-		// As a socket's transport does once the request is on the wire:
-		// the client then knows it may have been processed.
-		trace.WroteRequest(httptrace.WroteRequestInfo{})
-	}
-	in := req.Clone(mockservice.WithQueuedBy(context.WithoutCancel(req.Context()), tr.label))
-	rec := httptest.NewRecorder()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tr.srv.ServeHTTP(rec, in)
-	}()
-	select {
-	case <-done:
-		if simTrace {
-			fmt.Printf("%s %s %s %s -> %d\n", time.Now().UTC().Format("15:04:05.000"), tr.label, req.Method, req.URL.Path, rec.Code)
-		}
-		return rec.Result(), nil
-	case <-req.Context().Done():
-		if simTrace {
-			fmt.Printf("%s %s %s %s -> gave up (%v)\n", time.Now().UTC().Format("15:04:05.000"), tr.label, req.Method, req.URL.Path, context.Cause(req.Context()))
-		}
-		return nil, req.Context().Err()
-	}
-}
-
-// simRunnerClock is a runner's clock: true (virtual) time, skewed.
-type simRunnerClock struct{ skew time.Duration }
-
-func (c simRunnerClock) Now() time.Time                         { return time.Now().Add(c.skew) }
-func (c simRunnerClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
-// simTrace prints every request (SIM_TRACE=1), to read a replay.
-var simTrace = os.Getenv("SIM_TRACE") != ""
-
-// simWorld is one sequence: the mock, the users (actors) and what
-// Terraform keeps for each of their resources.
+// simWorld is one sequence: the service, the pipelines and the log the
+// checker judges by.
 type simWorld struct {
-	t          *testing.T
-	seed       uint64
-	rng        *rand.Rand
-	srv        *mockservice.Server
-	schema     *tfprotov6.GetProviderSchemaResponse
-	accounts   []string
-	key        string
-	offset     time.Duration
-	actors     []*simActor
-	start      time.Time
-	lines      []string
-	opCount    int // operations drawn
+	t        *testing.T
+	seed     uint64
+	rng      *rand.Rand
+	srv      *mockservice.Server
+	schema   *tfprotov6.GetProviderSchemaResponse
+	accounts []string
+	key      string
+	start    time.Time
+	spaces   []*simWorkspace
+	lines    []string
+	commands int
+	svc      simServiceLog
+	// maxLength bounds how long any backup of the sequence lasts.
+	maxLength time.Duration
+	// rerun is a command the next step may run again; episode, the steps
+	// of an episode still to run.
+	rerun   *simCommand
+	episode []simEpisodeStep
+
+	mu         sync.Mutex // guards what follows: commands overlap
 	violations []simViolation
-	changes    map[string]*simChange
-	mu         sync.Mutex // guards violations, changes and kills: two operations may overlap
-	// runners draws the clock of the machine each operation runs on, from
-	// a stream of its own (nil: every machine on true time), so that the
-	// steps each seed draws stay as they were.
-	runners *rand.Rand
-}
-
-// simActor is one user of the key: a pipeline with its own provider
-// processes, one backup_trigger and one backup_on_destroy.
-type simActor struct {
-	id       int
-	release  bool // destroy_without_backup names the first account
-	trigger  simResource
-	guard    simResource
-	release2 int // numbers its triggers values
-}
-
-// simResource is what Terraform keeps of one resource.
-type simResource struct {
-	state   tftypes.Value // null: not in the state
-	private []byte
-	tainted bool
-	release string
-	// change is the change the state stands for (or is being made);
-	// standsUntil is until when a guard's stopped destroy stands for the
-	// next one: its state's pending_destroy_backup.counts_until, or, with
-	// no record, when it stopped plus its resume_within (on the clock of the
-	// machine it stopped on), and resume that resume_within.
-	change      *simChange
-	standsUntil time.Time
-	resume      time.Duration
-	// lastWentAhead is when the resource's latest change went ahead.
-	lastWentAhead time.Time
-}
-
-// simChange is one change a backup is taken for: a trigger's triggers
-// value, a guard's destroy, an action's invocation, with its retries.
-type simChange struct {
-	key   string
-	first time.Time // when its first operation began
-	// prevWentAhead is when the resource's previous change went ahead
-	// (zero: none): the change's backup must be newer.
-	prevWentAhead time.Time
-	// wentAhead: an operation of the change has been reported successful.
-	wentAhead bool
-	kills     int
-	reuse     time.Duration // the longest reuse_within of its operations
-	anyReuse  bool
-	// reuseOffset is the service's clock offset at its earliest operation
-	// with reuse_within: a record stamped by a clock set back since reads younger.
-	reuseOffset time.Duration
-	// firstOffset is the service's clock offset at its first operation.
-	firstOffset time.Duration
-	ops         int
-	reported    bool // a duplicate, reported once
+	ops        map[string]*simResOp // by label
+	opCount    int
+	changes    []*simChange
 }
 
 func newSimWorld(t *testing.T, seed uint64) *simWorld {
-	rng := rand.New(rand.NewPCG(seed, 0x51a1a7e))
-	w := &simWorld{t: t, seed: seed, rng: rng, changes: map[string]*simChange{}, start: time.Now()}
+	w := newBareSimWorld(t, seed)
+	rng := w.rng
+	// Backups of varied lengths, each its own.
 	pending := time.Duration(1+rng.IntN(20)) * time.Second
-	running := []time.Duration{2 * time.Second, 30 * time.Second, 3 * time.Minute, 8 * time.Minute}[rng.IntN(4)]
-	w.srv = mockservice.New(mockservice.Options{Seed: seed, Accounts: 2, RateLimit: 10000, PendingFor: pending, RunningFor: running})
-	w.key = w.srv.DemoKey()
-	w.accounts = w.srv.AccountIDs()
-	if rng.IntN(3) == 0 {
-		w.offset = time.Duration(rng.IntN(61)-30) * time.Minute
-		w.srv.SetClockOffset(w.offset)
+	running := pick(rng, 2*time.Second, 20*time.Second, 90*time.Second, 4*time.Minute)
+	w.maxLength = (pending + running) * 3 / 2
+	lengths := rand.New(rand.NewPCG(seed, 0x1e9))
+	w.srv.SetBackupLength(func() (time.Duration, time.Duration) {
+		vary := func(d time.Duration) time.Duration { return d/2 + time.Duration(lengths.Int64N(int64(d))) }
+		return vary(pending), vary(running)
+	})
+	if rng.IntN(3) == 0 && !*simCalm {
+		w.setOffset(pick(rng, simOffsets...))
 	}
-	if rng.IntN(3) == 0 {
-		w.srv.SetListingLag(time.Duration(1+rng.IntN(20)) * time.Second)
+	if rng.IntN(3) == 0 && !*simCalm {
+		w.setLag(time.Duration(1+rng.IntN(20)) * time.Second)
+		// Replicas behind by different lags: a read may miss what an earlier one showed.
+		w.srv.SetListingReplicas(rng.IntN(2) == 0)
 	}
+	// The contract does not fix the order of records of one second.
+	w.srv.SetShuffledTies(true)
 	// Earlier good backups, for reuse_within to find.
 	now := time.Now()
-	w.srv.AddHistory(w.accounts[0], mockservice.BackupSpec{CreatedAt: now.Add(-3 * time.Hour)},
-		mockservice.BackupSpec{CreatedAt: now.Add(-time.Duration(40+rng.IntN(40)) * time.Minute)})
-	for i := range pick(rng, 2, 2, 3, 3, 4, 5, 8) {
-		w.actors = append(w.actors, &simActor{id: i + 1, release: rng.IntN(4) == 0,
-			trigger: simResource{state: tftypes.NewValue(tftypes.Object{}, nil)}, guard: simResource{state: tftypes.NewValue(tftypes.Object{}, nil)}})
+	for _, acc := range w.accounts {
+		w.srv.AddHistory(acc, mockservice.BackupSpec{CreatedAt: now.Add(-3 * time.Hour)},
+			mockservice.BackupSpec{CreatedAt: now.Add(-time.Duration(12+rng.IntN(70)) * time.Minute)})
 	}
-	srv, err := serve(newTestProvider(nil))()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.schema, err = srv.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range w.actors {
-		a.trigger.state = tftypes.NewValue(w.schema.ResourceSchemas["backup_trigger"].ValueType(), nil)
-		a.guard.state = tftypes.NewValue(w.schema.ResourceSchemas["backup_on_destroy"].ValueType(), nil)
+	for i := range pick(rng, 2, 2, 3, 3, 4, 5, 6) {
+		w.spaces = append(w.spaces, w.newWorkspace(i+1))
 	}
 	return w
+}
+
+// newBareSimWorld is a world of two accounts with no history, no
+// pipeline and a healthy service whose backups last 3 s.
+func newBareSimWorld(t *testing.T, seed uint64) *simWorld {
+	w := &simWorld{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x51a1a7e)), start: time.Now(), ops: map[string]*simResOp{}}
+	w.srv = mockservice.New(mockservice.Options{Seed: seed, Accounts: 2, RateLimit: 10000})
+	w.key = w.srv.DemoKey()
+	w.accounts = w.srv.AccountIDs()
+	w.svc.quirk, w.svc.failing = map[string]mockservice.RecordQuirk{}, map[string]bool{}
+	w.maxLength = mockservice.DefaultPendingFor + mockservice.DefaultRunningFor
+	w.schema = simSchema(t)
+	return w
+}
+
+var simSchemaOnce = sync.OnceValues(func() (*tfprotov6.GetProviderSchemaResponse, error) {
+	srv, err := serve(newTestProvider(nil))()
+	if err != nil {
+		return nil, err
+	}
+	return srv.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
+})
+
+// simSchema is the provider's schema, read once: it never changes.
+func simSchema(t *testing.T) *tfprotov6.GetProviderSchemaResponse {
+	s, err := simSchemaOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// simOffsets are the service's clock offsets drawn: from a second to
+// half an hour, either way, near the 10 s allowance too.
+var simOffsets = []time.Duration{
+	-30 * time.Minute, -9 * time.Minute, -4 * time.Minute, -30 * time.Second, -11 * time.Second, -9 * time.Second, -5 * time.Second, -time.Second,
+	time.Second, 5 * time.Second, 9 * time.Second, 11 * time.Second, 30 * time.Second, 4 * time.Minute, 9 * time.Minute, 30 * time.Minute,
 }
 
 // pick returns one of the choices.
 func pick[T any](rng *rand.Rand, choices ...T) T { return choices[rng.IntN(len(choices))] }
 
-// simOp is one user operation of a step.
-type simOp struct {
-	actor   *simActor
-	kind    string // trigger-apply, trigger-refresh, trigger-destroy, guard-apply, guard-refresh, guard-destroy, invoke
-	delay   time.Duration
-	attrs   map[string]tftypes.Value
-	desc    []string
-	release string // trigger-apply: the triggers value
-	fault   *mockservice.Fault
-	stopAt  time.Duration // 0: not interrupted
-	kill    bool
-	reuse   time.Duration
-	waits   bool
-	ids     []string // invoke: the accounts
-	num     int      // its number in the sequence, for labels
-	jitter  float64  // the client's jitter, drawn in order so that it replays
-	change  *simChange
-	// skew is how far the clock of the machine it runs on is from true
-	// time: a pipeline's runs land on different machines.
-	skew time.Duration
+// simWorkspace is one pipeline: its configuration and its state.
+type simWorkspace struct {
+	w       *simWorld
+	id      int
+	remote  bool // a remote backend: state persisted every 20 s and at the end, not at each write
+	release bool // destroy_without_backup names the first account
+	conf    simConfig
+	state   simState // as persisted
+	// skewed: a command ran on a runner clock off beyond the allowance
+	// since the last one that went through (see judgeCommand).
+	skewed   bool
+	serial   int
+	saved    *simPlan // terraform plan -out, until applied
+	lineages map[string]*simLineage
+	// lastInvocation is when its latest invocation went ahead.
+	lastInvocation time.Time
 }
 
-// step draws and runs one step: the service's misbehaviour, then one
-// operation, or two of different users overlapping.
-func (w *simWorld) step(i int) {
+// simConfig is a workspace's configuration.
+type simConfig struct {
+	triggers []*simTriggerConf
+	guard    *simGuardConf // nil: none in this workspace
+	action   simActionConf
+}
+
+// clone is a copy a command keeps: a saved plan applies the configuration
+// it was made from.
+func (c simConfig) clone() simConfig {
+	out := simConfig{action: c.action}
+	out.action.accounts = slices.Clone(c.action.accounts)
+	for _, t := range c.triggers {
+		cp := *t
+		out.triggers = append(out.triggers, &cp)
+	}
+	if c.guard != nil {
+		g := *c.guard
+		out.guard = &g
+	}
+	return out
+}
+
+func (c simConfig) trigger(addr string) *simTriggerConf {
+	for _, t := range c.triggers {
+		if t.addr == addr {
+			return t
+		}
+	}
+	return nil
+}
+
+// simTriggerConf is a backup_trigger's configuration.
+type simTriggerConf struct {
+	addr       string
+	account    string
+	release    int // triggers = { release = "vN" }
+	wait       bool
+	reuse      string
+	onConflict string
+	timeout    string
+	cbd        bool // lifecycle { create_before_destroy = true }
+}
+
+// simGuardConf is backup_on_destroy's configuration.
+type simGuardConf struct {
+	present                                bool // in the configuration, with the data it guards
+	account                                string
+	reuse, resume, onConflict, timeout     string
+	reuseWithin, resumeWithin, timeoutFull time.Duration
+}
+
+// simActionConf is the action's configuration.
+type simActionConf struct {
+	accounts                   []string
+	wait                       string // "", "true" or "false"
+	reuse, onConflict, timeout string
+}
+
+// Addresses of a workspace's resources besides its triggers.
+const (
+	simGuardAddr   = "backup_on_destroy.guard"
+	simActionAddr  = "action.backup_trigger.now"
+	simTriggerType = "backup_trigger"
+	simGuardType   = "backup_on_destroy"
+)
+
+func (w *simWorld) newWorkspace(id int) *simWorkspace {
 	rng := w.rng
-	gap := pick(rng, 0, time.Second, 3*time.Second, 8*time.Second, 30*time.Second, 2*time.Minute, 10*time.Minute, 45*time.Minute, 2*time.Hour)
-	time.Sleep(gap)
-	line := fmt.Sprintf("step %d at +%s:", i, time.Since(w.start).Round(time.Second))
-	if rng.IntN(6) == 0 {
-		line += " service: " + w.misbehave()
+	ws := &simWorkspace{w: w, id: id, remote: rng.IntN(3) == 0, release: rng.IntN(4) == 0, state: newSimState(),
+		lineages: map[string]*simLineage{}}
+	for i := range pick(rng, 1, 1, 1, 2, 2, 3) {
+		c := &simTriggerConf{addr: fmt.Sprintf("backup_trigger.t%d", i+1), account: w.someAccount(), release: 1, cbd: rng.IntN(5) == 0}
+		w.drawTriggerSettings(c)
+		ws.conf.triggers = append(ws.conf.triggers, c)
 	}
-	n := 1
-	if rng.IntN(3) == 0 && len(w.actors) > 1 {
-		n = 2
+	if rng.IntN(5) < 3 {
+		ws.conf.guard = &simGuardConf{present: true, account: w.someAccount()}
+		w.drawGuardSettings(ws.conf.guard)
 	}
-	perm := rng.Perm(len(w.actors))
-	ops := make([]*simOp, n)
-	for k := range n {
-		ops[k] = w.drawOp(w.actors[perm[k]])
-		if k > 0 {
-			ops[k].delay = ops[k-1].delay + time.Duration(1+rng.IntN(5000))*time.Millisecond + 137*time.Microsecond
-		}
-		line += " | " + ops[k].String()
-	}
-	w.lines = append(w.lines, line)
-	var wg sync.WaitGroup
-	for _, op := range ops {
-		wg.Go(func() {
-			time.Sleep(op.delay)
-			w.run(op)
-		})
-	}
-	wg.Wait()
-	w.srv.ClearFaults()
-	w.checkHistory()
+	ws.conf.action.accounts = pick(rng, []string{w.accounts[0]}, []string{w.accounts[0]}, []string{w.accounts[1]}, slices.Clone(w.accounts))
+	w.drawActionSettings(&ws.conf.action)
+	return ws
 }
 
-// misbehave changes how the service behaves from now on, and says how.
-func (w *simWorld) misbehave() string {
-	acc := w.accounts[0]
-	switch w.rng.IntN(6) {
-	case 0:
-		q := pick(w.rng, mockservice.QuirkNone, mockservice.QuirkNone, mockservice.QuirkNone,
-			mockservice.QuirkNoCompletedAt, mockservice.QuirkCompletedBeforeCreated, mockservice.QuirkErrorSet, mockservice.QuirkFutureDated)
-		w.srv.SetRecordQuirk(acc, q)
-		return fmt.Sprintf("record quirk %d", q)
-	case 1:
-		w.srv.SetAccountFailure(acc, "storage quota exceeded")
-		return "backups fail"
-	case 2:
-		w.srv.SetAccountFailure(acc, "")
-		return "backups succeed"
-	case 3:
-		st := pick(w.rng, mockservice.StatePaused, mockservice.StateActive, mockservice.StateActive)
-		w.srv.SetAccountState(acc, st)
-		return "account " + string(st)
-	case 4:
-		if w.rng.IntN(4) == 0 {
-			w.srv.DeleteAccount(acc)
-			return "account deleted"
-		}
-		return "nothing"
-	default:
-		d := time.Duration(w.rng.IntN(61)-30) * time.Minute
-		w.offset = d
-		w.srv.SetClockOffset(d)
-		return fmt.Sprintf("clock offset %s", d)
+// someAccount is the first account, mostly.
+func (w *simWorld) someAccount() string {
+	if w.rng.IntN(10) < 7 {
+		return w.accounts[0]
+	}
+	return w.accounts[1]
+}
+
+var (
+	simReuses    = []string{"", "", "", "5m", "30m", "1h"}
+	simTimeouts  = []string{"", "", "30s", "2m", "10m"}
+	simConflicts = []string{"", "wait", "fail"}
+)
+
+func (w *simWorld) drawTriggerSettings(c *simTriggerConf) {
+	c.wait = w.rng.IntN(3) > 0
+	c.reuse, c.onConflict, c.timeout = pick(w.rng, simReuses...), pick(w.rng, simConflicts...), pick(w.rng, simTimeouts...)
+}
+
+func (w *simWorld) drawGuardSettings(g *simGuardConf) {
+	g.reuse, g.onConflict, g.timeout = pick(w.rng, simReuses...), pick(w.rng, simConflicts...), pick(w.rng, simTimeouts...)
+	g.resume = pick(w.rng, "", "", "1m", "30m")
+	g.reuseWithin, _ = time.ParseDuration(g.reuse)
+	g.resumeWithin = 10 * time.Minute
+	if g.resume != "" {
+		g.resumeWithin, _ = time.ParseDuration(g.resume)
+	}
+	g.timeoutFull = timeoutOf(g.timeout)
+}
+
+func (w *simWorld) drawActionSettings(a *simActionConf) {
+	a.wait = pick(w.rng, "", "", "true", "false")
+	a.reuse, a.onConflict, a.timeout = pick(w.rng, simReuses...), pick(w.rng, simConflicts...), pick(w.rng, simTimeouts...)
+}
+
+// timeoutOf is a timeouts value, or the provider's default (30m).
+func timeoutOf(s string) time.Duration {
+	if d, err := time.ParseDuration(s); err == nil {
+		return d
+	}
+	return defaultTimeout
+}
+
+// triggerConfig is a trigger's configuration value.
+func (w *simWorld) triggerConfig(c *simTriggerConf) tftypes.Value {
+	s := w.schema.ResourceSchemas[simTriggerType]
+	attrs := map[string]tftypes.Value{
+		"account_id":          tfStr(c.account),
+		"triggers":            strMap(map[string]string{"release": fmt.Sprintf("v%d", c.release)}),
+		"wait_for_completion": tftypes.NewValue(tftypes.Bool, c.wait),
+	}
+	setString(attrs, "reuse_within", c.reuse)
+	setString(attrs, "on_conflict", c.onConflict)
+	if c.timeout != "" {
+		attrs["timeouts"] = w.timeouts(s, "create", c.timeout)
+	}
+	return objectOf(s.ValueType().(tftypes.Object), attrs)
+}
+
+// guardConfig is the guard's configuration value.
+func (w *simWorld) guardConfig(g *simGuardConf) tftypes.Value {
+	s := w.schema.ResourceSchemas[simGuardType]
+	attrs := map[string]tftypes.Value{"account_id": tfStr(g.account)}
+	setString(attrs, "reuse_within", g.reuse)
+	setString(attrs, "resume_within", g.resume)
+	setString(attrs, "on_conflict", g.onConflict)
+	if g.timeout != "" {
+		attrs["timeouts"] = w.timeouts(s, "delete", g.timeout)
+	}
+	return objectOf(s.ValueType().(tftypes.Object), attrs)
+}
+
+// actionConfig is the action's configuration value.
+func (w *simWorld) actionConfig(a simActionConf) tftypes.Value {
+	s := w.schema.ActionSchemas["backup_trigger"].Schema
+	attrs := map[string]tftypes.Value{"account_ids": strSet(a.accounts...)}
+	if a.wait != "" {
+		attrs["wait_for_completion"] = tftypes.NewValue(tftypes.Bool, a.wait == "true")
+	}
+	setString(attrs, "reuse_within", a.reuse)
+	setString(attrs, "on_conflict", a.onConflict)
+	if a.timeout != "" {
+		attrs["timeouts"] = w.timeouts(s, "invoke", a.timeout)
+	}
+	return objectOf(s.ValueType().(tftypes.Object), attrs)
+}
+
+func setString(attrs map[string]tftypes.Value, name, v string) {
+	if v != "" {
+		attrs[name] = tfStr(v)
 	}
 }
 
-func (op *simOp) String() string {
-	s := fmt.Sprintf("a%d %s", op.actor.id, op.kind)
-	if op.delay > 0 {
-		s += fmt.Sprintf(" (+%s)", op.delay)
-	}
-	if op.skew != 0 {
-		s += fmt.Sprintf(" runner-clock=%+v", op.skew)
-	}
-	if len(op.desc) > 0 {
-		s += " " + strings.Join(op.desc, " ")
-	}
-	if op.fault != nil {
-		s += fmt.Sprintf(" fault=%s×%d", faultName(op.fault.Kind), op.fault.Times)
-		if op.fault.Route != "" {
-			s += "@" + string(op.fault.Route)
-		}
-	}
-	if op.stopAt > 0 {
-		what := "ctrl-c"
-		if op.kill {
-			what = "kill"
-		}
-		s += fmt.Sprintf(" %s@%s", what, op.stopAt)
-	}
-	return s
-}
-
-func faultName(k mockservice.FaultKind) string {
-	return map[mockservice.FaultKind]string{
-		mockservice.FaultServerError: "500-unprocessed", mockservice.FaultAcceptThenError: "500-processed",
-		mockservice.FaultOverload: "429", mockservice.FaultLatency: "latency-40s", mockservice.FaultProxyNotFound: "html-404",
-		mockservice.FaultShuffledPage: "reversed-page", mockservice.FaultDuplicateItem: "duplicate-item",
-	}[k]
-}
-
-var simDurations = []string{"", "", "5m", "30m", "1h"}
-
-// drawOp draws an operation of the actor, with its configuration, its
-// fault and its interruption.
-func (w *simWorld) drawOp(a *simActor) *simOp {
-	rng := w.rng
-	w.opCount++
-	op := &simOp{actor: a, attrs: map[string]tftypes.Value{}, num: w.opCount, jitter: rng.Float64()}
-	if w.runners != nil && w.runners.IntN(6) == 0 {
-		op.skew = pick(w.runners, -20*time.Minute, -3*time.Minute, 3*time.Minute, 20*time.Minute)
-	}
-	set := func(name string, v tftypes.Value, shown string) {
-		op.attrs[name] = v
-		op.desc = append(op.desc, name+"="+shown)
-	}
-	setString := func(name, v string) {
-		if v != "" {
-			set(name, tfStr(v), v)
-		}
-	}
-	op.kind = pick(rng, "trigger-apply", "trigger-apply", "trigger-apply", "trigger-refresh", "trigger-destroy",
-		"guard-apply", "guard-refresh", "guard-destroy", "guard-destroy", "invoke")
-	reuse := pick(rng, simDurations...)
-	if reuse != "" {
-		op.reuse, _ = time.ParseDuration(reuse)
-	}
-	timeout := pick(rng, "", "", "30s", "2m", "10m")
-	onConflict := pick(rng, "", "wait", "fail")
-	switch op.kind {
-	case "trigger-apply":
-		op.attrs["account_id"] = tfStr(w.accounts[0])
-		op.release = a.trigger.release
-		if op.release == "" || rng.IntN(2) == 0 {
-			a.release2++
-			op.release = fmt.Sprintf("v%d", a.release2)
-		}
-		set("triggers", strMap(map[string]string{"release": op.release}), op.release)
-		op.waits = rng.IntN(3) > 0
-		set("wait_for_completion", tftypes.NewValue(tftypes.Bool, op.waits), fmt.Sprint(op.waits))
-		setString("on_conflict", onConflict)
-		setString("reuse_within", reuse)
-		if timeout != "" {
-			set("timeouts", w.timeouts("backup_trigger", "create", timeout), timeout)
-		}
-	case "guard-apply", "guard-destroy":
-		op.attrs["account_id"] = tfStr(w.accounts[0])
-		setString("on_conflict", onConflict)
-		setString("reuse_within", reuse)
-		setString("resume_within", pick(rng, "", "", "1m", "30m"))
-		if timeout != "" {
-			set("timeouts", w.timeouts("backup_on_destroy", "delete", timeout), timeout)
-		}
-		if op.kind == "guard-destroy" {
-			// The configuration of the destroyed guard is its state's.
-			op.attrs, op.desc = map[string]tftypes.Value{}, nil
-			op.reuse = 0
-		}
-	case "invoke":
-		// One account: a second would run in the action's own goroutines,
-		// whose requests at one instant no clock orders, and a replay
-		// would not reproduce. The draw stays, so that seeds keep their steps.
-		op.ids = []string{w.accounts[0]}
-		_ = rng.IntN(3)
-		set("account_ids", strSet(op.ids...), strings.Join(op.ids, ","))
-		op.waits = true
-		switch rng.IntN(4) {
-		case 0:
-			op.waits = false
-			set("wait_for_completion", tftypes.NewValue(tftypes.Bool, false), "false")
-		case 1:
-			set("wait_for_completion", tftypes.NewValue(tftypes.Bool, true), "true")
-		}
-		setString("on_conflict", onConflict)
-		setString("reuse_within", reuse)
-		if timeout != "" {
-			set("timeouts", w.actionTimeouts(timeout), timeout)
-		}
-	default:
-		op.reuse = 0
-	}
-	if rng.IntN(2) == 0 {
-		f := pick(rng,
-			mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteTrigger},
-			mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteTrigger},
-			mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger},
-			mockservice.Fault{Kind: mockservice.FaultLatency, Route: mockservice.RouteTrigger, Latency: 40 * time.Second},
-			mockservice.Fault{Kind: mockservice.FaultOverload, RetryAfter: pick(rng, 0, time.Second, 7*time.Second)},
-			mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteListBackups},
-			mockservice.Fault{Kind: mockservice.FaultProxyNotFound, Route: pick(rng, mockservice.RouteListBackups, mockservice.RouteGetAccount)},
-			mockservice.Fault{Kind: mockservice.FaultShuffledPage, Route: mockservice.RouteListBackups},
-			mockservice.Fault{Kind: mockservice.FaultDuplicateItem, Route: mockservice.RouteListBackups},
-		)
-		f.AccountID = w.accounts[0]
-		f.Times = 1 + rng.IntN(3)
-		op.fault = &f
-	}
-	if rng.IntN(4) == 0 && op.kind != "trigger-refresh" && op.kind != "guard-refresh" {
-		op.stopAt = pick(rng, 500*time.Millisecond, 3*time.Second, 20*time.Second, 90*time.Second, 8*time.Minute)
-		op.kill = rng.IntN(2) == 0
-	}
-	return op
-}
-
-// timeouts is a resource's timeouts block with one value set.
-func (w *simWorld) timeouts(typeName, name, v string) tftypes.Value {
-	typ := w.schema.ResourceSchemas[typeName].ValueType().(tftypes.Object).AttributeTypes["timeouts"].(tftypes.Object)
+// timeouts is a timeouts block with one value set.
+func (w *simWorld) timeouts(s *tfprotov6.Schema, name, v string) tftypes.Value {
+	typ := s.ValueType().(tftypes.Object).AttributeTypes["timeouts"].(tftypes.Object)
 	return objectOf(typ, map[string]tftypes.Value{name: tfStr(v)})
-}
-
-func (w *simWorld) actionTimeouts(v string) tftypes.Value {
-	typ := w.schema.ActionSchemas["backup_trigger"].Schema.ValueType().(tftypes.Object).AttributeTypes["timeouts"].(tftypes.Object)
-	return objectOf(typ, map[string]tftypes.Value{"invoke": tfStr(v)})
 }
 
 // objectOf is a value of typ with the attributes given, every other null.
@@ -576,40 +487,99 @@ func objectOf(typ tftypes.Object, set map[string]tftypes.Value) tftypes.Value {
 	return tftypes.NewValue(typ, vals)
 }
 
-// run runs an operation; a killed one is run again, by a new provider
-// process, once its runner is killed: everything it returned is lost.
-func (w *simWorld) run(op *simOp) {
-	for attempt := 0; ; attempt++ {
-		killed := op.kill && op.stopAt > 0 && attempt == 0
-		if op.fault != nil && attempt == 0 {
-			w.srv.AddFault(*op.fault)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		if op.stopAt > 0 && attempt == 0 {
-			stop := time.AfterFunc(op.stopAt, cancel)
-			defer stop.Stop()
-		}
-		w.runOnce(ctx, op, attempt, killed)
-		cancel()
-		if !killed {
-			return
-		}
-		w.mu.Lock()
-		if op.change != nil {
-			op.change.kills++
-		}
-		w.mu.Unlock()
-	}
+// simCmdKind is a Terraform command a pipeline runs.
+type simCmdKind int
+
+const (
+	simCmdApply     simCmdKind = iota // terraform apply
+	simCmdPlan                        // terraform plan -out=tfplan
+	simCmdApplyPlan                   // terraform apply tfplan
+	simCmdRefresh                     // terraform apply -refresh-only
+	simCmdDestroy                     // terraform destroy
+	simCmdInvoke                      // terraform apply -invoke=action.backup_trigger.now
+)
+
+func (k simCmdKind) String() string {
+	return [...]string{"apply", "plan -out", "apply tfplan", "apply -refresh-only", "destroy", "apply -invoke"}[k]
 }
 
-// provider is a new provider process of the actor, configured, whose
-// requests carry label.
-func (w *simWorld) provider(ctx context.Context, op *simOp, label string) tfprotov6.ProviderServer {
-	tr := &simTransport{srv: w.srv, label: label}
+// simStop is how a command is stopped, if it is.
+type simStop struct {
+	after time.Duration // from the command's start; 0: never
+	kill  bool          // SIGKILL of the runner, else Ctrl-C
+}
+
+// simCommand is one command of a pipeline, run again once after a kill.
+type simCommand struct {
+	w         *simWorld
+	num       int
+	kind      simCmdKind
+	ws        *simWorkspace
+	noRefresh bool // -refresh=false
+	edits     []string
+	stop      simStop
+	fault     *mockservice.Fault
+	clock     simRunnerClock
+	jitter    float64
+	delay     time.Duration // after the step's start
+	attempts  []*simAttempt
+	alone     bool       // no other command ran in its step
+	change    *simChange // an invocation's
+	conf      simConfig  // the configuration it applies
+	health    simHealth  // the service as the command began
+	busy      []string   // accounts with a backup in progress as it began
+	// stateGuard: the guard's settings the state held as it began.
+	stateGuard *simGuardConf
+	start      time.Time
+	end        time.Time
+	stale      bool // a saved plan of another state
+}
+
+// simAttempt is one run of a command: a runner, its provider processes,
+// and its working state.
+type simAttempt struct {
+	w       *simWorld
+	cmd     *simCommand
+	n       int
+	start   time.Time
+	end     time.Time
+	stopped atomic.Bool // Ctrl-C
+	killed  atomic.Bool // SIGKILL
+	errs    []string
+	conf    simConfig // the configuration it applies: a saved plan's own
+
+	mu         sync.Mutex // guards what follows
+	procs      []*simProcess
+	work       simState
+	unsaved    []*simResOp
+	firstWrite time.Time
+	persisted  time.Time
+	ops        []*simResOp
+}
+
+// label names one call of the attempt (see simTransport).
+func (a *simAttempt) label(addr, rpc string) string {
+	return fmt.Sprintf("c%d.%d/w%d/%s/%s", a.cmd.num, a.n, a.cmd.ws.id, addr, rpc)
+}
+
+// fail notes an error the command reports.
+func (a *simAttempt) fail(format string, args ...any) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.errs = append(a.errs, fmt.Sprintf(format, args...))
+}
+
+// process starts a provider process of the attempt's runner, configured.
+func (a *simAttempt) process(name string) *simProcess {
+	w := a.w
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &simProcess{a: a, ctx: ctx, cancel: cancel, name: name}
+	tr := &simTransport{srv: w.srv, proc: p}
+	clk := a.cmd.clock
 	adjust := func(o *client.Options, _ *workflow.Settings) {
 		o.HTTPClient = &http.Client{Transport: tr}
-		o.Clock = simRunnerClock{op.skew}
-		o.Jitter = func() float64 { return op.jitter }
+		o.Clock = clk
+		o.Jitter = func() float64 { return a.cmd.jitter }
 		// Not whole seconds, as the mock's latency (30 s) and the polls are:
 		// a request that times out as the service answers it would leave
 		// the order of the two to the scheduler, and a replay would differ.
@@ -619,20 +589,845 @@ func (w *simWorld) provider(ctx context.Context, op *simOp, label string) tfprot
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	cfg := map[string]tftypes.Value{"base_url": tfStr(simBaseURL), "api_key": tfStr(w.key)}
-	if op.actor.release {
+	p.srv = srv
+	// key_expiry_warning reads the key's token as the process is configured,
+	// before its nodes run at once: the client holds a mutex while it reads
+	// the token for the first time, which synctest cannot wait out.
+	cfg := map[string]tftypes.Value{"base_url": tfStr(simBaseURL), "api_key": tfStr(w.key), "key_expiry_warning": tfStr("24h")}
+	if a.cmd.ws.release {
 		typ := w.schema.Provider.ValueType().(tftypes.Object).AttributeTypes["destroy_without_backup"].(tftypes.Object)
 		cfg["destroy_without_backup"] = objectOf(typ, map[string]tftypes.Value{
 			"account_ids": strList(w.accounts[0]), "reason": tfStr("OPS-1: account closed")})
 	}
-	resp, err := srv.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{
+	resp, err := srv.ConfigureProvider(p.call(a.label("provider", "configure")), &tfprotov6.ConfigureProviderRequest{
 		TerraformVersion: "1.16.0", Config: w.dynamic(w.schema.Provider, objectOf(w.schema.Provider.ValueType().(tftypes.Object), cfg)),
 	})
 	if err != nil || diagText(resp.Diagnostics) != "" {
 		w.t.Fatalf("configure: %v %s", err, diagText(resp.Diagnostics))
 	}
-	return srv
+	a.mu.Lock()
+	a.procs = append(a.procs, p)
+	stopped, killed := a.stopped.Load(), a.killed.Load()
+	a.mu.Unlock()
+	switch {
+	case killed:
+		p.kill()
+	case stopped:
+		p.stop()
+	}
+	return p
 }
+
+// close ends a process once its walk is over.
+func (p *simProcess) close() {
+	a := p.a
+	a.mu.Lock()
+	a.procs = slices.DeleteFunc(a.procs, func(q *simProcess) bool { return q == p })
+	a.mu.Unlock()
+	p.cancel()
+}
+
+// fireStop stops the attempt as its command says: a Ctrl-C reaches every
+// provider process (and a remote backend persists the state at once,
+// (*StateHook).Stopping); a kill ends them all.
+func (a *simAttempt) fireStop() {
+	a.mu.Lock()
+	procs := slices.Clone(a.procs)
+	if a.cmd.stop.kill {
+		a.killed.Store(true)
+	} else {
+		a.stopped.Store(true)
+		if a.work.objects != nil {
+			a.persistLocked()
+		}
+	}
+	a.mu.Unlock()
+	for _, p := range procs {
+		if a.cmd.stop.kill {
+			p.kill()
+		} else {
+			p.stop()
+		}
+	}
+}
+
+// run runs the command, again once after a kill, as a pipeline does, and
+// has the checker judge it.
+func (cmd *simCommand) run() {
+	cmd.start = time.Now()
+	cmd.conf = cmd.ws.conf.clone()
+	if cmd.kind == simCmdApplyPlan && cmd.ws.saved != nil {
+		cmd.conf = cmd.ws.saved.conf
+	}
+	cmd.health = cmd.w.healthAt(cmd)
+	for n := 0; n < 2; n++ {
+		a := &simAttempt{w: cmd.w, cmd: cmd, n: n, conf: cmd.conf}
+		cmd.attempts = append(cmd.attempts, a)
+		a.run()
+		if !a.killed.Load() {
+			break
+		}
+		time.Sleep(simRetryAfter)
+	}
+	cmd.end = time.Now()
+	cmd.w.judgeCommand(cmd)
+}
+
+// simRetryAfter is how long a pipeline takes to run a killed command again.
+const simRetryAfter = 7 * time.Second
+
+func (a *simAttempt) run() {
+	a.start = time.Now()
+	cmd := a.cmd
+	if cmd.fault != nil && a.n == 0 {
+		a.w.addFault(*cmd.fault)
+	}
+	if cmd.stop.after > 0 && a.n == 0 {
+		t := time.AfterFunc(cmd.stop.after, a.fireStop)
+		defer t.Stop()
+	}
+	ws := cmd.ws
+	switch cmd.kind {
+	case simCmdApply:
+		if p := a.plan(simModeNormal); p != nil {
+			a.apply(p)
+		}
+	case simCmdPlan:
+		if p := a.plan(simModeNormal); p != nil && !a.killed.Load() {
+			ws.saved = p
+		}
+	case simCmdApplyPlan:
+		p := ws.saved
+		if p == nil || p.serial != ws.serial {
+			// A saved plan of another state is refused as stale
+			// (internal/backend/local/backend_local.go, (*Local).localRunForPlanFile).
+			cmd.stale = true
+			a.fail("saved plan is stale")
+			break
+		}
+		a.apply(p)
+		if !a.killed.Load() {
+			ws.saved = nil
+		}
+	case simCmdRefresh:
+		if p := a.plan(simModeRefreshOnly); p != nil {
+			a.apply(p)
+		}
+	case simCmdDestroy:
+		if p := a.plan(simModeDestroy); p != nil {
+			a.apply(p)
+		}
+	case simCmdInvoke:
+		if p := a.plan(simModeInvoke); p != nil {
+			a.apply(p)
+		}
+	}
+	a.end = time.Now()
+}
+
+// step draws and runs one step: the service's misbehaviour, then one
+// command, or two of different pipelines overlapping.
+func (w *simWorld) step(i int) {
+	rng := w.rng
+	if len(w.episode) == 0 && rng.IntN(8) == 0 && !*simCalm {
+		w.episode = w.drawEpisode()
+	}
+	if len(w.episode) > 0 {
+		e := w.episode[0]
+		w.episode = w.episode[1:]
+		w.playEpisodeStep(i, e)
+		return
+	}
+	rerun := w.rerun
+	w.rerun = nil
+	if rerun != nil && rng.IntN(3) == 0 {
+		rerun = nil
+	}
+	gap := pick(rng, 0, time.Second, 3*time.Second, 8*time.Second, 30*time.Second, 2*time.Minute, 10*time.Minute, 45*time.Minute, 2*time.Hour)
+	if rerun != nil {
+		gap = pick(rng, 0, time.Second, 5*time.Second, 30*time.Second)
+	}
+	time.Sleep(gap)
+	line := fmt.Sprintf("step %d at +%s:", i, time.Since(w.start).Round(time.Second))
+	if rng.IntN(6) == 0 && !*simCalm {
+		line += " service: " + w.misbehave(w.drawMisbehaviour())
+	}
+	var later *simMisbehaviour
+	var laterAt time.Duration
+	if rng.IntN(10) == 0 && !*simCalm {
+		m := w.drawMisbehaviour()
+		later, laterAt = &m, time.Duration(rng.Int64N(int64(2*time.Minute)))+713*time.Millisecond
+		line += fmt.Sprintf(" | service at +%s: %s", laterAt.Round(time.Millisecond), m)
+	}
+	n := 1
+	if rng.IntN(3) == 0 && len(w.spaces) > 1 {
+		n = 2
+	}
+	perm := rng.Perm(len(w.spaces))
+	if rerun != nil {
+		n = 1
+		perm[0] = slices.Index(w.spaces, rerun.ws)
+	}
+	cmds := make([]*simCommand, n)
+	for k := range n {
+		if k == 0 && rerun != nil {
+			cmds[k] = w.drawRerun(rerun)
+		} else {
+			cmds[k] = w.drawCommand(w.spaces[perm[k]])
+		}
+		cmds[k].alone = n == 1
+		if k > 0 {
+			cmds[k].delay = cmds[k-1].delay + time.Duration(1+rng.IntN(5000))*time.Millisecond + 137*time.Microsecond
+		}
+		line += " | " + cmds[k].String()
+	}
+	w.runStep(line, cmds, later, laterAt)
+}
+
+// runStep runs a step's commands at once (each after its delay), and the
+// service's change drawn for later in it, then checks what they queued.
+func (w *simWorld) runStep(line string, cmds []*simCommand, later *simMisbehaviour, laterAt time.Duration) {
+	w.lines = append(w.lines, line)
+	var wg sync.WaitGroup
+	for _, cmd := range cmds {
+		wg.Go(func() {
+			time.Sleep(cmd.delay)
+			cmd.run()
+		})
+	}
+	if later != nil {
+		t := time.AfterFunc(laterAt, func() { w.misbehave(*later) })
+		defer t.Stop()
+	}
+	wg.Wait()
+	w.clearFaults()
+	w.checkDuplicates()
+	for _, cmd := range cmds {
+		if cmd.failed() {
+			w.rerun = cmd // the operator runs a failed or stopped pipeline again, soon, mostly
+		}
+	}
+}
+
+// simEpisodeStep is one step of an episode: after gap, the service's
+// change, if any, then the command draft builds (editing the
+// configuration as it runs).
+type simEpisodeStep struct {
+	gap   time.Duration
+	svc   *simMisbehaviour
+	draft func() *simCommand
+}
+
+// playEpisodeStep runs one step of an episode.
+func (w *simWorld) playEpisodeStep(i int, e simEpisodeStep) {
+	time.Sleep(e.gap)
+	line := fmt.Sprintf("step %d at +%s (episode):", i, time.Since(w.start).Round(time.Second))
+	if e.svc != nil {
+		line += " service: " + w.misbehave(*e.svc)
+	}
+	cmd := e.draft()
+	cmd.alone = true
+	w.runStep(line+" | "+cmd.String(), []*simCommand{cmd}, nil, 0)
+}
+
+// drawRerun is a failed or stopped command run again as it was, on a
+// runner of its own.
+func (w *simWorld) drawRerun(was *simCommand) *simCommand {
+	w.commands++
+	cmd := &simCommand{w: w, num: w.commands, ws: was.ws, kind: was.kind, noRefresh: was.noRefresh, jitter: w.rng.Float64(),
+		edits: []string{"rerun"}}
+	if cmd.kind == simCmdPlan || cmd.kind == simCmdApplyPlan {
+		cmd.kind = simCmdApply
+	}
+	if !*simCalm {
+		cmd.clock = w.drawRunnerClock()
+	}
+	return cmd
+}
+
+// failed says whether the command was stopped or reported an error.
+func (cmd *simCommand) failed() bool {
+	last := cmd.attempts[len(cmd.attempts)-1]
+	return last.stopped.Load() || len(last.errs) > 0
+}
+
+// simMisbehaviourKind is a way the service goes wrong (or right again).
+type simMisbehaviourKind int
+
+const (
+	simQuirk         simMisbehaviourKind = iota // the account's new records contradict themselves
+	simFailBackups                              // the account's backups fail
+	simHealBackups                              // they succeed again
+	simAccountState                             // paused or active
+	simDeleteAccount                            // deleted for good
+	simClockOffset                              // the service's clock moves
+	simListingLag                               // the listing lags behind (or no more)
+)
+
+// simMisbehaviour is one drawn change of the service.
+type simMisbehaviour struct {
+	kind    simMisbehaviourKind
+	account string
+	quirk   mockservice.RecordQuirk
+	state   mockservice.AccountState
+	d       time.Duration
+}
+
+func (m simMisbehaviour) String() string {
+	switch m.kind {
+	case simQuirk:
+		return fmt.Sprintf("record quirk %d on %s", m.quirk, m.account)
+	case simFailBackups:
+		return "backups of " + m.account + " fail"
+	case simHealBackups:
+		return "backups of " + m.account + " succeed"
+	case simAccountState:
+		return "account " + m.account + " " + string(m.state)
+	case simDeleteAccount:
+		return "account " + m.account + " deleted"
+	case simClockOffset:
+		return fmt.Sprintf("clock offset %s", m.d)
+	default:
+		return fmt.Sprintf("listing lag %s", m.d)
+	}
+}
+
+func (w *simWorld) drawMisbehaviour() simMisbehaviour {
+	rng := w.rng
+	m := simMisbehaviour{account: w.someAccount()}
+	switch rng.IntN(7) {
+	case 0:
+		m.kind = simQuirk
+		m.quirk = pick(rng, mockservice.QuirkNone, mockservice.QuirkNone, mockservice.QuirkNone,
+			mockservice.QuirkNoCompletedAt, mockservice.QuirkCompletedBeforeCreated, mockservice.QuirkErrorSet, mockservice.QuirkFutureDated)
+	case 1:
+		m.kind = simFailBackups
+	case 2:
+		m.kind = simHealBackups
+	case 3:
+		m.kind, m.state = simAccountState, pick(rng, mockservice.StatePaused, mockservice.StateActive, mockservice.StateActive)
+	case 4:
+		m.kind = simAccountState
+		m.state = mockservice.StateActive
+		if rng.IntN(4) == 0 {
+			m.kind = simDeleteAccount
+		}
+	case 5:
+		m.kind, m.d = simClockOffset, pick(rng, append([]time.Duration{0, 0}, simOffsets...)...)
+	default:
+		m.kind = simListingLag
+		if rng.IntN(2) == 0 {
+			m.d = time.Duration(1+rng.IntN(20)) * time.Second
+		}
+	}
+	return m
+}
+
+// misbehave changes how the service behaves from now on, and says how.
+func (w *simWorld) misbehave(m simMisbehaviour) string {
+	w.mu.Lock()
+	w.svc.changes = append(w.svc.changes, time.Now())
+	w.mu.Unlock()
+	switch m.kind {
+	case simQuirk:
+		w.srv.SetRecordQuirk(m.account, m.quirk)
+		w.mu.Lock()
+		w.svc.quirk[m.account] = m.quirk
+		w.mu.Unlock()
+	case simFailBackups, simHealBackups:
+		text := ""
+		if m.kind == simFailBackups {
+			text = "storage quota exceeded"
+		}
+		w.srv.SetAccountFailure(m.account, text)
+		w.mu.Lock()
+		w.svc.failing[m.account] = text != ""
+		w.mu.Unlock()
+	case simAccountState:
+		w.srv.SetAccountState(m.account, m.state)
+	case simDeleteAccount:
+		w.srv.DeleteAccount(m.account)
+	case simClockOffset:
+		w.setOffset(m.d)
+	case simListingLag:
+		w.setLag(m.d)
+	}
+	return m.String()
+}
+
+// setOffset moves the service's clock, and logs it.
+func (w *simWorld) setOffset(d time.Duration) {
+	w.srv.SetClockOffset(d)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.svc.offsets = append(w.svc.offsets, simAt{time.Now(), d})
+}
+
+// setLag makes the listing lag, and logs it.
+func (w *simWorld) setLag(d time.Duration) {
+	w.srv.SetListingLag(d)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.svc.lags = append(w.svc.lags, simAt{time.Now(), d})
+}
+
+// addFault switches a fault on, and logs it.
+func (w *simWorld) addFault(f mockservice.Fault) {
+	w.srv.AddFault(f)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.svc.faults = append(w.svc.faults, simSpan{from: time.Now()})
+}
+
+// clearFaults switches every fault off, and logs it.
+func (w *simWorld) clearFaults() {
+	w.srv.ClearFaults()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range w.svc.faults {
+		if w.svc.faults[i].to.IsZero() {
+			w.svc.faults[i].to = time.Now()
+		}
+	}
+}
+
+// drawCommand draws a pipeline's next command: its configuration's
+// changes, its flags, its fault, its runner and how it is stopped.
+func (w *simWorld) drawCommand(ws *simWorkspace) *simCommand {
+	rng := w.rng
+	w.commands++
+	cmd := &simCommand{w: w, num: w.commands, ws: ws, jitter: rng.Float64()}
+	switch {
+	case ws.saved != nil && rng.IntN(2) == 0:
+		cmd.kind = simCmdApplyPlan
+	default:
+		cmd.kind = pick(rng, simCmdApply, simCmdApply, simCmdApply, simCmdApply, simCmdApply, simCmdApply,
+			simCmdPlan, simCmdRefresh, simCmdDestroy, simCmdInvoke, simCmdInvoke)
+	}
+	if cmd.kind == simCmdApply || cmd.kind == simCmdPlan {
+		w.drawEdits(cmd)
+	}
+	if cmd.kind == simCmdInvoke && rng.IntN(4) == 0 {
+		w.drawActionSettings(&ws.conf.action)
+		cmd.edits = append(cmd.edits, "action settings")
+	}
+	if cmd.kind != simCmdRefresh && cmd.kind != simCmdApplyPlan && rng.IntN(5) == 0 {
+		cmd.noRefresh = true
+	}
+	if rng.IntN(3) == 0 && !*simCalm {
+		cmd.fault = w.drawFault()
+	}
+	if !*simCalm {
+		cmd.clock = w.drawRunnerClock()
+	}
+	if rng.IntN(4) == 0 && !*simCalm {
+		cmd.stop = simStop{after: pick(rng, 500*time.Millisecond, 3*time.Second, 20*time.Second, 90*time.Second, 4*time.Minute) +
+			time.Duration(rng.IntN(1000))*time.Millisecond, kill: rng.IntN(2) == 0}
+	}
+	return cmd
+}
+
+// Episodes: short stories of ordinary commands that reach the paths where
+// the rule's conditions matter, rarely met by independent draws: which
+// pipelines, which trigger, when and how are still drawn.
+
+// drawEpisode draws one episode, as steps to run next.
+func (w *simWorld) drawEpisode() []simEpisodeStep {
+	rng := w.rng
+	ws := w.spaces[rng.IntN(len(w.spaces))]
+	others := slices.DeleteFunc(slices.Clone(w.spaces), func(o *simWorkspace) bool { return o == ws })
+	other := others[rng.IntN(len(others))]
+	t := ws.conf.triggers[rng.IntN(len(ws.conf.triggers))]
+	short := func() time.Duration { return pick(rng, 0, time.Second, 5*time.Second) }
+	switch rng.IntN(7) {
+	case 5:
+		// A front that stays broken a while answers a trigger that does
+		// not wait with its own pages, dated minutes stale; the pipeline
+		// runs again: its refresh looks for the trigger's backup, and its
+		// replacement follows what the refresh found.
+		return []simEpisodeStep{
+			{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.wait = false }))
+				c.fault = &mockservice.Fault{Kind: mockservice.FaultFront, AccountID: t.account,
+					Front: mockservice.Front{Date: mockservice.FrontDateSkewed, Skew: pick(rng, -30*time.Minute, -12*time.Minute, -2*time.Minute)}}
+			})},
+			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, nil)},
+		}
+	case 6:
+		// A change gone ahead; the next one refused (the account paused),
+		// saved tainted with no backup; the apply once the account is
+		// active again, with reuse_within.
+		return []simEpisodeStep{
+			{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.reuse = pick(rng, "30m", "1h") }))
+			})},
+			{gap: short(), svc: &simMisbehaviour{kind: simAccountState, account: t.account, state: mockservice.StatePaused},
+				draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) { c.edits = append(c.edits, w.bump(t)) })},
+			{gap: short(), svc: &simMisbehaviour{kind: simAccountState, account: t.account, state: mockservice.StateActive},
+				draft: w.episodeCommand(ws, simCmdApply, nil)},
+		}
+	case 0:
+		// A wait interrupted; another pipeline's backup; the wait resumed
+		// and the change gone ahead; the next change with reuse_within.
+		return []simEpisodeStep{
+			{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.wait = true }))
+				c.stop = simStop{after: pick(rng, 3*time.Second, 20*time.Second) + time.Duration(rng.IntN(1000))*time.Millisecond}
+			})},
+			{gap: w.maxLength, draft: w.takeBackup(other, t.account)},
+			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, nil)},
+			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.reuse = pick(rng, "30m", "1h") }))
+			})},
+		}
+	case 1:
+		// The service's clock set back just after it stamped a backup; a
+		// trigger's answer lost; a look for its backup later.
+		ahead := pick(rng, 30*time.Second, 4*time.Minute, 9*time.Minute)
+		return []simEpisodeStep{
+			{svc: &simMisbehaviour{kind: simClockOffset, d: ahead}, draft: w.takeBackup(other, t.account)},
+			{gap: pick(rng, time.Second, 30*time.Second), svc: &simMisbehaviour{kind: simClockOffset}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t))
+				c.fault = &mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteTrigger, AccountID: t.account, Times: 1}
+			})},
+			{gap: ahead + time.Minute, draft: w.episodeCommand(ws, simCmdApply, nil)},
+		}
+	case 2:
+		// A front that sends no usable Date on any answer, before a service
+		// whose clock runs ahead, and reuse_within.
+		return []simEpisodeStep{{svc: &simMisbehaviour{kind: simClockOffset, d: pick(rng, 4*time.Minute, 9*time.Minute, 30*time.Minute)},
+			draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.reuse = pick(rng, "30m", "1h") }))
+				c.fault = &mockservice.Fault{Kind: mockservice.FaultFront,
+					Front: mockservice.Front{Relay: true, Date: pick(rng, mockservice.FrontDateNone, mockservice.FrontDateUnparsable)}}
+			})}}
+	case 3:
+		// Another account's recent backup in this account's listing, and
+		// reuse_within.
+		foreign := w.accounts[0]
+		if foreign == t.account {
+			foreign = w.accounts[1]
+		}
+		return []simEpisodeStep{
+			{draft: w.takeBackup(other, foreign)},
+			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.reuse = "1h" }))
+				c.fault = &mockservice.Fault{Kind: mockservice.FaultForeignItem, Route: mockservice.RouteListBackups, AccountID: t.account}
+			})},
+		}
+	default:
+		// A backup in progress near the end of reuse_within, joined and
+		// waited for.
+		return []simEpisodeStep{
+			{draft: w.takeBackup(other, t.account)},
+			{gap: 5*time.Minute - pick(rng, 20*time.Second, time.Minute), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.reuse, t.wait, t.timeout = "5m", true, "" }))
+			})},
+		}
+	}
+}
+
+// episodeCommand drafts a command of ws, edited by edit as it is built.
+func (w *simWorld) episodeCommand(ws *simWorkspace, kind simCmdKind, edit func(*simCommand)) func() *simCommand {
+	return func() *simCommand {
+		w.commands++
+		cmd := &simCommand{w: w, num: w.commands, ws: ws, kind: kind, jitter: w.rng.Float64(), clock: w.drawRunnerClock()}
+		if edit != nil {
+			edit(cmd)
+		}
+		return cmd
+	}
+}
+
+// takeBackup drafts a command of ws that queues a backup of account, not
+// waited for: a trigger's new release, else an invocation.
+func (w *simWorld) takeBackup(ws *simWorkspace, account string) func() *simCommand {
+	for _, t := range ws.conf.triggers {
+		if t.account == account {
+			return w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.wait = false }))
+			})
+		}
+	}
+	return w.episodeCommand(ws, simCmdInvoke, func(c *simCommand) {
+		ws.conf.action.accounts, ws.conf.action.wait = []string{account}, "false"
+		c.edits = append(c.edits, "action on "+account+" not waited")
+	})
+}
+
+// bump takes the trigger to its next release, and says so.
+func (w *simWorld) bump(t *simTriggerConf) string {
+	t.release++
+	return fmt.Sprintf("%s=v%d", strings.TrimPrefix(t.addr, "backup_trigger."), t.release)
+}
+
+// set changes the trigger's settings, and says how they read.
+func (w *simWorld) set(t *simTriggerConf, change func()) string {
+	change()
+	return fmt.Sprintf("%s{wait=%v reuse=%q on_conflict=%q timeout=%q}", strings.TrimPrefix(t.addr, "backup_trigger."), t.wait, t.reuse, t.onConflict, t.timeout)
+}
+
+// drawEdits changes the pipeline's configuration before an apply or a plan:
+// new releases (each a change that takes a backup), settings, and the
+// guard taken out (its data decommissioned) or put back.
+func (w *simWorld) drawEdits(cmd *simCommand) {
+	rng := w.rng
+	ws := cmd.ws
+	for _, c := range ws.conf.triggers {
+		if rng.IntN(2) == 0 {
+			c.release++
+			cmd.edits = append(cmd.edits, fmt.Sprintf("%s=v%d", strings.TrimPrefix(c.addr, "backup_trigger."), c.release))
+		}
+		if rng.IntN(6) == 0 {
+			w.drawTriggerSettings(c)
+			cmd.edits = append(cmd.edits, fmt.Sprintf("%s{wait=%v reuse=%q on_conflict=%q timeout=%q}",
+				strings.TrimPrefix(c.addr, "backup_trigger."), c.wait, c.reuse, c.onConflict, c.timeout))
+		}
+	}
+	if g := ws.conf.guard; g != nil {
+		if rng.IntN(8) == 0 {
+			g.present = !g.present
+			cmd.edits = append(cmd.edits, fmt.Sprintf("guard present=%v", g.present))
+		}
+		if rng.IntN(6) == 0 {
+			w.drawGuardSettings(g)
+			cmd.edits = append(cmd.edits, fmt.Sprintf("guard{reuse=%q resume=%q on_conflict=%q timeout=%q}", g.reuse, g.resume, g.onConflict, g.timeout))
+		}
+	}
+}
+
+// drawFault draws what goes wrong with the command's requests: lost or
+// refused answers, a front's own pages and Date, disordered listings.
+func (w *simWorld) drawFault() *mockservice.Fault {
+	rng := w.rng
+	f := pick(rng,
+		mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteTrigger},
+		mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger},
+		mockservice.Fault{Kind: mockservice.FaultLatency, Route: mockservice.RouteTrigger, Latency: 40 * time.Second},
+		mockservice.Fault{Kind: mockservice.FaultOverload, RetryAfter: pick(rng, 0, time.Second, 7*time.Second)},
+		mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteListBackups},
+		mockservice.Fault{Kind: mockservice.FaultProxyNotFound, Route: pick(rng, mockservice.RouteListBackups, mockservice.RouteGetAccount)},
+		mockservice.Fault{Kind: mockservice.FaultShuffledPage, Route: mockservice.RouteListBackups},
+		mockservice.Fault{Kind: mockservice.FaultDuplicateItem, Route: mockservice.RouteListBackups},
+		mockservice.Fault{Kind: mockservice.FaultForeignItem, Route: mockservice.RouteListBackups},
+		mockservice.Fault{Kind: mockservice.FaultFront},
+		mockservice.Fault{Kind: mockservice.FaultFront},
+		mockservice.Fault{Kind: mockservice.FaultFront},
+	)
+	if f.Kind == mockservice.FaultFront {
+		// Mostly on the POST and the listings alike, stale by minutes.
+		f.Route = pick(rng, "", "", mockservice.RouteTrigger, mockservice.RouteListBackups)
+		f.Front = mockservice.Front{
+			JSON: rng.IntN(2) == 0,
+			Date: pick(rng, mockservice.FrontDateSkewed, mockservice.FrontDateSkewed, mockservice.FrontDateSkewed, mockservice.FrontDateSkewed,
+				mockservice.FrontDateTrue, mockservice.FrontDateYear1, mockservice.FrontDateYear9999, mockservice.FrontDateUnparsable, mockservice.FrontDateNone),
+			Skew:      pick(rng, -30*time.Minute, -30*time.Minute, -12*time.Minute, -2*time.Minute, -12*time.Second, 40*time.Second, 5*time.Minute),
+			Processed: rng.IntN(3) == 0,
+			Relay:     rng.IntN(5) == 0,
+		}
+	}
+	// On an account's paths, unless the service's answers pass: the
+	// token's read is the one a process makes first (see process).
+	if f.Kind != mockservice.FaultFront || !f.Front.Relay || rng.IntN(3) == 0 {
+		f.AccountID = w.someAccount()
+	}
+	f.Times = 1 + rng.IntN(4)
+	if f.Kind == mockservice.FaultFront && rng.IntN(3) == 0 {
+		f.Times = 0 // every request of the step: a front that stays broken a while
+	}
+	return &f
+}
+
+// drawRunnerClock is the clock of the machine a command runs on: true
+// time mostly, else off by seconds (within the allowance or just beyond)
+// to minutes, and sometimes stepped while it runs (an NTP correction).
+func (w *simWorld) drawRunnerClock() simRunnerClock {
+	rng := w.rng
+	var c simRunnerClock
+	if rng.IntN(3) == 0 {
+		c.skew = pick(rng, -20*time.Minute, -3*time.Minute, -12*time.Second, -2*time.Second, 9*time.Second, 12*time.Second, 3*time.Minute, 20*time.Minute)
+	}
+	if rng.IntN(10) == 0 {
+		c.jumpAt = time.Now().Add(time.Duration(rng.Int64N(int64(time.Minute))))
+		c.jumpTo = pick(rng, 0, -time.Minute, 2*time.Minute, 11*time.Second)
+	}
+	return c
+}
+
+func (cmd *simCommand) String() string {
+	s := fmt.Sprintf("w%d %s", cmd.ws.id, cmd.kind)
+	if cmd.delay > 0 {
+		s += fmt.Sprintf(" (+%s)", cmd.delay)
+	}
+	if cmd.noRefresh {
+		s += " -refresh=false"
+	}
+	if len(cmd.edits) > 0 {
+		s += " [" + strings.Join(cmd.edits, " ") + "]"
+	}
+	if cmd.clock.skew != 0 || !cmd.clock.jumpAt.IsZero() {
+		s += " runner-clock=" + cmd.clock.String()
+	}
+	if f := cmd.fault; f != nil {
+		s += " fault=" + faultName(*f)
+		if f.Times > 0 {
+			s += fmt.Sprintf("×%d", f.Times)
+		}
+		if f.Route != "" {
+			s += "@" + string(f.Route)
+		}
+	}
+	if cmd.stop.after > 0 {
+		what := "ctrl-c"
+		if cmd.stop.kill {
+			what = "kill"
+		}
+		s += fmt.Sprintf(" %s@%s", what, cmd.stop.after)
+	}
+	return s
+}
+
+func faultName(f mockservice.Fault) string {
+	if f.Kind == mockservice.FaultFront {
+		fr := f.Front
+		s := "front-" + map[bool]string{true: "json", false: "html"}[fr.JSON]
+		s += "-" + map[mockservice.FrontDate]string{
+			mockservice.FrontDateTrue: "date-true", mockservice.FrontDateSkewed: fmt.Sprintf("date%+v", fr.Skew),
+			mockservice.FrontDateYear1: "date-0001", mockservice.FrontDateYear9999: "date-9999",
+			mockservice.FrontDateUnparsable: "date-unparsable", mockservice.FrontDateNone: "no-date",
+		}[fr.Date]
+		switch {
+		case fr.Relay:
+			s += "-relayed"
+		case fr.Processed:
+			s += "-processed"
+		}
+		return s
+	}
+	return map[mockservice.FaultKind]string{
+		mockservice.FaultServerError: "500-unprocessed", mockservice.FaultAcceptThenError: "500-processed",
+		mockservice.FaultOverload: "429", mockservice.FaultLatency: "latency-40s", mockservice.FaultProxyNotFound: "html-404",
+		mockservice.FaultShuffledPage: "reversed-page", mockservice.FaultDuplicateItem: "duplicate-item",
+		mockservice.FaultForeignItem: "foreign-item",
+	}[f.Kind]
+}
+
+// simRunnerClock is a runner's clock: true (virtual) time, skewed, and
+// from jumpAt on skewed by jumpTo.
+type simRunnerClock struct {
+	skew   time.Duration
+	jumpAt time.Time
+	jumpTo time.Duration
+}
+
+func (c simRunnerClock) Now() time.Time {
+	now := time.Now()
+	if !c.jumpAt.IsZero() && !now.Before(c.jumpAt) {
+		return now.Add(c.jumpTo)
+	}
+	return now.Add(c.skew)
+}
+
+func (c simRunnerClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// offOn says whether the clock read beyond the allowance from true time
+// at some moment from start to end.
+func (c simRunnerClock) offOn(start, end time.Time) bool {
+	off := func(d time.Duration) bool { return d > simAllowance || d < -simAllowance }
+	return off(c.offsetAt(start)) || off(c.offsetAt(end)) || !c.jumpAt.IsZero() && c.jumpAt.Before(end) && off(c.jumpTo)
+}
+
+// offsetAt is how far the clock reads from true time at t.
+func (c simRunnerClock) offsetAt(t time.Time) time.Duration {
+	if !c.jumpAt.IsZero() && !t.Before(c.jumpAt) {
+		return c.jumpTo
+	}
+	return c.skew
+}
+
+func (c simRunnerClock) String() string {
+	s := fmt.Sprintf("%+v", c.skew)
+	if !c.jumpAt.IsZero() {
+		s += fmt.Sprintf(" then %+v", c.jumpTo)
+	}
+	return s
+}
+
+// simTransport hands each request to the mock in memory, labelled with
+// the call that sends it, so that the mock records who queued what. Like a
+// socket, it gives up when the request's context ends, while the service
+// may go on processing; a killed process sends nothing more.
+type simTransport struct {
+	srv  *mockservice.Server
+	proc *simProcess
+}
+
+// simRequestTime is what each request costs in virtual time: an odd
+// figure, so that waits of whole seconds and timeouts rarely end at the
+// same instant (a select between them would choose at random). Each
+// request adds a few nanoseconds of its own, so that requests sent at
+// one instant reach the service in the same order in every replay.
+const simRequestTime = 1371 * time.Microsecond
+
+// simRequestTimeout is the client's per-request timeout (see provider).
+const simRequestTimeout = 29*time.Second + 317113*time.Microsecond
+
+type simLabelKey struct{}
+
+// withSimLabel labels ctx's requests (see simTransport).
+func withSimLabel(ctx context.Context, label string) context.Context {
+	return context.WithValue(ctx, simLabelKey{}, label)
+}
+
+func (tr *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if tr.proc.dead.Load() {
+		return nil, fmt.Errorf("%s: the runner was killed", req.URL.Path)
+	}
+	label, _ := req.Context().Value(simLabelKey{}).(string)
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(label + req.Method + req.URL.String()))
+	time.Sleep(simRequestTime + time.Duration(h.Sum32()%997))
+	if err := req.Context().Err(); err != nil {
+		return nil, err
+	}
+	if tr.proc.dead.Load() {
+		return nil, fmt.Errorf("%s: the runner was killed", req.URL.Path)
+	}
+	if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.WroteRequest != nil {
+		// As a socket's transport does once the request is on the wire:
+		// the client then knows it may have been processed.
+		trace.WroteRequest(httptrace.WroteRequestInfo{})
+	}
+	in := req.Clone(mockservice.WithQueuedBy(context.WithoutCancel(req.Context()), label))
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tr.srv.ServeHTTP(rec, in)
+	}()
+	select {
+	case <-done:
+		if simTrace {
+			fmt.Printf("%s %s %s %s -> %d %s\n", time.Now().UTC().Format("15:04:05.000"), label, req.Method, req.URL.Path, rec.Code,
+				rec.Header().Get("Date"))
+			if simTraceBodies {
+				fmt.Printf("\t%s\n", rec.Body.String())
+			}
+		}
+		return rec.Result(), nil
+	case <-req.Context().Done():
+		if simTrace {
+			fmt.Printf("%s %s %s %s -> gave up (%v)\n", time.Now().UTC().Format("15:04:05.000"), label, req.Method, req.URL.Path, context.Cause(req.Context()))
+		}
+		return nil, req.Context().Err()
+	}
+}
+
+// simTrace prints every request (SIM_TRACE=1), to read a replay.
+var simTrace = os.Getenv("SIM_TRACE") != ""
+
+// simTraceBodies prints each answer's body too (SIM_TRACE=bodies).
+var simTraceBodies = os.Getenv("SIM_TRACE") == "bodies"
 
 func (w *simWorld) dynamic(s *tfprotov6.Schema, v tftypes.Value) *tfprotov6.DynamicValue {
 	dv, err := tfprotov6.NewDynamicValue(s.ValueType(), v)
@@ -677,377 +1472,4 @@ func attrOf(v tftypes.Value, name string) string {
 		return fmt.Sprint(b)
 	}
 	return ""
-}
-
-// proposed is the new state Terraform proposes: the configuration, with
-// the prior state's values for computed attributes it leaves out.
-func proposed(s *tfprotov6.Schema, prior, config tftypes.Value) tftypes.Value {
-	typ := s.ValueType().(tftypes.Object)
-	cfg, old := map[string]tftypes.Value{}, map[string]tftypes.Value{}
-	_ = config.As(&cfg)
-	if !prior.IsNull() {
-		_ = prior.As(&old)
-	}
-	computed := map[string]bool{}
-	for _, a := range s.Block.Attributes {
-		computed[a.Name] = a.Computed
-	}
-	vals := map[string]tftypes.Value{}
-	for name, at := range typ.AttributeTypes {
-		switch v := cfg[name]; {
-		case !v.IsNull():
-			vals[name] = v
-		case computed[name] && !prior.IsNull():
-			vals[name] = old[name]
-		default:
-			vals[name] = tftypes.NewValue(at, nil)
-		}
-	}
-	return tftypes.NewValue(typ, vals)
-}
-
-// simResult is what an operation returned to Terraform.
-type simResult struct {
-	errors   string
-	warnings string // shown beside a violation
-	state    tftypes.Value
-	ok       bool // no error
-}
-
-// plan is PlanResourceChange; a null config plans a destroy.
-func (w *simWorld) plan(ctx context.Context, srv tfprotov6.ProviderServer, typeName string, res *simResource, config tftypes.Value) (*tfprotov6.PlanResourceChangeResponse, tftypes.Value, string) {
-	s := w.schema.ResourceSchemas[typeName]
-	prop := tftypes.NewValue(s.ValueType(), nil)
-	if !config.IsNull() {
-		prop = proposed(s, res.state, config)
-	}
-	resp, err := srv.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{
-		TypeName: typeName, PriorState: w.dynamic(s, res.state), ProposedNewState: w.dynamic(s, prop),
-		Config: w.dynamic(s, config), PriorPrivate: res.private,
-	})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return resp, w.value(s, resp.PlannedState), diagText(resp.Diagnostics)
-}
-
-// apply is ApplyResourceChange of a plan.
-func (w *simWorld) apply(ctx context.Context, srv tfprotov6.ProviderServer, typeName string, prior tftypes.Value, plan *tfprotov6.PlanResourceChangeResponse, config tftypes.Value) (simResult, []byte) {
-	s := w.schema.ResourceSchemas[typeName]
-	resp, err := srv.ApplyResourceChange(ctx, &tfprotov6.ApplyResourceChangeRequest{
-		TypeName: typeName, PriorState: w.dynamic(s, prior), PlannedState: plan.PlannedState,
-		Config: w.dynamic(s, config), PlannedPrivate: plan.PlannedPrivate,
-	})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	errs := diagText(resp.Diagnostics)
-	if simTrace {
-		fmt.Printf("%s apply %s: status=%s id=%s errors=%q warnings=%q\n", time.Now().UTC().Format("15:04:05.000"), typeName,
-			attrOf(w.value(s, resp.NewState), "backup_status"), attrOf(w.value(s, resp.NewState), "id"), errs, diagsOf(resp.Diagnostics, tfprotov6.DiagnosticSeverityWarning))
-	}
-	return simResult{errors: errs, warnings: diagsOf(resp.Diagnostics, tfprotov6.DiagnosticSeverityWarning), state: w.value(s, resp.NewState), ok: errs == ""}, resp.Private
-}
-
-// refresh is ReadResource; it says whether the command may go on.
-func (w *simWorld) refresh(ctx context.Context, srv tfprotov6.ProviderServer, typeName string, res *simResource, discard bool) bool {
-	s := w.schema.ResourceSchemas[typeName]
-	resp, err := srv.ReadResource(ctx, &tfprotov6.ReadResourceRequest{TypeName: typeName, CurrentState: w.dynamic(s, res.state), Private: res.private})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	if diagText(resp.Diagnostics) != "" {
-		return false
-	}
-	if !discard {
-		res.state, res.private = w.value(s, resp.NewState), resp.Private
-	}
-	return true
-}
-
-// newChange registers a change of what key names.
-func (w *simWorld) newChange(key string, prevWentAhead time.Time) *simChange {
-	c := &simChange{key: key, first: time.Now(), prevWentAhead: prevWentAhead}
-	w.mu.Lock()
-	w.changes[key] = c
-	w.mu.Unlock()
-	return c
-}
-
-// use counts an operation of the change, with its reuse_within and the
-// service's clock offset.
-func (c *simChange) use(reuse, offset time.Duration) {
-	c.ops++
-	if c.ops == 1 {
-		c.firstOffset = offset
-	}
-	if reuse > 0 {
-		if !c.anyReuse || offset < c.reuseOffset {
-			c.reuseOffset = offset
-		}
-		c.anyReuse = true
-		c.reuse = max(c.reuse, reuse)
-	}
-}
-
-// runOnce runs one attempt of an operation as Terraform would, and,
-// unless its runner is killed, keeps what it returned and checks it.
-func (w *simWorld) runOnce(ctx context.Context, op *simOp, attempt int, killed bool) {
-	a := op.actor
-	label := func() string { return fmt.Sprintf("%s#%d.%d", op.change.key, op.num, attempt) }
-	switch op.kind {
-	case "trigger-refresh", "guard-refresh":
-		res, typeName := &a.trigger, "backup_trigger"
-		if op.kind == "guard-refresh" {
-			res, typeName = &a.guard, "backup_on_destroy"
-		}
-		if res.state.IsNull() {
-			return
-		}
-		op.change = &simChange{key: fmt.Sprintf("a%d.refresh", a.id)}
-		w.refresh(ctx, w.provider(ctx, op, label()), typeName, res, killed)
-	case "trigger-apply":
-		w.triggerApply(ctx, op, label, killed)
-	case "trigger-destroy":
-		res := &a.trigger
-		if res.state.IsNull() {
-			return
-		}
-		if op.change == nil {
-			op.change = &simChange{key: fmt.Sprintf("a%d.trigger-destroy", a.id)}
-		}
-		srv := w.provider(ctx, op, label())
-		if !w.refresh(ctx, srv, "backup_trigger", res, killed) || res.state.IsNull() {
-			return
-		}
-		plan, _, errs := w.plan(ctx, srv, "backup_trigger", res, tftypes.NewValue(w.schema.ResourceSchemas["backup_trigger"].ValueType(), nil))
-		if errs != "" {
-			return
-		}
-		r, private := w.apply(ctx, srv, "backup_trigger", res.state, plan, tftypes.NewValue(w.schema.ResourceSchemas["backup_trigger"].ValueType(), nil))
-		if killed {
-			return
-		}
-		if r.ok {
-			a.trigger = simResource{state: r.state}
-		} else if !r.state.IsNull() {
-			res.state, res.private = r.state, private
-		}
-	case "guard-apply":
-		w.guardApply(ctx, op, label, killed)
-	case "guard-destroy":
-		w.guardDestroy(ctx, op, label, killed)
-	case "invoke":
-		w.invoke(ctx, op, label, killed)
-	}
-}
-
-func (w *simWorld) triggerApply(ctx context.Context, op *simOp, label func() string, killed bool) {
-	a, res := op.actor, &op.actor.trigger
-	s := w.schema.ResourceSchemas["backup_trigger"]
-	if op.change == nil {
-		if res.change == nil || res.release != op.release {
-			prev := res.lastWentAhead
-			res.change = w.newChange(fmt.Sprintf("a%d.trigger.%d", a.id, op.num), prev)
-			res.release = op.release
-		}
-		op.change = res.change
-	}
-	op.change.use(op.reuse, w.offset)
-	srv := w.provider(ctx, op, label())
-	if !res.state.IsNull() && !w.refresh(ctx, srv, "backup_trigger", res, killed) {
-		return
-	}
-	config := objectOf(s.ValueType().(tftypes.Object), op.attrs)
-	null := tftypes.NewValue(s.ValueType(), nil)
-	start := time.Now()
-	replace := res.tainted
-	if !res.state.IsNull() && !replace {
-		plan, planned, errs := w.plan(ctx, srv, "backup_trigger", res, config)
-		switch {
-		case errs != "":
-			return
-		case len(plan.RequiresReplace) > 0:
-			replace = true
-		case planned.Equal(res.state):
-			// Nothing to apply: what depends on the trigger goes ahead on what its state shows.
-			if !killed {
-				w.triggerDone(op, simResult{state: res.state, ok: true}, start)
-			}
-			return
-		default:
-			r, private := w.apply(ctx, srv, "backup_trigger", res.state, plan, config)
-			if killed {
-				return
-			}
-			if !r.state.IsNull() {
-				res.state, res.private = r.state, private
-			}
-			w.triggerDone(op, r, start)
-			return
-		}
-	}
-	var destroyPlan *tfprotov6.PlanResourceChangeResponse
-	if replace {
-		p, _, errs := w.plan(ctx, srv, "backup_trigger", res, null)
-		if errs != "" {
-			return
-		}
-		destroyPlan = p
-	}
-	empty := &simResource{state: null}
-	createPlan, _, errs := w.plan(ctx, srv, "backup_trigger", empty, config)
-	if errs != "" {
-		return
-	}
-	if destroyPlan != nil {
-		r, private := w.apply(ctx, srv, "backup_trigger", res.state, destroyPlan, null)
-		if !r.ok {
-			if !killed && !r.state.IsNull() {
-				res.state, res.private = r.state, private
-			}
-			return
-		}
-		if !killed {
-			res.state, res.private, res.tainted = null, nil, false
-		}
-	}
-	r, private := w.apply(ctx, srv, "backup_trigger", null, createPlan, config)
-	if killed {
-		return
-	}
-	res.state, res.private, res.tainted = r.state, private, !r.ok && !r.state.IsNull()
-	w.triggerDone(op, r, start)
-}
-
-// triggerDone checks a create or update that reported success, and marks
-// its change gone ahead.
-func (w *simWorld) triggerDone(op *simOp, r simResult, start time.Time) {
-	if !r.ok || r.state.IsNull() {
-		return
-	}
-	waits := attrOf(r.state, "wait_for_completion") == "true"
-	if waits && attrOf(r.state, "backup_status") != "success" {
-		return // an interrupted wait: saved, not gone ahead
-	}
-	w.checkTrigger(op, attrOf(r.state, "id"), waits, attrOf(r.state, "reused") == "true", start, time.Now())
-	if !op.change.wentAhead {
-		// The change goes ahead once; a later update of its settings takes
-		// no backup and is not a change (the rule's After).
-		op.change.wentAhead = true
-		op.actor.trigger.lastWentAhead = time.Now()
-	}
-}
-
-func (w *simWorld) guardApply(ctx context.Context, op *simOp, label func() string, killed bool) {
-	a, res := op.actor, &op.actor.guard
-	s := w.schema.ResourceSchemas["backup_on_destroy"]
-	if op.change == nil {
-		op.change = &simChange{key: fmt.Sprintf("a%d.guard-apply.%d", a.id, op.num)}
-	}
-	srv := w.provider(ctx, op, label())
-	if !res.state.IsNull() && !w.refresh(ctx, srv, "backup_on_destroy", res, killed) {
-		return
-	}
-	config := objectOf(s.ValueType().(tftypes.Object), op.attrs)
-	plan, planned, errs := w.plan(ctx, srv, "backup_on_destroy", res, config)
-	if errs != "" || planned.Equal(res.state) {
-		return
-	}
-	r, private := w.apply(ctx, srv, "backup_on_destroy", res.state, plan, config)
-	if killed || r.state.IsNull() {
-		return
-	}
-	created := res.state.IsNull()
-	res.state, res.private = r.state, private
-	if r.ok {
-		// A created or updated guard stands for no stopped destroy.
-		res.change, res.standsUntil = nil, time.Time{}
-		if created {
-			res.lastWentAhead = time.Now()
-		}
-	}
-}
-
-func (w *simWorld) guardDestroy(ctx context.Context, op *simOp, label func() string, killed bool) {
-	a, res := op.actor, &op.actor.guard
-	if res.state.IsNull() {
-		return
-	}
-	// An attempt that stops before its apply leaves the stopped destroy's
-	// record, and so its change, to the next.
-	stopped := res.change
-	if op.change == nil {
-		if res.change == nil || !res.stands(op.skew) {
-			res.change = w.newChange(fmt.Sprintf("a%d.guard.%d", a.id, op.num), time.Time{})
-		}
-		op.change = res.change
-	}
-	reuse, _ := time.ParseDuration(attrOf(res.state, "reuse_within"))
-	op.reuse = reuse
-	op.change.use(reuse, w.offset)
-	srv := w.provider(ctx, op, label())
-	start := time.Now()
-	if !w.refresh(ctx, srv, "backup_on_destroy", res, killed) {
-		res.change = stopped
-		return
-	}
-	null := tftypes.NewValue(w.schema.ResourceSchemas["backup_on_destroy"].ValueType(), nil)
-	plan, _, errs := w.plan(ctx, srv, "backup_on_destroy", res, null)
-	if errs != "" {
-		res.change = stopped
-		return
-	}
-	res.change = op.change // an attempt that applies: its record is this change's
-	r, private := w.apply(ctx, srv, "backup_on_destroy", res.state, plan, null)
-	if killed {
-		return
-	}
-	if r.ok {
-		w.checkGuard(op, start, time.Now(), r.warnings)
-		a.guard = simResource{state: null}
-		return
-	}
-	if !r.state.IsNull() {
-		res.state, res.private = r.state, private
-	}
-	res.resume, _ = time.ParseDuration(attrOf(res.state, "resume_within"))
-	res.standsUntil = time.Now().Add(op.skew + res.resume)
-	if until, err := time.Parse(time.RFC3339, attrOf(attrValue(res.state, "pending_destroy_backup"), "counts_until")); err == nil {
-		res.standsUntil = until
-	}
-}
-
-// stands says whether a guard's stopped destroy stands for the next one,
-// run on a machine whose clock is skew from true time: as documented, until
-// its counts_until, and never longer than resume_within from now there.
-func (res *simResource) stands(skew time.Duration) bool {
-	now := time.Now().Add(skew)
-	return !res.standsUntil.IsZero() && !now.After(res.standsUntil) && res.standsUntil.Sub(now) <= res.resume
-}
-
-func (w *simWorld) invoke(ctx context.Context, op *simOp, label func() string, killed bool) {
-	if op.change == nil {
-		op.change = w.newChange(fmt.Sprintf("a%d.action.%d", op.actor.id, op.num), time.Time{})
-	}
-	op.change.use(op.reuse, w.offset)
-	srv := w.provider(ctx, op, label())
-	s := w.schema.ActionSchemas["backup_trigger"].Schema
-	start := time.Now()
-	resp, err := srv.(tfprotov6.ActionServer).InvokeAction(ctx, &tfprotov6.InvokeActionRequest{
-		ActionType: "backup_trigger", Config: w.dynamic(s, objectOf(s.ValueType().(tftypes.Object), op.attrs)),
-	})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	completed, errs := false, ""
-	for ev := range resp.Events {
-		if c, ok := ev.Type.(tfprotov6.CompletedInvokeActionEventType); ok {
-			completed, errs = true, diagText(c.Diagnostics)
-		}
-	}
-	if killed || !completed || errs != "" {
-		return
-	}
-	w.checkAction(op, start, time.Now())
 }

@@ -296,10 +296,17 @@ func (r Record) TakesConfigTriggers() bool { return r.Phase == PhaseImported }
 // even while it runs: the replacement may be another trigger created with
 // those triggers, which Terraform does not tell apart.
 func (r Record) Adoptable(b client.Backup) bool {
-	if r.Ahead || r.Phase == PhaseImported {
-		return false
-	}
-	return client.InProgress(b.Status) || b.Good()
+	return !r.Ahead && r.Phase != PhaseImported && (client.InProgress(b.Status) || b.Good())
+}
+
+// AwaitsItsBackup: the record's change queued a backup (or may have) and
+// never went ahead, so a replacement of the same triggers may adopt it. A
+// trigger not identified is looked for whatever its Ahead says: read from a
+// tainted trigger's state alone, it is taken to have gone ahead for its
+// floor's sake (FromTriggerState), and its backup is still listed above the
+// read before it.
+func (r Record) AwaitsItsBackup() bool {
+	return r.Phase != PhaseNone && r.Phase != PhaseImported && (!r.Ahead || r.Phase == PhaseUnidentified)
 }
 
 // Unconfirmed is the record as a replacement follows it: an unidentified
