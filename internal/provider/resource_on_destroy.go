@@ -239,7 +239,8 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	switch {
 	case earlier.StandsForDestroy(r.data.clock.Now(), resume):
 		tflog.Info(ctx, "following the backup an earlier destroy began", map[string]any{"record": earlier.String()})
-		o = r.data.runner.Follow(ctx, accountID, earlier, workflow.FollowOptions{RunOptions: opts, Counts: workflow.CountsForDestroy, Renew: true})
+		o = r.data.runner.Follow(ctx, accountID, earlier, workflow.FollowOptions{RunOptions: opts, Counts: workflow.CountsForDestroy, Renew: true,
+			StandsAt: func(at client.AnswerTime) bool { return earlier.StandsOnService(at, resume) }})
 	case earlier.Phase != workflow.PhaseNone:
 		// It stood for a destroy that stopped before resume_within: the data may have changed since.
 		tflog.Info(ctx, "the backup an earlier destroy began no longer counts for this one; taking a new backup",

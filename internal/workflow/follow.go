@@ -19,11 +19,22 @@ type FollowOptions struct {
 	// Renew queues a new backup (with RunOptions.Since) when the recorded
 	// one no longer counts; without it Follow returns what it read.
 	Renew bool
+	// StandsAt, when set, says whether the record still stands as of a
+	// page's answer (a stopped destroy's resume_within on the service's
+	// clock); one that no longer does is renewed like a backup that no
+	// longer counts.
+	StandsAt func(client.AnswerTime) bool
 	// Above, when set, is a mark the recorded backup must be listed above on
 	// the first page to count: it started after every change that mark
 	// stands for went ahead (a replacement that cannot tell which of the
 	// replaced triggers it is).
 	Above *Mark
+}
+
+// standsAt says whether the record stands as of page's answer; a backup
+// found beyond the first page gives no time, and cannot show that it does.
+func (o FollowOptions) standsAt(page *client.BackupsPage) bool {
+	return page != nil && o.StandsAt(page.At)
 }
 
 // stands says whether b, recorded and read by its id (on page, when it is
@@ -87,6 +98,13 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 		if b, page, err = w.find(ctx, accountID, r.BackupID); err != nil {
 			return Outcome{Kind: Unreadable, BackupID: r.BackupID, Err: err}
 		}
+	}
+	if opts.StandsAt != nil && !opts.standsAt(page) {
+		// The record no longer stands (or its page's time is unknown): its backup is not followed.
+		if opts.Renew {
+			return w.run(ctx, accountID, opts.RunOptions)
+		}
+		return notWaited(b, page)
 	}
 	// A backup found above the mark read before its trigger is that
 	// trigger's own: it is followed whatever it became.

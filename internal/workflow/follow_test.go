@@ -221,3 +221,29 @@ func TestFollowAboveOthersFloors(t *testing.T) {
 		})
 	}
 }
+
+// A stopped destroy's record that no longer stands on the service's clock
+// is not followed: a new backup is taken, whatever this machine's clock says.
+func TestFollowRenewsARecordThatNoLongerStands(t *testing.T) {
+	t.Parallel()
+	for _, stands := range []bool{true, false} {
+		f := newRunFixture(t)
+		acct := f.srv.AccountIDs()[0]
+		c := f.client(t)
+		o := c.run(context.Background(), acct, RunOptions{WaitForCompletion: true})
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		before := f.srv.Stats().BackupsQueued[acct]
+		rec := Record{Phase: PhaseInterrupted, BackupID: o.Backup.ID, Status: o.Backup.Status}
+		got := c.follow(context.Background(), acct, rec, FollowOptions{Counts: CountsForDestroy, Renew: true,
+			StandsAt: func(at client.AnswerTime) bool { return stands && !at.Service.IsZero() }})
+		want := 1
+		if stands {
+			want = 0
+		}
+		if queued := f.srv.Stats().BackupsQueued[acct] - before; queued != want || got.Backup == nil {
+			t.Errorf("stands %t: queued %d backups (outcome %d, %v), want %d", stands, queued, got.Kind, got.Err, want)
+		}
+	}
+}

@@ -49,6 +49,10 @@ type Record struct {
 	CompletedAt        time.Time `json:"completed_at,omitzero"`
 	Confirmed          bool      `json:"confirmed,omitempty"`   // the service accepted an unidentified backup's trigger
 	CountsUntil        time.Time `json:"counts_until,omitzero"` // a stopped destroy's record stands until then
+	// StoppedOnService is when a stopped destroy stopped on the service's
+	// clock (the Date of the last page it read; zero when unknown): its
+	// record stands for resume_within on that clock too.
+	StoppedOnService time.Time `json:"stopped_on_service,omitzero"`
 	Reused             bool      `json:"reused,omitempty"`      // a recent backup counted (reuse_within)
 	// Prior is a mark of the account's backups (a trigger shows it as
 	// prior_backup_ids): until the change goes ahead, the read before its
@@ -322,6 +326,19 @@ func (r Record) StandsForDestroy(now time.Time, resume time.Duration) bool {
 	return r.Phase != PhaseNone && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil) && r.CountsUntil.Sub(now) <= resume
 }
 
+// StandsOnService: a stopped destroy's record stands, as of an answer at
+// at, for resume_within from its stop on the service's clock as well as on
+// this machine's (StandsForDestroy), so that a runner's clock that ran ahead
+// at the stop cannot make it stand longer. A stop whose service time is
+// unknown is read on this machine's clock alone; an answer without a Date
+// cannot show that the record still stands.
+func (r Record) StandsOnService(at client.AnswerTime, resume time.Duration) bool {
+	if r.StoppedOnService.IsZero() {
+		return true
+	}
+	return !at.Service.IsZero() && !at.Service.After(r.StoppedOnService.Add(resume))
+}
+
 // CountsForDestroy says whether an earlier destroy's backup, as now read,
 // can let this destroy go ahead: in progress or succeeded.
 func CountsForDestroy(b client.Backup) bool {
@@ -343,6 +360,8 @@ func (r Record) AfterStoppedDestroy(o Outcome, now time.Time, resume time.Durati
 		return Record{}
 	}
 	r.CountsUntil = now.Add(resume).Truncate(time.Second) // as the state shows it
+	// Not identified, it stopped after its trigger: the read before it is an earlier, safe, stand-in.
+	r.StoppedOnService = cmp.Or(o.At.Service, o.TriggeredOnService)
 	return r
 }
 

@@ -337,3 +337,31 @@ func TestStored(t *testing.T) {
 	}
 
 }
+
+// resume_within is read on the service's clock too: a runner's clock ahead
+// at the stop cannot make a record stand longer.
+func TestStandsOnService(t *testing.T) {
+	t.Parallel()
+	stop := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) client.AnswerTime { return client.AnswerTime{Received: stop.Add(time.Hour), Service: stop.Add(d)} }
+	r := Record{Phase: PhaseInterrupted, StoppedOnService: stop}
+	for _, tc := range []struct {
+		name string
+		rec  Record
+		at   client.AnswerTime
+		want bool
+	}{
+		{"within resume_within", r, at(30 * time.Minute), true},
+		{"beyond it by a nanosecond", r, at(30*time.Minute + time.Nanosecond), false},
+		{"an answer without a Date", r, client.AnswerTime{Received: stop}, false},
+		{"a stop of unknown service time: this machine's clock alone", Record{Phase: PhaseInterrupted}, at(time.Hour), true},
+	} {
+		if got := tc.rec.StandsOnService(tc.at, 30*time.Minute); got != tc.want {
+			t.Errorf("%s: stands %t, want %t", tc.name, got, tc.want)
+		}
+	}
+	o := Outcome{Kind: Interrupted, Backup: &client.Backup{ID: "bkp_0123456789abcdef", Status: client.StatusRunning}, At: at(5 * time.Minute)}
+	if got := (Record{}).AfterStoppedDestroy(o, stop, time.Minute).StoppedOnService; !got.Equal(stop.Add(5 * time.Minute)) {
+		t.Errorf("stopped on the service at %s, want the last page's Date", got)
+	}
+}

@@ -51,6 +51,10 @@ type Outcome struct {
 	Reused   bool   // no backup queued: a recent one counts (RunOptions.ReuseWithin)
 	// ReuseRefused says why reuse_within could not be read: a new backup was taken.
 	ReuseRefused error
+	// At is when the last first page a stopped wait read was answered, on
+	// both clocks (zero when none was read): a stopped destroy's record
+	// stands for resume_within on the service's clock too.
+	At client.AnswerTime
 }
 
 // Good says whether the change may go ahead: a backup seen to succeed or,
@@ -293,6 +297,14 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start ti
 	return running, nil
 }
 
+// answeredAt is when page was answered; zero for none.
+func answeredAt(page *client.BackupsPage) client.AnswerTime {
+	if page == nil {
+		return client.AnswerTime{}
+	}
+	return page.At
+}
+
 // inProgress is the newest backup in progress a page lists, or nil.
 func inProgress(p client.BackupsPage) *client.Backup {
 	for i := range p.Backups {
@@ -334,7 +346,7 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 		if errors.Is(err, context.Canceled) {
 			kind = Interrupted
 		}
-		return Outcome{Kind: kind, Backup: final, Waited: w.clock.Now().Sub(start), Err: err}
+		return Outcome{Kind: kind, Backup: final, Waited: w.clock.Now().Sub(start), Err: err, At: answeredAt(page)}
 	}
 	emit(EventDone, *final, "")
 	if final.Status != client.StatusSuccess {
