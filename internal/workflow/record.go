@@ -53,7 +53,7 @@ type Record struct {
 	// clock (the Date of the last page it read; zero when unknown): its
 	// record stands for resume_within on that clock too.
 	StoppedOnService time.Time `json:"stopped_on_service,omitzero"`
-	Reused             bool      `json:"reused,omitempty"`      // a recent backup counted (reuse_within)
+	Reused           bool      `json:"reused,omitempty"` // a recent backup counted (reuse_within)
 	// Prior is a mark of the account's backups (a trigger shows it as
 	// prior_backup_ids): until the change goes ahead, the read before its
 	// trigger, above which its backup is listed (never with it); once it

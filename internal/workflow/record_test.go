@@ -343,7 +343,9 @@ func TestStored(t *testing.T) {
 func TestStandsOnService(t *testing.T) {
 	t.Parallel()
 	stop := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) client.AnswerTime { return client.AnswerTime{Received: stop.Add(time.Hour), Service: stop.Add(d)} }
+	at := func(d time.Duration) client.AnswerTime {
+		return client.AnswerTime{Received: stop.Add(time.Hour), Service: stop.Add(d)}
+	}
 	r := Record{Phase: PhaseInterrupted, StoppedOnService: stop}
 	for _, tc := range []struct {
 		name string
