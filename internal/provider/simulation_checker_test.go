@@ -82,11 +82,13 @@ const (
 	// replacement section).
 	grantUnpairedReplacement simGrant = "a create took the backup of another trigger deleted with its triggers value (Terraform)"
 	// grantResumeClock: a stopped destroy's record stands for resume_within
-	// read on the runner's clock: when that clock moved by more than the
-	// allowance between the stop and the next destroy, the record may not
-	// stand, and the next destroy takes a second backup. A wrong clock may
-	// cost a backup, never make one count. See checkDuplicates.
-	grantResumeClock simGrant = "a runner's clock moved between a stopped destroy and the next"
+	// read on the runner's clock and on the service's (the Date of the
+	// pages read): when either clock moved by more than the allowance
+	// between the stop and the next destroy, or a front answered either
+	// with its own Date, the record may not stand, and the next destroy
+	// takes a second backup. A wrong clock may cost a backup, never make
+	// one count. See checkDuplicates.
+	grantResumeClock simGrant = "a clock moved or a front's Date between a stopped destroy and the next"
 	// grantReuseWithin: the user's own: with reuse_within, a backup that
 	// started within reuse_within before the operation began (on true
 	// time, to the second) and after the previous change of the resource
@@ -721,8 +723,13 @@ func (w *simWorld) resumeClockMoved(c *simChange, op *simResOp) bool {
 		return false
 	}
 	prev := c.ops[i-1]
-	d := prev.a.cmd.clock.offsetAt(prev.end) - op.a.cmd.clock.offsetAt(op.start)
-	return d > simAllowance || d < -simAllowance
+	off := func(d time.Duration) bool { return d > simAllowance || d < -simAllowance }
+	front := func(cmd *simCommand) bool { return cmd.fault != nil && cmd.fault.Kind == mockservice.FaultFront }
+	w.mu.Lock()
+	service := valueAt(w.svc.offsets, prev.end) - valueAt(w.svc.offsets, op.start)
+	w.mu.Unlock()
+	return off(prev.a.cmd.clock.offsetAt(prev.end)-op.a.cmd.clock.offsetAt(op.start)) || off(service) ||
+		front(prev.a.cmd) || front(op.a.cmd)
 }
 
 // violateOnce notes a violation found between commands, once per key.
@@ -1220,5 +1227,18 @@ func TestSimResumeClockGrantIsNarrow(t *testing.T) {
 		if w.resumeClockMoved(c, stopped) {
 			t.Errorf("moved %s: the first destroy granted", tc.moved)
 		}
+		// The service's clock moved alike between the two.
+		w.svc.offsets = []simAt{{t0.Add(-time.Hour), 0}, {t0.Add(time.Second), tc.moved}}
+		stopped.a.cmd.clock.skew = 0
+		if got := w.resumeClockMoved(c, next); got != tc.want {
+			t.Errorf("the service's clock moved %s: granted %v, want %v", tc.moved, got, tc.want)
+		}
+	}
+	// A front's own Date on the stop's pages.
+	front := &simCommand{fault: &mockservice.Fault{Kind: mockservice.FaultFront}}
+	stopped := &simResOp{kind: simOpDelete, end: t0, a: &simAttempt{cmd: front}}
+	next := &simResOp{kind: simOpDelete, start: t0.Add(time.Minute), a: &simAttempt{cmd: &simCommand{}}}
+	if !(&simWorld{}).resumeClockMoved(&simChange{kind: simGuardChange, ops: []*simResOp{stopped, next}}, next) {
+		t.Error("a front's Date at the stop: not granted")
 	}
 }
