@@ -1039,7 +1039,18 @@ func (w *simWorld) drawEpisode() []simEpisodeStep {
 	other := others[rng.IntN(len(others))]
 	t := ws.conf.triggers[rng.IntN(len(ws.conf.triggers))]
 	short := func() time.Duration { return pick(rng, 0, time.Second, 5*time.Second) }
-	switch rng.IntN(7) {
+	switch rng.IntN(8) {
+	case 7:
+		// reuse_within at its edge, the runner's clock behind by nearly the
+		// allowance: the backup's age read on it is younger than on the
+		// service's, and the older reading must win.
+		return []simEpisodeStep{
+			{svc: &simMisbehaviour{kind: simClockOffset}, draft: w.takeBackup(other, t.account)},
+			{gap: 5*time.Minute + pick(rng, 3*time.Second, 5*time.Second, 7*time.Second), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.reuse = "5m" }))
+				c.clock = simRunnerClock{skew: -simAllowance + time.Second}
+			})},
+		}
 	case 5:
 		// A front that stays broken a while answers a trigger that does
 		// not wait with its own pages, dated minutes stale; the pipeline

@@ -217,10 +217,12 @@ func ImportedAs(backupID string) Record {
 // Observe is the record after a read of its backup. An in-progress backup
 // keeps why nobody waits for it; an import stays imported until adopted.
 func (r Record) Observe(b client.Backup) Record {
-	r.BackupID, r.Status, r.Confirmed, r.TriggeredOnService = b.ID, b.Status, false, time.Time{}
-	if !b.CreatedAt.IsZero() {
+	// A record in progress may still change (only an ended one never does):
+	// triggered_at stays what it first read, so that no plan is contradicted.
+	if !b.CreatedAt.IsZero() && (r.BackupID != b.ID || r.TriggeredAt.IsZero()) {
 		r.TriggeredAt = b.CreatedAt
 	}
+	r.BackupID, r.Status, r.Confirmed, r.TriggeredOnService = b.ID, b.Status, false, time.Time{}
 	r.CompletedAt = time.Time{}
 	if b.CompletedAt != nil {
 		r.CompletedAt = *b.CompletedAt

@@ -367,3 +367,23 @@ func TestStandsOnService(t *testing.T) {
 		t.Errorf("stopped on the service at %s, want the last page's Date", got)
 	}
 }
+
+// A record in progress may still change its times (only an ended one never
+// does): triggered_at stays what it first read, so that an apply's state
+// never contradicts its plan (simulation seed 120, with the next-release
+// episodes: a success shown 30 days late).
+func TestObserveKeepsTriggeredAt(t *testing.T) {
+	t.Parallel()
+	created := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	b := client.Backup{ID: "bkp_0123456789abcdef", AccountID: "acc_0123456789abcdef", Status: client.StatusRunning, CreatedAt: created}
+	r := Record{}.Observe(b)
+	b.Status, b.CreatedAt = client.StatusSuccess, created.Add(30*24*time.Hour)
+	if got := r.Observe(b).TriggeredAt; !got.Equal(created) {
+		t.Errorf("triggered_at %s after the record moved, want %s", got, created)
+	}
+	other := b
+	other.ID = "bkp_fedcba9876543210"
+	if got := r.Observe(other).TriggeredAt; !got.Equal(other.CreatedAt) {
+		t.Errorf("another backup's triggered_at %s, want its own %s", got, other.CreatedAt)
+	}
+}
