@@ -279,9 +279,11 @@ func (w *simWorld) noteCreate(a *simAttempt, op *simResOp, ch *simPlanned) {
 	op.replacedTainted = ch.prior != nil && ch.prior.tainted
 	// An object create_before_destroy deposed, left by a runner stopped
 	// before it was deleted, is replaced as the create's was: first.
-	deposedOfChange := slices.ContainsFunc(a.cmd.ws.state.deposed[op.addr], func(o *simObject) bool {
+	a.mu.Lock()
+	deposedOfChange := slices.ContainsFunc(a.work.deposed[op.addr], func(o *simObject) bool {
 		return o.chain != nil && o.chain.change == op.change
 	})
+	a.mu.Unlock()
 	switch {
 	case ch.action == simCreate && deposedOfChange:
 		op.floorUnknown, op.createFirst = true, true
