@@ -161,10 +161,11 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 		if o.Kind != workflow.NotWaited || !by.recordsImport {
 			report(diags, by, timeout, o)
 		}
-		if !diags.HasError() && o.Kind != workflow.Interrupted {
+		if !diags.HasError() && o.Kind != workflow.Interrupted && ctx.Err() == nil {
 			// The apply goes on: its change goes ahead now (an import's first
 			// apply too), and the next change counts only backups listed since.
-			// An interrupted one stops before its dependents: a warning, not ahead.
+			// An interrupted one stops before its dependents: a warning, not ahead; so does one whose
+			// stop came as it returned (Terraform starts no dependent then): the next plan settles it.
 			rec = rec.GoesAhead(o)
 		}
 	}

@@ -323,9 +323,11 @@ func (r Record) Unconfirmed() Record {
 }
 
 // StandsForDestroy: a stopped destroy's record stands until CountsUntil,
-// and never longer than resume from now (a clock ahead wrote a later one).
+// and never longer than resume from now, give or take the clock allowance (a
+// clock ahead wrote a later one; the service's clock bounds it too, see
+// StandsOnService).
 func (r Record) StandsForDestroy(now time.Time, resume time.Duration) bool {
-	return r.Phase != PhaseNone && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil) && r.CountsUntil.Sub(now) <= resume
+	return r.Phase != PhaseNone && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil) && r.CountsUntil.Sub(now) <= resume+DefaultClockAllowance
 }
 
 // StandsOnService: a stopped destroy's record stands, as of an answer at
