@@ -208,9 +208,10 @@ func parseProblem(g textGuard, method, path string, status int, header http.Head
 		e.NotProblem = true
 		e.Title = http.StatusText(status)
 		ct := cmp.Or(g.cut(g.clean(header.Get("Content-Type")), 80), "no content type")
-		// Cleaned whole before it is cut, so that a key is never half shown.
+		// Cleaned whole before it is cut, so that a key is never half shown; not
+		// escaped again (%q), which would double a body of quotes past the bound.
 		if s := g.cut(g.clean(string(body)), snippetLen); s != "" {
-			e.Detail = fmt.Sprintf("the response was not a problem document (%s): %q", ct, s)
+			e.Detail = fmt.Sprintf("the response was not a problem document (%s): \"%s\"", ct, s)
 		} else {
 			e.Detail = fmt.Sprintf("the response was not a problem document (%s, empty body)", ct)
 		}
