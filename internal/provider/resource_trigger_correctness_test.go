@@ -329,8 +329,8 @@ func TestTriggerUpdateRecordsTheFloorWhenTheChangeGoesAhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ids := attributeOf(t, applied, "prior_backup_ids"); !ids.Equal(tfStr(ruleBackup)) {
-		t.Fatalf("prior_backup_ids %v; want the page read: its own backup, the first that ended", ids)
+	if ids := attributeOf(t, applied, "prior_backup_ids"); !ids.Equal(tfStr(ruleBackup + ",bkp_older00000000001")) {
+		t.Fatalf("prior_backup_ids %v; want the page read: its own backup and the one below it", ids)
 	}
 }
 
@@ -356,56 +356,58 @@ func privateOf(t *testing.T, key string, value []byte) []byte {
 }
 
 // Two triggers of one account replaced in one command are both kept for
-// their replacements, whatever the order of the Deletes.
+// their replacements, whatever the order of the Deletes, and each create
+// counts above the floor of every deleted trigger but the one it took.
 func TestCommandStateKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
 	s := &commandState{replaced: map[string][]replacedTrigger{}}
-	s.remember("acc_0123456789abcdef", "a", workflow.Record{Phase: workflow.PhaseSucceeded, BackupID: "bkp_a", Prior: &workflow.Mark{IDs: []string{"bkp_a"}}})
-	s.remember("acc_0123456789abcdef", "b", workflow.Record{Phase: workflow.PhaseSucceeded, BackupID: "bkp_b", Prior: &workflow.Mark{IDs: []string{"bkp_b"}}})
-	if m, replaced := s.floor("acc_0123456789abcdef"); !replaced || !m.Has("bkp_a") || !m.Has("bkp_b") {
+	s.remember("acc_0123456789abcdef", "a", workflow.Record{Phase: workflow.PhaseTimedOut, BackupID: "bkp_a", Prior: &workflow.Mark{IDs: []string{"bkp_a"}}})
+	s.remember("acc_0123456789abcdef", "b", workflow.Record{Phase: workflow.PhaseTimedOut, BackupID: "bkp_b", Prior: &workflow.Mark{IDs: []string{"bkp_b"}}})
+	if m, replaced := s.floor("acc_0123456789abcdef", -1); !replaced || !m.Has("bkp_a") || !m.Has("bkp_b") {
 		t.Fatalf("floor %v, %t: want both floors", m, replaced)
 	}
 	for _, want := range []string{"bkp_b", "bkp_a"} {
-		got, ok := s.take("acc_0123456789abcdef", strings.TrimPrefix(want, "bkp_"))
-		if !ok || got.Record.BackupID != want {
-			t.Fatalf("take %s = %+v, %v", want, got, ok)
+		got, own := s.take("acc_0123456789abcdef", strings.TrimPrefix(want, "bkp_"))
+		if own < 0 || got.Record.BackupID != want {
+			t.Fatalf("take %s = %+v, %v", want, got, own)
+		}
+		if m, replaced := s.floor("acc_0123456789abcdef", own); !replaced || m.Has(want) || len(m.IDs) != 1 {
+			t.Fatalf("floor beside %s: %v, %t: want the other's only", want, m, replaced)
 		}
 	}
-	if _, ok := s.take("acc_0123456789abcdef", "a"); ok {
+	if _, own := s.take("acc_0123456789abcdef", "a"); own >= 0 {
 		t.Fatal("taken twice")
 	}
 	// One whose floor is unknown makes the account's unknown; none replaced is none known.
 	s.remember("acc_0123456789abcdef", "c", workflow.Record{})
-	if m, replaced := s.floor("acc_0123456789abcdef"); !replaced || m != nil {
+	if m, replaced := s.floor("acc_0123456789abcdef", -1); !replaced || m != nil {
 		t.Errorf("floor %v, %t: want none known", m, replaced)
 	}
-	if m, replaced := s.floor("acc_fedcba9876543210"); replaced || m == nil || len(m.IDs) != 0 {
+	if m, replaced := s.floor("acc_fedcba9876543210", -1); replaced || m == nil || len(m.IDs) != 0 {
 		t.Errorf("floor of an account none was replaced of: %v, %t", m, replaced)
 	}
 }
 
 // Terraform names neither a deleted trigger nor the create that replaces it:
-// two deleted triggers of one account with the same triggers are told apart
-// by nothing, so neither is adopted, and both floors still count.
-func TestCommandStateAdoptsNoneOfTwoAlike(t *testing.T) {
+// of two deleted triggers of one account with the same triggers, each create
+// takes one, the one whose change did not go ahead first, then the earliest;
+// each counts above the others' floors too (seed 664).
+func TestCommandStatePairsTwoAlike(t *testing.T) {
 	s := &commandState{replaced: map[string][]replacedTrigger{}}
-	for _, id := range []string{"bkp_a", "bkp_b"} {
-		s.remember("acc_0123456789abcdef", "v2", workflow.Record{Phase: workflow.PhaseTimedOut, BackupID: id, Prior: &workflow.Mark{IDs: []string{id}}})
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	s.remember("acc_0123456789abcdef", "v2", workflow.Record{Phase: workflow.PhaseUnidentified, Ahead: true, TriggeredAt: at, Prior: &workflow.Mark{IDs: []string{"bkp_a"}}})
+	s.remember("acc_0123456789abcdef", "v2", workflow.Record{Phase: workflow.PhaseTimedOut, BackupID: "bkp_c", TriggeredAt: at.Add(2 * time.Minute), Prior: &workflow.Mark{IDs: []string{"bkp_c"}}})
+	s.remember("acc_0123456789abcdef", "v2", workflow.Record{Phase: workflow.PhaseUnidentified, TriggeredAt: at.Add(time.Minute), Prior: &workflow.Mark{IDs: []string{"bkp_b"}}})
+	for _, want := range []string{"bkp_b", "bkp_c", "bkp_a"} {
+		got, own := s.take("acc_0123456789abcdef", "v2")
+		if own < 0 || !got.Record.Prior.Has(want) {
+			t.Fatalf("took %+v (%d); want the one of %s", got, own, want)
+		}
+		// The one gone ahead unidentified has no floor: beside it, none is known.
+		if m, _ := s.floor("acc_0123456789abcdef", own); (m == nil) != (want != "bkp_a") || m != nil && (m.Has(want) || len(m.IDs) != 2) {
+			t.Fatalf("floor beside %s: %v", want, m)
+		}
 	}
-	if got, ok := s.take("acc_0123456789abcdef", "v2"); ok {
-		t.Fatalf("took %+v of two alike", got)
-	}
-	if m, replaced := s.floor("acc_0123456789abcdef"); !replaced || !m.Has("bkp_a") || !m.Has("bkp_b") {
-		t.Fatalf("floor %v, %t: want both floors", m, replaced)
-	}
-}
-
-// A deleted trigger whose change went ahead is no replacement's to adopt, so
-// it leaves the one that awaits its backup unambiguous (simulation seed 318).
-func TestCommandStateAdoptsTheOneThatAwaitsItsBackup(t *testing.T) {
-	s := &commandState{replaced: map[string][]replacedTrigger{}}
-	s.remember("acc_0123456789abcdef", "v1", workflow.Record{Phase: workflow.PhaseSucceeded, Ahead: true, BackupID: "bkp_a", Prior: &workflow.Mark{IDs: []string{"bkp_a"}}})
-	s.remember("acc_0123456789abcdef", "v1", workflow.Record{Phase: workflow.PhaseTimedOut, BackupID: "bkp_b", Prior: &workflow.Mark{IDs: []string{}}})
-	if got, ok := s.take("acc_0123456789abcdef", "v1"); !ok || got.Record.BackupID != "bkp_b" {
-		t.Fatalf("took %+v, %t; want the timed-out one", got, ok)
+	if got, own := s.take("acc_0123456789abcdef", "v2"); own >= 0 {
+		t.Fatalf("took %+v of none left", got)
 	}
 }

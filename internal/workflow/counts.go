@@ -22,12 +22,10 @@ import (
 // never makes another count.
 
 // Mark is what one read of an account's first page of backups showed: the
-// ids no backup started since can have. They are the backups from the top
-// of the page down to the first one that had ended, every backup still in
-// progress on the page (only a backup in progress can move in the order: a
-// clock set back, a record re-dated), and any listed below that first ended
-// one but dated no earlier (records of one second, whose order the service
-// need not keep). A nil *Mark is none known.
+// ids of every backup on it. A backup started since has none of them; one
+// listed above all of them started since, and one listed among or below
+// them that is none of them was listed since (a clock set back stamps it
+// below older ones). A nil *Mark is none known.
 type Mark struct {
 	IDs []string `json:"ids"`
 }
@@ -41,16 +39,9 @@ func MarkOf(p client.BackupsPage) (*Mark, error) {
 	if len(p.Backups) == 0 && p.More {
 		return nil, errEmptyFirstPage
 	}
-	m := &Mark{IDs: []string{}}
-	var ended *client.Backup // the first backup that had ended
-	for i := range p.Backups {
-		b := &p.Backups[i]
-		if ended == nil || client.InProgress(b.Status) || !b.CreatedAt.Before(ended.CreatedAt) {
-			m.IDs = append(m.IDs, b.ID)
-		}
-		if ended == nil && !client.InProgress(b.Status) {
-			ended = b
-		}
+	m := &Mark{IDs: make([]string, 0, len(p.Backups))}
+	for _, b := range p.Backups {
+		m.IDs = append(m.IDs, b.ID)
 	}
 	return m, nil
 }
@@ -187,19 +178,15 @@ func (r Rule) Identify(p client.BackupsPage) *client.Backup {
 	return nil
 }
 
-// Unexplained is a backup p lists that neither before (the page the mark
-// was read from) listed nor Identify could take: one listed below the mark
-// since, which may be the operation's own, dated by a clock set back, or
-// listed late. Nil when there is none: then sending the trigger again
-// cannot queue a second backup that is already listed.
-func (r Rule) Unexplained(before, p client.BackupsPage) *client.Backup {
-	listed := map[string]bool{}
-	for _, b := range before.Backups {
-		listed[b.ID] = true
-	}
-	above := r.Mark.Above(p)
-	for i := len(above); i < len(p.Backups); i++ {
-		if b := p.Backups[i]; !listed[b.ID] && !r.Mark.Has(b.ID) {
+// Unexplained is a backup p lists that the mark's read did not, below
+// the mark, where Identify does not take it: a clock set back since
+// stamped it below older backups, or the listing lagged. It may be the
+// operation's own, so nothing is sent again while it is listed. Nil when
+// there is none: sending the trigger again cannot queue a second backup
+// that is already listed.
+func (r Rule) Unexplained(p client.BackupsPage) *client.Backup {
+	for i := len(r.Mark.Above(p)); i < len(p.Backups); i++ {
+		if !r.Mark.Has(p.Backups[i].ID) {
 			return &p.Backups[i]
 		}
 	}

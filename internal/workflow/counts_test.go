@@ -50,8 +50,8 @@ const (
 	stFailed  = client.StatusFailed
 )
 
-// Each condition of the mark, alone: removing one lets a backup listed
-// before the read pass for one started since.
+// The mark is the whole first page: any id on it, whatever its status,
+// order or date, is no backup started since.
 func TestMarkOf(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -59,14 +59,9 @@ func TestMarkOf(t *testing.T) {
 		page client.BackupsPage
 		want []string // nil: no mark
 	}{
-		{"down to the first ended backup", page(true, lb("a", stRunning, 0), lb("b", stSuccess, -time.Hour), lb("c", stSuccess, -2*time.Hour)), []string{"bkp_a000000000000000", "bkp_b000000000000000"}},
-		{"the first ended backup on top", page(false, lb("b", stFailed, -time.Hour), lb("c", stSuccess, -2*time.Hour)), []string{"bkp_b000000000000000"}},
-		{"an ended backup of an unknown status", page(false, lb("b", "cancelled", -time.Hour), lb("c", stSuccess, -2*time.Hour)), []string{"bkp_b000000000000000"}},
-		{"every backup in progress below it", page(false, lb("b", stSuccess, -time.Hour), lb("c", stSuccess, -2*time.Hour), lb("d", stPending, -3*time.Hour)),
-			[]string{"bkp_b000000000000000", "bkp_d000000000000000"}},
-		{"those below it dated no earlier (one second's order is not kept)", page(false, lb("b", stSuccess, -time.Hour), lb("c", stFailed, -time.Hour), lb("d", stSuccess, -time.Hour+5*time.Second), lb("e", stSuccess, -time.Hour-time.Second)),
-			[]string{"bkp_b000000000000000", "bkp_c000000000000000", "bkp_d000000000000000"}},
-		{"nothing in progress and nothing ended: all of it", page(false, lb("a", stRunning, 0), lb("b", stPending, -time.Hour)), []string{"bkp_a000000000000000", "bkp_b000000000000000"}},
+		{"every backup of the page, in progress or ended", page(true, lb("a", stRunning, 0), lb("b", stSuccess, -time.Hour), lb("c", stFailed, -2*time.Hour)),
+			[]string{"bkp_a000000000000000", "bkp_b000000000000000", "bkp_c000000000000000"}},
+		{"out of order too", page(false, lb("b", stSuccess, -time.Hour), lb("d", stPending, time.Hour)), []string{"bkp_b000000000000000", "bkp_d000000000000000"}},
 		{"an empty listing", page(false), []string{}},
 		{"an empty first page that names a next one", page(true), nil},
 	} {
@@ -203,21 +198,34 @@ func TestRuleIdentify(t *testing.T) {
 	}
 }
 
-// A backup listed since, below the mark, stops a resend; one listed before does not.
+// A backup listed since, below or among the mark, stops a resend; one
+// listed before, or above the mark (the trigger's own), does not.
 func TestRuleUnexplained(t *testing.T) {
 	t.Parallel()
-	top, old := lb("t", stSuccess, -time.Hour), lb("o", stSuccess, -2*time.Hour)
-	before := page(false, top, old)
-	r := Rule{AccountID: top.AccountID, Mark: mark(top)}
-	if b := r.Unexplained(before, page(false, top, old)); b != nil {
-		t.Errorf("unexplained %s in the page read before", b.ID)
-	}
-	stamped := lb("s", stRunning, -90*time.Minute) // a clock set back: listed below the mark
-	if b := r.Unexplained(before, page(false, top, stamped, old)); b == nil || b.ID != stamped.ID {
-		t.Errorf("unexplained %v; want %s", b, stamped.ID)
-	}
-	if b := r.Unexplained(before, page(false, lb("n", stRunning, time.Hour), top, old)); b != nil {
-		t.Errorf("unexplained %s: it is above the mark, the trigger's own", b.ID)
+	top, mid, old := lb("t", stSuccess, -time.Hour), lb("m", stSuccess, -2*time.Hour), lb("o", stFailed, -3*time.Hour)
+	r := Rule{AccountID: top.AccountID, Mark: mark(top, mid, old)}
+	stamped := lb("s", stRunning, -90*time.Minute) // a clock set back: listed among the mark
+	for _, tc := range []struct {
+		name string
+		page client.BackupsPage
+		want string
+	}{
+		{"the page read before", page(false, top, mid, old), ""},
+		{"listed among the mark", page(false, top, stamped, mid, old), stamped.ID},
+		{"listed below the mark", page(false, top, mid, old, lb("u", stSuccess, -4*time.Hour)), "bkp_u000000000000000"},
+		{"above the mark: the trigger's own", page(false, lb("n", stRunning, time.Hour), top, mid, old), ""},
+		{"above and below: the one below", page(false, lb("n", stRunning, time.Hour), top, mid, stamped, old), stamped.ID},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := ""
+			if b := r.Unexplained(tc.page); b != nil {
+				got = b.ID
+			}
+			if got != tc.want {
+				t.Fatalf("unexplained %q; want %q", got, tc.want)
+			}
+		})
 	}
 }
 

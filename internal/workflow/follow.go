@@ -83,6 +83,10 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 		if b, page, err = w.lookFor(ctx, mine, within); b == nil {
 			if !r.Confirmed && errors.Is(err, ErrNotListed) {
 				if err = w.graceOver(r, page); err == nil {
+					if b := mine.Unexplained(*page); b != nil {
+						// Listed since, below the mark: it may be that trigger's (a clock set back).
+						return unidentified(unexplainedError(*b))
+					}
 					w.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
 						map[string]any{"account_id": accountID, "triggered_at": r.TriggeredAt.UTC().Format(time.RFC3339)})
 					return w.run(ctx, accountID, opts.RunOptions)

@@ -496,7 +496,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked) (*Trig
 				// Nothing can be seen: sending again could queue a second backup.
 				return nil, unidentified(false, errors.Join(err, lerr))
 			}
-			if b := mine.Unexplained(l.page, *page); b != nil {
+			if b := mine.Unexplained(*page); b != nil {
 				// Listed since, below the mark: it may be this trigger's.
 				return nil, unidentified(false, errors.Join(err, lerr, unexplainedError(*b)))
 			}
