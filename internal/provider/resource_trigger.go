@@ -151,7 +151,7 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 		rec = reportUnidentified(m, rec, o, diags, by)
 	case workflow.Refused, workflow.ConflictNotOver, workflow.Unreadable:
 		report(diags, by, timeout, o)
-		if by != createCaller || prior.Floor() == nil && prior.BackupID == "" {
+		if by != createCaller || prior.Floor() == nil && prior.BackupID == "" && !prior.AwaitsItsBackup() {
 			return
 		}
 		// A replacement that queued no backup: saved, tainted, to carry the replaced change's floor
@@ -456,8 +456,9 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, opts workflow.RunOptions) (workflow.Outcome, workflow.Record) {
 	accountID := plan.AccountID.ValueString()
 	w := r.data.runner
-	old, adopting := r.data.command.take(accountID, triggersKey(plan.Triggers))
-	others, replaced := r.data.command.floor(accountID)
+	old, own := r.data.command.take(accountID, triggersKey(plan.Triggers))
+	others, replaced := r.data.command.floor(accountID, own)
+	adopting := own >= 0
 	if !adopting {
 		if replaced {
 			opts.Since = others
@@ -475,8 +476,9 @@ func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, op
 		above = others
 	}
 	if replaced && others == nil {
-		// A deleted trigger's floor is unknown: no backup can be shown to stand for this change.
-		return w.Run(ctx, accountID, opts), workflow.Record{Prior: opts.Since}
+		// A deleted trigger's floor is unknown: its backup cannot be shown to stand for this change, and a
+		// new one could be a second for its change. Kept, tainted: the next apply adopts it (seed 539).
+		return workflow.Outcome{Kind: workflow.Refused, AccountID: accountID, Err: errAdoptionDeferred}, old.Record
 	}
 	follow := old.Record.Unconfirmed()
 	if follow.Phase == workflow.PhaseUnidentified && replaced && others != nil {
@@ -496,6 +498,12 @@ func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, op
 	return o, workflow.Record{Prior: opts.Since} // a new backup, or one identified
 }
 
+// errAdoptionDeferred: a replaced trigger's backup, queued for its change, is neither adopted nor queued again.
+var errAdoptionDeferred = errors.New("the backup of the trigger this one replaces, queued for the same change and not yet seen " +
+	"to succeed, is kept for the next apply: another trigger of this account was replaced in this apply with no known " +
+	"prior_backup_ids, so that backup cannot be shown to stand for this trigger, and a new trigger could be a second backup " +
+	"for its change. No backup was queued; the trigger is saved tainted, and the next apply looks for that backup again")
+
 // commandState holds, for one provider process (one phase of one command),
 // the triggers Delete removed, so that the Create replacing one (same
 // account, same triggers) adopts its backup instead of queueing a second,
@@ -511,6 +519,7 @@ type commandState struct {
 type replacedTrigger struct {
 	triggers string // triggersKey of its triggers
 	Record   workflow.Record
+	taken    bool // by the create that adopts its backup
 }
 
 func newCommandState() *commandState {
@@ -525,41 +534,53 @@ func (s *commandState) remember(accountID, triggers string, rec workflow.Record)
 
 // floor is what a trigger of the account created in this command counts
 // above: the union of the floors of the triggers of the account deleted
-// before it (and not taken for its own change); nil when one of them is
+// before it, but the one it took (own; -1: none); nil when one of them is
 // unknown. replaced: whether there was any.
-func (s *commandState) floor(accountID string) (m *workflow.Mark, replaced bool) {
+func (s *commandState) floor(accountID string, own int) (m *workflow.Mark, replaced bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m = &workflow.Mark{IDs: []string{}}
-	for _, r := range s.replaced[accountID] {
-		m = workflow.Union(m, r.Record.Floor())
+	for i, r := range s.replaced[accountID] {
+		if i != own {
+			m, replaced = workflow.Union(m, r.Record.Floor()), true
+		}
 	}
-	return m, len(s.replaced[accountID]) > 0
+	return m, replaced
 }
 
-// take returns and forgets the deleted trigger of the account with the same
-// triggers and a backup to adopt (its change never went ahead), if there is
-// exactly one: Terraform names neither to the provider, so two such are told
-// apart by nothing, and neither is adopted.
-func (s *commandState) take(accountID, triggers string) (replacedTrigger, bool) {
+// take returns the deleted trigger of the account with the same triggers
+// and a backup to adopt (its change never went ahead), and its place for
+// floor (-1: none). Terraform names neither to the provider, so when several
+// match, each create takes one: any pairing keeps the promise, since an
+// adopted backup counts only above the floor of every other trigger of the
+// account deleted here (seed 664). One whose change did not go ahead is
+// taken first, then the earliest triggered.
+func (s *commandState) take(accountID, triggers string) (replacedTrigger, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.replaced[accountID]
 	found := -1
 	for i, t := range list {
-		if t.triggers == triggers && t.Record.AwaitsItsBackup() {
-			if found >= 0 {
-				return replacedTrigger{}, false
-			}
+		if t.taken || t.triggers != triggers || !t.Record.AwaitsItsBackup() {
+			continue
+		}
+		if found < 0 || takenBefore(t.Record, list[found].Record) {
 			found = i
 		}
 	}
 	if found < 0 {
-		return replacedTrigger{}, false
+		return replacedTrigger{}, -1
 	}
-	t := list[found]
-	s.replaced[accountID] = append(list[:found:found], list[found+1:]...)
-	return t, true
+	list[found].taken = true
+	return list[found], found
+}
+
+// takenBefore orders the records a create may adopt: not gone ahead first, then the earliest.
+func takenBefore(a, b workflow.Record) bool {
+	if a.Ahead != b.Ahead {
+		return !a.Ahead
+	}
+	return a.TriggeredAt.Before(b.TriggeredAt)
 }
 
 // reportUnidentified says what is known of an unidentified trigger (its account, triggered_at and
