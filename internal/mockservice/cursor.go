@@ -64,8 +64,12 @@ func sign(key []byte, body string) []byte {
 // item is anything a listing sorts: by time, then by creation sequence.
 type item interface{ sortKey() (time.Time, int) }
 
-func (a *account) sortKey() (time.Time, int)  { return a.createdAt, a.seq }
-func (b *backup) sortKey() (time.Time, int)   { return b.createdAt, b.seq }
+func (a *account) sortKey() (time.Time, int) { return a.createdAt, a.seq }
+
+// A backup is listed by the created_at it shows: a clock set back between
+// two backups lists the later one below the earlier, as a real service
+// would, and the rule must not take that order for the order they ran in.
+func (b *backup) sortKey() (time.Time, int)   { return b.createdAt.Add(b.shownOffset), b.seq }
 func (l *auditLog) sortKey() (time.Time, int) { return l.createdAt, l.seq }
 
 // after reports whether it comes after the cursor position in its order.
