@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // The simulation's checker. It judges from the mock's ground truth (which
@@ -89,6 +90,13 @@ const (
 	// takes a second backup. A wrong clock may cost a backup, never make
 	// one count. See checkDuplicates.
 	grantResumeClock simGrant = "a clock moved or a front's Date between a stopped destroy and the next"
+	// grantResumeEdge: a destroy that began near the end of the stopped
+	// one's resume_within, within the clock allowance and the longest poll
+	// interval before it, may find its record no longer standing: clocks
+	// within the allowance decide either way, and the service dates the
+	// stop by the last page the stopped destroy read, up to a poll before
+	// it stopped (seeds 3231, 3451). It costs a backup, never makes one count.
+	grantResumeEdge simGrant = "a destroy at the edge of the stopped one's resume_within"
 	// grantReuseWithin: the user's own: with reuse_within, a backup that
 	// started within reuse_within before the operation began (on true
 	// time, to the second) and after the previous change of the resource
@@ -207,6 +215,7 @@ type simResOp struct {
 	change   *simChange
 	chain    *simChain
 	reuse    time.Duration
+	resume   time.Duration // a guard destroy's resume_within, from the state
 	waits    bool
 	accounts []string
 	// floorUnknown: a create Terraform gives no record of the previous
@@ -349,7 +358,7 @@ func (w *simWorld) newResOp(a *simAttempt, addr string, kind simOpKind, prior *s
 		op.chain = &simChain{change: op.change, ops: []*simResOp{op}}
 	case addr == simGuardAddr && kind == simOpDelete:
 		g := prior.guard // a destroy reads its settings from the state
-		op.accounts, op.waits, op.reuse = []string{g.account}, true, g.reuseWithin
+		op.accounts, op.waits, op.reuse, op.resume = []string{g.account}, true, g.reuseWithin, g.resumeWithin
 		if c := prior.chain; c != nil && w.resumes(c, op, g) {
 			op.change, op.chain = c.change, c.with(op)
 		} else {
@@ -703,6 +712,9 @@ func (w *simWorld) checkDuplicates() {
 				case w.resumeClockMoved(c, op):
 					allowed++
 					why = append(why, b.ID+": "+string(grantResumeClock))
+				case w.resumeEdge(op):
+					allowed++
+					why = append(why, b.ID+": "+string(grantResumeEdge))
 				}
 			}
 			if len(bs) > allowed {
@@ -714,24 +726,50 @@ func (w *simWorld) checkDuplicates() {
 }
 
 // resumeClockMoved says whether op, a guard's destroy, began on a runner
-// clock more than the allowance away from the one the change's destroy
-// before it stopped on (grantResumeClock).
+// or service clock more than the allowance away from the one an earlier
+// destroy of the change stopped on, or a front answered one of them
+// (grantResumeClock). Any earlier one: a destroy that stops without a new
+// record (a front's page) leaves the one before it standing, and the
+// service's clock may move as a destroy returns (seed 2919).
 func (w *simWorld) resumeClockMoved(c *simChange, op *simResOp) bool {
 	if c.kind != simGuardChange || op.kind != simOpDelete {
 		return false
 	}
 	i := slices.Index(c.ops, op)
+	off := func(d time.Duration) bool { return d > simAllowance || d < -simAllowance }
+	front := func(cmd *simCommand) bool { return cmd.fault != nil && cmd.fault.Kind == mockservice.FaultFront }
 	if i < 1 {
 		return false
 	}
-	prev := c.ops[i-1]
-	off := func(d time.Duration) bool { return d > simAllowance || d < -simAllowance }
-	front := func(cmd *simCommand) bool { return cmd.fault != nil && cmd.fault.Kind == mockservice.FaultFront }
+	if front(op.a.cmd) {
+		return true
+	}
 	w.mu.Lock()
-	service := valueAt(w.svc.offsets, prev.end) - valueAt(w.svc.offsets, op.start)
-	w.mu.Unlock()
-	return off(prev.a.cmd.clock.offsetAt(prev.end)-op.a.cmd.clock.offsetAt(op.start)) || off(service) ||
-		front(prev.a.cmd) || front(op.a.cmd)
+	defer w.mu.Unlock()
+	now := valueAt(w.svc.offsets, op.start)
+	for _, prev := range c.ops[:i] {
+		if off(prev.a.cmd.clock.offsetAt(prev.end)-op.a.cmd.clock.offsetAt(op.start)) || front(prev.a.cmd) {
+			return true
+		}
+		// Any offset the service ran on from that destroy on: its pages' Dates are where it stopped.
+		for _, d := range span(w.svc.offsets, prev.start, op.start) {
+			if off(d - now) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// resumeEdge says whether op, a guard's destroy that continues a stopped
+// one's change, began within the allowance and the longest poll interval
+// before the end of that one's resume_within (grantResumeEdge).
+func (w *simWorld) resumeEdge(op *simResOp) bool {
+	if op.kind != simOpDelete || op.chain == nil || len(op.chain.ops) < 2 {
+		return false
+	}
+	stopped := op.chain.ops[len(op.chain.ops)-2]
+	return !op.start.Before(stopped.end.Add(op.resume - simAllowance - workflow.DefaultPoll.Max))
 }
 
 // violateOnce notes a violation found between commands, once per key.
@@ -1135,6 +1173,30 @@ func TestSimGrantsAreNarrow(t *testing.T) {
 // retried is the next attempt of op's change, after.
 func (op *simResOp) retried(after time.Duration) *simResOp {
 	return &simResOp{label: op.label + "-again", start: op.start.Add(after), end: op.end.Add(after)}
+}
+
+// A second backup is granted only from the allowance and a poll before the
+// end of the stopped destroy's resume_within on.
+func TestSimResumeEdgeIsNarrow(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	stopped := &simResOp{kind: simOpDelete, end: t0}
+	edge := t0.Add(time.Minute - simAllowance - workflow.DefaultPoll.Max)
+	next := func(start time.Time) *simResOp {
+		op := &simResOp{kind: simOpDelete, start: start, resume: time.Minute}
+		op.chain = &simChain{ops: []*simResOp{stopped, op}}
+		return op
+	}
+	w := &simWorld{}
+	if !w.resumeEdge(next(edge)) {
+		t.Error("no grant at the edge")
+	}
+	if w.resumeEdge(next(edge.Add(-time.Nanosecond))) {
+		t.Error("a grant before the edge")
+	}
+	if w.resumeEdge(&simResOp{kind: simOpDelete, start: edge, resume: time.Minute}) {
+		t.Error("a grant for a destroy that continues none")
+	}
 }
 
 // A guard's destroy continues the one that stopped last only within that

@@ -336,10 +336,12 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 		kind := Unfollowed
 		if errors.Is(err, context.DeadlineExceeded) {
 			kind = TimedOut
-			// Read the status once more, briefly, so that the message tells the truth.
+			// Read the status once more, briefly, so that the message tells the truth
+			// (and a stopped destroy's record is dated by the service at its stop).
 			rctx, cancel := detached(ctx)
-			if now, _, rerr := w.find(rctx, accountID, final.ID); rerr == nil {
+			if now, p, rerr := w.find(rctx, accountID, final.ID); rerr == nil {
 				final = now
+				page = cmp.Or(p, page)
 			}
 			cancel()
 		}
