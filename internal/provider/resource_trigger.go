@@ -480,15 +480,14 @@ func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, op
 		// new one could be a second for its change. Kept, tainted: the next apply adopts it (seed 539).
 		return workflow.Outcome{Kind: workflow.Refused, AccountID: accountID, Err: errAdoptionDeferred}, old.Record
 	}
-	follow := old.Record.Unconfirmed()
-	if follow.Phase == workflow.PhaseUnidentified && replaced && others != nil {
-		// Its own backup is listed above the read before it, and started after the others went ahead.
-		follow.Prior = workflow.Union(follow.Prior, others)
-	}
 	tflog.Info(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
-	o := w.Follow(ctx, accountID, follow, workflow.FollowOptions{RunOptions: opts, Counts: old.Record.Adoptable, Renew: true, Above: above})
-	if o.Kind == workflow.Unreadable {
-		// Unread is not gone: a new backup could be a second for this change.
+	o := w.Follow(ctx, accountID, old.Record.Unconfirmed(), workflow.FollowOptions{RunOptions: opts, Counts: old.Record.Adoptable, Renew: true, Above: above})
+	if o.Kind == workflow.Unreadable || errors.Is(o.Err, workflow.ErrNotAboveReplaced) {
+		// Unread is not gone, and one below another's floor may be its change's: a new backup could be a
+		// second for this change. Kept, tainted: the next apply looks again.
+		if o.Kind == workflow.Refused {
+			o.Err = fmt.Errorf("%w. No backup was queued; the trigger is saved tainted, and the next apply looks for that backup again", o.Err)
+		}
 		return o, old.Record
 	}
 	if o.Backup != nil && o.Backup.ID == old.Record.BackupID {

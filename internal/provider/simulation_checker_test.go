@@ -97,6 +97,14 @@ const (
 	// stop by the last page the stopped destroy read, up to a poll before
 	// it stopped (seeds 3231, 3451). It costs a backup, never makes one count.
 	grantResumeEdge simGrant = "a destroy at the edge of the stopped one's resume_within"
+	// grantJumpInOperation: a runner clock stepped forward during one
+	// operation shortens a wait it measures (the grace before a resend).
+	// The simulation's clock has no monotonic reading (synctest's has
+	// none); Go's time.Now has one, and measures a duration within a
+	// process on it, which a wall clock step does not move (package time,
+	// "Monotonic Clocks"). Granted only for a second backup queued by the
+	// same operation (seed 5875).
+	grantJumpInOperation simGrant = "the runner's clock stepped forward during the operation that queued both"
 	// grantReuseWithin: the user's own: with reuse_within, a backup that
 	// started within reuse_within before the operation began (on true
 	// time, to the second) and after the previous change of the resource
@@ -273,6 +281,10 @@ type simLineage struct {
 	// replaced: a replacement's delete removed the trigger's object and no
 	// create has saved one since.
 	replaced bool
+	// firstLost: the change whose create_before_destroy create left no
+	// object (refused, with the replaced one deposed): the next create of
+	// it is that replacement still, and knows no more (seeds 2827, 4815).
+	firstLost *simChange
 }
 
 // noteCreate logs what Terraform gives a trigger's create of the
@@ -294,7 +306,7 @@ func (w *simWorld) noteCreate(a *simAttempt, op *simResOp, ch *simPlanned) {
 	})
 	a.mu.Unlock()
 	switch {
-	case ch.action == simCreate && deposedOfChange:
+	case ch.action == simCreate && (deposedOfChange || l.firstLost == op.change):
 		op.floorUnknown, op.createFirst = true, true
 	case ch.action == simCreateThenDelete:
 		op.floorUnknown = true
@@ -302,7 +314,18 @@ func (w *simWorld) noteCreate(a *simAttempt, op *simResOp, ch *simPlanned) {
 	case ch.action == simCreate && l.replaced:
 		op.floorUnknown = true
 	}
-	l.replaced = false
+	l.replaced, l.firstLost = false, nil
+}
+
+// noteCreatedNothing logs a create that returned no object: one of
+// create_before_destroy's leaves its change without one.
+func (w *simWorld) noteCreatedNothing(a *simAttempt, op *simResOp) {
+	if !op.createFirst || typeOf(op.addr) != simTriggerType {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	a.cmd.ws.lineage(op.addr).firstLost = op.change
 }
 
 // noteDeleted logs a replacement's delete of a trigger's object.
@@ -715,6 +738,9 @@ func (w *simWorld) checkDuplicates() {
 				case w.resumeEdge(op):
 					allowed++
 					why = append(why, b.ID+": "+string(grantResumeEdge))
+				case op.jumpedForward() && slices.ContainsFunc(bs, func(x mockservice.BackupTruth) bool { return x.ID != b.ID && x.QueuedBy == b.QueuedBy }):
+					allowed++
+					why = append(why, b.ID+": "+string(grantJumpInOperation))
 				}
 			}
 			if len(bs) > allowed {
@@ -770,6 +796,12 @@ func (w *simWorld) resumeEdge(op *simResOp) bool {
 	}
 	stopped := op.chain.ops[len(op.chain.ops)-2]
 	return !op.start.Before(stopped.end.Add(op.resume - simAllowance - workflow.DefaultPoll.Max))
+}
+
+// jumpedForward says whether op's runner clock stepped forward while it ran.
+func (op *simResOp) jumpedForward() bool {
+	c := op.a.cmd.clock
+	return !c.jumpAt.IsZero() && c.jumpAt.After(op.start) && c.jumpAt.Before(op.end) && c.jumpTo > c.skew
 }
 
 // violateOnce notes a violation found between commands, once per key.

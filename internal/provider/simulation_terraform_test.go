@@ -759,6 +759,7 @@ func (a *simAttempt) createNode(p *simProcess, ch *simPlanned) (ok, applied bool
 		a.write(func(st *simState) { st.objects[ch.addr] = obj }, op)
 	} else {
 		a.write(func(*simState) {}, op)
+		a.w.noteCreatedNothing(a, op)
 	}
 	return errs == "", true
 }

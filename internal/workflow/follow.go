@@ -37,15 +37,9 @@ func (o FollowOptions) standsAt(page *client.BackupsPage) bool {
 	return page != nil && o.StandsAt(page.At)
 }
 
-// stands says whether b, recorded and read by its id (on page, when it is
-// on the first one), still counts for the follow's change.
-func (o FollowOptions) stands(b client.Backup, page *client.BackupsPage) bool {
-	if o.Counts != nil && !o.Counts(b) {
-		return false
-	}
-	if o.Above == nil {
-		return true
-	}
+// above says whether b, read on page (nil: beyond the first), is listed
+// above the Above mark.
+func (o FollowOptions) above(b client.Backup, page *client.BackupsPage) bool {
 	return page != nil && slices.ContainsFunc(o.Above.Above(*page), func(x client.Backup) bool { return x.ID == b.ID })
 }
 
@@ -112,7 +106,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 	}
 	// A backup found above the mark read before its trigger is that
 	// trigger's own: it is followed whatever it became.
-	if (opts.Counts != nil || opts.Above != nil) && r.BackupID != "" && !opts.stands(*b, page) {
+	if opts.Counts != nil && r.BackupID != "" && !opts.Counts(*b) {
 		if opts.Renew {
 			return w.run(ctx, accountID, opts.RunOptions)
 		}
@@ -121,8 +115,19 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 		}
 		return notWaited(b, page)
 	}
+	if opts.Above != nil && !opts.above(*b, page) {
+		// It may be this change's, yet not the change of whichever replaced
+		// trigger this is: neither followed nor taken again (seed 7087).
+		return Outcome{Kind: Refused, Err: fmt.Errorf("%w: backup %s", ErrNotAboveReplaced, b.ID)}
+	}
 	return w.waitOwn(ctx, accountID, b, page, opts.WaitForCompletion, start, emit)
 }
+
+// ErrNotAboveReplaced: the backup a replacement would adopt is not listed
+// above the floor of another trigger of the account replaced with it.
+var ErrNotAboveReplaced = errors.New("the backup of the trigger this one replaces, queued for its change, is not listed above the " +
+	"backups recorded when another trigger of the account replaced in this apply went ahead (its prior_backup_ids), " +
+	"so it cannot be shown to stand for this trigger, and a new trigger could be a second backup for its change")
 
 // graceOver says why an unconfirmed trigger, of which page (the last read)
 // lists nothing, is not sent again yet: it began less than UncertainGrace
