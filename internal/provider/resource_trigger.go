@@ -457,19 +457,20 @@ func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, op
 	accountID := plan.AccountID.ValueString()
 	w := r.data.runner
 	old, own := r.data.command.take(accountID, triggersKey(plan.Triggers))
-	others, replaced := r.data.command.floor(accountID, own)
-	adopting := own >= 0
-	if !adopting {
-		if replaced {
-			opts.Since = others
+	// A trigger another create adopted has its replacement: its floor says nothing of this one's change.
+	since, replacedFree := r.data.command.floor(accountID, own, false)
+	if own < 0 {
+		if replacedFree && r.data.command.serve(accountID) {
+			opts.Since = since
 		}
 		return w.Run(ctx, accountID, opts), workflow.Record{Prior: opts.Since}
 	}
+	others, replaced := r.data.command.floor(accountID, own, true)
 	// Not adopted, its backup is the previous change's: a new one counts above its floor too.
 	opts.Since = old.Record.Floor()
 	var above *workflow.Mark
 	if replaced {
-		opts.Since = workflow.Union(others, opts.Since)
+		opts.Since = workflow.Union(since, opts.Since)
 		// Terraform does not say which deleted trigger this create replaces: adopted, the backup must
 		// have been listed after the change of every other trigger of the account deleted here went
 		// ahead, so that it stands for whichever this one is (none known: a new backup).
@@ -512,6 +513,7 @@ var errAdoptionDeferred = errors.New("the backup of the trigger this one replace
 type commandState struct {
 	mu       sync.Mutex
 	replaced map[string][]replacedTrigger // by account id
+	served   map[string]int               // creates of the account that replace one of them
 }
 
 // replacedTrigger is what Delete keeps of a trigger for its replacement.
@@ -522,7 +524,7 @@ type replacedTrigger struct {
 }
 
 func newCommandState() *commandState {
-	return &commandState{replaced: map[string][]replacedTrigger{}}
+	return &commandState{replaced: map[string][]replacedTrigger{}, served: map[string]int{}}
 }
 
 func (s *commandState) remember(accountID, triggers string, rec workflow.Record) {
@@ -533,14 +535,15 @@ func (s *commandState) remember(accountID, triggers string, rec workflow.Record)
 
 // floor is what a trigger of the account created in this command counts
 // above: the union of the floors of the triggers of the account deleted
-// before it, but the one it took (own; -1: none); nil when one of them is
-// unknown. replaced: whether there was any.
-func (s *commandState) floor(accountID string, own int) (m *workflow.Mark, replaced bool) {
+// before it, but the one it took (own; -1: none) and, unless taken, those
+// other creates took; nil when one of them is unknown. replaced: whether
+// there was any.
+func (s *commandState) floor(accountID string, own int, taken bool) (m *workflow.Mark, replaced bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m = &workflow.Mark{IDs: []string{}}
 	for i, r := range s.replaced[accountID] {
-		if i != own {
+		if i != own && (taken || !r.taken) {
 			m, replaced = workflow.Union(m, r.Record.Floor()), true
 		}
 	}
@@ -571,7 +574,25 @@ func (s *commandState) take(accountID, triggers string) (replacedTrigger, int) {
 		return replacedTrigger{}, -1
 	}
 	list[found].taken = true
+	s.served[accountID]++
 	return list[found], found
+}
+
+// serve counts a create that adopts none as the replacement of one of the
+// account's deleted triggers, while there are more of them than such
+// creates; false once each has one: this create replaces none of them
+// (create_before_destroy's, or a new trigger), and their floors say nothing
+// of its previous change (seed 12724). One that runs between another
+// trigger's delete and create still takes that slot: Terraform names
+// neither, and that narrow order is the one this cannot tell.
+func (s *commandState) serve(accountID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.served[accountID] >= len(s.replaced[accountID]) {
+		return false
+	}
+	s.served[accountID]++
+	return true
 }
 
 // takenBefore orders the records a create may adopt: not gone ahead first, then the earliest.

@@ -359,10 +359,10 @@ func privateOf(t *testing.T, key string, value []byte) []byte {
 // their replacements, whatever the order of the Deletes, and each create
 // counts above the floor of every deleted trigger but the one it took.
 func TestCommandStateKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
-	s := &commandState{replaced: map[string][]replacedTrigger{}}
+	s := newCommandState()
 	s.remember("acc_0123456789abcdef", "a", workflow.Record{Phase: workflow.PhaseTimedOut, BackupID: "bkp_a", Prior: &workflow.Mark{IDs: []string{"bkp_a"}}})
 	s.remember("acc_0123456789abcdef", "b", workflow.Record{Phase: workflow.PhaseTimedOut, BackupID: "bkp_b", Prior: &workflow.Mark{IDs: []string{"bkp_b"}}})
-	if m, replaced := s.floor("acc_0123456789abcdef", -1); !replaced || !m.Has("bkp_a") || !m.Has("bkp_b") {
+	if m, replaced := s.floor("acc_0123456789abcdef", -1, true); !replaced || !m.Has("bkp_a") || !m.Has("bkp_b") {
 		t.Fatalf("floor %v, %t: want both floors", m, replaced)
 	}
 	for _, want := range []string{"bkp_b", "bkp_a"} {
@@ -370,20 +370,44 @@ func TestCommandStateKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
 		if own < 0 || got.Record.BackupID != want {
 			t.Fatalf("take %s = %+v, %v", want, got, own)
 		}
-		if m, replaced := s.floor("acc_0123456789abcdef", own); !replaced || m.Has(want) || len(m.IDs) != 1 {
+		if m, replaced := s.floor("acc_0123456789abcdef", own, true); !replaced || m.Has(want) || len(m.IDs) != 1 {
 			t.Fatalf("floor beside %s: %v, %t: want the other's only", want, m, replaced)
 		}
 	}
 	if _, own := s.take("acc_0123456789abcdef", "a"); own >= 0 {
 		t.Fatal("taken twice")
 	}
+	// Both have their replacements: a create that adopts neither (create_before_destroy's) counts above neither (seed 12724).
+	if m, replaced := s.floor("acc_0123456789abcdef", -1, false); replaced || len(m.IDs) != 0 {
+		t.Fatalf("floor of the triggers not taken: %v, %t: want none", m, replaced)
+	}
 	// One whose floor is unknown makes the account's unknown; none replaced is none known.
 	s.remember("acc_0123456789abcdef", "c", workflow.Record{})
-	if m, replaced := s.floor("acc_0123456789abcdef", -1); !replaced || m != nil {
+	if m, replaced := s.floor("acc_0123456789abcdef", -1, true); !replaced || m != nil {
 		t.Errorf("floor %v, %t: want none known", m, replaced)
 	}
-	if m, replaced := s.floor("acc_fedcba9876543210", -1); replaced || m == nil || len(m.IDs) != 0 {
+	if m, replaced := s.floor("acc_fedcba9876543210", -1, true); replaced || m == nil || len(m.IDs) != 0 {
 		t.Errorf("floor of an account none was replaced of: %v, %t", m, replaced)
+	}
+}
+
+// Each deleted trigger of an account is the floor of one create that adopts
+// none; a create beyond them replaces none, and counts above no floor.
+func TestCommandStateServesOneCreatePerDeletedTrigger(t *testing.T) {
+	s := newCommandState()
+	if s.serve("acc_0123456789abcdef") {
+		t.Fatal("served with none deleted")
+	}
+	s.remember("acc_0123456789abcdef", "a", workflow.Record{Phase: workflow.PhaseSucceeded, BackupID: "bkp_a", Ahead: true, Prior: &workflow.Mark{IDs: []string{"bkp_a"}}})
+	s.remember("acc_0123456789abcdef", "b", workflow.Record{Phase: workflow.PhaseTimedOut, BackupID: "bkp_b", Prior: &workflow.Mark{IDs: []string{"bkp_b"}}})
+	if _, own := s.take("acc_0123456789abcdef", "b"); own < 0 {
+		t.Fatal("b not adopted")
+	}
+	if !s.serve("acc_0123456789abcdef") {
+		t.Fatal("the replacement of a not served")
+	}
+	if s.serve("acc_0123456789abcdef") {
+		t.Fatal("a third create served by two deleted triggers")
 	}
 }
 
@@ -392,7 +416,7 @@ func TestCommandStateKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
 // takes one, the one whose change did not go ahead first, then the earliest;
 // each counts above the others' floors too (seed 664).
 func TestCommandStatePairsTwoAlike(t *testing.T) {
-	s := &commandState{replaced: map[string][]replacedTrigger{}}
+	s := newCommandState()
 	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	s.remember("acc_0123456789abcdef", "v2", workflow.Record{Phase: workflow.PhaseUnidentified, Ahead: true, TriggeredAt: at, Prior: &workflow.Mark{IDs: []string{"bkp_a"}}})
 	s.remember("acc_0123456789abcdef", "v2", workflow.Record{Phase: workflow.PhaseTimedOut, BackupID: "bkp_c", TriggeredAt: at.Add(2 * time.Minute), Prior: &workflow.Mark{IDs: []string{"bkp_c"}}})
@@ -403,7 +427,7 @@ func TestCommandStatePairsTwoAlike(t *testing.T) {
 			t.Fatalf("took %+v (%d); want the one of %s", got, own, want)
 		}
 		// The one gone ahead unidentified has no floor: beside it, none is known.
-		if m, _ := s.floor("acc_0123456789abcdef", own); (m == nil) != (want != "bkp_a") || m != nil && (m.Has(want) || len(m.IDs) != 2) {
+		if m, _ := s.floor("acc_0123456789abcdef", own, true); (m == nil) != (want != "bkp_a") || m != nil && (m.Has(want) || len(m.IDs) != 2) {
 			t.Fatalf("floor beside %s: %v", want, m)
 		}
 	}
