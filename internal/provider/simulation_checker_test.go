@@ -457,6 +457,24 @@ func (w *simWorld) stoppedDestroy(op *simResOp, prior *simObject) *simChain {
 // operations, or started within one, after it began and before it
 // ended, whoever queued it).
 func (w *simWorld) counts(chain *simChain, b mockservice.BackupTruth) (simGrant, bool) {
+	if g, ok := w.countsWithin(chain, b); ok {
+		return g, true
+	}
+	if w.unpaired(chain, b) {
+		return grantUnpairedReplacement, true
+	}
+	for _, op := range chain.ops {
+		if g, ok := w.reused(chain.change, op, b); ok {
+			return g, true
+		}
+	}
+	return "", false
+}
+
+// countsWithin says whether b is the chain's own, started within its
+// operations, or a grant of its operations' own: a lagging listing, or
+// between two attempts.
+func (w *simWorld) countsWithin(chain *simChain, b mockservice.BackupTruth) (simGrant, bool) {
 	for _, op := range chain.ops {
 		if b.QueuedBy == op.label || !b.CreatedAt.Before(op.start) && !b.CreatedAt.After(op.end) {
 			return "", true
@@ -470,33 +488,43 @@ func (w *simWorld) counts(chain *simChain, b mockservice.BackupTruth) (simGrant,
 	if first := chain.ops[0]; len(chain.ops) > 1 && !b.CreatedAt.Before(first.start) && b.CreatedAt.Before(chain.last().start) {
 		return grantBetweenAttempts, true
 	}
-	if w.unpaired(chain, b) {
-		return grantUnpairedReplacement, true
-	}
-	for _, op := range chain.ops {
-		if g, ok := w.reused(chain.change, op, b); ok {
-			return g, true
-		}
-	}
 	return "", false
 }
 
 // unpaired says whether the chain's last operation, a trigger's create, may
 // have taken b as the backup of another trigger of its workspace and account
-// with its triggers value, queued for a change that never went ahead
-// (grantUnpairedReplacement).
+// with its triggers value, one that counts for that one's change, which
+// never went ahead (grantUnpairedReplacement).
 func (w *simWorld) unpaired(chain *simChain, b mockservice.BackupTruth) bool {
 	last := chain.last()
-	w.mu.Lock()
-	q := w.ops[b.QueuedBy]
-	w.mu.Unlock()
-	if q == nil || q.change == nil || q.change == chain.change || last.kind != simOpCreate ||
-		q.change.kind != simTriggerChange || chain.change.kind != simTriggerChange || last.a == nil || q.a.cmd.ws != last.a.cmd.ws {
+	if last.kind != simOpCreate || chain.change.kind != simTriggerChange || last.a == nil {
 		return false
 	}
 	value := func(c *simChange) string { return c.key[strings.LastIndex(c.key, "@"):] }
-	notAhead := q.change.aheadAt.IsZero() || q.change.aheadAt.After(last.start)
-	return value(q.change) == value(chain.change) && slices.Equal(q.accounts, last.accounts) && notAhead && q.start.Before(last.start)
+	w.mu.Lock()
+	changes := slices.Clone(w.changes)
+	w.mu.Unlock()
+	for _, c := range changes {
+		if c == chain.change || c.kind != simTriggerChange || value(c) != value(chain.change) || len(c.ops) == 0 {
+			continue
+		}
+		var ops []*simResOp // c's operations before this create, in its workspace, on its account
+		for _, op := range c.ops {
+			if op.a != nil && op.a.cmd.ws == last.a.cmd.ws && slices.Equal(op.accounts, last.accounts) && op.start.Before(last.start) {
+				ops = append(ops, op)
+			}
+		}
+		notAhead := c.aheadAt.IsZero() || c.aheadAt.After(last.start)
+		// The other's record may hold its own backup or one that counts for its change (seed 10149).
+		if len(ops) == 0 || !notAhead {
+			continue
+		}
+		// This create carries on that change, as its next attempt.
+		if _, ok := w.countsWithin(&simChain{change: c, ops: append(ops, last)}, b); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // reused says whether b started within op's reuse_within, after the

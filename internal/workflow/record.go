@@ -63,6 +63,10 @@ type Record struct {
 	// Ahead: the change went ahead. A trigger's record shows it by its
 	// backup in Prior; this field says it for one not identified.
 	Ahead bool `json:"ahead,omitempty"`
+	// aheadAssumed: Ahead was taken, not read: a trigger not identified
+	// read from its state alone (FromTriggerState), whose change may never
+	// have gone ahead.
+	aheadAssumed bool
 }
 
 // Key is the private-state key of a resource's record.
@@ -119,7 +123,7 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 		return Record{Prior: r.Prior}, nil
 	case r.BackupID == "":
 		r.Phase, r.TriggeredOnService, r.Confirmed = PhaseUnidentified, kept.TriggeredOnService, kept.Confirmed
-		r.Ahead = kept.Ahead || len(raw) == 0
+		r.Ahead, r.aheadAssumed = kept.Ahead || len(raw) == 0, !kept.Ahead && len(raw) == 0
 	case kept.Phase == PhaseFailed && kept.BackupID == r.BackupID:
 		r.Phase = PhaseFailed // a success that contradicted itself: the state has no room for why
 	default:
@@ -307,12 +311,12 @@ func (r Record) Adoptable(b client.Backup) bool {
 
 // AwaitsItsBackup: the record's change queued a backup (or may have) and
 // never went ahead, so a replacement of the same triggers may adopt it. A
-// trigger not identified is looked for whatever its Ahead says: read from a
-// tainted trigger's state alone, it is taken to have gone ahead for its
-// floor's sake (FromTriggerState), and its backup is still listed above the
-// read before it.
+// trigger not identified read from a tainted trigger's state alone is taken
+// to have gone ahead for its floor's sake (FromTriggerState), yet may not
+// have: it is looked for. One whose change did go ahead (not waited for) is
+// not: its backup stands for that change only (seed 11138).
 func (r Record) AwaitsItsBackup() bool {
-	return r.Phase != PhaseNone && r.Phase != PhaseImported && (!r.Ahead || r.Phase == PhaseUnidentified)
+	return r.Phase != PhaseNone && r.Phase != PhaseImported && (!r.Ahead || r.Phase == PhaseUnidentified && r.aheadAssumed)
 }
 
 // Unconfirmed is the record as a replacement follows it: an unidentified

@@ -388,3 +388,31 @@ func TestObserveKeepsTriggeredAt(t *testing.T) {
 		t.Errorf("another backup's triggered_at %s, want its own %s", got, other.CreatedAt)
 	}
 }
+
+// A replaced trigger not identified is adopted when its state alone says
+// it went ahead (tainted: assumed), never when its stored record says so:
+// its backup stands for that change only (seed 11138).
+func TestAwaitsItsBackup(t *testing.T) {
+	t.Parallel()
+	shown := Record{TriggeredAt: time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC), Prior: &Mark{IDs: []string{"bkp_a"}}}
+	for _, tc := range []struct {
+		name string
+		raw  []byte
+		want bool
+	}{
+		{"tainted: no stored record", nil, true},
+		{"stored, not gone ahead", Encode(Record{Phase: PhaseUnidentified}), true},
+		{"stored, gone ahead", Encode(Record{Phase: PhaseUnidentified, Ahead: true}), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r, err := FromTriggerState(shown, tc.raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.AwaitsItsBackup(); got != tc.want || !r.Ahead && tc.raw == nil {
+				t.Fatalf("awaits %t (ahead %t); want %t", got, r.Ahead, tc.want)
+			}
+		})
+	}
+}
