@@ -9,7 +9,7 @@ M = [
   "\tcase !r.Ahead:\n\t\t// Its change has not gone ahead on record (a wait interrupted): the\n\t\t// apply that lets it records when, or the next change's floor is too early.\n\t\treturn Settle\n",
   ""),
  ("an interrupted wait recorded as gone ahead", "internal/provider/resource_trigger.go",
-  "if !diags.HasError() && o.Kind != workflow.Interrupted && ctx.Err() == nil {", "if !diags.HasError() {"),
+  "if !diags.HasError() && o.Kind != workflow.Interrupted && !errors.Is(ctx.Err(), context.Canceled) {", "if !diags.HasError() {"),
  ("mark: the top of the page only", "internal/workflow/counts.go",
   "\tfor _, b := range p.Backups {\n\t\tm.IDs = append(m.IDs, b.ID)",
   "\tfor _, b := range p.Backups[:min(1, len(p.Backups))] {\n\t\tm.IDs = append(m.IDs, b.ID)"),

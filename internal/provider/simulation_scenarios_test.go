@@ -203,8 +203,15 @@ func TestSimScenarioCreateBeforeDestroyOfATaintedTrigger(t *testing.T) {
 func TestSimRegressionSeeds(t *testing.T) {
 	t.Parallel()
 	for seed, what := range map[uint64]string{
-		3771: "a stop as a trigger's create returned: its change went ahead only with the next apply's migration",
-		1501: "a stopped destroy's record written on a runner clock 9 s ahead",
+		3771:  "a stop as a trigger's create returned: its change went ahead only with the next apply's migration",
+		1501:  "a stopped destroy's record written on a runner clock 9 s ahead",
+		27:    "a 202's backup stamped below older ones by a clock set back: the replacement sent it again",
+		539:   "a replacement of a trigger not identified, beside one whose floor is unknown, forgot its record",
+		664:   "two replaced triggers of one value, each awaiting its backup: both sent again",
+		7087:  "an adopted backup not above another replaced trigger's floor: a second sent at once",
+		12724: "create_before_destroy's create counted above another trigger's floor: the previous change's backup",
+		11138: "a create of one value adopted another trigger's record whose change went ahead",
+		12144: "a create whose own timeout ran out as it returned success was not recorded as gone ahead",
 	} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			t.Parallel()
