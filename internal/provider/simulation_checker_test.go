@@ -39,7 +39,10 @@ type simGrant string
 
 const (
 	// grantKilledRunner: a runner killed between its POST and saving state
-	// retries with a second backup (stated limit 1). See checkDuplicates.
+	// retries with a second backup (stated limit 1), and so does one killed
+	// while it followed its change's backup, adopted but not saved (the
+	// replaced trigger's delete saved, the create's record lost). See
+	// checkDuplicates.
 	grantKilledRunner simGrant = "a killed runner retries with a second backup"
 	// grantLaggingListing: a listing that lags may hide, from the read
 	// before the POST, a backup started up to that lag before the
@@ -746,6 +749,15 @@ func (w *simWorld) checkDuplicates() {
 				continue
 			}
 			allowed, why := 1, []string{}
+			for _, op := range c.ops {
+				// Killed with the backup it followed unsaved (an adoption): the retry knows none (seed 9697).
+				followed := slices.ContainsFunc(bs, func(b mockservice.BackupTruth) bool { return b.CreatedAt.Before(op.start) })
+				queued := slices.ContainsFunc(bs, func(b mockservice.BackupTruth) bool { return b.QueuedBy == op.label })
+				if op.a != nil && op.a.killed.Load() && !op.saved && followed && !queued {
+					allowed++
+					why = append(why, op.label+": "+string(grantKilledRunner))
+				}
+			}
 			for _, b := range bs {
 				w.mu.Lock()
 				op := w.ops[b.QueuedBy]
