@@ -219,7 +219,7 @@ func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRe
 		warnKeyExpiry(ctx, c, clk.Now(), d, &resp.Diagnostics)
 	}
 	data := &providerData{client: c, runner: workflow.New(c, clk, opts.Logger, settings), clock: clk,
-		command: newCommandState(), release: release}
+		replacements: workflow.NewReplacements(), release: release}
 	resp.DataSourceData = data
 	resp.ResourceData = data
 	resp.ActionData = data

@@ -17,9 +17,10 @@ import (
 type providerData struct {
 	client *client.Client
 	// runner takes backups through client; clock is theirs: the wall clock, or a test's.
-	runner  *workflow.Runner
-	clock   clock.Clock
-	command *commandState
+	runner *workflow.Runner
+	clock  clock.Clock
+	// replacements: what this process's trigger deletes leave their replacements.
+	replacements *workflow.Replacements
 	// release is destroy_without_backup; nil when unset.
 	release *guardRelease
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -136,7 +135,7 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 	ctx, cancel := boundedFor(ctx, r.data.clock, timeout, plan.AccountID.ValueString())
 	defer cancel()
 
-	o, prior := r.runOrAdopt(ctx, &plan, r.runOptions(ctx, &plan))
+	o, prior := r.data.runner.CreateTrigger(ctx, r.data.replacements, plan.AccountID.ValueString(), triggersKey(plan.Triggers), r.runOptions(ctx, &plan))
 	r.record(ctx, &plan, prior, o, createCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
@@ -299,7 +298,7 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 }
 
 // Delete forgets the resource (backups are never deleted), keeping what its replacement needs to adopt its backup
-// or count above its floor (see commandState): all of it in the state, which Terraform gives a tainted object's
+// or count above its floor (workflow.Replacements): all of it in the state, which Terraform gives a tainted object's
 // Delete too; an unreadable record is not kept, and the replacement takes a new backup.
 func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	state, ok := decode[triggerModel](ctx, req.State, &resp.Diagnostics)
@@ -311,7 +310,7 @@ func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest
 	if !ok {
 		return
 	}
-	r.data.command.remember(state.AccountID.ValueString(), triggersKey(state.Triggers), rec)
+	r.data.replacements.Remember(state.AccountID.ValueString(), triggersKey(state.Triggers), rec)
 }
 
 type triggerModel struct {
@@ -447,161 +446,6 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 				"replaced to take a new backup.", state.ID.ValueString(), state.AccountID.ValueString(), state.BackupStatus.ValueString(), why))
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("backup_status"))
 	}
-}
-
-// runOrAdopt takes the trigger's backup or, when this create replaces a trigger of the same account and
-// triggers deleted in this command, follows that one's backup while it stands (workflow.Record.Adoptable).
-// Only a backup listed above the floors of the triggers of the account deleted in this command may be
-// reused or adopted; a create that replaced none knows no floor, and reuse_within takes no shortcut.
-// It returns the record the outcome builds on.
-func (r *triggerResource) runOrAdopt(ctx context.Context, plan *triggerModel, opts workflow.RunOptions) (workflow.Outcome, workflow.Record) {
-	accountID := plan.AccountID.ValueString()
-	w := r.data.runner
-	old, own := r.data.command.take(accountID, triggersKey(plan.Triggers))
-	// A trigger another create adopted has its replacement: its floor says nothing of this one's change.
-	since, replacedFree := r.data.command.floor(accountID, own, false)
-	if own < 0 {
-		if replacedFree && r.data.command.serve(accountID) {
-			opts.Since = since
-		}
-		return w.Run(ctx, accountID, opts), workflow.Record{Prior: opts.Since}
-	}
-	others, replaced := r.data.command.floor(accountID, own, true)
-	// Not adopted, its backup is the previous change's: a new one counts above its floor too.
-	opts.Since = old.Record.Floor()
-	var above *workflow.Mark
-	if replaced {
-		opts.Since = workflow.Union(since, opts.Since)
-		// Terraform does not say which deleted trigger this create replaces: adopted, the backup must
-		// have been listed after the change of every other trigger of the account deleted here went
-		// ahead, so that it stands for whichever this one is (none known: a new backup).
-		above = others
-	}
-	if replaced && others == nil {
-		// A deleted trigger's floor is unknown: its backup cannot be shown to stand for this change, and a
-		// new one could be a second for its change. Kept, tainted: the next apply adopts it (seed 539).
-		return workflow.Outcome{Kind: workflow.Refused, AccountID: accountID, Err: errAdoptionDeferred}, old.Record
-	}
-	tflog.Info(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
-	o := w.Follow(ctx, accountID, old.Record.Unconfirmed(), workflow.FollowOptions{RunOptions: opts, Counts: old.Record.Adoptable, Renew: true, Above: above})
-	if o.Kind == workflow.Unreadable || errors.Is(o.Err, workflow.ErrNotAboveReplaced) {
-		// Unread is not gone, and one below another's floor may be its change's: a new backup could be a
-		// second for this change. Kept, tainted: the next apply looks again.
-		if o.Kind == workflow.Refused {
-			o.Err = fmt.Errorf("%w. No backup was queued; the trigger is saved tainted, and the next apply looks for that backup again", o.Err)
-		}
-		return o, old.Record
-	}
-	if o.Backup != nil && o.Backup.ID == old.Record.BackupID {
-		o.Reused = o.Reused || old.Record.Reused // adopted: still the recent backup it reused
-		return o, old.Record
-	}
-	return o, workflow.Record{Prior: opts.Since} // a new backup, or one identified
-}
-
-// errAdoptionDeferred: a replaced trigger's backup, queued for its change, is neither adopted nor queued again.
-var errAdoptionDeferred = errors.New("the backup of the trigger this one replaces, queued for the same change and not yet seen " +
-	"to succeed, is kept for the next apply: another trigger of this account was replaced in this apply with no known " +
-	"prior_backup_ids, so that backup cannot be shown to stand for this trigger, and a new trigger could be a second backup " +
-	"for its change. No backup was queued; the trigger is saved tainted, and the next apply looks for that backup again")
-
-// commandState holds, for one provider process (one phase of one command),
-// the triggers Delete removed, so that the Create replacing one (same
-// account, same triggers) adopts its backup instead of queueing a second,
-// and every Create of the account counts only above their floors. That
-// relies on Terraform deleting before creating in the same process: with
-// create_before_destroy the replacement knows no floor and takes a new backup (see docs).
-type commandState struct {
-	mu       sync.Mutex
-	replaced map[string][]replacedTrigger // by account id
-	served   map[string]int               // creates of the account that replace one of them
-}
-
-// replacedTrigger is what Delete keeps of a trigger for its replacement.
-type replacedTrigger struct {
-	triggers string // triggersKey of its triggers
-	Record   workflow.Record
-	taken    bool // by the create that adopts its backup
-}
-
-func newCommandState() *commandState {
-	return &commandState{replaced: map[string][]replacedTrigger{}, served: map[string]int{}}
-}
-
-func (s *commandState) remember(accountID, triggers string, rec workflow.Record) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.replaced[accountID] = append(s.replaced[accountID], replacedTrigger{triggers: triggers, Record: rec})
-}
-
-// floor is what a trigger of the account created in this command counts
-// above: the union of the floors of the triggers of the account deleted
-// before it, but the one it took (own; -1: none) and, unless taken, those
-// other creates took; nil when one of them is unknown. replaced: whether
-// there was any.
-func (s *commandState) floor(accountID string, own int, taken bool) (m *workflow.Mark, replaced bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m = &workflow.Mark{IDs: []string{}}
-	for i, r := range s.replaced[accountID] {
-		if i != own && (taken || !r.taken) {
-			m, replaced = workflow.Union(m, r.Record.Floor()), true
-		}
-	}
-	return m, replaced
-}
-
-// take returns the deleted trigger of the account with the same triggers
-// and a backup to adopt (its change never went ahead), and its place for
-// floor (-1: none). Terraform names neither to the provider, so when several
-// match, each create takes one: any pairing keeps the promise, since an
-// adopted backup counts only above the floor of every other trigger of the
-// account deleted here (seed 664). One whose change did not go ahead is
-// taken first, then the earliest triggered.
-func (s *commandState) take(accountID, triggers string) (replacedTrigger, int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	list := s.replaced[accountID]
-	found := -1
-	for i, t := range list {
-		if t.taken || t.triggers != triggers || !t.Record.AwaitsItsBackup() {
-			continue
-		}
-		if found < 0 || takenBefore(t.Record, list[found].Record) {
-			found = i
-		}
-	}
-	if found < 0 {
-		return replacedTrigger{}, -1
-	}
-	list[found].taken = true
-	s.served[accountID]++
-	return list[found], found
-}
-
-// serve counts a create that adopts none as the replacement of one of the
-// account's deleted triggers, while there are more of them than such
-// creates; false once each has one: this create replaces none of them
-// (create_before_destroy's, or a new trigger), and their floors say nothing
-// of its previous change (seed 12724). One that runs between another
-// trigger's delete and create still takes that slot: Terraform names
-// neither, and that narrow order is the one this cannot tell.
-func (s *commandState) serve(accountID string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.served[accountID] >= len(s.replaced[accountID]) {
-		return false
-	}
-	s.served[accountID]++
-	return true
-}
-
-// takenBefore orders the records a create may adopt: not gone ahead first, then the earliest.
-func takenBefore(a, b workflow.Record) bool {
-	if a.Ahead != b.Ahead {
-		return !a.Ahead
-	}
-	return a.TriggeredAt.Before(b.TriggeredAt)
 }
 
 // reportUnidentified says what is known of an unidentified trigger (its account, triggered_at and

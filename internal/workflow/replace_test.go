@@ -1,0 +1,88 @@
+package workflow
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Two triggers of one account replaced in one command are both kept for
+// their replacements, whatever the order of the Deletes, and each create
+// counts above the floor of every deleted trigger but the one it took.
+func TestReplacementsKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
+	s := NewReplacements()
+	s.Remember("acc_0123456789abcdef", "a", Record{Phase: PhaseTimedOut, BackupID: "bkp_a", Prior: &Mark{IDs: []string{"bkp_a"}}})
+	s.Remember("acc_0123456789abcdef", "b", Record{Phase: PhaseTimedOut, BackupID: "bkp_b", Prior: &Mark{IDs: []string{"bkp_b"}}})
+	if m, replaced := s.floor("acc_0123456789abcdef", -1, true); !replaced || !m.Has("bkp_a") || !m.Has("bkp_b") {
+		t.Fatalf("floor %v, %t: want both floors", m, replaced)
+	}
+	for _, want := range []string{"bkp_b", "bkp_a"} {
+		got, own := s.take("acc_0123456789abcdef", strings.TrimPrefix(want, "bkp_"))
+		if own < 0 || got.Record.BackupID != want {
+			t.Fatalf("take %s = %+v, %v", want, got, own)
+		}
+		if m, replaced := s.floor("acc_0123456789abcdef", own, true); !replaced || m.Has(want) || len(m.IDs) != 1 {
+			t.Fatalf("floor beside %s: %v, %t: want the other's only", want, m, replaced)
+		}
+	}
+	if _, own := s.take("acc_0123456789abcdef", "a"); own >= 0 {
+		t.Fatal("taken twice")
+	}
+	// Both have their replacements: a create that adopts neither (create_before_destroy's) counts above neither (seed 12724).
+	if m, replaced := s.floor("acc_0123456789abcdef", -1, false); replaced || len(m.IDs) != 0 {
+		t.Fatalf("floor of the triggers not taken: %v, %t: want none", m, replaced)
+	}
+	// One whose floor is unknown makes the account's unknown; none replaced is none known.
+	s.Remember("acc_0123456789abcdef", "c", Record{})
+	if m, replaced := s.floor("acc_0123456789abcdef", -1, true); !replaced || m != nil {
+		t.Errorf("floor %v, %t: want none known", m, replaced)
+	}
+	if m, replaced := s.floor("acc_fedcba9876543210", -1, true); replaced || m == nil || len(m.IDs) != 0 {
+		t.Errorf("floor of an account none was replaced of: %v, %t", m, replaced)
+	}
+}
+
+// Each deleted trigger of an account is the floor of one create that adopts
+// none; a create beyond them replaces none, and counts above no floor.
+func TestReplacementsServesOneCreatePerDeletedTrigger(t *testing.T) {
+	s := NewReplacements()
+	if s.serve("acc_0123456789abcdef") {
+		t.Fatal("served with none deleted")
+	}
+	s.Remember("acc_0123456789abcdef", "a", Record{Phase: PhaseSucceeded, BackupID: "bkp_a", Ahead: true, Prior: &Mark{IDs: []string{"bkp_a"}}})
+	s.Remember("acc_0123456789abcdef", "b", Record{Phase: PhaseTimedOut, BackupID: "bkp_b", Prior: &Mark{IDs: []string{"bkp_b"}}})
+	if _, own := s.take("acc_0123456789abcdef", "b"); own < 0 {
+		t.Fatal("b not adopted")
+	}
+	if !s.serve("acc_0123456789abcdef") {
+		t.Fatal("the replacement of a not served")
+	}
+	if s.serve("acc_0123456789abcdef") {
+		t.Fatal("a third create served by two deleted triggers")
+	}
+}
+
+// Terraform names neither a deleted trigger nor the create that replaces it:
+// of several deleted triggers of one account with the same triggers, each
+// create takes one whose change did not go ahead, the earliest first, and
+// counts above the others' floors too (seed 664); one whose change went
+// ahead unidentified is taken by none, and its floor is unknown (seed 11138).
+func TestReplacementsPairsTwoAlike(t *testing.T) {
+	s := NewReplacements()
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	s.Remember("acc_0123456789abcdef", "v2", Record{Phase: PhaseUnidentified, Ahead: true, TriggeredAt: at, Prior: &Mark{IDs: []string{"bkp_a"}}})
+	s.Remember("acc_0123456789abcdef", "v2", Record{Phase: PhaseTimedOut, BackupID: "bkp_c", TriggeredAt: at.Add(2 * time.Minute), Prior: &Mark{IDs: []string{"bkp_c"}}})
+	s.Remember("acc_0123456789abcdef", "v2", Record{Phase: PhaseUnidentified, TriggeredAt: at.Add(time.Minute), Prior: &Mark{IDs: []string{"bkp_b"}}})
+	for _, want := range []string{"bkp_b", "bkp_c"} {
+		got, own := s.take("acc_0123456789abcdef", "v2")
+		if own < 0 || !got.Record.Prior.Has(want) {
+			t.Fatalf("took %+v (%d); want the one of %s", got, own, want)
+		}
+		if m, replaced := s.floor("acc_0123456789abcdef", own, true); !replaced || m != nil {
+			t.Fatalf("floor beside %s: %v: want none known", want, m)
+		}
+	}
+	if got, own := s.take("acc_0123456789abcdef", "v2"); own >= 0 {
+		t.Fatalf("took %+v, whose change went ahead", got)
+	}
+}
