@@ -337,14 +337,11 @@ func (r Record) StandsForDestroy(now time.Time, resume time.Duration) bool {
 // StandsOnService: a stopped destroy's record stands, as of an answer at
 // at, for resume_within from its stop on the service's clock as well as on
 // this machine's (StandsForDestroy), so that a runner's clock that ran ahead
-// at the stop cannot make it stand longer. A stop whose service time is
-// unknown is read on this machine's clock alone; an answer without a Date
-// cannot show that the record still stands.
+// at the stop cannot make it stand longer. Neither a stop whose service time
+// is unknown (no answer with a Date) nor an answer without a Date can show
+// that the record still stands: that costs a backup.
 func (r Record) StandsOnService(at client.AnswerTime, resume time.Duration) bool {
-	if r.StoppedOnService.IsZero() {
-		return true
-	}
-	return !at.Service.IsZero() && !at.Service.After(r.StoppedOnService.Add(resume))
+	return !r.StoppedOnService.IsZero() && !at.Service.IsZero() && !at.Service.After(r.StoppedOnService.Add(resume))
 }
 
 // CountsForDestroy says whether an earlier destroy's backup, as now read,
