@@ -23,26 +23,39 @@ func boundedFor(ctx context.Context, clk clock.Clock, timeout time.Duration, acc
 }
 
 // caller is what runs a backup; every message about an outcome takes what follows from the
-// caller's column of followUps, so that none names a setting its caller does not have.
+// caller's own follow-ups, so that none names a setting its caller does not have.
 type caller struct {
-	column int
-	until  time.Time // a stopped destroy's pending_destroy_backup.counts_until; zero when none was recorded
+	role     role
+	followUp map[followUp]string
+	until    time.Time // a stopped destroy's pending_destroy_backup.counts_until; zero when none was recorded
 	// recordsImport: an import's first apply, which records a backup of the
 	// past whatever it became, and says nothing of one nobody waits for.
 	recordsImport bool
 }
 
+// role is which operation a caller is.
+type role int
+
+const (
+	creating role = iota
+	resuming
+	destroying
+	invoking
+)
+
 var (
-	createCaller = caller{column: 0}
-	resumeCaller = caller{column: 1}
-	importCaller = caller{column: 1, recordsImport: true}
-	invokeCaller = caller{column: 3}
+	createCaller = caller{role: creating, followUp: createFollowUps}
+	resumeCaller = caller{role: resuming, followUp: resumeFollowUps}
+	importCaller = caller{role: resuming, followUp: resumeFollowUps, recordsImport: true}
+	invokeCaller = caller{role: invoking, followUp: invokeFollowUps}
 )
 
 // destroyCaller is a destroy that stopped, whose record stands until until.
-func destroyCaller(until time.Time) caller { return caller{column: 2, until: until} }
+func destroyCaller(until time.Time) caller {
+	return caller{role: destroying, followUp: destroyFollowUps, until: until}
+}
 
-// followUp is a row of followUps.
+// followUp is a kind of sentence that follows an outcome; a caller without one says nothing there.
 type followUp int
 
 const (
@@ -62,48 +75,66 @@ const (
 	takesNew    = "The next apply takes a new backup."
 	recordsNone = "The action records nothing: follow the backup with the backup_account_backups data source."
 	destroyKeep = "The destroy stopped and this resource is kept; a destroy {until} "
-	invokeLook  = "The action records nothing: look for it among the account's backups (data source backup_account_backups) " +
-		"before invoking the action again."
 )
 
-// followUps is what each caller says, in columns: create, resume, destroy, invoke.
-var followUps = [...][4]string{
-	timeoutName:  {"timeouts.create", "timeouts.create", "timeouts.delete", "timeouts.invoke"},
-	stopsSummary: {2: "The wait for its backup was interrupted", 3: "Interrupted before the backup was seen to succeed"},
-	settingsFrom: {2: "A destroy uses timeouts.delete, on_conflict and resume_within as the state holds them: change them and apply before " +
-		"destroying again (with the guard's block removed, they cannot change; see Troubleshooting)."},
-	wayOut: {2: "If the account cannot be backed up and the destroy must go ahead without a backup, name it in the provider's " +
-		"destroy_without_backup (with a reason), or forget this guard instead of destroying it: a removed block with " +
-		"lifecycle { destroy = false } (1.7+), or state rm (see Troubleshooting)."},
-	onInterrupt: {resumesWait, resumesWait,
-		"The destroy stopped: neither this resource nor the resources it guards (those it depends on) were destroyed. " +
-			"A destroy {until} resumes waiting for this same backup without queueing another; a later one takes a new backup.",
-		"The invocation fails, since it did not see a good backup: a change it guards does not go ahead. " + recordsNone},
-	onTimeout: {"The trigger is tainted; the next apply replaces it, and the replacement waits for this same backup while it is in " +
+// createFollowUps: a trigger's create.
+var createFollowUps = map[followUp]string{
+	timeoutName: "timeouts.create",
+	onInterrupt: resumesWait,
+	onTimeout: "The trigger is tainted; the next apply replaces it, and the replacement waits for this same backup while it is in " +
 		"progress instead of queueing another. With create_before_destroy on the trigger, the replacement is created first and " +
 		"takes a new backup: remove it, or untaint the trigger (terraform untaint, or tofu untaint) so that the next apply resumes " +
 		"this wait in place.",
-		"The next apply resumes waiting for it.",
-		destroyKeep + "waits for this same backup while it is in progress, instead of queueing another; a later one takes a new backup.",
-		recordsNone},
-	onFailure: {takesNew, takesNew, "The destroy stopped and this resource is kept, with the resources it guards; destroying again takes a new backup."},
-	onUnidentified: {"The trigger is saved without a backup id, and tainted: the next apply looks for this " +
+	onFailure: takesNew,
+	onUnidentified: "The trigger is saved without a backup id, and tainted: the next apply looks for this " +
 		"backup and waits for it before it sends any new trigger.",
-		"The trigger stays saved without a backup id: the next apply looks for this backup again before it sends any new trigger.",
-		destroyKeep + "looks for this backup before it sends any new trigger; a later one takes a new backup.",
-		invokeLook},
-	onUnidentifiedUnwaited: {"The trigger is saved without a backup id: the next refresh looks for this backup and records it, and no " +
+	onUnidentifiedUnwaited: "The trigger is saved without a backup id: the next refresh looks for this backup and records it, and no " +
 		"new trigger is sent for this change.",
-		"The trigger stays saved without a backup id: the next refresh looks for this backup again."},
 }
 
-// says is what the caller says in row f, naming a stopped destroy's moment.
+// resumeFollowUps: a trigger's update that resumes its wait, or an import's first apply.
+var resumeFollowUps = map[followUp]string{
+	timeoutName:            "timeouts.create",
+	onInterrupt:            resumesWait,
+	onTimeout:              "The next apply resumes waiting for it.",
+	onFailure:              takesNew,
+	onUnidentified:         "The trigger stays saved without a backup id: the next apply looks for this backup again before it sends any new trigger.",
+	onUnidentifiedUnwaited: "The trigger stays saved without a backup id: the next refresh looks for this backup again.",
+}
+
+// destroyFollowUps: a guard's destroy.
+var destroyFollowUps = map[followUp]string{
+	timeoutName:  "timeouts.delete",
+	stopsSummary: "The wait for its backup was interrupted",
+	settingsFrom: "A destroy uses timeouts.delete, on_conflict and resume_within as the state holds them: change them and apply before " +
+		"destroying again (with the guard's block removed, they cannot change; see Troubleshooting).",
+	wayOut: "If the account cannot be backed up and the destroy must go ahead without a backup, name it in the provider's " +
+		"destroy_without_backup (with a reason), or forget this guard instead of destroying it: a removed block with " +
+		"lifecycle { destroy = false } (1.7+), or state rm (see Troubleshooting).",
+	onInterrupt: "The destroy stopped: neither this resource nor the resources it guards (those it depends on) were destroyed. " +
+		"A destroy {until} resumes waiting for this same backup without queueing another; a later one takes a new backup.",
+	onTimeout:      destroyKeep + "waits for this same backup while it is in progress, instead of queueing another; a later one takes a new backup.",
+	onFailure:      "The destroy stopped and this resource is kept, with the resources it guards; destroying again takes a new backup.",
+	onUnidentified: destroyKeep + "looks for this backup before it sends any new trigger; a later one takes a new backup.",
+}
+
+// invokeFollowUps: the action's invocation.
+var invokeFollowUps = map[followUp]string{
+	timeoutName:  "timeouts.invoke",
+	stopsSummary: "Interrupted before the backup was seen to succeed",
+	onInterrupt:  "The invocation fails, since it did not see a good backup: a change it guards does not go ahead. " + recordsNone,
+	onTimeout:    recordsNone,
+	onUnidentified: "The action records nothing: look for it among the account's backups (data source backup_account_backups) " +
+		"before invoking the action again.",
+}
+
+// says is what the caller says of f, naming a stopped destroy's moment.
 func (c caller) says(f followUp) string {
 	before := "within resume_within of this stop"
 	if !c.until.IsZero() {
 		before = "before " + c.until.UTC().Format(time.RFC3339) + " (pending_destroy_backup.counts_until: this stop plus resume_within)"
 	}
-	return strings.ReplaceAll(followUps[f][c.column], "{until}", before)
+	return strings.ReplaceAll(c.followUp[f], "{until}", before)
 }
 
 // report turns an outcome into diagnostics in the caller's terms; nothing is said of a good one.

@@ -150,7 +150,7 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 		rec = reportUnidentified(m, rec, o, diags, by)
 	case workflow.Refused, workflow.ConflictNotOver, workflow.Unreadable:
 		report(diags, by, timeout, o)
-		if by != createCaller || prior.Floor() == nil && prior.BackupID == "" && !prior.AwaitsItsBackup() {
+		if by.role != creating || prior.Floor() == nil && prior.BackupID == "" && !prior.AwaitsItsBackup() {
 			return
 		}
 		// A replacement that queued no backup: saved, tainted, to carry the replaced change's floor
