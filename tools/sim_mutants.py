@@ -16,8 +16,6 @@ M = [
  ("above: a page that lists none of the mark is all new", "internal/workflow/counts.go",
   "\tif p.More || len(m.IDs) == 0 {\n\t\treturn p.Backups\n\t}\n\treturn nil",
   "\treturn p.Backups"),
- ("identify: another account's backup", "internal/workflow/counts.go",
-  "\tcase b.AccountID != r.AccountID:\n\t\treturn no(\"it is a backup of account %s\", b.AccountID)\n", ""),
  ("floor: not the listing when the change went ahead", "internal/workflow/record.go",
   "r.Prior = cmp.Or(o.Seen, r.Prior.With(r.BackupID))", "r.Prior = r.Prior.With(r.BackupID)"),
  ("floor: the replaced triggers' floors ignored", "internal/workflow/replace.go",

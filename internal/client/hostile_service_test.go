@@ -209,6 +209,24 @@ func TestListingSkipsMalformedIDs(t *testing.T) {
 	}
 }
 
+// A backups listing of one account yields only that account's backups:
+// one naming another account is left out, so that no caller can take it
+// for the account's own (the workflow's rule relies on it).
+func TestBackupsListingLeavesOutOtherAccounts(t *testing.T) {
+	t.Parallel()
+	backup := func(id, account string) string {
+		return fmt.Sprintf(`{"id":%q,"account_id":%q,"status":"success","created_at":"2026-11-28T10:00:00Z","completed_at":"2026-11-28T10:01:00Z","error":null}`, id, account)
+	}
+	c, _ := hostileClient(t, func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = fmt.Fprintf(w, `{"data":[%s,%s],"pagination":{"limit":50,"next_cursor":null}}`,
+			backup("bkp_0123456789abcdef", "acc_fedcba9876543210"), backup("bkp_fedcba9876543210", "acc_0123456789abcdef"))
+	}, nil)
+	p, err := c.FirstBackupsPage(context.Background(), "acc_0123456789abcdef")
+	if err != nil || len(p.Backups) != 1 || p.Backups[0].ID != "bkp_fedcba9876543210" {
+		t.Fatalf("listed %+v (%v); want the account's own backup only", p.Backups, err)
+	}
+}
+
 // Text from the service reaches errors cleaned: the key masked wherever it
 // is echoed, control characters (escape sequences) gone, length bounded, a
 // request id that is not a UUID quoted and cut.

@@ -101,7 +101,8 @@ func (m *Mark) Above(p client.BackupsPage) []client.Backup {
 
 // Rule is which backup counts for one operation; its methods alone decide.
 // It holds no time and no clock: identity is by listing, and a backup's age
-// (reuse_within) is read from the page that lists it.
+// (reuse_within) is read from the page that lists it. Its pages list the
+// account's own backups only: the client leaves out any other's.
 type Rule struct {
 	AccountID string
 	// Mark is what a backup must be listed above to count: the operation's
@@ -152,8 +153,6 @@ func (r Rule) Check(b client.Backup, stage Stage) error {
 		return &notCountedError{Backup: b, Why: fmt.Sprintf(format, args...)}
 	}
 	switch {
-	case b.AccountID != r.AccountID:
-		return no("it is a backup of account %s", b.AccountID)
 	case stage == Final && !b.Good():
 		return no("it is not a good backup by a consistent record (%s)", describeRecord(b))
 	case stage == Candidate && !b.Good() && !client.InProgress(b.Status):
