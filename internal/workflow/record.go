@@ -63,10 +63,6 @@ type Record struct {
 	// Ahead: the change went ahead. A trigger's record shows it by its
 	// backup in Prior; this field says it for one not identified.
 	Ahead bool `json:"ahead,omitempty"`
-	// aheadAssumed: Ahead was taken, not read: a trigger not identified
-	// read from its state alone (FromTriggerState), whose change may never
-	// have gone ahead.
-	aheadAssumed bool
 }
 
 // Key is the private-state key of a resource's record.
@@ -108,8 +104,7 @@ func Decode(raw []byte) (Record, error) {
 // attributes, prior_backup_ids among them) and its stored record, which
 // adds what the state cannot say; the state wins. Terraform gives a
 // tainted object's Delete no private state: everything a replacement needs
-// is in the state, and a record not identified without its stored part is
-// taken to have gone ahead (a replacement then takes no shortcut).
+// is in the state.
 func FromTriggerState(shown Record, raw []byte) (Record, error) {
 	kept, err := Decode(raw)
 	if err != nil {
@@ -123,7 +118,9 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 		return Record{Prior: r.Prior}, nil
 	case r.BackupID == "":
 		r.Phase, r.TriggeredOnService, r.Confirmed = PhaseUnidentified, kept.TriggeredOnService, kept.Confirmed
-		r.Ahead, r.aheadAssumed = kept.Ahead || len(raw) == 0, !kept.Ahead && len(raw) == 0
+		// Without its stored part, it is a tainted trigger's: its apply failed, and Terraform started
+		// no dependent (seed 6773: taken as gone ahead, two such replaced together had no floor).
+		r.Ahead = kept.Ahead
 	case kept.Phase == PhaseFailed && kept.BackupID == r.BackupID:
 		r.Phase = PhaseFailed // a success that contradicted itself: the state has no room for why
 	default:
@@ -310,13 +307,11 @@ func (r Record) Adoptable(b client.Backup) bool {
 }
 
 // AwaitsItsBackup: the record's change queued a backup (or may have) and
-// never went ahead, so a replacement of the same triggers may adopt it. A
-// trigger not identified read from a tainted trigger's state alone is taken
-// to have gone ahead for its floor's sake (FromTriggerState), yet may not
-// have: it is looked for. One whose change did go ahead (not waited for) is
-// not: its backup stands for that change only (seed 11138).
+// never went ahead, so a replacement of the same triggers may adopt it. One
+// not identified whose change went ahead (not waited for) does not: its
+// backup stands for that change only (seed 11138).
 func (r Record) AwaitsItsBackup() bool {
-	return r.Phase != PhaseNone && r.Phase != PhaseImported && (!r.Ahead || r.Phase == PhaseUnidentified && r.aheadAssumed)
+	return r.Phase != PhaseNone && r.Phase != PhaseImported && !r.Ahead
 }
 
 // Unconfirmed is the record as a replacement follows it: an unidentified

@@ -389,9 +389,9 @@ func TestObserveKeepsTriggeredAt(t *testing.T) {
 	}
 }
 
-// A replaced trigger not identified is adopted when its state alone says
-// it went ahead (tainted: assumed), never when its stored record says so:
-// its backup stands for that change only (seed 11138).
+// A replaced trigger not identified is adopted when its state alone is left
+// (tainted: its change did not go ahead), never when its stored record says
+// its change went ahead: its backup stands for that change only (seed 11138).
 func TestAwaitsItsBackup(t *testing.T) {
 	t.Parallel()
 	shown := Record{TriggeredAt: time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC), Prior: &Mark{IDs: []string{"bkp_a"}}}
@@ -410,7 +410,7 @@ func TestAwaitsItsBackup(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := r.AwaitsItsBackup(); got != tc.want || !r.Ahead && tc.raw == nil {
+			if got := r.AwaitsItsBackup(); got != tc.want || r.Ahead && tc.raw == nil {
 				t.Fatalf("awaits %t (ahead %t); want %t", got, r.Ahead, tc.want)
 			}
 		})
