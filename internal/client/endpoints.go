@@ -38,13 +38,13 @@ func (c *Client) Account(ctx context.Context, accountID string) (*Account, error
 	}
 	if a.ID != accountID {
 		return nil, &DecodeError{Method: cl.method, Path: c.base.EscapedPath() + cl.path, StatusCode: 200,
-			Err: fmt.Errorf("%w: asked for %s, the answer is for %s", ErrOtherAccount, accountID, a.ID)}
+			Err: fmt.Errorf("%w: asked for %s, the answer is for %s", errOtherAccount, accountID, a.ID)}
 	}
 	return &a, nil
 }
 
-// ErrOtherAccount: an answer names another account than the one asked for.
-var ErrOtherAccount = errors.New("the answer names another account than the one asked for")
+// errOtherAccount: an answer names another account than the one asked for.
+var errOtherAccount = errors.New("the answer names another account than the one asked for")
 
 // Accounts iterates over the organization's accounts.
 func (c *Client) Accounts(ctx context.Context, opts ListOptions) iter.Seq2[Account, error] {
@@ -223,7 +223,7 @@ func (t *Trigger) Post(ctx context.Context) (*Account, error) {
 	t.sent = t.sent || wrote.Load()
 	err = c.judgeAbsence(ctx, t.accountID, err)
 	var tErr *TransportError
-	if noAnswer := errors.As(err, &tErr); noAnswer && tErr.Sent || !noAnswer && errors.Is(err, ErrServer) {
+	if noAnswer := errors.As(err, &tErr); noAnswer && tErr.Sent || !noAnswer && errors.Is(err, errServer) {
 		return nil, &UnsureError{Answered: !noAnswer, Err: err}
 	}
 	return nil, err

@@ -240,7 +240,7 @@ func TestAbsenceAgainstTheMock(t *testing.T) {
 	}
 	f2 := newFixture(t, mockservice.Options{Seed: 4041, Accounts: 1}, func(o *Options) { o.MaxRetries = 0 })
 	f2.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteGetAccount})
-	if _, err := f2.client.Account(t.Context(), f2.srv.AccountIDs()[0]); !errors.Is(err, ErrServer) || errors.Is(err, ErrGone) {
+	if _, err := f2.client.Account(t.Context(), f2.srv.AccountIDs()[0]); !errors.Is(err, errServer) || errors.Is(err, ErrGone) {
 		t.Errorf("a 500: %v; want it as it is", err)
 	}
 }
@@ -395,8 +395,8 @@ func TestOrganizationGuard(t *testing.T) {
 		}
 		f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteToken, Times: 1})
 		id := f.srv.AccountIDs()[0]
-		if _, err := c.Trigger(id).Post(context.Background()); !errors.Is(err, ErrServer) {
-			t.Fatalf("err = %v, want ErrServer", err)
+		if _, err := c.Trigger(id).Post(context.Background()); !errors.Is(err, errServer) {
+			t.Fatalf("err = %v, want errServer", err)
 		}
 		if n := f.srv.Requests(mockservice.RouteTrigger); n != 0 {
 			t.Errorf("%d POSTs before the organization was known", n)

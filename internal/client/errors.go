@@ -13,14 +13,14 @@ import (
 // Sentinel errors for errors.Is. An *APIError matches the one that fits its
 // status code.
 var (
-	ErrBadRequest      = errors.New("bad request")
-	ErrUnauthenticated = errors.New("unauthenticated")
+	errBadRequest      = errors.New("bad request")
+	errUnauthenticated = errors.New("unauthenticated")
 	ErrForbidden       = errors.New("forbidden")
 	ErrNotFound        = errors.New("not found")
 	ErrConflict        = errors.New("conflict")
 	ErrUnprocessable   = errors.New("unprocessable entity")
-	ErrRateLimited     = errors.New("rate limited")
-	ErrServer          = errors.New("server error")
+	errRateLimited     = errors.New("rate limited")
+	errServer          = errors.New("server error")
 
 	// ErrInsecureURL: plain http to a host that is not loopback, without
 	// Options.AllowInsecureHTTP (from New, or dialling).
@@ -80,14 +80,14 @@ func (e *APIError) Error() string {
 func (e *APIError) FromService() bool { return e.notFromService() == "" }
 
 var statusOf = map[error]int{
-	ErrBadRequest: http.StatusBadRequest, ErrUnauthenticated: http.StatusUnauthorized, ErrForbidden: http.StatusForbidden,
+	errBadRequest: http.StatusBadRequest, errUnauthenticated: http.StatusUnauthorized, ErrForbidden: http.StatusForbidden,
 	ErrNotFound: http.StatusNotFound, ErrConflict: http.StatusConflict, ErrUnprocessable: http.StatusUnprocessableEntity,
-	ErrRateLimited: http.StatusTooManyRequests,
+	errRateLimited: http.StatusTooManyRequests,
 }
 
 // Is makes errors.Is(err, ErrNotFound) and the other sentinels work.
 func (e *APIError) Is(target error) bool {
-	if target == ErrServer {
+	if target == errServer {
 		return e.StatusCode >= 500
 	}
 	status, ok := statusOf[target]
@@ -124,8 +124,8 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// ErrRedirect matches a *RedirectError.
-var ErrRedirect = errors.New("redirect refused")
+// errRedirect matches a *RedirectError.
+var errRedirect = errors.New("redirect refused")
 
 // RedirectError is a 3xx answer, never followed: Go's HTTP client would
 // carry X-API-Key to whatever host the Location names.
@@ -151,8 +151,8 @@ func (e *RedirectError) Error() string {
 		"Set base_url to the address the Backup Service answers at directly", e.Method, e.Path, e.StatusCode, where, id, e.Origin)
 }
 
-// Is makes errors.Is(err, ErrRedirect) work.
-func (e *RedirectError) Is(target error) bool { return target == ErrRedirect }
+// Is makes errors.Is(err, errRedirect) work.
+func (e *RedirectError) Is(target error) bool { return target == errRedirect }
 
 // RetryError is returned when retrying stopped before success. It unwraps
 // to the last attempt's error.

@@ -70,8 +70,8 @@ func TestListingEndlessNewCursorsStopsAtTheBound(t *testing.T) {
 	c, requests := hostileListing(t, "endless-cursors")
 	accs, err := Collect(c.Accounts(context.Background(), ListOptions{}))
 	var le *ListingError
-	if !errors.Is(err, ErrListingTooLong) || !errors.As(err, &le) {
-		t.Fatalf("want ErrListingTooLong, got %v", err)
+	if !errors.Is(err, errListingTooLong) || !errors.As(err, &le) {
+		t.Fatalf("want errListingTooLong, got %v", err)
 	}
 	if requests.Load() != MaxListPages || le.Pages != MaxListPages || len(accs) != MaxListPages*PageSize {
 		t.Errorf("%d requests, %d pages, %d accounts", requests.Load(), le.Pages, len(accs))
@@ -92,8 +92,8 @@ func TestListingBarrenPagesStop(t *testing.T) {
 			_, _ = fmt.Fprintf(w, `{"data":[],"pagination":{"limit":50,"next_cursor":"c%d"}}`, n)
 		}, nil)
 		_, err := Collect(c.Backups(context.Background(), "acc_0123456789abcdef", ListOptions{Max: limit}))
-		if !errors.Is(err, ErrBarrenPages) {
-			t.Fatalf("limit %d: want ErrBarrenPages, got %v", limit, err)
+		if !errors.Is(err, errBarrenPages) {
+			t.Fatalf("limit %d: want errBarrenPages, got %v", limit, err)
 		}
 		if requests.Load() != maxBarrenPages {
 			t.Errorf("limit %d: %d requests, want %d", limit, requests.Load(), maxBarrenPages)
@@ -110,7 +110,7 @@ func TestListingPagesOfRepeatsStop(t *testing.T) {
 		_, _ = fmt.Fprintf(w, `{"data":[%s],"pagination":{"limit":50,"next_cursor":"c%d"}}`, accountJSON("acc_0123456789abcdef"), n)
 	}, nil)
 	accs, err := Collect(c.Accounts(context.Background(), ListOptions{}))
-	if !errors.Is(err, ErrBarrenPages) || len(accs) != 1 || requests.Load() != 1+maxBarrenPages {
+	if !errors.Is(err, errBarrenPages) || len(accs) != 1 || requests.Load() != 1+maxBarrenPages {
 		t.Fatalf("%d accounts, %d requests: %v", len(accs), requests.Load(), err)
 	}
 }
@@ -119,7 +119,7 @@ func TestListingPageOverTheLimitIsRefused(t *testing.T) {
 	t.Parallel()
 	c, _ := hostileListing(t, "page-of-20000")
 	accs, err := Collect(c.Accounts(context.Background(), ListOptions{}))
-	if !errors.Is(err, ErrOversizedPage) || len(accs) != 0 {
+	if !errors.Is(err, errOversizedPage) || len(accs) != 0 {
 		t.Fatalf("%d accounts: %v", len(accs), err)
 	}
 }
@@ -130,7 +130,7 @@ func TestListingBytesAreBounded(t *testing.T) {
 	t.Parallel()
 	c, requests := hostileListing(t, "huge-records")
 	_, err := Collect(c.Accounts(context.Background(), ListOptions{}))
-	if !errors.Is(err, ErrListingTooLong) || !strings.Contains(err.Error(), "32 MiB") {
+	if !errors.Is(err, errListingTooLong) || !strings.Contains(err.Error(), "32 MiB") {
 		t.Fatalf("want the byte bound, got %v", err)
 	}
 	if n := requests.Load(); n > MaxListBytes/(PageSize*14000)+2 {
@@ -182,8 +182,8 @@ func TestSuccessBodyOverTheLimitSaysSo(t *testing.T) {
 		_, _ = fmt.Fprintf(w, `{"name":"ci","expires_at":"2030-01-01T00:00:00Z","pad":"%s"}`, strings.Repeat("x", maxSuccessBody))
 	}, nil)
 	_, err := c.Token(context.Background())
-	if !errors.Is(err, ErrBodyTooLarge) || !strings.Contains(err.Error(), "8 MiB") {
-		t.Fatalf("want ErrBodyTooLarge naming the limit, got %v", err)
+	if !errors.Is(err, errBodyTooLarge) || !strings.Contains(err.Error(), "8 MiB") {
+		t.Fatalf("want errBodyTooLarge naming the limit, got %v", err)
 	}
 }
 

@@ -23,10 +23,10 @@ const (
 
 // Errors that stop a listing the service would never let end.
 var (
-	ErrRepeatedCursor = errors.New("the service returned a cursor it had already returned")
-	ErrListingTooLong = errors.New("the listing passed the most the provider reads")
-	ErrBarrenPages    = errors.New("the service kept returning pages with a next cursor and no new records")
-	ErrOversizedPage  = errors.New("a page held more records than the limit asked for")
+	errRepeatedCursor = errors.New("the service returned a cursor it had already returned")
+	errListingTooLong = errors.New("the listing passed the most the provider reads")
+	errBarrenPages    = errors.New("the service kept returning pages with a next cursor and no new records")
+	errOversizedPage  = errors.New("a page held more records than the limit asked for")
 )
 
 // ListingError stops a listing: which listing, how far it got, and why.
@@ -92,7 +92,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 		cursor, pass := "", 0 // pass: pages read since the listing (re)started
 		for {
 			if pages >= MaxListPages {
-				stop(fmt.Errorf("%w (%d pages)", ErrListingTooLong, MaxListPages))
+				stop(fmt.Errorf("%w (%d pages)", errListingTooLong, MaxListPages))
 				return
 			}
 			q := url.Values{"limit": {strconv.Itoa(PageSize)}}
@@ -104,7 +104,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			p := &pageDecoder[T]{accept: accept, idOf: idOf, text: c.guard}
 			err := c.do(ctx, call{method: "GET", path: path, query: q, idempotent: true}, p)
 			if err != nil {
-				if cursor != "" && !restarted && errors.Is(err, ErrBadRequest) {
+				if cursor != "" && !restarted && errors.Is(err, errBadRequest) {
 					c.opts.Logger.Warn(ctx, "the service refused a listing cursor; restarting the listing from its first page",
 						map[string]any{"path": path, "error": err.Error()})
 					restarted = true
@@ -112,7 +112,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 					seen.restart()
 					goto restart
 				}
-				if errors.Is(err, ErrOversizedPage) {
+				if errors.Is(err, errOversizedPage) {
 					stop(err)
 					return
 				}
@@ -166,13 +166,13 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			_, again := seenCursors[next]
 			switch {
 			case again:
-				stop(ErrRepeatedCursor)
+				stop(errRepeatedCursor)
 				return
 			case barren >= maxBarrenPages:
-				stop(fmt.Errorf("%w (%d pages in a row)", ErrBarrenPages, barren))
+				stop(fmt.Errorf("%w (%d pages in a row)", errBarrenPages, barren))
 				return
 			case size > MaxListBytes:
-				stop(fmt.Errorf("%w (%d MiB)", ErrListingTooLong, MaxListBytes>>20))
+				stop(fmt.Errorf("%w (%d MiB)", errListingTooLong, MaxListBytes>>20))
 				return
 			}
 			seenCursors[next] = struct{}{}
@@ -240,7 +240,7 @@ func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
 			continue
 		}
 		if len(d.Data) == PageSize {
-			return fmt.Errorf("%w (%d)", ErrOversizedPage, PageSize)
+			return fmt.Errorf("%w (%d)", errOversizedPage, PageSize)
 		}
 		d.Data = append(d.Data, v)
 	}

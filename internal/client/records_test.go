@@ -114,8 +114,8 @@ func TestAccountAnswerForAnotherAccountIsRefused(t *testing.T) {
 	}, nil)
 	a, err := c.Account(t.Context(), "acc_0123456789abcdef")
 	var de *DecodeError
-	if a != nil || !errors.Is(err, ErrOtherAccount) || !errors.As(err, &de) {
-		t.Fatalf("Account = %+v, %v; want a *DecodeError matching ErrOtherAccount", a, err)
+	if a != nil || !errors.Is(err, errOtherAccount) || !errors.As(err, &de) {
+		t.Fatalf("Account = %+v, %v; want a *DecodeError matching errOtherAccount", a, err)
 	}
 	if !strings.Contains(err.Error(), "asked for acc_0123456789abcdef, the answer is for acc_OTHER00000000000") {
 		t.Errorf("the error does not name both accounts: %v", err)

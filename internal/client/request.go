@@ -24,8 +24,8 @@ const (
 	maxSuccessBody = 8 << 20
 )
 
-// ErrBodyTooLarge: a response body exceeded the client's size limit.
-var ErrBodyTooLarge = errors.New("the response body exceeded the size limit")
+// errBodyTooLarge: a response body exceeded the client's size limit.
+var errBodyTooLarge = errors.New("the response body exceeded the size limit")
 
 // call describes one logical API call.
 type call struct {
@@ -57,7 +57,7 @@ func (c *Client) do(ctx context.Context, cl call, out record) error {
 		if !retriable {
 			return err
 		}
-		limited := errors.Is(err, ErrRateLimited)
+		limited := errors.Is(err, errRateLimited)
 		if err := c.mayRetry(ctx, attempt, failures, limited, delay, waited, err); err != nil {
 			return err // others are not paused for a wait not taken
 		}
@@ -207,7 +207,7 @@ func (c *Client) attempt(ctx context.Context, cl call, out record) error {
 	}
 	if tooLarge {
 		return &DecodeError{Method: cl.method, Path: shown, StatusCode: res.StatusCode, RequestID: requestID,
-			Err: fmt.Errorf("%w (%d MiB)", ErrBodyTooLarge, limit>>20)}
+			Err: fmt.Errorf("%w (%d MiB)", errBodyTooLarge, limit>>20)}
 	}
 	if readErr != nil {
 		if errors.Is(actx.Err(), context.DeadlineExceeded) {

@@ -187,8 +187,8 @@ func permanentReason(err error) error {
 	return nil
 }
 
-// ErrNoCertificate: a PEM given as a trusted CA holds no certificate.
-var ErrNoCertificate = errors.New("no PEM certificate found")
+// errNoCertificate: a PEM given as a trusted CA holds no certificate.
+var errNoCertificate = errors.New("no PEM certificate found")
 
 // CertPool is the system's trusted roots plus each PEM's certificates. A PEM
 // without one is an error: a typo must not silently trust nothing new.
@@ -199,7 +199,7 @@ func CertPool(pems ...[]byte) (*x509.CertPool, error) {
 	}
 	for _, pem := range pems {
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, ErrNoCertificate
+			return nil, errNoCertificate
 		}
 	}
 	return pool, nil
