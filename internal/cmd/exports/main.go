@@ -6,7 +6,8 @@
 // It counts the package-level types, functions, constants and variables. A
 // name is used where another package names it; a type is used, too, where
 // another package selects a field or a method of one of its values (a result
-// it holds without naming the type).
+// it holds without naming the type), or uses a constant, a variable or a
+// field of that type.
 // Methods of exported types are listed apart: the standard library calls some
 // through an interface without naming them (Error, Unwrap, Is, String...),
 // and another package that implements an exported interface needs its
@@ -133,22 +134,29 @@ func unused(target string, pkgs map[string]*listed) (total int, names, methods [
 }
 
 // record marks in used what info's package uses of the target's exports:
-// the names it names, and the types whose fields or methods it selects on
-// values it got without naming their type.
+// the names it names, and the types of the values it uses.
 func record(used map[string]bool, target string, info *types.Info) {
 	for _, obj := range info.Uses {
-		if obj.Pkg() != nil && obj.Pkg().Path() == target && obj.Exported() {
-			used[key(obj)] = true
+		if obj.Pkg() == nil || obj.Pkg().Path() != target || !obj.Exported() {
+			continue
+		}
+		used[key(obj)] = true
+		if _, ok := obj.(*types.Func); !ok {
+			markType(used, target, obj.Type()) // a constant's, variable's or field's type
 		}
 	}
 	for _, sel := range info.Selections {
-		t := sel.Recv()
-		if p, ok := t.(*types.Pointer); ok {
-			t = p.Elem()
-		}
-		if n, ok := t.(*types.Named); ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == target && n.Obj().Exported() {
-			used[n.Obj().Name()] = true
-		}
+		markType(used, target, sel.Recv())
+	}
+}
+
+// markType marks t, or what it points to, used when the target declares it.
+func markType(used map[string]bool, target string, t types.Type) {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	if n, ok := t.(*types.Named); ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == target && n.Obj().Exported() {
+		used[n.Obj().Name()] = true
 	}
 }
 

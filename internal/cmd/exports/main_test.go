@@ -44,6 +44,10 @@ type Handle struct{}
 func (Handle) Do() {}
 
 func Open() Handle { return Handle{} }
+
+type Kind int
+
+const KindA Kind = 1
 `
 
 // user names some of lib's exports, as another package would.
@@ -59,6 +63,7 @@ func f(n lib.Named, l lib.Logger, g lib.Generic[int]) {
 	_ = l
 	_ = lib.Nop{}
 	lib.Open().Do()
+	_ = lib.KindA
 }
 `
 
@@ -98,13 +103,13 @@ func TestReport(t *testing.T) {
 	record(used, "example.com/lib", info)
 	total, names, methods := report(own, used)
 
-	if total != 10 {
-		t.Errorf("total = %d, want 10 exported package-level names", total)
+	if total != 12 {
+		t.Errorf("total = %d, want 12 exported package-level names", total)
 	}
 	if wantNames := []string{"var ErrUnmatched", "func Helper", "const Unused"}; !slices.Equal(names, wantNames) {
 		t.Errorf("names = %q, want %q", names, wantNames)
 	}
-	// Handle is used unnamed, through Open's result; String is called through fmt.Stringer, Nop.Log through Logger, which user names.
+	// Handle is used unnamed, through Open's result, and Kind through KindA; String is called through fmt.Stringer, Nop.Log through Logger, which user names.
 	if want := []string{"method Named.NotCalled"}; !slices.Equal(methods, want) {
 		t.Errorf("methods = %q, want %q", methods, want)
 	}
