@@ -94,22 +94,22 @@ func (e *APIError) Is(target error) bool {
 	return ok && e.StatusCode == status
 }
 
-// TransportError is a failure to get a complete response.
-type TransportError struct {
+// transportError is a failure to get a complete response.
+type transportError struct {
 	Method string
 	Path   string
 	Sent   bool // the request may have reached the service
 	Err    error
 }
 
-func (e *TransportError) Error() string {
+func (e *transportError) Error() string {
 	return fmt.Sprintf("%s %s: %v", e.Method, e.Path, e.Err)
 }
 
-func (e *TransportError) Unwrap() error { return e.Err }
+func (e *transportError) Unwrap() error { return e.Err }
 
-// DecodeError is a successful response whose body could not be decoded.
-type DecodeError struct {
+// decodeError is a successful response whose body could not be decoded.
+type decodeError struct {
 	Method     string
 	Path       string
 	StatusCode int
@@ -117,19 +117,19 @@ type DecodeError struct {
 	Err        error
 }
 
-func (e *DecodeError) Error() string {
+func (e *decodeError) Error() string {
 	return fmt.Sprintf("%s %s: HTTP %d with a body that is not the expected JSON (request id %s): %v",
 		e.Method, e.Path, e.StatusCode, cmp.Or(e.RequestID, "none"), e.Err)
 }
 
-func (e *DecodeError) Unwrap() error { return e.Err }
+func (e *decodeError) Unwrap() error { return e.Err }
 
-// errRedirect matches a *RedirectError.
+// errRedirect matches a *redirectError.
 var errRedirect = errors.New("redirect refused")
 
-// RedirectError is a 3xx answer, never followed: Go's HTTP client would
+// redirectError is a 3xx answer, never followed: Go's HTTP client would
 // carry X-API-Key to whatever host the Location names.
-type RedirectError struct {
+type redirectError struct {
 	Method     string
 	Path       string
 	StatusCode int
@@ -138,7 +138,7 @@ type RedirectError struct {
 	RequestID  string
 }
 
-func (e *RedirectError) Error() string {
+func (e *redirectError) Error() string {
 	where := "without a Location header"
 	if e.Location != "" {
 		where = "to " + e.Location
@@ -152,7 +152,7 @@ func (e *RedirectError) Error() string {
 }
 
 // Is makes errors.Is(err, errRedirect) work.
-func (e *RedirectError) Is(target error) bool { return target == errRedirect }
+func (e *redirectError) Is(target error) bool { return target == errRedirect }
 
 // RetryError is returned when retrying stopped before success. It unwraps
 // to the last attempt's error.
@@ -169,7 +169,7 @@ type RetryCause int
 
 // Causes of a RetryError.
 const (
-	RetriesExhausted  RetryCause = iota + 1 // max_retries retries were made
+	retriesExhausted  RetryCause = iota + 1 // max_retries retries were made
 	RetryBudgetSpent                        // the next wait would pass the retry budget
 	RetryPastDeadline                       // the next wait would outlive the operation's timeout
 )

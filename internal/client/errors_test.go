@@ -96,7 +96,7 @@ func TestErrorTextsSayWhatTheyHave(t *testing.T) {
 		t.Errorf("untitled: %q", untitled)
 	}
 	for id, want := range map[string]string{"": "(request id none)", "r2": "(request id r2)"} {
-		msg := (&DecodeError{Method: "GET", Path: "/x", StatusCode: 200, RequestID: id, Err: errors.New("eof")}).Error()
+		msg := (&decodeError{Method: "GET", Path: "/x", StatusCode: 200, RequestID: id, Err: errors.New("eof")}).Error()
 		if !strings.Contains(msg, want) {
 			t.Errorf("request id %q: %q, want %q", id, msg, want)
 		}

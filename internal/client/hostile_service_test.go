@@ -315,7 +315,7 @@ func TestRedirectLocationHidesQueryValues(t *testing.T) {
 		http.Redirect(w, r, "https://login.example.com/sso?token=abc123&next=%2Fhome#frag", http.StatusFound)
 	}, nil)
 	_, err := c.Token(context.Background())
-	var re *RedirectError
+	var re *redirectError
 	if !errors.As(err, &re) {
 		t.Fatalf("%T %v", err, err)
 	}

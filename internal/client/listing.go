@@ -267,40 +267,40 @@ func (d *pageDecoder[T]) admit(g textGuard) error {
 // record of a newest-first listing may be (the writers' clocks may differ).
 const ListingClockAllowance = 10 * time.Second
 
-// ErrInconsistentListing matches an *InconsistentListingError.
+// ErrInconsistentListing matches an *inconsistentListingError.
 var ErrInconsistentListing = errors.New("the listing is out of order or inconsistent")
 
-// Inconsistency is what is wrong with two records of a listing.
-type Inconsistency int
+// inconsistency is what is wrong with two records of a listing.
+type inconsistency int
 
-// Kinds of Inconsistency.
+// Kinds of inconsistency.
 const (
-	OutOfOrder    Inconsistency = iota + 1 // newer than one listed before it, beyond the allowance
-	ChangedRepeat                          // listed twice with contents it cannot have moved on to
+	outOfOrder    inconsistency = iota + 1 // newer than one listed before it, beyond the allowance
+	changedRepeat                          // listed twice with contents it cannot have moved on to
 )
 
-// ListedRecord is one record as a listing showed it, enough to name it.
-type ListedRecord struct {
+// listedRecord is one record as a listing showed it, enough to name it.
+type listedRecord struct {
 	ID        string
 	CreatedAt time.Time
 	Status    string
 	Page      int // from 1, over the whole listing
 }
 
-func (r ListedRecord) String() string {
+func (r listedRecord) String() string {
 	return fmt.Sprintf("%s (%s, created_at %s, page %d)", r.ID, r.Status, r.CreatedAt.UTC().Format(time.RFC3339Nano), r.Page)
 }
 
-// InconsistentListingError names the two records of a listing that cannot
+// inconsistentListingError names the two records of a listing that cannot
 // both be right; it reaches callers in a *ListingError.
-type InconsistentListingError struct {
-	Kind           Inconsistency
-	Earlier, Later ListedRecord
+type inconsistentListingError struct {
+	Kind           inconsistency
+	Earlier, Later listedRecord
 }
 
-func (e *InconsistentListingError) Error() string {
+func (e *inconsistentListingError) Error() string {
 	switch e.Kind {
-	case OutOfOrder:
+	case outOfOrder:
 		return fmt.Sprintf("%v: backup %v is listed after backup %v but is %v newer, in a listing that is newest first (clocks may differ by %v)",
 			ErrInconsistentListing, e.Later, e.Earlier, e.Later.CreatedAt.Sub(e.Earlier.CreatedAt), ListingClockAllowance)
 	default:
@@ -310,7 +310,7 @@ func (e *InconsistentListingError) Error() string {
 }
 
 // Is makes errors.Is(err, ErrInconsistentListing) true.
-func (e *InconsistentListingError) Is(target error) bool { return target == ErrInconsistentListing }
+func (e *inconsistentListingError) Is(target error) bool { return target == ErrInconsistentListing }
 
 // seenRecords is what a listing remembers of the records it has read, to
 // drop a repeat and, for a checked listing, refuse an inconsistent record.
@@ -333,7 +333,7 @@ func (idsSeen[T]) restart() {}
 // backupSeen is what a backups listing keeps of each backup: a few words,
 // not the record.
 type backupSeen struct {
-	ListedRecord
+	listedRecord
 	sum uint64 // every field the record holds, hashed
 }
 
@@ -342,23 +342,23 @@ type backupSeen struct {
 type backupsChecked struct {
 	seed   maphash.Seed
 	seen   map[string]backupSeen
-	oldest ListedRecord // the oldest record of the current pass
+	oldest listedRecord // the oldest record of the current pass
 }
 
 func newBackupsChecked() *backupsChecked {
 	return &backupsChecked{seed: maphash.MakeSeed(), seen: map[string]backupSeen{}}
 }
 
-func (s *backupsChecked) restart() { s.oldest = ListedRecord{} }
+func (s *backupsChecked) restart() { s.oldest = listedRecord{} }
 
 func (s *backupsChecked) see(_ string, b *Backup, page int) (bool, error) {
-	now := backupSeen{ListedRecord{ID: b.ID, CreatedAt: b.CreatedAt, Status: internStatus(b.Status), Page: page}, s.digest(b)}
+	now := backupSeen{listedRecord{ID: b.ID, CreatedAt: b.CreatedAt, Status: internStatus(b.Status), Page: page}, s.digest(b)}
 	if before, ok := s.seen[b.ID]; ok {
 		if before.sum == now.sum {
 			return true, nil
 		}
 		if !movedOn(before, now) {
-			return false, &InconsistentListingError{Kind: ChangedRepeat, Earlier: before.ListedRecord, Later: now.ListedRecord}
+			return false, &inconsistentListingError{Kind: changedRepeat, Earlier: before.listedRecord, Later: now.listedRecord}
 		}
 		s.seen[b.ID] = now // a later change is judged against this one
 		return true, nil
@@ -366,11 +366,11 @@ func (s *backupsChecked) see(_ string, b *Backup, page int) (bool, error) {
 	// A repeat is not judged by its place: offset cursors list again what a
 	// new backup pushed down.
 	if s.oldest.ID != "" && b.CreatedAt.Sub(s.oldest.CreatedAt) > ListingClockAllowance {
-		return false, &InconsistentListingError{Kind: OutOfOrder, Earlier: s.oldest, Later: now.ListedRecord}
+		return false, &inconsistentListingError{Kind: outOfOrder, Earlier: s.oldest, Later: now.listedRecord}
 	}
 	s.seen[b.ID] = now
 	if s.oldest.ID == "" || b.CreatedAt.Before(s.oldest.CreatedAt) {
-		s.oldest = now.ListedRecord
+		s.oldest = now.listedRecord
 	}
 	return false, nil
 }

@@ -267,12 +267,12 @@ func pagedService(t *testing.T, pages ...[]string) (*Client, *atomic.Int64) {
 	return c, requests
 }
 
-// inconsistentListing is err's *InconsistentListingError, or fails the test
+// inconsistentListing is err's *inconsistentListingError, or fails the test
 // unless err is one, inside a *ListingError, matching ErrInconsistentListing.
-func inconsistentListing(t *testing.T, err error) *InconsistentListingError {
+func inconsistentListing(t *testing.T, err error) *inconsistentListingError {
 	t.Helper()
 	var le *ListingError
-	var ie *InconsistentListingError
+	var ie *inconsistentListingError
 	if !errors.Is(err, ErrInconsistentListing) || !errors.As(err, &le) || !errors.As(err, &ie) {
 		t.Fatalf("want a *ListingError matching ErrInconsistentListing, got %v", err)
 	}
@@ -289,7 +289,7 @@ func TestBackupsOutOfOrderOnOnePage(t *testing.T) {
 	if len(got) != 0 || requests.Load() != 1 {
 		t.Errorf("%d backups yielded, %d requests; want none of the faulty page, 1 request", len(got), requests.Load())
 	}
-	if ie.Kind != OutOfOrder || ie.Earlier.ID != bkID(2) || ie.Later.ID != bkID(3) ||
+	if ie.Kind != outOfOrder || ie.Earlier.ID != bkID(2) || ie.Later.ID != bkID(3) ||
 		!ie.Earlier.CreatedAt.Equal(t0.Add(-time.Hour)) || !ie.Later.CreatedAt.Equal(t0.Add(time.Hour)) {
 		t.Errorf("%+v", ie)
 	}
@@ -314,7 +314,7 @@ func TestBackupsOutOfOrderAcrossPages(t *testing.T) {
 	if len(got) != 2 || requests.Load() != 2 || le.Pages != 2 || le.Items != 2 {
 		t.Errorf("%d backups, %d requests, %+v; want page 1's two, 2 requests", len(got), requests.Load(), le)
 	}
-	if ie.Kind != OutOfOrder || ie.Earlier.ID != bkID(2) || ie.Earlier.Page != 1 || ie.Later.ID != bkID(3) || ie.Later.Page != 2 {
+	if ie.Kind != outOfOrder || ie.Earlier.ID != bkID(2) || ie.Earlier.Page != 1 || ie.Later.ID != bkID(3) || ie.Later.Page != 2 {
 		t.Errorf("%+v", ie)
 	}
 	// Every reader of backups gets it, and none takes an answer from it.
@@ -357,7 +357,7 @@ func TestBackupsIDTwiceWithOtherContents(t *testing.T) {
 			c, requests := pagedService(t, pages...)
 			_, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{}))
 			ie := inconsistentListing(t, err)
-			if ie.Kind != ChangedRepeat || ie.Earlier.ID != bkID(1) || ie.Later.ID != bkID(1) || requests.Load() != int64(len(pages)) {
+			if ie.Kind != changedRepeat || ie.Earlier.ID != bkID(1) || ie.Later.ID != bkID(1) || requests.Load() != int64(len(pages)) {
 				t.Errorf("%+v after %d requests", ie, requests.Load())
 			}
 			if name == "two pages" {
@@ -467,7 +467,7 @@ func TestInconsistentListingErrorTextIsGuarded(t *testing.T) {
 	if msg := err.Error(); strings.Contains(msg, hostileKey) || strings.ContainsFunc(msg, unicode.IsControl) || !strings.Contains(msg, Redacted) {
 		t.Errorf("%q", msg)
 	}
-	if ie.Kind != ChangedRepeat {
+	if ie.Kind != changedRepeat {
 		t.Errorf("%+v", ie)
 	}
 }

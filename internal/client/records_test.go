@@ -17,7 +17,7 @@ import (
 
 // A proxy or a wrong host answering 200 with `{}`, `null` or a body without
 // the fields the contract requires must not pass as "no backups" or "a valid
-// key": each is a DecodeError, never an empty or zero answer.
+// key": each is a decodeError, never an empty or zero answer.
 func TestContractRequiredFieldsAreEnforced(t *testing.T) {
 	t.Parallel()
 	const acct = "acc_0123456789abcdef"
@@ -75,9 +75,9 @@ func TestContractRequiredFieldsAreEnforced(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = calls[tc.call](c)
-			var de *DecodeError
+			var de *decodeError
 			if !errors.As(err, &de) {
-				t.Fatalf("want a DecodeError, got %v", err)
+				t.Fatalf("want a decodeError, got %v", err)
 			}
 		})
 	}
@@ -113,9 +113,9 @@ func TestAccountAnswerForAnotherAccountIsRefused(t *testing.T) {
 		_, _ = w.Write([]byte(`{"id":"acc_OTHER00000000000","name":"other","backup_status":"success"}`))
 	}, nil)
 	a, err := c.Account(t.Context(), "acc_0123456789abcdef")
-	var de *DecodeError
+	var de *decodeError
 	if a != nil || !errors.Is(err, errOtherAccount) || !errors.As(err, &de) {
-		t.Fatalf("Account = %+v, %v; want a *DecodeError matching errOtherAccount", a, err)
+		t.Fatalf("Account = %+v, %v; want a *decodeError matching errOtherAccount", a, err)
 	}
 	if !strings.Contains(err.Error(), "asked for acc_0123456789abcdef, the answer is for acc_OTHER00000000000") {
 		t.Errorf("the error does not name both accounts: %v", err)

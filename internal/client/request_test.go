@@ -22,13 +22,13 @@ func TestMalformedAndTruncatedBodies(t *testing.T) {
 	f := newFixture(t, mockservice.Options{Seed: 9}, func(o *Options) { o.MaxRetries = 1 })
 	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultMalformedJSON, Route: mockservice.RouteToken, Times: 1})
 	_, err := f.client.Token(context.Background())
-	var de *DecodeError
+	var de *decodeError
 	if !errors.As(err, &de) || de.RequestID == "" || !strings.Contains(err.Error(), "not the expected JSON") {
 		t.Fatalf("malformed: %v", err)
 	}
 	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultTruncatedBody, Route: mockservice.RouteGetAccount})
 	_, err = f.client.Account(context.Background(), f.srv.AccountIDs()[0])
-	var te *TransportError
+	var te *transportError
 	if !errors.As(err, &te) || !te.Sent {
 		t.Fatalf("truncated: %T %v", err, err)
 	}
@@ -104,7 +104,7 @@ func TestResponseEdges(t *testing.T) {
 			_, _ = w.Write([]byte(tc.body))
 		}, func(o *Options) { o.MaxRetries = 0 })
 		_, err := c.Token(context.Background())
-		var re *RedirectError
+		var re *redirectError
 		switch {
 		case tc.wantOK && err != nil:
 			t.Errorf("HTTP %d: %v, want the token", tc.status, err)
@@ -572,9 +572,9 @@ func TestRedirectsAreRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = c.Token(context.Background())
-			var re *RedirectError
+			var re *redirectError
 			if !errors.As(err, &re) || !errors.Is(err, errRedirect) {
-				t.Fatalf("err = %v, want a *RedirectError", err)
+				t.Fatalf("err = %v, want a *redirectError", err)
 			}
 			for _, w := range append(tc.want, "request id 3f1c1a8e-7e2b-4c1d-9a0b-5d6e7f8a9b0c", "GET /api/v1/token") {
 				if !strings.Contains(err.Error(), w) {

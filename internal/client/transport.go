@@ -157,20 +157,20 @@ func (e *TimeoutError) Error() string {
 // Timeout lets net-style checks see it as a timeout.
 func (e *TimeoutError) Timeout() bool { return true }
 
-// transportError describes a request that got no response.
-func (c *Client) transportError(method, shown string, sent bool, attemptCtx context.Context, err error) error {
+// transportFailure describes a request that got no response.
+func (c *Client) transportFailure(method, shown string, sent bool, attemptCtx context.Context, err error) error {
 	var uErr *url.Error
 	if errors.As(err, &uErr) {
 		err = uErr.Err // the caller knows the URL
 	}
 	if reason := permanentReason(err); reason != nil {
-		return &TransportError{Method: method, Path: shown, Sent: false,
+		return &transportError{Method: method, Path: shown, Sent: false,
 			Err: &ConnectionError{Host: c.base.Host, Reason: reason, Err: c.guard.wrap(err)}}
 	}
 	if errors.Is(attemptCtx.Err(), context.DeadlineExceeded) {
 		err = &TimeoutError{After: c.opts.RequestTimeout}
 	}
-	return &TransportError{Method: method, Path: shown, Sent: sent, Err: c.guard.wrap(err)}
+	return &transportError{Method: method, Path: shown, Sent: sent, Err: c.guard.wrap(err)}
 }
 
 func permanentReason(err error) error {
