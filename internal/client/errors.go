@@ -30,8 +30,8 @@ var (
 	ErrInvalidAPIKey  = errors.New("invalid API key")
 )
 
-// RateLimit holds the rate-limit headers of a response, when present.
-type RateLimit struct {
+// rateLimit holds the rate-limit headers of a response, when present.
+type rateLimit struct {
 	Limit      int       // X-RateLimit-Limit: requests per second for the key
 	Remaining  int       // X-RateLimit-Remaining
 	Reset      time.Time // X-RateLimit-Reset
@@ -50,7 +50,7 @@ type APIError struct {
 	Detail     string
 	Instance   string
 	RequestID  string
-	RateLimit  *RateLimit
+	RateLimit  *rateLimit
 	NotProblem bool // the body was not a problem document; Detail describes it
 
 	// The body's own status and request_id tell the service's answer from a

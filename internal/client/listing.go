@@ -16,8 +16,8 @@ import (
 // Bounds of one listing, so that a service that keeps sending cursors
 // cannot make a plan page forever; a real listing is far below them.
 const (
-	MaxListPages   = 2000     // 100,000 records
-	MaxListBytes   = 32 << 20 // encoded
+	maxListPages   = 2000     // 100,000 records
+	maxListBytes   = 32 << 20 // encoded
 	maxBarrenPages = 3        // pages in a row with a cursor and no new record
 )
 
@@ -91,11 +91,11 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 		seenCursors := map[string]struct{}{}
 		cursor, pass := "", 0 // pass: pages read since the listing (re)started
 		for {
-			if pages >= MaxListPages {
-				stop(fmt.Errorf("%w (%d pages)", errListingTooLong, MaxListPages))
+			if pages >= maxListPages {
+				stop(fmt.Errorf("%w (%d pages)", errListingTooLong, maxListPages))
 				return
 			}
-			q := url.Values{"limit": {strconv.Itoa(PageSize)}}
+			q := url.Values{"limit": {strconv.Itoa(pageSize)}}
 			if cursor != "" {
 				q.Set("cursor", cursor)
 			} else if opts.Order != "" {
@@ -171,8 +171,8 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			case barren >= maxBarrenPages:
 				stop(fmt.Errorf("%w (%d pages in a row)", errBarrenPages, barren))
 				return
-			case size > MaxListBytes:
-				stop(fmt.Errorf("%w (%d MiB)", errListingTooLong, MaxListBytes>>20))
+			case size > maxListBytes:
+				stop(fmt.Errorf("%w (%d MiB)", errListingTooLong, maxListBytes>>20))
 				return
 			}
 			seenCursors[next] = struct{}{}
@@ -182,7 +182,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 }
 
 // pageDecoder decodes one page of a listing without ever holding more than
-// PageSize records, and leaves out the records accept refuses.
+// pageSize records, and leaves out the records accept refuses.
 type pageDecoder[T any] struct {
 	accept func(*T) bool // may complete the record (a backup's account)
 	idOf   func(*T) string
@@ -225,7 +225,7 @@ func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
 		return errors.New("the listing's data is not an array")
 	}
-	d.Data = make([]T, 0, PageSize)
+	d.Data = make([]T, 0, pageSize)
 	for dec.More() {
 		var v T
 		if err := dec.Decode(&v); err != nil {
@@ -239,8 +239,8 @@ func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
 			d.malformed++
 			continue
 		}
-		if len(d.Data) == PageSize {
-			return fmt.Errorf("%w (%d)", errOversizedPage, PageSize)
+		if len(d.Data) == pageSize {
+			return fmt.Errorf("%w (%d)", errOversizedPage, pageSize)
 		}
 		d.Data = append(d.Data, v)
 	}
@@ -263,9 +263,9 @@ func (d *pageDecoder[T]) admit(g textGuard) error {
 	return nil
 }
 
-// ListingClockAllowance is how much newer than a record listed before it a
+// listingClockAllowance is how much newer than a record listed before it a
 // record of a newest-first listing may be (the writers' clocks may differ).
-const ListingClockAllowance = 10 * time.Second
+const listingClockAllowance = 10 * time.Second
 
 // ErrInconsistentListing matches an *inconsistentListingError.
 var ErrInconsistentListing = errors.New("the listing is out of order or inconsistent")
@@ -302,7 +302,7 @@ func (e *inconsistentListingError) Error() string {
 	switch e.Kind {
 	case outOfOrder:
 		return fmt.Sprintf("%v: backup %v is listed after backup %v but is %v newer, in a listing that is newest first (clocks may differ by %v)",
-			ErrInconsistentListing, e.Later, e.Earlier, e.Later.CreatedAt.Sub(e.Earlier.CreatedAt), ListingClockAllowance)
+			ErrInconsistentListing, e.Later, e.Earlier, e.Later.CreatedAt.Sub(e.Earlier.CreatedAt), listingClockAllowance)
 	default:
 		return fmt.Sprintf("%v: backup %s is listed twice with different contents: first as %v, then as %v",
 			ErrInconsistentListing, e.Earlier.ID, e.Earlier, e.Later)
@@ -365,7 +365,7 @@ func (s *backupsChecked) see(_ string, b *Backup, page int) (bool, error) {
 	}
 	// A repeat is not judged by its place: offset cursors list again what a
 	// new backup pushed down.
-	if s.oldest.ID != "" && b.CreatedAt.Sub(s.oldest.CreatedAt) > ListingClockAllowance {
+	if s.oldest.ID != "" && b.CreatedAt.Sub(s.oldest.CreatedAt) > listingClockAllowance {
 		return false, &inconsistentListingError{Kind: outOfOrder, Earlier: s.oldest, Later: now.listedRecord}
 	}
 	s.seen[b.ID] = now

@@ -326,7 +326,7 @@ func TestBackupsOutOfOrderAcrossPages(t *testing.T) {
 	}
 }
 
-// Clocks may disagree: a record up to ListingClockAllowance newer than
+// Clocks may disagree: a record up to listingClockAllowance newer than
 // one before it is in order, just past it is not.
 func TestBackupsClockAllowance(t *testing.T) {
 	t.Parallel()
@@ -464,7 +464,7 @@ func TestInconsistentListingErrorTextIsGuarded(t *testing.T) {
 	c, _ := pagedService(t, []string{bk(1, 0, "failed"), bk(2, -time.Hour, "success")}, []string{hostile})
 	_, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{}))
 	ie := inconsistentListing(t, err)
-	if msg := err.Error(); strings.Contains(msg, hostileKey) || strings.ContainsFunc(msg, unicode.IsControl) || !strings.Contains(msg, Redacted) {
+	if msg := err.Error(); strings.Contains(msg, hostileKey) || strings.ContainsFunc(msg, unicode.IsControl) || !strings.Contains(msg, redacted) {
 		t.Errorf("%q", msg)
 	}
 	if ie.Kind != changedRepeat {

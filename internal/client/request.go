@@ -288,8 +288,8 @@ type dated interface {
 // Pacing: the rate-limit headers, and the limiter every attempt waits on.
 
 // parseRateLimit reads the rate-limit headers; nil when none is present.
-func parseRateLimit(h http.Header, now time.Time) *RateLimit {
-	rl := &RateLimit{}
+func parseRateLimit(h http.Header, now time.Time) *rateLimit {
+	rl := &rateLimit{}
 	present := false
 	if n, err := strconv.Atoi(strings.TrimSpace(h.Get("X-RateLimit-Limit"))); err == nil && n > 0 {
 		rl.Limit, rl.HasLimit, present = n, true, true
@@ -566,7 +566,7 @@ func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
 
 // shareWindow takes the window's count beyond this client's own requests
 // as other clients', and cuts share and budget to this client's part.
-func (l *limiter) shareWindow(rl *RateLimit) {
+func (l *limiter) shareWindow(rl *rateLimit) {
 	counted := rl.Limit - rl.Remaining
 	own := l.mine + l.inflight
 	others := counted - own

@@ -24,7 +24,7 @@ type transportSettings struct {
 	// loopbackOnly: plain http without AllowInsecureHTTP. Each address
 	// dialled is checked, since DNS may resolve "localhost" elsewhere.
 	loopbackOnly bool
-	noHTTP2      bool          // see HTTP2DebugLogging
+	noHTTP2      bool          // see http2DebugLogging
 	resolver     *net.Resolver // tests' resolver; nil: the system's
 }
 
@@ -32,7 +32,7 @@ func settingsFor(base *url.URL, opts Options) transportSettings {
 	return transportSettings{
 		roots:        opts.RootCAs,
 		loopbackOnly: base.Scheme == "http" && !opts.AllowInsecureHTTP,
-		noHTTP2:      HTTP2DebugLogging(),
+		noHTTP2:      http2DebugLogging(),
 	}
 }
 
@@ -106,9 +106,9 @@ func loopbackOnlyDialer(d *net.Dialer) func(context.Context, string, string) (ne
 	}
 }
 
-// HTTP2DebugLogging says whether GODEBUG turns on the HTTP/2 debug logs,
+// http2DebugLogging says whether GODEBUG turns on the HTTP/2 debug logs,
 // which print X-API-Key: a client built then does not use HTTP/2.
-func HTTP2DebugLogging() bool {
+func http2DebugLogging() bool {
 	godebug := os.Getenv("GODEBUG")
 	if strings.Contains(godebug, "http2debug=1") || strings.Contains(godebug, "http2debug=2") {
 		return true
@@ -122,7 +122,7 @@ func HTTP2DebugLogging() bool {
 	return false
 }
 
-// HTTP2Off says whether c turned HTTP/2 off (see HTTP2DebugLogging).
+// HTTP2Off says whether c turned HTTP/2 off (see http2DebugLogging).
 func (c *Client) HTTP2Off() bool { return c.noHTTP2 }
 
 // Failures to connect that no retry can fix: the Reason of a *ConnectionError
