@@ -150,12 +150,23 @@ type testProvider struct {
 	adjust adjustment
 }
 
+// adjustment changes the client's options and the runner's settings between
+// reading the configuration and connecting (nil: none).
+type adjustment func(*client.Options, *workflow.Settings)
+
 func newTestProvider(adjust adjustment) testProvider {
 	return testProvider{backupProvider: &backupProvider{version: "test"}, adjust: adjust}
 }
 
 func (p testProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
-	p.configure(ctx, req, resp, p.adjust)
+	conf, ok := p.readConfiguration(ctx, req, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	if p.adjust != nil {
+		p.adjust(&conf.client, &conf.runner)
+	}
+	p.connect(ctx, conf, resp)
 }
 
 // TestMain makes the test framework serve the provider at the address users
