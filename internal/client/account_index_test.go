@@ -52,7 +52,7 @@ func TestAccountIndexReportsAFailureOnce(t *testing.T) {
 	reports := 0
 	for _, id := range f.srv.AccountIDs() {
 		_, report, err := x.Lookup(context.Background(), id)
-		if !errors.Is(err, ErrServer) {
+		if !errors.Is(err, errServer) {
 			t.Fatalf("err = %v, want the listing's 500", err)
 		}
 		if report {

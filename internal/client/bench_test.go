@@ -18,7 +18,7 @@ import (
 func accountsPage() []byte {
 	var b []byte
 	b = append(b, `{"data":[`...)
-	for i := range PageSize {
+	for i := range pageSize {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -34,7 +34,7 @@ func BenchmarkDecodeAccountsPage(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		d := &pageDecoder[Account]{accept: func(a *Account) bool { return AccountIDFormat.MatchString(a.ID) }, idOf: func(a *Account) string { return a.ID }}
-		if err := decodeStrict(body, d, textGuard{}); err != nil || len(d.Data) != PageSize {
+		if err := decodeStrict(body, d, textGuard{}); err != nil || len(d.Data) != pageSize {
 			b.Fatal(err)
 		}
 	}

@@ -24,14 +24,14 @@ import (
 const (
 	DefaultMaxRetries     = 4 // waits of about 1, 2, 4 and 8 seconds
 	DefaultRequestTimeout = 30 * time.Second
-	DefaultBackoffBase    = time.Second
-	DefaultMaxBackoff     = 30 * time.Second
-	DefaultRetryAfterCap  = 60 * time.Second
+	defaultBackoffBase    = time.Second
+	defaultMaxBackoff     = 30 * time.Second
+	defaultRetryAfterCap  = 60 * time.Second
 	DefaultRetryBudget    = 2 * time.Minute
 )
 
-// PageSize is the largest page the service gives.
-const PageSize = 50
+// pageSize is the largest page the service gives.
+const pageSize = 50
 
 // Options configure a Client. Zero values take the defaults above.
 type Options struct {
@@ -64,7 +64,7 @@ type Client struct {
 	guard   textGuard // cleans what the service sends before it is shown
 	tok     remembered[*Token]
 	proof   remembered[struct{}] // see proveBase
-	noHTTP2 bool                 // see HTTP2DebugLogging
+	noHTTP2 bool                 // see http2DebugLogging
 }
 
 // secret holds the key behind a pointer, so that printing a Client never shows it.
@@ -86,7 +86,7 @@ func (c *Client) GoString() string { return "client.Client{base: " + c.base.Stri
 
 // New checks the options and returns a Client. It makes no request.
 func New(opts Options) (*Client, error) {
-	if err := CheckAPIKey(opts.APIKey); err != nil {
+	if err := checkAPIKey(opts.APIKey); err != nil {
 		return nil, err
 	}
 	key := newSecret(opts.APIKey)
@@ -124,9 +124,9 @@ func setDefaults(o *Options) {
 	}
 	o.MaxRetries = max(o.MaxRetries, 0)
 	def(&o.RequestTimeout, DefaultRequestTimeout)
-	def(&o.BackoffBase, DefaultBackoffBase)
-	def(&o.MaxBackoff, DefaultMaxBackoff)
-	def(&o.RetryAfterCap, DefaultRetryAfterCap)
+	def(&o.BackoffBase, defaultBackoffBase)
+	def(&o.MaxBackoff, defaultMaxBackoff)
+	def(&o.RetryAfterCap, defaultRetryAfterCap)
 	def(&o.RetryBudget, DefaultRetryBudget)
 	o.UserAgent = cmp.Or(o.UserAgent, "terraform-provider-backup")
 	o.Clock = cmp.Or[clock.Clock](o.Clock, clock.Wall{})
@@ -136,8 +136,8 @@ func setDefaults(o *Options) {
 	}
 }
 
-// CheckAPIKey refuses a key that no request could carry.
-func CheckAPIKey(key string) error {
+// checkAPIKey refuses a key that no request could carry.
+func checkAPIKey(key string) error {
 	switch {
 	case strings.TrimSpace(key) == "":
 		return fmt.Errorf("%w: it is empty", ErrInvalidAPIKey)

@@ -133,7 +133,7 @@ func TestShownBaseURL(t *testing.T) {
 		"//user@host":                       "//host",    // a scheme-relative URL keeps its "//"
 		"?q=1":                              "",
 		"@":                                 "",
-		"https://" + hostileKey:             "https://" + Redacted,
+		"https://" + hostileKey:             "https://" + redacted,
 	} {
 		if got := shownBaseURL(raw, g); got != want {
 			t.Errorf("shownBaseURL(%q) = %q, want %q", raw, got, want)

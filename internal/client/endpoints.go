@@ -37,14 +37,14 @@ func (c *Client) Account(ctx context.Context, accountID string) (*Account, error
 		return nil, c.judgeAbsence(ctx, accountID, err)
 	}
 	if a.ID != accountID {
-		return nil, &DecodeError{Method: cl.method, Path: c.base.EscapedPath() + cl.path, StatusCode: 200,
-			Err: fmt.Errorf("%w: asked for %s, the answer is for %s", ErrOtherAccount, accountID, a.ID)}
+		return nil, &decodeError{Method: cl.method, Path: c.base.EscapedPath() + cl.path, StatusCode: 200,
+			Err: fmt.Errorf("%w: asked for %s, the answer is for %s", errOtherAccount, accountID, a.ID)}
 	}
 	return &a, nil
 }
 
-// ErrOtherAccount: an answer names another account than the one asked for.
-var ErrOtherAccount = errors.New("the answer names another account than the one asked for")
+// errOtherAccount: an answer names another account than the one asked for.
+var errOtherAccount = errors.New("the answer names another account than the one asked for")
 
 // Accounts iterates over the organization's accounts.
 func (c *Client) Accounts(ctx context.Context, opts ListOptions) iter.Seq2[Account, error] {
@@ -211,7 +211,7 @@ func (t *Trigger) Post(ctx context.Context) (*Account, error) {
 	var a Account
 	err := c.do(ctx, t.call(), &a)
 	switch {
-	case errors.As(err, new(*DecodeError)):
+	case errors.As(err, new(*decodeError)):
 		t.sent = true
 		c.opts.Logger.Warn(ctx, "the answer to a backup trigger could not be read; the service accepted it all the same",
 			map[string]any{"account_id": t.accountID, "error": err.Error()})
@@ -222,8 +222,8 @@ func (t *Trigger) Post(ctx context.Context) (*Account, error) {
 	}
 	t.sent = t.sent || wrote.Load()
 	err = c.judgeAbsence(ctx, t.accountID, err)
-	var tErr *TransportError
-	if noAnswer := errors.As(err, &tErr); noAnswer && tErr.Sent || !noAnswer && errors.Is(err, ErrServer) {
+	var tErr *transportError
+	if noAnswer := errors.As(err, &tErr); noAnswer && tErr.Sent || !noAnswer && errors.Is(err, errServer) {
 		return nil, &UnsureError{Answered: !noAnswer, Err: err}
 	}
 	return nil, err
@@ -249,22 +249,22 @@ func (t *Trigger) call() call {
 	return call{method: "POST", path: accountPath(t.accountID) + "/backup"}
 }
 
-// ErrWrongOrganization matches an *OrganizationMismatchError.
+// ErrWrongOrganization matches an *organizationMismatchError.
 var ErrWrongOrganization = errors.New("the API key belongs to another organization")
 
-// OrganizationMismatchError: the key belongs to another organization than
+// organizationMismatchError: the key belongs to another organization than
 // Options.Organization, so nothing was changed.
-type OrganizationMismatchError struct {
+type organizationMismatchError struct {
 	Expected string
 	Actual   Organization
 }
 
-func (e *OrganizationMismatchError) Error() string {
+func (e *organizationMismatchError) Error() string {
 	return fmt.Sprintf("the API key belongs to organization %s (%q), not to the expected %s; nothing was changed",
 		e.Actual.ID, e.Actual.Name, e.Expected)
 }
 
-func (e *OrganizationMismatchError) Is(target error) bool { return target == ErrWrongOrganization }
+func (e *organizationMismatchError) Is(target error) bool { return target == ErrWrongOrganization }
 
 // remembered is one read shared by a Client's callers; a read that keep
 // refuses is not remembered, and the next caller reads again.
@@ -313,10 +313,10 @@ func (c *Client) CheckOrganization(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("reading the API key's organization (organization_id is set): %w", err)
 	case tok.Organization.ID == "": // it cannot vouch for the key
-		return &DecodeError{Method: "GET", Path: c.base.EscapedPath() + "/api/v1/token", StatusCode: 200,
+		return &decodeError{Method: "GET", Path: c.base.EscapedPath() + "/api/v1/token", StatusCode: 200,
 			Err: errors.New("it names no organization, so organization_id cannot be checked; nothing was changed")}
 	case tok.Organization.ID != c.opts.Organization:
-		return &OrganizationMismatchError{Expected: c.opts.Organization,
+		return &organizationMismatchError{Expected: c.opts.Organization,
 			Actual: Organization{ID: c.guard.text(tok.Organization.ID), Name: c.guard.text(tok.Organization.Name)}}
 	}
 	return nil
@@ -325,25 +325,25 @@ func (c *Client) CheckOrganization(ctx context.Context) error {
 // A proxy or a wrong base_url answers 404 too: a 404 proves an account gone
 // only as the service's own answer from a base_url whose token endpoint answered.
 
-// ErrGone matches a *GoneError.
+// ErrGone matches a *goneError.
 var ErrGone = errors.New("the Backup Service proved the account does not exist for this key")
 
-// GoneError: the service proved that the account does not exist for this
+// goneError: the service proved that the account does not exist for this
 // key (deleted, or in another organization: the API does not tell which).
-type GoneError struct {
+type goneError struct {
 	AccountID string
 	Answer    *APIError // the 404 that proved it
 }
 
-func (e *GoneError) Error() string {
+func (e *goneError) Error() string {
 	return fmt.Sprintf("account %s does not exist for this API key (deleted, or outside the key's organization): %v", e.AccountID, e.Answer)
 }
 
 // Is makes errors.Is(err, ErrGone) true; a look-alike 404 matches ErrNotFound only.
-func (e *GoneError) Is(target error) bool { return target == ErrGone }
+func (e *goneError) Is(target error) bool { return target == ErrGone }
 
 // Unwrap gives the 404 itself, for errors.As(err, **APIError).
-func (e *GoneError) Unwrap() error { return e.Answer }
+func (e *goneError) Unwrap() error { return e.Answer }
 
 // UnprovenAbsenceError: an answer that looked like absence but does not prove it.
 type UnprovenAbsenceError struct {
@@ -390,7 +390,7 @@ func (e *APIError) notFromService() string {
 }
 
 // judgeAbsence applies the absence rule to err, from a request on
-// accountID's paths: a *GoneError, an *UnprovenAbsenceError, or err itself.
+// accountID's paths: a *goneError, an *UnprovenAbsenceError, or err itself.
 // err comes from c.do or a listing, never judged before.
 func (c *Client) judgeAbsence(ctx context.Context, accountID string, err error) error {
 	var apiErr *APIError
@@ -408,5 +408,5 @@ func (c *Client) judgeAbsence(ctx context.Context, accountID string, err error) 
 		return &UnprovenAbsenceError{AccountID: accountID, Err: err, Why: "the same base URL did not prove itself: its token endpoint " +
 			"did not answer 200 for this key (" + strings.TrimSpace(perr.Error()) + ")"}
 	}
-	return &GoneError{AccountID: accountID, Answer: apiErr}
+	return &goneError{AccountID: accountID, Answer: apiErr}
 }

@@ -196,11 +196,11 @@ func TestAbsenceNeedsTheServicesOwnAnswerAndAProvenBaseURL(t *testing.T) {
 			_, listErr := latestSuccess(t.Context(), c, absentAccount)
 			_, triggerErr := c.Trigger(absentAccount).Post(t.Context())
 			for what, err := range map[string]error{"account read": accountErr, "backups listing": listErr, "trigger": triggerErr} {
-				var gone *GoneError
+				var gone *goneError
 				var unproven *UnprovenAbsenceError
 				switch {
 				case tc.wantGone && !errors.As(err, &gone):
-					t.Errorf("%s: %v; want a *GoneError", what, err)
+					t.Errorf("%s: %v; want a *goneError", what, err)
 				case tc.wantGone:
 				case errors.Is(err, ErrGone):
 					t.Errorf("%s: %v proves absence; it must not", what, err)
@@ -240,7 +240,7 @@ func TestAbsenceAgainstTheMock(t *testing.T) {
 	}
 	f2 := newFixture(t, mockservice.Options{Seed: 4041, Accounts: 1}, func(o *Options) { o.MaxRetries = 0 })
 	f2.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteGetAccount})
-	if _, err := f2.client.Account(t.Context(), f2.srv.AccountIDs()[0]); !errors.Is(err, ErrServer) || errors.Is(err, ErrGone) {
+	if _, err := f2.client.Account(t.Context(), f2.srv.AccountIDs()[0]); !errors.Is(err, errServer) || errors.Is(err, ErrGone) {
 		t.Errorf("a 500: %v; want it as it is", err)
 	}
 }
@@ -364,9 +364,9 @@ func TestOrganizationGuard(t *testing.T) {
 		id := f.srv.AccountIDs()[0]
 		for range 2 {
 			_, err = c.Trigger(id).Post(context.Background())
-			var mm *OrganizationMismatchError
+			var mm *organizationMismatchError
 			if !errors.As(err, &mm) || !errors.Is(err, ErrWrongOrganization) {
-				t.Fatalf("err = %v, want *OrganizationMismatchError", err)
+				t.Fatalf("err = %v, want *organizationMismatchError", err)
 			}
 			for _, want := range []string{other, f.srv.OrganizationID(), `"Example Org"`, "nothing was changed"} {
 				if !strings.Contains(err.Error(), want) {
@@ -395,8 +395,8 @@ func TestOrganizationGuard(t *testing.T) {
 		}
 		f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteToken, Times: 1})
 		id := f.srv.AccountIDs()[0]
-		if _, err := c.Trigger(id).Post(context.Background()); !errors.Is(err, ErrServer) {
-			t.Fatalf("err = %v, want ErrServer", err)
+		if _, err := c.Trigger(id).Post(context.Background()); !errors.Is(err, errServer) {
+			t.Fatalf("err = %v, want errServer", err)
 		}
 		if n := f.srv.Requests(mockservice.RouteTrigger); n != 0 {
 			t.Errorf("%d POSTs before the organization was known", n)
@@ -442,7 +442,7 @@ func TestOrganizationGuardWithoutOrganizationInTheAnswer(t *testing.T) {
 	}
 	for range 2 {
 		_, err := c.Trigger("acc_0123456789abcdef").Post(context.Background())
-		var de *DecodeError
+		var de *decodeError
 		if !errors.As(err, &de) || errors.Is(err, ErrWrongOrganization) || !strings.Contains(err.Error(), "names no organization") {
 			t.Fatalf("err = %v, want a decode error saying the answer names no organization", err)
 		}

@@ -13,14 +13,14 @@ import (
 // Sentinel errors for errors.Is. An *APIError matches the one that fits its
 // status code.
 var (
-	ErrBadRequest      = errors.New("bad request")
-	ErrUnauthenticated = errors.New("unauthenticated")
+	errBadRequest      = errors.New("bad request")
+	errUnauthenticated = errors.New("unauthenticated")
 	ErrForbidden       = errors.New("forbidden")
 	ErrNotFound        = errors.New("not found")
 	ErrConflict        = errors.New("conflict")
 	ErrUnprocessable   = errors.New("unprocessable entity")
-	ErrRateLimited     = errors.New("rate limited")
-	ErrServer          = errors.New("server error")
+	errRateLimited     = errors.New("rate limited")
+	errServer          = errors.New("server error")
 
 	// ErrInsecureURL: plain http to a host that is not loopback, without
 	// Options.AllowInsecureHTTP (from New, or dialling).
@@ -30,8 +30,8 @@ var (
 	ErrInvalidAPIKey  = errors.New("invalid API key")
 )
 
-// RateLimit holds the rate-limit headers of a response, when present.
-type RateLimit struct {
+// rateLimit holds the rate-limit headers of a response, when present.
+type rateLimit struct {
 	Limit      int       // X-RateLimit-Limit: requests per second for the key
 	Remaining  int       // X-RateLimit-Remaining
 	Reset      time.Time // X-RateLimit-Reset
@@ -50,7 +50,7 @@ type APIError struct {
 	Detail     string
 	Instance   string
 	RequestID  string
-	RateLimit  *RateLimit
+	RateLimit  *rateLimit
 	NotProblem bool // the body was not a problem document; Detail describes it
 
 	// The body's own status and request_id tell the service's answer from a
@@ -80,36 +80,36 @@ func (e *APIError) Error() string {
 func (e *APIError) FromService() bool { return e.notFromService() == "" }
 
 var statusOf = map[error]int{
-	ErrBadRequest: http.StatusBadRequest, ErrUnauthenticated: http.StatusUnauthorized, ErrForbidden: http.StatusForbidden,
+	errBadRequest: http.StatusBadRequest, errUnauthenticated: http.StatusUnauthorized, ErrForbidden: http.StatusForbidden,
 	ErrNotFound: http.StatusNotFound, ErrConflict: http.StatusConflict, ErrUnprocessable: http.StatusUnprocessableEntity,
-	ErrRateLimited: http.StatusTooManyRequests,
+	errRateLimited: http.StatusTooManyRequests,
 }
 
 // Is makes errors.Is(err, ErrNotFound) and the other sentinels work.
 func (e *APIError) Is(target error) bool {
-	if target == ErrServer {
+	if target == errServer {
 		return e.StatusCode >= 500
 	}
 	status, ok := statusOf[target]
 	return ok && e.StatusCode == status
 }
 
-// TransportError is a failure to get a complete response.
-type TransportError struct {
+// transportError is a failure to get a complete response.
+type transportError struct {
 	Method string
 	Path   string
 	Sent   bool // the request may have reached the service
 	Err    error
 }
 
-func (e *TransportError) Error() string {
+func (e *transportError) Error() string {
 	return fmt.Sprintf("%s %s: %v", e.Method, e.Path, e.Err)
 }
 
-func (e *TransportError) Unwrap() error { return e.Err }
+func (e *transportError) Unwrap() error { return e.Err }
 
-// DecodeError is a successful response whose body could not be decoded.
-type DecodeError struct {
+// decodeError is a successful response whose body could not be decoded.
+type decodeError struct {
 	Method     string
 	Path       string
 	StatusCode int
@@ -117,19 +117,19 @@ type DecodeError struct {
 	Err        error
 }
 
-func (e *DecodeError) Error() string {
+func (e *decodeError) Error() string {
 	return fmt.Sprintf("%s %s: HTTP %d with a body that is not the expected JSON (request id %s): %v",
 		e.Method, e.Path, e.StatusCode, cmp.Or(e.RequestID, "none"), e.Err)
 }
 
-func (e *DecodeError) Unwrap() error { return e.Err }
+func (e *decodeError) Unwrap() error { return e.Err }
 
-// ErrRedirect matches a *RedirectError.
-var ErrRedirect = errors.New("redirect refused")
+// errRedirect matches a *redirectError.
+var errRedirect = errors.New("redirect refused")
 
-// RedirectError is a 3xx answer, never followed: Go's HTTP client would
+// redirectError is a 3xx answer, never followed: Go's HTTP client would
 // carry X-API-Key to whatever host the Location names.
-type RedirectError struct {
+type redirectError struct {
 	Method     string
 	Path       string
 	StatusCode int
@@ -138,7 +138,7 @@ type RedirectError struct {
 	RequestID  string
 }
 
-func (e *RedirectError) Error() string {
+func (e *redirectError) Error() string {
 	where := "without a Location header"
 	if e.Location != "" {
 		where = "to " + e.Location
@@ -151,8 +151,8 @@ func (e *RedirectError) Error() string {
 		"Set base_url to the address the Backup Service answers at directly", e.Method, e.Path, e.StatusCode, where, id, e.Origin)
 }
 
-// Is makes errors.Is(err, ErrRedirect) work.
-func (e *RedirectError) Is(target error) bool { return target == ErrRedirect }
+// Is makes errors.Is(err, errRedirect) work.
+func (e *redirectError) Is(target error) bool { return target == errRedirect }
 
 // RetryError is returned when retrying stopped before success. It unwraps
 // to the last attempt's error.
@@ -169,7 +169,7 @@ type RetryCause int
 
 // Causes of a RetryError.
 const (
-	RetriesExhausted  RetryCause = iota + 1 // max_retries retries were made
+	retriesExhausted  RetryCause = iota + 1 // max_retries retries were made
 	RetryBudgetSpent                        // the next wait would pass the retry budget
 	RetryPastDeadline                       // the next wait would outlive the operation's timeout
 )

@@ -34,8 +34,8 @@ func TestErrorsCarryEverything(t *testing.T) {
 		{"400 invalid limit", func() error {
 			err := f.client.do(ctx, call{method: "GET", path: "/api/v1/accounts", query: map[string][]string{"limit": {"x"}}}, nil)
 			return err
-		}, ErrBadRequest, 400, "Bad Request", "limit must be an integer."},
-		{"401", func() error { _, err := badKey.Token(ctx); return err }, ErrUnauthenticated, 401, "Unauthenticated", ""},
+		}, errBadRequest, 400, "Bad Request", "limit must be an integer."},
+		{"401", func() error { _, err := badKey.Token(ctx); return err }, errUnauthenticated, 401, "Unauthenticated", ""},
 		{"403 restricted", func() error { _, err := restricted.Account(ctx, id); return err }, ErrForbidden, 403, "You are not authorized to perform this action.", "The key may not access account " + id + "."},
 		{"403 foreign", func() error { _, err := f.client.Account(ctx, f.srv.ForeignAccountID()); return err }, ErrForbidden, 403, "You are not authorized to perform this action.", ""},
 		{"404", func() error { _, err := f.client.Account(ctx, "acc_0000000000000000"); return err }, ErrNotFound, 404, "Resource not found.", "No account acc_0000000000000000."},
@@ -78,7 +78,7 @@ func TestNonProblemErrorBody(t *testing.T) {
 	c, _ := New(Options{BaseURL: ts.URL, APIKey: "k", Clock: newFakeClock(), MaxRetries: 0})
 	_, err := c.Token(context.Background())
 	var apiErr *APIError
-	if !errors.As(err, &apiErr) || !apiErr.NotProblem || apiErr.StatusCode != http.StatusBadGateway || !errors.Is(err, ErrServer) {
+	if !errors.As(err, &apiErr) || !apiErr.NotProblem || apiErr.StatusCode != http.StatusBadGateway || !errors.Is(err, errServer) {
 		t.Fatalf("%T %v", err, err)
 	}
 	msg := err.Error()
@@ -96,7 +96,7 @@ func TestErrorTextsSayWhatTheyHave(t *testing.T) {
 		t.Errorf("untitled: %q", untitled)
 	}
 	for id, want := range map[string]string{"": "(request id none)", "r2": "(request id r2)"} {
-		msg := (&DecodeError{Method: "GET", Path: "/x", StatusCode: 200, RequestID: id, Err: errors.New("eof")}).Error()
+		msg := (&decodeError{Method: "GET", Path: "/x", StatusCode: 200, RequestID: id, Err: errors.New("eof")}).Error()
 		if !strings.Contains(msg, want) {
 			t.Errorf("request id %q: %q, want %q", id, msg, want)
 		}

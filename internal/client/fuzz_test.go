@@ -50,7 +50,7 @@ func FuzzParseProblem(f *testing.F) {
 			t.Fatalf("control character %q at %d in %q", msg[i], i, msg)
 		}
 		for _, s := range []string{e.Title, e.Detail, e.Type, e.Instance} {
-			if n := utf8.RuneCountInString(s); n > MaxShownText+60 {
+			if n := utf8.RuneCountInString(s); n > maxShownText+60 {
 				t.Fatalf("unbounded text: %d characters", n)
 			}
 		}
@@ -60,7 +60,7 @@ func FuzzParseProblem(f *testing.F) {
 	})
 }
 
-// A page either fails to decode or decodes to at most PageSize records,
+// A page either fails to decode or decodes to at most pageSize records,
 // each with a well-formed id, that encode and decode again to the same
 // records.
 func FuzzDecodePage(f *testing.F) {
@@ -88,7 +88,7 @@ func FuzzDecodePage(f *testing.F) {
 		if err := decode([]byte(body), &p); err != nil {
 			return
 		}
-		if p.Data == nil || len(p.Data) > PageSize {
+		if p.Data == nil || len(p.Data) > pageSize {
 			t.Fatalf("accepted a page of %v records", len(p.Data))
 		}
 		for _, b := range p.Data {

@@ -31,9 +31,9 @@ func accountJSON(id string) string {
 var hostileListings = map[string]func(n int64) string{
 	// New cursors without end, 50 new records a page.
 	"endless-cursors": func(n int64) string {
-		items := make([]string, PageSize)
+		items := make([]string, pageSize)
 		for i := range items {
-			items[i] = accountJSON(fmt.Sprintf("acc_%016d", n*PageSize+int64(i)))
+			items[i] = accountJSON(fmt.Sprintf("acc_%016d", n*pageSize+int64(i)))
 		}
 		return fmt.Sprintf(`{"data":[%s],"pagination":{"limit":50,"next_cursor":"c%d"}}`, strings.Join(items, ","), n)
 	},
@@ -48,9 +48,9 @@ var hostileListings = map[string]func(n int64) string{
 	// Pages of 50 records of 14 KB each, without end.
 	"huge-records": func(n int64) string {
 		name := strings.Repeat("x", 14000)
-		items := make([]string, PageSize)
+		items := make([]string, pageSize)
 		for i := range items {
-			items[i] = fmt.Sprintf(`{"id":"acc_%016d","name":%q,"created_at":"2026-01-01T00:00:00Z"}`, n*PageSize+int64(i), name)
+			items[i] = fmt.Sprintf(`{"id":"acc_%016d","name":%q,"created_at":"2026-01-01T00:00:00Z"}`, n*pageSize+int64(i), name)
 		}
 		return fmt.Sprintf(`{"data":[%s],"pagination":{"limit":50,"next_cursor":"c%d"}}`, strings.Join(items, ","), n)
 	},
@@ -70,10 +70,10 @@ func TestListingEndlessNewCursorsStopsAtTheBound(t *testing.T) {
 	c, requests := hostileListing(t, "endless-cursors")
 	accs, err := Collect(c.Accounts(context.Background(), ListOptions{}))
 	var le *ListingError
-	if !errors.Is(err, ErrListingTooLong) || !errors.As(err, &le) {
-		t.Fatalf("want ErrListingTooLong, got %v", err)
+	if !errors.Is(err, errListingTooLong) || !errors.As(err, &le) {
+		t.Fatalf("want errListingTooLong, got %v", err)
 	}
-	if requests.Load() != MaxListPages || le.Pages != MaxListPages || len(accs) != MaxListPages*PageSize {
+	if requests.Load() != maxListPages || le.Pages != maxListPages || len(accs) != maxListPages*pageSize {
 		t.Errorf("%d requests, %d pages, %d accounts", requests.Load(), le.Pages, len(accs))
 	}
 	if !strings.Contains(err.Error(), "/api/v1/accounts") || !strings.Contains(err.Error(), "2000 pages") {
@@ -92,8 +92,8 @@ func TestListingBarrenPagesStop(t *testing.T) {
 			_, _ = fmt.Fprintf(w, `{"data":[],"pagination":{"limit":50,"next_cursor":"c%d"}}`, n)
 		}, nil)
 		_, err := Collect(c.Backups(context.Background(), "acc_0123456789abcdef", ListOptions{Max: limit}))
-		if !errors.Is(err, ErrBarrenPages) {
-			t.Fatalf("limit %d: want ErrBarrenPages, got %v", limit, err)
+		if !errors.Is(err, errBarrenPages) {
+			t.Fatalf("limit %d: want errBarrenPages, got %v", limit, err)
 		}
 		if requests.Load() != maxBarrenPages {
 			t.Errorf("limit %d: %d requests, want %d", limit, requests.Load(), maxBarrenPages)
@@ -110,7 +110,7 @@ func TestListingPagesOfRepeatsStop(t *testing.T) {
 		_, _ = fmt.Fprintf(w, `{"data":[%s],"pagination":{"limit":50,"next_cursor":"c%d"}}`, accountJSON("acc_0123456789abcdef"), n)
 	}, nil)
 	accs, err := Collect(c.Accounts(context.Background(), ListOptions{}))
-	if !errors.Is(err, ErrBarrenPages) || len(accs) != 1 || requests.Load() != 1+maxBarrenPages {
+	if !errors.Is(err, errBarrenPages) || len(accs) != 1 || requests.Load() != 1+maxBarrenPages {
 		t.Fatalf("%d accounts, %d requests: %v", len(accs), requests.Load(), err)
 	}
 }
@@ -119,21 +119,21 @@ func TestListingPageOverTheLimitIsRefused(t *testing.T) {
 	t.Parallel()
 	c, _ := hostileListing(t, "page-of-20000")
 	accs, err := Collect(c.Accounts(context.Background(), ListOptions{}))
-	if !errors.Is(err, ErrOversizedPage) || len(accs) != 0 {
+	if !errors.Is(err, errOversizedPage) || len(accs) != 0 {
 		t.Fatalf("%d accounts: %v", len(accs), err)
 	}
 }
 
 // Pages within the record count whose records are huge: the listing stops
-// at MaxListBytes, not at the memory of the machine.
+// at maxListBytes, not at the memory of the machine.
 func TestListingBytesAreBounded(t *testing.T) {
 	t.Parallel()
 	c, requests := hostileListing(t, "huge-records")
 	_, err := Collect(c.Accounts(context.Background(), ListOptions{}))
-	if !errors.Is(err, ErrListingTooLong) || !strings.Contains(err.Error(), "32 MiB") {
+	if !errors.Is(err, errListingTooLong) || !strings.Contains(err.Error(), "32 MiB") {
 		t.Fatalf("want the byte bound, got %v", err)
 	}
-	if n := requests.Load(); n > MaxListBytes/(PageSize*14000)+2 {
+	if n := requests.Load(); n > maxListBytes/(pageSize*14000)+2 {
 		t.Errorf("%d requests", n)
 	}
 }
@@ -182,8 +182,8 @@ func TestSuccessBodyOverTheLimitSaysSo(t *testing.T) {
 		_, _ = fmt.Fprintf(w, `{"name":"ci","expires_at":"2030-01-01T00:00:00Z","pad":"%s"}`, strings.Repeat("x", maxSuccessBody))
 	}, nil)
 	_, err := c.Token(context.Background())
-	if !errors.Is(err, ErrBodyTooLarge) || !strings.Contains(err.Error(), "8 MiB") {
-		t.Fatalf("want ErrBodyTooLarge naming the limit, got %v", err)
+	if !errors.Is(err, errBodyTooLarge) || !strings.Contains(err.Error(), "8 MiB") {
+		t.Fatalf("want errBodyTooLarge naming the limit, got %v", err)
 	}
 }
 
@@ -240,10 +240,10 @@ func TestServerTextIsGuarded(t *testing.T) {
 		body   string
 		want   string
 	}{
-		{"key in detail", 401, nil, `{"title":"Unauthenticated","status":401,"detail":"The API key ` + hostileKey + ` is not valid","request_id":"0b7c7a70-1c6f-4a8e-9c3e-1d2f3a4b5c6d"}`, Redacted},
-		{"key in an html page", 502, map[string]string{"Content-Type": "text/html"}, `<html><body>bad gateway for key ` + hostileKey + `</body></html>`, Redacted},
-		{"key in an undecodable field", 200, nil, `{"name":"ci","expires_at":"bad-` + hostileKey + `"}`, "bad-" + Redacted},
-		{"key broken up by control characters", 400, nil, `{"title":"Bad","status":400,"detail":"` + strings.Join(strings.Split(hostileKey, "_"), "\\u0000_") + `"}`, Redacted},
+		{"key in detail", 401, nil, `{"title":"Unauthenticated","status":401,"detail":"The API key ` + hostileKey + ` is not valid","request_id":"0b7c7a70-1c6f-4a8e-9c3e-1d2f3a4b5c6d"}`, redacted},
+		{"key in an html page", 502, map[string]string{"Content-Type": "text/html"}, `<html><body>bad gateway for key ` + hostileKey + `</body></html>`, redacted},
+		{"key in an undecodable field", 200, nil, `{"name":"ci","expires_at":"bad-` + hostileKey + `"}`, "bad-" + redacted},
+		{"key broken up by control characters", 400, nil, `{"title":"Bad","status":400,"detail":"` + strings.Join(strings.Split(hostileKey, "_"), "\\u0000_") + `"}`, redacted},
 		{"escape sequences", 400, nil, `{"title":"` + jsonEscape(esc) + `","status":400,"detail":"` + jsonEscape(esc) + `","request_id":"` + jsonEscape(esc) + `"}`, "Plan: 0 to add"},
 		{"bidi override in X-Request-ID", 500, map[string]string{"X-Request-ID": "abc\u202edef"}, `{}`, `"abcdef"`},
 		{"a 2 MiB request id", 404, map[string]string{"X-Request-ID": strings.Repeat("r", 2<<20)}, ``, "cut"},
@@ -315,7 +315,7 @@ func TestRedirectLocationHidesQueryValues(t *testing.T) {
 		http.Redirect(w, r, "https://login.example.com/sso?token=abc123&next=%2Fhome#frag", http.StatusFound)
 	}, nil)
 	_, err := c.Token(context.Background())
-	var re *RedirectError
+	var re *redirectError
 	if !errors.As(err, &re) {
 		t.Fatalf("%T %v", err, err)
 	}

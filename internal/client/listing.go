@@ -16,17 +16,17 @@ import (
 // Bounds of one listing, so that a service that keeps sending cursors
 // cannot make a plan page forever; a real listing is far below them.
 const (
-	MaxListPages   = 2000     // 100,000 records
-	MaxListBytes   = 32 << 20 // encoded
+	maxListPages   = 2000     // 100,000 records
+	maxListBytes   = 32 << 20 // encoded
 	maxBarrenPages = 3        // pages in a row with a cursor and no new record
 )
 
 // Errors that stop a listing the service would never let end.
 var (
-	ErrRepeatedCursor = errors.New("the service returned a cursor it had already returned")
-	ErrListingTooLong = errors.New("the listing passed the most the provider reads")
-	ErrBarrenPages    = errors.New("the service kept returning pages with a next cursor and no new records")
-	ErrOversizedPage  = errors.New("a page held more records than the limit asked for")
+	errRepeatedCursor = errors.New("the service returned a cursor it had already returned")
+	errListingTooLong = errors.New("the listing passed the most the provider reads")
+	errBarrenPages    = errors.New("the service kept returning pages with a next cursor and no new records")
+	errOversizedPage  = errors.New("a page held more records than the limit asked for")
 )
 
 // ListingError stops a listing: which listing, how far it got, and why.
@@ -91,11 +91,11 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 		seenCursors := map[string]struct{}{}
 		cursor, pass := "", 0 // pass: pages read since the listing (re)started
 		for {
-			if pages >= MaxListPages {
-				stop(fmt.Errorf("%w (%d pages)", ErrListingTooLong, MaxListPages))
+			if pages >= maxListPages {
+				stop(fmt.Errorf("%w (%d pages)", errListingTooLong, maxListPages))
 				return
 			}
-			q := url.Values{"limit": {strconv.Itoa(PageSize)}}
+			q := url.Values{"limit": {strconv.Itoa(pageSize)}}
 			if cursor != "" {
 				q.Set("cursor", cursor)
 			} else if opts.Order != "" {
@@ -104,7 +104,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			p := &pageDecoder[T]{accept: accept, idOf: idOf, text: c.guard}
 			err := c.do(ctx, call{method: "GET", path: path, query: q, idempotent: true}, p)
 			if err != nil {
-				if cursor != "" && !restarted && errors.Is(err, ErrBadRequest) {
+				if cursor != "" && !restarted && errors.Is(err, errBadRequest) {
 					c.opts.Logger.Warn(ctx, "the service refused a listing cursor; restarting the listing from its first page",
 						map[string]any{"path": path, "error": err.Error()})
 					restarted = true
@@ -112,7 +112,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 					seen.restart()
 					goto restart
 				}
-				if errors.Is(err, ErrOversizedPage) {
+				if errors.Is(err, errOversizedPage) {
 					stop(err)
 					return
 				}
@@ -166,13 +166,13 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			_, again := seenCursors[next]
 			switch {
 			case again:
-				stop(ErrRepeatedCursor)
+				stop(errRepeatedCursor)
 				return
 			case barren >= maxBarrenPages:
-				stop(fmt.Errorf("%w (%d pages in a row)", ErrBarrenPages, barren))
+				stop(fmt.Errorf("%w (%d pages in a row)", errBarrenPages, barren))
 				return
-			case size > MaxListBytes:
-				stop(fmt.Errorf("%w (%d MiB)", ErrListingTooLong, MaxListBytes>>20))
+			case size > maxListBytes:
+				stop(fmt.Errorf("%w (%d MiB)", errListingTooLong, maxListBytes>>20))
 				return
 			}
 			seenCursors[next] = struct{}{}
@@ -182,7 +182,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 }
 
 // pageDecoder decodes one page of a listing without ever holding more than
-// PageSize records, and leaves out the records accept refuses.
+// pageSize records, and leaves out the records accept refuses.
 type pageDecoder[T any] struct {
 	accept func(*T) bool // may complete the record (a backup's account)
 	idOf   func(*T) string
@@ -225,7 +225,7 @@ func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
 		return errors.New("the listing's data is not an array")
 	}
-	d.Data = make([]T, 0, PageSize)
+	d.Data = make([]T, 0, pageSize)
 	for dec.More() {
 		var v T
 		if err := dec.Decode(&v); err != nil {
@@ -239,8 +239,8 @@ func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
 			d.malformed++
 			continue
 		}
-		if len(d.Data) == PageSize {
-			return fmt.Errorf("%w (%d)", ErrOversizedPage, PageSize)
+		if len(d.Data) == pageSize {
+			return fmt.Errorf("%w (%d)", errOversizedPage, pageSize)
 		}
 		d.Data = append(d.Data, v)
 	}
@@ -263,46 +263,46 @@ func (d *pageDecoder[T]) admit(g textGuard) error {
 	return nil
 }
 
-// ListingClockAllowance is how much newer than a record listed before it a
+// listingClockAllowance is how much newer than a record listed before it a
 // record of a newest-first listing may be (the writers' clocks may differ).
-const ListingClockAllowance = 10 * time.Second
+const listingClockAllowance = 10 * time.Second
 
-// ErrInconsistentListing matches an *InconsistentListingError.
+// ErrInconsistentListing matches an *inconsistentListingError.
 var ErrInconsistentListing = errors.New("the listing is out of order or inconsistent")
 
-// Inconsistency is what is wrong with two records of a listing.
-type Inconsistency int
+// inconsistency is what is wrong with two records of a listing.
+type inconsistency int
 
-// Kinds of Inconsistency.
+// Kinds of inconsistency.
 const (
-	OutOfOrder    Inconsistency = iota + 1 // newer than one listed before it, beyond the allowance
-	ChangedRepeat                          // listed twice with contents it cannot have moved on to
+	outOfOrder    inconsistency = iota + 1 // newer than one listed before it, beyond the allowance
+	changedRepeat                          // listed twice with contents it cannot have moved on to
 )
 
-// ListedRecord is one record as a listing showed it, enough to name it.
-type ListedRecord struct {
+// listedRecord is one record as a listing showed it, enough to name it.
+type listedRecord struct {
 	ID        string
 	CreatedAt time.Time
 	Status    string
 	Page      int // from 1, over the whole listing
 }
 
-func (r ListedRecord) String() string {
+func (r listedRecord) String() string {
 	return fmt.Sprintf("%s (%s, created_at %s, page %d)", r.ID, r.Status, r.CreatedAt.UTC().Format(time.RFC3339Nano), r.Page)
 }
 
-// InconsistentListingError names the two records of a listing that cannot
+// inconsistentListingError names the two records of a listing that cannot
 // both be right; it reaches callers in a *ListingError.
-type InconsistentListingError struct {
-	Kind           Inconsistency
-	Earlier, Later ListedRecord
+type inconsistentListingError struct {
+	Kind           inconsistency
+	Earlier, Later listedRecord
 }
 
-func (e *InconsistentListingError) Error() string {
+func (e *inconsistentListingError) Error() string {
 	switch e.Kind {
-	case OutOfOrder:
+	case outOfOrder:
 		return fmt.Sprintf("%v: backup %v is listed after backup %v but is %v newer, in a listing that is newest first (clocks may differ by %v)",
-			ErrInconsistentListing, e.Later, e.Earlier, e.Later.CreatedAt.Sub(e.Earlier.CreatedAt), ListingClockAllowance)
+			ErrInconsistentListing, e.Later, e.Earlier, e.Later.CreatedAt.Sub(e.Earlier.CreatedAt), listingClockAllowance)
 	default:
 		return fmt.Sprintf("%v: backup %s is listed twice with different contents: first as %v, then as %v",
 			ErrInconsistentListing, e.Earlier.ID, e.Earlier, e.Later)
@@ -310,7 +310,7 @@ func (e *InconsistentListingError) Error() string {
 }
 
 // Is makes errors.Is(err, ErrInconsistentListing) true.
-func (e *InconsistentListingError) Is(target error) bool { return target == ErrInconsistentListing }
+func (e *inconsistentListingError) Is(target error) bool { return target == ErrInconsistentListing }
 
 // seenRecords is what a listing remembers of the records it has read, to
 // drop a repeat and, for a checked listing, refuse an inconsistent record.
@@ -333,7 +333,7 @@ func (idsSeen[T]) restart() {}
 // backupSeen is what a backups listing keeps of each backup: a few words,
 // not the record.
 type backupSeen struct {
-	ListedRecord
+	listedRecord
 	sum uint64 // every field the record holds, hashed
 }
 
@@ -342,35 +342,35 @@ type backupSeen struct {
 type backupsChecked struct {
 	seed   maphash.Seed
 	seen   map[string]backupSeen
-	oldest ListedRecord // the oldest record of the current pass
+	oldest listedRecord // the oldest record of the current pass
 }
 
 func newBackupsChecked() *backupsChecked {
 	return &backupsChecked{seed: maphash.MakeSeed(), seen: map[string]backupSeen{}}
 }
 
-func (s *backupsChecked) restart() { s.oldest = ListedRecord{} }
+func (s *backupsChecked) restart() { s.oldest = listedRecord{} }
 
 func (s *backupsChecked) see(_ string, b *Backup, page int) (bool, error) {
-	now := backupSeen{ListedRecord{ID: b.ID, CreatedAt: b.CreatedAt, Status: internStatus(b.Status), Page: page}, s.digest(b)}
+	now := backupSeen{listedRecord{ID: b.ID, CreatedAt: b.CreatedAt, Status: internStatus(b.Status), Page: page}, s.digest(b)}
 	if before, ok := s.seen[b.ID]; ok {
 		if before.sum == now.sum {
 			return true, nil
 		}
 		if !movedOn(before, now) {
-			return false, &InconsistentListingError{Kind: ChangedRepeat, Earlier: before.ListedRecord, Later: now.ListedRecord}
+			return false, &inconsistentListingError{Kind: changedRepeat, Earlier: before.listedRecord, Later: now.listedRecord}
 		}
 		s.seen[b.ID] = now // a later change is judged against this one
 		return true, nil
 	}
 	// A repeat is not judged by its place: offset cursors list again what a
 	// new backup pushed down.
-	if s.oldest.ID != "" && b.CreatedAt.Sub(s.oldest.CreatedAt) > ListingClockAllowance {
-		return false, &InconsistentListingError{Kind: OutOfOrder, Earlier: s.oldest, Later: now.ListedRecord}
+	if s.oldest.ID != "" && b.CreatedAt.Sub(s.oldest.CreatedAt) > listingClockAllowance {
+		return false, &inconsistentListingError{Kind: outOfOrder, Earlier: s.oldest, Later: now.listedRecord}
 	}
 	s.seen[b.ID] = now
 	if s.oldest.ID == "" || b.CreatedAt.Before(s.oldest.CreatedAt) {
-		s.oldest = now.ListedRecord
+		s.oldest = now.listedRecord
 	}
 	return false, nil
 }

@@ -107,7 +107,7 @@ func TestListingFailsAfterSecondInvalidCursor(t *testing.T) {
 			f.srv.RotateCursorKey()
 		}
 	}
-	if !errors.Is(last, ErrBadRequest) {
+	if !errors.Is(last, errBadRequest) {
 		t.Fatalf("%v", last)
 	}
 }
@@ -146,11 +146,11 @@ func TestListingDetectsRepeatedCursor(t *testing.T) {
 	t.Parallel()
 	c := fakePages(t, []*string{ptr("c1"), ptr("c2"), ptr("c1")})
 	got, err := Collect(c.Accounts(context.Background(), ListOptions{}))
-	if !errors.Is(err, ErrRepeatedCursor) || len(got) != 3 {
+	if !errors.Is(err, errRepeatedCursor) || len(got) != 3 {
 		t.Fatalf("%d items, %v", len(got), err)
 	}
 	c = fakePages(t, []*string{ptr("c0")})
-	if _, err := Collect(c.Accounts(context.Background(), ListOptions{})); !errors.Is(err, ErrRepeatedCursor) {
+	if _, err := Collect(c.Accounts(context.Background(), ListOptions{})); !errors.Is(err, errRepeatedCursor) {
 		t.Fatalf("self-referencing cursor: %v", err)
 	}
 }
@@ -267,12 +267,12 @@ func pagedService(t *testing.T, pages ...[]string) (*Client, *atomic.Int64) {
 	return c, requests
 }
 
-// inconsistency is err's *InconsistentListingError, or fails the test
+// inconsistentListing is err's *inconsistentListingError, or fails the test
 // unless err is one, inside a *ListingError, matching ErrInconsistentListing.
-func inconsistency(t *testing.T, err error) *InconsistentListingError {
+func inconsistentListing(t *testing.T, err error) *inconsistentListingError {
 	t.Helper()
 	var le *ListingError
-	var ie *InconsistentListingError
+	var ie *inconsistentListingError
 	if !errors.Is(err, ErrInconsistentListing) || !errors.As(err, &le) || !errors.As(err, &ie) {
 		t.Fatalf("want a *ListingError matching ErrInconsistentListing, got %v", err)
 	}
@@ -285,11 +285,11 @@ func TestBackupsOutOfOrderOnOnePage(t *testing.T) {
 	// whole before any of it is handed out, so nothing is.
 	c, requests := pagedService(t, []string{bk(1, 0, "success"), bk(2, -time.Hour, "success"), bk(3, time.Hour, "success"), bk(4, -2*time.Hour, "success")})
 	got, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{}))
-	ie := inconsistency(t, err)
+	ie := inconsistentListing(t, err)
 	if len(got) != 0 || requests.Load() != 1 {
 		t.Errorf("%d backups yielded, %d requests; want none of the faulty page, 1 request", len(got), requests.Load())
 	}
-	if ie.Kind != OutOfOrder || ie.Earlier.ID != bkID(2) || ie.Later.ID != bkID(3) ||
+	if ie.Kind != outOfOrder || ie.Earlier.ID != bkID(2) || ie.Later.ID != bkID(3) ||
 		!ie.Earlier.CreatedAt.Equal(t0.Add(-time.Hour)) || !ie.Later.CreatedAt.Equal(t0.Add(time.Hour)) {
 		t.Errorf("%+v", ie)
 	}
@@ -308,13 +308,13 @@ func TestBackupsOutOfOrderAcrossPages(t *testing.T) {
 	page2 := []string{bk(3, -30*time.Minute, "success"), bk(4, -2*time.Hour, "success")}
 	c, requests := pagedService(t, page1, page2, []string{bk(5, -3*time.Hour, "success")})
 	got, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{}))
-	ie := inconsistency(t, err)
+	ie := inconsistentListing(t, err)
 	var le *ListingError
 	errors.As(err, &le)
 	if len(got) != 2 || requests.Load() != 2 || le.Pages != 2 || le.Items != 2 {
 		t.Errorf("%d backups, %d requests, %+v; want page 1's two, 2 requests", len(got), requests.Load(), le)
 	}
-	if ie.Kind != OutOfOrder || ie.Earlier.ID != bkID(2) || ie.Earlier.Page != 1 || ie.Later.ID != bkID(3) || ie.Later.Page != 2 {
+	if ie.Kind != outOfOrder || ie.Earlier.ID != bkID(2) || ie.Earlier.Page != 1 || ie.Later.ID != bkID(3) || ie.Later.Page != 2 {
 		t.Errorf("%+v", ie)
 	}
 	// Every reader of backups gets it, and none takes an answer from it.
@@ -326,7 +326,7 @@ func TestBackupsOutOfOrderAcrossPages(t *testing.T) {
 	}
 }
 
-// Clocks may disagree: a record up to ListingClockAllowance newer than
+// Clocks may disagree: a record up to listingClockAllowance newer than
 // one before it is in order, just past it is not.
 func TestBackupsClockAllowance(t *testing.T) {
 	t.Parallel()
@@ -335,7 +335,7 @@ func TestBackupsClockAllowance(t *testing.T) {
 		t.Fatalf("10 s newer, within the allowance: %d, %v", len(got), err)
 	}
 	c, _ = pagedService(t, []string{bk(1, 0, "success"), bk(2, -5*time.Second, "success"), bk(3, 6*time.Second, "success")})
-	if ie := inconsistency(t, mustFail(Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{})))); ie.Earlier.ID != bkID(2) || ie.Later.ID != bkID(3) {
+	if ie := inconsistentListing(t, mustFail(Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{})))); ie.Earlier.ID != bkID(2) || ie.Later.ID != bkID(3) {
 		t.Errorf("%+v", ie)
 	}
 }
@@ -356,8 +356,8 @@ func TestBackupsIDTwiceWithOtherContents(t *testing.T) {
 			t.Parallel()
 			c, requests := pagedService(t, pages...)
 			_, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{}))
-			ie := inconsistency(t, err)
-			if ie.Kind != ChangedRepeat || ie.Earlier.ID != bkID(1) || ie.Later.ID != bkID(1) || requests.Load() != int64(len(pages)) {
+			ie := inconsistentListing(t, err)
+			if ie.Kind != changedRepeat || ie.Earlier.ID != bkID(1) || ie.Later.ID != bkID(1) || requests.Load() != int64(len(pages)) {
 				t.Errorf("%+v after %d requests", ie, requests.Load())
 			}
 			if name == "two pages" {
@@ -431,7 +431,7 @@ func TestBackupsCheckCostsNoRequest(t *testing.T) {
 	if b, err := latestSuccess(context.Background(), c, consistencyAccount); b != nil || requests.Load() != 1 {
 		t.Errorf("%v, %v after %d requests; want no answer from a page out of order", b, err, requests.Load())
 	} else {
-		_ = inconsistency(t, err)
+		_ = inconsistentListing(t, err)
 	}
 	page1 := []string{bk(1, 0, "running"), bk(2, -time.Hour, "success")}
 	c, requests = pagedService(t, page1, []string{bk(3, time.Hour, "success")})
@@ -463,11 +463,11 @@ func TestInconsistentListingErrorTextIsGuarded(t *testing.T) {
 	hostile := strings.ReplaceAll(bk(1, 0, "success"), `"status":"success"`, `"status":"ok\u001b[2J `+hostileKey+`"`)
 	c, _ := pagedService(t, []string{bk(1, 0, "failed"), bk(2, -time.Hour, "success")}, []string{hostile})
 	_, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{}))
-	ie := inconsistency(t, err)
-	if msg := err.Error(); strings.Contains(msg, hostileKey) || strings.ContainsFunc(msg, unicode.IsControl) || !strings.Contains(msg, Redacted) {
+	ie := inconsistentListing(t, err)
+	if msg := err.Error(); strings.Contains(msg, hostileKey) || strings.ContainsFunc(msg, unicode.IsControl) || !strings.Contains(msg, redacted) {
 		t.Errorf("%q", msg)
 	}
-	if ie.Kind != ChangedRepeat {
+	if ie.Kind != changedRepeat {
 		t.Errorf("%+v", ie)
 	}
 }

@@ -185,14 +185,14 @@ func decodeStrict(body []byte, out record, g textGuard) error {
 	return out.admit(g)
 }
 
-// MaxShownText bounds a server string shown to the user, in characters.
-const MaxShownText = 300
+// maxShownText bounds a server string shown to the user, in characters.
+const maxShownText = 300
 
 // maxShownRequestID bounds a request id that is not a UUID.
 const maxShownRequestID = 64
 
-// Redacted replaces the API key wherever the service echoed it.
-const Redacted = "[REDACTED]"
+// redacted replaces the API key wherever the service echoed it.
+const redacted = "[REDACTED]"
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
@@ -200,8 +200,8 @@ var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[
 // masked, control characters (escape sequences among them) removed, cut.
 type textGuard struct{ key *secret }
 
-// text cleans s and cuts it to MaxShownText characters.
-func (g textGuard) text(s string) string { return g.cut(g.clean(s), MaxShownText) }
+// text cleans s and cuts it to maxShownText characters.
+func (g textGuard) text(s string) string { return g.cut(g.clean(s), maxShownText) }
 
 // maxShownWord bounds a short server string: a status, a platform.
 const maxShownWord = 64
@@ -215,10 +215,10 @@ func (g textGuard) clean(s string) string {
 		return fold(s)
 	}
 	key := g.key.value
-	s = fold(strings.ReplaceAll(s, key, Redacted))
-	s = strings.ReplaceAll(s, key, Redacted)
+	s = fold(strings.ReplaceAll(s, key, redacted))
+	s = strings.ReplaceAll(s, key, redacted)
 	if folded := g.key.folded; folded != "" && folded != key {
-		s = strings.ReplaceAll(s, folded, Redacted)
+		s = strings.ReplaceAll(s, folded, redacted)
 	}
 	return s
 }

@@ -17,7 +17,7 @@ import (
 
 // A proxy or a wrong host answering 200 with `{}`, `null` or a body without
 // the fields the contract requires must not pass as "no backups" or "a valid
-// key": each is a DecodeError, never an empty or zero answer.
+// key": each is a decodeError, never an empty or zero answer.
 func TestContractRequiredFieldsAreEnforced(t *testing.T) {
 	t.Parallel()
 	const acct = "acc_0123456789abcdef"
@@ -75,9 +75,9 @@ func TestContractRequiredFieldsAreEnforced(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = calls[tc.call](c)
-			var de *DecodeError
+			var de *decodeError
 			if !errors.As(err, &de) {
-				t.Fatalf("want a DecodeError, got %v", err)
+				t.Fatalf("want a decodeError, got %v", err)
 			}
 		})
 	}
@@ -113,9 +113,9 @@ func TestAccountAnswerForAnotherAccountIsRefused(t *testing.T) {
 		_, _ = w.Write([]byte(`{"id":"acc_OTHER00000000000","name":"other","backup_status":"success"}`))
 	}, nil)
 	a, err := c.Account(t.Context(), "acc_0123456789abcdef")
-	var de *DecodeError
-	if a != nil || !errors.Is(err, ErrOtherAccount) || !errors.As(err, &de) {
-		t.Fatalf("Account = %+v, %v; want a *DecodeError matching ErrOtherAccount", a, err)
+	var de *decodeError
+	if a != nil || !errors.Is(err, errOtherAccount) || !errors.As(err, &de) {
+		t.Fatalf("Account = %+v, %v; want a *decodeError matching errOtherAccount", a, err)
 	}
 	if !strings.Contains(err.Error(), "asked for acc_0123456789abcdef, the answer is for acc_OTHER00000000000") {
 		t.Errorf("the error does not name both accounts: %v", err)
@@ -260,7 +260,7 @@ func unsafeText(s string) string {
 			return fmt.Sprintf("holds the control or format character %U", r)
 		}
 	}
-	if len([]rune(s)) > MaxShownText+40 {
+	if len([]rune(s)) > maxShownText+40 {
 		return "is not bounded"
 	}
 	return ""
@@ -280,7 +280,7 @@ func TestEveryDecodedStringIsGuarded(t *testing.T) {
 	}
 	// The text reached the records, cleaned (so the check below is not of
 	// placeholders).
-	if a, ok := decoded["account"].(*Account); !ok || !strings.HasPrefix(a.Name, "ci]0;TITLE-PWNED[31m"+Redacted) {
+	if a, ok := decoded["account"].(*Account); !ok || !strings.HasPrefix(a.Name, "ci]0;TITLE-PWNED[31m"+redacted) {
 		t.Fatalf("the account's name is %q", a.Name)
 	}
 	for name, v := range decoded {
@@ -325,7 +325,7 @@ func TestKeyWithCharactersCleaningChangesIsMasked(t *testing.T) {
 		"bks_abc\u202edef0123456789",
 		"bks_\u00a0\u200b  abcdef0123456789",
 	} {
-		if err := CheckAPIKey(key); err != nil {
+		if err := checkAPIKey(key); err != nil {
 			t.Fatalf("%q: %v (the test wants keys a user can configure)", key, err)
 		}
 		g := textGuard{key: newSecret(key)}
@@ -336,7 +336,7 @@ func TestKeyWithCharactersCleaningChangesIsMasked(t *testing.T) {
 			key,
 		} {
 			got := g.text(echoed)
-			if !strings.Contains(got, Redacted) || strings.Contains(got, key) || strings.Contains(got, fold(key)) ||
+			if !strings.Contains(got, redacted) || strings.Contains(got, key) || strings.Contains(got, fold(key)) ||
 				strings.Contains(got, "0123456789") {
 				t.Errorf("key %q echoed as %q shows as %q", key, echoed, got)
 			}

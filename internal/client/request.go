@@ -24,8 +24,8 @@ const (
 	maxSuccessBody = 8 << 20
 )
 
-// ErrBodyTooLarge: a response body exceeded the client's size limit.
-var ErrBodyTooLarge = errors.New("the response body exceeded the size limit")
+// errBodyTooLarge: a response body exceeded the client's size limit.
+var errBodyTooLarge = errors.New("the response body exceeded the size limit")
 
 // call describes one logical API call.
 type call struct {
@@ -57,7 +57,7 @@ func (c *Client) do(ctx context.Context, cl call, out record) error {
 		if !retriable {
 			return err
 		}
-		limited := errors.Is(err, ErrRateLimited)
+		limited := errors.Is(err, errRateLimited)
 		if err := c.mayRetry(ctx, attempt, failures, limited, delay, waited, err); err != nil {
 			return err // others are not paused for a wait not taken
 		}
@@ -84,7 +84,7 @@ func (c *Client) mayRetry(ctx context.Context, attempt, failures int, limited bo
 		return fail(RetryPastDeadline, fmt.Sprintf("waiting %s would outlive the operation's deadline", delay.Round(time.Millisecond)))
 	}
 	if !limited && failures >= c.opts.MaxRetries {
-		return fail(RetriesExhausted, "retries exhausted")
+		return fail(retriesExhausted, "retries exhausted")
 	}
 	if (!limited || !hasDeadline) && waited+delay > c.opts.RetryBudget {
 		return fail(RetryBudgetSpent, fmt.Sprintf("waiting %s more would exceed the retry budget of %s",
@@ -110,7 +110,7 @@ func (c *Client) retryAfter(ctx context.Context, cl call, attempt int, delay tim
 // retryDelay says whether err may be retried, and after how long.
 func (c *Client) retryDelay(cl call, attempt int, err error) (time.Duration, bool) {
 	var apiErr *APIError
-	var tErr *TransportError
+	var tErr *transportError
 	switch {
 	case errors.As(err, new(*ConnectionError)):
 		return 0, false // no retry can fix it
@@ -176,7 +176,7 @@ func (c *Client) attempt(ctx context.Context, cl call, out record) error {
 	started := c.opts.Clock.Now()
 	res, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
-		return c.transportError(cl.method, shown, sent, actx, err)
+		return c.transportFailure(cl.method, shown, sent, actx, err)
 	}
 	defer func() { _ = res.Body.Close() }()
 	header, status = res.Header, res.StatusCode
@@ -199,26 +199,26 @@ func (c *Client) attempt(ctx context.Context, cl call, out record) error {
 	})
 
 	if res.StatusCode >= 300 && res.StatusCode <= 399 {
-		return &RedirectError{Method: cl.method, Path: shown, StatusCode: res.StatusCode,
+		return &redirectError{Method: cl.method, Path: shown, StatusCode: res.StatusCode,
 			Location: c.guard.text(safeLocation(res.Header.Get("Location"))), Origin: c.base.Scheme + "://" + c.base.Host, RequestID: requestID}
 	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		return parseProblem(c.guard, cl.method, shown, res.StatusCode, res.Header, body, c.opts.Clock.Now())
 	}
 	if tooLarge {
-		return &DecodeError{Method: cl.method, Path: shown, StatusCode: res.StatusCode, RequestID: requestID,
-			Err: fmt.Errorf("%w (%d MiB)", ErrBodyTooLarge, limit>>20)}
+		return &decodeError{Method: cl.method, Path: shown, StatusCode: res.StatusCode, RequestID: requestID,
+			Err: fmt.Errorf("%w (%d MiB)", errBodyTooLarge, limit>>20)}
 	}
 	if readErr != nil {
 		if errors.Is(actx.Err(), context.DeadlineExceeded) {
 			readErr = &TimeoutError{After: c.opts.RequestTimeout}
 		}
-		return &TransportError{Method: cl.method, Path: shown, Sent: true,
+		return &transportError{Method: cl.method, Path: shown, Sent: true,
 			Err: fmt.Errorf("reading the HTTP %d response (request id %s): %w", res.StatusCode, requestID, c.guard.wrap(readErr))}
 	}
 	if out != nil {
 		if err := decodeStrict(body, out, c.guard); err != nil {
-			return &DecodeError{Method: cl.method, Path: shown, StatusCode: res.StatusCode, RequestID: requestID, Err: c.guard.wrap(err)}
+			return &decodeError{Method: cl.method, Path: shown, StatusCode: res.StatusCode, RequestID: requestID, Err: c.guard.wrap(err)}
 		}
 		if d, ok := out.(dated); ok {
 			d.answeredAt(answerTime(res.Header.Get("Date"), received))
@@ -288,8 +288,8 @@ type dated interface {
 // Pacing: the rate-limit headers, and the limiter every attempt waits on.
 
 // parseRateLimit reads the rate-limit headers; nil when none is present.
-func parseRateLimit(h http.Header, now time.Time) *RateLimit {
-	rl := &RateLimit{}
+func parseRateLimit(h http.Header, now time.Time) *rateLimit {
+	rl := &rateLimit{}
 	present := false
 	if n, err := strconv.Atoi(strings.TrimSpace(h.Get("X-RateLimit-Limit"))); err == nil && n > 0 {
 		rl.Limit, rl.HasLimit, present = n, true, true
@@ -566,7 +566,7 @@ func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
 
 // shareWindow takes the window's count beyond this client's own requests
 // as other clients', and cuts share and budget to this client's part.
-func (l *limiter) shareWindow(rl *RateLimit) {
+func (l *limiter) shareWindow(rl *rateLimit) {
 	counted := rl.Limit - rl.Remaining
 	own := l.mine + l.inflight
 	others := counted - own

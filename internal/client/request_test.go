@@ -22,13 +22,13 @@ func TestMalformedAndTruncatedBodies(t *testing.T) {
 	f := newFixture(t, mockservice.Options{Seed: 9}, func(o *Options) { o.MaxRetries = 1 })
 	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultMalformedJSON, Route: mockservice.RouteToken, Times: 1})
 	_, err := f.client.Token(context.Background())
-	var de *DecodeError
+	var de *decodeError
 	if !errors.As(err, &de) || de.RequestID == "" || !strings.Contains(err.Error(), "not the expected JSON") {
 		t.Fatalf("malformed: %v", err)
 	}
 	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultTruncatedBody, Route: mockservice.RouteGetAccount})
 	_, err = f.client.Account(context.Background(), f.srv.AccountIDs()[0])
-	var te *TransportError
+	var te *transportError
 	if !errors.As(err, &te) || !te.Sent {
 		t.Fatalf("truncated: %T %v", err, err)
 	}
@@ -104,7 +104,7 @@ func TestResponseEdges(t *testing.T) {
 			_, _ = w.Write([]byte(tc.body))
 		}, func(o *Options) { o.MaxRetries = 0 })
 		_, err := c.Token(context.Background())
-		var re *RedirectError
+		var re *redirectError
 		switch {
 		case tc.wantOK && err != nil:
 			t.Errorf("HTTP %d: %v, want the token", tc.status, err)
@@ -124,7 +124,7 @@ func TestResponseEdges(t *testing.T) {
 		body := page + strings.Repeat(" ", maxSuccessBody-len(page)+extra)
 		c, _ := hostileClient(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(body)) }, nil)
 		_, err := Collect(c.Accounts(context.Background(), ListOptions{}))
-		if tooLarge := errors.Is(err, ErrBodyTooLarge); tooLarge != (extra == 1) || (extra == 0 && err != nil) {
+		if tooLarge := errors.Is(err, errBodyTooLarge); tooLarge != (extra == 1) || (extra == 0 && err != nil) {
 			t.Errorf("a body of the limit plus %d: %v", extra, err)
 		}
 	}
@@ -168,7 +168,7 @@ func TestRetriesExhausted(t *testing.T) {
 	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError})
 	_, err := f.client.Token(context.Background())
 	var re *RetryError
-	if !errors.As(err, &re) || re.Attempts != 3 || !errors.Is(err, ErrServer) {
+	if !errors.As(err, &re) || re.Attempts != 3 || !errors.Is(err, errServer) {
 		t.Fatalf("%T %v", err, err)
 	}
 	var apiErr *APIError
@@ -203,7 +203,7 @@ func TestHugeRetryAfterExhaustsBudget(t *testing.T) {
 	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, RetryAfter: 3600 * time.Second})
 	_, err := f.client.Token(context.Background())
 	var re *RetryError
-	if !errors.As(err, &re) || !errors.Is(err, ErrRateLimited) || !strings.Contains(err.Error(), "retry budget") ||
+	if !errors.As(err, &re) || !errors.Is(err, errRateLimited) || !strings.Contains(err.Error(), "retry budget") ||
 		re.Cause != RetryBudgetSpent || re.Attempts != 1 {
 		t.Fatalf("want a RetryError for the budget after one attempt, got %v", err)
 	}
@@ -334,7 +334,7 @@ func TestGivingUpAfterA429PausesNobody(t *testing.T) {
 		}
 		_, _ = w.Write([]byte(`{"name":"ci","expires_at":"2030-01-01T00:00:00Z"}`))
 	}, func(o *Options) { o.RetryBudget = 30 * time.Second }) // a 429's wait is bounded by the budget, not max_retries
-	if _, err := c.Token(context.Background()); !errors.Is(err, ErrRateLimited) {
+	if _, err := c.Token(context.Background()); !errors.Is(err, errRateLimited) {
 		t.Fatalf("want the 429, got %v", err)
 	}
 	if _, err := c.Token(context.Background()); err != nil {
@@ -391,7 +391,7 @@ func TestRateLimitedWaitsAreBoundedByTheDeadline(t *testing.T) {
 				t.Fatalf("%d 429s within the bound: %v", refusals, err)
 			case tc.want == 0 && requests.Load() != refusals+1:
 				t.Errorf("%d requests, want %d", requests.Load(), refusals+1)
-			case tc.want != 0 && (!errors.As(err, &re) || re.Cause != tc.want || !errors.Is(err, ErrRateLimited)):
+			case tc.want != 0 && (!errors.As(err, &re) || re.Cause != tc.want || !errors.Is(err, errRateLimited)):
 				t.Fatalf("got %v; want a 429 given up with cause %d", err, tc.want)
 			case tc.want == RetryPastDeadline && !strings.Contains(err.Error(), "outlive the operation's deadline"):
 				t.Errorf("the error does not say the deadline ended it: %v", err)
@@ -572,9 +572,9 @@ func TestRedirectsAreRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = c.Token(context.Background())
-			var re *RedirectError
-			if !errors.As(err, &re) || !errors.Is(err, ErrRedirect) {
-				t.Fatalf("err = %v, want a *RedirectError", err)
+			var re *redirectError
+			if !errors.As(err, &re) || !errors.Is(err, errRedirect) {
+				t.Fatalf("err = %v, want a *redirectError", err)
 			}
 			for _, w := range append(tc.want, "request id 3f1c1a8e-7e2b-4c1d-9a0b-5d6e7f8a9b0c", "GET /api/v1/token") {
 				if !strings.Contains(err.Error(), w) {
@@ -622,11 +622,11 @@ func TestRedirectFaultOfTheMock(t *testing.T) {
 	acct := f.srv.AccountIDs()[0]
 
 	_, err := f.client.Trigger(acct).Post(context.Background())
-	if !errors.Is(err, ErrRedirect) {
-		t.Fatalf("trigger: err = %v, want ErrRedirect", err)
+	if !errors.Is(err, errRedirect) {
+		t.Fatalf("trigger: err = %v, want errRedirect", err)
 	}
-	if _, err := f.client.Account(context.Background(), acct); !errors.Is(err, ErrRedirect) {
-		t.Fatalf("account: err = %v, want ErrRedirect", err)
+	if _, err := f.client.Account(context.Background(), acct); !errors.Is(err, errRedirect) {
+		t.Fatalf("account: err = %v, want errRedirect", err)
 	}
 	if n := f.srv.BackupsQueued(acct); n != 0 {
 		t.Errorf("%d backups queued, want 0", n)

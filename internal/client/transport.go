@@ -24,7 +24,7 @@ type transportSettings struct {
 	// loopbackOnly: plain http without AllowInsecureHTTP. Each address
 	// dialled is checked, since DNS may resolve "localhost" elsewhere.
 	loopbackOnly bool
-	noHTTP2      bool          // see HTTP2DebugLogging
+	noHTTP2      bool          // see http2DebugLogging
 	resolver     *net.Resolver // tests' resolver; nil: the system's
 }
 
@@ -32,7 +32,7 @@ func settingsFor(base *url.URL, opts Options) transportSettings {
 	return transportSettings{
 		roots:        opts.RootCAs,
 		loopbackOnly: base.Scheme == "http" && !opts.AllowInsecureHTTP,
-		noHTTP2:      HTTP2DebugLogging(),
+		noHTTP2:      http2DebugLogging(),
 	}
 }
 
@@ -106,9 +106,9 @@ func loopbackOnlyDialer(d *net.Dialer) func(context.Context, string, string) (ne
 	}
 }
 
-// HTTP2DebugLogging says whether GODEBUG turns on the HTTP/2 debug logs,
+// http2DebugLogging says whether GODEBUG turns on the HTTP/2 debug logs,
 // which print X-API-Key: a client built then does not use HTTP/2.
-func HTTP2DebugLogging() bool {
+func http2DebugLogging() bool {
 	godebug := os.Getenv("GODEBUG")
 	if strings.Contains(godebug, "http2debug=1") || strings.Contains(godebug, "http2debug=2") {
 		return true
@@ -122,7 +122,7 @@ func HTTP2DebugLogging() bool {
 	return false
 }
 
-// HTTP2Off says whether c turned HTTP/2 off (see HTTP2DebugLogging).
+// HTTP2Off says whether c turned HTTP/2 off (see http2DebugLogging).
 func (c *Client) HTTP2Off() bool { return c.noHTTP2 }
 
 // Failures to connect that no retry can fix: the Reason of a *ConnectionError
@@ -157,20 +157,20 @@ func (e *TimeoutError) Error() string {
 // Timeout lets net-style checks see it as a timeout.
 func (e *TimeoutError) Timeout() bool { return true }
 
-// transportError describes a request that got no response.
-func (c *Client) transportError(method, shown string, sent bool, attemptCtx context.Context, err error) error {
+// transportFailure describes a request that got no response.
+func (c *Client) transportFailure(method, shown string, sent bool, attemptCtx context.Context, err error) error {
 	var uErr *url.Error
 	if errors.As(err, &uErr) {
 		err = uErr.Err // the caller knows the URL
 	}
 	if reason := permanentReason(err); reason != nil {
-		return &TransportError{Method: method, Path: shown, Sent: false,
+		return &transportError{Method: method, Path: shown, Sent: false,
 			Err: &ConnectionError{Host: c.base.Host, Reason: reason, Err: c.guard.wrap(err)}}
 	}
 	if errors.Is(attemptCtx.Err(), context.DeadlineExceeded) {
 		err = &TimeoutError{After: c.opts.RequestTimeout}
 	}
-	return &TransportError{Method: method, Path: shown, Sent: sent, Err: c.guard.wrap(err)}
+	return &transportError{Method: method, Path: shown, Sent: sent, Err: c.guard.wrap(err)}
 }
 
 func permanentReason(err error) error {
@@ -187,8 +187,8 @@ func permanentReason(err error) error {
 	return nil
 }
 
-// ErrNoCertificate: a PEM given as a trusted CA holds no certificate.
-var ErrNoCertificate = errors.New("no PEM certificate found")
+// errNoCertificate: a PEM given as a trusted CA holds no certificate.
+var errNoCertificate = errors.New("no PEM certificate found")
 
 // CertPool is the system's trusted roots plus each PEM's certificates. A PEM
 // without one is an error: a typo must not silently trust nothing new.
@@ -199,7 +199,7 @@ func CertPool(pems ...[]byte) (*x509.CertPool, error) {
 	}
 	for _, pem := range pems {
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, ErrNoCertificate
+			return nil, errNoCertificate
 		}
 	}
 	return pool, nil

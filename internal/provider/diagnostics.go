@@ -165,7 +165,7 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// wrongOrganizationHint follows an OrganizationMismatchError.
+// wrongOrganizationHint follows a client.ErrWrongOrganization.
 const wrongOrganizationHint = "The provider's organization_id guards against a key of another environment: " +
 	"check which key the provider was given (api_key or " + EnvAPIKey + "), or correct organization_id."
 

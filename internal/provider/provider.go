@@ -134,34 +134,44 @@ func optionalDuration(description string) schema.StringAttribute {
 }
 
 func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
-	p.configure(ctx, req, resp, nil)
+	if conf, ok := p.readConfiguration(ctx, req, &resp.Diagnostics); ok {
+		p.connect(ctx, conf, resp)
+	}
 }
 
-// adjustment changes the client's options and the runner's settings after the configuration: tests only.
-type adjustment func(*client.Options, *workflow.Settings)
+// configuration is what the provider block and the environment set: the
+// client's options and the runner's settings (the workflow's defaults: the
+// schema sets none of them), from which connect builds both.
+type configuration struct {
+	model   providerModel
+	client  client.Options
+	runner  workflow.Settings
+	release *guardRelease
+}
 
-func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse, adjust adjustment) {
-	cfg, ok := decode[providerModel](ctx, req.Config, &resp.Diagnostics)
+// readConfiguration reads the provider block, and the environment where the block leaves a setting out.
+func (p *backupProvider) readConfiguration(ctx context.Context, req provider.ConfigureRequest, diags *diag.Diagnostics) (configuration, bool) {
+	cfg, ok := decode[providerModel](ctx, req.Config, diags)
 	if !ok {
-		return
+		return configuration{}, false
 	}
 	for _, s := range []struct {
 		v         types.String
 		attr, env string
 	}{{cfg.BaseURL, "base_url", EnvBaseURL}, {cfg.APIKey, "api_key", EnvAPIKey}} {
 		if s.v.IsUnknown() {
-			resp.Diagnostics.AddAttributeError(path.Root(s.attr), "Unknown Backup Service "+s.attr,
+			diags.AddAttributeError(path.Root(s.attr), "Unknown Backup Service "+s.attr,
 				fmt.Sprintf("The provider cannot talk to the Backup Service while %q is unknown at plan time. Set it to a "+
 					"known value, or leave it out and set the %s environment variable.", s.attr, s.env))
 		}
 	}
 	if cfg.MaxRetries.IsUnknown() || cfg.RequestTimeout.IsUnknown() || cfg.RetryBudget.IsUnknown() || cfg.AllowInsecureHTTP.IsUnknown() ||
 		cfg.CACertFile.IsUnknown() || cfg.CACertPEM.IsUnknown() || cfg.OrganizationID.IsUnknown() {
-		resp.Diagnostics.AddError("Unknown Backup Service provider setting",
+		diags.AddError("Unknown Backup Service provider setting",
 			"max_retries, request_timeout, retry_budget, allow_insecure_http, ca_cert_file, ca_cert_pem and organization_id must be known at plan time.")
 	}
-	if resp.Diagnostics.HasError() {
-		return
+	if diags.HasError() {
+		return configuration{}, false
 	}
 
 	opts := client.Options{
@@ -173,11 +183,11 @@ func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRe
 		Organization:      cfg.OrganizationID.ValueString(),
 	}
 	if opts.BaseURL == "" {
-		resp.Diagnostics.AddAttributeError(path.Root("base_url"), "Missing Backup Service base URL",
+		diags.AddAttributeError(path.Root("base_url"), "Missing Backup Service base URL",
 			"Set base_url in the provider block, or the "+EnvBaseURL+" environment variable (an empty base_url counts as not set).")
 	}
 	if opts.APIKey == "" {
-		resp.Diagnostics.AddAttributeError(path.Root("api_key"), "Missing Backup Service API key",
+		diags.AddAttributeError(path.Root("api_key"), "Missing Backup Service API key",
 			"Set api_key in the provider block, or the "+EnvAPIKey+" environment variable (an empty api_key counts as not set).")
 	}
 	opts.MaxRetries = client.DefaultMaxRetries
@@ -185,28 +195,29 @@ func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRe
 		opts.MaxRetries = int(wholeValue(cfg.MaxRetries))
 	}
 	opts.RetryBudget, opts.RequestTimeout = durationOf(cfg.RetryBudget), durationOf(cfg.RequestTimeout) // zero: the client's default
-	if pems := caPEMs(cfg, &resp.Diagnostics); len(pems) > 0 {
+	if pems := caPEMs(cfg, diags); len(pems) > 0 {
 		pool, err := client.CertPool(pems...)
 		if err != nil {
-			resp.Diagnostics.AddError("Invalid CA certificates", err.Error())
+			diags.AddError("Invalid CA certificates", err.Error())
 		}
 		opts.RootCAs = pool
 	}
-	release := releaseFrom(ctx, cfg.DestroyWithout, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
+	release := releaseFrom(ctx, cfg.DestroyWithout, diags)
+	if diags.HasError() {
+		return configuration{}, false
 	}
 	opts.Logger = tfLogger{key: opts.APIKey}
-	var settings workflow.Settings
-	if adjust != nil {
-		adjust(&opts, &settings)
-	}
-	c, err := client.New(opts)
+	return configuration{model: cfg, client: opts, release: release}, true
+}
+
+// connect builds the client and the runner, and hands them to every kind.
+func (p *backupProvider) connect(ctx context.Context, conf configuration, resp *provider.ConfigureResponse) {
+	cl, err := client.New(conf.client)
 	if err != nil {
-		addClientConfigError(&resp.Diagnostics, cfg, opts.BaseURL, opts.APIKey, err)
+		addClientConfigError(&resp.Diagnostics, conf.model, conf.client.BaseURL, conf.client.APIKey, err)
 		return
 	}
-	if c.HTTP2Off() {
+	if cl.HTTP2Off() {
 		p.http2Warned.Do(func() {
 			tflog.Warn(ctx, "GODEBUG sets http2debug, with which Go's HTTP/2 code logs every request header, the API key "+
 				"among them, where no mask reaches: the provider talks to the Backup Service over HTTP/1.1 instead. Terraform's "+
@@ -214,12 +225,12 @@ func (p *backupProvider) configure(ctx context.Context, req provider.ConfigureRe
 				EnvAPIKey+" instead)")
 		})
 	}
-	clk := cmp.Or[clock.Clock](opts.Clock, clock.Wall{}) // the client's default too
-	if d := durationOf(cfg.KeyExpiryWarning); d > 0 {
-		warnKeyExpiry(ctx, c, clk.Now(), d, &resp.Diagnostics)
+	clk := cmp.Or[clock.Clock](conf.client.Clock, clock.Wall{}) // the client's default too
+	if d := durationOf(conf.model.KeyExpiryWarning); d > 0 {
+		warnKeyExpiry(ctx, cl, clk.Now(), d, &resp.Diagnostics)
 	}
-	data := &providerData{client: c, runner: workflow.New(c, clk, opts.Logger, settings), clock: clk,
-		replacements: workflow.NewReplacements(), release: release}
+	data := &providerData{client: cl, runner: workflow.New(cl, clk, conf.client.Logger, conf.runner), clock: clk,
+		replacements: workflow.NewReplacements(), release: conf.release}
 	resp.DataSourceData = data
 	resp.ResourceData = data
 	resp.ActionData = data

@@ -184,7 +184,7 @@ func TestPollingFailureIsUnfollowed(t *testing.T) {
 		}
 	}
 	o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
-	if o.Kind != Unfollowed || !errors.Is(o.Err, client.ErrServer) || o.Backup == nil || o.Backup.Status != client.StatusRunning {
+	if o.Kind != Unfollowed || !serverError(o.Err) || o.Backup == nil || o.Backup.Status != client.StatusRunning {
 		t.Fatalf("outcome %d, %v, %+v; want Unfollowed with the 500, the backup still running", o.Kind, o.Err, o.Backup)
 	}
 }

@@ -1,6 +1,8 @@
 package workflow
 
 import (
+	"errors"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -14,6 +16,13 @@ import (
 // recorded) started at the beginning of the current second, as the
 // client's tests use it.
 func newFakeClock() *clocktest.Virtual { return clocktest.NewInstant(time.Now().Truncate(time.Second)) }
+
+// serverError reports whether err holds the service's 5xx answer, as
+// errors.Is(err, the client's unexported errServer) would.
+func serverError(err error) bool {
+	var apiErr *client.APIError
+	return errors.As(err, &apiErr) && apiErr.StatusCode >= http.StatusInternalServerError
+}
 
 // fixture is a mock service behind httptest and a runner of it.
 type fixture struct {

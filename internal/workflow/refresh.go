@@ -20,7 +20,7 @@ type accountReads struct {
 	seen   sync.Map // account id -> accountSeen
 }
 
-// accountSeen is an account, or the *client.GoneError that proved it gone.
+// accountSeen is an account, or the error (client.ErrGone) that proved it gone.
 type accountSeen struct {
 	account *client.Account
 	gone    error

@@ -72,7 +72,9 @@ var triggerFaults = []triggerFault{
 				}
 			}
 		},
-		err:   unidentifiedQueued(client.ErrServer),
+		err: func(o Outcome) bool {
+			return o.Kind == NotIdentified && o.Confirmed && serverError(o.Err)
+		},
 		posts: 1, listings: -1, queued: 1,
 	},
 	{
@@ -82,7 +84,7 @@ var triggerFaults = []triggerFault{
 		setup:  func(fs *faultyService) { fs.listingStatus = http.StatusBadGateway },
 		viaRun: true, run: RunOptions{WaitForCompletion: true},
 		err: func(o Outcome) bool {
-			return o.Kind == Refused && errors.Is(o.Err, errLookFailed) && errors.Is(o.Err, client.ErrServer)
+			return o.Kind == Refused && errors.Is(o.Err, errLookFailed) && serverError(o.Err)
 		},
 		posts: 0, listings: -1, queued: 0,
 	},

@@ -122,7 +122,7 @@ var mockTriggerFaults = []mockTriggerFault{
 			{Kind: mockservice.FaultServerError, Route: mockservice.RouteListBackups},
 		},
 		err: func(o Outcome) bool {
-			return o.Kind == NotIdentified && errors.Is(o.Err, client.ErrServer) && !o.Confirmed
+			return o.Kind == NotIdentified && serverError(o.Err) && !o.Confirmed
 		},
 		posts: 1, listings: -1, queued: 1,
 	},
