@@ -349,7 +349,7 @@ func cannotBackUp(o workflow.Outcome) (string, bool) {
 	case o.Kind == workflow.Refused && errors.Is(o.Err, client.ErrUnprocessable) && errors.As(o.Err, &refused) && refused.FromService():
 		return "the Backup Service refused to back it up", true // its answer, status and all, follows once
 	case o.Kind == workflow.Failed && o.Backup != nil && o.Backup.Status != client.StatusSuccess:
-		// A success that does not count (workflow.Rule) proves nothing.
+		// A success that does not count (the workflow's rule) proves nothing.
 		return "its backup failed", true
 	}
 	return "", false

@@ -210,7 +210,7 @@ func TestAccActionReuseWithin(t *testing.T) {
 
 // A change of triggers takes a new backup even with reuse_within: the
 // previous change's backup, still inside the window, started before that
-// change went ahead (workflow.Rule.After). Found by the simulation.
+// change went ahead (workflow.RunOptions.Since). Found by the simulation.
 func TestAccTriggerReuseNeverCrossesAChange(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, mockservice.Options{Seed: 4104})

@@ -13,15 +13,15 @@ import (
 
 // Which backup counts reads no clock: the service's clock (the Date of an
 // answer, client.AnswerTime, which a page carries as At) is read only where
-// the user asked for a duration: a backup's age for reuse_within (Reusable,
+// the user asked for a duration: a backup's age for reuse_within (reusable,
 // ageOf), the grace before a resend (graceOver), and the trigger's start that
 // this grace is measured from (trigger), and a stopped destroy's
 // resume_within (answeredAt, AfterStoppedDestroy, standsAt). The client
-// keeps no clock offset to read. (Identify, Above, MarkOf and Unexplained
+// keeps no clock offset to read. (identify, above, pageMark and unexplained
 // read none.)
 func TestOnlyDurationsReadTheServiceClock(t *testing.T) {
 	t.Parallel()
-	allowed := []string{"Reusable", "ageOf", "graceOver", "trigger", "answeredAt", "AfterStoppedDestroy", "standsAt"}
+	allowed := []string{"reusable", "ageOf", "graceOver", "trigger", "answeredAt", "AfterStoppedDestroy", "standsAt"}
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

@@ -34,8 +34,8 @@ type Mark struct {
 // cannot tell what is listed.
 var errEmptyFirstPage = errors.New("the account's first page of backups is empty but names a next page, so what it lists is unknown")
 
-// MarkOf is the mark of a first page of backups.
-func MarkOf(p client.BackupsPage) (*Mark, error) {
+// pageMark is the mark of a first page of backups.
+func pageMark(p client.BackupsPage) (*Mark, error) {
 	if len(p.Backups) == 0 && p.More {
 		return nil, errEmptyFirstPage
 	}
@@ -46,50 +46,50 @@ func MarkOf(p client.BackupsPage) (*Mark, error) {
 	return m, nil
 }
 
-// Has says whether id is in the mark; never for none.
-func (m *Mark) Has(id string) bool { return m != nil && slices.Contains(m.IDs, id) }
+// has says whether id is in the mark; never for none.
+func (m *Mark) has(id string) bool { return m != nil && slices.Contains(m.IDs, id) }
 
-// With is the mark and id: a backup that is no longer new (its operation's
+// with is the mark and id: a backup that is no longer new (its operation's
 // own, or one a conflict waited out).
-func (m *Mark) With(id string) *Mark {
-	if m == nil || id == "" || m.Has(id) {
+func (m *Mark) with(id string) *Mark {
+	if m == nil || id == "" || m.has(id) {
 		return m
 	}
 	return &Mark{IDs: append(slices.Clip(m.IDs), id)}
 }
 
-// Without is the mark less id.
-func (m *Mark) Without(id string) *Mark {
-	if !m.Has(id) {
+// without is the mark less id.
+func (m *Mark) without(id string) *Mark {
+	if !m.has(id) {
 		return m
 	}
 	return &Mark{IDs: slices.DeleteFunc(slices.Clone(m.IDs), func(s string) bool { return s == id })}
 }
 
-// Union is what both marks hold: a backup above it is new since both
+// union is what both marks hold: a backup above it is new since both
 // reads. None when either is unknown.
-func Union(a, b *Mark) *Mark {
+func union(a, b *Mark) *Mark {
 	if a == nil || b == nil {
 		return nil
 	}
 	u := a
 	for _, id := range b.IDs {
-		u = u.With(id)
+		u = u.with(id)
 	}
 	return u
 }
 
-// Above is what p lists above every backup of m: the backups started since
+// above is what p lists above every backup of m: the backups started since
 // m was read. When p lists none of m, all of p is above it if the listing
 // goes on past p (m is further down) or m is empty (nothing was listed);
 // else none: a listing that lost what it listed before proves nothing.
 // Nothing is above an unknown mark.
-func (m *Mark) Above(p client.BackupsPage) []client.Backup {
+func (m *Mark) above(p client.BackupsPage) []client.Backup {
 	if m == nil {
 		return nil
 	}
 	for i, b := range p.Backups {
-		if m.Has(b.ID) {
+		if m.has(b.ID) {
 			return p.Backups[:i]
 		}
 	}
@@ -99,11 +99,11 @@ func (m *Mark) Above(p client.BackupsPage) []client.Backup {
 	return nil
 }
 
-// Rule is which backup counts for one operation; its methods alone decide.
+// rule is which backup counts for one operation; its methods alone decide.
 // It holds no time and no clock: identity is by listing, and a backup's age
 // (reuse_within) is read from the page that lists it. Its pages list the
 // account's own backups only: the client leaves out any other's.
-type Rule struct {
+type rule struct {
 	AccountID string
 	// Mark is what a backup must be listed above to count: the operation's
 	// own read before its POST or, for reuse_within, the previous change's
@@ -118,7 +118,7 @@ type Rule struct {
 	Allowance   time.Duration // how far the two readings of an age may disagree
 }
 
-// errNotCounted matches every reason Check and Reusable give.
+// errNotCounted matches every reason check and reusable give.
 var errNotCounted = errors.New("the backup does not count for this change")
 
 // notCountedError is why a backup does not count; Cause is the clocks', for reuse_within.
@@ -136,56 +136,56 @@ func (e *notCountedError) Error() string {
 
 func (e *notCountedError) Is(target error) bool { return target == errNotCounted }
 
-// Stage is how far a backup has to have gone to pass Check.
-type Stage int
+// stage is how far a backup has to have gone to pass check.
+type stage int
 
 // The stages.
 const (
-	Identified Stage = iota // the operation's, whatever its status
-	Candidate               // it may count: in progress or good
-	Final                   // it counts: a good backup by a consistent record
+	identified stage = iota // the operation's, whatever its status
+	candidate               // it may count: in progress or good
+	final                   // it counts: a good backup by a consistent record
 )
 
-// Check says why b, known to be the operation's (by id, or above its mark),
+// check says why b, known to be the operation's (by id, or above its mark),
 // does not count at the given stage, or nil when it does.
-func (r Rule) Check(b client.Backup, stage Stage) error {
+func (r rule) check(b client.Backup, at stage) error {
 	no := func(format string, args ...any) error {
 		return &notCountedError{Backup: b, Why: fmt.Sprintf(format, args...)}
 	}
 	switch {
-	case stage == Final && !b.Good():
+	case at == final && !b.Good():
 		return no("it is not a good backup by a consistent record (%s)", describeRecord(b))
-	case stage == Candidate && !b.Good() && !client.InProgress(b.Status):
+	case at == candidate && !b.Good() && !client.InProgress(b.Status):
 		return no("it ended with status %q", b.Status)
 	}
 	return nil
 }
 
-// Identify is the operation's backup as p lists it: of the backups above
+// identify is the operation's backup as p lists it: of the backups above
 // the mark, the oldest listed; nil when p lists none above it. Each of them
 // started after the operation's read, so any keeps its promise; the first to
 // start since is the trigger's own (one backup runs at a time, and the read
 // is a moment before the POST), while a look made minutes later also lists
 // the backups other pipelines queued after it ended.
-func (r Rule) Identify(p client.BackupsPage) *client.Backup {
-	above := r.Mark.Above(p)
+func (r rule) identify(p client.BackupsPage) *client.Backup {
+	above := r.Mark.above(p)
 	for i := len(above) - 1; i >= 0; i-- {
-		if r.Check(above[i], Identified) == nil {
+		if r.check(above[i], identified) == nil {
 			return &above[i]
 		}
 	}
 	return nil
 }
 
-// Unexplained is a backup p lists that the mark's read did not, below
-// the mark, where Identify does not take it: a clock set back since
+// unexplained is a backup p lists that the mark's read did not, below
+// the mark, where identify does not take it: a clock set back since
 // stamped it below older backups, or the listing lagged. It may be the
 // operation's own, so nothing is sent again while it is listed. Nil when
 // there is none: sending the trigger again cannot queue a second backup
 // that is already listed.
-func (r Rule) Unexplained(p client.BackupsPage) *client.Backup {
-	for i := len(r.Mark.Above(p)); i < len(p.Backups); i++ {
-		if !r.Mark.Has(p.Backups[i].ID) {
+func (r rule) unexplained(p client.BackupsPage) *client.Backup {
+	for i := len(r.Mark.above(p)); i < len(p.Backups); i++ {
+		if !r.Mark.has(p.Backups[i].ID) {
 			return &p.Backups[i]
 		}
 	}
@@ -198,19 +198,19 @@ var ErrNoEarlierChange = errors.New("this trigger's state records no earlier cha
 	"trigger was not deleted first by this command, as with create_before_destroy, or a runner was killed between the two), " +
 	"so a backup of the previous change could not be told from a later one")
 
-// Reusable is the newest backup p lists that reuse_within lets count: above
+// reusable is the newest backup p lists that reuse_within lets count: above
 // the previous change's mark, in progress or good, and started within the
 // window as the older of its two readings dates it (age). refused says why
 // no backup was reused when one may have been (an unknown mark, clocks that
 // cannot be read or disagree); nil, nil when none is recent.
-func (r Rule) Reusable(p client.BackupsPage) (found *client.Backup, age time.Duration, refused error) {
+func (r rule) reusable(p client.BackupsPage) (found *client.Backup, age time.Duration, refused error) {
 	candidates := p.Backups
 	if !r.Unrecorded && r.Mark != nil {
-		candidates = r.Mark.Above(p)
+		candidates = r.Mark.above(p)
 	}
 	for i := range candidates {
 		b := candidates[i]
-		if r.Check(b, Candidate) != nil {
+		if r.check(b, candidate) != nil {
 			continue
 		}
 		age, err := ageOf(b, p.At, r.Allowance)
@@ -270,9 +270,9 @@ func markOf(p *client.BackupsPage, backup string) *Mark {
 	if p == nil {
 		return nil
 	}
-	m, err := MarkOf(*p)
+	m, err := pageMark(*p)
 	if err != nil {
 		return nil
 	}
-	return m.With(backup)
+	return m.with(backup)
 }

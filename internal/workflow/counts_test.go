@@ -67,7 +67,7 @@ func TestMarkOf(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			m, err := MarkOf(tc.page)
+			m, err := pageMark(tc.page)
 			switch {
 			case tc.want == nil && err == nil:
 				t.Fatalf("mark %v; want none", m.IDs)
@@ -100,7 +100,7 @@ func TestMarkAbove(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := ids(tc.mark.Above(tc.page)); !slices.Equal(got, tc.want) {
+			if got := ids(tc.mark.above(tc.page)); !slices.Equal(got, tc.want) {
 				t.Fatalf("above: %v; want %v", got, tc.want)
 			}
 		})
@@ -110,51 +110,51 @@ func TestMarkAbove(t *testing.T) {
 func TestMarkOperations(t *testing.T) {
 	t.Parallel()
 	a, b, c := lb("a", stRunning, 0), lb("b", stSuccess, -time.Hour), lb("c", stSuccess, -2*time.Hour)
-	if got := mark(a).With(b.ID).With(a.ID); !slices.Equal(got.IDs, ids([]client.Backup{a, b})) {
+	if got := mark(a).with(b.ID).with(a.ID); !slices.Equal(got.IDs, ids([]client.Backup{a, b})) {
 		t.Errorf("with: %v", got.IDs)
 	}
-	if got := mark(a, b).Without(a.ID); !slices.Equal(got.IDs, ids([]client.Backup{b})) {
+	if got := mark(a, b).without(a.ID); !slices.Equal(got.IDs, ids([]client.Backup{b})) {
 		t.Errorf("without: %v", got.IDs)
 	}
-	if got := Union(mark(a, b), mark(b, c)); !slices.Equal(got.IDs, ids([]client.Backup{a, b, c})) {
+	if got := union(mark(a, b), mark(b, c)); !slices.Equal(got.IDs, ids([]client.Backup{a, b, c})) {
 		t.Errorf("union: %v", got.IDs)
 	}
-	if Union(mark(a), nil) != nil || Union(nil, mark(a)) != nil || (*Mark)(nil).With(a.ID) != nil || (*Mark)(nil).Has(a.ID) {
+	if union(mark(a), nil) != nil || union(nil, mark(a)) != nil || (*Mark)(nil).with(a.ID) != nil || (*Mark)(nil).has(a.ID) {
 		t.Error("an unknown mark stays unknown")
 	}
 	m := mark(a, b)
-	_ = m.With(c.ID)
-	_ = m.Without(a.ID)
+	_ = m.with(c.ID)
+	_ = m.without(a.ID)
 	if !slices.Equal(m.IDs, ids([]client.Backup{a, b})) {
-		t.Errorf("With and Without changed their mark: %v", m.IDs)
+		t.Errorf("with and without changed their mark: %v", m.IDs)
 	}
 }
 
-// Each condition of Check, alone.
+// Each condition of check, alone.
 func TestRuleCheck(t *testing.T) {
 	t.Parallel()
 	text := "disk full"
 	good := lb("g", stSuccess, 0)
 	with := func(f func(*client.Backup)) client.Backup { b := good; f(&b); return b }
-	r := Rule{AccountID: good.AccountID}
+	r := rule{AccountID: good.AccountID}
 	for _, tc := range []struct {
 		name  string
 		b     client.Backup
-		stage Stage
+		stage stage
 		why   string // "" when it counts
 	}{
-		{"a good backup", good, Final, ""},
-		{"a success without completed_at", with(func(b *client.Backup) { b.CompletedAt = nil }), Final, "consistent record"},
-		{"a success completed before it started", with(func(b *client.Backup) { v := tm0.Add(-time.Second); b.CompletedAt = &v }), Final, "consistent record"},
-		{"a success with an error", with(func(b *client.Backup) { b.Error = &text }), Final, "consistent record"},
-		{"a failed backup is no candidate", lb("f", stFailed, 0), Candidate, `status "failed"`},
-		{"a failed backup is still identified", lb("f", stFailed, 0), Identified, ""},
-		{"one in progress is a candidate", lb("r", stRunning, 0), Candidate, ""},
-		{"one in progress is not final", lb("r", stRunning, 0), Final, "consistent record"},
+		{"a good backup", good, final, ""},
+		{"a success without completed_at", with(func(b *client.Backup) { b.CompletedAt = nil }), final, "consistent record"},
+		{"a success completed before it started", with(func(b *client.Backup) { v := tm0.Add(-time.Second); b.CompletedAt = &v }), final, "consistent record"},
+		{"a success with an error", with(func(b *client.Backup) { b.Error = &text }), final, "consistent record"},
+		{"a failed backup is no candidate", lb("f", stFailed, 0), candidate, `status "failed"`},
+		{"a failed backup is still identified", lb("f", stFailed, 0), identified, ""},
+		{"one in progress is a candidate", lb("r", stRunning, 0), candidate, ""},
+		{"one in progress is not final", lb("r", stRunning, 0), final, "consistent record"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := r.Check(tc.b, tc.stage)
+			err := r.check(tc.b, tc.stage)
 			switch {
 			case tc.why == "" && err != nil:
 				t.Fatalf("does not count: %v", err)
@@ -185,8 +185,8 @@ func TestRuleIdentify(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := Rule{AccountID: old.AccountID, Mark: mark(old)}
-			got := r.Identify(tc.page)
+			r := rule{AccountID: old.AccountID, Mark: mark(old)}
+			got := r.identify(tc.page)
 			if tc.want == "" && got != nil || tc.want != "" && (got == nil || got.ID != tc.want) {
 				t.Fatalf("identified %v; want %q", got, tc.want)
 			}
@@ -199,7 +199,7 @@ func TestRuleIdentify(t *testing.T) {
 func TestRuleUnexplained(t *testing.T) {
 	t.Parallel()
 	top, mid, old := lb("t", stSuccess, -time.Hour), lb("m", stSuccess, -2*time.Hour), lb("o", stFailed, -3*time.Hour)
-	r := Rule{AccountID: top.AccountID, Mark: mark(top, mid, old)}
+	r := rule{AccountID: top.AccountID, Mark: mark(top, mid, old)}
 	stamped := lb("s", stRunning, -90*time.Minute) // a clock set back: listed among the mark
 	for _, tc := range []struct {
 		name string
@@ -215,7 +215,7 @@ func TestRuleUnexplained(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			got := ""
-			if b := r.Unexplained(tc.page); b != nil {
+			if b := r.unexplained(tc.page); b != nil {
 				got = b.ID
 			}
 			if got != tc.want {
@@ -236,11 +236,11 @@ func TestRuleReusable(t *testing.T) {
 	listing := func(a client.AnswerTime, bs ...client.Backup) client.BackupsPage {
 		return client.BackupsPage{Backups: bs, At: a}
 	}
-	r := Rule{AccountID: recent.AccountID, Mark: mark(prev), ReuseWithin: 30 * time.Minute, Allowance: 10 * time.Second}
-	with := func(f func(*Rule)) Rule { c := r; f(&c); return c }
+	r := rule{AccountID: recent.AccountID, Mark: mark(prev), ReuseWithin: 30 * time.Minute, Allowance: 10 * time.Second}
+	with := func(f func(*rule)) rule { c := r; f(&c); return c }
 	for _, tc := range []struct {
 		name string
-		rule Rule
+		rule rule
 		page client.BackupsPage
 		want string // the id reused; "" none
 		why  string // in the refusal; "" none
@@ -248,11 +248,11 @@ func TestRuleReusable(t *testing.T) {
 		{"a good backup since the previous change, within the window", r, listing(at(time.Hour, time.Hour), recent, prev), recent.ID, ""},
 		{"one in progress", r, listing(at(time.Hour, time.Hour), lb("r", stRunning, 40*time.Minute), prev), recent.ID, ""},
 		{"a failed one is not", r, listing(at(time.Hour, time.Hour), lb("r", stFailed, 40*time.Minute), prev), "", ""},
-		{"the previous change's, in the window, is not", with(func(r *Rule) { r.ReuseWithin = 2 * time.Hour }), listing(at(time.Hour, time.Hour), prev), "", ""},
+		{"the previous change's, in the window, is not", with(func(r *rule) { r.ReuseWithin = 2 * time.Hour }), listing(at(time.Hour, time.Hour), prev), "", ""},
 		{"listed below the previous change's mark", r, listing(at(time.Hour, time.Hour), prev, recent), "", ""},
-		{"anywhere, for a caller that records no change", with(func(r *Rule) { r.Unrecorded = true; r.ReuseWithin = 2 * time.Hour }), listing(at(time.Hour, time.Hour), prev), prev.ID, ""},
-		{"no mark of the previous change", with(func(r *Rule) { r.Mark = nil }), listing(at(time.Hour, time.Hour), recent, prev), "", "records no earlier change"},
-		{"no mark, nothing in the window: nothing to refuse", with(func(r *Rule) { r.Mark = nil }), listing(at(2*time.Hour, 2*time.Hour), recent, prev), "", ""},
+		{"anywhere, for a caller that records no change", with(func(r *rule) { r.Unrecorded = true; r.ReuseWithin = 2 * time.Hour }), listing(at(time.Hour, time.Hour), prev), prev.ID, ""},
+		{"no mark of the previous change", with(func(r *rule) { r.Mark = nil }), listing(at(time.Hour, time.Hour), recent, prev), "", "records no earlier change"},
+		{"no mark, nothing in the window: nothing to refuse", with(func(r *rule) { r.Mark = nil }), listing(at(2*time.Hour, 2*time.Hour), recent, prev), "", ""},
 		{"at the window's edge", r, listing(at(70*time.Minute, 70*time.Minute), recent, prev), recent.ID, ""},
 		{"past the window", r, listing(at(70*time.Minute+time.Second, 70*time.Minute+time.Second), recent, prev), "", ""},
 		{"the older reading wins: the service's", r, listing(at(70*time.Minute+5*time.Second, 70*time.Minute), recent, prev), "", ""},
@@ -266,7 +266,7 @@ func TestRuleReusable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, _, err := tc.rule.Reusable(tc.page)
+			got, _, err := tc.rule.reusable(tc.page)
 			if tc.want == "" && got != nil || tc.want != "" && (got == nil || got.ID != tc.want) {
 				t.Errorf("reused %v; want %q", got, tc.want)
 			}
@@ -303,15 +303,15 @@ func TestRecordFloor(t *testing.T) {
 	own := lb("n", stRunning, 0)
 	o := Outcome{Kind: NotWaited, Backup: &own, Before: before, Seen: mark(own, lb("t", stSuccess, -time.Hour))}
 	rec := Record{}.After(o)
-	if rec.Ahead || rec.Prior.Has(own.ID) || !slices.Equal(rec.Prior.IDs, before.IDs) {
+	if rec.Ahead || rec.Prior.has(own.ID) || !slices.Equal(rec.Prior.IDs, before.IDs) {
 		t.Fatalf("after the run, before it goes ahead: %+v", rec)
 	}
 	ahead := rec.GoesAhead(o)
-	if !ahead.Ahead || !ahead.Prior.Has(own.ID) || ahead.Floor() != ahead.Prior {
+	if !ahead.Ahead || !ahead.Prior.has(own.ID) || ahead.Floor() != ahead.Prior {
 		t.Fatalf("gone ahead: %+v; want the page it was seen on, with it", ahead)
 	}
 	// Without the page it was seen on, the read before it with it.
-	if got := rec.GoesAhead(Outcome{Backup: &own}); !got.Prior.Has(own.ID) || !got.Prior.Has("bkp_t000000000000000") {
+	if got := rec.GoesAhead(Outcome{Backup: &own}); !got.Prior.has(own.ID) || !got.Prior.has("bkp_t000000000000000") {
 		t.Fatalf("gone ahead unseen: %+v", got)
 	}
 	// Read back from the state alone (a tainted object's Delete has no private state).

@@ -53,7 +53,7 @@ func TestWrongDateChangesNothingButReuse(t *testing.T) {
 				fs, w := newFaultyService(t)
 				fs.date, fs.runFor = tc.date(fs), time.Minute
 				o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
-				if o.Kind != Succeeded || !o.Seen.Has(o.Backup.ID) {
+				if o.Kind != Succeeded || !o.Seen.has(o.Backup.ID) {
 					t.Fatalf("outcome %d (%v), seen %v; want it succeeded, and the next change's floor with it", o.Kind, o.Err, o.Seen)
 				}
 			})
@@ -147,7 +147,7 @@ func TestTheSameSecondIsInTheFloor(t *testing.T) {
 		t.Fatalf("outcome %d reused %t (%v); want the shared backup joined", o.Kind, o.Reused, o.Err)
 	}
 	rec := Record{}.After(o).GoesAhead(o)
-	if !rec.Prior.Has(late.ID) || !rec.Prior.Has(shared.ID) {
+	if !rec.Prior.has(late.ID) || !rec.Prior.has(shared.ID) {
 		t.Fatalf("floor %v; want the backup queued in that second in it", rec.Prior)
 	}
 	fs.onListing = nil
@@ -204,7 +204,7 @@ func TestAFrontsPagesNeverMakeABackupCount(t *testing.T) {
 		}
 	}
 	o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
-	if o.Kind != NotIdentified || o.Confirmed || o.Backup != nil || !o.Before.Has(old.ID) {
+	if o.Kind != NotIdentified || o.Confirmed || o.Backup != nil || !o.Before.has(old.ID) {
 		t.Fatalf("outcome %d (%v) %+v, before %v; want not identified, unconfirmed, the good one before it", o.Kind, o.Err, o.Backup, o.Before)
 	}
 	rec := Record{}.After(o)

@@ -40,7 +40,7 @@ func (o FollowOptions) standsAt(page *client.BackupsPage) bool {
 // above says whether b, read on page (nil: beyond the first), is listed
 // above the Above mark.
 func (o FollowOptions) above(b client.Backup, page *client.BackupsPage) bool {
-	return page != nil && slices.ContainsFunc(o.Above.Above(*page), func(x client.Backup) bool { return x.ID == b.ID })
+	return page != nil && slices.ContainsFunc(o.Above.above(*page), func(x client.Backup) bool { return x.ID == b.ID })
 }
 
 // Follow carries on with the backup of a record (see follow).
@@ -68,7 +68,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 		if r.Prior == nil {
 			return unidentified(errNoPrior)
 		}
-		mine := Rule{AccountID: accountID, Mark: r.Prior}
+		mine := rule{AccountID: accountID, Mark: r.Prior}
 		within := w.set.IdentifyWithin
 		if !r.Confirmed {
 			// What is left of the grace, on this machine's clock, and never more than the whole of it.
@@ -77,7 +77,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 		if b, page, err = w.lookFor(ctx, mine, within); b == nil {
 			if !r.Confirmed && errors.Is(err, ErrNotListed) {
 				if err = w.graceOver(r, page); err == nil {
-					if b := mine.Unexplained(*page); b != nil {
+					if b := mine.unexplained(*page); b != nil {
 						// Listed since, below the mark: it may be that trigger's (a clock set back).
 						return unidentified(unexplainedError(*b))
 					}

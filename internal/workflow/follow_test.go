@@ -185,7 +185,7 @@ func look(t *testing.T, c *Runner, acct string) looked {
 }
 
 // A replacement that cannot tell which deleted trigger it replaces follows a
-// recorded backup only when it is listed above the others' floors (Above);
+// recorded backup only when it is listed above the others' floors (above);
 // else it queues nothing, since that backup may be its change's (seed 7087).
 func TestFollowAboveOthersFloors(t *testing.T) {
 	t.Parallel()

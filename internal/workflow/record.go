@@ -127,7 +127,7 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 		r.Phase = phaseOf(r.backup(), kept.Phase)
 	}
 	if r.BackupID != "" {
-		r.Ahead = r.Prior.Has(r.BackupID)
+		r.Ahead = r.Prior.has(r.BackupID)
 	}
 	return r, nil
 }
@@ -165,8 +165,8 @@ func (r Record) Floor() *Mark {
 // identified keeps the read before it, to be looked for above.
 func (r Record) GoesAhead(o Outcome) Record {
 	r.Ahead = true
-	if r.BackupID != "" && !r.Prior.Has(r.BackupID) {
-		r.Prior = cmp.Or(o.Seen, r.Prior.With(r.BackupID))
+	if r.BackupID != "" && !r.Prior.has(r.BackupID) {
+		r.Prior = cmp.Or(o.Seen, r.Prior.with(r.BackupID))
 	}
 	return r
 }
@@ -177,7 +177,7 @@ func (r Record) Identified(b client.Backup, page *client.BackupsPage) Record {
 	ahead, prior := r.Ahead, r.Prior
 	r = r.Observe(b)
 	if ahead {
-		r.Prior = cmp.Or(markOf(page, b.ID), prior.With(b.ID))
+		r.Prior = cmp.Or(markOf(page, b.ID), prior.with(b.ID))
 	}
 	return r
 }
@@ -195,7 +195,7 @@ func (r Record) After(o Outcome) Record {
 		if r.BackupID != o.Backup.ID {
 			// Another backup: the read before its trigger, else what r
 			// leaves the next change, never with it until its change goes ahead.
-			next = Record{Prior: cmp.Or(o.Before, r.Floor()).Without(o.Backup.ID)}
+			next = Record{Prior: cmp.Or(o.Before, r.Floor()).without(o.Backup.ID)}
 		}
 		// Decided by this outcome alone: Observe keeps why nobody waits
 		// for a backup in progress.

@@ -280,7 +280,7 @@ func TestStored(t *testing.T) {
 	if back, err := Decode(Encode(marked)); err != nil || !reflect.DeepEqual(back, marked) {
 		t.Errorf("round trip: %+v, %v; want %+v", back, err, marked)
 	}
-	if back, err := Decode(Encode(Record{Prior: &Mark{IDs: []string{good.ID}}})); err != nil || back.Phase != PhaseNone || !back.Prior.Has(good.ID) {
+	if back, err := Decode(Encode(Record{Prior: &Mark{IDs: []string{good.ID}}})); err != nil || back.Phase != PhaseNone || !back.Prior.has(good.ID) {
 		t.Errorf("a floor without a backup is stored: %+v, %v", back, err)
 	}
 	if Encode(Record{}) != nil {

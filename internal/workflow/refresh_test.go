@@ -67,7 +67,7 @@ func TestRefresh(t *testing.T) {
 	}
 	// Its change gone ahead unidentified, the page that found it (read since) is the next change's floor.
 	unidentified.Ahead = true
-	if c := w.Refresh(ctx, ids[0], unidentified, false); c.Verdict != Observed || !c.Record.Prior.Has(o.Backup.ID) || !c.Record.Ahead {
+	if c := w.Refresh(ctx, ids[0], unidentified, false); c.Verdict != Observed || !c.Record.Prior.has(o.Backup.ID) || !c.Record.Ahead {
 		t.Errorf("unidentified, gone ahead: %+v", c)
 	}
 	// Without the mark read before it, it cannot be told from another's.

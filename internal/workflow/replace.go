@@ -33,7 +33,7 @@ func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountI
 	opts.Since = old.Record.Floor()
 	var above *Mark
 	if replaced {
-		opts.Since = Union(since, opts.Since)
+		opts.Since = union(since, opts.Since)
 		// Terraform does not say which deleted trigger this create replaces: adopted, the backup must
 		// have been listed after the change of every other trigger of the account deleted here went
 		// ahead, so that it stands for whichever this one is (none known: a new backup).
@@ -109,7 +109,7 @@ func (s *Replacements) floor(accountID string, own int, taken bool) (m *Mark, re
 	m = &Mark{IDs: []string{}}
 	for i, r := range s.replaced[accountID] {
 		if i != own && (taken || !r.taken) {
-			m, replaced = Union(m, r.Record.Floor()), true
+			m, replaced = union(m, r.Record.Floor()), true
 		}
 	}
 	return m, replaced

@@ -13,7 +13,7 @@ func TestReplacementsKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
 	s := NewReplacements()
 	s.Remember("acc_0123456789abcdef", "a", Record{Phase: PhaseTimedOut, BackupID: "bkp_a", Prior: &Mark{IDs: []string{"bkp_a"}}})
 	s.Remember("acc_0123456789abcdef", "b", Record{Phase: PhaseTimedOut, BackupID: "bkp_b", Prior: &Mark{IDs: []string{"bkp_b"}}})
-	if m, replaced := s.floor("acc_0123456789abcdef", -1, true); !replaced || !m.Has("bkp_a") || !m.Has("bkp_b") {
+	if m, replaced := s.floor("acc_0123456789abcdef", -1, true); !replaced || !m.has("bkp_a") || !m.has("bkp_b") {
 		t.Fatalf("floor %v, %t: want both floors", m, replaced)
 	}
 	for _, want := range []string{"bkp_b", "bkp_a"} {
@@ -21,7 +21,7 @@ func TestReplacementsKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
 		if own < 0 || got.Record.BackupID != want {
 			t.Fatalf("take %s = %+v, %v", want, got, own)
 		}
-		if m, replaced := s.floor("acc_0123456789abcdef", own, true); !replaced || m.Has(want) || len(m.IDs) != 1 {
+		if m, replaced := s.floor("acc_0123456789abcdef", own, true); !replaced || m.has(want) || len(m.IDs) != 1 {
 			t.Fatalf("floor beside %s: %v, %t: want the other's only", want, m, replaced)
 		}
 	}
@@ -75,7 +75,7 @@ func TestReplacementsPairsTwoAlike(t *testing.T) {
 	s.Remember("acc_0123456789abcdef", "v2", Record{Phase: PhaseUnidentified, TriggeredAt: at.Add(time.Minute), Prior: &Mark{IDs: []string{"bkp_b"}}})
 	for _, want := range []string{"bkp_b", "bkp_c"} {
 		got, own := s.take("acc_0123456789abcdef", "v2")
-		if own < 0 || !got.Record.Prior.Has(want) {
+		if own < 0 || !got.Record.Prior.has(want) {
 			t.Fatalf("took %+v (%d); want the one of %s", got, own, want)
 		}
 		if m, replaced := s.floor("acc_0123456789abcdef", own, true); !replaced || m != nil {

@@ -19,7 +19,7 @@ func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) O
 		return *stop
 	}
 	rule := w.reuseRule(accountID, opts)
-	recent, age, whyNot := rule.Reusable(l.page)
+	recent, age, whyNot := rule.reusable(l.page)
 	w.refusedReuse(ctx, accountID, whyNot)
 	if o, ok := w.join(ctx, accountID, recent, age, l, opts, start, emit); ok {
 		return o
@@ -30,7 +30,7 @@ func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) O
 	if errors.Is(o.Err, client.ErrConflict) {
 		// Queued by another since the look, or older than the window: look again.
 		if again, err := w.look(ctx, accountID); err == nil {
-			if recent, age, whyNot = rule.Reusable(again.page); recent != nil || opts.WaitOnConflict {
+			if recent, age, whyNot = rule.reusable(again.page); recent != nil || opts.WaitOnConflict {
 				w.refusedReuse(ctx, accountID, whyNot)
 				if joined, ok := w.join(ctx, accountID, recent, age, again, opts, start, emit); ok {
 					return joined
@@ -44,8 +44,8 @@ func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) O
 }
 
 // reuseRule is the rule by which a run with opts reuses a backup.
-func (w *Runner) reuseRule(accountID string, opts RunOptions) Rule {
-	return Rule{AccountID: accountID, Mark: opts.Since, Unrecorded: opts.Unrecorded, ReuseWithin: opts.ReuseWithin, Allowance: w.set.ClockAllowance}
+func (w *Runner) reuseRule(accountID string, opts RunOptions) rule {
+	return rule{AccountID: accountID, Mark: opts.Since, Unrecorded: opts.Unrecorded, ReuseWithin: opts.ReuseWithin, Allowance: w.set.ClockAllowance}
 }
 
 // refusedReuse logs why reuse_within could not be applied, when it could not.

@@ -82,7 +82,7 @@ func notWaited(b *client.Backup, page *client.BackupsPage) Outcome {
 	return Outcome{Kind: NotWaited, Backup: b, Seen: markOf(page, b.ID)}
 }
 
-// failed: b ended in another status than success or, with why (Rule.Check's
+// failed: b ended in another status than success or, with why (rule.check's
 // reason), in a success that does not count.
 func failed(b client.Backup, why error) Outcome {
 	if why == nil {
@@ -160,7 +160,7 @@ type RunOptions struct {
 	// long before the run count for it (see reuse).
 	ReuseWithin time.Duration
 	// Since is the mark of the listing when the resource's previous change
-	// went ahead: only a backup listed above it may be reused (Rule.Mark).
+	// went ahead: only a backup listed above it may be reused (rule.Mark).
 	// Nil: none is known, and reuse_within takes no shortcut unless Unrecorded.
 	Since *Mark
 	// Unrecorded: the caller records no change (an action, a guard's
@@ -196,7 +196,7 @@ func (w *Runner) look(ctx context.Context, accountID string) (looked, error) {
 	if err != nil {
 		return looked{}, err
 	}
-	m, err := MarkOf(p)
+	m, err := pageMark(p)
 	if err != nil {
 		return looked{}, err
 	}
@@ -258,7 +258,7 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 			return *stopped
 		}
 		if running != nil {
-			l.mark = l.mark.With(running.ID)
+			l.mark = l.mark.with(running.ID)
 		}
 	}
 }
@@ -317,10 +317,10 @@ func inProgress(p client.BackupsPage) *client.Backup {
 
 // waitFrom waits for b, this operation's as just read (on page, when read
 // from a first page), to end; it counts only if it is then a good backup
-// of the account (Rule.Check, Final).
+// of the account (rule.check, final).
 func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backup, page *client.BackupsPage, start time.Time, emit emitFunc) Outcome {
 	still := w.stillWaiting(emit, EventWaiting)
-	final, page, err := w.poll(ctx, accountID, b, page, func(now client.Backup, prev string) {
+	last, page, err := w.poll(ctx, accountID, b, page, func(now client.Backup, prev string) {
 		if now.Status == prev {
 			still(now)
 			return
@@ -339,8 +339,8 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 			// Read the status once more, briefly, so that the message tells the truth
 			// (and a stopped destroy's record is dated by the service at its stop).
 			rctx, cancel := detached(ctx)
-			if now, p, rerr := w.find(rctx, accountID, final.ID); rerr == nil {
-				final = now
+			if now, p, rerr := w.find(rctx, accountID, last.ID); rerr == nil {
+				last = now
 				page = cmp.Or(p, page)
 			}
 			cancel()
@@ -348,14 +348,14 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 		if errors.Is(err, context.Canceled) {
 			kind = Interrupted
 		}
-		return Outcome{Kind: kind, Backup: final, Waited: w.clock.Now().Sub(start), Err: err, At: answeredAt(page)}
+		return Outcome{Kind: kind, Backup: last, Waited: w.clock.Now().Sub(start), Err: err, At: answeredAt(page)}
 	}
-	emit(EventDone, *final, "")
-	if final.Status != client.StatusSuccess {
-		return failed(*final, nil)
+	emit(EventDone, *last, "")
+	if last.Status != client.StatusSuccess {
+		return failed(*last, nil)
 	}
-	if err := (Rule{AccountID: accountID}).Check(*final, Final); err != nil {
-		return failed(*final, err)
+	if err := (rule{AccountID: accountID}).check(*last, final); err != nil {
+		return failed(*last, err)
 	}
 	if page == nil {
 		// The last read was not of the first page: one more, for the next change's floor.
@@ -363,7 +363,7 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 			page = &l.page
 		}
 	}
-	return Outcome{Kind: Succeeded, Backup: final, Seen: markOf(page, final.ID)}
+	return Outcome{Kind: Succeeded, Backup: last, Seen: markOf(page, last.ID)}
 }
 
 // stillWaiting returns what a wait tells of each read of a backup still in
@@ -439,9 +439,9 @@ var ErrNotListed = errors.New("the account's backups listing shows no backup abo
 
 // trigger queues one backup, or says why not. The POST is not idempotent:
 // after an unknown outcome the listing is looked at before any resend.
-// Its backup is one listed above l's mark (Rule.Identify).
+// Its backup is one listed above l's mark (rule.identify).
 func (w *Runner) trigger(ctx context.Context, accountID string, l looked) (*Triggered, Outcome) {
-	mine := Rule{AccountID: accountID, Mark: l.mark}
+	mine := rule{AccountID: accountID, Mark: l.mark}
 	began := w.clock.Now()
 	unidentified := func(queued bool, err error) Outcome {
 		return Outcome{Kind: NotIdentified, TriggeredAt: began, TriggeredOnService: l.page.At.Service, Confirmed: queued, Err: err, Before: l.mark}
@@ -498,7 +498,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked) (*Trig
 				// Nothing can be seen: sending again could queue a second backup.
 				return nil, unidentified(false, errors.Join(err, lerr))
 			}
-			if b := mine.Unexplained(*page); b != nil {
+			if b := mine.unexplained(*page); b != nil {
 				// Listed since, below the mark: it may be this trigger's.
 				return nil, unidentified(false, errors.Join(err, lerr, unexplainedError(*b)))
 			}
@@ -521,15 +521,15 @@ func unexplainedError(b client.Backup) error {
 // progress listed before the trigger is another's, and the 409 stands; one
 // listed above the mark started since, and counts; none listed yet (a
 // lagging listing) is looked for.
-func (w *Runner) conflictAfterUncertain(ctx context.Context, mine Rule, conflict error) (*Triggered, Outcome) {
+func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict error) (*Triggered, Outcome) {
 	l, err := w.look(ctx, mine.AccountID)
 	if err != nil {
 		return nil, Outcome{Kind: NotIdentified, Confirmed: true, Err: errors.Join(conflict, err)}
 	}
 	running := inProgress(l.page)
-	found := mine.Identify(l.page)
+	found := mine.identify(l.page)
 	switch {
-	case running != nil && mine.Mark.Has(running.ID):
+	case running != nil && mine.Mark.has(running.ID):
 		return nil, refused(conflict)
 	case found != nil:
 		return &Triggered{Backup: *found, Page: &l.page, Recovered: true}, Outcome{}
@@ -547,7 +547,7 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, mine Rule, conflict
 
 // identify finds a backup the service accepted, for IdentifyWithin and,
 // when the context ends first, once more, detached; nil and why not.
-func (w *Runner) identify(ctx context.Context, acct *client.Account, mine Rule, recovered bool) (*Triggered, error) {
+func (w *Runner) identify(ctx context.Context, acct *client.Account, mine rule, recovered bool) (*Triggered, error) {
 	found, page, err := w.lookFor(ctx, mine, w.set.IdentifyWithin)
 	if found == nil && ctx.Err() != nil {
 		found, page, err = w.lookDetached(ctx, mine)
@@ -559,7 +559,7 @@ func (w *Runner) identify(ctx context.Context, acct *client.Account, mine Rule, 
 }
 
 // lookDetached looks once (a look of no length) for the trigger's backup after ctx ended, briefly.
-func (w *Runner) lookDetached(ctx context.Context, mine Rule) (*client.Backup, *client.BackupsPage, error) {
+func (w *Runner) lookDetached(ctx context.Context, mine rule) (*client.Backup, *client.BackupsPage, error) {
 	dctx, cancel := detached(ctx)
 	defer cancel()
 	return w.lookFor(dctx, mine, 0)
@@ -571,17 +571,17 @@ const (
 	identifyMaxInterval = 8 * time.Second
 )
 
-// lookFor looks for the trigger's backup (Rule.Identify) until within has
+// lookFor looks for the trigger's backup (rule.identify) until within has
 // passed, and returns it with the page it is on; else the last page read
 // and the last error (ErrNotListed when the listing held none).
-func (w *Runner) lookFor(ctx context.Context, mine Rule, within time.Duration) (*client.Backup, *client.BackupsPage, error) {
+func (w *Runner) lookFor(ctx context.Context, mine rule, within time.Duration) (*client.Backup, *client.BackupsPage, error) {
 	deadline := w.clock.Now().Add(within)
 	var last *client.BackupsPage
 	for interval := identifyInterval; ; interval = min(2*interval, identifyMaxInterval) {
 		p, err := w.c.FirstBackupsPage(ctx, mine.AccountID)
 		if err == nil {
 			last = &p
-			if found := mine.Identify(p); found != nil {
+			if found := mine.identify(p); found != nil {
 				return found, last, nil
 			}
 		}
@@ -602,7 +602,7 @@ func (w *Runner) FindTriggered(ctx context.Context, accountID string, r Record) 
 	if r.Prior == nil {
 		return nil, nil, errNoPrior
 	}
-	b, page, err := w.lookFor(ctx, Rule{AccountID: accountID, Mark: r.Prior}, 0)
+	b, page, err := w.lookFor(ctx, rule{AccountID: accountID, Mark: r.Prior}, 0)
 	if errors.Is(err, ErrNotListed) {
 		err = nil
 	}
