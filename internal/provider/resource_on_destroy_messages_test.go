@@ -107,6 +107,8 @@ func TestDestroyedAfterNamesTheBackup(t *testing.T) {
 	t.Parallel()
 	done := time.Date(2026, 11, 23, 10, 5, 0, 0, time.UTC)
 	b := client.Backup{ID: guardBkp, AccountID: guardAcct, Status: client.StatusSuccess, CreatedAt: done.Add(-5 * time.Minute), CompletedAt: &done}
+	running := client.Backup{ID: guardBkp, AccountID: guardAcct, Status: client.StatusRunning, CreatedAt: b.CreatedAt}
+	stopped := workflow.Record{}.AfterStoppedDestroy(workflow.Outcome{Kind: workflow.Interrupted, Backup: &running}, done.Add(-time.Minute), time.Hour)
 	for name, tc := range map[string]struct {
 		reused  bool
 		earlier workflow.Record
@@ -114,7 +116,7 @@ func TestDestroyedAfterNamesTheBackup(t *testing.T) {
 	}{
 		"its own":         {want: "This destroy queued it."},
 		"reused":          {reused: true, want: "This destroy queued no backup: backup " + guardBkp + ", created at 2026-11-23T10:00:00Z, is within reuse_within (15m)."},
-		"a stopped one's": {earlier: workflow.Record{Phase: workflow.PhaseInterrupted, BackupID: guardBkp, TriggeredAt: done.Add(-5 * time.Minute)}, want: "it followed backup " + guardBkp},
+		"a stopped one's": {earlier: stopped, want: "it followed backup " + guardBkp},
 	} {
 		summary, detail := destroyedAfter(guardAcct, b, tc.reused, "15m", tc.earlier)
 		if want := "The backup_on_destroy of account " + guardAcct + " was destroyed after backup " + guardBkp; summary != want {

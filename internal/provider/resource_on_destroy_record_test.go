@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
+	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
@@ -66,7 +67,8 @@ func TestDestroyBackupRecord(t *testing.T) {
 		})
 	}
 	// What Delete writes reads back the same.
-	d := workflow.Record{Phase: workflow.PhaseTimedOut, BackupID: "bkp_0123456789abcdef", TriggeredAt: triggered, CountsUntil: triggered.Add(time.Hour)}
+	running := client.Backup{ID: "bkp_0123456789abcdef", Status: client.StatusRunning, CreatedAt: triggered}
+	d := workflow.Record{}.AfterStoppedDestroy(workflow.Outcome{Kind: workflow.TimedOut, Backup: &running}, triggered, time.Hour)
 	raw := workflow.Encode(d)
 	if back := destroyRecord(t.Context(), privateBytes{workflow.Key: raw}); back != d {
 		t.Errorf("round trip: %+v, want %+v", back, d)

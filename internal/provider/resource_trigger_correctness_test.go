@@ -26,6 +26,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
@@ -303,7 +304,9 @@ func TestTriggerUpdateRecordsTheFloorWhenTheChangeGoesAhead(t *testing.T) {
 		}
 	}
 	config := object(t, s, map[string]tftypes.Value{"account_id": tfStr(ruleAccount), "wait_for_completion": tftypes.NewValue(tftypes.Bool, false)})
-	private := privateOf(t, workflow.Key, workflow.Encode(workflow.Record{Phase: workflow.PhaseInterrupted, BackupID: ruleBackup}))
+	running := client.Backup{ID: ruleBackup, AccountID: ruleAccount, Status: client.StatusRunning, CreatedAt: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
+	interrupted := workflow.Record{}.After(workflow.Outcome{Kind: workflow.Interrupted, Backup: &running})
+	private := privateOf(t, workflow.Key, workflow.Encode(interrupted))
 	plan, err := srv.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
 		TypeName: "backup_trigger", PriorState: object(t, s, state(true, before)), ProposedNewState: object(t, s, state(false, before)),
 		Config: config, PriorPrivate: private,

@@ -25,12 +25,12 @@ type Phase string
 const (
 	PhaseNone         Phase = ""             // nothing recorded: the next change takes a new backup
 	PhaseUnidentified Phase = "unidentified" // triggered, its backup never listed
-	PhaseInProgress   Phase = "in_progress"
-	PhaseInterrupted  Phase = "interrupted"
-	PhaseTimedOut     Phase = "timed_out"
-	PhaseSucceeded    Phase = "succeeded"
-	PhaseFailed       Phase = "failed"   // ended in any status but success
-	PhaseImported     Phase = "imported" // until the first apply takes the configuration
+	phaseInProgress   Phase = "in_progress"
+	phaseInterrupted  Phase = "interrupted"
+	phaseTimedOut     Phase = "timed_out"
+	phaseSucceeded    Phase = "succeeded"
+	phaseFailed       Phase = "failed"   // ended in any status but success
+	phaseImported     Phase = "imported" // until the first apply takes the configuration
 )
 
 // Record is what a resource or an invocation knows of the backup it stands
@@ -121,8 +121,8 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 		// Without its stored part, it is a tainted trigger's: its apply failed, and Terraform started
 		// no dependent (seed 6773: taken as gone ahead, two such replaced together had no floor).
 		r.Ahead = kept.Ahead
-	case kept.Phase == PhaseFailed && kept.BackupID == r.BackupID:
-		r.Phase = PhaseFailed // a success that contradicted itself: the state has no room for why
+	case kept.Phase == phaseFailed && kept.BackupID == r.BackupID:
+		r.Phase = phaseFailed // a success that contradicted itself: the state has no room for why
 	default:
 		r.Phase = phaseOf(r.backup(), kept.Phase)
 	}
@@ -137,14 +137,14 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 // A success that contradicts itself (client.Backup.Good) is a failure.
 func phaseOf(b client.Backup, was Phase) Phase {
 	switch {
-	case was == PhaseImported, client.InProgress(b.Status) && (was == PhaseInterrupted || was == PhaseTimedOut):
+	case was == phaseImported, client.InProgress(b.Status) && (was == phaseInterrupted || was == phaseTimedOut):
 		return was
 	case client.InProgress(b.Status):
-		return PhaseInProgress
+		return phaseInProgress
 	case b.Good():
-		return PhaseSucceeded
+		return phaseSucceeded
 	default:
-		return PhaseFailed
+		return phaseFailed
 	}
 }
 
@@ -171,9 +171,9 @@ func (r Record) GoesAhead(o Outcome) Record {
 	return r
 }
 
-// Identified is an unidentified record once a look found its backup b on
+// identified is an unidentified record once a look found its backup b on
 // page: after its change went ahead, that page (read since) is the floor.
-func (r Record) Identified(b client.Backup, page *client.BackupsPage) Record {
+func (r Record) identified(b client.Backup, page *client.BackupsPage) Record {
 	ahead, prior := r.Ahead, r.Prior
 	r = r.Observe(b)
 	if ahead {
@@ -183,7 +183,7 @@ func (r Record) Identified(b client.Backup, page *client.BackupsPage) Record {
 }
 
 // waitStopped is the phase of an outcome whose wait stopped, by its kind; None for any other.
-var waitStopped = map[Kind]Phase{Interrupted: PhaseInterrupted, TimedOut: PhaseTimedOut}
+var waitStopped = map[Kind]Phase{Interrupted: phaseInterrupted, TimedOut: phaseTimedOut}
 
 // After is the record once a run or a Follow of r came to o, its change
 // not gone ahead unless it had (see GoesAhead); None, with r's floor, when
@@ -212,7 +212,7 @@ func (r Record) After(o Outcome) Record {
 
 // ImportedAs is the record of an import of backupID, before its first read.
 func ImportedAs(backupID string) Record {
-	return Record{Phase: PhaseImported, BackupID: backupID}
+	return Record{Phase: phaseImported, BackupID: backupID}
 }
 
 // Observe is the record after a read of its backup. An in-progress backup
@@ -235,7 +235,7 @@ func (r Record) Observe(b client.Backup) Record {
 // Adopted is an imported record once the first apply took the
 // configuration: from then on, the phase of its status.
 func (r Record) Adopted() Record {
-	if r.Phase == PhaseImported && r.Status != "" {
+	if r.Phase == phaseImported && r.Status != "" {
 		r.Phase = phaseOf(r.backup(), PhaseNone) // imported no more
 	}
 	return r
@@ -261,7 +261,7 @@ type Step int
 
 // The steps.
 const (
-	Keep     Step = iota // nothing to do with the backup
+	keep     Step = iota // nothing to do with the backup
 	Identify             // look for the unidentified backup (and wait for it)
 	Settle               // read or wait for the backup
 	Retake               // replace the trigger, which takes a new backup
@@ -272,38 +272,38 @@ const (
 func (r Record) Next(waitedBefore, waitsNow bool) Step {
 	switch {
 	case r.Phase == PhaseNone:
-		return Keep // no backup: a refused replacement, tainted (see FromTriggerState)
+		return keep // no backup: a refused replacement, tainted (see FromTriggerState)
 	case r.Phase == PhaseUnidentified:
 		return Identify
-	case r.Phase == PhaseImported, waitsNow && !waitedBefore:
+	case r.Phase == phaseImported, waitsNow && !waitedBefore:
 		return Settle
-	case r.Phase == PhaseFailed && r.Status != "" && !r.Ahead:
+	case r.Phase == phaseFailed && r.Status != "" && !r.Ahead:
 		return Retake // its change never went ahead: not on a failed backup
 	case !r.Ahead:
 		// Its change has not gone ahead on record (a wait interrupted): the
 		// apply that lets it records when, or the next change's floor is too early.
 		return Settle
 	case !waitedBefore || !waitsNow:
-		return Keep
+		return keep
 	case client.InProgress(r.Status):
 		return Settle
-	case r.Phase == PhaseFailed && r.Status != "":
+	case r.Phase == phaseFailed && r.Status != "":
 		return Retake
 	}
-	return Keep
+	return keep
 }
 
 // TakesConfigTriggers: an imported trigger adopts the configuration's
 // triggers in place on its first apply.
-func (r Record) TakesConfigTriggers() bool { return r.Phase == PhaseImported }
+func (r Record) TakesConfigTriggers() bool { return r.Phase == phaseImported }
 
-// Adoptable: a replaced trigger's backup b stands for its replacement (of
+// adoptable: a replaced trigger's backup b stands for its replacement (of
 // the same triggers) while it is in progress or good, for a change that
 // never went ahead. A change that went ahead with it asks for a new one,
 // even while it runs: the replacement may be another trigger created with
 // those triggers, which Terraform does not tell apart.
-func (r Record) Adoptable(b client.Backup) bool {
-	return !r.Ahead && r.Phase != PhaseImported && (client.InProgress(b.Status) || b.Good())
+func (r Record) adoptable(b client.Backup) bool {
+	return !r.Ahead && r.Phase != phaseImported && (client.InProgress(b.Status) || b.Good())
 }
 
 // AwaitsItsBackup: the record's change queued a backup (or may have) and
@@ -311,12 +311,12 @@ func (r Record) Adoptable(b client.Backup) bool {
 // not identified whose change went ahead (not waited for) does not: its
 // backup stands for that change only (seed 11138).
 func (r Record) AwaitsItsBackup() bool {
-	return r.Phase != PhaseNone && r.Phase != PhaseImported && !r.Ahead
+	return r.Phase != PhaseNone && r.Phase != phaseImported && !r.Ahead
 }
 
-// Unconfirmed is the record as a replacement follows it: an unidentified
+// unconfirmed is the record as a replacement follows it: an unidentified
 // backup never listed for a whole grace period is queued anew.
-func (r Record) Unconfirmed() Record {
+func (r Record) unconfirmed() Record {
 	r.Confirmed = false
 	return r
 }

@@ -37,32 +37,32 @@ func TestAfter(t *testing.T) {
 		want  Record
 	}{
 		{"queued, not waited", Record{}, notWaited(&running, nil),
-			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+			Record{Phase: phaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 		{"waited, succeeded", Record{}, Outcome{Kind: Succeeded, Backup: &good},
-			Record{Phase: PhaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
+			Record{Phase: phaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
 		{"waited, failed", Record{}, failed(bad, nil),
-			Record{Phase: PhaseFailed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}},
+			Record{Phase: phaseFailed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}},
 		{"wait interrupted", Record{}, stopped(Interrupted, running, context.Canceled),
-			Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+			Record{Phase: phaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 		{"wait timed out", Record{}, stopped(TimedOut, running, context.DeadlineExceeded),
-			Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+			Record{Phase: phaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 		{"polling failed", Record{}, stopped(Unfollowed, running, errors.New("503")),
-			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+			Record{Phase: phaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 		{"not listed", Record{}, Outcome{Kind: NotIdentified, TriggeredAt: t0, Confirmed: true, Err: ErrNotListed},
 			Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}},
 		{"refused", Record{}, refused(fmt.Errorf("refused: %w", client.ErrUnprocessable)), Record{}},
 		{"conflict waited out", Record{}, Outcome{Kind: ConflictNotOver, Err: context.DeadlineExceeded}, Record{}},
-		{"interrupted wait resumed to success", Record{Phase: PhaseInterrupted, BackupID: good.ID, Status: client.StatusRunning, TriggeredAt: t0}, Outcome{Kind: Succeeded, Backup: &good},
-			Record{Phase: PhaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
-		{"interrupted wait resumed without waiting", Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusPending, TriggeredAt: t0}, notWaited(&running, nil),
-			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+		{"interrupted wait resumed to success", Record{Phase: phaseInterrupted, BackupID: good.ID, Status: client.StatusRunning, TriggeredAt: t0}, Outcome{Kind: Succeeded, Backup: &good},
+			Record{Phase: phaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
+		{"interrupted wait resumed without waiting", Record{Phase: phaseInterrupted, BackupID: running.ID, Status: client.StatusPending, TriggeredAt: t0}, notWaited(&running, nil),
+			Record{Phase: phaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 		{"unidentified, then identified", Record{Phase: PhaseUnidentified, TriggeredAt: t0.Add(-time.Second), Confirmed: true}, notWaited(&running, nil),
-			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
-		{"a new backup replaces a failed one", Record{Phase: PhaseFailed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}, notWaited(&other, nil),
-			Record{Phase: PhaseInProgress, BackupID: other.ID, Status: client.StatusPending, TriggeredAt: other.CreatedAt}},
-		{"the read gave no times: the record's stay", Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0},
+			Record{Phase: phaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+		{"a new backup replaces a failed one", Record{Phase: phaseFailed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}, notWaited(&other, nil),
+			Record{Phase: phaseInProgress, BackupID: other.ID, Status: client.StatusPending, TriggeredAt: other.CreatedAt}},
+		{"the read gave no times: the record's stay", Record{Phase: phaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0},
 			stopped(Interrupted, client.Backup{ID: running.ID, Status: client.StatusRunning}, context.Canceled),
-			Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+			Record{Phase: phaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -83,12 +83,12 @@ func TestObserveAndAdopt(t *testing.T) {
 		read  client.Backup
 		want  Phase
 	}{
-		{"in progress, then done", Record{Phase: PhaseInProgress, BackupID: good.ID}, good, PhaseSucceeded},
-		{"interrupted, still running", Record{Phase: PhaseInterrupted, BackupID: running.ID}, running, PhaseInterrupted},
-		{"timed out, still running", Record{Phase: PhaseTimedOut, BackupID: running.ID}, running, PhaseTimedOut},
-		{"timed out, then failed", Record{Phase: PhaseTimedOut, BackupID: bad.ID}, bad, PhaseFailed},
-		{"unidentified, then found", Record{Phase: PhaseUnidentified, Confirmed: true}, running, PhaseInProgress},
-		{"imported, first read", ImportedAs(good.ID), good, PhaseImported},
+		{"in progress, then done", Record{Phase: phaseInProgress, BackupID: good.ID}, good, phaseSucceeded},
+		{"interrupted, still running", Record{Phase: phaseInterrupted, BackupID: running.ID}, running, phaseInterrupted},
+		{"timed out, still running", Record{Phase: phaseTimedOut, BackupID: running.ID}, running, phaseTimedOut},
+		{"timed out, then failed", Record{Phase: phaseTimedOut, BackupID: bad.ID}, bad, phaseFailed},
+		{"unidentified, then found", Record{Phase: PhaseUnidentified, Confirmed: true}, running, phaseInProgress},
+		{"imported, first read", ImportedAs(good.ID), good, phaseImported},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -98,10 +98,10 @@ func TestObserveAndAdopt(t *testing.T) {
 			}
 		})
 	}
-	if got := ImportedAs(good.ID).Observe(good).Adopted(); got.Phase != PhaseSucceeded {
-		t.Errorf("an adopted import is %s, want %s", got.Phase, PhaseSucceeded)
+	if got := ImportedAs(good.ID).Observe(good).Adopted(); got.Phase != phaseSucceeded {
+		t.Errorf("an adopted import is %s, want %s", got.Phase, phaseSucceeded)
 	}
-	if got := ImportedAs(good.ID).Adopted(); got.Phase != PhaseImported {
+	if got := ImportedAs(good.ID).Adopted(); got.Phase != phaseImported {
 		t.Errorf("an import never read, adopted, is %s: its phase is unknown until a read", got.Phase)
 	}
 }
@@ -121,34 +121,34 @@ func TestNext(t *testing.T) {
 	}{
 		{Record{Phase: PhaseUnidentified, TriggeredAt: t0}, false, false, Identify},
 		{Record{Phase: PhaseUnidentified, TriggeredAt: t0}, true, true, Identify},
-		{rec(PhaseImported, client.StatusSuccess), false, false, Settle},
-		{rec(PhaseImported, client.StatusFailed), true, true, Settle},
-		{rec(PhaseSucceeded, client.StatusSuccess), false, true, Settle}, // the wait switched on
-		{rec(PhaseFailed, client.StatusFailed), false, true, Settle},
-		{wentAhead(rec(PhaseInProgress, client.StatusRunning)), false, false, Keep},
-		{wentAhead(rec(PhaseInProgress, client.StatusRunning)), true, false, Keep}, // the wait switched off
-		{rec(PhaseInterrupted, client.StatusRunning), true, true, Settle},
-		{rec(PhaseTimedOut, client.StatusPending), true, true, Settle},
-		{rec(PhaseInProgress, client.StatusRunning), true, true, Settle},
-		{wentAhead(rec(PhaseSucceeded, client.StatusSuccess)), true, true, Keep},
+		{rec(phaseImported, client.StatusSuccess), false, false, Settle},
+		{rec(phaseImported, client.StatusFailed), true, true, Settle},
+		{rec(phaseSucceeded, client.StatusSuccess), false, true, Settle}, // the wait switched on
+		{rec(phaseFailed, client.StatusFailed), false, true, Settle},
+		{wentAhead(rec(phaseInProgress, client.StatusRunning)), false, false, keep},
+		{wentAhead(rec(phaseInProgress, client.StatusRunning)), true, false, keep}, // the wait switched off
+		{rec(phaseInterrupted, client.StatusRunning), true, true, Settle},
+		{rec(phaseTimedOut, client.StatusPending), true, true, Settle},
+		{rec(phaseInProgress, client.StatusRunning), true, true, Settle},
+		{wentAhead(rec(phaseSucceeded, client.StatusSuccess)), true, true, keep},
 		// Its change has not gone ahead on record (a wait interrupted, good
 		// by the next plan): that apply records when, through an update.
-		{rec(PhaseSucceeded, client.StatusSuccess), true, true, Settle},
-		{rec(PhaseInProgress, client.StatusRunning), true, false, Settle},
-		{rec(PhaseSucceeded, client.StatusSuccess), false, false, Settle},
-		{rec(PhaseFailed, client.StatusFailed), true, true, Retake},
-		{rec(PhaseFailed, "cancelled"), true, true, Retake},                    // a status the service added later: not a good backup
-		{wentAhead(rec(PhaseFailed, client.StatusFailed)), false, false, Keep}, // not waited for, it went ahead in progress
+		{rec(phaseSucceeded, client.StatusSuccess), true, true, Settle},
+		{rec(phaseInProgress, client.StatusRunning), true, false, Settle},
+		{rec(phaseSucceeded, client.StatusSuccess), false, false, Settle},
+		{rec(phaseFailed, client.StatusFailed), true, true, Retake},
+		{rec(phaseFailed, "cancelled"), true, true, Retake},                    // a status the service added later: not a good backup
+		{wentAhead(rec(phaseFailed, client.StatusFailed)), false, false, keep}, // not waited for, it went ahead in progress
 		// Its change never went ahead (a wait interrupted, then switched
 		// off): not on a failed backup (simulation seed 1836).
-		{rec(PhaseFailed, client.StatusFailed), true, false, Retake},
-		{rec(PhaseFailed, client.StatusFailed), false, false, Retake},
+		{rec(phaseFailed, client.StatusFailed), true, false, Retake},
+		{rec(phaseFailed, client.StatusFailed), false, false, Retake},
 	} {
 		if got := tc.rec.Next(tc.waitedBefore, tc.waitsNow); got != tc.want {
 			t.Errorf("%s, waited %t, waits %t: step %d, want %d", tc.rec, tc.waitedBefore, tc.waitsNow, got, tc.want)
 		}
 	}
-	if !ImportedAs("bkp_0123456789abcdef").TakesConfigTriggers() || (Record{Phase: PhaseSucceeded}).TakesConfigTriggers() {
+	if !ImportedAs("bkp_0123456789abcdef").TakesConfigTriggers() || (Record{Phase: phaseSucceeded}).TakesConfigTriggers() {
 		t.Error("only an import not yet applied takes the configuration's triggers in place")
 	}
 }
@@ -159,7 +159,7 @@ func TestNext(t *testing.T) {
 // asks for a new one).
 func TestReplacedAdoptable(t *testing.T) {
 	t.Parallel()
-	wentAhead := Record{Phase: PhaseSucceeded, Ahead: true}
+	wentAhead := Record{Phase: phaseSucceeded, Ahead: true}
 	for _, tc := range []struct {
 		name string
 		rec  Record
@@ -176,11 +176,11 @@ func TestReplacedAdoptable(t *testing.T) {
 		{"succeeded, imported and never applied", ImportedAs(good.ID), good, false},
 		{"failed", Record{}, bad, false},
 	} {
-		if got := tc.rec.Adoptable(tc.read); got != tc.want {
+		if got := tc.rec.adoptable(tc.read); got != tc.want {
 			t.Errorf("%s: adoptable %t, want %t", tc.name, got, tc.want)
 		}
 	}
-	k := Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}.Unconfirmed()
+	k := Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}.unconfirmed()
 	if k.Confirmed || !k.TriggeredAt.Equal(t0) || k.BackupID != "" {
 		t.Errorf("a replacement follows an unidentified backup as unconfirmed: %+v", k)
 	}
@@ -192,7 +192,7 @@ func TestReplacedAdoptable(t *testing.T) {
 func TestDestroyRecord(t *testing.T) {
 	t.Parallel()
 	const timeout = 30 * time.Minute
-	rec := Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: t0.Add(45 * time.Minute)}
+	rec := Record{Phase: phaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: t0.Add(45 * time.Minute)}
 	unbounded := rec
 	unbounded.CountsUntil = time.Time{}
 	for _, tc := range []struct {
@@ -227,11 +227,11 @@ func TestDestroyRecord(t *testing.T) {
 	}{
 		{"the backup failed: the next destroy takes a new one", rec, failed(bad, nil), Record{}},
 		{"its wait timed out", Record{}, stopped(TimedOut, running, context.DeadlineExceeded),
-			Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
+			Record{Phase: phaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
 		{"not listed", Record{}, Outcome{Kind: NotIdentified, TriggeredAt: t0, Err: ErrNotListed},
 			Record{Phase: PhaseUnidentified, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
 		{"a transient error keeps what was followed", rec, Outcome{Kind: Unreadable, BackupID: rec.BackupID, Err: errors.New("503")},
-			Record{Phase: PhaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
+			Record{Phase: phaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
 		{"refused before any backup", Record{}, refused(client.ErrUnprocessable), Record{}},
 	} {
 		if got := tc.earlier.AfterStoppedDestroy(tc.o, now, timeout); got != tc.want {
@@ -272,7 +272,7 @@ func TestGood(t *testing.T) {
 // state wins where it and the record differ.
 func TestStored(t *testing.T) {
 	t.Parallel()
-	rec := Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: t0.Add(time.Hour)}
+	rec := Record{Phase: phaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: t0.Add(time.Hour)}
 	if back, err := Decode(Encode(rec)); err != nil || back != rec {
 		t.Errorf("round trip: %+v, %v; want %+v", back, err, rec)
 	}
@@ -305,13 +305,13 @@ func TestStored(t *testing.T) {
 		wantErr string
 	}{
 		{"stored", state, Encode(rec),
-			Record{Phase: PhaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
+			Record{Phase: phaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
 		{"the state says it ended since", Record{BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done},
-			Encode(rec), Record{Phase: PhaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}, ""},
+			Encode(rec), Record{Phase: phaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}, ""},
 		{"no record", state, nil,
-			Record{Phase: PhaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
+			Record{Phase: phaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
 		{"imported, never read", Record{BackupID: running.ID}, Encode(ImportedAs(running.ID)),
-			Record{Phase: PhaseImported, BackupID: running.ID}, ""},
+			Record{Phase: phaseImported, BackupID: running.ID}, ""},
 		{"unidentified, confirmed", Record{TriggeredAt: t0}, Encode(Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}),
 			Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}, ""},
 		{"unidentified, stored", Record{TriggeredAt: t0}, Encode(Record{Phase: PhaseUnidentified, TriggeredAt: t0}),
@@ -347,7 +347,7 @@ func TestStandsOnService(t *testing.T) {
 	at := func(d time.Duration) client.AnswerTime {
 		return client.AnswerTime{Received: stop.Add(time.Hour), Service: stop.Add(d)}
 	}
-	r := Record{Phase: PhaseInterrupted, StoppedOnService: stop}
+	r := Record{Phase: phaseInterrupted, StoppedOnService: stop}
 	for _, tc := range []struct {
 		name string
 		rec  Record
@@ -357,7 +357,7 @@ func TestStandsOnService(t *testing.T) {
 		{"within resume_within", r, at(30 * time.Minute), true},
 		{"beyond it by a nanosecond", r, at(30*time.Minute + time.Nanosecond), false},
 		{"an answer without a Date", r, client.AnswerTime{Received: stop}, false},
-		{"a stop of unknown service time", Record{Phase: PhaseInterrupted}, at(time.Minute), false},
+		{"a stop of unknown service time", Record{Phase: phaseInterrupted}, at(time.Minute), false},
 	} {
 		if got := tc.rec.StandsOnService(tc.at, 30*time.Minute); got != tc.want {
 			t.Errorf("%s: stands %t, want %t", tc.name, got, tc.want)

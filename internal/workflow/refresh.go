@@ -75,10 +75,10 @@ func (w *Runner) Refresh(ctx context.Context, accountID string, r Record, waits 
 	case err == nil && b == nil: // not listed yet
 		return Check{Record: r}
 	case err == nil && r.Phase == PhaseUnidentified:
-		return Check{Verdict: Observed, Record: r.Identified(*b, page), Backup: b}
+		return Check{Verdict: Observed, Record: r.identified(*b, page), Backup: b}
 	case err == nil:
 		return Check{Verdict: Observed, Record: r.Observe(*b), Backup: b}
-	case r.Phase == PhaseImported && r.Status == "" && (errors.Is(err, client.ErrGone) || errors.As(err, &missing)):
+	case r.Phase == phaseImported && r.Status == "" && (errors.Is(err, client.ErrGone) || errors.As(err, &missing)):
 		return Check{Verdict: NotImported, Record: r, Err: err}
 	case errors.As(err, &missing):
 		// Never deleted while the account lives: the listing lags, or is not the service's.

@@ -140,10 +140,10 @@ func TestRecordKeepsReused(t *testing.T) {
 	o := stopped(Interrupted, running, context.Canceled)
 	o.Reused = true
 	rec := Record{}.After(o)
-	if !rec.Reused || rec.Phase != PhaseInterrupted {
+	if !rec.Reused || rec.Phase != phaseInterrupted {
 		t.Fatalf("record %+v", rec)
 	}
-	if next := rec.After(Outcome{Kind: Succeeded, Backup: &good}); !next.Reused || next.Phase != PhaseSucceeded {
+	if next := rec.After(Outcome{Kind: Succeeded, Backup: &good}); !next.Reused || next.Phase != phaseSucceeded {
 		t.Errorf("after the resumed wait: %+v", next)
 	}
 	if back, err := Decode(Encode(rec)); err != nil || !back.Reused {
