@@ -132,7 +132,7 @@ func (e *testEnv) factories() map[string]func() (tfprotov6.ProviderServer, error
 		if e.clock != nil {
 			o.Clock = e.clock
 		} else {
-			s.Poll = workflow.PollSettings{Initial: 20 * time.Millisecond, Max: 100 * time.Millisecond}
+			s.Poll.Initial, s.Poll.Max = 20*time.Millisecond, 100*time.Millisecond
 			fastRetries(o)
 		}
 		if e.clientOptions != nil { // read late: a test may set it after factories()

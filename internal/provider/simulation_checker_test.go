@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
-	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // The simulation's checker. It judges from the mock's ground truth (which
@@ -122,6 +121,10 @@ const simDatedToTheSecond = time.Second
 
 // simAllowance is the clock allowance (10 s): NTP keeps clocks within it.
 const simAllowance = 10 * time.Second
+
+// simPollMax is the longest interval between two polls of a wait (30 s):
+// a stopped wait may have noticed its backup's end that late.
+const simPollMax = 30 * time.Second
 
 // simViolation is one broken invariant; category sorts findings.
 type simViolation struct {
@@ -835,7 +838,7 @@ func (w *simWorld) resumeEdge(op *simResOp) bool {
 		return false
 	}
 	stopped := op.chain.ops[len(op.chain.ops)-2]
-	return !op.start.Before(stopped.end.Add(op.resume - simAllowance - workflow.DefaultPoll.Max))
+	return !op.start.Before(stopped.end.Add(op.resume - simAllowance - simPollMax))
 }
 
 // jumpedForward says whether op's runner clock stepped forward while it ran.
@@ -1253,7 +1256,7 @@ func TestSimResumeEdgeIsNarrow(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	stopped := &simResOp{kind: simOpDelete, end: t0}
-	edge := t0.Add(time.Minute - simAllowance - workflow.DefaultPoll.Max)
+	edge := t0.Add(time.Minute - simAllowance - simPollMax)
 	next := func(start time.Time) *simResOp {
 		op := &simResOp{kind: simOpDelete, start: start, resume: time.Minute}
 		op.chain = &simChain{ops: []*simResOp{stopped, op}}

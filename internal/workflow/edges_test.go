@@ -18,13 +18,13 @@ import (
 func TestPollSettingsDefaults(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		in, want PollSettings
+		in, want pollSettings
 	}{
-		{PollSettings{}, DefaultPoll},
-		{PollSettings{Initial: time.Second}, DefaultPoll},
-		{PollSettings{Max: time.Minute}, DefaultPoll},
-		{PollSettings{Initial: -time.Second, Max: time.Minute}, DefaultPoll},
-		{PollSettings{Initial: time.Millisecond, Max: time.Second}, PollSettings{Initial: time.Millisecond, Max: time.Second}},
+		{pollSettings{}, defaultPoll},
+		{pollSettings{Initial: time.Second}, defaultPoll},
+		{pollSettings{Max: time.Minute}, defaultPoll},
+		{pollSettings{Initial: -time.Second, Max: time.Minute}, defaultPoll},
+		{pollSettings{Initial: time.Millisecond, Max: time.Second}, pollSettings{Initial: time.Millisecond, Max: time.Second}},
 	} {
 		if got := tc.in.orDefault(); got != tc.want {
 			t.Errorf("%+v: %+v, want %+v", tc.in, got, tc.want)
@@ -46,8 +46,8 @@ func TestFollowUnconfirmedSendsAgainFromTheGrace(t *testing.T) {
 	}{
 		{"past the grace", DefaultUncertainGrace, 0, 1},
 		{"within it: the rest is waited out", 10 * time.Second, 0, 1},
-		{"within it on the service's clock, which reads younger", DefaultUncertainGrace, DefaultUncertainGrace - DefaultIdentifyWithin - time.Second, 0},
-		{"past it on both clocks", DefaultUncertainGrace, DefaultUncertainGrace - DefaultIdentifyWithin, 1},
+		{"within it on the service's clock, which reads younger", DefaultUncertainGrace, DefaultUncertainGrace - defaultIdentifyWithin - time.Second, 0},
+		{"past it on both clocks", DefaultUncertainGrace, DefaultUncertainGrace - defaultIdentifyWithin, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -8,9 +8,9 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/fleet"
 )
 
-// MaxBackupsInFlight bounds the accounts RunMany follows at once; the
+// maxBackupsInFlight bounds the accounts RunMany follows at once; the
 // client's limiter keeps their requests within the key's allowance.
-const MaxBackupsInFlight = 1000
+const maxBackupsInFlight = 1000
 
 // RunMany runs Run for every account at once. progress calls may overlap;
 // ended calls never do.
@@ -18,7 +18,7 @@ func (w *Runner) RunMany(ctx context.Context, accountIDs []string, opts RunOptio
 	progress func(accountID string, ev Event), ended func(o Outcome, finished int),
 ) []Outcome {
 	outcomes := make([]Outcome, len(accountIDs))
-	fleet.Each(ctx, len(accountIDs), MaxBackupsInFlight, func(ctx context.Context, i int) {
+	fleet.Each(ctx, len(accountIDs), maxBackupsInFlight, func(ctx context.Context, i int) {
 		id := accountIDs[i]
 		o := opts
 		if progress != nil {

@@ -19,7 +19,7 @@ func TestRunBackupsInterrupted(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, mockservice.Options{Seed: 44, Accounts: 5, PendingFor: time.Hour, RunningFor: time.Hour}, func(o *client.Options, s *Settings) {
 		o.Clock = clock.Wall{}
-		s.Poll = PollSettings{Initial: time.Millisecond, Max: 5 * time.Millisecond}
+		s.Poll = pollSettings{Initial: time.Millisecond, Max: 5 * time.Millisecond}
 	})
 	ids := f.srv.AccountIDs()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -326,7 +326,7 @@ func (r Record) unconfirmed() Record {
 // clock ahead wrote a later one; the service's clock bounds it too, see
 // StandsOnService).
 func (r Record) StandsForDestroy(now time.Time, resume time.Duration) bool {
-	return r.Phase != PhaseNone && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil) && r.CountsUntil.Sub(now) <= resume+DefaultClockAllowance
+	return r.Phase != PhaseNone && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil) && r.CountsUntil.Sub(now) <= resume+defaultClockAllowance
 }
 
 // StandsOnService: a stopped destroy's record stands, as of an answer at

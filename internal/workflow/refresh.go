@@ -9,9 +9,9 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// DirectAccountReads: accounts a command reads with a GET each before one
+// directAccountReads: accounts a command reads with a GET each before one
 // shared listing serves the rest (A accounts: at most this plus ⌈A/50⌉ requests).
-const DirectAccountReads = 8
+const directAccountReads = 8
 
 // accountReads is what a command (one provider process) learnt of accounts.
 type accountReads struct {
@@ -126,7 +126,7 @@ func (w *Runner) account(ctx context.Context, accountID string) (a *client.Accou
 		seen, _ := v.(accountSeen)
 		return seen.account, true, seen.gone
 	}
-	if w.accounts.direct.Add(1) > DirectAccountReads {
+	if w.accounts.direct.Add(1) > directAccountReads {
 		a, report, err = w.accounts.index.Lookup(ctx, accountID)
 	}
 	if a == nil && err == nil {

@@ -94,11 +94,11 @@ func TestCheckDestroy(t *testing.T) {
 	}
 }
 
-// A command reads its first DirectAccountReads accounts with a GET each,
+// A command reads its first directAccountReads accounts with a GET each,
 // and the rest from one shared listing.
 func TestAccountReadsPerCommand(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, mockservice.Options{Seed: 4702, Accounts: DirectAccountReads + 2}, nil)
+	f := newFixture(t, mockservice.Options{Seed: 4702, Accounts: directAccountReads + 2}, nil)
 	ids := f.srv.AccountIDs()
 	for i, id := range ids {
 		f.srv.ResetStats()
@@ -106,7 +106,7 @@ func TestAccountReadsPerCommand(t *testing.T) {
 			t.Fatalf("account %d: %+v", i, c)
 		}
 		want := 1 // a GET, then one listing of every account, then nothing
-		if i > DirectAccountReads {
+		if i > directAccountReads {
 			want = 0
 		}
 		if n := f.srv.Stats().TotalRequests(); n != want {

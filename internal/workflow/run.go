@@ -103,24 +103,24 @@ func (w *Runner) Run(ctx context.Context, accountID string, opts RunOptions) Out
 	return o
 }
 
-// PollSettings shape a wait: a poll waits a tenth of the time waited so
+// pollSettings shape a wait: a poll waits a tenth of the time waited so
 // far, at least Initial and at most Max.
-type PollSettings struct {
+type pollSettings struct {
 	Initial time.Duration
 	Max     time.Duration
 }
 
-// DefaultPoll notices a backup's end within max(2 s, 10% of the wait), at
+// defaultPoll notices a backup's end within max(2 s, 10% of the wait), at
 // two requests a minute in a long wait.
-var DefaultPoll = PollSettings{Initial: 2 * time.Second, Max: 30 * time.Second}
+var defaultPoll = pollSettings{Initial: 2 * time.Second, Max: 30 * time.Second}
 
-func (p PollSettings) interval(waited time.Duration) time.Duration {
+func (p pollSettings) interval(waited time.Duration) time.Duration {
 	return max(p.Initial, min(p.Max, waited/10))
 }
 
-func (p PollSettings) orDefault() PollSettings {
+func (p pollSettings) orDefault() pollSettings {
 	if p.Initial <= 0 || p.Max <= 0 {
-		return DefaultPoll
+		return defaultPoll
 	}
 	return p
 }

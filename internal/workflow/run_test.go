@@ -89,7 +89,7 @@ func TestRunBackupWaitsAndReportsEachStep(t *testing.T) {
 
 func TestPollIntervalIsATenthOfTheWait(t *testing.T) {
 	t.Parallel()
-	p := DefaultPoll
+	p := defaultPoll
 	for _, c := range []struct{ waited, want time.Duration }{
 		{0, 2 * time.Second}, {19 * time.Second, 2 * time.Second}, {43 * time.Second, 4300 * time.Millisecond},
 		{5 * time.Minute, 30 * time.Second}, {3 * time.Hour, 30 * time.Second},
@@ -98,7 +98,7 @@ func TestPollIntervalIsATenthOfTheWait(t *testing.T) {
 			t.Errorf("after %s: %s, want %s", c.waited, got, c.want)
 		}
 	}
-	if (PollSettings{}).orDefault() != DefaultPoll {
+	if (pollSettings{}).orDefault() != defaultPoll {
 		t.Error("zero settings do not fall back to the defaults")
 	}
 }
@@ -124,7 +124,7 @@ func TestPollNoticesTheEndWithinATenthOfTheWait(t *testing.T) {
 			t.Fatalf("%s: %v %+v", took, err, b)
 		}
 		late := noticed - took
-		bound := min(max(2*time.Second, noticed/10), DefaultPoll.Max)
+		bound := min(max(2*time.Second, noticed/10), defaultPoll.Max)
 		if late < 0 || late > bound {
 			t.Errorf("a backup of %s was noticed after %s: %s late, bound %s", took, noticed, late, bound)
 		}

@@ -56,8 +56,8 @@ var triggerFaults = []triggerFault{
 			if !o.TriggeredAt.Equal(began) {
 				t.Errorf("triggered at %s, want %s", o.TriggeredAt, began)
 			}
-			if waited := fs.clock.Now().Sub(began); waited < DefaultIdentifyWithin || waited > DefaultIdentifyWithin+identifyMaxInterval {
-				t.Errorf("looked for %s, want about %s", waited, DefaultIdentifyWithin)
+			if waited := fs.clock.Now().Sub(began); waited < defaultIdentifyWithin || waited > defaultIdentifyWithin+identifyMaxInterval {
+				t.Errorf("looked for %s, want about %s", waited, defaultIdentifyWithin)
 			}
 		},
 	},

@@ -13,16 +13,16 @@ import (
 
 // Defaults of Settings.
 const (
-	// DefaultClockAllowance: how far the clocks may disagree; NTP keeps them
+	// defaultClockAllowance: how far the clocks may disagree; NTP keeps them
 	// well within it, and a wider one lets another's backup pass for ours.
-	DefaultClockAllowance = 10 * time.Second
-	DefaultIdentifyWithin = 30 * time.Second // looking for an accepted backup in a lagging listing
+	defaultClockAllowance = 10 * time.Second
+	defaultIdentifyWithin = 30 * time.Second // looking for an accepted backup in a lagging listing
 	DefaultUncertainGrace = 60 * time.Second // for a POST without answer to show up before it is sent again
 )
 
 // Settings shape the runs; zero values take the defaults.
 type Settings struct {
-	Poll           PollSettings
+	Poll           pollSettings // the intervals of a wait's polls (zero: defaultPoll)
 	ClockAllowance time.Duration
 	IdentifyWithin time.Duration
 	UncertainGrace time.Duration
@@ -47,8 +47,8 @@ func New(c *client.Client, clk clock.Clock, log client.Logger, s Settings) *Runn
 	}
 	s.Poll = s.Poll.orDefault()
 	// A zero or negative duration takes the default.
-	s.ClockAllowance = cmp.Or(max(s.ClockAllowance, 0), DefaultClockAllowance)
-	s.IdentifyWithin = cmp.Or(max(s.IdentifyWithin, 0), DefaultIdentifyWithin)
+	s.ClockAllowance = cmp.Or(max(s.ClockAllowance, 0), defaultClockAllowance)
+	s.IdentifyWithin = cmp.Or(max(s.IdentifyWithin, 0), defaultIdentifyWithin)
 	s.UncertainGrace = cmp.Or(max(s.UncertainGrace, 0), DefaultUncertainGrace)
 	return &Runner{c: c, clock: clk, log: log, set: s, accounts: accountReads{index: c.NewAccountIndex()}}
 }
