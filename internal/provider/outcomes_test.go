@@ -16,6 +16,10 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
+// errNotListed is why a trigger's backup was not identified, as the
+// workflow gives it: the listing never showed it.
+var errNotListed = errors.New("the account's backups listing shows no backup above those it listed before the trigger")
+
 // Every outcome, told by every caller: the message has the expected
 // severity and summary, names the caller's own timeout setting where a
 // timeout is involved, never another caller's, and says what follows.
@@ -62,7 +66,7 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"HTTP 409", "already in progress.", `With on_conflict = "fail", the provider does not wait for that backup to end: no backup was queued.`, "Request ID: 0b7c7a70"}, nil, false},
 		{"not backupable", workflow.Outcome{Kind: workflow.Refused, Err: unprocessable},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"HTTP 422", "paused", "web application"}, nil, false},
-		{"queued, not identified", workflow.Outcome{Kind: workflow.NotIdentified, TriggeredAt: unidentifiedAt, Confirmed: true, Err: workflow.ErrNotListed},
+		{"queued, not identified", workflow.Outcome{Kind: workflow.NotIdentified, TriggeredAt: unidentifiedAt, Confirmed: true, Err: errNotListed},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"a backup was queued", "2026-11-23T10:00:00Z"}, func(c caller) string { return c.says(onUnidentified) }, false},
 	}
 	for _, tc := range cases {

@@ -35,7 +35,7 @@ func guardOutcomes() map[string]workflow.Outcome {
 		"failed":              {Kind: workflow.Failed, Backup: &failed, Err: errors.New("backup " + guardBkp + " ended with status \"failed\": export refused")},
 		"unfollowed":          {Kind: workflow.Unfollowed, Backup: &running, Waited: time.Minute, Err: api(503, "Service Unavailable", "")},
 		"unreadable":          {Kind: workflow.Unreadable, BackupID: guardBkp, Err: api(500, "Internal Server Error", "")},
-		"unidentified":        {Kind: workflow.NotIdentified, TriggeredAt: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), Confirmed: true, Err: workflow.ErrNotListed},
+		"unidentified":        {Kind: workflow.NotIdentified, TriggeredAt: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), Confirmed: true, Err: errNotListed},
 		"conflict waited out": {Kind: workflow.ConflictNotOver, Running: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
 		"conflict, on_conflict fail": {Kind: workflow.Refused,
 			Err: api(409, "Conflict", "A backup for account "+guardAcct+" is already in progress.")},

@@ -168,7 +168,7 @@ func TestIdentifyInterruptedAndNotListed(t *testing.T) {
 		}
 	}
 	_, o := triggerOnce(t, w, ctx, fs.account)
-	if o.Kind != NotIdentified || !o.Confirmed || !errors.Is(o.Err, ErrNotListed) {
+	if o.Kind != NotIdentified || !o.Confirmed || !errors.Is(o.Err, errNotListed) {
 		t.Fatalf("trigger: %v; want a queued unidentified trigger, not listed", o.Err)
 	}
 }
@@ -211,7 +211,7 @@ func TestRecordAndFailureTexts(t *testing.T) {
 }
 
 // triggerOnce reads the account's first page, then triggers once.
-func triggerOnce(t *testing.T, w *Runner, ctx context.Context, accountID string) (*Triggered, Outcome) {
+func triggerOnce(t *testing.T, w *Runner, ctx context.Context, accountID string) (*triggered, Outcome) {
 	t.Helper()
 	l, err := w.look(ctx, accountID)
 	if err != nil {

@@ -75,7 +75,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 			within = max(within, min(w.set.UncertainGrace-w.clock.Now().Sub(r.TriggeredAt), w.set.UncertainGrace))
 		}
 		if b, page, err = w.lookFor(ctx, mine, within); b == nil {
-			if !r.Confirmed && errors.Is(err, ErrNotListed) {
+			if !r.Confirmed && errors.Is(err, errNotListed) {
 				if err = w.graceOver(r, page); err == nil {
 					if b := mine.unexplained(*page); b != nil {
 						// Listed since, below the mark: it may be that trigger's (a clock set back).
@@ -118,14 +118,14 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 	if opts.Above != nil && !opts.above(*b, page) {
 		// It may be this change's, yet not the change of whichever replaced
 		// trigger this is: neither followed nor taken again (seed 7087).
-		return Outcome{Kind: Refused, Err: fmt.Errorf("%w: backup %s", ErrNotAboveReplaced, b.ID)}
+		return Outcome{Kind: Refused, Err: fmt.Errorf("%w: backup %s", errNotAboveReplaced, b.ID)}
 	}
 	return w.waitOwn(ctx, accountID, b, page, opts.WaitForCompletion, start, emit)
 }
 
-// ErrNotAboveReplaced: the backup a replacement would adopt is not listed
+// errNotAboveReplaced: the backup a replacement would adopt is not listed
 // above the floor of another trigger of the account replaced with it.
-var ErrNotAboveReplaced = errors.New("the backup of the trigger this one replaces, queued for its change, is not listed above the " +
+var errNotAboveReplaced = errors.New("the backup of the trigger this one replaces, queued for its change, is not listed above the " +
 	"backups recorded when another trigger of the account replaced in this apply went ahead (its prior_backup_ids), " +
 	"so it cannot be shown to stand for this trigger, and a new trigger could be a second backup for its change")
 
@@ -141,6 +141,6 @@ func (w *Runner) graceOver(r Record, page *client.BackupsPage) error {
 	if elapsed >= w.set.UncertainGrace {
 		return nil
 	}
-	return errors.Join(ErrNotListed, fmt.Errorf("the trigger began %s ago, less than the %s a request without an answer is given to show up "+
+	return errors.Join(errNotListed, fmt.Errorf("the trigger began %s ago, less than the %s a request without an answer is given to show up "+
 		"before it is sent again", max(elapsed, 0).Round(time.Second), w.set.UncertainGrace))
 }

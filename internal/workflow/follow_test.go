@@ -117,7 +117,7 @@ func TestFollow(t *testing.T) {
 				return Record{TriggeredAt: f.mockClock.Now().Add(-time.Hour), Confirmed: true, Prior: look(t, c, acct).mark}
 			},
 			wantErr: func(o Outcome) bool {
-				return o.Kind == NotIdentified && o.Confirmed && errors.Is(o.Err, ErrNotListed)
+				return o.Kind == NotIdentified && o.Confirmed && errors.Is(o.Err, errNotListed)
 			},
 		},
 		{
@@ -213,7 +213,7 @@ func TestFollowAboveOthersFloors(t *testing.T) {
 			rec := Record{BackupID: o.Backup.ID, Status: o.Backup.Status}
 			got := c.follow(context.Background(), acct, rec, FollowOptions{Counts: rec.adoptable, Renew: true, Above: floor})
 			switch {
-			case tc.readAfter && (got.Kind != Refused || !errors.Is(got.Err, ErrNotAboveReplaced)):
+			case tc.readAfter && (got.Kind != Refused || !errors.Is(got.Err, errNotAboveReplaced)):
 				t.Fatalf("Follow: %d, %v; want it refused, not above the others' floors", got.Kind, got.Err)
 			case !tc.readAfter && (got.Backup == nil || got.Backup.ID != o.Backup.ID):
 				t.Fatalf("Follow: %d, %v; want the recorded backup", got.Kind, got.Err)

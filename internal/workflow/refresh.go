@@ -62,7 +62,7 @@ func (w *Runner) Refresh(ctx context.Context, accountID string, r Record, waits 
 		// The next apply looks for it above prior_backup_ids, which must be kept.
 		return Check{Record: r}
 	case r.Phase == PhaseUnidentified:
-		b, page, err = w.FindTriggered(ctx, accountID, r) // a listing: never a BackupNotFoundError
+		b, page, err = w.findTriggered(ctx, accountID, r) // a listing: never a BackupNotFoundError
 	case r.Finished():
 		c := w.CheckAccount(ctx, accountID)
 		c.Record = r

@@ -46,7 +46,7 @@ func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountI
 	}
 	w.log.Debug(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
 	o := w.Follow(ctx, accountID, old.Record.unconfirmed(), FollowOptions{RunOptions: opts, Counts: old.Record.adoptable, Renew: true, Above: above})
-	if o.Kind == Unreadable || errors.Is(o.Err, ErrNotAboveReplaced) {
+	if o.Kind == Unreadable || errors.Is(o.Err, errNotAboveReplaced) {
 		// Unread is not gone, and one below another's floor may be its change's: a new backup could be a
 		// second for this change. Kept, tainted: the next apply looks again.
 		if o.Kind == Refused {

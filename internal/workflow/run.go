@@ -426,21 +426,21 @@ func (w *Runner) find(ctx context.Context, accountID, backupID string) (*client.
 
 // Queueing: the trigger, and recognising the backup it queued.
 
-// Triggered is what a trigger queued.
-type Triggered struct {
+// triggered is what a trigger queued.
+type triggered struct {
 	Account   *client.Account // as the answer gave it; nil when it could not be read
 	Backup    client.Backup
 	Page      *client.BackupsPage // the first page it was found on
 	Recovered bool                // the outcome was unknown, and the backup was found rather than queued again
 }
 
-// ErrNotListed: the listing never held the trigger's backup.
-var ErrNotListed = errors.New("the account's backups listing shows no backup above those it listed before the trigger")
+// errNotListed: the listing never held the trigger's backup.
+var errNotListed = errors.New("the account's backups listing shows no backup above those it listed before the trigger")
 
 // trigger queues one backup, or says why not. The POST is not idempotent:
 // after an unknown outcome the listing is looked at before any resend.
 // Its backup is one listed above l's mark (rule.identify).
-func (w *Runner) trigger(ctx context.Context, accountID string, l looked) (*Triggered, Outcome) {
+func (w *Runner) trigger(ctx context.Context, accountID string, l looked) (*triggered, Outcome) {
 	mine := rule{AccountID: accountID, Mark: l.mark}
 	began := w.clock.Now()
 	unidentified := func(queued bool, err error) Outcome {
@@ -471,7 +471,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked) (*Trig
 			}
 			// A POST may have been on its way: look once, briefly, so that the caller records it.
 			if found, page, _ := w.lookDetached(ctx, mine); found != nil {
-				return &Triggered{Backup: *found, Page: page, Recovered: true}, Outcome{}
+				return &triggered{Backup: *found, Page: page, Recovered: true}, Outcome{}
 			}
 			return nil, unidentified(false, ctx.Err())
 		case errors.Is(err, client.ErrConflict) && uncertain:
@@ -492,9 +492,9 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked) (*Trig
 			}
 			found, page, lerr := w.lookFor(ctx, mine, grace)
 			if found != nil {
-				return &Triggered{Backup: *found, Page: page, Recovered: true}, Outcome{}
+				return &triggered{Backup: *found, Page: page, Recovered: true}, Outcome{}
 			}
-			if lerr != nil && !errors.Is(lerr, ErrNotListed) {
+			if lerr != nil && !errors.Is(lerr, errNotListed) {
 				// Nothing can be seen: sending again could queue a second backup.
 				return nil, unidentified(false, errors.Join(err, lerr))
 			}
@@ -521,7 +521,7 @@ func unexplainedError(b client.Backup) error {
 // progress listed before the trigger is another's, and the 409 stands; one
 // listed above the mark started since, and counts; none listed yet (a
 // lagging listing) is looked for.
-func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict error) (*Triggered, Outcome) {
+func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict error) (*triggered, Outcome) {
 	l, err := w.look(ctx, mine.AccountID)
 	if err != nil {
 		return nil, Outcome{Kind: NotIdentified, Confirmed: true, Err: errors.Join(conflict, err)}
@@ -532,7 +532,7 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict
 	case running != nil && mine.Mark.has(running.ID):
 		return nil, refused(conflict)
 	case found != nil:
-		return &Triggered{Backup: *found, Page: &l.page, Recovered: true}, Outcome{}
+		return &triggered{Backup: *found, Page: &l.page, Recovered: true}, Outcome{}
 	case running != nil:
 		// In progress, not listed before, yet listed below what was: it is
 		// neither waited out as another's nor sent again.
@@ -547,7 +547,7 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict
 
 // identify finds a backup the service accepted, for IdentifyWithin and,
 // when the context ends first, once more, detached; nil and why not.
-func (w *Runner) identify(ctx context.Context, acct *client.Account, mine rule, recovered bool) (*Triggered, error) {
+func (w *Runner) identify(ctx context.Context, acct *client.Account, mine rule, recovered bool) (*triggered, error) {
 	found, page, err := w.lookFor(ctx, mine, w.set.IdentifyWithin)
 	if found == nil && ctx.Err() != nil {
 		found, page, err = w.lookDetached(ctx, mine)
@@ -555,7 +555,7 @@ func (w *Runner) identify(ctx context.Context, acct *client.Account, mine rule, 
 	if found == nil {
 		return nil, err
 	}
-	return &Triggered{Account: acct, Backup: *found, Page: page, Recovered: recovered}, nil
+	return &triggered{Account: acct, Backup: *found, Page: page, Recovered: recovered}, nil
 }
 
 // lookDetached looks once (a look of no length) for the trigger's backup after ctx ended, briefly.
@@ -573,7 +573,7 @@ const (
 
 // lookFor looks for the trigger's backup (rule.identify) until within has
 // passed, and returns it with the page it is on; else the last page read
-// and the last error (ErrNotListed when the listing held none).
+// and the last error (errNotListed when the listing held none).
 func (w *Runner) lookFor(ctx context.Context, mine rule, within time.Duration) (*client.Backup, *client.BackupsPage, error) {
 	deadline := w.clock.Now().Add(within)
 	var last *client.BackupsPage
@@ -585,7 +585,7 @@ func (w *Runner) lookFor(ctx context.Context, mine rule, within time.Duration) (
 				return found, last, nil
 			}
 		}
-		err = cmp.Or(err, ErrNotListed)
+		err = cmp.Or(err, errNotListed)
 		if ctx.Err() != nil {
 			return nil, last, err
 		}
@@ -595,15 +595,15 @@ func (w *Runner) lookFor(ctx context.Context, mine rule, within time.Duration) (
 	}
 }
 
-// FindTriggered looks once for the backup of an unidentified record: one
+// findTriggered looks once for the backup of an unidentified record: one
 // listed above the mark read before its trigger; nil, nil when none is
 // listed yet. page is the page read.
-func (w *Runner) FindTriggered(ctx context.Context, accountID string, r Record) (*client.Backup, *client.BackupsPage, error) {
+func (w *Runner) findTriggered(ctx context.Context, accountID string, r Record) (*client.Backup, *client.BackupsPage, error) {
 	if r.Prior == nil {
 		return nil, nil, errNoPrior
 	}
 	b, page, err := w.lookFor(ctx, rule{AccountID: accountID, Mark: r.Prior}, 0)
-	if errors.Is(err, ErrNotListed) {
+	if errors.Is(err, errNotListed) {
 		err = nil
 	}
 	return b, page, err

@@ -50,7 +50,7 @@ var triggerFaults = []triggerFault{
 		name:   "listing without the new backup fails clearly",
 		setup:  func(fs *faultyService) { fs.addOld(client.StatusSuccess, 365*24*time.Hour); fs.lag = -1 },
 		viaRun: true, run: RunOptions{WaitForCompletion: true, WaitOnConflict: true},
-		err:   unidentifiedQueued(ErrNotListed),
+		err:   unidentifiedQueued(errNotListed),
 		posts: 1, listings: -1, queued: 1,
 		extra: func(t *testing.T, fs *faultyService, began time.Time, o Outcome) {
 			if !o.TriggeredAt.Equal(began) {
@@ -189,7 +189,7 @@ func TestTriggerFaults(t *testing.T) {
 					id = o.Backup.ID
 				}
 			} else {
-				var tr *Triggered
+				var tr *triggered
 				tr, o = triggerOnce(t, c, context.Background(), fs.account)
 				if tr != nil {
 					id, recovered = tr.Backup.ID, tr.Recovered

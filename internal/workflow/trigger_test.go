@@ -31,7 +31,7 @@ type mockTriggerFault struct {
 	posts, listings, queued int
 	recovered               bool
 	// check looks further at a successful trigger.
-	check func(t *testing.T, tr *Triggered)
+	check func(t *testing.T, tr *triggered)
 }
 
 var mockTriggerFaults = []mockTriggerFault{
@@ -40,7 +40,7 @@ var mockTriggerFaults = []mockTriggerFault{
 		name:   "accepted but answered 500 queues once",
 		faults: []mockservice.Fault{{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, Times: 1}},
 		posts:  1, listings: -1, queued: 1, recovered: true,
-		check: func(t *testing.T, tr *Triggered) {
+		check: func(t *testing.T, tr *triggered) {
 			if tr.Backup.Status != client.StatusPending {
 				t.Errorf("status %q, want pending", tr.Backup.Status)
 			}
@@ -51,7 +51,7 @@ var mockTriggerFaults = []mockTriggerFault{
 		name:   "server error before processing is resent",
 		faults: []mockservice.Fault{{Kind: mockservice.FaultServerError, Route: mockservice.RouteTrigger, Times: 2}},
 		posts:  3, listings: -1, queued: 1,
-		check: func(t *testing.T, tr *Triggered) {
+		check: func(t *testing.T, tr *triggered) {
 			if tr.Account == nil {
 				t.Error("the service's answer names the account; the result lost it")
 			}
@@ -76,7 +76,7 @@ var mockTriggerFaults = []mockTriggerFault{
 		name:   "malformed success is accepted",
 		faults: []mockservice.Fault{{Kind: mockservice.FaultMalformedJSON, Route: mockservice.RouteTrigger, Times: 1}},
 		posts:  1, listings: -1, queued: 1,
-		check: func(t *testing.T, tr *Triggered) {
+		check: func(t *testing.T, tr *triggered) {
 			if tr.Account != nil {
 				t.Errorf("account %+v from a body that is not JSON", tr.Account)
 			}
