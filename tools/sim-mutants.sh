@@ -27,6 +27,10 @@ else:
 PY
 )
   case "$name" in "NOT APPLIED"*) echo "[$i] $name"; continue ;; esac
+  if ! build=$(cd "$work/tree" && go vet ./internal/... 2>&1); then
+    echo "[$i] $name :: DOES NOT BUILD: $(echo "$build" | head -3 | tr '\n' ' ')"
+    continue
+  fi
   res=$(cd "$work/tree" && go test ./internal/provider -run '^TestSimulation$' -count=1 -timeout 0 2>&1 |
     grep -E 'category|failing sequences|^ok' | cut -c1-160 | tr '\n' ' ')
   echo "[$i] $name :: $res"

@@ -21,7 +21,8 @@ M = [
  ("floor: not the listing when the change went ahead", "internal/workflow/record.go",
   "r.Prior = cmp.Or(o.Seen, r.Prior.with(r.BackupID))", "r.Prior = r.Prior.with(r.BackupID)"),
  ("floor: the replaced triggers' floors ignored", "internal/workflow/replace.go",
-  "\t\tif replacedFree && reps.serve(accountID) {\n\t\t\topts.Since = since\n\t\t}\n", ""),
+  "\t\tif replacedFree && reps.serve(accountID) {\n\t\t\topts.Since = since\n\t\t}\n",
+  "\t\t_, _ = since, replacedFree\n"),
  ("reuse: above no mark", "internal/workflow/counts.go",
   "\tif !r.Unrecorded && r.Mark != nil {\n\t\tcandidates = r.Mark.above(p)\n\t}", ""),
  ("reuse: the younger of two readings", "internal/workflow/counts.go",
@@ -55,7 +56,7 @@ M = [
  ("adoption: a create beyond the deleted triggers counts above their floors", "internal/workflow/replace.go",
   "\tif s.served[accountID] >= len(s.replaced[accountID]) {\n\t\treturn false\n\t}", ""),
  ("a stopped destroy's record standing longer than resume_within", "internal/workflow/record.go",
-  " && r.CountsUntil.Sub(now) <= resume", ""),
+  " && r.CountsUntil.Sub(now) <= resume+defaultClockAllowance", ""),
  ("a timed-out wait reported as a warning", "internal/provider/outcomes.go",
   '\t\tdiags.AddError("Backup still in progress",', '\t\tdiags.AddWarning("Backup still in progress",'),
 ]
