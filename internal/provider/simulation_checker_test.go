@@ -536,7 +536,7 @@ func (w *simWorld) unpaired(chain *simChain, b mockservice.BackupTruth) bool {
 // reused says whether b started within op's reuse_within, after the
 // resource's previous change went ahead, and by which grant.
 func (w *simWorld) reused(c *simChange, op *simResOp, b mockservice.BackupTruth) (simGrant, bool) {
-	if op.reuse <= 0 || b.CreatedAt.After(op.start) {
+	if op.reuse <= 0 || b.CreatedAt.After(op.start) || w.clocksApart(op) {
 		return "", false
 	}
 	within := !b.CreatedAt.Before(op.start.Add(-op.reuse - simDatedToTheSecond))
@@ -563,6 +563,29 @@ func (w *simWorld) reused(c *simChange, op *simResOp, b mockservice.BackupTruth)
 		return grantStampedAhead, true
 	}
 	return "", false
+}
+
+// clocksApart says whether, all through op, the service's clock and the
+// runner's read further apart than the allowance (and a second): then the
+// age of a backup cannot be measured, and nothing is reused (the rule's
+// policy, issue 56). A front's Date, or an answer dated by none, is the
+// provider's to read: not judged.
+func (w *simWorld) clocksApart(op *simResOp) bool {
+	if op.a == nil || op.a.cmd.fault != nil && op.a.cmd.fault.Kind == mockservice.FaultFront {
+		return false
+	}
+	clk := op.a.cmd.clock
+	w.mu.Lock()
+	service := span(w.svc.offsets, op.start, op.end)
+	w.mu.Unlock()
+	for _, runner := range []time.Duration{clk.offsetAt(op.start), clk.offsetAt(op.end)} {
+		for _, d := range service {
+			if gap := d - runner; gap <= simAllowance+time.Second && gap >= -simAllowance-time.Second {
+				return false
+			}
+		}
+	}
+	return !clk.jumpAt.After(op.start) || !clk.jumpAt.Before(op.end) // a jump inside the op: some moment may agree
 }
 
 // good says whether b truly succeeded, with a consistent record, by t.

@@ -1093,13 +1093,20 @@ func (w *simWorld) drawEpisode() []simEpisodeStep {
 		}
 	case 1:
 		// The service's clock set back just after it stamped a backup; a
-		// trigger's answer lost; a look for its backup later.
+		// trigger's answer lost; a look for its backup later. Set back by
+		// minutes, the lost trigger was processed: its backup is stamped
+		// below the one before it (listed among the mark), and must not be
+		// sent again (no new draw, so that old seeds replay).
 		ahead := pick(rng, 30*time.Second, 4*time.Minute, 9*time.Minute)
+		lost := mockservice.FaultServerError
+		if ahead >= 4*time.Minute {
+			lost = mockservice.FaultAcceptThenError
+		}
 		return []simEpisodeStep{
 			{svc: &simMisbehaviour{kind: simClockOffset, d: ahead}, draft: w.takeBackup(other, t.account)},
 			{gap: pick(rng, time.Second, 30*time.Second), svc: &simMisbehaviour{kind: simClockOffset}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
 				c.edits = append(c.edits, w.bump(t))
-				c.fault = &mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteTrigger, AccountID: t.account, Times: 1}
+				c.fault = &mockservice.Fault{Kind: lost, Route: mockservice.RouteTrigger, AccountID: t.account, Times: 1}
 			})},
 			{gap: ahead + time.Minute, draft: w.episodeCommand(ws, simCmdApply, nil)},
 		}
