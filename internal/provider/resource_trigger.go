@@ -2,13 +2,11 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -313,74 +311,6 @@ func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest
 	r.data.replacements.Remember(state.AccountID.ValueString(), triggersKey(state.Triggers), rec)
 }
 
-type triggerModel struct {
-	ID                types.String         `tfsdk:"id"`
-	AccountID         types.String         `tfsdk:"account_id"`
-	Triggers          types.Map            `tfsdk:"triggers"`
-	WaitForCompletion types.Bool           `tfsdk:"wait_for_completion"`
-	OnConflict        types.String         `tfsdk:"on_conflict"`
-	BackupStatus      types.String         `tfsdk:"backup_status"`
-	TriggeredAt       timetypes.RFC3339    `tfsdk:"triggered_at"`
-	CompletedAt       timetypes.RFC3339    `tfsdk:"completed_at"`
-	ReuseWithin       timetypes.GoDuration `tfsdk:"reuse_within"`
-	Reused            types.Bool           `tfsdk:"reused"`
-	PriorBackupIDs    types.String         `tfsdk:"prior_backup_ids"`
-	Timeouts          timeouts.Value       `tfsdk:"timeouts"`
-}
-
-// triggerIdentity identifies a trigger by its backup (Terraform and OpenTofu 1.12+ import by it).
-type triggerIdentity struct {
-	AccountID types.String `tfsdk:"account_id"`
-	ID        types.String `tfsdk:"id"`
-}
-
-// setIdentity records the identity where Terraform supports them (identity is nil before 1.12).
-func setIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, accountID, backupID string, diags *diag.Diagnostics) {
-	if identity == nil || accountID == "" {
-		return
-	}
-	diags.Append(identity.Set(ctx, triggerIdentity{AccountID: types.StringValue(accountID), ID: stringOrNull(backupID)})...)
-}
-
-// createTimeout is timeouts.create, or the default.
-func (m *triggerModel) createTimeout(ctx context.Context, diags *diag.Diagnostics) time.Duration {
-	d, ds := m.Timeouts.Create(ctx, defaultTimeout)
-	diags.Append(ds...)
-	return d
-}
-
-// triggersKey is a canonical text of triggers: null values dropped, keys sorted, no map the same as an empty one.
-func triggersKey(m types.Map) string {
-	vals := map[string]string{}
-	for k, v := range m.Elements() {
-		s, ok := v.(types.String)
-		if !ok || s.IsNull() || s.IsUnknown() {
-			continue
-		}
-		vals[k] = s.ValueString()
-	}
-	if len(vals) == 0 {
-		return ""
-	}
-	key, _ := json.Marshal(vals) // keys sorted
-	return string(key)
-}
-
-// importedModel is a trigger as an import (or a list query) records it: the
-// backup, and the settings at their defaults until the first apply adopts the configuration's.
-func importedModel(b *client.Backup) triggerModel {
-	m := triggerModel{
-		AccountID:         types.StringValue(b.AccountID),
-		Triggers:          types.MapNull(types.StringType),
-		WaitForCompletion: types.BoolValue(false),
-		OnConflict:        types.StringValue(onConflictWait),
-		ReuseWithin:       timetypes.NewGoDurationNull(),
-		Timeouts:          timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType})},
-	}
-	m.setRecord(workflow.Record{}.Observe(*b))
-	return m
-}
-
 func (r *triggerResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
 	resp.IdentitySchema = identityschema.Schema{
 		Attributes: map[string]identityschema.Attribute{
@@ -448,28 +378,6 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 	}
 }
 
-// reportUnidentified says what is known of an unidentified trigger (its account, triggered_at and
-// prior_backup_ids), and returns its record: an error when the caller waits for the backup or the outcome
-// is unknown, else a warning, and the change goes ahead.
-func reportUnidentified(m *triggerModel, rec workflow.Record, o workflow.Outcome, diags *diag.Diagnostics, by caller) workflow.Record {
-	what := " and the Backup Service accepted it (a backup was queued), but"
-	if !o.Confirmed {
-		what = ", but the outcome of the request is unknown (the service may have queued a backup), and"
-	}
-	summary, add, next := "Backup queued but not identified yet", diags.AddAttributeWarning, by.says(onUnidentifiedUnwaited)
-	if m.WaitForCompletion.ValueBool() || !o.Confirmed {
-		summary, add, next = "Backup queued but not identified", diags.AddAttributeError, by.says(onUnidentified)
-	} else {
-		rec = rec.GoesAhead(o) // a warning: the apply, and the change, go ahead now
-	}
-	add(path.Root("id"), summary, fmt.Sprintf("A backup of account %s was triggered at %s%s the account's backups list none "+
-		"above those they listed just before it (prior_backup_ids):\n\n%s\n\n%s If you know that no backup was queued, "+
-		"`terraform apply -replace` on this resource looks once more and, if still none is listed, sends a new trigger "+
-		"(after %s from this one, the time an unanswered request is given to show up).",
-		m.AccountID.ValueString(), timeValue(rec.TriggeredAt).ValueString(), what, describeError(o.Err), next, workflow.DefaultUncertainGrace))
-	return rec
-}
-
 // addImportNotFound explains why a backup_trigger cannot be imported: no such backup, or no such account.
 func addImportNotFound(diags *diag.Diagnostics, accountID, backupID string, err error) {
 	keyHint := "An account, and its backups, are visible only with an API key of the account's organization: check which key " +
@@ -524,48 +432,4 @@ func (r *triggerResource) ImportState(ctx context.Context, req resource.ImportSt
 	// Imported until its first update, which takes the configuration's
 	// triggers in place.
 	saveRecord(ctx, resp.Private, workflow.ImportedAs(backupID), &resp.Diagnostics)
-}
-
-// triggerRecord is the record of a trigger whose state holds m.
-func triggerRecord(ctx context.Context, m *triggerModel, private privateGetter, diags *diag.Diagnostics) (workflow.Record, bool) {
-	stored, ds := private.GetKey(ctx, workflow.Key)
-	diags.Append(ds...)
-	shown := workflow.Record{
-		BackupID: m.ID.ValueString(), Status: m.BackupStatus.ValueString(),
-		TriggeredAt: timeOf(m.TriggeredAt, diags), CompletedAt: timeOf(m.CompletedAt, diags), Reused: m.Reused.ValueBool(),
-		Prior: markOf(m.PriorBackupIDs),
-	}
-	if diags.HasError() {
-		return workflow.Record{}, false
-	}
-	r, err := workflow.FromTriggerState(shown, stored)
-	if err != nil {
-		diags.AddError("Unreadable backup_trigger state",
-			"The trigger of account "+m.AccountID.ValueString()+" has a record this release cannot read: "+err.Error()+".")
-		return workflow.Record{}, false
-	}
-	return r, true
-}
-
-// setRecord shows the record in the trigger's attributes.
-func (m *triggerModel) setRecord(r workflow.Record) {
-	m.ID, m.BackupStatus = stringOrNull(r.BackupID), stringOrNull(r.Status)
-	m.TriggeredAt, m.CompletedAt = timeValue(r.TriggeredAt), timeValue(r.CompletedAt)
-	m.Reused = types.BoolValue(r.Reused)
-	m.PriorBackupIDs = types.StringNull()
-	if r.Prior != nil {
-		m.PriorBackupIDs = types.StringValue(strings.Join(r.Prior.IDs, ","))
-	}
-}
-
-// markOf is prior_backup_ids as a mark; nil when null (or unknown).
-func markOf(v types.String) *workflow.Mark {
-	if v.IsNull() || v.IsUnknown() {
-		return nil
-	}
-	m := &workflow.Mark{IDs: []string{}}
-	if v.ValueString() != "" {
-		m.IDs = strings.Split(v.ValueString(), ",")
-	}
-	return m
 }
