@@ -233,13 +233,13 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		Progress:          progress(ctx, nil, m.AccountID.ValueString()),
 	}
 	resume := cmp.Or(durationOf(m.Resume), defaultResume) // unset in a state a test wrote by hand
-	// Follow the backup an earlier destroy began while it stands (workflow.CountsForDestroy), or take a new one.
+	// Follow the backup an earlier destroy began while it stands (workflow.StillCounts), or take a new one.
 	earlier := destroyRecord(ctx, req.Private)
 	var o workflow.Outcome
 	switch {
 	case earlier.StandsForDestroy(r.data.clock.Now(), resume):
 		tflog.Info(ctx, "following the backup an earlier destroy began", map[string]any{"record": earlier.String()})
-		o = r.data.runner.Follow(ctx, accountID, earlier, workflow.FollowOptions{RunOptions: opts, Counts: workflow.CountsForDestroy, Renew: true,
+		o = r.data.runner.Follow(ctx, accountID, earlier, workflow.FollowOptions{RunOptions: opts, Counts: workflow.StillCounts, Renew: true,
 			StandsAt: func(at client.AnswerTime) bool { return earlier.StandsOnService(at, resume) }})
 	case earlier.Phase != workflow.PhaseNone:
 		// It stood for a destroy that stopped before resume_within: the data may have changed since.

@@ -211,7 +211,7 @@ func TestFollowAboveOthersFloors(t *testing.T) {
 			}
 			before := f.srv.Stats().BackupsQueued[acct]
 			rec := Record{BackupID: o.Backup.ID, Status: o.Backup.Status}
-			got := c.follow(context.Background(), acct, rec, FollowOptions{Counts: rec.adoptable, Renew: true, Above: floor})
+			got := c.follow(context.Background(), acct, rec, FollowOptions{Counts: StillCounts, Renew: true, Above: floor})
 			switch {
 			case tc.readAfter && (got.Kind != Refused || !errors.Is(got.Err, errNotAboveReplaced)):
 				t.Fatalf("Follow: %d, %v; want it refused, not above the others' floors", got.Kind, got.Err)
@@ -239,7 +239,7 @@ func TestFollowRenewsARecordThatNoLongerStands(t *testing.T) {
 		}
 		before := f.srv.Stats().BackupsQueued[acct]
 		rec := Record{Phase: phaseInterrupted, BackupID: o.Backup.ID, Status: o.Backup.Status}
-		got := c.follow(context.Background(), acct, rec, FollowOptions{Counts: CountsForDestroy, Renew: true,
+		got := c.follow(context.Background(), acct, rec, FollowOptions{Counts: StillCounts, Renew: true,
 			StandsAt: func(at client.AnswerTime) bool { return stands && !at.Service.IsZero() }})
 		want := 1
 		if stands {

@@ -297,19 +297,13 @@ func (r Record) Next(waitedBefore, waitsNow bool) Step {
 // triggers in place on its first apply.
 func (r Record) TakesConfigTriggers() bool { return r.Phase == phaseImported }
 
-// adoptable: a replaced trigger's backup b stands for its replacement (of
-// the same triggers) while it is in progress or good, for a change that
-// never went ahead. A change that went ahead with it asks for a new one,
-// even while it runs: the replacement may be another trigger created with
-// those triggers, which Terraform does not tell apart.
-func (r Record) adoptable(b client.Backup) bool {
-	return !r.Ahead && r.Phase != phaseImported && (client.InProgress(b.Status) || b.Good())
-}
-
 // AwaitsItsBackup: the record's change queued a backup (or may have) and
-// never went ahead, so a replacement of the same triggers may adopt it. One
-// not identified whose change went ahead (not waited for) does not: its
-// backup stands for that change only (seed 11138).
+// never went ahead, so a replacement of the same triggers may adopt it while
+// it still counts (StillCounts). One whose change went ahead with it does
+// not, even while it runs: the replacement may be another trigger created
+// with those triggers, which Terraform does not tell apart (seed 303), nor
+// one not identified whose change went ahead unwaited (seed 11138); nor an
+// import never applied.
 func (r Record) AwaitsItsBackup() bool {
 	return r.Phase != PhaseNone && r.Phase != phaseImported && !r.Ahead
 }
@@ -339,9 +333,10 @@ func (r Record) StandsOnService(at client.AnswerTime, resume time.Duration) bool
 	return !r.StoppedOnService.IsZero() && !at.Service.IsZero() && !at.Service.After(r.StoppedOnService.Add(resume))
 }
 
-// CountsForDestroy says whether an earlier destroy's backup, as now read,
-// can let this destroy go ahead: in progress or succeeded.
-func CountsForDestroy(b client.Backup) bool {
+// StillCounts says whether a backup an earlier operation of the change
+// began (a stopped destroy's, a replaced trigger's), as now read, can still
+// let the change go ahead: in progress or good.
+func StillCounts(b client.Backup) bool {
 	return client.InProgress(b.Status) || b.Good()
 }
 

@@ -156,28 +156,29 @@ func TestNext(t *testing.T) {
 // A replaced trigger's backup stands for its replacement (of the same
 // triggers) while in progress, or good for a change that never went ahead;
 // never when it failed, or when its change went ahead with it (a -replace
-// asks for a new one).
+// asks for a new one), or for an import never applied.
 func TestReplacedAdoptable(t *testing.T) {
 	t.Parallel()
 	wentAhead := Record{Phase: phaseSucceeded, Ahead: true}
+	waiting := Record{Phase: phaseTimedOut}
 	for _, tc := range []struct {
 		name string
 		rec  Record
 		read client.Backup
 		want bool
 	}{
-		{"in progress", Record{}, running, true},
+		{"in progress", waiting, running, true},
 		// Another trigger created with those triggers would take it (simulation seed 303).
 		{"in progress, its change gone ahead", wentAhead, running, false},
 		{"in progress, imported and never applied", ImportedAs(running.ID), running, false},
 		{"succeeded, its change gone ahead with it", wentAhead, good, false},
 		// Not identified until a refresh found it good (simulation seed 2219).
-		{"succeeded, its change never went ahead", Record{}, good, true},
+		{"succeeded, its change never went ahead", waiting, good, true},
 		{"succeeded, imported and never applied", ImportedAs(good.ID), good, false},
-		{"failed", Record{}, bad, false},
+		{"failed", waiting, bad, false},
 	} {
-		if got := tc.rec.adoptable(tc.read); got != tc.want {
-			t.Errorf("%s: adoptable %t, want %t", tc.name, got, tc.want)
+		if got := tc.rec.AwaitsItsBackup() && StillCounts(tc.read); got != tc.want {
+			t.Errorf("%s: adopted %t, want %t", tc.name, got, tc.want)
 		}
 	}
 	k := Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}.unconfirmed()
@@ -238,7 +239,7 @@ func TestDestroyRecord(t *testing.T) {
 			t.Errorf("%s: %+v\nwant %+v", tc.name, got, tc.want)
 		}
 	}
-	if !CountsForDestroy(running) || !CountsForDestroy(good) || CountsForDestroy(bad) {
+	if !StillCounts(running) || !StillCounts(good) || StillCounts(bad) {
 		t.Error("an earlier destroy's backup counts while in progress or succeeded, never failed")
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 // CreateTrigger takes a trigger's backup or, when this create replaces a
 // trigger of the same account and triggers deleted in this command (reps),
-// follows that one's backup while it stands (Record.adoptable). Only a
+// follows that one's backup while it stands (StillCounts). Only a
 // backup listed above the floors of the triggers of the account deleted in
 // this command may be reused or adopted; a create that replaced none knows
 // no floor, and reuse_within takes no shortcut. It returns the record the
@@ -45,7 +45,7 @@ func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountI
 		return Outcome{Kind: Refused, AccountID: accountID, Err: errAdoptionDeferred}, old.Record
 	}
 	w.log.Debug(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
-	o := w.Follow(ctx, accountID, old.Record.unconfirmed(), FollowOptions{RunOptions: opts, Counts: old.Record.adoptable, Renew: true, Above: above})
+	o := w.Follow(ctx, accountID, old.Record.unconfirmed(), FollowOptions{RunOptions: opts, Counts: StillCounts, Renew: true, Above: above})
 	if o.Kind == Unreadable || errors.Is(o.Err, errNotAboveReplaced) {
 		// Unread is not gone, and one below another's floor may be its change's: a new backup could be a
 		// second for this change. Kept, tainted: the next apply looks again.
