@@ -212,6 +212,12 @@ func TestSimRegressionSeeds(t *testing.T) {
 		12724: "create_before_destroy's create counted above another trigger's floor: the previous change's backup",
 		11138: "a create of one value adopted another trigger's record whose change went ahead",
 		12144: "a create whose own timeout ran out as it returned success was not recorded as gone ahead",
+		3451:  "a destroy at the edge of resume_within, on a runner clock 9 s ahead (grantResumeEdge)",
+		2919:  "the service's clock moved 30 minutes as a destroy stopped (grantResumeClock over the whole span)",
+		5875:  "a runner clock stepped forward inside a trigger's lost-answer grace (grantJumpInOperation)",
+		2827:  "create_before_destroy's create left no object; the next create of its change (a killed runner before)",
+		9697:  "a runner killed while it followed its adopted backup, unsaved: its retry took a second (grantKilledRunner)",
+		10149: "a create of one value adopted another tainted trigger's record and the backup found for it (unpaired)",
 	} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			t.Parallel()
