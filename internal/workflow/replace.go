@@ -120,8 +120,7 @@ func (s *Replacements) floor(accountID string, own int, taken bool) (m *Mark, re
 // floor (-1: none). Terraform names neither to the provider, so when several
 // match, each create takes one: any pairing keeps the promise, since an
 // adopted backup counts only above the floor of every other trigger of the
-// account deleted here (seed 664). One whose change did not go ahead is
-// taken first, then the earliest triggered.
+// account deleted here (seed 664). The earliest triggered is taken first.
 func (s *Replacements) take(accountID, triggers string) (replacedTrigger, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -160,10 +159,7 @@ func (s *Replacements) serve(accountID string) bool {
 	return true
 }
 
-// takenBefore orders the records a create may adopt: not gone ahead first, then the earliest.
+// takenBefore orders the records a create may adopt (none gone ahead: AwaitsItsBackup): the earliest first.
 func takenBefore(a, b Record) bool {
-	if a.Ahead != b.Ahead {
-		return !a.Ahead
-	}
 	return a.TriggeredAt.Before(b.TriggeredAt)
 }
