@@ -356,7 +356,9 @@ func (r Record) AfterStoppedDestroy(o Outcome, now time.Time, resume time.Durati
 	}
 	r.CountsUntil = now.Add(resume).Truncate(time.Second) // as the state shows it
 	// Not identified, it stopped after its trigger: the read before it is an earlier, safe, stand-in.
-	r.StoppedOnService = cmp.Or(o.At.Service, o.TriggeredOnService)
+	// A stop no answer dated (its backup unreadable) keeps the earlier stop's, an earlier bound still
+	// (seed 14238: dropping it made the record unable to stand, and the next destroy queued a second backup).
+	r.StoppedOnService = cmp.Or(o.At.Service, o.TriggeredOnService, r.StoppedOnService)
 	return r
 }
 

@@ -368,6 +368,10 @@ func TestStandsOnService(t *testing.T) {
 	if got := (Record{}).AfterStoppedDestroy(o, stop, time.Minute).StoppedOnService; !got.Equal(stop.Add(5 * time.Minute)) {
 		t.Errorf("stopped on the service at %s, want the last page's Date", got)
 	}
+	unread := Outcome{Kind: Unreadable, BackupID: o.Backup.ID, Err: errors.New("account has no backup")}
+	if got := r.AfterStoppedDestroy(unread, stop.Add(time.Hour), time.Minute).StoppedOnService; !got.Equal(stop) {
+		t.Errorf("a stop no answer dated is stopped on the service at %s, want the earlier stop's", got)
+	}
 }
 
 // A record in progress may still change its times (only an ended one never
