@@ -224,7 +224,8 @@ func (s *Server) SetAccountState(id string, st AccountState) {
 // BackupTruth is what truly became of one backup, on the service's clock
 // without its offset: the ground truth a simulation judges by.
 type BackupTruth struct {
-	ID string
+	ID        string
+	AccountID string
 	// CreatedAt and CompletedAt are true times; CompletedAt is when it
 	// ends (it may lie ahead: see Done).
 	CreatedAt   time.Time
@@ -260,7 +261,7 @@ func (s *Server) Truth(accountID string) []BackupTruth {
 		if b.failWith != "" {
 			st = "failed"
 		}
-		out = append(out, BackupTruth{ID: b.id, CreatedAt: b.createdAt, CompletedAt: done, Status: st,
+		out = append(out, BackupTruth{ID: b.id, AccountID: accountID, CreatedAt: b.createdAt, CompletedAt: done, Status: st,
 			Done: !now.Before(done), Consistent: b.quirk == QuirkNone || b.quirk == QuirkFutureDated, QueuedBy: b.queuedBy, StampOffset: b.shownOffset, Quirk: b.quirk})
 	}
 	return out

@@ -159,7 +159,13 @@ type simServiceLog struct {
 	changes []time.Time // any misbehaviour
 	quirk   map[string]mockservice.RecordQuirk
 	failing map[string]bool
+	// listed is when each call (its label) last read an account's backups
+	// listing: what it reports of a backup it does not wait for is as of then.
+	listed map[simListing]time.Time
 }
+
+// simListing is one call's reads of one account's backups listing.
+type simListing struct{ label, accountID string }
 
 // valueAt is the value set last at or before t (0: none yet).
 func valueAt(log []simAt, t time.Time) time.Duration {
@@ -609,7 +615,7 @@ func underWay(b mockservice.BackupTruth, t time.Time) bool {
 // for, one that did not start within the change's operations (reused)
 // must have been under way or good when the last one returned.
 func (w *simWorld) judge(chain *simChain, b mockservice.BackupTruth, waits bool, at time.Time) (string, string) {
-	end := chain.last().end
+	end := w.lastRead(chain.last(), b.AccountID)
 	grant, ok := w.counts(chain, b)
 	switch {
 	case !ok:
@@ -619,9 +625,34 @@ func (w *simWorld) judge(chain *simChain, b mockservice.BackupTruth, waits bool,
 	case waits && !good(b, at):
 		return "false-success", fmt.Sprintf("it had not succeeded by %s", w.at(at))
 	case !waits && grant != "" && !underWay(b, end) && !good(b, end):
-		return "false-success", fmt.Sprintf("it was neither under way nor good when the operation returned (%s)", w.at(end))
+		return "false-success", fmt.Sprintf("it was neither under way nor good when the operation last read it (%s)", w.at(end))
 	}
 	return "", ""
+}
+
+// lastRead is when op last read the account's backups listing, else when
+// it returned: an invocation of many accounts returns once the last one is
+// settled, and reports the others as they were read (seed 22435: one
+// failed in between).
+func (w *simWorld) lastRead(op *simResOp, accountID string) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if t, ok := w.svc.listed[simListing{op.label, accountID}]; ok && t.Before(op.end) {
+		return t
+	}
+	return op.end
+}
+
+// noteRead logs a call's read of an account's backups listing (lastRead).
+func (w *simWorld) noteRead(label string, req *http.Request, code int) {
+	rest, listing := strings.CutPrefix(req.URL.Path, "/api/v1/accounts/")
+	id, backups := strings.CutSuffix(rest, "/backups")
+	if !listing || !backups || req.Method != http.MethodGet || code != http.StatusOK {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.svc.listed[simListing{label, id}] = time.Now()
 }
 
 // notCounted sorts a backup that stands for no grant of the chain's change.
@@ -1265,6 +1296,37 @@ func TestSimGrantsAreNarrow(t *testing.T) {
 				t.Errorf("counts = %q, %v; want %q, %v", grant, ok, tc.grant, tc.ok)
 			}
 		})
+	}
+}
+
+// A backup not waited for is judged as the operation last read its
+// account's listing: an invocation of many accounts returns once the last
+// is settled, and one read under way may fail before then (seed 22435).
+func TestSimNotWaitedJudgedAsLastRead(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	op := &simResOp{label: "c1.0/w1/action.backup_trigger.now/invoke#1", start: t0, end: t0.Add(time.Minute)}
+	chain := &simChain{change: &simChange{key: "w1.action.c1", kind: simTriggerChange}, ops: []*simResOp{op}}
+	// Another's, hidden by the listing's lag from the read before the POST; it fails 30 s in.
+	b := mockservice.BackupTruth{ID: "bkp", AccountID: "acc", CreatedAt: t0.Add(-5 * time.Second), CompletedAt: t0.Add(30 * time.Second), Status: "failed"}
+	for _, tc := range []struct {
+		name string
+		read time.Duration // when the operation last read the account's listing (0: never)
+		ok   bool
+	}{
+		{"never read: as it returned", 0, false},
+		{"read under way", 20 * time.Second, true},
+		{"read as it failed", 30 * time.Second, false},
+	} {
+		w := &simWorld{start: t0}
+		w.svc.lags = []simAt{{t0.Add(-time.Hour), 20 * time.Second}}
+		w.svc.listed = map[simListing]time.Time{}
+		if tc.read > 0 {
+			w.svc.listed[simListing{op.label, "acc"}] = t0.Add(tc.read)
+		}
+		if cat, why := w.judge(chain, b, false, op.end); (cat == "") != tc.ok {
+			t.Errorf("%s: judged %q (%s), want it to stand %t", tc.name, cat, why, tc.ok)
+		}
 	}
 }
 

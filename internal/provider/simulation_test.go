@@ -240,7 +240,7 @@ func newBareSimWorld(t *testing.T, seed uint64) *simWorld {
 	w.srv = mockservice.New(mockservice.Options{Seed: seed, Accounts: 2, RateLimit: 10000})
 	w.key = w.srv.DemoKey()
 	w.accounts = w.srv.AccountIDs()
-	w.svc.quirk, w.svc.failing = map[string]mockservice.RecordQuirk{}, map[string]bool{}
+	w.svc.quirk, w.svc.failing, w.svc.listed = map[string]mockservice.RecordQuirk{}, map[string]bool{}, map[simListing]time.Time{}
 	w.maxLength = mockservice.DefaultPendingFor + mockservice.DefaultRunningFor
 	w.schema = simSchema(t)
 	return w
@@ -1425,6 +1425,7 @@ func (tr *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}()
 	select {
 	case <-done:
+		tr.proc.a.w.noteRead(label, req, rec.Code)
 		if simTrace {
 			fmt.Printf("%s %s %s %s -> %d %s\n", time.Now().UTC().Format("15:04:05.000"), label, req.Method, req.URL.Path, rec.Code,
 				rec.Header().Get("Date"))
