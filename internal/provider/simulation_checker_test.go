@@ -505,8 +505,8 @@ func (w *simWorld) countsWithin(chain *simChain, b mockservice.BackupTruth) (sim
 
 // unpaired says whether the chain's last operation, a trigger's create, may
 // have taken b as the backup of another trigger of its workspace and account
-// with its triggers value, one that counts for that one's change, which
-// never went ahead (grantUnpairedReplacement).
+// with its triggers value, one that counts for that one's change (its own,
+// or one it reused), which never went ahead (grantUnpairedReplacement).
 func (w *simWorld) unpaired(chain *simChain, b mockservice.BackupTruth) bool {
 	last := chain.last()
 	if last.kind != simOpCreate || chain.change.kind != simTriggerChange || last.a == nil {
@@ -531,8 +531,11 @@ func (w *simWorld) unpaired(chain *simChain, b mockservice.BackupTruth) bool {
 		if len(ops) == 0 || !notAhead {
 			continue
 		}
-		// This create carries on that change, as its next attempt.
+		// This create carries on that change, as its next attempt, or takes what the other reused (seed 21756).
 		if _, ok := w.countsWithin(&simChain{change: c, ops: append(ops, last)}, b); ok {
+			return true
+		}
+		if slices.ContainsFunc(ops, func(op *simResOp) bool { _, ok := w.reused(c, op, b); return ok }) {
 			return true
 		}
 	}
