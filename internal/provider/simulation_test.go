@@ -976,7 +976,7 @@ func (w *simWorld) addFault(f mockservice.Fault) {
 	w.srv.AddFault(f)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.svc.faults = append(w.svc.faults, simSpan{from: time.Now()})
+	w.svc.faults = append(w.svc.faults, simSpan{from: time.Now(), front: f.Kind == mockservice.FaultFront})
 }
 
 // clearFaults switches every fault off, and logs it.
