@@ -74,6 +74,11 @@ const (
 	// before the change went ahead. It was taken after the previous change
 	// and before this one, as the change's own are.
 	grantBetweenAttempts simGrant = "started between two attempts of the change"
+	// grantStampedBelow: a service clock set back stamps a change's backup
+	// below older ones, where its trigger does not recognise it; it follows
+	// a backup listed above them later instead, and when that one fails,
+	// the next apply takes another (stated limit 5). See checkDuplicates.
+	grantStampedBelow simGrant = "its earlier backup stamped below older ones by a clock set back"
 	// grantUnpairedReplacement: Terraform tells a provider nothing that
 	// pairs a replacement with the trigger it replaces (a tainted object's
 	// replacement is planned as a new object; its Delete and Create are two
@@ -800,7 +805,8 @@ func (a *simAttempt) lastOp(addr string) *simResOp {
 func (w *simWorld) checkDuplicates() {
 	for _, acc := range w.accounts {
 		byChange := map[*simChange][]mockservice.BackupTruth{}
-		for _, b := range w.srv.Truth(acc) {
+		truth := w.srv.Truth(acc)
+		for _, b := range truth {
 			if b.QueuedBy == "" {
 				continue
 			}
@@ -842,6 +848,9 @@ func (w *simWorld) checkDuplicates() {
 				case op.createFirst:
 					allowed++
 					why = append(why, b.ID+": "+string(grantCreateFirst))
+				case slices.ContainsFunc(bs, func(x mockservice.BackupTruth) bool { return x.CreatedAt.Before(b.CreatedAt) && stampedBelow(x, truth) }):
+					allowed++
+					why = append(why, b.ID+": "+string(grantStampedBelow))
 				case w.resumeClockMoved(c, op):
 					allowed++
 					why = append(why, b.ID+": "+string(grantResumeClock))
@@ -859,6 +868,16 @@ func (w *simWorld) checkDuplicates() {
 			}
 		}
 	}
+}
+
+// stampedBelow says whether b's created_at, as the service stamped it, is
+// no later (to the second) than that of a backup created before it: a
+// listing newest first may show it below that one.
+func stampedBelow(b mockservice.BackupTruth, truth []mockservice.BackupTruth) bool {
+	shown := func(x mockservice.BackupTruth) time.Time { return x.CreatedAt.Add(x.StampOffset).Truncate(time.Second) }
+	return slices.ContainsFunc(truth, func(x mockservice.BackupTruth) bool {
+		return x.CreatedAt.Before(b.CreatedAt) && !shown(x).Before(shown(b))
+	})
 }
 
 // resumeClockMoved says whether op, a guard's destroy, began on a runner
@@ -1339,6 +1358,31 @@ func TestSimNotWaitedJudgedAsLastRead(t *testing.T) {
 		}
 		if cat, why := w.judge(chain, b, false, op.end); (cat == "") != tc.ok {
 			t.Errorf("%s: judged %q (%s), want it to stand %t", tc.name, cat, why, tc.ok)
+		}
+	}
+}
+
+// A backup is stamped below an older one only when the service stamped
+// that one no earlier, to the second (grantStampedBelow).
+func TestSimStampedBelow(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	b := mockservice.BackupTruth{ID: "b", CreatedAt: t0}
+	older := func(ago, stamp time.Duration) []mockservice.BackupTruth {
+		return []mockservice.BackupTruth{{ID: "x", CreatedAt: t0.Add(-ago), StampOffset: stamp}, b}
+	}
+	for _, tc := range []struct {
+		name  string
+		truth []mockservice.BackupTruth
+		want  bool
+	}{
+		{"an older one stamped earlier", older(time.Minute, 0), false},
+		{"an older one stamped by a clock a minute ahead", older(time.Minute, time.Minute), true},
+		{"an older one stamped a second earlier", older(time.Minute, time.Minute-time.Second), false},
+		{"a younger one stamped later", []mockservice.BackupTruth{b, {ID: "y", CreatedAt: t0.Add(time.Second), StampOffset: time.Hour}}, false},
+	} {
+		if got := stampedBelow(b, tc.truth); got != tc.want {
+			t.Errorf("%s: stamped below %t, want %t", tc.name, got, tc.want)
 		}
 	}
 }

@@ -219,6 +219,7 @@ func TestSimRegressionSeeds(t *testing.T) {
 		9697:  "a runner killed while it followed its adopted backup, unsaved: its retry took a second (grantKilledRunner)",
 		10149: "a create of one value adopted another tainted trigger's record and the backup found for it (unpaired)",
 		14238: "a stopped destroy whose backup the listing dropped, then could not read, kept no service time: the next queued a second",
+		15060: "a clock set back 9 minutes stamped a trigger's backup below older ones; it followed another, which failed, and took a second",
 		15191: "a front's Date, another pipeline's fault, made a runner's clock 12 s off agree with it: reuse within the window counts",
 		21756: "a create of one value adopted another tainted trigger's record of a backup that one reused (unpaired)",
 		22435: "an invocation of two accounts, not waiting, read one's backup under way; it failed before the other settled",

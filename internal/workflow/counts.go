@@ -18,8 +18,9 @@ import (
 // keeps a Mark of them; afterwards, a backup listed above every backup of
 // the mark was not listed then: it started after that read, whoever queued
 // it. A clock set back may list a new backup below the mark: it is then
-// not recognised, which costs a backup or fails the operation closed, and
-// never makes another count.
+// not recognised, which fails the operation closed, or lets a backup listed
+// above the mark later (one started since the read too) be followed
+// instead, which costs a backup if that one fails (seed 15060).
 
 // Mark is what one read of an account's first page of backups showed: the
 // ids of every backup on it. A backup started since has none of them; one
