@@ -834,6 +834,15 @@ func (w *simWorld) checkDuplicates() {
 					why = append(why, op.label+": "+string(grantKilledRunner))
 				}
 			}
+			// Another's backup a lagging listing hid from the read before a POST may be taken as the
+			// change's own (grantLaggingListing): one that failed costs a backup as the change's own does (seed 23877).
+			for _, x := range truth {
+				if !slices.ContainsFunc(bs, func(b mockservice.BackupTruth) bool { return b.ID == x.ID }) &&
+					x.Done && (x.Status != "success" || !x.Consistent) && w.hiddenByLag(c, x) {
+					allowed++
+					why = append(why, x.ID+" failed: "+string(grantLaggingListing))
+				}
+			}
 			for _, b := range bs {
 				w.mu.Lock()
 				op := w.ops[b.QueuedBy]
@@ -868,6 +877,15 @@ func (w *simWorld) checkDuplicates() {
 			}
 		}
 	}
+}
+
+// hiddenByLag says whether a lagging listing may have hidden b from the
+// read before one of c's operations POSTed (grantLaggingListing).
+func (w *simWorld) hiddenByLag(c *simChange, b mockservice.BackupTruth) bool {
+	return slices.ContainsFunc(c.ops, func(op *simResOp) bool {
+		lag := w.longestLag(op.start, op.end)
+		return lag > 0 && !b.CreatedAt.Before(op.start.Add(-lag)) && b.CreatedAt.Before(op.start)
+	})
 }
 
 // stampedBelow says whether b's created_at, as the service stamped it, is

@@ -222,6 +222,7 @@ func TestSimRegressionSeeds(t *testing.T) {
 		15060: "a clock set back 9 minutes stamped a trigger's backup below older ones; it followed another, which failed, and took a second",
 		15191: "a front's Date, another pipeline's fault, made a runner's clock 12 s off agree with it: reuse within the window counts",
 		21756: "a create of one value adopted another tainted trigger's record of a backup that one reused (unpaired)",
+		23877: "a lagging listing hid another's contradictory backup from the reads before two POSTs; both took it, and each took a second",
 		22435: "an invocation of two accounts, not waiting, read one's backup under way; it failed before the other settled",
 	} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
