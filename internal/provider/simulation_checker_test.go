@@ -1134,7 +1134,12 @@ func (w *simWorld) judgeCommand(cmd *simCommand) {
 	// TriggeredAt, a destroy's counts_until) may delay or cost what follows
 	// it, until a command of the workspace goes through.
 	ws.skewed = skewed || cmd.clock.offOn(cmd.start, cmd.end)
-	if skewed {
+	// Records written on a runner clock other than this one's, beyond the
+	// allowance (the runner's clock moved between commands), may delay it
+	// too: a resend's grace reads the younger of two elapsed times (seed 20172).
+	moved := ws.ran && simOff(cmd.clock.offsetAt(cmd.start)-ws.lastClock)
+	ws.ran, ws.lastClock = true, cmd.clock.offsetAt(cmd.end)
+	if skewed || moved {
 		return
 	}
 	if cmd.unhealthy() != "" {

@@ -283,10 +283,14 @@ type simWorkspace struct {
 	state   simState // as persisted
 	// skewed: a command ran on a runner clock off beyond the allowance
 	// since the last one that went through (see judgeCommand).
-	skewed   bool
-	serial   int
-	saved    *simPlan // terraform plan -out, until applied
-	lineages map[string]*simLineage
+	skewed bool
+	// lastClock is the runner clock's offset as the workspace's previous
+	// command ended (ran: there was one): the clock its records were written on.
+	lastClock time.Duration
+	ran       bool
+	serial    int
+	saved     *simPlan // terraform plan -out, until applied
+	lineages  map[string]*simLineage
 	// lastInvocation is when its latest invocation went ahead.
 	lastInvocation time.Time
 }
@@ -1351,9 +1355,11 @@ func (c simRunnerClock) After(d time.Duration) <-chan time.Time { return time.Af
 // offOn says whether the clock read beyond the allowance from true time
 // at some moment from start to end.
 func (c simRunnerClock) offOn(start, end time.Time) bool {
-	off := func(d time.Duration) bool { return d > simAllowance || d < -simAllowance }
-	return off(c.offsetAt(start)) || off(c.offsetAt(end)) || !c.jumpAt.IsZero() && c.jumpAt.Before(end) && off(c.jumpTo)
+	return simOff(c.offsetAt(start)) || simOff(c.offsetAt(end)) || !c.jumpAt.IsZero() && c.jumpAt.Before(end) && simOff(c.jumpTo)
 }
+
+// simOff says whether a clock offset is beyond the allowance.
+func simOff(d time.Duration) bool { return d > simAllowance || d < -simAllowance }
 
 // offsetAt is how far the clock reads from true time at t.
 func (c simRunnerClock) offsetAt(t time.Time) time.Duration {
