@@ -1,14 +1,21 @@
 package provider
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -18,8 +25,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/clock/clocktest"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // Without wait, create returns once the backup is queued; a later refresh
@@ -1001,5 +1010,729 @@ func TestAccTriggerRefreshListingFails(t *testing.T) {
 	}
 	if !expectError("HTTP 500 (Internal Server Error) to GET /api/v1/accounts").MatchString(out) {
 		t.Errorf("the error does not say what failed:\n%s", out)
+	}
+}
+
+// The trigger never claims a backup it did not take and never takes two,
+// whatever the service answers: each test plays one way a real deployment
+// departs from the mock (a listing that lags or fails, a body without
+// data) or one path a user takes (import into a matching configuration, a
+// wait switched on for a failed backup, empty provider settings).
+
+// listingFault rewrites the mock's backups listings: hiding backups
+// created after hideFrom (a replica that lags behind every POST), or
+// answering with a body of its own.
+type listingFault struct {
+	inner http.Handler
+	clock clock.Clock // the mock's: its answers are dated by it, as the mock's own are
+
+	mu       sync.Mutex
+	hideFrom time.Time // zero: hide nothing
+	body     string    // non-empty: the body of every backups listing
+}
+
+func (f *listingFault) set(hideFrom time.Time, body string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hideFrom, f.body = hideFrom, body
+}
+
+func (f *listingFault) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	hideFrom, body := f.hideFrom, f.body
+	f.mu.Unlock()
+	if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/backups") || (hideFrom.IsZero() && body == "") {
+		f.inner.ServeHTTP(w, r)
+		return
+	}
+	// Dated by the mock's clock, as a replica of the service would be (the
+	// HTTP server would date it by the wall clock, minutes from the test's).
+	w.Header().Set("Date", f.clock.Now().UTC().Format(http.TimeFormat))
+	if body != "" {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(body))
+		return
+	}
+	rec := httptest.NewRecorder()
+	f.inner.ServeHTTP(rec, r)
+	var page struct {
+		Data       []map[string]any `json:"data"`
+		Pagination map[string]any   `json:"pagination"`
+	}
+	if rec.Code != http.StatusOK || jsonDecode(rec.Body.Bytes(), &page) != nil {
+		copyResponse(w, rec)
+		return
+	}
+	kept := page.Data[:0]
+	for _, b := range page.Data {
+		created, _ := time.Parse(time.RFC3339, fmt.Sprint(b["created_at"]))
+		if created.Before(hideFrom) {
+			kept = append(kept, b)
+		}
+	}
+	page.Data = kept
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(page)
+}
+
+// newFaultyListingEnv is a test environment whose backups listings go
+// through a listingFault. The trigger looks for its backup as long as it
+// does for users (IdentifyWithin, UncertainGrace): on the test's clock,
+// that costs no time.
+func newFaultyListingEnv(t *testing.T, opts mockservice.Options) (*testEnv, *listingFault) {
+	t.Helper()
+	e := newTestEnv(t, opts)
+	f := &listingFault{inner: e.srv, clock: e.clock}
+	e.behind(f)
+	return e, f
+}
+
+// The POST is accepted but the listing never shows the new backup while
+// it holds an old one: with wait_for_completion = false the apply warns,
+// and saves the trigger with no backup id and when it was triggered; the
+// next refresh, once the listing shows it, records it. One POST in all.
+func TestAccTriggerQueuedButNotListedIsRecordedThenFound(t *testing.T) {
+	e, f := newFaultyListingEnv(t, mockservice.Options{Seed: 1701})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	e.srv.AddBackups(id, 3, 0, "")
+	cfg := e.config(triggerConfig(id, ""))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { f.set(e.clock.Now().Add(-time.Second), "") },
+				Config:    cfg,
+				ConfigStateChecks: []statecheck.StateCheck{
+					nullAttr(addr, "id"), nullAttr(addr, "backup_status"),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("triggered_at"), rfc3339),
+				},
+				Check:              resource.ComposeTestCheckFunc(e.expectPOSTs(1), e.expectQueued(id, 1)),
+				ExpectNonEmptyPlan: true, // the refresh after apply still cannot see it: the plan looks again
+			},
+			{
+				PreConfig: func() { f.set(time.Time{}, "") },
+				Config:    cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionNoop),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), bkpID),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("backup_status"), knownvalue.NotNull()),
+				},
+				Check: resource.ComposeTestCheckFunc(e.expectPOSTs(1), e.expectNewestIs(id, addr)),
+			},
+		},
+	})
+}
+
+// expectNewestIs checks that the trigger's id is the account's newest backup.
+func (e *testEnv) expectNewestIs(accountID, addr string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		rs := s.RootModule().Resources[addr]
+		if rs == nil {
+			return fmt.Errorf("%s not in state", addr)
+		}
+		newest := e.srv.NewestBackupID(accountID)
+		if rs.Primary.Attributes["id"] != newest {
+			return fmt.Errorf("%s records %s; the backup this apply queued is %s", addr, rs.Primary.Attributes["id"], newest)
+		}
+		return nil
+	}
+}
+
+// The same with wait_for_completion = true: the apply fails, saying a
+// backup was queued and what the next apply does; the next apply finds
+// that backup and waits for it. One POST in all, never a year-old backup
+// taken as this apply's.
+func TestAccTriggerWaitedButNotListedFailsThenAdopts(t *testing.T) {
+	e, f := newFaultyListingEnv(t, mockservice.Options{Seed: 1702})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	e.srv.AddBackups(id, 3, 0, "")
+	cfg := e.config(triggerConfig(id, "  wait_for_completion = true\n"))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{
+				PreConfig:   func() { f.set(e.clock.Now().Add(-time.Second), "") },
+				Config:      cfg,
+				ExpectError: expectError("Backup queued but not identified", "accepted it", "a backup was queued", "next apply looks for this backup and waits for it"),
+			},
+			{
+				PreConfig: func() { f.set(time.Time{}, "") },
+				Config:    cfg,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), bkpID),
+					str(addr, "backup_status", "success"),
+				},
+				Check: resource.ComposeTestCheckFunc(e.expectPOSTs(1), e.expectQueued(id, 1), e.expectNewestIs(id, addr)),
+			},
+		},
+	})
+}
+
+// A listing body without its data array ({} from a proxy, say) is an
+// error, not an empty listing: the refresh fails and keeps the trigger,
+// and the next good refresh plans nothing. No second backup.
+func TestAccTriggerRefreshOnBodyWithoutDataKeepsState(t *testing.T) {
+	e, f := newFaultyListingEnv(t, mockservice.Options{Seed: 1703, PendingFor: time.Hour})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	cfg := e.config(triggerConfig(id, ""))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{Config: cfg, Check: e.expectPOSTs(1)},
+			{
+				PreConfig:   func() { f.set(time.Time{}, `{}`) },
+				Config:      cfg,
+				ExpectError: expectError("Unable to read backup", "not the expected JSON", "data array"),
+			},
+			{
+				PreConfig:        func() { f.set(time.Time{}, "") },
+				Config:           cfg,
+				ConfigPlanChecks: expectAction(plancheck.ResourceActionNoop),
+				Check:            resource.ComposeTestCheckFunc(e.expectPOSTs(1), e.expectQueued(id, 1)),
+			},
+		},
+	})
+}
+
+// Import into a configuration that matches it (as query
+// -generate-config-out writes it): the first apply adopts it in an update,
+// so that a later change of triggers takes a new backup.
+func TestAccTriggerImportedThenTriggersChangeTakesABackup(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 1704})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	e.srv.AddBackups(id, 1, 0, "")
+	existing := e.srv.NewestBackupID(id)
+	plain := e.config(triggerConfig(id, ""))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{
+				Config:             plain,
+				ResourceName:       addr,
+				ImportState:        true,
+				ImportStateId:      id + "/" + existing,
+				ImportStatePersist: true,
+			},
+			{
+				Config:           plain,
+				ConfigPlanChecks: expectAction(plancheck.ResourceActionUpdate),
+				Check:            resource.ComposeTestCheckFunc(e.expectPOSTs(0)),
+			},
+			{
+				Config:           e.config(triggerConfig(id, "  triggers = { release = \"r2\" }\n")),
+				ConfigPlanChecks: expectAction(plancheck.ResourceActionDestroyBeforeCreate),
+				Check:            resource.ComposeTestCheckFunc(e.expectPOSTs(1), e.expectNewestIs(id, addr)),
+			},
+		},
+	})
+}
+
+// A failed backup adopted with wait_for_completion switched on (false to
+// true) fails the apply, naming the backup; the next plan replaces it.
+func TestAccTriggerWaitSwitchedOnForFailedBackupFails(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 1705, PendingFor: time.Hour, RunningFor: time.Hour})
+	id := e.srv.AddAccount(mockservice.AccountSpec{FailWith: "the platform refused the export"})
+	var backupID string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{
+				Config: e.config(triggerConfig(id, "")),
+				Check: func(s *terraform.State) error {
+					backupID = s.RootModule().Resources[addr].Primary.Attributes["id"]
+					e.clock.Advance(3 * time.Hour) // the backup fails
+					return nil
+				},
+			},
+			{
+				Config:      e.config(triggerConfig(id, "  wait_for_completion = true\n")),
+				ExpectError: expectError("Backup did not succeed", "ended with status", "failed", "the platform refused the export"),
+			},
+			{
+				// Replaced: a new backup, still pending when the wait's
+				// 10 minutes (on the clock) are up.
+				PreConfig: func() { e.srv.SetAccountFailure(id, "") },
+				Config:    e.config(triggerConfig(id, "  wait_for_completion = true\n  timeouts { create = \"10m\" }\n")),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+				ExpectError: expectError("Backup still in progress"),
+			},
+		},
+	})
+	if backupID == "" {
+		t.Fatal("no backup recorded by the first apply")
+	}
+	if n := e.srv.Requests(mockservice.RouteTrigger); n != 2 {
+		t.Errorf("%d POSTs, want 2 (the first backup, and its replacement's)", n)
+	}
+}
+
+// A trigger whose change had not gone ahead (a wait interrupted, then
+// switched off) plans an update that reads its backup, and that update
+// records the listing as the next change's floor: prior_backup_ids,
+// unknown in the plan, then the page read, its own backup among them.
+func TestTriggerUpdateRecordsTheFloorWhenTheChangeGoesAhead(t *testing.T) {
+	t.Parallel()
+	listing := `{"data":[{"id":"` + ruleBackup + `","account_id":"` + ruleAccount + `","status":"success","created_at":"2026-11-21T10:00:00Z",` +
+		`"completed_at":"2026-11-21T10:05:00Z","error":null},{"id":"bkp_older00000000001","account_id":"` + ruleAccount + `","status":"success",` +
+		`"created_at":"2026-11-20T10:00:00Z","completed_at":"2026-11-20T10:05:00Z","error":null}],"pagination":{"limit":50,"next_cursor":null}}`
+	srv, sch := configured(t, ruleService(t, 200, "application/json", listing, 200))
+	s := sch.ResourceSchemas["backup_trigger"]
+	before := tfStr("bkp_older00000000001")
+	state := func(waits bool, prior tftypes.Value) map[string]tftypes.Value {
+		return map[string]tftypes.Value{
+			"id": tfStr(ruleBackup), "account_id": tfStr(ruleAccount), "backup_status": tfStr("success"),
+			"triggered_at": tfStr("2026-11-21T10:00:00Z"), "completed_at": tfStr("2026-11-21T10:05:00Z"),
+			"on_conflict": tfStr("wait"), "wait_for_completion": tftypes.NewValue(tftypes.Bool, waits), "reused": tftypes.NewValue(tftypes.Bool, false),
+			"prior_backup_ids": prior,
+		}
+	}
+	config := object(t, s, map[string]tftypes.Value{"account_id": tfStr(ruleAccount), "wait_for_completion": tftypes.NewValue(tftypes.Bool, false)})
+	running := client.Backup{ID: ruleBackup, AccountID: ruleAccount, Status: client.StatusRunning, CreatedAt: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
+	interrupted := workflow.Record{}.After(workflow.Outcome{Kind: workflow.Interrupted, Backup: &running})
+	private := privateOf(t, workflow.Key, workflow.Encode(interrupted))
+	plan, err := srv.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
+		TypeName: "backup_trigger", PriorState: object(t, s, state(true, before)), ProposedNewState: object(t, s, state(false, before)),
+		Config: config, PriorPrivate: private,
+	})
+	if err != nil || diagText(plan.Diagnostics) != "" {
+		t.Fatalf("plan: %v %s", err, diagText(plan.Diagnostics))
+	}
+	planned, err := plan.PlannedState.Unmarshal(s.ValueType())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := attributeOf(t, planned, "prior_backup_ids"); v.IsKnown() {
+		t.Fatalf("planned prior_backup_ids %v; want unknown: the update records them", v)
+	}
+	resp, err := srv.ApplyResourceChange(context.Background(), &tfprotov6.ApplyResourceChangeRequest{
+		TypeName: "backup_trigger", PriorState: object(t, s, state(true, before)), PlannedState: plan.PlannedState,
+		Config: config, PlannedPrivate: plan.PlannedPrivate,
+	})
+	if err != nil || diagText(resp.Diagnostics) != "" {
+		t.Fatalf("apply: %v %s", err, diagText(resp.Diagnostics))
+	}
+	applied, err := resp.NewState.Unmarshal(s.ValueType())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := attributeOf(t, applied, "prior_backup_ids"); !ids.Equal(tfStr(ruleBackup + ",bkp_older00000000001")) {
+		t.Fatalf("prior_backup_ids %v; want the page read: its own backup and the one below it", ids)
+	}
+}
+
+// attributeOf is one attribute of an object value.
+func attributeOf(t *testing.T, v tftypes.Value, name string) tftypes.Value {
+	t.Helper()
+	var attrs map[string]tftypes.Value
+	if err := v.As(&attrs); err != nil {
+		t.Fatal(err)
+	}
+	return attrs[name]
+}
+
+// privateOf is the private state of a resource holding one key, as the
+// framework encodes it.
+func privateOf(t *testing.T, key string, value []byte) []byte {
+	t.Helper()
+	raw, err := json.Marshal(map[string][]byte{key: value})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// The findings of issue 56 through the CLI: which backup counts is decided
+// by what the service lists, whatever the clocks and Dates say, and a
+// trigger's floor survives Terraform.
+
+// A front (a proxy, a load balancer) answers the trigger's POST with its own
+// 502 page, dated stale, in the year 0001 or 9999, or not at all readably.
+// The trigger is not identified and is saved tainted; its replacement, in
+// the next apply's one provider process, never reports the account's good
+// backup of 12 minutes before as the change's own (a stale Date once made
+// it do so), and takes its own. A front that answers the read before the
+// trigger too stops it there: nothing is sent.
+func TestAccTriggerFrontPagesNeverMakeABackupCount(t *testing.T) {
+	t.Parallel()
+	page := "<html><body><h1>502 Bad Gateway</h1></body></html>"
+	for name, date := range map[string]func(now time.Time) string{
+		"stale by 30 minutes": func(now time.Time) string { return now.Add(-30 * time.Minute).UTC().Format(http.TimeFormat) },
+		"year 0001":           func(time.Time) string { return "Mon, 01 Jan 0001 00:00:00 GMT" },
+		"year 9999":           func(time.Time) string { return "Fri, 31 Dec 9999 23:59:59 GMT" },
+		"unparsable":          func(time.Time) string { return "yesterday" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e, f := newFrontEnv(t, mockservice.Options{Seed: 5601})
+			id := e.srv.AddAccount(mockservice.AccountSpec{})
+			e.srv.AddHistory(id, mockservice.BackupSpec{ID: "bkp_goodbeforeit0001", CreatedAt: e.clock.Now().Add(-12 * time.Minute)})
+			bad := answer{http.StatusBadGateway, "text/html", page}
+			f.dated(date(e.clock.Now()))
+			f.set(func(r *http.Request) (answer, bool) { return bad, r.Method == http.MethodPost })
+			c := newCLI(t, e, e.config(triggerConfig(id, "  wait_for_completion = true\n")))
+			out, err := c.exec(nil, "apply", "-auto-approve", "-no-color")
+			if err == nil || !strings.Contains(out, "Backup queued but not identified") || !strings.Contains(out, "-replace") {
+				t.Fatalf("the first apply: %v\n%s", err, out)
+			}
+			if got := c.state("backup_trigger.this"); got["tainted"] != true || got["id"] != nil ||
+				!strings.Contains(fmt.Sprint(got["prior_backup_ids"]), "bkp_goodbeforeit0001") {
+				t.Fatalf("saved as %v; want tainted, no id, the good backup among prior_backup_ids", got)
+			}
+			f.set(nil)
+			c.run("apply", "-auto-approve", "-no-color")
+			got := c.state("backup_trigger.this")
+			if q := e.srv.BackupsQueued(id); got["id"] == "bkp_goodbeforeit0001" || q != 1 || got["id"] != e.srv.NewestBackupID(id) || got["backup_status"] != "success" {
+				t.Errorf("the replacement: %v, %d queued; want its own backup, never the good one before it", got, q)
+			}
+		})
+	}
+	t.Run("the read before the trigger answered by the front", func(t *testing.T) {
+		t.Parallel()
+		e, f := newFrontEnv(t, mockservice.Options{Seed: 5602})
+		id := e.srv.AddAccount(mockservice.AccountSpec{})
+		e.srv.AddHistory(id, mockservice.BackupSpec{CreatedAt: e.clock.Now().Add(-12 * time.Minute)})
+		bad := answer{http.StatusBadGateway, "text/html", page}
+		f.dated("Mon, 01 Jan 0001 00:00:00 GMT")
+		f.set(func(r *http.Request) (answer, bool) {
+			return bad, strings.HasSuffix(r.URL.Path, "/backups") || r.Method == http.MethodPost
+		})
+		c := newCLI(t, e, e.config(triggerConfig(id, "  wait_for_completion = true\n")))
+		out, err := c.exec(nil, "apply", "-auto-approve", "-no-color")
+		if err == nil || !strings.Contains(out, "before the trigger failed") || !strings.Contains(out, "no backup was queued") {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if n := e.srv.Requests(mockservice.RouteTrigger); n != 0 || e.srv.BackupsQueued(id) != 0 || c.state("backup_trigger.this") != nil {
+			t.Errorf("%d POSTs reached the service, %d queued; want none, and nothing saved", n, e.srv.BackupsQueued(id))
+		}
+	})
+}
+
+// The floor survives a Ctrl-C of a tainted replacement: with reuse_within,
+// v2's apply is interrupted while its replacement's create has queued
+// nothing, and is saved tainted. Terraform gives the tainted trigger's
+// Delete no private state; its prior_backup_ids, in the state, still hold
+// v1's backup, so applying v2 again takes a new backup instead of counting
+// v1's (before, v2's migration ran with no backup since v1's).
+func TestAccTriggerFloorSurvivesAnInterruptedReplacement(t *testing.T) {
+	t.Parallel()
+	e := newWallClockEnv(t, mockservice.Options{Seed: 5603})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	config := func(release string) string {
+		return e.config(triggerConfig(id, "  wait_for_completion = true\n  reuse_within        = \"10m\"\n  triggers = { release = \""+release+"\" }\n"))
+	}
+	c := newCLI(t, e, config("v1"))
+	c.run("apply", "-auto-approve", "-no-color")
+	v1 := fmt.Sprint(c.state("backup_trigger.this")["id"])
+	c.write(config("v2"))
+	listings := e.srv.Requests(mockservice.RouteListBackups)
+	// The replacement's read before its trigger hangs; Ctrl-C comes during it.
+	e.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultLatency, Route: mockservice.RouteListBackups, Times: 1, Latency: 8 * time.Second})
+	out, err := c.interrupt(func() bool { return e.srv.Requests(mockservice.RouteListBackups) > listings }, "apply", "-auto-approve", "-no-color")
+	if err == nil {
+		t.Fatalf("the interrupted apply succeeded:\n%s", out)
+	}
+	saved := c.state("backup_trigger.this")
+	if saved["tainted"] != true || saved["id"] != nil || !strings.Contains(fmt.Sprint(saved["prior_backup_ids"]), v1) || e.srv.BackupsQueued(id) != 1 {
+		t.Fatalf("saved as %v, %d queued; want tainted, no backup, v1's %s among prior_backup_ids\n%s", saved, e.srv.BackupsQueued(id), v1, out)
+	}
+	e.srv.ClearFaults()
+	c.run("apply", "-auto-approve", "-no-color")
+	got := c.state("backup_trigger.this")
+	if q := e.srv.BackupsQueued(id); got["id"] == v1 || got["reused"] != false || q != 2 || got["backup_status"] != "success" {
+		t.Errorf("v2: %v, %d queued; want a backup of its own, never v1's %s", got, q, v1)
+	}
+}
+
+// The service's clock 30 seconds or 4 minutes behind this machine's: a
+// waited trigger and a guard's destroy identify their backups (before,
+// every one failed after 30 s).
+func TestAccServiceClockBehindStillIdentifies(t *testing.T) {
+	t.Parallel()
+	for _, behind := range []time.Duration{30 * time.Second, 4 * time.Minute} {
+		t.Run(behind.String(), func(t *testing.T) {
+			t.Parallel()
+			e := newTestEnv(t, mockservice.Options{Seed: 5604})
+			e.srv.SetClockOffset(-behind)
+			id := e.srv.AddAccount(mockservice.AccountSpec{})
+			c := newCLI(t, e, e.config(triggerConfig(id, "  wait_for_completion = true\n")+guardedDatabase(id, "")))
+			c.run("apply", "-auto-approve", "-no-color")
+			if got := c.state("backup_trigger.this"); got["backup_status"] != "success" {
+				t.Fatalf("the trigger: %v", got)
+			}
+			c.run("destroy", "-auto-approve", "-no-color")
+			if q := e.srv.BackupsQueued(id); q != 2 {
+				t.Errorf("%d backups queued; want the trigger's and the guard's", q)
+			}
+		})
+	}
+}
+
+// The CLI path to the stale-Date false success: a trigger that does not
+// wait is answered 202, then a front answers the listings with a 502 page
+// dated 30 minutes stale, and the listing lags behind its POST. The trigger
+// is saved, not tainted, without its backup; a refresh, the front gone but
+// the listing still lagging, never takes the account's good backup of 12
+// minutes before for it (a start moved 30 minutes back by that Date once
+// did), and records its own once listed.
+func TestAccTriggerStaleDateNeverIdentifiesAnOlderBackup(t *testing.T) {
+	t.Parallel()
+	e, f := newFrontEnv(t, mockservice.Options{Seed: 5605})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	e.srv.AddHistory(id, mockservice.BackupSpec{ID: "bkp_goodbeforeit0002", CreatedAt: e.clock.Now().Add(-12 * time.Minute)})
+	e.srv.SetListingLag(10 * time.Minute)
+	posted := false
+	f.dated(e.clock.Now().Add(-30 * time.Minute).UTC().Format(http.TimeFormat))
+	f.set(func(r *http.Request) (answer, bool) {
+		if r.Method == http.MethodPost {
+			posted = true
+			return answer{}, false
+		}
+		return answer{http.StatusBadGateway, "text/html", "<html>502 Bad Gateway</html>"}, posted && strings.HasSuffix(r.URL.Path, "/backups")
+	})
+	c := newCLI(t, e, e.config(triggerConfig(id, "")))
+	if out := c.run("apply", "-auto-approve", "-no-color"); !strings.Contains(out, "Backup queued but not identified yet") {
+		t.Fatalf("the apply:\n%s", out)
+	}
+	f.set(nil)
+	c.run("apply", "-refresh-only", "-auto-approve", "-no-color")
+	if got := c.state("backup_trigger.this"); got["id"] != nil || got["backup_status"] != nil {
+		t.Fatalf("refreshed while its backup is not listed: %v; want it still not identified, never bkp_goodbeforeit0002", got)
+	}
+	e.clock.Advance(11 * time.Minute) // the listing catches up
+	c.run("apply", "-refresh-only", "-auto-approve", "-no-color")
+	if got := c.state("backup_trigger.this"); got["id"] != e.srv.NewestBackupID(id) || e.srv.BackupsQueued(id) != 1 {
+		t.Errorf("refreshed once listed: %v; want its own backup %s", got, e.srv.NewestBackupID(id))
+	}
+}
+
+// backup_trigger with reuse_within, replaced for a new release: a good
+// backup listed since the previous change went ahead, inside the window,
+// is adopted; one in progress is joined and waited for; one outside the
+// window is not, nor is the previous change's own, inside it; the state
+// says which, and a second plan is empty. The first create knows no
+// previous change: it takes its own backup, and says why.
+func TestAccTriggerReuseWithin(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 4101})
+	accounts := map[string]string{}
+	for _, name := range []string{"adopt", "join", "outside", "previous"} {
+		accounts[name] = e.srv.AddAccount(mockservice.AccountSpec{})
+	}
+	config := func(release string) string {
+		config := ""
+		for name, id := range accounts {
+			within := "30m"
+			if name == "previous" {
+				within = "2h" // the previous change's backup is inside it
+			}
+			config += fmt.Sprintf(`
+resource "backup_trigger" %q {
+  account_id          = %q
+  triggers            = { release = %q }
+  wait_for_completion = true
+  reuse_within        = %q
+}
+`, name, id, release, within)
+		}
+		return config
+	}
+	// A good backup inside the window before the first create: it knows no
+	// previous change, so it cannot tell whether this one is its; it takes
+	// its own, and says why.
+	e.srv.AddHistory(accounts["adopt"], mockservice.BackupSpec{CreatedAt: e.clock.Now().Add(-15 * time.Minute)})
+	c := newCLI(t, e, e.config(config("v1")))
+	if out := c.run("apply", "-auto-approve", "-no-color"); !strings.Contains(out, "records no earlier change") {
+		t.Errorf("the first create does not say why nothing was reused:\n%s", out)
+	}
+	first := map[string]string{}
+	for name := range accounts {
+		first[name] = fmt.Sprint(c.state("backup_trigger." + name)["id"])
+	}
+	e.clock.Advance(40 * time.Minute)
+	now := e.clock.Now()
+	// A history backup takes 11 minutes: this one ended 9 minutes ago; the
+	// next is running; the third started since v1 but before the window.
+	e.srv.AddHistory(accounts["adopt"], mockservice.BackupSpec{ID: "bkp_reuseadopted0001", CreatedAt: now.Add(-20 * time.Minute)})
+	e.srv.AddHistory(accounts["join"], mockservice.BackupSpec{ID: "bkp_reusejoined00001", CreatedAt: now.Add(-3 * time.Minute)})
+	e.srv.AddHistory(accounts["outside"], mockservice.BackupSpec{CreatedAt: now.Add(-35 * time.Minute)})
+	e.srv.ResetStats()
+	c.write(e.config(config("v2")))
+	// A reuse is what reuse_within asks for: it shows in reused, not as a warning on every run.
+	if out := c.run("apply", "-auto-approve", "-no-color"); strings.Contains(out, "Warning") {
+		t.Errorf("an apply that reused backups as asked warns:\n%s", out)
+	}
+	for name, want := range map[string]struct {
+		id     string
+		reused bool
+	}{"adopt": {"bkp_reuseadopted0001", true}, "join": {"bkp_reusejoined00001", true}, "outside": {"", false}, "previous": {"", false}} {
+		got := c.state("backup_trigger." + name)
+		if got["reused"] != want.reused || got["backup_status"] != "success" || (want.id != "" && got["id"] != want.id) || got["id"] == first[name] {
+			t.Errorf("%s: %v; want reused %t, success, id %q, not v1's %s", name, got, want.reused, want.id, first[name])
+		}
+	}
+	if q := e.srv.Stats().BackupsQueued; q[accounts["adopt"]] != 0 || q[accounts["join"]] != 0 || q[accounts["outside"]] != 1 || q[accounts["previous"]] != 1 {
+		t.Errorf("backups queued %v: want one, outside the window and for the previous change's only", q)
+	}
+	expectNoChange(t, c, "plan", "-detailed-exitcode", "-no-color", "-input=false")
+}
+
+// Four pipelines applying a release to a waited trigger of one account at
+// the same time, with reuse_within, take one backup in all, and every run
+// succeeds (each took its own for the first release, which nothing preceded).
+func TestAccTriggerReuseAcrossConcurrentApplies(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 4102})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	config := func(release string) string {
+		return e.config(triggerConfig(id, "  wait_for_completion = true\n  reuse_within        = \"15m\"\n  triggers = { release = \""+release+"\" }\n"))
+	}
+	const runs = 4
+	clis := make([]*cli, runs)
+	for i := range clis {
+		clis[i] = newCLI(t, e, config("v1"))
+		clis[i].run("apply", "-auto-approve", "-no-color")
+		clis[i].write(config("v2"))
+	}
+	// The first release's backups, each started after another's change went
+	// ahead, leave the window: the second release's are not among them.
+	e.clock.Advance(20 * time.Minute)
+	before := e.srv.Stats().BackupsQueued[id]
+	var wg sync.WaitGroup
+	outs, errs := make([]string, runs), make([]error, runs)
+	for i, c := range clis {
+		wg.Go(func() { outs[i], errs[i] = c.exec(nil, "apply", "-auto-approve", "-no-color") })
+	}
+	wg.Wait()
+	ids := map[string]bool{}
+	for i, c := range clis {
+		if errs[i] != nil {
+			t.Errorf("run %d failed: %v\n%s", i, errs[i], outs[i])
+			continue
+		}
+		got := c.state("backup_trigger.this")
+		if got["backup_status"] != "success" {
+			t.Errorf("run %d: %v", i, got)
+		}
+		ids[fmt.Sprint(got["id"])] = true
+	}
+	if q := e.srv.Stats().BackupsQueued[id] - before; before != runs || q != 1 || len(ids) != 1 {
+		t.Errorf("%d backups for v1, %d for v2, ids %v: want one each for v1, then one shared by the %d runs", before, q, ids, runs)
+	}
+}
+
+// A runner killed while the replacement of its trigger waits: Terraform
+// saved the replaced trigger's removal before the create began, so the
+// retry is a create that knows no previous change (OpenTofu keeps the
+// replaced trigger, whose floor lets the retry reuse the orphan). With reuse_within it
+// takes no shortcut: it waits out the orphan (which may as well be the
+// previous change's backup, for all it can tell) and takes its own, the
+// stated limit of a killed runner; it never reports the orphan.
+func TestAccTriggerReuseAfterAKilledRunner(t *testing.T) {
+	t.Parallel()
+	e := newWallClockEnv(t, mockservice.Options{Seed: 4103, PendingFor: 2 * time.Second, RunningFor: 2 * time.Second})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	config := func(release string) string {
+		return e.config(triggerConfig(id, "  wait_for_completion = true\n  reuse_within        = \"15m\"\n  triggers = { release = \""+release+"\" }\n"))
+	}
+	c := newCLI(t, e, config("v1"))
+	c.run("apply", "-auto-approve", "-no-color")
+	c.write(config("v2"))
+	out, err := c.kill(func() bool { return e.srv.BackupsQueued(id) == 2 }, "apply", "-auto-approve", "-no-color")
+	if err == nil {
+		t.Fatalf("the killed apply succeeded:\n%s", out)
+	}
+	listed, err := client.Collect(e.rawClient(t).Backups(t.Context(), id, client.ListOptions{}))
+	if err != nil || len(listed) != 2 {
+		t.Fatalf("backups after the killed run: %v, %v", listed, err)
+	}
+	orphan := listed[0]
+	if state := c.run("state", "list"); strings.TrimSpace(state) != "" {
+		// OpenTofu kept the replaced trigger, and with it the previous change's
+		// floor: the retry's replacement reuses the orphan, listed above it.
+		out = c.run("apply", "-auto-approve", "-no-color")
+		got := c.state("backup_trigger.this")
+		if q := e.srv.BackupsQueued(id); q != 2 || got["id"] != orphan.ID || got["reused"] != true || got["backup_status"] != "success" {
+			t.Errorf("%d backups queued, state %v: want the orphan %s reused, no third backup:\n%s", q, got, orphan.ID, out)
+		}
+		return
+	}
+	out = c.run("apply", "-auto-approve", "-no-color")
+	got := c.state("backup_trigger.this")
+	if q := e.srv.BackupsQueued(id); q != 3 || got["id"] == orphan.ID || got["reused"] != false || got["backup_status"] != "success" ||
+		!strings.Contains(out, "records no earlier change") {
+		t.Errorf("%d backups queued, state %v: want a third backup, not the orphan %s, and the reason:\n%s", q, got, orphan.ID, out)
+	}
+}
+
+// backup_on_destroy with reuse_within: a good backup inside the window lets
+// the destroy go ahead with no new backup, and a warning names it.
+func TestAccOnDestroyReuseWithin(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 4104})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	e.srv.AddHistory(id, mockservice.BackupSpec{ID: "bkp_reuseguarded0001", CreatedAt: e.clock.Now().Add(-20 * time.Minute)})
+	c := newCLI(t, e, e.config(guardedDatabase(id, "  reuse_within = \"30m\"\n")))
+	c.run("apply", "-auto-approve", "-no-color")
+	out := c.run("destroy", "-auto-approve", "-no-color")
+	flat := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, "The backup_on_destroy of account "+id+" was destroyed after backup bkp_reuseguarded0001") ||
+		!strings.Contains(flat, "is within reuse_within (30m)") || !strings.Contains(out, "2 destroyed") {
+		t.Errorf("the destroy did not go ahead on the recent backup, or did not say so:\n%s", out)
+	}
+	if q := e.srv.BackupsQueued(id); q != 0 {
+		t.Errorf("%d backups queued, want none", q)
+	}
+}
+
+// The action with reuse_within (Terraform 1.14+): a good recent backup
+// passes the invocation with no new backup, and the progress names it.
+func TestAccActionReuseWithin(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 4105})
+	skipBelow(t, "1.14.0", "apply -invoke")
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	e.srv.AddHistory(id, mockservice.BackupSpec{ID: "bkp_reuseinvoked0001", CreatedAt: e.clock.Now().Add(-20 * time.Minute)})
+	c := newCLI(t, e, e.config(guarded(id, "    reuse_within = \"30m\"\n", "v1", "before_create")))
+	out := c.run("apply", "-auto-approve", "-no-color", "-invoke=action.backup_trigger.pre")
+	if !strings.Contains(out, "Reused backup bkp_reuseinvoked0001") {
+		t.Errorf("the progress does not name the reused backup:\n%s", out)
+	}
+	if q := e.srv.BackupsQueued(id); q != 0 {
+		t.Errorf("%d backups queued, want none", q)
+	}
+}
+
+// A change of triggers takes a new backup even with reuse_within: the
+// previous change's backup, still inside the window, started before that
+// change went ahead (workflow.RunOptions.Since). Found by the simulation.
+func TestAccTriggerReuseNeverCrossesAChange(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 4104})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	config := func(release string) string {
+		return e.config(fmt.Sprintf(`
+resource "backup_trigger" "release" {
+  account_id          = %q
+  wait_for_completion = true
+  reuse_within        = "1h"
+  triggers            = { release = %q }
+}
+`, id, release))
+	}
+	c := newCLI(t, e, config("v1"))
+	c.run("apply", "-auto-approve", "-no-color")
+	first := c.state("backup_trigger.release")
+	c.write(config("v2"))
+	c.run("apply", "-auto-approve", "-no-color")
+	second := c.state("backup_trigger.release")
+	if second["id"] == first["id"] || second["reused"] != false || second["backup_status"] != "success" {
+		t.Fatalf("after the change: %v; before: %v; want a new backup, not reused", second, first)
+	}
+	if q := e.srv.BackupsQueued(id); q != 2 {
+		t.Fatalf("%d backups queued; want one per change", q)
 	}
 }
