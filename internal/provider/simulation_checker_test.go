@@ -1128,6 +1128,7 @@ func (cmd *simCommand) tooSlow() string {
 // judgeCommand: a command whose window held no fault succeeds, and
 // leaves every change of its configuration gone ahead (liveness).
 func (w *simWorld) judgeCommand(cmd *simCommand) {
+	w.checkReuseTaken(cmd)
 	ws := cmd.ws
 	skewed := ws.skewed
 	// A record written on a runner clock off beyond the allowance (its
@@ -1174,6 +1175,68 @@ func (w *simWorld) judgeCommand(cmd *simCommand) {
 		return
 	}
 	ws.skewed = false
+}
+
+// checkReuseTaken: a trigger's replacement with reuse_within queues no
+// backup while one it may reuse is listed: good or in progress, listed
+// above the previous change's floor (started after it went ahead, stamped
+// above every older one), and young enough by either clock (liveness of
+// reuse_within, and of the replaced triggers' floors: issue 55). Judged
+// only where nothing else may refuse the reuse: no fault and no lag while
+// the create ran, clocks that agree and hold still, a listing in date
+// order, and no other trigger of the account replaced by the command.
+func (w *simWorld) checkReuseTaken(cmd *simCommand) {
+	w.mu.Lock()
+	var ops []*simResOp
+	for _, op := range w.ops {
+		if op.a != nil && op.a.cmd == cmd {
+			ops = append(ops, op)
+		}
+	}
+	w.mu.Unlock()
+	for _, op := range ops {
+		c := op.change
+		if op.kind != simOpCreate || c == nil || c.kind != simTriggerChange || op.reuse <= 0 || c.prevAhead.IsZero() ||
+			op.floorUnknown || op.createFirst || op.replacedTainted || !op.returned || !w.still(op) {
+			continue
+		}
+		if slices.ContainsFunc(ops, func(o *simResOp) bool {
+			return o != op && typeOf(o.addr) == simTriggerType && slices.Equal(o.accounts, op.accounts)
+		}) {
+			continue // the account's floors are shared by its replacements in this command
+		}
+		w.mu.Lock()
+		offset := valueAt(w.svc.offsets, op.start)
+		w.mu.Unlock()
+		truth := w.srv.Truth(op.accounts[0])
+		if w.listingOrder(truth, op.start, offset) != "" || !slices.ContainsFunc(truth, func(b mockservice.BackupTruth) bool { return b.QueuedBy == op.label }) {
+			continue
+		}
+		i := slices.IndexFunc(truth, func(x mockservice.BackupTruth) bool {
+			young := op.start.Sub(x.CreatedAt) <= op.reuse-simAllowance-2*time.Second
+			usable := underWay(x, op.start) || good(x, op.start)
+			return x.QueuedBy != op.label && young && usable && x.Quirk == mockservice.QuirkNone && x.StampOffset == offset &&
+				x.CreatedAt.After(c.prevAhead.Add(time.Second)) && !stampedBelow(x, truth)
+		})
+		if i >= 0 {
+			w.violateOnce("reuse-not-taken", op.label, "%s queued a backup of %s while %s, within reuse_within %s and above the previous "+
+				"change's floor (ahead %s), could be reused: %s", op.label, op.accounts[0], truth[i].ID, op.reuse, w.at(c.prevAhead), w.describeAll(truth))
+		}
+	}
+}
+
+// still says whether, while op ran, no fault hit the service, its listing
+// did not lag, its clock held still, and the runner's clock read within
+// half the allowance of it and did not jump.
+func (w *simWorld) still(op *simResOp) bool {
+	clk := op.a.cmd.clock
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	service := span(w.svc.offsets, op.start, op.end)
+	gap := service[0] - clk.offsetAt(op.start)
+	fault := slices.ContainsFunc(w.svc.faults, func(f simSpan) bool { return !f.from.After(op.end) && (f.to.IsZero() || !f.to.Before(op.start)) })
+	return !fault && len(service) == 1 && slices.Max(span(w.svc.lags, op.start, op.end)) == 0 &&
+		gap <= simAllowance/2 && gap >= -simAllowance/2 && (clk.jumpAt.IsZero() || clk.jumpAt.After(op.end))
 }
 
 // at is a time as an offset from the sequence's start.
