@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -1129,6 +1130,7 @@ func (cmd *simCommand) tooSlow() string {
 // leaves every change of its configuration gone ahead (liveness).
 func (w *simWorld) judgeCommand(cmd *simCommand) {
 	w.checkReuseTaken(cmd)
+	w.checkFollowedNotFailed(cmd)
 	ws := cmd.ws
 	skewed := ws.skewed
 	// A record written on a runner clock off beyond the allowance (its
@@ -1224,6 +1226,38 @@ func (w *simWorld) checkReuseTaken(cmd *simCommand) {
 		}
 	}
 }
+
+// checkFollowedNotFailed: a trigger's create, or a guard's destroy, that
+// follows an earlier operation's backup takes a new one when that backup
+// had failed before it began (workflow.StillCounts): it never reports that
+// failure as its own outcome. A lagging listing aside, which may show
+// another's ended backup as new.
+func (w *simWorld) checkFollowedNotFailed(cmd *simCommand) {
+	w.mu.Lock()
+	var ops []*simResOp
+	for _, op := range w.ops {
+		if op.a != nil && op.a.cmd == cmd && op.returned && (op.kind == simOpCreate || op.kind == simOpDelete && op.addr == simGuardAddr) {
+			ops = append(ops, op)
+		}
+	}
+	w.mu.Unlock()
+	for _, op := range ops {
+		if w.longestLag(op.start, op.end) > 0 {
+			continue
+		}
+		for _, m := range simFailedBackup.FindAllStringSubmatch(op.errs, -1) {
+			truth := w.srv.Truth(m[2])
+			i := slices.IndexFunc(truth, func(b mockservice.BackupTruth) bool { return b.ID == m[1] })
+			if i >= 0 && truth[i].Done && !truth[i].CompletedAt.After(op.start) && truth[i].Status != "success" && truth[i].QueuedBy != op.label {
+				w.violateOnce("followed-failed", op.label, "%s reported the failure of %s, which had failed before it began (%s): it takes a new backup",
+					op.label, m[1], w.describe(truth[i]))
+			}
+		}
+	}
+}
+
+// simFailedBackup matches the failed backup an operation's error names.
+var simFailedBackup = regexp.MustCompile(`Backup (bkp_[A-Za-z0-9]+) of account (acc_[A-Za-z0-9]+) ended with status "failed"`)
 
 // still says whether, while op ran, no fault hit the service, its listing
 // did not lag, its clock held still, and the runner's clock read within
