@@ -858,7 +858,7 @@ func (w *simWorld) checkDuplicates() {
 				case op.createFirst:
 					allowed++
 					why = append(why, b.ID+": "+string(grantCreateFirst))
-				case slices.ContainsFunc(bs, func(x mockservice.BackupTruth) bool { return x.CreatedAt.Before(b.CreatedAt) && stampedBelow(x, truth) }):
+				case slices.ContainsFunc(bs, func(x mockservice.BackupTruth) bool { return followedFailed(x, b, bs, truth) }):
 					allowed++
 					why = append(why, b.ID+": "+string(grantStampedBelow))
 				case w.resumeClockMoved(c, op):
@@ -886,6 +886,17 @@ func (w *simWorld) hiddenByLag(c *simChange, b mockservice.BackupTruth) bool {
 	return slices.ContainsFunc(c.ops, func(op *simResOp) bool {
 		lag := w.longestLag(op.start, op.end)
 		return lag > 0 && !b.CreatedAt.Before(op.start.Add(-lag)) && b.CreatedAt.Before(op.start)
+	})
+}
+
+// followedFailed says whether b, a change's later backup, may follow
+// another's that failed in its place (grantStampedBelow): the change's
+// earlier backup x was stamped below older ones, and a backup of no
+// operation of the change started after x and had failed before b.
+func followedFailed(x, b mockservice.BackupTruth, bs, truth []mockservice.BackupTruth) bool {
+	return x.CreatedAt.Before(b.CreatedAt) && stampedBelow(x, truth) && slices.ContainsFunc(truth, func(y mockservice.BackupTruth) bool {
+		mine := slices.ContainsFunc(bs, func(z mockservice.BackupTruth) bool { return z.ID == y.ID })
+		return !mine && y.CreatedAt.After(x.CreatedAt) && y.Done && !y.CompletedAt.After(b.CreatedAt) && (y.Status != "success" || !y.Consistent)
 	})
 }
 
