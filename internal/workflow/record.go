@@ -159,6 +159,17 @@ func (r Record) Floor() *Mark {
 	return r.Prior
 }
 
+// above is the record counting only above m too: its mark holds m's
+// backups, and one of them recorded as its backup reads as gone ahead
+// (FromTriggerState), so that no create adopts it.
+func (r Record) above(m *Mark) Record {
+	r.Prior = union(r.Prior, m)
+	if r.BackupID != "" {
+		r.Ahead = r.Prior.has(r.BackupID)
+	}
+	return r
+}
+
 // GoesAhead is the record once its change goes ahead, after o: its Prior
 // becomes the listing o last read (Outcome.Seen), with its backup, or
 // failing that the read before it with its backup; a trigger not

@@ -46,13 +46,15 @@ func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountI
 	}
 	w.log.Debug(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
 	o := w.Follow(ctx, accountID, old.Record.unconfirmed(), FollowOptions{RunOptions: opts, Counts: StillCounts, Renew: true, Above: above})
-	if o.Kind == Unreadable || errors.Is(o.Err, errNotAboveReplaced) {
-		// Unread is not gone, and one below another's floor may be its change's: a new backup could be a
-		// second for this change. Kept, tainted: the next apply looks again.
-		if o.Kind == Refused {
-			o.Err = fmt.Errorf("%w. No backup was queued; the trigger is saved tainted, and the next apply looks for that backup again", o.Err)
-		}
-		return o, old.Record
+	if o.Kind == Unreadable {
+		return o, old.Record // unread is not gone: kept, tainted, the next apply looks again
+	}
+	if errors.Is(o.Err, errNotAboveReplaced) {
+		// One below another's floor may be its change's: a new backup could be a second for this change.
+		// Kept, tainted, with the others' floors, so that the next apply, replacing this trigger alone, still
+		// counts only above them: this create may be the other's (seed 683 of the paired replacements).
+		o.Err = fmt.Errorf("%w. No backup was queued; the trigger is saved tainted, and the next apply looks for that backup again", o.Err)
+		return o, old.Record.above(others)
 	}
 	if o.Backup != nil && o.Backup.ID == old.Record.BackupID {
 		o.Reused = o.Reused || old.Record.Reused // adopted: still the recent backup it reused

@@ -1,6 +1,8 @@
 package workflow
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -84,5 +86,49 @@ func TestReplacementsPairsTwoAlike(t *testing.T) {
 	}
 	if got, own := s.take("acc_0123456789abcdef", "v2"); own >= 0 {
 		t.Fatalf("took %+v, whose change went ahead", got)
+	}
+}
+
+// A create that cannot show that the backup it would adopt stands for its
+// change (listed below another replaced trigger's floor) keeps the record
+// with that floor: replaced alone by the next apply, it still counts only
+// above it, and never takes that backup (seed 683 of the paired
+// replacements: the other trigger's previous backup counted for its next
+// change).
+func TestCreateTriggerDeferredKeepsTheOthersFloor(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	acct := f.srv.AccountIDs()[0]
+	c := f.client(t)
+	ctx := context.Background()
+	opts := RunOptions{WaitOnConflict: true, WaitForCompletion: true}
+	// The first trigger's answer was lost: not identified, above the read before it.
+	lost := Record{Phase: PhaseUnidentified, TriggeredAt: f.clock.Now(), Prior: look(t, c, acct).mark}
+	// The second took backup X afterwards, and its change went ahead.
+	x := c.run(ctx, acct, opts)
+	if x.Err != nil {
+		t.Fatal(x.Err)
+	}
+	went := Record{Phase: phaseSucceeded, BackupID: x.Backup.ID, Ahead: true, Prior: look(t, c, acct).mark}
+	reps := NewReplacements()
+	reps.Remember(acct, "v2", lost)
+	reps.Remember(acct, "v1", went)
+	before := f.srv.Stats().BackupsQueued[acct]
+	o, kept := c.CreateTrigger(ctx, reps, acct, "v2", opts)
+	if o.Kind != Refused || !errors.Is(o.Err, errNotAboveReplaced) {
+		t.Fatalf("CreateTrigger: %d, %v; want it refused, X below the other's floor", o.Kind, o.Err)
+	}
+	if !kept.Prior.has(x.Backup.ID) {
+		t.Fatalf("kept %v: want the other's floor in it", kept.Prior)
+	}
+	// The next apply replaces this trigger alone.
+	again := NewReplacements()
+	again.Remember(acct, "v2", kept)
+	o, _ = c.CreateTrigger(ctx, again, acct, "v2", opts)
+	if o.Backup != nil && o.Backup.ID == x.Backup.ID {
+		t.Fatalf("the next apply took %s, the other trigger's previous backup, for this change", x.Backup.ID)
+	}
+	if queued := f.srv.Stats().BackupsQueued[acct] - before; queued > 1 {
+		t.Errorf("%d backups queued, want at most one", queued)
 	}
 }
