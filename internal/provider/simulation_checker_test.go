@@ -80,6 +80,14 @@ const (
 	// a backup listed above them later instead, and when that one fails,
 	// the next apply takes another (stated limit 5). See checkDuplicates.
 	grantStampedBelow simGrant = "its earlier backup stamped below older ones by a clock set back"
+	// grantUnpairedDeferred: a create that takes the record of a trigger
+	// of its value cannot adopt its backup while another trigger of that
+	// value, deleted with it, went ahead after that backup was listed:
+	// Terraform does not say which of the two it replaces, and the backup
+	// would not stand for the other's change (seed 683 of the paired
+	// replacements). The change then takes a second (seed 486). See
+	// checkDuplicates.
+	grantUnpairedDeferred simGrant = "another trigger of its value went ahead after its backup was listed (Terraform)"
 	// grantUnpairedReplacement: Terraform tells a provider nothing that
 	// pairs a replacement with the trigger it replaces (a tainted object's
 	// replacement is planned as a new object; its Delete and Create are two
@@ -515,11 +523,15 @@ func (w *simWorld) countsWithin(chain *simChain, b mockservice.BackupTruth) (sim
 // unpaired says whether the chain's last operation, a trigger's create, may
 // have taken b as the backup of another trigger of its workspace and account
 // with its triggers value, one that counts for that one's change (its own,
-// or one it reused), which never went ahead (grantUnpairedReplacement).
+// or one it reused), which never went ahead, and that started after this
+// change's previous one went ahead (grantUnpairedReplacement).
 func (w *simWorld) unpaired(chain *simChain, b mockservice.BackupTruth) bool {
 	last := chain.last()
 	if last.kind != simOpCreate || chain.change.kind != simTriggerChange || last.a == nil {
 		return false
+	}
+	if !chain.change.prevAhead.IsZero() && !b.CreatedAt.After(chain.change.prevAhead) {
+		return false // it must stand for this change too: started after its previous one went ahead
 	}
 	value := func(c *simChange) string { return c.key[strings.LastIndex(c.key, "@"):] }
 	w.mu.Lock()
@@ -858,6 +870,9 @@ func (w *simWorld) checkDuplicates() {
 				case op.createFirst:
 					allowed++
 					why = append(why, b.ID+": "+string(grantCreateFirst))
+				case w.unpairedDeferred(c, bs, b):
+					allowed++
+					why = append(why, b.ID+": "+string(grantUnpairedDeferred))
 				case slices.ContainsFunc(bs, func(x mockservice.BackupTruth) bool { return followedFailed(x, b, bs, truth) }):
 					allowed++
 					why = append(why, b.ID+": "+string(grantStampedBelow))
@@ -886,6 +901,28 @@ func (w *simWorld) hiddenByLag(c *simChange, b mockservice.BackupTruth) bool {
 	return slices.ContainsFunc(c.ops, func(op *simResOp) bool {
 		lag := w.longestLag(op.start, op.end)
 		return lag > 0 && !b.CreatedAt.Before(op.start.Add(-lag)) && b.CreatedAt.Before(op.start)
+	})
+}
+
+// unpairedDeferred says whether b, a trigger change's later backup, may
+// follow a create that could not adopt the change's earlier one because
+// another trigger of the workspace, the account and the value went ahead
+// after it was listed (grantUnpairedDeferred).
+func (w *simWorld) unpairedDeferred(c *simChange, bs []mockservice.BackupTruth, b mockservice.BackupTruth) bool {
+	if c.kind != simTriggerChange {
+		return false
+	}
+	w.mu.Lock()
+	first := w.ops[bs[0].QueuedBy]
+	changes := slices.Clone(w.changes)
+	w.mu.Unlock()
+	value := func(c *simChange) string { return c.key[strings.LastIndex(c.key, "@"):] }
+	return slices.ContainsFunc(bs, func(x mockservice.BackupTruth) bool {
+		return x.CreatedAt.Before(b.CreatedAt) && slices.ContainsFunc(changes, func(o *simChange) bool {
+			return o != c && o.kind == simTriggerChange && value(o) == value(c) && len(o.ops) > 0 && o.ops[0].a != nil &&
+				first != nil && first.a != nil && o.ops[0].a.cmd.ws == first.a.cmd.ws && slices.Equal(o.ops[0].accounts, first.accounts) &&
+				o.aheadAt.After(x.CreatedAt) && o.aheadAt.Before(b.CreatedAt)
+		})
 	})
 }
 

@@ -173,9 +173,12 @@ func runSimulation(t *testing.T, seed uint64, steps int) []simViolation {
 // simWorld is one sequence: the service, the pipelines and the log the
 // checker judges by.
 type simWorld struct {
-	t        *testing.T
-	seed     uint64
-	rng      *rand.Rand
+	t    *testing.T
+	seed uint64
+	rng  *rand.Rand
+	// alt draws the episodes added since seeds were pinned, so that the
+	// sequences they do not enter replay as before.
+	alt      *rand.Rand
 	srv      *mockservice.Server
 	schema   *tfprotov6.GetProviderSchemaResponse
 	accounts []string
@@ -236,7 +239,7 @@ func newSimWorld(t *testing.T, seed uint64) *simWorld {
 // newBareSimWorld is a world of two accounts with no history, no
 // pipeline and a healthy service whose backups last 3 s.
 func newBareSimWorld(t *testing.T, seed uint64) *simWorld {
-	w := &simWorld{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x51a1a7e)), start: time.Now(), ops: map[string]*simResOp{}}
+	w := &simWorld{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x51a1a7e)), alt: rand.New(rand.NewPCG(seed, 0xa17)), start: time.Now(), ops: map[string]*simResOp{}}
 	w.srv = mockservice.New(mockservice.Options{Seed: seed, Accounts: 2, RateLimit: 10000})
 	w.key = w.srv.DemoKey()
 	w.accounts = w.srv.AccountIDs()
@@ -733,6 +736,9 @@ func (a *simAttempt) run() {
 // command, or two of different pipelines overlapping.
 func (w *simWorld) step(i int) {
 	rng := w.rng
+	if len(w.episode) == 0 && w.alt.IntN(simAltEpisodeOdds) == 0 && !*simCalm {
+		w.episode = w.drawAltEpisode()
+	}
 	if len(w.episode) == 0 && rng.IntN(8) == 0 && !*simCalm {
 		w.episode = w.drawEpisode()
 	}
@@ -1145,6 +1151,96 @@ func (w *simWorld) drawEpisode() []simEpisodeStep {
 			{gap: 5*time.Minute - pick(rng, 20*time.Second, time.Minute), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
 				c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.reuse, t.wait, t.timeout = "5m", true, "" }))
 			})},
+		}
+	}
+}
+
+// simAltEpisodeOdds: one step in so many begins an episode of drawAltEpisode.
+const simAltEpisodeOdds = 60
+
+// drawAltEpisode draws one of the episodes added since seeds were pinned
+// (none when no pipeline can play it), from w.alt: two triggers of one
+// account and one triggers value replaced in one apply, which Terraform
+// does not pair with the triggers they replace (workflow.Replacements).
+func (w *simWorld) drawAltEpisode() []simEpisodeStep {
+	rng := w.alt
+	type pair struct {
+		ws     *simWorkspace
+		t1, t2 *simTriggerConf
+	}
+	var pairs []pair
+	for _, ws := range w.spaces {
+		for i, t1 := range ws.conf.triggers {
+			for _, t2 := range ws.conf.triggers[i+1:] {
+				if t1.account == t2.account && !t1.cbd && !t2.cbd {
+					pairs = append(pairs, pair{ws, t1, t2})
+				}
+			}
+		}
+	}
+	if len(pairs) == 0 {
+		return nil
+	}
+	p := pairs[rng.IntN(len(pairs))]
+	ws, t1, t2 := p.ws, p.t1, p.t2
+	if rng.IntN(2) == 0 {
+		t1, t2 = t2, t1
+	}
+	release := func(t *simTriggerConf, r int) string {
+		t.release = r
+		return fmt.Sprintf("%s=v%d", strings.TrimPrefix(t.addr, "backup_trigger."), r)
+	}
+	short := func() time.Duration { return pick(rng, 0, time.Second, 5*time.Second) }
+	switch rng.IntN(3) {
+	case 1:
+		// One times out with its backup running, and stays tainted while
+		// the other takes a release of its own after it; then the other
+		// takes the first one's release: the create that takes the first's
+		// record must not adopt its backup for the other, whose change went
+		// ahead after that backup was listed (seed 7087).
+		return []simEpisodeStep{
+			{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t1), w.set(t1, func() { t1.wait, t1.timeout = true, "30s" }))
+			})},
+			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t2), w.set(t2, func() { t2.wait, t2.timeout, t2.onConflict = true, "", "wait" }))
+			})},
+			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, release(t2, max(t1.release, t2.release+1)))
+			})},
+		}
+	case 0:
+		// Both take one new release and time out (or one is refused), so
+		// both are tainted; the next apply replaces both, and each create
+		// takes one record of that value (seed 664), above the other's floor.
+		r := max(t1.release, t2.release) + 1
+		return []simEpisodeStep{
+			{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, release(t1, r), release(t2, r),
+					w.set(t1, func() { t1.wait, t1.timeout = true, "30s" }), w.set(t2, func() { t2.wait, t2.timeout = true, "30s" }))
+			})},
+			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				if rng.IntN(2) == 0 {
+					c.edits = append(c.edits, w.bump(t1)) // one of them moves on: its create must not take the other's
+				}
+			})},
+			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, nil)},
+		}
+	default:
+		// One goes ahead without waiting, its answer lost (not identified);
+		// the other then takes that release as the first moves on: its create
+		// must not adopt a backup whose change went ahead (seed 11138).
+		return []simEpisodeStep{
+			{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.bump(t1), w.set(t1, func() { t1.wait = false }))
+				c.fault = &mockservice.Fault{Kind: pick(rng, mockservice.FaultServerError, mockservice.FaultAcceptThenError),
+					Route: mockservice.RouteTrigger, AccountID: t1.account, Times: 1}
+			})},
+			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				r := t1.release
+				c.edits = append(c.edits, w.bump(t1), release(t2, max(r, t2.release+1)))
+			})},
+			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, nil)},
 		}
 	}
 }
