@@ -218,6 +218,8 @@ func TestSimRegressionSeeds(t *testing.T) {
 		2827:  "create_before_destroy's create left no object; the next create of its change (a killed runner before)",
 		9697:  "a runner killed while it followed its adopted backup, unsaved: its retry took a second (grantKilledRunner)",
 		10149: "a create of one value adopted another tainted trigger's record and the backup found for it (unpaired)",
+		486:   "a tainted trigger replaced with another of its value that went ahead after its backup: kept with that floor, it took a second (grantUnpairedDeferred)",
+		683:   "a create that took another trigger's lost record deferred, kept that one's floor, and did not count its previous backup the next apply",
 		14238: "a stopped destroy whose backup the listing dropped, then could not read, kept no service time: the next queued a second",
 		15060: "a clock set back 9 minutes stamped a trigger's backup below older ones; it followed another, which failed, and took a second",
 		15191: "a front's Date, another pipeline's fault, made a runner's clock 12 s off agree with it: reuse within the window counts",
