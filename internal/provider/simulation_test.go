@@ -178,7 +178,9 @@ type simWorld struct {
 	rng  *rand.Rand
 	// alt draws the episodes added since seeds were pinned, so that the
 	// sequences they do not enter replay as before.
-	alt      *rand.Rand
+	alt *rand.Rand
+	// resume draws the episodes of a guard's stopped destroy (drawResumeEpisode), likewise.
+	resume   *rand.Rand
 	srv      *mockservice.Server
 	schema   *tfprotov6.GetProviderSchemaResponse
 	accounts []string
@@ -239,7 +241,8 @@ func newSimWorld(t *testing.T, seed uint64) *simWorld {
 // newBareSimWorld is a world of two accounts with no history, no
 // pipeline and a healthy service whose backups last 3 s.
 func newBareSimWorld(t *testing.T, seed uint64) *simWorld {
-	w := &simWorld{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x51a1a7e)), alt: rand.New(rand.NewPCG(seed, 0xa17)), start: time.Now(), ops: map[string]*simResOp{}}
+	w := &simWorld{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x51a1a7e)), alt: rand.New(rand.NewPCG(seed, 0xa17)),
+		resume: rand.New(rand.NewPCG(seed, 0x4e5)), start: time.Now(), ops: map[string]*simResOp{}}
 	w.srv = mockservice.New(mockservice.Options{Seed: seed, Accounts: 2, RateLimit: 10000})
 	w.key = w.srv.DemoKey()
 	w.accounts = w.srv.AccountIDs()
@@ -738,6 +741,9 @@ func (w *simWorld) step(i int) {
 	rng := w.rng
 	if len(w.episode) == 0 && w.alt.IntN(simAltEpisodeOdds) == 0 && !*simCalm {
 		w.episode = w.drawAltEpisode()
+	}
+	if len(w.episode) == 0 && w.resume.IntN(simAltEpisodeOdds) == 0 && !*simCalm {
+		w.episode = w.drawResumeEpisode()
 	}
 	if len(w.episode) == 0 && rng.IntN(8) == 0 && !*simCalm {
 		w.episode = w.drawEpisode()
@@ -1242,6 +1248,43 @@ func (w *simWorld) drawAltEpisode() []simEpisodeStep {
 			})},
 			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, nil)},
 		}
+	}
+}
+
+// drawResumeEpisode draws, from w.resume, a guard's destroy stopped on a
+// runner clock minutes ahead, and the next one past resume_within on a
+// clock that is right, behind a front whose Date is as far behind: each
+// clock alone would let the stopped destroy's record stand too long, and
+// the two bounds (workflow.Record.StandsForDestroy, StandsOnService) keep
+// it to resume_within. None when no pipeline has a guard to destroy.
+func (w *simWorld) drawResumeEpisode() []simEpisodeStep {
+	rng := w.resume
+	var guarded []*simWorkspace
+	for _, ws := range w.spaces {
+		if g := ws.conf.guard; g != nil && g.present && ws.state.objects[simGuardAddr] != nil {
+			guarded = append(guarded, ws)
+		}
+	}
+	if len(guarded) == 0 {
+		return nil
+	}
+	ws := guarded[rng.IntN(len(guarded))]
+	g := ws.conf.guard
+	off := pick(rng, 3*time.Minute, 20*time.Minute)
+	return []simEpisodeStep{
+		{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			g.reuse, g.resume, g.onConflict, g.timeout = "", "1m", "wait", ""
+			g.reuseWithin, g.resumeWithin, g.timeoutFull = 0, time.Minute, defaultTimeout
+			c.edits = append(c.edits, fmt.Sprintf("guard{reuse=%q resume=%q on_conflict=%q timeout=%q}", g.reuse, g.resume, g.onConflict, g.timeout))
+		})},
+		{gap: pick(rng, 0, time.Second), draft: w.episodeCommand(ws, simCmdDestroy, func(c *simCommand) {
+			c.clock = simRunnerClock{skew: off}
+			c.stop = simStop{after: pick(rng, time.Second, 3*time.Second) + time.Duration(rng.IntN(1000))*time.Millisecond}
+		})},
+		{gap: time.Minute + simAllowance + pick(rng, 30*time.Second, time.Minute), draft: w.episodeCommand(ws, simCmdDestroy, func(c *simCommand) {
+			c.clock = simRunnerClock{}
+			c.fault = &mockservice.Fault{Kind: mockservice.FaultFront, Front: mockservice.Front{Relay: true, Date: mockservice.FrontDateSkewed, Skew: -off}}
+		})},
 	}
 }
 
