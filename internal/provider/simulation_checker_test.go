@@ -343,6 +343,18 @@ func (w *simWorld) noteCreate(a *simAttempt, op *simResOp, ch *simPlanned) {
 	case ch.action == simCreate && l.replaced:
 		op.floorUnknown = true
 	}
+}
+
+// noteCreatedObject logs a trigger's create that saved an object: the
+// next create of the trigger has that one's record (seed 32912: a create
+// killed after its replacement's delete left the next one none either).
+func (w *simWorld) noteCreatedObject(a *simAttempt, op *simResOp) {
+	if typeOf(op.addr) != simTriggerType {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l := a.cmd.ws.lineage(op.addr)
 	l.replaced, l.firstLost = false, nil
 }
 
@@ -530,8 +542,10 @@ func (w *simWorld) unpaired(chain *simChain, b mockservice.BackupTruth) bool {
 	if last.kind != simOpCreate || chain.change.kind != simTriggerChange || last.a == nil {
 		return false
 	}
-	if !chain.change.prevAhead.IsZero() && !b.CreatedAt.After(chain.change.prevAhead) {
-		return false // it must stand for this change too: started after its previous one went ahead
+	if !chain.change.prevAhead.IsZero() && !last.floorUnknown && !b.CreatedAt.After(chain.change.prevAhead) {
+		// It must stand for this change too, started after its previous one went ahead, unless the
+		// create knows no floor of its own (create_before_destroy: the guide's replacement limit, seed 34160).
+		return false
 	}
 	value := func(c *simChange) string { return c.key[strings.LastIndex(c.key, "@"):] }
 	w.mu.Lock()
@@ -1270,7 +1284,8 @@ func (w *simWorld) checkReuseTaken(cmd *simCommand) {
 		})
 		if i >= 0 {
 			w.violateOnce("reuse-not-taken", op.label, "%s queued a backup of %s while %s, within reuse_within %s and above the previous "+
-				"change's floor (ahead %s), could be reused: %s", op.label, op.accounts[0], truth[i].ID, op.reuse, w.at(c.prevAhead), w.describeAll(truth))
+				"change's floor (ahead %s), could be reused: %s; its warnings: %q", op.label, op.accounts[0], truth[i].ID, op.reuse, w.at(c.prevAhead),
+				w.describeAll(truth), op.warnings)
 		}
 	}
 }
@@ -1297,12 +1312,23 @@ func (w *simWorld) checkFollowedNotFailed(cmd *simCommand) {
 			truth := w.srv.Truth(m[2])
 			i := slices.IndexFunc(truth, func(b mockservice.BackupTruth) bool { return b.ID == m[1] })
 			if i >= 0 && truth[i].Done && !truth[i].CompletedAt.After(op.start) && truth[i].Status != "success" && truth[i].QueuedBy != op.label &&
-				!w.ownStampedBelow(op.change, truth, truth[i]) {
+				w.queuedFor(op.change, truth[i]) && !w.ownStampedBelow(op.change, truth, truth[i]) {
 				w.violateOnce("followed-failed", op.label, "%s reported the failure of %s, which had failed before it began (%s): it takes a new backup",
 					op.label, m[1], w.describe(truth[i]))
 			}
 		}
 	}
+}
+
+// queuedFor says whether b was queued by an operation of the change that
+// identified it: one its record knows by id. A trigger not identified
+// takes the first backup listed above its mark as its own, whoever queued
+// it, and follows it whatever it became (seeds 35069, 35497).
+func (w *simWorld) queuedFor(c *simChange, b mockservice.BackupTruth) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	op := w.ops[b.QueuedBy]
+	return c != nil && op != nil && op.change == c && op.returned && !strings.Contains(op.errs, "not identified")
 }
 
 // ownStampedBelow says whether a backup of the change, queued before x,

@@ -757,6 +757,7 @@ func (a *simAttempt) createNode(p *simProcess, ch *simPlanned) (ok, applied bool
 		obj := &simObject{value: newVal, private: resp.Private, tainted: errs != ""}
 		obj.chain, obj.guard = a.w.created(op, ch), a.guardConf()
 		a.write(func(st *simState) { st.objects[ch.addr] = obj }, op)
+		a.w.noteCreatedObject(a, op)
 	} else {
 		a.write(func(*simState) {}, op)
 		a.w.noteCreatedNothing(a, op)
