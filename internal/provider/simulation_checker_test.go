@@ -81,13 +81,13 @@ const (
 	// the next apply takes another (stated limit 5). See checkDuplicates.
 	grantStampedBelow simGrant = "its earlier backup stamped below older ones by a clock set back"
 	// grantUnpairedDeferred: a create that takes the record of a trigger
-	// of its value cannot adopt its backup while another trigger of that
-	// value, deleted with it, went ahead after that backup was listed:
-	// Terraform does not say which of the two it replaces, and the backup
-	// would not stand for the other's change (seed 683 of the paired
-	// replacements). The change then takes a second (seed 486). See
-	// checkDuplicates.
-	grantUnpairedDeferred simGrant = "another trigger of its value went ahead after its backup was listed (Terraform)"
+	// of its value cannot adopt its backup while another trigger of the
+	// account, deleted with it, went ahead after that backup was listed:
+	// Terraform does not say which of the two it replaces (the other may
+	// have taken this value), and the backup would not stand for the
+	// other's change (seed 683 of the paired replacements). The change then
+	// takes a second (seeds 486, 37316). See checkDuplicates.
+	grantUnpairedDeferred simGrant = "another trigger of the account went ahead after its backup was listed (Terraform)"
 	// grantUnpairedReplacement: Terraform tells a provider nothing that
 	// pairs a replacement with the trigger it replaces (a tainted object's
 	// replacement is planned as a new object; its Delete and Create are two
@@ -920,8 +920,9 @@ func (w *simWorld) hiddenByLag(c *simChange, b mockservice.BackupTruth) bool {
 
 // unpairedDeferred says whether b, a trigger change's later backup, may
 // follow a create that could not adopt the change's earlier one because
-// another trigger of the workspace, the account and the value went ahead
-// after it was listed (grantUnpairedDeferred).
+// another trigger of the workspace and the account, whatever its value,
+// went ahead after it was listed: the create could be that one's
+// replacement, with its new value (grantUnpairedDeferred; seed 37316).
 func (w *simWorld) unpairedDeferred(c *simChange, bs []mockservice.BackupTruth, b mockservice.BackupTruth) bool {
 	if c.kind != simTriggerChange {
 		return false
@@ -930,10 +931,9 @@ func (w *simWorld) unpairedDeferred(c *simChange, bs []mockservice.BackupTruth, 
 	first := w.ops[bs[0].QueuedBy]
 	changes := slices.Clone(w.changes)
 	w.mu.Unlock()
-	value := func(c *simChange) string { return c.key[strings.LastIndex(c.key, "@"):] }
 	return slices.ContainsFunc(bs, func(x mockservice.BackupTruth) bool {
 		return x.CreatedAt.Before(b.CreatedAt) && slices.ContainsFunc(changes, func(o *simChange) bool {
-			return o != c && o.kind == simTriggerChange && value(o) == value(c) && len(o.ops) > 0 && o.ops[0].a != nil &&
+			return o != c && o.kind == simTriggerChange && len(o.ops) > 0 && o.ops[0].a != nil &&
 				first != nil && first.a != nil && o.ops[0].a.cmd.ws == first.a.cmd.ws && slices.Equal(o.ops[0].accounts, first.accounts) &&
 				o.aheadAt.After(x.CreatedAt) && o.aheadAt.Before(b.CreatedAt)
 		})
