@@ -53,7 +53,8 @@ func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountI
 		// One below another's floor may be its change's: a new backup could be a second for this change.
 		// Kept, tainted, with the others' floors, so that the next apply, replacing this trigger alone, still
 		// counts only above them: this create may be the other's (seed 683 of the paired replacements).
-		o.Err = fmt.Errorf("%w. No backup was queued; the trigger is saved tainted, and the next apply looks for that backup again", o.Err)
+		o.Err = fmt.Errorf("%w. No backup was queued; the trigger is saved tainted, with those backups among its prior_backup_ids: "+
+			"the next apply counts that backup only if it is listed above them, else it takes a new one", o.Err)
 		return o, old.Record.above(others)
 	}
 	if o.Backup != nil && o.Backup.ID == old.Record.BackupID {
