@@ -16,8 +16,9 @@ type FollowOptions struct {
 	// Counts says whether the recorded backup, as read by its id, still
 	// stands for the change; nil counts every backup.
 	Counts func(client.Backup) bool
-	// Renew queues a new backup (with RunOptions.Since) when the recorded
-	// one no longer counts; without it Follow returns what it read.
+	// Renew runs again (Run, with RunOptions.Since, so reuse_within too)
+	// when the recorded backup no longer counts; without it Follow returns
+	// what it read.
 	Renew bool
 	// StandsAt, when set, says whether the record still stands as of a
 	// page's answer (a stopped destroy's resume_within on the service's
@@ -100,7 +101,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 	if opts.StandsAt != nil && !opts.standsAt(page) {
 		// The record no longer stands (or its page's time is unknown): its backup is not followed.
 		if opts.Renew {
-			return w.run(ctx, accountID, opts.RunOptions)
+			return w.Run(ctx, accountID, opts.RunOptions)
 		}
 		return notWaited(b, page)
 	}
@@ -108,7 +109,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 	// trigger's own: it is followed whatever it became.
 	if opts.Counts != nil && r.BackupID != "" && !opts.Counts(*b) {
 		if opts.Renew {
-			return w.run(ctx, accountID, opts.RunOptions)
+			return w.Run(ctx, accountID, opts.RunOptions) // a new backup, or with reuse_within a recent one above Since
 		}
 		if opts.WaitForCompletion {
 			return failed(*b, &notCountedError{Backup: *b, Why: "it no longer stands for this change"})

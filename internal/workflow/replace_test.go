@@ -132,3 +132,47 @@ func TestCreateTriggerDeferredKeepsTheOthersFloor(t *testing.T) {
 		t.Errorf("%d backups queued, want at most one", queued)
 	}
 }
+
+// A change whose reuse_within joined another's running backup, which then
+// failed, is retaken by a replacement that may reuse any good backup above
+// the previous change's floor, as the first attempt could: not only one
+// newer than the page that attempt read (deep-run seed 39680).
+func TestCreateTriggerRetakeReusesAboveThePreviousChange(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	acct := f.srv.AccountIDs()[0]
+	c := f.client(t)
+	ctx := context.Background()
+	waited := RunOptions{WaitOnConflict: true, WaitForCompletion: true}
+	prev := c.run(ctx, acct, waited) // the previous change's backup, gone ahead
+	if prev.Err != nil {
+		t.Fatal(prev.Err)
+	}
+	floor := look(t, c, acct).mark
+	good := c.run(ctx, acct, waited) // another pipeline's, since
+	if good.Err != nil {
+		t.Fatal(good.Err)
+	}
+	f.srv.SetAccountFailure(acct, "disk full")
+	doomed := c.run(ctx, acct, RunOptions{}) // another pipeline's, running, to fail
+	reuse := RunOptions{ReuseWithin: 10 * time.Minute, Since: floor, WaitOnConflict: true}
+	joined := c.Run(ctx, acct, reuse)
+	if !joined.Reused || joined.Backup == nil || joined.Backup.ID != doomed.Backup.ID {
+		t.Fatalf("the first attempt: %+v (%v); want it to join %s", joined.Backup, joined.Err, doomed.Backup.ID)
+	}
+	rec := Record{Prior: floor}.After(joined)
+	f.clock.Advance(time.Minute)
+	f.mockClock.Advance(time.Minute)
+	f.srv.SetAccountFailure(acct, "")
+	before := f.srv.Stats().BackupsQueued[acct]
+	reps := NewReplacements()
+	reps.Remember(acct, "v2", rec)
+	reuse.Since, reuse.WaitForCompletion = nil, true
+	o, _ := c.CreateTrigger(ctx, reps, acct, "v2", reuse)
+	if !o.Reused || o.Backup == nil || o.Backup.ID != good.Backup.ID {
+		t.Fatalf("the retake: %+v reused %t (%v); want %s reused", o.Backup, o.Reused, o.Err, good.Backup.ID)
+	}
+	if queued := f.srv.Stats().BackupsQueued[acct] - before; queued != 0 {
+		t.Errorf("%d backups queued, want none", queued)
+	}
+}

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -71,6 +72,8 @@ func (w *Runner) join(ctx context.Context, accountID string, b *client.Backup, a
 	if opts.WaitForCompletion {
 		o = w.waitFrom(ctx, accountID, b, &l.page, start, emit)
 	}
-	o.Reused, o.Before = true, l.mark
+	// The floor, not the page: a retake after this backup fails may reuse
+	// any other above it, as this run could (a guard or an action has none).
+	o.Reused, o.Before = true, cmp.Or(opts.Since, l.mark)
 	return o, o.Kind != Failed
 }

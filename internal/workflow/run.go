@@ -42,7 +42,7 @@ type Outcome struct {
 	TriggeredAt, TriggeredOnService time.Time
 	Confirmed                       bool
 	// Before is the mark of the read before this run's trigger (or, reused,
-	// of the page it was found on): its backup is listed above it.
+	// the floor the reuse counted above): its backup is listed above it.
 	Before *Mark
 	// Seen is the mark of the last first page read, with Backup: the next
 	// change's floor if this one goes ahead now (Record.GoesAhead).
