@@ -303,6 +303,6 @@ func reportUnidentified(m *triggerModel, rec workflow.Record, o workflow.Outcome
 		"above those they listed just before it (prior_backup_ids):\n\n%s\n\n%s If you know that no backup was queued, "+
 		"`terraform apply -replace` on this resource looks once more and, if still none is listed, sends a new trigger "+
 		"(after %s from this one, the time an unanswered request is given to show up).",
-		m.AccountID.ValueString(), timeValue(rec.TriggeredAt).ValueString(), what, describeError(o.Err), next, workflow.DefaultUncertainGrace))
+		m.AccountID.ValueString(), timeValue(o.TriggeredAt).ValueString(), what, describeError(o.Err), next, workflow.DefaultUncertainGrace))
 	return rec
 }

@@ -241,10 +241,10 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		tflog.Info(ctx, "following the backup an earlier destroy began", map[string]any{"record": earlier.String()})
 		o = r.data.runner.Follow(ctx, accountID, earlier, workflow.FollowOptions{RunOptions: opts, Counts: workflow.StillCounts, Renew: true,
 			StandsAt: func(at client.AnswerTime) bool { return earlier.StandsOnService(at, resume) }})
-	case earlier.Phase != workflow.PhaseNone:
+	case !earlier.Empty():
 		// It stood for a destroy that stopped before resume_within: the data may have changed since.
 		tflog.Info(ctx, "the backup an earlier destroy began no longer counts for this one; taking a new backup",
-			map[string]any{"backup_id": earlier.BackupID, "counts_until": earlier.CountsUntil})
+			map[string]any{"record": earlier.String()})
 		earlier = workflow.Record{}
 		fallthrough
 	default:
@@ -274,7 +274,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	if errors.Is(o.Err, client.ErrGone) {
 		stopped.AddError("Account "+accountID+" does not exist for this API key", describeError(o.Err, goneAdvice(accountID)))
 	} else {
-		report(&stopped, destroyCaller(next.CountsUntil), timeout, o)
+		report(&stopped, destroyCaller(next.StandsUntil()), timeout, o)
 	}
 	if !stopped.HasError() {
 		stopped.AddError("Its backup could not be seen to succeed", "The destroy stops here.")
@@ -295,9 +295,9 @@ func destroyedAfter(accountID string, b client.Backup, reused bool, reuseWithin 
 	case reused:
 		how = fmt.Sprintf("This destroy queued no backup: backup %s, created at %s, is within reuse_within (%s).",
 			b.ID, b.CreatedAt.UTC().Format(time.RFC3339), reuseWithin)
-	case earlier.Phase != workflow.PhaseNone:
-		how = fmt.Sprintf("This destroy queued no backup: it followed backup %s, which a destroy that stopped began at %s "+
-			"(pending_destroy_backup), until it succeeded.", b.ID, earlier.TriggeredAt.UTC().Format(time.RFC3339))
+	case !earlier.Empty():
+		how = fmt.Sprintf("This destroy queued no backup: it followed backup %s, created at %s, which a destroy that stopped "+
+			"began (pending_destroy_backup), until it succeeded.", b.ID, b.CreatedAt.UTC().Format(time.RFC3339))
 	}
 	return fmt.Sprintf("The %s was destroyed after backup %s", guardName(accountID), b.ID),
 		fmt.Sprintf("Backup %s of account %s succeeded %s, so the destroy went ahead. %s\n\nThe guard's state is gone with it, so "+
@@ -366,7 +366,7 @@ func pendingNull() types.Object { return types.ObjectNull(pendingAttrTypes) }
 
 // pendingObject is the record of a stopped destroy as pending_destroy_backup; null for none.
 func pendingObject(d workflow.Record) types.Object {
-	if d.Phase == workflow.PhaseNone {
+	if d.Empty() {
 		return pendingNull()
 	}
 	return types.ObjectValueMust(pendingAttrTypes, map[string]attr.Value{

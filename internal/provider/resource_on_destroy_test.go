@@ -512,7 +512,7 @@ func TestDestroyBackupRecord(t *testing.T) {
 				p[workflow.Key] = []byte(tc.raw)
 			}
 			d := destroyRecord(t.Context(), p)
-			ok := d.Phase != workflow.PhaseNone
+			ok := !d.Empty()
 			if ok != tc.wantOK {
 				t.Fatalf("read %+v, ok %t; want ok %t", d, ok, tc.wantOK)
 			}

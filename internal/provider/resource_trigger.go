@@ -148,7 +148,7 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 		rec = reportUnidentified(m, rec, o, diags, by)
 	case workflow.Refused, workflow.ConflictNotOver, workflow.Unreadable:
 		report(diags, by, timeout, o)
-		if by.role != creating || prior.Floor() == nil && prior.BackupID == "" && !prior.AwaitsItsBackup() {
+		if by.role != creating || !prior.CarriesAChange() {
 			return
 		}
 		// A replacement that queued no backup: saved, tainted, to carry the replaced change's floor
@@ -191,7 +191,7 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	unread := fmt.Sprintf("Unable to read backup %s of account %s", backupID, accountID)
 	switch {
-	case rec.Phase == workflow.PhaseUnidentified:
+	case rec.Unidentified():
 		backupID = "(never identified, triggered at " + m.TriggeredAt.ValueString() + ")"
 		unread = fmt.Sprintf("Unable to look for the backup of the trigger of account %s (triggered at %s)", accountID, m.TriggeredAt.ValueString())
 	case rec.Finished():
@@ -201,7 +201,7 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 	switch c.Verdict {
 	case workflow.Observed:
 		r.refreshed(ctx, &m, rec, c.Record, resp)
-		if rec.Phase == workflow.PhaseUnidentified {
+		if rec.Unidentified() {
 			setIdentity(ctx, resp.Identity, accountID, c.Backup.ID, &resp.Diagnostics)
 		}
 	case workflow.Gone:
@@ -286,8 +286,8 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	}
 	wctx, cancel := boundedFor(ctx, r.data.clock, timeout, accountID)
 	defer cancel()
-	if rec.Phase != workflow.PhaseUnidentified && plan.WaitForCompletion.ValueBool() {
-		tflog.Info(wctx, "waiting for the backup", map[string]any{"backup_id": rec.BackupID, "status": rec.Status})
+	if !rec.Unidentified() && plan.WaitForCompletion.ValueBool() {
+		tflog.Info(wctx, "waiting for the backup", map[string]any{"backup_id": state.ID.ValueString(), "status": state.BackupStatus.ValueString()})
 	}
 	opts := r.runOptions(wctx, &plan)
 	opts.Since = rec.Floor() // for a trigger sent again (workflow.Follow)

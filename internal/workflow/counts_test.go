@@ -335,11 +335,11 @@ func TestRecordFloor(t *testing.T) {
 	}
 	// Without its private state it is a tainted trigger's, whose change did not go ahead (seed 6773).
 	back, err := FromTriggerState(Record{TriggeredAt: tm0, Prior: before}, nil)
-	if err != nil || back.Phase != PhaseUnidentified || back.Ahead || back.Floor() != before {
+	if err != nil || back.Phase != phaseUnidentified || back.Ahead || back.Floor() != before {
 		t.Errorf("not identified, without its private state: %+v (%v); want it looked for above its mark, not gone ahead", back, err)
 	}
 	// A replacement that queued nothing carries the floor it was given.
-	if back, err := FromTriggerState(Record{Prior: before}, nil); err != nil || back.Phase != PhaseNone || back.Floor() != before {
+	if back, err := FromTriggerState(Record{Prior: before}, nil); err != nil || back.Phase != phaseNone || back.Floor() != before {
 		t.Errorf("a replacement without a backup: %+v (%v)", back, err)
 	}
 	if got := (Record{Prior: before}).After(Outcome{Kind: Refused}); got.Floor() != before {

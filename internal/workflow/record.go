@@ -17,26 +17,26 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// Phase is where the recorded backup is, as far as the record knows.
-type Phase string
+// phase is where the recorded backup is, as far as the record knows.
+type phase string
 
 // The phases. Interrupted and TimedOut are in progress for the service:
 // they say why nobody waits for the backup any more.
 const (
-	PhaseNone         Phase = ""             // nothing recorded: the next change takes a new backup
-	PhaseUnidentified Phase = "unidentified" // triggered, its backup never listed
-	phaseInProgress   Phase = "in_progress"
-	phaseInterrupted  Phase = "interrupted"
-	phaseTimedOut     Phase = "timed_out"
-	phaseSucceeded    Phase = "succeeded"
-	phaseFailed       Phase = "failed"   // ended in any status but success
-	phaseImported     Phase = "imported" // until the first apply takes the configuration
+	phaseNone         phase = ""             // nothing recorded: the next change takes a new backup
+	phaseUnidentified phase = "unidentified" // triggered, its backup never listed
+	phaseInProgress   phase = "in_progress"
+	phaseInterrupted  phase = "interrupted"
+	phaseTimedOut     phase = "timed_out"
+	phaseSucceeded    phase = "succeeded"
+	phaseFailed       phase = "failed"   // ended in any status but success
+	phaseImported     phase = "imported" // until the first apply takes the configuration
 )
 
 // Record is what a resource or an invocation knows of the backup it stands
 // for; it is also the private state's format (Encode, Decode).
 type Record struct {
-	Phase    Phase  `json:"phase"`
+	Phase    phase  `json:"phase"`
 	BackupID string `json:"backup_id,omitempty"` // "" while unidentified or none
 	Status   string `json:"status,omitempty"`    // as last read; "" before an import's first read
 	// TriggeredAt: when the backup was created or, unidentified, when its
@@ -78,7 +78,7 @@ type stored struct {
 
 // Encode is the record as private state; nil (no key) for None with nothing to carry.
 func Encode(r Record) []byte {
-	if r.Phase == PhaseNone && r.Prior == nil {
+	if r.Phase == phaseNone && r.Prior == nil {
 		return nil
 	}
 	raw, _ := json.Marshal(stored{V: version, Record: r})
@@ -117,7 +117,7 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 		// A replacement that queued no backup, kept to carry the replaced change's floor.
 		return Record{Prior: r.Prior}, nil
 	case r.BackupID == "":
-		r.Phase, r.TriggeredOnService, r.Confirmed = PhaseUnidentified, kept.TriggeredOnService, kept.Confirmed
+		r.Phase, r.TriggeredOnService, r.Confirmed = phaseUnidentified, kept.TriggeredOnService, kept.Confirmed
 		// Without its stored part, it is a tainted trigger's: its apply failed, and Terraform started
 		// no dependent (seed 6773: taken as gone ahead, two such replaced together had no floor).
 		r.Ahead = kept.Ahead
@@ -135,7 +135,7 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 // phaseOf is the phase of a record in phase was once it read b: an import
 // stays imported, and a backup in progress keeps why nobody waits for it.
 // A success that contradicts itself (client.Backup.Good) is a failure.
-func phaseOf(b client.Backup, was Phase) Phase {
+func phaseOf(b client.Backup, was phase) phase {
 	switch {
 	case was == phaseImported, client.InProgress(b.Status) && (was == phaseInterrupted || was == phaseTimedOut):
 		return was
@@ -153,7 +153,7 @@ func phaseOf(b client.Backup, was Phase) Phase {
 // ahead. None for a trigger that went ahead before its backup was
 // identified: that backup may yet be listed above any mark.
 func (r Record) Floor() *Mark {
-	if r.Phase == PhaseUnidentified && r.Ahead {
+	if r.Phase == phaseUnidentified && r.Ahead {
 		return nil
 	}
 	return r.Prior
@@ -194,7 +194,7 @@ func (r Record) identified(b client.Backup, page *client.BackupsPage) Record {
 }
 
 // waitStopped is the phase of an outcome whose wait stopped, by its kind; None for any other.
-var waitStopped = map[Kind]Phase{Interrupted: phaseInterrupted, TimedOut: phaseTimedOut}
+var waitStopped = map[Kind]phase{Interrupted: phaseInterrupted, TimedOut: phaseTimedOut}
 
 // After is the record once a run or a Follow of r came to o, its change
 // not gone ahead unless it had (see GoesAhead); None, with r's floor, when
@@ -215,7 +215,7 @@ func (r Record) After(o Outcome) Record {
 		next.Reused = next.Reused || o.Reused
 		return next
 	case o.Kind == NotIdentified:
-		return Record{Phase: PhaseUnidentified, TriggeredAt: o.TriggeredAt, TriggeredOnService: o.TriggeredOnService,
+		return Record{Phase: phaseUnidentified, TriggeredAt: o.TriggeredAt, TriggeredOnService: o.TriggeredOnService,
 			Confirmed: o.Confirmed, Prior: o.Before, Ahead: r.Ahead}
 	}
 	return Record{Prior: r.Floor()}
@@ -247,7 +247,7 @@ func (r Record) Observe(b client.Backup) Record {
 // configuration: from then on, the phase of its status.
 func (r Record) Adopted() Record {
 	if r.Phase == phaseImported && r.Status != "" {
-		r.Phase = phaseOf(r.backup(), PhaseNone) // imported no more
+		r.Phase = phaseOf(r.backup(), phaseNone) // imported no more
 	}
 	return r
 }
@@ -282,9 +282,9 @@ const (
 // (waitedBefore) and now waits (waitsNow) for its backup.
 func (r Record) Next(waitedBefore, waitsNow bool) Step {
 	switch {
-	case r.Phase == PhaseNone:
+	case r.Phase == phaseNone:
 		return keep // no backup: a refused replacement, tainted (see FromTriggerState)
-	case r.Phase == PhaseUnidentified:
+	case r.Phase == phaseUnidentified:
 		return Identify
 	case r.Phase == phaseImported, waitsNow && !waitedBefore:
 		return Settle
@@ -308,16 +308,32 @@ func (r Record) Next(waitedBefore, waitsNow bool) Step {
 // triggers in place on its first apply.
 func (r Record) TakesConfigTriggers() bool { return r.Phase == phaseImported }
 
-// AwaitsItsBackup: the record's change queued a backup (or may have) and
+// awaitsItsBackup: the record's change queued a backup (or may have) and
 // never went ahead, so a replacement of the same triggers may adopt it while
 // it still counts (StillCounts). One whose change went ahead with it does
 // not, even while it runs: the replacement may be another trigger created
 // with those triggers, which Terraform does not tell apart (seed 303), nor
 // one not identified whose change went ahead unwaited (seed 11138); nor an
 // import never applied.
-func (r Record) AwaitsItsBackup() bool {
-	return r.Phase != PhaseNone && r.Phase != phaseImported && !r.Ahead
+func (r Record) awaitsItsBackup() bool {
+	return r.Phase != phaseNone && r.Phase != phaseImported && !r.Ahead
 }
+
+// Empty: nothing is recorded; the next change takes a new backup.
+func (r Record) Empty() bool { return r.Phase == phaseNone }
+
+// Unidentified: its backup was triggered and never identified.
+func (r Record) Unidentified() bool { return r.Phase == phaseUnidentified }
+
+// CarriesAChange: the record holds something a replacement of its trigger
+// needs (a floor, a backup, or one it awaits), so a create that queued
+// nothing still saves it.
+func (r Record) CarriesAChange() bool {
+	return r.Floor() != nil || r.BackupID != "" || r.awaitsItsBackup()
+}
+
+// StandsUntil is when a stopped destroy's record stops standing (zero: none).
+func (r Record) StandsUntil() time.Time { return r.CountsUntil }
 
 // unconfirmed is the record as a replacement follows it: an unidentified
 // backup never listed for a whole grace period is queued anew.
@@ -331,7 +347,7 @@ func (r Record) unconfirmed() Record {
 // clock ahead wrote a later one; the service's clock bounds it too, see
 // StandsOnService).
 func (r Record) StandsForDestroy(now time.Time, resume time.Duration) bool {
-	return r.Phase != PhaseNone && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil) && r.CountsUntil.Sub(now) <= resume+defaultClockAllowance
+	return r.Phase != phaseNone && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil) && r.CountsUntil.Sub(now) <= resume+defaultClockAllowance
 }
 
 // StandsOnService: a stopped destroy's record stands, as of an answer at
@@ -362,7 +378,7 @@ func (r Record) AfterStoppedDestroy(o Outcome, now time.Time, resume time.Durati
 			r = r.After(o)
 		}
 	}
-	if r.Phase == PhaseNone {
+	if r.Phase == phaseNone {
 		return Record{}
 	}
 	r.CountsUntil = now.Add(resume).Truncate(time.Second) // as the state shows it

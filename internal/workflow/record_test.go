@@ -49,14 +49,14 @@ func TestAfter(t *testing.T) {
 		{"polling failed", Record{}, stopped(Unfollowed, running, errors.New("503")),
 			Record{Phase: phaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 		{"not listed", Record{}, Outcome{Kind: NotIdentified, TriggeredAt: t0, Confirmed: true, Err: errNotListed},
-			Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}},
+			Record{Phase: phaseUnidentified, TriggeredAt: t0, Confirmed: true}},
 		{"refused", Record{}, refused(fmt.Errorf("refused: %w", client.ErrUnprocessable)), Record{}},
 		{"conflict waited out", Record{}, Outcome{Kind: ConflictNotOver, Err: context.DeadlineExceeded}, Record{}},
 		{"interrupted wait resumed to success", Record{Phase: phaseInterrupted, BackupID: good.ID, Status: client.StatusRunning, TriggeredAt: t0}, Outcome{Kind: Succeeded, Backup: &good},
 			Record{Phase: phaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
 		{"interrupted wait resumed without waiting", Record{Phase: phaseInterrupted, BackupID: running.ID, Status: client.StatusPending, TriggeredAt: t0}, notWaited(&running, nil),
 			Record{Phase: phaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
-		{"unidentified, then identified", Record{Phase: PhaseUnidentified, TriggeredAt: t0.Add(-time.Second), Confirmed: true}, notWaited(&running, nil),
+		{"unidentified, then identified", Record{Phase: phaseUnidentified, TriggeredAt: t0.Add(-time.Second), Confirmed: true}, notWaited(&running, nil),
 			Record{Phase: phaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 		{"a new backup replaces a failed one", Record{Phase: phaseFailed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}, notWaited(&other, nil),
 			Record{Phase: phaseInProgress, BackupID: other.ID, Status: client.StatusPending, TriggeredAt: other.CreatedAt}},
@@ -81,13 +81,13 @@ func TestObserveAndAdopt(t *testing.T) {
 		name  string
 		prior Record
 		read  client.Backup
-		want  Phase
+		want  phase
 	}{
 		{"in progress, then done", Record{Phase: phaseInProgress, BackupID: good.ID}, good, phaseSucceeded},
 		{"interrupted, still running", Record{Phase: phaseInterrupted, BackupID: running.ID}, running, phaseInterrupted},
 		{"timed out, still running", Record{Phase: phaseTimedOut, BackupID: running.ID}, running, phaseTimedOut},
 		{"timed out, then failed", Record{Phase: phaseTimedOut, BackupID: bad.ID}, bad, phaseFailed},
-		{"unidentified, then found", Record{Phase: PhaseUnidentified, Confirmed: true}, running, phaseInProgress},
+		{"unidentified, then found", Record{Phase: phaseUnidentified, Confirmed: true}, running, phaseInProgress},
 		{"imported, first read", ImportedAs(good.ID), good, phaseImported},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,7 +110,7 @@ func TestObserveAndAdopt(t *testing.T) {
 // wait_for_completion changes.
 func TestNext(t *testing.T) {
 	t.Parallel()
-	rec := func(p Phase, status string) Record {
+	rec := func(p phase, status string) Record {
 		return Record{Phase: p, BackupID: "bkp_0123456789abcdef", Status: status}
 	}
 	wentAhead := func(r Record) Record { r.Ahead = true; return r }
@@ -119,8 +119,8 @@ func TestNext(t *testing.T) {
 		waitedBefore, waitsNow bool
 		want                   Step
 	}{
-		{Record{Phase: PhaseUnidentified, TriggeredAt: t0}, false, false, Identify},
-		{Record{Phase: PhaseUnidentified, TriggeredAt: t0}, true, true, Identify},
+		{Record{Phase: phaseUnidentified, TriggeredAt: t0}, false, false, Identify},
+		{Record{Phase: phaseUnidentified, TriggeredAt: t0}, true, true, Identify},
 		{rec(phaseImported, client.StatusSuccess), false, false, Settle},
 		{rec(phaseImported, client.StatusFailed), true, true, Settle},
 		{rec(phaseSucceeded, client.StatusSuccess), false, true, Settle}, // the wait switched on
@@ -177,11 +177,11 @@ func TestReplacedAdoptable(t *testing.T) {
 		{"succeeded, imported and never applied", ImportedAs(good.ID), good, false},
 		{"failed", waiting, bad, false},
 	} {
-		if got := tc.rec.AwaitsItsBackup() && StillCounts(tc.read); got != tc.want {
+		if got := tc.rec.awaitsItsBackup() && StillCounts(tc.read); got != tc.want {
 			t.Errorf("%s: adopted %t, want %t", tc.name, got, tc.want)
 		}
 	}
-	k := Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}.unconfirmed()
+	k := Record{Phase: phaseUnidentified, TriggeredAt: t0, Confirmed: true}.unconfirmed()
 	if k.Confirmed || !k.TriggeredAt.Equal(t0) || k.BackupID != "" {
 		t.Errorf("a replacement follows an unidentified backup as unconfirmed: %+v", k)
 	}
@@ -230,7 +230,7 @@ func TestDestroyRecord(t *testing.T) {
 		{"its wait timed out", Record{}, stopped(TimedOut, running, context.DeadlineExceeded),
 			Record{Phase: phaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
 		{"not listed", Record{}, Outcome{Kind: NotIdentified, TriggeredAt: t0, Err: errNotListed},
-			Record{Phase: PhaseUnidentified, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
+			Record{Phase: phaseUnidentified, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
 		{"a transient error keeps what was followed", rec, Outcome{Kind: Unreadable, BackupID: rec.BackupID, Err: errors.New("503")},
 			Record{Phase: phaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
 		{"refused before any backup", Record{}, refused(client.ErrUnprocessable), Record{}},
@@ -277,11 +277,11 @@ func TestStored(t *testing.T) {
 	if back, err := Decode(Encode(rec)); err != nil || back != rec {
 		t.Errorf("round trip: %+v, %v; want %+v", back, err, rec)
 	}
-	marked := Record{Phase: PhaseUnidentified, TriggeredAt: t0, TriggeredOnService: t0.Add(time.Second), Ahead: true, Prior: &Mark{IDs: []string{}}}
+	marked := Record{Phase: phaseUnidentified, TriggeredAt: t0, TriggeredOnService: t0.Add(time.Second), Ahead: true, Prior: &Mark{IDs: []string{}}}
 	if back, err := Decode(Encode(marked)); err != nil || !reflect.DeepEqual(back, marked) {
 		t.Errorf("round trip: %+v, %v; want %+v", back, err, marked)
 	}
-	if back, err := Decode(Encode(Record{Prior: &Mark{IDs: []string{good.ID}}})); err != nil || back.Phase != PhaseNone || !back.Prior.has(good.ID) {
+	if back, err := Decode(Encode(Record{Prior: &Mark{IDs: []string{good.ID}}})); err != nil || back.Phase != phaseNone || !back.Prior.has(good.ID) {
 		t.Errorf("a floor without a backup is stored: %+v, %v", back, err)
 	}
 	if Encode(Record{}) != nil {
@@ -313,10 +313,10 @@ func TestStored(t *testing.T) {
 			Record{Phase: phaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
 		{"imported, never read", Record{BackupID: running.ID}, Encode(ImportedAs(running.ID)),
 			Record{Phase: phaseImported, BackupID: running.ID}, ""},
-		{"unidentified, confirmed", Record{TriggeredAt: t0}, Encode(Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}),
-			Record{Phase: PhaseUnidentified, TriggeredAt: t0, Confirmed: true}, ""},
-		{"unidentified, stored", Record{TriggeredAt: t0}, Encode(Record{Phase: PhaseUnidentified, TriggeredAt: t0}),
-			Record{Phase: PhaseUnidentified, TriggeredAt: t0}, ""},
+		{"unidentified, confirmed", Record{TriggeredAt: t0}, Encode(Record{Phase: phaseUnidentified, TriggeredAt: t0, Confirmed: true}),
+			Record{Phase: phaseUnidentified, TriggeredAt: t0, Confirmed: true}, ""},
+		{"unidentified, stored", Record{TriggeredAt: t0}, Encode(Record{Phase: phaseUnidentified, TriggeredAt: t0}),
+			Record{Phase: phaseUnidentified, TriggeredAt: t0}, ""},
 		{"neither backup id nor triggered_at: none", Record{}, nil, Record{}, ""},
 		{"a record of a later version", state, []byte(`{"v":9}`), Record{}, "version 9"},
 	} {
@@ -406,8 +406,8 @@ func TestAwaitsItsBackup(t *testing.T) {
 		want bool
 	}{
 		{"tainted: no stored record", nil, true},
-		{"stored, not gone ahead", Encode(Record{Phase: PhaseUnidentified}), true},
-		{"stored, gone ahead", Encode(Record{Phase: PhaseUnidentified, Ahead: true}), false},
+		{"stored, not gone ahead", Encode(Record{Phase: phaseUnidentified}), true},
+		{"stored, gone ahead", Encode(Record{Phase: phaseUnidentified, Ahead: true}), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -415,7 +415,7 @@ func TestAwaitsItsBackup(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := r.AwaitsItsBackup(); got != tc.want || r.Ahead && tc.raw == nil {
+			if got := r.awaitsItsBackup(); got != tc.want || r.Ahead && tc.raw == nil {
 				t.Fatalf("awaits %t (ahead %t); want %t", got, r.Ahead, tc.want)
 			}
 		})

@@ -58,10 +58,10 @@ func (w *Runner) Refresh(ctx context.Context, accountID string, r Record, waits 
 	var page *client.BackupsPage
 	var err error
 	switch {
-	case r.Phase == PhaseNone, r.Phase == PhaseUnidentified && waits:
+	case r.Phase == phaseNone, r.Phase == phaseUnidentified && waits:
 		// The next apply looks for it above prior_backup_ids, which must be kept.
 		return Check{Record: r}
-	case r.Phase == PhaseUnidentified:
+	case r.Phase == phaseUnidentified:
 		b, page, err = w.findTriggered(ctx, accountID, r) // a listing: never a BackupNotFoundError
 	case r.Finished():
 		c := w.CheckAccount(ctx, accountID)
@@ -74,7 +74,7 @@ func (w *Runner) Refresh(ctx context.Context, accountID string, r Record, waits 
 	switch {
 	case err == nil && b == nil: // not listed yet
 		return Check{Record: r}
-	case err == nil && r.Phase == PhaseUnidentified:
+	case err == nil && r.Phase == phaseUnidentified:
 		return Check{Verdict: Observed, Record: r.identified(*b, page), Backup: b}
 	case err == nil:
 		return Check{Verdict: Observed, Record: r.Observe(*b), Backup: b}

@@ -57,7 +57,7 @@ func TestRefresh(t *testing.T) {
 	}
 
 	requests()
-	unidentified := Record{Phase: PhaseUnidentified, TriggeredAt: f.clock.Now().Add(-time.Minute), Prior: before.mark}
+	unidentified := Record{Phase: phaseUnidentified, TriggeredAt: f.clock.Now().Add(-time.Minute), Prior: before.mark}
 	if c := w.Refresh(ctx, ids[0], unidentified, true); c.Verdict != Unchanged || requests() != 0 {
 		t.Errorf("unidentified, waited for: %+v", c)
 	}

@@ -130,7 +130,7 @@ func (s *Replacements) take(accountID, triggers string) (replacedTrigger, int) {
 	list := s.replaced[accountID]
 	found := -1
 	for i, t := range list {
-		if t.taken || t.triggers != triggers || !t.Record.AwaitsItsBackup() {
+		if t.taken || t.triggers != triggers || !t.Record.awaitsItsBackup() {
 			continue
 		}
 		if found < 0 || takenBefore(t.Record, list[found].Record) {
@@ -162,7 +162,7 @@ func (s *Replacements) serve(accountID string) bool {
 	return true
 }
 
-// takenBefore orders the records a create may adopt (none gone ahead: AwaitsItsBackup): the earliest first.
+// takenBefore orders the records a create may adopt (none gone ahead: awaitsItsBackup): the earliest first.
 func takenBefore(a, b Record) bool {
 	return a.TriggeredAt.Before(b.TriggeredAt)
 }

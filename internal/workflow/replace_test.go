@@ -72,9 +72,9 @@ func TestReplacementsServesOneCreatePerDeletedTrigger(t *testing.T) {
 func TestReplacementsPairsTwoAlike(t *testing.T) {
 	s := NewReplacements()
 	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-	s.Remember("acc_0123456789abcdef", "v2", Record{Phase: PhaseUnidentified, Ahead: true, TriggeredAt: at, Prior: &Mark{IDs: []string{"bkp_a"}}})
+	s.Remember("acc_0123456789abcdef", "v2", Record{Phase: phaseUnidentified, Ahead: true, TriggeredAt: at, Prior: &Mark{IDs: []string{"bkp_a"}}})
 	s.Remember("acc_0123456789abcdef", "v2", Record{Phase: phaseTimedOut, BackupID: "bkp_c", TriggeredAt: at.Add(2 * time.Minute), Prior: &Mark{IDs: []string{"bkp_c"}}})
-	s.Remember("acc_0123456789abcdef", "v2", Record{Phase: PhaseUnidentified, TriggeredAt: at.Add(time.Minute), Prior: &Mark{IDs: []string{"bkp_b"}}})
+	s.Remember("acc_0123456789abcdef", "v2", Record{Phase: phaseUnidentified, TriggeredAt: at.Add(time.Minute), Prior: &Mark{IDs: []string{"bkp_b"}}})
 	for _, want := range []string{"bkp_b", "bkp_c"} {
 		got, own := s.take("acc_0123456789abcdef", "v2")
 		if own < 0 || !got.Record.Prior.has(want) {
@@ -103,7 +103,7 @@ func TestCreateTriggerDeferredKeepsTheOthersFloor(t *testing.T) {
 	ctx := context.Background()
 	opts := RunOptions{WaitOnConflict: true, WaitForCompletion: true}
 	// The first trigger's answer was lost: not identified, above the read before it.
-	lost := Record{Phase: PhaseUnidentified, TriggeredAt: f.clock.Now(), Prior: look(t, c, acct).mark}
+	lost := Record{Phase: phaseUnidentified, TriggeredAt: f.clock.Now(), Prior: look(t, c, acct).mark}
 	// The second took backup X afterwards, and its change went ahead.
 	x := c.run(ctx, acct, opts)
 	if x.Err != nil {
