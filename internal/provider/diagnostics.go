@@ -27,7 +27,12 @@ func describeError(err error, hints ...string) string {
 	var apiErr *client.APIError
 	var re *client.RetryError
 	tail := ""
-	if joined, ok := err.(interface{ Unwrap() []error }); ok && len(joined.Unwrap()) > 1 {
+	joined, ok := err.(interface{ Unwrap() []error })
+	if ok && len(joined.Unwrap()) == 2 && err.Error() == joined.Unwrap()[0].Error()+": "+joined.Unwrap()[1].Error() {
+		// What failed, then its cause (fmt.Errorf("%w: %w")): a sentence, then the cause told on its own.
+		what := joined.Unwrap()[0].Error()
+		fmt.Fprintf(&b, "%s%s.\n\n%s", strings.ToUpper(what[:1]), what[1:], describeError(joined.Unwrap()[1]))
+	} else if ok && len(joined.Unwrap()) > 1 {
 		// Errors one after another, each told on its own, so that none's status or request ID reads as another's.
 		for i, e := range joined.Unwrap() {
 			if i > 0 {

@@ -256,22 +256,24 @@ func progress(ctx context.Context, say func(string, ...any), accountID string) f
 	}
 }
 
-// progressLine is what an event says, as a sentence; "" for none.
+// progressLine is what an event says, as a sentence; "" for none. Its
+// "[… elapsed]" counts from the operation's start, as Terraform's "Still
+// creating..." does: a wait for another's backup first is in it.
 func progressLine(ev workflow.Event, accountID string) string {
 	elapsed := ev.Elapsed.Round(time.Second)
 	switch ev.Kind {
 	case workflow.EventConflict:
 		if ev.Elapsed >= workflow.StillWaitingEvery {
-			return fmt.Sprintf("Still waiting for backup %s of account %s, which was already in progress (%s after %s), before queueing a new one.",
+			return fmt.Sprintf("Still waiting for backup %s of account %s, which was already in progress (%s), before queueing a new one [%s elapsed].",
 				ev.Backup.ID, accountID, ev.Backup.Status, elapsed)
 		}
 		return fmt.Sprintf("Backup %s of account %s is already in progress (%s); waiting for it before queueing a new one.", ev.Backup.ID, accountID, ev.Backup.Status)
 	case workflow.EventQueued:
 		return fmt.Sprintf("Queued backup %s of account %s (%s).", ev.Backup.ID, accountID, ev.Backup.Status)
 	case workflow.EventStatus:
-		return fmt.Sprintf("Backup %s: %s -> %s after %s.", ev.Backup.ID, ev.Previous, ev.Backup.Status, elapsed)
+		return fmt.Sprintf("Backup %s: %s -> %s [%s elapsed].", ev.Backup.ID, ev.Previous, ev.Backup.Status, elapsed)
 	case workflow.EventWaiting:
-		return fmt.Sprintf("Backup %s of account %s still %s after %s.", ev.Backup.ID, accountID, ev.Backup.Status, elapsed)
+		return fmt.Sprintf("Backup %s of account %s still %s [%s elapsed].", ev.Backup.ID, accountID, ev.Backup.Status, elapsed)
 	case workflow.EventReused:
 		return fmt.Sprintf("Reused backup %s of account %s (%s, started %s ago): no backup queued (reuse_within).",
 			ev.Backup.ID, accountID, ev.Backup.Status, ev.Age.Round(time.Second))
@@ -280,7 +282,7 @@ func progressLine(ev workflow.Event, accountID string) string {
 		if ev.Backup.CompletedAt != nil {
 			completed = ev.Backup.CompletedAt.UTC().Format(time.RFC3339)
 		}
-		return fmt.Sprintf("Backup %s of account %s ended: %s, completed at %s, after %s.", ev.Backup.ID, accountID, ev.Backup.Status, completed, elapsed)
+		return fmt.Sprintf("Backup %s of account %s ended: %s, completed at %s [%s elapsed].", ev.Backup.ID, accountID, ev.Backup.Status, completed, elapsed)
 	}
 	return ""
 }

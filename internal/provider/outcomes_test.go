@@ -221,6 +221,20 @@ func TestJoinedErrorsAreToldApart(t *testing.T) {
 	}
 }
 
+// What failed and its cause (the read before a trigger, and its 404) read
+// as a sentence, then the service's answer: no "Then:", which tells errors
+// one after another.
+func TestCausedErrorReadsAsASentence(t *testing.T) {
+	t.Parallel()
+	what := errors.New("reading the account's newest backups failed: no backup was queued")
+	cause := &client.APIError{Method: "GET", Path: "/api/v1/accounts/acc_0123456789abcdef/backups", StatusCode: 404, Title: "Resource not found.", RequestID: "r-list"}
+	got := describeError(fmt.Errorf("%w: %w", what, cause))
+	if !strings.HasPrefix(got, "Reading the account's newest backups failed: no backup was queued.\n\nThe Backup Service answered HTTP 404") ||
+		strings.Contains(got, "Then:") || !strings.Contains(got, "r-list") {
+		t.Errorf("%q", got)
+	}
+}
+
 // Progress reads as sentences to the user and as phrases in the log (no
 // ".:" before the log's fields); a long wait says what it waits for, and a
 // conflict's wait reads unlike a slow backup's.
@@ -238,15 +252,15 @@ func TestProgressLines(t *testing.T) {
 		{workflow.Event{Kind: workflow.EventQueued, Backup: client.Backup{ID: b.ID, Status: client.StatusPending}},
 			"Queued backup bkp_0123456789abcdef of account acc_0123456789abcdef (pending)."},
 		{workflow.Event{Kind: workflow.EventStatus, Backup: b, Previous: client.StatusPending, Elapsed: 12 * time.Second},
-			"Backup bkp_0123456789abcdef: pending -> running after 12s."},
+			"Backup bkp_0123456789abcdef: pending -> running [12s elapsed]."},
 		{workflow.Event{Kind: workflow.EventWaiting, Backup: b, Previous: client.StatusRunning, Elapsed: 72 * time.Second},
-			"Backup bkp_0123456789abcdef of account acc_0123456789abcdef still running after 1m12s."},
+			"Backup bkp_0123456789abcdef of account acc_0123456789abcdef still running [1m12s elapsed]."},
 		{workflow.Event{Kind: workflow.EventConflict, Backup: b, Elapsed: time.Millisecond},
 			"Backup bkp_0123456789abcdef of account acc_0123456789abcdef is already in progress (running); waiting for it before queueing a new one."},
 		{workflow.Event{Kind: workflow.EventConflict, Backup: b, Elapsed: 2 * time.Minute},
-			"Still waiting for backup bkp_0123456789abcdef of account acc_0123456789abcdef, which was already in progress (running after 2m0s), before queueing a new one."},
+			"Still waiting for backup bkp_0123456789abcdef of account acc_0123456789abcdef, which was already in progress (running), before queueing a new one [2m0s elapsed]."},
 		{workflow.Event{Kind: workflow.EventDone, Backup: done, Elapsed: 3 * time.Minute},
-			"Backup bkp_0123456789abcdef of account acc_0123456789abcdef ended: success, completed at 2026-11-23T10:00:00Z, after 3m0s."},
+			"Backup bkp_0123456789abcdef of account acc_0123456789abcdef ended: success, completed at 2026-11-23T10:00:00Z [3m0s elapsed]."},
 	}
 	for _, tc := range cases {
 		var said []string
