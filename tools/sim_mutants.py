@@ -51,7 +51,7 @@ M = [
  ("adoption: below another replaced trigger's floor", "internal/workflow/follow.go",
   "\tif opts.Above != nil && !opts.above(*b, page) {", "\tif false && opts.Above != nil && !opts.above(*b, page) {"),
  ("adoption: a record gone ahead, not identified", "internal/workflow/record.go",
-  "return r.Phase != PhaseNone && r.Phase != phaseImported && !r.Ahead\n", "return r.Phase != PhaseNone && r.Phase != phaseImported && (!r.Ahead || r.Phase == PhaseUnidentified)\n"),
+  "return r.Phase != phaseNone && r.Phase != phaseImported && !r.Ahead\n", "return r.Phase != phaseNone && r.Phase != phaseImported && (!r.Ahead || r.Phase == phaseUnidentified)\n"),
  ("adoption: a create beyond the deleted triggers counts above their floors", "internal/workflow/replace.go",
   "\tif s.served[accountID] >= len(s.replaced[accountID]) {\n\t\treturn false\n\t}", ""),
  ("a stopped destroy's record standing longer than resume_within", "internal/workflow/record.go",
