@@ -301,10 +301,16 @@ func reportUnidentified(m *triggerModel, rec workflow.Record, o workflow.Outcome
 	} else {
 		rec = rec.GoesAhead(o) // a warning: the apply, and the change, go ahead now
 	}
+	wayOut := fmt.Sprintf("If you know that no backup was queued, `terraform apply -replace` on this resource looks once more and, "+
+		"if still none is listed, sends a new trigger (after %s from this one, the time an unanswered request is given to show up).",
+		workflow.DefaultUncertainGrace)
+	if o.Confirmed {
+		// Accepted: sending again could queue a second backup for the change, whatever a lagging listing shows.
+		wayOut = "The service accepted this trigger (trigger_accepted), so no other is sent for this change, -replace included; " +
+			"a new `triggers` value takes a new backup for a new change."
+	}
 	add(path.Root("id"), summary, fmt.Sprintf("A backup of account %s was triggered at %s%s the account's backups list none "+
-		"above those they listed just before it (prior_backup_ids):\n\n%s\n\n%s If you know that no backup was queued, "+
-		"`terraform apply -replace` on this resource looks once more and, if still none is listed, sends a new trigger "+
-		"(after %s from this one, the time an unanswered request is given to show up).",
-		m.AccountID.ValueString(), timeValue(o.TriggeredAt).ValueString(), what, describeError(o.Err), next, workflow.DefaultUncertainGrace))
+		"above those they listed just before it (prior_backup_ids):\n\n%s\n\n%s %s",
+		m.AccountID.ValueString(), timeValue(o.TriggeredAt).ValueString(), what, describeError(o.Err), next, wayOut))
 	return rec
 }

@@ -95,6 +95,13 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,
 				Description: "When the backup ended, RFC 3339 in UTC; null while it is in progress.",
 			},
+			"trigger_accepted": schema.BoolAttribute{
+				Computed: true, PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
+				Description: "For a backup not identified yet (a null `id`), whether the Backup Service accepted its trigger (HTTP 202): " +
+					"a backup was queued, so every apply looks for it above `prior_backup_ids` and none sends another trigger for this " +
+					"change, `-replace` included. `false` when the request's outcome is unknown (its answer was lost): it is sent again " +
+					"only once nothing was listed since for a minute. Null once the backup is identified.",
+			},
 			"prior_backup_ids": schema.StringAttribute{
 				Computed: true, PlanModifiers: keep,
 				Description: "The account's newest backups, by id and separated by commas, as the Backup Service listed them when " +
@@ -239,7 +246,7 @@ func (r *triggerResource) refreshed(ctx context.Context, m *triggerModel, prior,
 	}{
 		{"id", m.ID, next.ID}, {"backup_status", m.BackupStatus, next.BackupStatus},
 		{"triggered_at", m.TriggeredAt, next.TriggeredAt}, {"completed_at", m.CompletedAt, next.CompletedAt},
-		{"prior_backup_ids", m.PriorBackupIDs, next.PriorBackupIDs},
+		{"prior_backup_ids", m.PriorBackupIDs, next.PriorBackupIDs}, {"trigger_accepted", m.TriggerAccepted, next.TriggerAccepted},
 	} {
 		if !a.now.Equal(a.was) {
 			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(a.name), a.now)...)
@@ -337,7 +344,7 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 		{req.State, "id", &state.ID}, {req.State, "account_id", &state.AccountID}, {req.State, "backup_status", &state.BackupStatus},
 		{req.State, "triggered_at", &state.TriggeredAt}, {req.State, "completed_at", &state.CompletedAt},
 		{req.State, "reused", &state.Reused}, {req.State, "wait_for_completion", &state.WaitForCompletion}, {req.State, "triggers", &state.Triggers},
-		{req.State, "prior_backup_ids", &state.PriorBackupIDs},
+		{req.State, "prior_backup_ids", &state.PriorBackupIDs}, {req.State, "trigger_accepted", &state.TriggerAccepted},
 		{req.Plan, "account_id", &plan.AccountID}, {req.Plan, "wait_for_completion", &plan.WaitForCompletion}, {req.Plan, "triggers", &plan.Triggers},
 	} {
 		resp.Diagnostics.Append(a.from.GetAttribute(ctx, path.Root(a.name), a.to)...)
@@ -360,6 +367,7 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 	case workflow.Identify:
 		unknown("id", types.StringUnknown())
 		unknown("triggered_at", timetypes.NewRFC3339Unknown())
+		unknown("trigger_accepted", types.BoolUnknown())
 		fallthrough
 	case workflow.Settle:
 		unknown("backup_status", types.StringUnknown())

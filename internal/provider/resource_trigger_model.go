@@ -31,6 +31,7 @@ type triggerModel struct {
 	ReuseWithin       timetypes.GoDuration `tfsdk:"reuse_within"`
 	Reused            types.Bool           `tfsdk:"reused"`
 	PriorBackupIDs    types.String         `tfsdk:"prior_backup_ids"`
+	TriggerAccepted   types.Bool           `tfsdk:"trigger_accepted"`
 	Timeouts          timeouts.Value       `tfsdk:"timeouts"`
 }
 
@@ -94,7 +95,7 @@ func triggerRecord(ctx context.Context, m *triggerModel, private privateGetter, 
 	shown := workflow.Record{
 		BackupID: m.ID.ValueString(), Status: m.BackupStatus.ValueString(),
 		TriggeredAt: timeOf(m.TriggeredAt, diags), CompletedAt: timeOf(m.CompletedAt, diags), Reused: m.Reused.ValueBool(),
-		Prior: markOf(m.PriorBackupIDs),
+		Prior: markOf(m.PriorBackupIDs), Confirmed: m.TriggerAccepted.ValueBool(),
 	}
 	if diags.HasError() {
 		return workflow.Record{}, false
@@ -113,6 +114,10 @@ func (m *triggerModel) setRecord(r workflow.Record) {
 	m.ID, m.BackupStatus = stringOrNull(r.BackupID), stringOrNull(r.Status)
 	m.TriggeredAt, m.CompletedAt = timeValue(r.TriggeredAt), timeValue(r.CompletedAt)
 	m.Reused = types.BoolValue(r.Reused)
+	m.TriggerAccepted = types.BoolNull()
+	if r.Unidentified() {
+		m.TriggerAccepted = types.BoolValue(r.Confirmed)
+	}
 	m.PriorBackupIDs = types.StringNull()
 	if r.Prior != nil {
 		m.PriorBackupIDs = types.StringValue(strings.Join(r.Prior.IDs, ","))

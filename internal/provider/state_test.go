@@ -83,6 +83,7 @@ resource "backup_on_destroy" "pending" {
   "reuse_within": null,
   "reused": false,
   "timeouts": null,
+  "trigger_accepted": null,
   "triggered_at": "2026-11-21T09:00:00Z",
   "triggers": null,
   "wait_for_completion": true
@@ -98,6 +99,7 @@ resource "backup_on_destroy" "pending" {
   "reuse_within": null,
   "reused": false,
   "timeouts": null,
+  "trigger_accepted": null,
   "triggered_at": "` + running.Format(time.RFC3339) + `",
   "triggers": null,
   "wait_for_completion": false

@@ -218,7 +218,7 @@ func TestAFrontsPagesNeverMakeABackupCount(t *testing.T) {
 	fs.failPOSTs, fs.listingStatus, fs.onListing, fs.date = 0, 0, nil, ""
 	fs.mu.Unlock()
 	fs.clock.Advance(2 * time.Minute)
-	got := w.Follow(context.Background(), fs.account, back.unconfirmed(), FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}, Renew: true})
+	got := w.Follow(context.Background(), fs.account, back, FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}, Renew: true})
 	if got.Kind != Succeeded || got.Backup.ID == old.ID || len(fs.queuedIDs()) != 1 || got.Backup.ID != fs.queuedIDs()[0] {
 		t.Fatalf("the replacement: outcome %d (%v) %+v, queued %v; want a new backup, never %s", got.Kind, got.Err, got.Backup, fs.queuedIDs(), old.ID)
 	}

@@ -113,7 +113,8 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 		// A replacement that queued no backup, kept to carry the replaced change's floor.
 		return Record{Prior: r.Prior}, nil
 	case r.BackupID == "":
-		r.Phase, r.TriggeredOnService, r.Confirmed = phaseUnidentified, kept.TriggeredOnService, kept.Confirmed
+		// Accepted, as the state shows it (a tainted object's Delete has no stored part): never sent again (seed 328).
+		r.Phase, r.TriggeredOnService, r.Confirmed = phaseUnidentified, kept.TriggeredOnService, shown.Confirmed || kept.Confirmed
 		// Without its stored part, it is a tainted trigger's: its apply failed, and Terraform started
 		// no dependent (seed 6773: taken as gone ahead, two such replaced together had no floor).
 		r.Ahead = kept.Ahead
@@ -323,13 +324,6 @@ func (r Record) CarriesAChange() bool {
 
 // StandsUntil is when a stopped destroy's record stops standing (zero: none).
 func (r Record) StandsUntil() time.Time { return r.CountsUntil }
-
-// unconfirmed is the record as a replacement follows it: an unidentified
-// backup never listed for a whole grace period is queued anew.
-func (r Record) unconfirmed() Record {
-	r.Confirmed = false
-	return r
-}
 
 // StandsForDestroy: a stopped destroy's record stands until CountsUntil,
 // and never longer than resume from now, give or take the clock allowance (a

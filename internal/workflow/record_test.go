@@ -181,10 +181,6 @@ func TestReplacedAdoptable(t *testing.T) {
 			t.Errorf("%s: adopted %t, want %t", tc.name, got, tc.want)
 		}
 	}
-	k := Record{Phase: phaseUnidentified, TriggeredAt: t0, Confirmed: true}.unconfirmed()
-	if k.Confirmed || !k.TriggeredAt.Equal(t0) || k.BackupID != "" {
-		t.Errorf("a replacement follows an unidentified backup as unconfirmed: %+v", k)
-	}
 }
 
 // A stopped destroy's record stands for the next destroy until its

@@ -45,7 +45,7 @@ func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountI
 		return Outcome{Kind: Refused, AccountID: accountID, Err: errAdoptionDeferred}, old.Record
 	}
 	w.log.Debug(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
-	o := w.Follow(ctx, accountID, old.Record.unconfirmed(), FollowOptions{RunOptions: opts, Counts: StillCounts, Renew: true, Above: above})
+	o := w.Follow(ctx, accountID, old.Record, FollowOptions{RunOptions: opts, Counts: StillCounts, Renew: true, Above: above})
 	if o.Kind == Unreadable {
 		return o, old.Record // unread is not gone: kept, tainted, the next apply looks again
 	}

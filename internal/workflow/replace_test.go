@@ -176,3 +176,34 @@ func TestCreateTriggerRetakeReusesAboveThePreviousChange(t *testing.T) {
 		t.Errorf("%d backups queued, want none", queued)
 	}
 }
+
+// A trigger the service accepted (202), its backup hidden by a listing
+// that lags longer than the grace for a lost answer, is never sent again by
+// its tainted replacement, which has only the state (trigger_accepted), not
+// the stored record: a second trigger would be a second backup for the
+// change (simulation seed 328).
+func TestCreateTriggerNeverResendsAnAcceptedTrigger(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	acct := f.srv.AccountIDs()[0]
+	c := f.client(t)
+	ctx := context.Background()
+	f.srv.SetListingLag(5 * time.Minute)
+	o := c.Run(ctx, acct, RunOptions{WaitForCompletion: true})
+	if o.Kind != NotIdentified || !o.Confirmed {
+		t.Fatalf("the trigger: %d confirmed %t (%v); want it accepted, not identified", o.Kind, o.Confirmed, o.Err)
+	}
+	rec := Record{}.After(o)
+	tainted, err := FromTriggerState(Record{TriggeredAt: rec.TriggeredAt, Prior: rec.Prior, Confirmed: true}, nil)
+	if err != nil || !tainted.Confirmed {
+		t.Fatalf("from the state alone: %+v, %v; want it accepted", tainted, err)
+	}
+	f.clock.Advance(2 * DefaultUncertainGrace)
+	f.mockClock.Advance(2 * DefaultUncertainGrace)
+	reps := NewReplacements()
+	reps.Remember(acct, "v1", tainted)
+	o, _ = c.CreateTrigger(ctx, reps, acct, "v1", RunOptions{WaitForCompletion: true})
+	if queued := f.srv.Stats().BackupsQueued[acct]; o.Kind != NotIdentified || queued != 1 {
+		t.Fatalf("the replacement: %d (%v), %d backups queued; want it still looked for, one backup", o.Kind, o.Err, queued)
+	}
+}
