@@ -98,6 +98,11 @@ const (
 	// guide's four; no client can get around it (see the lifecycle guide's
 	// replacement section).
 	grantUnpairedReplacement simGrant = "a create took the backup of another trigger deleted with its triggers value (Terraform)"
+	// grantAfterFloorRead: the floor a change leaves is the listing it last
+	// read before it went ahead; a backup another started after that read,
+	// as the change returned, is listed above it (stated limit 2, the
+	// listing is what the rule knows; seed 46147).
+	grantAfterFloorRead simGrant = "started after the previous change's last listing read, as it went ahead"
 	// grantResumeClock: a stopped destroy's record stands for resume_within
 	// read on the runner's clock and on the service's (the Date of the
 	// pages read): when either clock moved by more than the allowance
@@ -280,6 +285,9 @@ type simChange struct {
 	// prevAhead is when the resource's previous change went ahead (zero:
 	// none, or not recorded: a guard, an action).
 	prevAhead time.Time
+	// prevRead is when that change last read the account's listing before
+	// it went ahead: the floor it left is that listing (at most prevAhead).
+	prevRead time.Time
 	// lastInvocation: for an action, when the workspace's previous
 	// invocation went ahead (grantActionKeepsNoState).
 	lastInvocation time.Time
@@ -305,11 +313,8 @@ func (c *simChain) last() *simResOp { return c.ops[len(c.ops)-1] }
 
 // simLineage is a trigger's changes since it was created.
 type simLineage struct {
-	lastAhead time.Time
-	changes   map[int]*simChange
-	// replaced: a replacement's delete removed the trigger's object and no
-	// create has saved one since.
-	replaced bool
+	lastAhead, lastAheadRead time.Time
+	changes                  map[int]*simChange
 	// firstLost: the change whose create_before_destroy create left no
 	// object (refused, with the replaced one deposed): the next create of
 	// it is that replacement still, and knows no more (seeds 2827, 4815).
@@ -340,22 +345,23 @@ func (w *simWorld) noteCreate(a *simAttempt, op *simResOp, ch *simPlanned) {
 	case ch.action == simCreateThenDelete:
 		op.floorUnknown = true
 		op.createFirst = ch.prior.chain != nil && ch.prior.chain.change == op.change
-	case ch.action == simCreate && l.replaced:
+	case ch.action == simCreate:
+		// No object, so no record of an earlier change: its object was lost
+		// (a replacement's delete killed before its create; or create_before_destroy's
+		// deposed one deleted after its create left none: seed 47729).
 		op.floorUnknown = true
 	}
 }
 
-// noteCreatedObject logs a trigger's create that saved an object: the
-// next create of the trigger has that one's record (seed 32912: a create
-// killed after its replacement's delete left the next one none either).
+// noteCreatedObject logs a trigger's create that saved an object: no
+// change of it is left without one.
 func (w *simWorld) noteCreatedObject(a *simAttempt, op *simResOp) {
 	if typeOf(op.addr) != simTriggerType {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	l := a.cmd.ws.lineage(op.addr)
-	l.replaced, l.firstLost = false, nil
+	a.cmd.ws.lineage(op.addr).firstLost = nil
 }
 
 // noteCreatedNothing logs a create that returned no object: one of
@@ -367,16 +373,6 @@ func (w *simWorld) noteCreatedNothing(a *simAttempt, op *simResOp) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	a.cmd.ws.lineage(op.addr).firstLost = op.change
-}
-
-// noteDeleted logs a replacement's delete of a trigger's object.
-func (w *simWorld) noteDeleted(a *simAttempt, ch *simPlanned) {
-	if typeOf(ch.addr) != simTriggerType || ch.action != simDeleteThenCreate {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	a.cmd.ws.lineage(ch.addr).replaced = true
 }
 
 func (ws *simWorkspace) lineage(addr string) *simLineage {
@@ -395,8 +391,17 @@ func (w *simWorld) forgetTrigger(ws *simWorkspace, addr string) {
 	delete(ws.lineages, addr)
 }
 
-func (w *simWorld) newChange(key string, kind simChangeKind, prevAhead time.Time) *simChange {
-	c := &simChange{key: key, kind: kind, prevAhead: prevAhead, reported: map[string]bool{}}
+// floorRead is when the floor the previous change left was read (its
+// going ahead, where unknown).
+func (c *simChange) floorRead() time.Time {
+	if c.prevRead.IsZero() {
+		return c.prevAhead
+	}
+	return c.prevRead
+}
+
+func (w *simWorld) newChange(key string, kind simChangeKind, prevAhead, prevRead time.Time) *simChange {
+	c := &simChange{key: key, kind: kind, prevAhead: prevAhead, prevRead: prevRead, reported: map[string]bool{}}
 	w.changes = append(w.changes, c)
 	return c
 }
@@ -414,7 +419,7 @@ func (w *simWorld) newResOp(a *simAttempt, addr string, kind simOpKind, prior *s
 	switch {
 	case addr == simActionAddr:
 		if a.cmd.change == nil {
-			a.cmd.change = w.newChange(fmt.Sprintf("w%d.action.c%d", ws.id, a.cmd.num), simActionChange, time.Time{})
+			a.cmd.change = w.newChange(fmt.Sprintf("w%d.action.c%d", ws.id, a.cmd.num), simActionChange, time.Time{}, time.Time{})
 			a.cmd.change.lastInvocation = ws.lastInvocation
 		}
 		op.change, op.accounts, op.waits = a.cmd.change, slices.Clone(a.conf.action.accounts), a.conf.action.wait != "false"
@@ -426,7 +431,7 @@ func (w *simWorld) newResOp(a *simAttempt, addr string, kind simOpKind, prior *s
 		if c := prior.chain; c != nil && w.resumes(c, op, g) {
 			op.change, op.chain = c.change, c.with(op)
 		} else {
-			op.change = w.newChange(fmt.Sprintf("w%d.guard.c%d", ws.id, a.cmd.num), simGuardChange, time.Time{})
+			op.change = w.newChange(fmt.Sprintf("w%d.guard.c%d", ws.id, a.cmd.num), simGuardChange, time.Time{}, time.Time{})
 			op.chain = &simChain{change: op.change, ops: []*simResOp{op}}
 		}
 	case typeOf(addr) == simTriggerType && kind != simOpDelete:
@@ -434,7 +439,7 @@ func (w *simWorld) newResOp(a *simAttempt, addr string, kind simOpKind, prior *s
 		l := ws.lineage(addr)
 		ch := l.changes[c.release]
 		if ch == nil {
-			ch = w.newChange(fmt.Sprintf("w%d.%s@v%d", ws.id, strings.TrimPrefix(addr, "backup_trigger."), c.release), simTriggerChange, l.lastAhead)
+			ch = w.newChange(fmt.Sprintf("w%d.%s@v%d", ws.id, strings.TrimPrefix(addr, "backup_trigger."), c.release), simTriggerChange, l.lastAhead, l.lastAheadRead)
 			l.changes[c.release] = ch
 		}
 		op.change, op.accounts, op.waits = ch, []string{c.account}, c.wait
@@ -532,19 +537,27 @@ func (w *simWorld) countsWithin(chain *simChain, b mockservice.BackupTruth) (sim
 	return "", false
 }
 
-// unpaired says whether the chain's last operation, a trigger's create, may
-// have taken b as the backup of another trigger of its workspace and account
-// with its triggers value, one that counts for that one's change (its own,
-// or one it reused), which never went ahead, and that started after this
-// change's previous one went ahead (grantUnpairedReplacement).
+// unpaired says whether the chain's last create (an update that resumed
+// its wait may follow it: seed 45652) may have taken b as the backup of
+// another trigger of its workspace and account with its triggers value, one
+// that counts for that one's change (its own, or one it reused), which never
+// went ahead, and that started after this change's previous one went ahead
+// (grantUnpairedReplacement).
 func (w *simWorld) unpaired(chain *simChain, b mockservice.BackupTruth) bool {
-	last := chain.last()
-	if last.kind != simOpCreate || chain.change.kind != simTriggerChange || last.a == nil {
+	var last *simResOp
+	for _, op := range slices.Backward(chain.ops) {
+		if op.kind == simOpCreate {
+			last = op
+			break
+		}
+	}
+	if last == nil || chain.change.kind != simTriggerChange || last.a == nil {
 		return false
 	}
-	if !chain.change.prevAhead.IsZero() && !last.floorUnknown && !b.CreatedAt.After(chain.change.prevAhead) {
-		// It must stand for this change too, started after its previous one went ahead, unless the
-		// create knows no floor of its own (create_before_destroy: the guide's replacement limit, seed 34160).
+	if c := chain.change; !c.prevAhead.IsZero() && !last.floorUnknown && !b.CreatedAt.After(c.floorRead().Add(-w.longestLag(c.floorRead(), c.floorRead()))) {
+		// It must stand for this change too, listed above the floor its previous one left (the listing
+		// it last read, lagging or not: seed 46147), unless the create knows no floor of its own
+		// (create_before_destroy: the guide's replacement limit, seed 34160).
 		return false
 	}
 	value := func(c *simChange) string { return c.key[strings.LastIndex(c.key, "@"):] }
@@ -592,11 +605,14 @@ func (w *simWorld) reused(c *simChange, op *simResOp, b mockservice.BackupTruth)
 	// The floor is the listing read as the previous change went ahead: a
 	// lagging one hid what started up to the lag before (stated limit 2).
 	hidden := floor && b.CreatedAt.After(c.prevAhead.Add(-w.longestLag(c.prevAhead, c.prevAhead)))
+	read := floor && b.CreatedAt.After(c.floorRead())
 	switch {
 	case floor && op.floorUnknown && within:
 		return grantFloorUnknown, true
 	case hidden && (within || stampedAhead):
 		return grantLaggingListing, true
+	case read && (within || stampedAhead):
+		return grantAfterFloorRead, true
 	case floor:
 		return "", false
 	case c.kind == simActionChange && (within || stampedAhead) && !c.lastInvocation.IsZero() && !b.CreatedAt.After(c.lastInvocation):
@@ -745,12 +761,16 @@ func (w *simWorld) triggerAhead(a *simAttempt, c *simTriggerConf, obj *simObject
 	} else if cat, why := w.judge(chain, truth[i], c.wait, at); cat != "" {
 		w.violate(a, cat, "the migration of %s v%d ran on backup %s (%s): %s", c.addr, c.release, id, w.describe(truth[i]), why)
 	}
+	read := w.lastRead(chain.last(), c.account) // before w.mu: it takes it
+	if read.After(at) {
+		read = at
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if chain.change.aheadAt.IsZero() {
 		chain.change.aheadAt = at
 	}
-	l.lastAhead = at
+	l.lastAhead, l.lastAheadRead = at, read
 }
 
 // guardAhead judges a guard's destroy that went ahead now: the data it
@@ -1494,6 +1514,12 @@ func TestSimGrantsAreNarrow(t *testing.T) {
 			func(x world) { x.op.reuse, x.chain.change.prevAhead = reuse, t0.Add(-time.Minute) }, at(t0.Add(-time.Minute + nano)), grantReuseWithin, true},
 		{"within reuse_within, as the previous change went ahead",
 			func(x world) { x.op.reuse, x.chain.change.prevAhead = reuse, t0.Add(-time.Minute) }, at(t0.Add(-time.Minute)), "", false},
+		{"after the listing the previous change last read, as it went ahead", func(x world) {
+			x.op.reuse, x.chain.change.prevAhead, x.chain.change.prevRead = reuse, t0.Add(-time.Minute), t0.Add(-time.Minute-time.Second)
+		}, at(t0.Add(-time.Minute - time.Second + nano)), grantAfterFloorRead, true},
+		{"as the previous change last read the listing", func(x world) {
+			x.op.reuse, x.chain.change.prevAhead, x.chain.change.prevRead = reuse, t0.Add(-time.Minute), t0.Add(-time.Minute-time.Second)
+		}, at(t0.Add(-time.Minute - time.Second)), "", false},
 		{"stamped by a clock set back since", func(x world) { x.op.reuse = reuse },
 			mockservice.BackupTruth{CreatedAt: edge.Add(-5 * time.Minute), StampOffset: 5 * time.Minute}, grantStampedAhead, true},
 		{"stamped by a clock set back since, by less", func(x world) { x.op.reuse = reuse },
@@ -1666,7 +1692,7 @@ func TestSimDuplicateGrantsAreNarrow(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				w := newBareSimWorld(t, 1)
 				acc := w.accounts[0]
-				c := w.newChange("w1.t1@v1", simTriggerChange, time.Time{})
+				c := w.newChange("w1.t1@v1", simTriggerChange, time.Time{}, time.Time{})
 				for i := range 2 {
 					a := &simAttempt{w: w, cmd: &simCommand{num: i + 1}}
 					a.killed.Store(i == 0 && tc.killed)

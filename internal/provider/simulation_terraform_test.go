@@ -704,9 +704,6 @@ func (a *simAttempt) deleteNode(p *simProcess, ch *simPlanned) bool {
 			st.objects[ch.addr] = &next
 		}
 	}, op)
-	if errs == "" && newVal.IsNull() && ch.deposed == nil {
-		a.w.noteDeleted(a, ch)
-	}
 	return errs == ""
 }
 

@@ -180,7 +180,9 @@ type simWorld struct {
 	// sequences they do not enter replay as before.
 	alt *rand.Rand
 	// resume draws the episodes of a guard's stopped destroy (drawResumeEpisode), likewise.
-	resume   *rand.Rand
+	resume *rand.Rand
+	// hidden draws the episodes of a trigger gone ahead unidentified behind a lagging listing (drawHiddenEpisode), likewise.
+	hidden   *rand.Rand
 	srv      *mockservice.Server
 	schema   *tfprotov6.GetProviderSchemaResponse
 	accounts []string
@@ -242,7 +244,7 @@ func newSimWorld(t *testing.T, seed uint64) *simWorld {
 // pipeline and a healthy service whose backups last 3 s.
 func newBareSimWorld(t *testing.T, seed uint64) *simWorld {
 	w := &simWorld{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x51a1a7e)), alt: rand.New(rand.NewPCG(seed, 0xa17)),
-		resume: rand.New(rand.NewPCG(seed, 0x4e5)), start: time.Now(), ops: map[string]*simResOp{}}
+		resume: rand.New(rand.NewPCG(seed, 0x4e5)), hidden: rand.New(rand.NewPCG(seed, 0x41d)), start: time.Now(), ops: map[string]*simResOp{}}
 	w.srv = mockservice.New(mockservice.Options{Seed: seed, Accounts: 2, RateLimit: 10000})
 	w.key = w.srv.DemoKey()
 	w.accounts = w.srv.AccountIDs()
@@ -745,6 +747,9 @@ func (w *simWorld) step(i int) {
 	if len(w.episode) == 0 && w.resume.IntN(simAltEpisodeOdds) == 0 && !*simCalm {
 		w.episode = w.drawResumeEpisode()
 	}
+	if len(w.episode) == 0 && w.hidden.IntN(simAltEpisodeOdds) == 0 && !*simCalm {
+		w.episode = w.drawHiddenEpisode()
+	}
 	if len(w.episode) == 0 && rng.IntN(8) == 0 && !*simCalm {
 		w.episode = w.drawEpisode()
 	}
@@ -1170,31 +1175,9 @@ const simAltEpisodeOdds = 60
 // does not pair with the triggers they replace (workflow.Replacements).
 func (w *simWorld) drawAltEpisode() []simEpisodeStep {
 	rng := w.alt
-	type pair struct {
-		ws     *simWorkspace
-		t1, t2 *simTriggerConf
-	}
-	var pairs []pair
-	for _, ws := range w.spaces {
-		for i, t1 := range ws.conf.triggers {
-			for _, t2 := range ws.conf.triggers[i+1:] {
-				if t1.account == t2.account && !t1.cbd && !t2.cbd {
-					pairs = append(pairs, pair{ws, t1, t2})
-				}
-			}
-		}
-	}
-	if len(pairs) == 0 {
+	ws, t1, t2 := w.drawTriggerPair(rng)
+	if ws == nil {
 		return nil
-	}
-	p := pairs[rng.IntN(len(pairs))]
-	ws, t1, t2 := p.ws, p.t1, p.t2
-	if rng.IntN(2) == 0 {
-		t1, t2 = t2, t1
-	}
-	release := func(t *simTriggerConf, r int) string {
-		t.release = r
-		return fmt.Sprintf("%s=v%d", strings.TrimPrefix(t.addr, "backup_trigger."), r)
 	}
 	short := func() time.Duration { return pick(rng, 0, time.Second, 5*time.Second) }
 	switch rng.IntN(3) {
@@ -1212,7 +1195,7 @@ func (w *simWorld) drawAltEpisode() []simEpisodeStep {
 				c.edits = append(c.edits, w.bump(t2), w.set(t2, func() { t2.wait, t2.timeout, t2.onConflict = true, "", "wait" }))
 			})},
 			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
-				c.edits = append(c.edits, release(t2, max(t1.release, t2.release+1)))
+				c.edits = append(c.edits, simRelease(t2, max(t1.release, t2.release+1)))
 			})},
 		}
 	case 0:
@@ -1222,7 +1205,7 @@ func (w *simWorld) drawAltEpisode() []simEpisodeStep {
 		r := max(t1.release, t2.release) + 1
 		return []simEpisodeStep{
 			{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
-				c.edits = append(c.edits, release(t1, r), release(t2, r),
+				c.edits = append(c.edits, simRelease(t1, r), simRelease(t2, r),
 					w.set(t1, func() { t1.wait, t1.timeout = true, "30s" }), w.set(t2, func() { t2.wait, t2.timeout = true, "30s" }))
 			})},
 			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
@@ -1244,10 +1227,70 @@ func (w *simWorld) drawAltEpisode() []simEpisodeStep {
 			})},
 			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
 				r := t1.release
-				c.edits = append(c.edits, w.bump(t1), release(t2, max(r, t2.release+1)))
+				c.edits = append(c.edits, w.bump(t1), simRelease(t2, max(r, t2.release+1)))
 			})},
 			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, nil)},
 		}
+	}
+}
+
+// drawTriggerPair draws two triggers of one account in one workspace,
+// neither create_before_destroy, in either order; nil when there are none.
+func (w *simWorld) drawTriggerPair(rng *rand.Rand) (*simWorkspace, *simTriggerConf, *simTriggerConf) {
+	type pair struct {
+		ws     *simWorkspace
+		t1, t2 *simTriggerConf
+	}
+	var pairs []pair
+	for _, ws := range w.spaces {
+		for i, t1 := range ws.conf.triggers {
+			for _, t2 := range ws.conf.triggers[i+1:] {
+				if t1.account == t2.account && !t1.cbd && !t2.cbd {
+					pairs = append(pairs, pair{ws, t1, t2})
+				}
+			}
+		}
+	}
+	if len(pairs) == 0 {
+		return nil, nil, nil
+	}
+	p := pairs[rng.IntN(len(pairs))]
+	if rng.IntN(2) == 0 {
+		return p.ws, p.t2, p.t1
+	}
+	return p.ws, p.t1, p.t2
+}
+
+// simRelease sets a trigger's release, and says how it reads.
+func simRelease(t *simTriggerConf, r int) string {
+	t.release = r
+	return fmt.Sprintf("%s=v%d", strings.TrimPrefix(t.addr, "backup_trigger."), r)
+}
+
+// drawHiddenEpisode draws, from w.hidden, a trigger that does not wait
+// and goes ahead unidentified, its accepted backup hidden by a listing
+// that lags longer than the look for it; the next apply, with
+// -refresh=false and the listing caught up, moves the trigger on, and
+// another of its account takes its release and waits. The other's create
+// must not adopt that backup, whose change went ahead
+// (workflow.Record.awaitsItsBackup): its own is a new one.
+func (w *simWorld) drawHiddenEpisode() []simEpisodeStep {
+	rng := w.hidden
+	ws, t1, t2 := w.drawTriggerPair(rng)
+	if ws == nil {
+		return nil
+	}
+	lag := pick(rng, 45*time.Second, 90*time.Second, 2*time.Minute)
+	return []simEpisodeStep{
+		{svc: &simMisbehaviour{kind: simListingLag, d: lag}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.edits = append(c.edits, w.bump(t1), w.set(t1, func() { t1.wait = false }))
+		})},
+		{gap: pick(rng, 0, time.Second, 5*time.Second), svc: &simMisbehaviour{kind: simListingLag}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			r := t1.release
+			c.noRefresh = true
+			c.edits = append(c.edits, w.bump(t1), simRelease(t2, max(r, t2.release+1)), w.set(t2, func() { t2.wait = true }))
+		})},
+		{gap: pick(rng, 0, time.Second), draft: w.episodeCommand(ws, simCmdApply, nil)},
 	}
 }
 
