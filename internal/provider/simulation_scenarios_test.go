@@ -226,6 +226,9 @@ func TestSimRegressionSeeds(t *testing.T) {
 		21756: "a create of one value adopted another tainted trigger's record of a backup that one reused (unpaired)",
 		23877: "a lagging listing hid another's contradictory backup from the reads before two POSTs; both took it, and each took a second",
 		22435: "an invocation of two accounts, not waiting, read one's backup under way; it failed before the other settled",
+		45652: "a create took another trigger's backup by its triggers value, interrupted; the update that resumed it went ahead",
+		46147: "a backup another trigger started after the listing a change last read, as it went ahead, counted for the next change",
+		47729: "a create_before_destroy trigger's object lost after a kill: its next create knows no floor, and takes no shortcut",
 		39680: "a reuse joined another's running backup, interrupted; it failed, and the retake reuses a good one above the previous change's floor",
 	} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
