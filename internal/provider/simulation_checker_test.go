@@ -106,7 +106,7 @@ const (
 	// grantResumeClock: a stopped destroy's record stands for resume_within
 	// read on the runner's clock and on the service's (the Date of the
 	// pages read): when either clock moved by more than the allowance
-	// between the stop and the next destroy, or a front answered either
+	// from the stopped destroy on to the next, or a front answered either
 	// with its own Date, the record may not stand, and the next destroy
 	// takes a second backup. A wrong clock may cost a backup, never make
 	// one count. See checkDuplicates.
@@ -1005,6 +1005,11 @@ func (w *simWorld) resumeClockMoved(c *simChange, op *simResOp) bool {
 	now := valueAt(w.svc.offsets, op.start)
 	for _, prev := range c.ops[:i] {
 		if off(prev.a.cmd.clock.offsetAt(prev.end)-op.a.cmd.clock.offsetAt(op.start)) || front(prev.a.cmd) {
+			return true
+		}
+		// Moved during the stopped destroy: its polls, on that clock, stalled, and the last page it read (the
+		// stop on the service's clock) is that much earlier (seed 60950).
+		if off(prev.a.cmd.clock.offsetAt(prev.start) - prev.a.cmd.clock.offsetAt(prev.end)) {
 			return true
 		}
 		// Any offset the service ran on from that destroy on: its pages' Dates are where it stopped.

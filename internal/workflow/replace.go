@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -123,17 +124,25 @@ func (s *Replacements) floor(accountID string, own int, taken bool) (m *Mark, re
 // floor (-1: none). Terraform names neither to the provider, so when several
 // match, each create takes one: any pairing keeps the promise, since an
 // adopted backup counts only above the floor of every other trigger of the
-// account deleted here (seed 664). The earliest triggered is taken first.
+// account deleted here (seed 664). One whose backup no other's floor lists
+// is taken first, then the earliest triggered.
 func (s *Replacements) take(accountID, triggers string) (replacedTrigger, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.replaced[accountID]
+	// One whose backup another's floor lists cannot be adopted (Follow's Above): the others first (seed 55400).
+	belowOther := func(i int) bool {
+		return slices.ContainsFunc(list, func(o replacedTrigger) bool {
+			return o.Record.BackupID != list[i].Record.BackupID && o.Record.Floor().has(list[i].Record.BackupID)
+		})
+	}
 	found := -1
 	for i, t := range list {
 		if t.taken || t.triggers != triggers || !t.Record.awaitsItsBackup() {
 			continue
 		}
-		if found < 0 || takenBefore(t.Record, list[found].Record) {
+		if found < 0 || belowOther(found) && !belowOther(i) ||
+			belowOther(found) == belowOther(i) && takenBefore(t.Record, list[found].Record) {
 			found = i
 		}
 	}

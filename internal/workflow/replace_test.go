@@ -89,6 +89,23 @@ func TestReplacementsPairsTwoAlike(t *testing.T) {
 	}
 }
 
+// Of two replaced triggers of one value, a create takes first the one whose
+// backup no other's floor lists: the other's could not be adopted (its
+// trigger read it before its own trigger), and taking it would defer the
+// create and cost the change a second backup (simulation seed 55400).
+func TestReplacementsTakesTheAdoptableFirst(t *testing.T) {
+	s := NewReplacements()
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	s.Remember("acc_0123456789abcdef", "v1", Record{Phase: phaseIdentified, BackupID: "bkp_a", TriggeredAt: at, Prior: &Mark{IDs: []string{"bkp_0"}}})
+	s.Remember("acc_0123456789abcdef", "v1", Record{Phase: phaseIdentified, BackupID: "bkp_b", TriggeredAt: at.Add(time.Minute), Prior: &Mark{IDs: []string{"bkp_a", "bkp_0"}}})
+	if got, own := s.take("acc_0123456789abcdef", "v1"); own < 0 || got.Record.BackupID != "bkp_b" {
+		t.Fatalf("took %+v (%d); want the one of bkp_b, listed above the other's floor", got, own)
+	}
+	if got, own := s.take("acc_0123456789abcdef", "v1"); own < 0 || got.Record.BackupID != "bkp_a" {
+		t.Fatalf("then took %+v (%d); want the one of bkp_a", got, own)
+	}
+}
+
 // A create that cannot show that the backup it would adopt stands for its
 // change (listed below another replaced trigger's floor) keeps the record
 // with that floor: replaced alone by the next apply, it still counts only
