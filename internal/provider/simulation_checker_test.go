@@ -267,6 +267,8 @@ type simResOp struct {
 	createFirst  bool
 	// replacedTainted: a replacement's create of a tainted object.
 	replacedTainted bool
+	// deletedAccount: a trigger's delete, the account of the object it deleted.
+	deletedAccount string
 }
 
 // simChangeKind is what a change is.
@@ -434,6 +436,8 @@ func (w *simWorld) newResOp(a *simAttempt, addr string, kind simOpKind, prior *s
 			op.change = w.newChange(fmt.Sprintf("w%d.guard.c%d", ws.id, a.cmd.num), simGuardChange, time.Time{}, time.Time{})
 			op.chain = &simChain{change: op.change, ops: []*simResOp{op}}
 		}
+	case typeOf(addr) == simTriggerType && kind == simOpDelete && prior != nil:
+		op.deletedAccount = attrOf(prior.value, "account_id")
 	case typeOf(addr) == simTriggerType && kind != simOpDelete:
 		c := a.conf.trigger(addr)
 		l := ws.lineage(addr)
@@ -607,7 +611,7 @@ func (w *simWorld) reused(c *simChange, op *simResOp, b mockservice.BackupTruth)
 	hidden := floor && b.CreatedAt.After(c.prevAhead.Add(-w.longestLag(c.prevAhead, c.prevAhead)))
 	read := floor && b.CreatedAt.After(c.floorRead())
 	switch {
-	case floor && op.floorUnknown && within:
+	case floor && op.floorUnknown && within && w.mayBeServed(op):
 		return grantFloorUnknown, true
 	case hidden && (within || stampedAhead):
 		return grantLaggingListing, true
@@ -623,6 +627,29 @@ func (w *simWorld) reused(c *simChange, op *simResOp, b mockservice.BackupTruth)
 		return grantStampedAhead, true
 	}
 	return "", false
+}
+
+// mayBeServed says whether op, a trigger's create that knows no floor of
+// its own, may have been given the floors of the triggers of its account
+// its process deleted before it (workflow.Replacements.serve): only while
+// fewer creates of the account began before it than such deletes.
+func (w *simWorld) mayBeServed(op *simResOp) bool {
+	if op.a == nil || len(op.accounts) != 1 {
+		return false
+	}
+	op.a.mu.Lock()
+	ops := slices.Clone(op.a.ops)
+	op.a.mu.Unlock()
+	deletes, creates := 0, 0
+	for _, o := range ops {
+		switch {
+		case o.kind == simOpDelete && o.deletedAccount == op.accounts[0] && o.start.Before(op.start):
+			deletes++
+		case o != op && o.kind == simOpCreate && typeOf(o.addr) == simTriggerType && slices.Equal(o.accounts, op.accounts) && o.start.Before(op.start):
+			creates++
+		}
+	}
+	return creates < deletes
 }
 
 // clocksApart says whether, all through op, the service's clock and the
@@ -1496,6 +1523,15 @@ func TestSimGrantsAreNarrow(t *testing.T) {
 	}
 	at := func(t time.Time) mockservice.BackupTruth { return mockservice.BackupTruth{ID: "bkp", CreatedAt: t} }
 	nano := time.Nanosecond
+	// served puts op in a process that deleted a trigger of its account
+	// before it, and began creates creates of the account before it.
+	served := func(x world, creates int) {
+		x.op.accounts = []string{"acc"}
+		x.op.a = &simAttempt{cmd: &simCommand{}, ops: []*simResOp{{kind: simOpDelete, deletedAccount: "acc", start: t0.Add(-time.Second)}, x.op}}
+		for range creates {
+			x.op.a.ops = append(x.op.a.ops, &simResOp{kind: simOpCreate, addr: "backup_trigger.t2", accounts: []string{"acc"}, start: t0.Add(-nano)})
+		}
+	}
 	for _, tc := range []struct {
 		name  string
 		set   func(x world)
@@ -1536,9 +1572,17 @@ func TestSimGrantsAreNarrow(t *testing.T) {
 		{"the action's previous invocation", func(x world) {
 			x.op.reuse, x.chain.change.kind, x.chain.change.lastInvocation = reuse, simActionChange, t0.Add(-time.Minute)
 		}, at(t0.Add(-2 * time.Minute)), grantActionKeepsNoState, true},
-		{"the previous change unknown to the create", func(x world) {
+		{"the previous change unknown to the create, served another's floor", func(x world) {
 			x.op.reuse, x.op.floorUnknown, x.chain.change.prevAhead = reuse, true, t0.Add(-time.Minute)
+			served(x, 0)
 		}, at(t0.Add(-2 * time.Minute)), grantFloorUnknown, true},
+		{"the previous change unknown to the create, its process deleting none", func(x world) {
+			x.op.reuse, x.op.floorUnknown, x.chain.change.prevAhead = reuse, true, t0.Add(-time.Minute)
+		}, at(t0.Add(-2 * time.Minute)), "", false},
+		{"the previous change unknown to the create, the one delete's floor served to another", func(x world) {
+			x.op.reuse, x.op.floorUnknown, x.chain.change.prevAhead = reuse, true, t0.Add(-time.Minute)
+			served(x, 1)
+		}, at(t0.Add(-2 * time.Minute)), "", false},
 		{"between two attempts of the change", func(x world) { x.chain.ops = append(x.chain.ops, x.op.retried(time.Hour)) },
 			at(t0.Add(time.Minute + nano)), grantBetweenAttempts, true},
 		{"before the first of two attempts of the change", func(x world) { x.chain.ops = append(x.chain.ops, x.op.retried(time.Hour)) },
