@@ -393,6 +393,16 @@ func (w *simWorld) forgetTrigger(ws *simWorkspace, addr string) {
 	delete(ws.lineages, addr)
 }
 
+// belowFloor says whether the floor the previous change left lists b: it
+// started before that read by more than the listing lagged then.
+func (w *simWorld) belowFloor(c *simChange, b mockservice.BackupTruth) bool {
+	if c.prevAhead.IsZero() {
+		return false
+	}
+	read := c.floorRead()
+	return !b.CreatedAt.After(read.Add(-w.longestLag(read, read)))
+}
+
 // floorRead is when the floor the previous change left was read (its
 // going ahead, where unknown).
 func (c *simChange) floorRead() time.Time {
@@ -531,7 +541,9 @@ func (w *simWorld) countsWithin(chain *simChain, b mockservice.BackupTruth) (sim
 		}
 	}
 	for _, op := range chain.ops {
-		if lag := w.longestLag(op.start, op.end); lag > 0 && !b.CreatedAt.Before(op.start.Add(-lag)) && b.CreatedAt.Before(op.start) {
+		// Not one the previous change's floor listed: that read saw it, lagging or not (a new user's run).
+		if lag := w.longestLag(op.start, op.end); lag > 0 && !b.CreatedAt.Before(op.start.Add(-lag)) && b.CreatedAt.Before(op.start) &&
+			!w.belowFloor(chain.change, b) {
 			return grantLaggingListing, true
 		}
 	}
@@ -1547,6 +1559,10 @@ func TestSimGrantsAreNarrow(t *testing.T) {
 			mockservice.BackupTruth{CreatedAt: t0.Add(time.Hour), QueuedBy: "c1.0/w1/backup_trigger.t1/create#1"}, "", true},
 		{"hidden by the listing's lag", func(x world) { x.w.svc.lags = []simAt{{t0.Add(-time.Hour), 20 * time.Second}} },
 			at(t0.Add(-20 * time.Second)), grantLaggingListing, true},
+		{"hidden by the listing's lag, listed by the previous change's floor", func(x world) {
+			x.w.svc.lags = []simAt{{t0.Add(-time.Hour), 0}, {t0.Add(-2 * time.Second), 20 * time.Second}}
+			x.chain.change.prevAhead, x.chain.change.prevRead = t0.Add(-10*time.Second), t0.Add(-10*time.Second)
+		}, at(t0.Add(-15 * time.Second)), "", false},
 		{"before the listing's lag", func(x world) { x.w.svc.lags = []simAt{{t0.Add(-time.Hour), 20 * time.Second}} },
 			at(t0.Add(-20*time.Second - nano)), "", false},
 		{"within reuse_within", func(x world) { x.op.reuse = reuse }, at(edge), grantReuseWithin, true},

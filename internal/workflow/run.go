@@ -239,6 +239,11 @@ func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) Out
 // waits out joins the mark: it is not this run's.
 func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions, l looked) Outcome {
 	start, emit := w.progress(opts)
+	if opts.Since != nil {
+		// What the previous change listed predates this run, even where a lagging listing hid it from the
+		// read before it: never this run's (a new user's run: release 1's backup taken for release 3).
+		l.mark = union(l.mark, opts.Since)
+	}
 	for {
 		tr, o := w.trigger(ctx, accountID, l)
 		if tr != nil {

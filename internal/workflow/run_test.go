@@ -281,3 +281,31 @@ func TestABackupListedUnderAnotherAccountIsNeverIdentified(t *testing.T) {
 		t.Errorf("%d backups queued, want 1", n)
 	}
 }
+
+// A backup the previous change's floor lists never becomes a later run's
+// own, even where a lagging listing hid it from the read before the
+// trigger and shows it again while a lost answer is looked for (a new
+// user's run through the CLI: release 1's backup reported for release 3).
+func TestRunNeverIdentifiesABackupOfThePreviousChange(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	acct := f.srv.AccountIDs()[0]
+	c := f.client(t)
+	ctx := context.Background()
+	prev := c.run(ctx, acct, RunOptions{WaitForCompletion: true})
+	if prev.Err != nil {
+		t.Fatal(prev.Err)
+	}
+	floor := look(t, c, acct).mark // the previous change went ahead on it
+	const lag = 3 * time.Minute
+	f.srv.SetListingLag(lag)
+	// The next run begins just before the previous backup shows again.
+	skip := lag - 10*time.Second - f.mockClock.Now().Sub(prev.Backup.CreatedAt)
+	f.clock.Advance(skip)
+	f.mockClock.Advance(skip)
+	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, AccountID: acct, Times: 1})
+	o := c.Run(ctx, acct, RunOptions{WaitForCompletion: true, Since: floor})
+	if o.Backup != nil && o.Backup.ID == prev.Backup.ID {
+		t.Fatalf("the run took %s, the previous change's backup, as its own (%d, %v)", prev.Backup.ID, o.Kind, o.Err)
+	}
+}
