@@ -87,7 +87,7 @@ var createFollowUps = map[followUp]string{
 		"this wait in place.",
 	onFailure: takesNew,
 	onUnidentified: "The trigger is saved without a backup id, and tainted: the next apply looks for this " +
-		"backup and waits for it before it sends any new trigger.",
+		"backup and waits for it.",
 	onUnidentifiedUnwaited: "The trigger is saved without a backup id: the next refresh looks for this backup and records it, and no " +
 		"new trigger is sent for this change.",
 }
@@ -98,7 +98,7 @@ var resumeFollowUps = map[followUp]string{
 	onInterrupt:            resumesWait,
 	onTimeout:              "The next apply resumes waiting for it.",
 	onFailure:              takesNew,
-	onUnidentified:         "The trigger stays saved without a backup id: the next apply looks for this backup again before it sends any new trigger.",
+	onUnidentified:         "The trigger stays saved without a backup id: the next apply looks for this backup again.",
 	onUnidentifiedUnwaited: "The trigger stays saved without a backup id: the next refresh looks for this backup again.",
 }
 
