@@ -201,11 +201,13 @@ func valueAt(log []simAt, t time.Time) time.Duration {
 	return d
 }
 
-// span is every value the log holds between from and to.
+// span is every value the log holds between from and to, the one that
+// held until a change at from's very instant too (synctest's time stands
+// still between a step's end and the next's misbehaviour: seed 63647).
 func span(log []simAt, from, to time.Time) []time.Duration {
-	out := []time.Duration{valueAt(log, from)}
+	out := []time.Duration{valueAt(log, from.Add(-time.Nanosecond))}
 	for _, x := range log {
-		if x.at.After(from) && !x.at.After(to) {
+		if !x.at.Before(from) && !x.at.After(to) {
 			out = append(out, x.d)
 		}
 	}
