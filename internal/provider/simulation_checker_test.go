@@ -803,7 +803,9 @@ func (w *simWorld) triggerAhead(a *simAttempt, c *simTriggerConf, obj *simObject
 		w.violate(a, cat, "the migration of %s v%d ran on backup %s (%s): %s", c.addr, c.release, id, w.describe(truth[i]), why)
 	}
 	read := w.lastRead(chain.last(), c.account) // before w.mu: it takes it
-	if read.After(at) {
+	if read.After(at) || chain.last().a != a {
+		// Only the operation that returned in this apply lets the change go ahead as it returns; one of an
+		// earlier apply (an interrupted wait) did not: its change goes ahead now (mutant 2).
 		read = at
 	}
 	w.mu.Lock()
