@@ -232,6 +232,7 @@ func TestSimRegressionSeeds(t *testing.T) {
 		55400: "two replaced triggers of one value, one create of it: it takes the one whose backup the other's floor does not list",
 		60950: "a guard's destroy stopped while the runner's clock stepped back: its last read, and so its stop, was minutes early",
 		63647: "a lagging listing hid a change's own backup from the floor it left, and the lag ended at that very instant: the next change reused it",
+		74910: "a create took a replaced trigger's lost record, and identified the backup another create of the process had just queued",
 		39680: "a reuse joined another's running backup, interrupted; it failed, and the retake reuses a good one above the previous change's floor",
 	} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {

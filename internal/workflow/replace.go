@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 // no floor, and reuse_within takes no shortcut. It returns the record the
 // outcome builds on.
 func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountID, triggers string, opts RunOptions) (Outcome, Record) {
+	opts.Progress = reps.claiming(accountID, opts.Progress)
 	old, own := reps.take(accountID, triggers)
 	// A trigger another create adopted has its replacement: its floor says nothing of this one's change.
 	since, replacedFree := reps.floor(accountID, own, false)
@@ -44,6 +46,11 @@ func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountI
 		// A deleted trigger's floor is unknown: its backup cannot be shown to stand for this change, and a
 		// new one could be a second for its change. Kept, tainted: the next apply adopts it (seed 539).
 		return Outcome{Kind: Refused, AccountID: accountID, Err: errAdoptionDeferred}, old.Record
+	}
+	if old.Record.Unidentified() {
+		// Its backup is looked for above what it listed before its trigger: never one another create of
+		// this process queued or took (deep-run seed 74910: another trigger's, whose change went ahead).
+		old.Record.Prior = union(old.Record.Prior, reps.claimed(accountID))
 	}
 	w.log.Debug(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
 	o := w.Follow(ctx, accountID, old.Record, FollowOptions{RunOptions: opts, Counts: StillCounts, Renew: true, Above: above})
@@ -81,6 +88,7 @@ type Replacements struct {
 	mu       sync.Mutex
 	replaced map[string][]replacedTrigger // by account id
 	served   map[string]int               // creates of the account that replace one of them
+	taken    map[string]*Mark             // backups the account's creates queued or took
 }
 
 // replacedTrigger is what a delete keeps of a trigger for its replacement.
@@ -92,7 +100,29 @@ type replacedTrigger struct {
 
 // NewReplacements is an empty registry: one per provider process.
 func NewReplacements() *Replacements {
-	return &Replacements{replaced: map[string][]replacedTrigger{}, served: map[string]int{}}
+	return &Replacements{replaced: map[string][]replacedTrigger{}, served: map[string]int{}, taken: map[string]*Mark{}}
+}
+
+// claiming is progress that also notes each backup a create of the account
+// queued or took (claimed).
+func (s *Replacements) claiming(accountID string, progress func(Event)) func(Event) {
+	return func(ev Event) {
+		if ev.Kind == EventQueued || ev.Kind == EventReused {
+			s.mu.Lock()
+			s.taken[accountID] = cmp.Or(s.taken[accountID], &Mark{IDs: []string{}}).with(ev.Backup.ID)
+			s.mu.Unlock()
+		}
+		if progress != nil {
+			progress(ev)
+		}
+	}
+}
+
+// claimed is the mark of the backups the account's creates queued or took.
+func (s *Replacements) claimed(accountID string) *Mark {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return cmp.Or(s.taken[accountID], &Mark{IDs: []string{}})
 }
 
 // Remember keeps what a trigger's delete leaves for its replacement.

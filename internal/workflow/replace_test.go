@@ -224,3 +224,26 @@ func TestCreateTriggerNeverResendsAnAcceptedTrigger(t *testing.T) {
 		t.Fatalf("the replacement: %d (%v), %d backups queued; want it still looked for, one backup", o.Kind, o.Err, queued)
 	}
 }
+
+// A replaced trigger's backup not identified is never one that another
+// create of the same process queued: that one's change went ahead on it
+// (deep-run seed 74910: a create_before_destroy trigger's new backup,
+// taken by another trigger created with the replaced one's value).
+func TestCreateTriggerNeverAdoptsAnotherCreatesBackup(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	acct := f.srv.AccountIDs()[0]
+	c := f.client(t)
+	ctx := context.Background()
+	lost := Record{Phase: phaseUnidentified, TriggeredAt: f.clock.Now(), Prior: look(t, c, acct).mark} // its trigger queued nothing
+	reps := NewReplacements()
+	other, _ := c.CreateTrigger(ctx, reps, acct, "v9", RunOptions{WaitForCompletion: true})
+	if other.Backup == nil {
+		t.Fatalf("the other create: %d, %v", other.Kind, other.Err)
+	}
+	reps.Remember(acct, "v2", lost)
+	o, _ := c.CreateTrigger(ctx, reps, acct, "v2", RunOptions{WaitForCompletion: true})
+	if o.Backup != nil && o.Backup.ID == other.Backup.ID {
+		t.Fatalf("the replacement took %s, the other create's backup (%d)", other.Backup.ID, o.Kind)
+	}
+}
