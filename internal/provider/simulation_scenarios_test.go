@@ -233,6 +233,7 @@ func TestSimRegressionSeeds(t *testing.T) {
 		60950: "a guard's destroy stopped while the runner's clock stepped back: its last read, and so its stop, was minutes early",
 		63647: "a lagging listing hid a change's own backup from the floor it left, and the lag ended at that very instant: the next change reused it",
 		74910: "a create took a replaced trigger's lost record, and identified the backup another create of the process had just queued",
+		72536: "a stopped destroy's record stood 12 minutes on a service clock 30 minutes behind and a runner 3 behind: clocks apart show nothing",
 		39680: "a reuse joined another's running backup, interrupted; it failed, and the retake reuses a good one above the previous change's floor",
 	} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {

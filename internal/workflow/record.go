@@ -338,9 +338,14 @@ func (r Record) StandsForDestroy(now time.Time, resume time.Duration) bool {
 // this machine's (StandsForDestroy), so that a runner's clock that ran ahead
 // at the stop cannot make it stand longer. Neither a stop whose service time
 // is unknown (no answer with a Date) nor an answer without a Date can show
-// that the record still stands: that costs a backup.
+// that the record still stands: that costs a backup. Nor can an answer
+// whose Date is apart from this machine's clock beyond the allowance: one
+// of the two is wrong, and both set back would let it stand too long
+// (deep-run seed 72536: a service 30 minutes behind, a runner 3).
 func (r Record) StandsOnService(at client.AnswerTime, resume time.Duration) bool {
-	return !r.StoppedOnService.IsZero() && !at.Service.IsZero() && !at.Service.After(r.StoppedOnService.Add(resume))
+	apart := at.Service.Sub(at.Received)
+	return !r.StoppedOnService.IsZero() && !at.Service.IsZero() && !at.Service.After(r.StoppedOnService.Add(resume)) &&
+		apart <= defaultClockAllowance && apart >= -defaultClockAllowance
 }
 
 // StillCounts says whether a backup an earlier operation of the change

@@ -337,12 +337,13 @@ func TestStored(t *testing.T) {
 }
 
 // resume_within is read on the service's clock too: a runner's clock ahead
-// at the stop cannot make a record stand longer.
+// at the stop cannot make a record stand longer; and an answer whose Date
+// is apart from this machine's clock beyond the allowance shows nothing.
 func TestStandsOnService(t *testing.T) {
 	t.Parallel()
 	stop := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) client.AnswerTime {
-		return client.AnswerTime{Received: stop.Add(time.Hour), Service: stop.Add(d)}
+		return client.AnswerTime{Received: stop.Add(d), Service: stop.Add(d)}
 	}
 	r := Record{Phase: phaseIdentified, StoppedOnService: stop}
 	for _, tc := range []struct {
@@ -355,6 +356,8 @@ func TestStandsOnService(t *testing.T) {
 		{"beyond it by a nanosecond", r, at(30*time.Minute + time.Nanosecond), false},
 		{"an answer without a Date", r, client.AnswerTime{Received: stop}, false},
 		{"a stop of unknown service time", Record{Phase: phaseIdentified}, at(time.Minute), false},
+		{"the clocks apart beyond the allowance", r, client.AnswerTime{Received: stop.Add(time.Hour), Service: stop.Add(time.Minute)}, false},
+		{"the clocks apart within it", r, client.AnswerTime{Received: stop.Add(time.Minute + 10*time.Second), Service: stop.Add(time.Minute)}, true},
 	} {
 		if got := tc.rec.StandsOnService(tc.at, 30*time.Minute); got != tc.want {
 			t.Errorf("%s: stands %t, want %t", tc.name, got, tc.want)
