@@ -100,7 +100,8 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				Description: "For a backup not identified yet (a null `id`), whether the Backup Service accepted its trigger (HTTP 202): " +
 					"a backup was queued, so every apply looks for it above `prior_backup_ids` and none sends another trigger for this " +
 					"change, `-replace` included. `false` when the request's outcome is unknown (its answer was lost): it is sent again " +
-					"only once nothing was listed since for a minute. Null once the backup is identified.",
+					"only once nothing was listed since for the grace (30 seconds after a 5xx, 60 without an answer). Null once the " +
+					"backup is identified.",
 			},
 			"prior_backup_ids": schema.StringAttribute{
 				Computed: true, PlanModifiers: keep,

@@ -88,7 +88,7 @@ type Replacements struct {
 	mu       sync.Mutex
 	replaced map[string][]replacedTrigger // by account id
 	served   map[string]int               // creates of the account that replace one of them
-	taken    map[string]*Mark             // backups the account's creates queued or took
+	claims   map[string]*Mark             // backups the account's creates queued or took
 }
 
 // replacedTrigger is what a delete keeps of a trigger for its replacement.
@@ -100,7 +100,7 @@ type replacedTrigger struct {
 
 // NewReplacements is an empty registry: one per provider process.
 func NewReplacements() *Replacements {
-	return &Replacements{replaced: map[string][]replacedTrigger{}, served: map[string]int{}, taken: map[string]*Mark{}}
+	return &Replacements{replaced: map[string][]replacedTrigger{}, served: map[string]int{}, claims: map[string]*Mark{}}
 }
 
 // claiming is progress that also notes each backup a create of the account
@@ -109,7 +109,7 @@ func (s *Replacements) claiming(accountID string, progress func(Event)) func(Eve
 	return func(ev Event) {
 		if ev.Kind == EventQueued || ev.Kind == EventReused {
 			s.mu.Lock()
-			s.taken[accountID] = cmp.Or(s.taken[accountID], &Mark{IDs: []string{}}).with(ev.Backup.ID)
+			s.claims[accountID] = cmp.Or(s.claims[accountID], &Mark{IDs: []string{}}).with(ev.Backup.ID)
 			s.mu.Unlock()
 		}
 		if progress != nil {
@@ -122,7 +122,7 @@ func (s *Replacements) claiming(accountID string, progress func(Event)) func(Eve
 func (s *Replacements) claimed(accountID string) *Mark {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return cmp.Or(s.taken[accountID], &Mark{IDs: []string{}})
+	return cmp.Or(s.claims[accountID], &Mark{IDs: []string{}})
 }
 
 // Remember keeps what a trigger's delete leaves for its replacement.
