@@ -103,6 +103,13 @@ const (
 	// as the change returned, is listed above it (stated limit 2, the
 	// listing is what the rule knows; seed 46147).
 	grantAfterFloorRead simGrant = "started after the previous change's last listing read, as it went ahead"
+	// grantIdentifiedLater: a trigger whose backup was not identified
+	// records the read before it, and a later read (a refresh) takes as its
+	// backup the first listed above it: when its own was stamped below older
+	// ones (a service clock set back) or never queued, another's, started
+	// since (stated limit 2: "a backup listed above them later … is
+	// followed instead"; seed 75929).
+	grantIdentifiedLater simGrant = "listed above an unidentified trigger's read, started since"
 	// grantResumeClock: a stopped destroy's record stands for resume_within
 	// read on the runner's clock and on the service's (the Date of the
 	// pages read): when either clock moved by more than the allowance
@@ -530,7 +537,29 @@ func (w *simWorld) counts(chain *simChain, b mockservice.BackupTruth) (simGrant,
 			return g, true
 		}
 	}
+	for _, op := range chain.ops {
+		if w.identifiedLater(op, b) {
+			return grantIdentifiedLater, true
+		}
+	}
 	return "", false
+}
+
+// identifiedLater says whether b, started after op, may be what a later
+// read of op's unidentified trigger finds above its prior read: op's own
+// backup was never queued or is stamped below older ones (grantIdentifiedLater).
+func (w *simWorld) identifiedLater(op *simResOp, b mockservice.BackupTruth) bool {
+	if !strings.Contains(op.errs+op.warnings, "not identified") || !b.CreatedAt.After(op.start) {
+		return false
+	}
+	return !ownListedInOrder(op.label, w.srv.Truth(b.AccountID))
+}
+
+// ownListedInOrder says whether the call labelled label queued a backup
+// that no older one is stamped at or above.
+func ownListedInOrder(label string, truth []mockservice.BackupTruth) bool {
+	own := slices.IndexFunc(truth, func(x mockservice.BackupTruth) bool { return x.QueuedBy == label })
+	return own >= 0 && !stampedBelow(truth[own], truth)
 }
 
 // countsWithin says whether b is the chain's own, started within its
@@ -719,6 +748,9 @@ func underWay(b mockservice.BackupTruth, t time.Time) bool {
 func (w *simWorld) judge(chain *simChain, b mockservice.BackupTruth, waits bool, at time.Time) (string, string) {
 	end := w.lastRead(chain.last(), b.AccountID)
 	grant, ok := w.counts(chain, b)
+	if grant == grantIdentifiedLater {
+		end = at // the refresh that found it read in this command, before the change went ahead
+	}
 	switch {
 	case !ok:
 		return w.notCounted(chain, b)
@@ -1538,7 +1570,7 @@ func TestSimGrantsAreNarrow(t *testing.T) {
 		chain *simChain
 	}
 	fresh := func() world {
-		w := &simWorld{start: t0}
+		w := &simWorld{start: t0, srv: mockservice.New(mockservice.Options{Seed: 1})}
 		op := &simResOp{label: "c1.0/w1/backup_trigger.t1/create#1", start: t0, end: t0.Add(time.Minute)}
 		c := &simChange{key: "w1.t1@v2", kind: simTriggerChange}
 		return world{w, op, &simChain{change: c, ops: []*simResOp{op}}}
@@ -1573,6 +1605,11 @@ func TestSimGrantsAreNarrow(t *testing.T) {
 			x.w.svc.lags = []simAt{{t0.Add(-time.Hour), 0}, {t0.Add(-2 * time.Second), 20 * time.Second}}
 			x.chain.change.prevAhead, x.chain.change.prevRead = t0.Add(-10*time.Second), t0.Add(-10*time.Second)
 		}, at(t0.Add(-15 * time.Second)), "", false},
+		{"after an unidentified trigger's read", func(x world) { x.op.warnings = "Backup queued but not identified yet" },
+			at(t0.Add(time.Hour)), grantIdentifiedLater, true},
+		{"before an unidentified trigger's read", func(x world) { x.op.warnings = "Backup queued but not identified yet" },
+			at(t0.Add(-nano)), "", false},
+		{"after the operation, its backup identified", nil, at(t0.Add(time.Hour)), "", false},
 		{"before the listing's lag", func(x world) { x.w.svc.lags = []simAt{{t0.Add(-time.Hour), 20 * time.Second}} },
 			at(t0.Add(-20*time.Second - nano)), "", false},
 		{"within reuse_within", func(x world) { x.op.reuse = reuse }, at(edge), grantReuseWithin, true},
@@ -1692,6 +1729,30 @@ func TestSimStampedBelow(t *testing.T) {
 	} {
 		if got := stampedBelow(b, tc.truth); got != tc.want {
 			t.Errorf("%s: stamped below %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
+
+// An unidentified trigger's own backup hides a later one only when it was
+// never queued or is stamped below an older one (grantIdentifiedLater).
+func TestSimOwnListedInOrder(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	older := mockservice.BackupTruth{ID: "x", CreatedAt: t0.Add(-time.Minute)}
+	own := func(stamp time.Duration) mockservice.BackupTruth {
+		return mockservice.BackupTruth{ID: "b", CreatedAt: t0, QueuedBy: "op", StampOffset: stamp}
+	}
+	for _, tc := range []struct {
+		name  string
+		truth []mockservice.BackupTruth
+		want  bool
+	}{
+		{"never queued", []mockservice.BackupTruth{older}, false},
+		{"stamped after the older one", []mockservice.BackupTruth{older, own(0)}, true},
+		{"stamped below the older one", []mockservice.BackupTruth{older, own(-2 * time.Minute)}, false},
+	} {
+		if got := ownListedInOrder("op", tc.truth); got != tc.want {
+			t.Errorf("%s: listed in order %t, want %t", tc.name, got, tc.want)
 		}
 	}
 }
