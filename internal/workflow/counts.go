@@ -137,27 +137,20 @@ func (e *notCountedError) Error() string {
 
 func (e *notCountedError) Is(target error) bool { return target == errNotCounted }
 
-// stage is how far a backup has to have gone to pass check.
-type stage int
-
-// The stages.
-const (
-	identified stage = iota // the operation's, whatever its status
-	candidate               // it may count: in progress or good
-	final                   // it counts: a good backup by a consistent record
-)
-
-// check says why b, known to be the operation's (by id, or above its mark),
-// does not count at the given stage, or nil when it does.
-func (r rule) check(b client.Backup, at stage) error {
-	no := func(format string, args ...any) error {
-		return &notCountedError{Backup: b, Why: fmt.Sprintf(format, args...)}
+// counted says why b, known to be the operation's (by id, or above its
+// mark), does not count once it has ended: nil when it is a good backup by
+// a consistent record.
+func counted(b client.Backup) error {
+	if !b.Good() {
+		return &notCountedError{Backup: b, Why: fmt.Sprintf("it is not a good backup by a consistent record (%s)", describeRecord(b))}
 	}
-	switch {
-	case at == final && !b.Good():
-		return no("it is not a good backup by a consistent record (%s)", describeRecord(b))
-	case at == candidate && !b.Good() && !client.InProgress(b.Status):
-		return no("it ended with status %q", b.Status)
+	return nil
+}
+
+// countable says why b can never count: nil while it is in progress or good.
+func countable(b client.Backup) error {
+	if !b.Good() && !client.InProgress(b.Status) {
+		return &notCountedError{Backup: b, Why: fmt.Sprintf("it ended with status %q", b.Status)}
 	}
 	return nil
 }
@@ -170,12 +163,10 @@ func (r rule) check(b client.Backup, at stage) error {
 // the backups other pipelines queued after it ended.
 func (r rule) identify(p client.BackupsPage) *client.Backup {
 	above := r.Mark.above(p)
-	for i := len(above) - 1; i >= 0; i-- {
-		if r.check(above[i], identified) == nil {
-			return &above[i]
-		}
+	if len(above) == 0 {
+		return nil
 	}
-	return nil
+	return &above[len(above)-1]
 }
 
 // unexplained is a backup p lists that the mark's read did not, below
@@ -211,7 +202,7 @@ func (r rule) reusable(p client.BackupsPage) (found *client.Backup, age time.Dur
 	}
 	for i := range candidates {
 		b := candidates[i]
-		if r.check(b, candidate) != nil {
+		if countable(b) != nil {
 			continue
 		}
 		age, err := ageOf(b, p.At, r.Allowance)

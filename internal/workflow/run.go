@@ -82,7 +82,7 @@ func notWaited(b *client.Backup, page *client.BackupsPage) Outcome {
 	return Outcome{Kind: NotWaited, Backup: b, Seen: markOf(page, b.ID)}
 }
 
-// failed: b ended in another status than success or, with why (rule.check's
+// failed: b ended in another status than success or, with why (counted's
 // reason), in a success that does not count.
 func failed(b client.Backup, why error) Outcome {
 	if why == nil {
@@ -322,7 +322,7 @@ func inProgress(p client.BackupsPage) *client.Backup {
 
 // waitFrom waits for b, this operation's as just read (on page, when read
 // from a first page), to end; it counts only if it is then a good backup
-// of the account (rule.check, final).
+// of the account (counted).
 func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backup, page *client.BackupsPage, start time.Time, emit emitFunc) Outcome {
 	still := w.stillWaiting(emit, EventWaiting)
 	last, page, err := w.poll(ctx, accountID, b, page, func(now client.Backup, prev string) {
@@ -359,7 +359,7 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 	if last.Status != client.StatusSuccess {
 		return failed(*last, nil)
 	}
-	if err := (rule{AccountID: accountID}).check(*last, final); err != nil {
+	if err := counted(*last); err != nil {
 		return failed(*last, err)
 	}
 	if page == nil {
