@@ -160,22 +160,8 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 			}
 			reportFailed(diags, by, o)
 		}
-	case workflow.Interrupted:
-		summary, add := "Waiting for the backup was interrupted", diags.AddWarning
-		if stops := by.says(stopsSummary); stops != "" {
-			summary, add = stops, diags.AddError
-		}
-		add(summary, strings.TrimSpace(fmt.Sprintf("Backup %s of account %s was %s when the wait was interrupted after %s. It goes on in the Backup Service. %s",
-			o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second), by.says(onInterrupt))))
-	case workflow.TimedOut:
-		diags.AddError("Backup still in progress",
-			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s was still %s after waiting %s (%s is %s). It goes on in the Backup Service. %s "+
-				"Raise %s to wait longer. %s",
-				o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second), by.says(timeoutName), timeout, by.says(onTimeout),
-				by.says(timeoutName), by.says(settingsFrom))))
-	case workflow.Unfollowed:
-		addAPIError(diags, fmt.Sprintf("Unable to follow backup %s of account %s (last seen %s, after waiting %s)",
-			o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second)), o.Err)
+	case workflow.Unsettled:
+		unsettled(diags, by, timeout, o)
 	case workflow.Failed:
 		reportFailed(diags, by, o)
 	case workflow.Unreadable:
@@ -187,26 +173,58 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 		}
 		diags.AddAttributeError(at, summary, fmt.Sprintf("%s at %s, but no record of it could be found in the account's backups, "+
 			"so its outcome cannot be followed. %s\n\n%s", what, o.TriggeredAt.UTC().Format(time.RFC3339), by.says(onUnidentified), describeError(o.Err)))
-	case workflow.ConflictNotOver:
-		switch {
-		case errors.Is(o.Err, context.DeadlineExceeded):
-			running := "A backup of account " + accountID
-			if o.Running != nil {
-				running = fmt.Sprintf("Backup %s of account %s", o.Running.ID, accountID)
-			}
-			diags.AddAttributeError(at, summary, strings.TrimSpace(fmt.Sprintf("%s was already in progress and had not finished after %s (%s is %s). "+
-				"No backup was queued. Raise %s, or set on_conflict = \"fail\" to fail at once. %s",
-				running, o.Waited.Round(time.Second), by.says(timeoutName), timeout, by.says(timeoutName), by.says(settingsFrom))))
-		case errors.Is(o.Err, context.Canceled):
-			diags.AddAttributeError(at, summary, "Interrupted while waiting for a backup already in progress; no backup was queued, "+
-				"and nothing was recorded: running it again starts over.")
-		default:
-			diags.AddError(summary, describeError(fmt.Errorf("waiting %s for the backup already in progress: %w", o.Waited.Round(time.Second), o.Err)))
-		}
 	case workflow.Refused:
-		refused(diags, by, summary, o.Err)
+		var wait *workflow.ConflictWaitError
+		if errors.As(o.Err, &wait) {
+			conflictNotOver(diags, by, summary, timeout, o, wait)
+		} else {
+			refused(diags, by, summary, o.Err)
+		}
 	default:
 		diags.AddError(summary, fmt.Sprintf("The run ended in an outcome this release does not know (%d): no good backup.", o.Kind))
+	}
+}
+
+// conflictNotOver says that the wait for another's backup stopped, and that none was queued.
+func conflictNotOver(diags *diag.Diagnostics, by caller, summary string, timeout time.Duration, o workflow.Outcome, wait *workflow.ConflictWaitError) {
+	at := path.Root("account_id")
+	switch {
+	case errors.Is(o.Err, context.DeadlineExceeded):
+		running := "A backup of account " + o.AccountID
+		if wait.Running != nil {
+			running = fmt.Sprintf("Backup %s of account %s", wait.Running.ID, o.AccountID)
+		}
+		diags.AddAttributeError(at, summary, strings.TrimSpace(fmt.Sprintf("%s was already in progress and had not finished after %s (%s is %s). "+
+			"No backup was queued. Raise %s, or set on_conflict = \"fail\" to fail at once. %s",
+			running, o.Waited.Round(time.Second), by.says(timeoutName), timeout, by.says(timeoutName), by.says(settingsFrom))))
+	case errors.Is(o.Err, context.Canceled):
+		diags.AddAttributeError(at, summary, "Interrupted while waiting for a backup already in progress; no backup was queued, "+
+			"and nothing was recorded: running it again starts over.")
+	default:
+		diags.AddError(summary, describeError(fmt.Errorf("waiting %s for the backup already in progress: %w", o.Waited.Round(time.Second), wait.Err)))
+	}
+}
+
+// unsettled says why the wait for a backup that goes on stopped: interrupted, out of time, or unable to follow it.
+func unsettled(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflow.Outcome) {
+	accountID := o.AccountID
+	switch {
+	case errors.Is(o.Err, context.Canceled):
+		summary, add := "Waiting for the backup was interrupted", diags.AddWarning
+		if stops := by.says(stopsSummary); stops != "" {
+			summary, add = stops, diags.AddError
+		}
+		add(summary, strings.TrimSpace(fmt.Sprintf("Backup %s of account %s was %s when the wait was interrupted after %s. It goes on in the Backup Service. %s",
+			o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second), by.says(onInterrupt))))
+	case errors.Is(o.Err, context.DeadlineExceeded):
+		diags.AddError("Backup still in progress",
+			strings.TrimSpace(fmt.Sprintf("Backup %s of account %s was still %s after waiting %s (%s is %s). It goes on in the Backup Service. %s "+
+				"Raise %s to wait longer. %s",
+				o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second), by.says(timeoutName), timeout, by.says(onTimeout),
+				by.says(timeoutName), by.says(settingsFrom))))
+	default:
+		addAPIError(diags, fmt.Sprintf("Unable to follow backup %s of account %s (last seen %s, after waiting %s)",
+			o.Backup.ID, accountID, o.Backup.Status, o.Waited.Round(time.Second)), o.Err)
 	}
 }
 

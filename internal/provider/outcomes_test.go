@@ -49,18 +49,18 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 		// this an error under its own summary.
 		guardErrs bool
 	}{
-		{"wait interrupted", workflow.Outcome{Kind: workflow.Interrupted, Backup: &running, Waited: 3 * time.Second, Err: context.Canceled},
+		{"wait interrupted", workflow.Outcome{Kind: workflow.Unsettled, Backup: &running, Waited: 3 * time.Second, Err: context.Canceled},
 			diag.SeverityWarning, "Waiting for the backup was interrupted", []string{"bkp_0123456789abcdef", "running"}, func(c caller) string { return c.says(onInterrupt) }, true},
-		{"wait timed out", workflow.Outcome{Kind: workflow.TimedOut, Backup: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
+		{"wait timed out", workflow.Outcome{Kind: workflow.Unsettled, Backup: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
 			diag.SeverityError, "Backup still in progress", []string{"still running after waiting 5m0s", "({timeout} is 5m0s)", "Raise {timeout}"}, func(c caller) string { return c.says(onTimeout) }, false},
 		{"backup failed", workflow.Outcome{Kind: workflow.Failed, Backup: &failed, Err: errors.New("backup bkp_0123456789abcdef ended with status \"failed\": export refused")},
 			diag.SeverityError, "Backup did not succeed", []string{`status "failed"`, "export refused"}, func(c caller) string { return c.says(onFailure) }, false},
 		// Not waited for, but already listed as failed (simulation seed 631): the change must not go ahead.
 		{"not waited for, already failed", workflow.Outcome{Kind: workflow.NotWaited, Backup: &failed},
 			diag.SeverityError, "Backup did not succeed", []string{`status "failed"`, "export refused"}, func(c caller) string { return c.says(onFailure) }, false},
-		{"conflict wait timed out", workflow.Outcome{Kind: workflow.ConflictNotOver, Running: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
+		{"conflict wait timed out", workflow.Outcome{Kind: workflow.Refused, Waited: 5 * time.Minute, Err: &workflow.ConflictWaitError{Running: &running, Err: context.DeadlineExceeded}},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"already in progress", "({timeout} is 5m0s)", "No backup was queued", "Raise {timeout}"}, nil, false},
-		{"conflict wait interrupted", workflow.Outcome{Kind: workflow.ConflictNotOver, Running: &running, Err: context.Canceled},
+		{"conflict wait interrupted", workflow.Outcome{Kind: workflow.Refused, Err: &workflow.ConflictWaitError{Running: &running, Err: context.Canceled}},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"Interrupted", "no backup was queued"}, nil, false},
 		{"conflict refused", workflow.Outcome{Kind: workflow.Refused, Err: conflict},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"HTTP 409", "already in progress.", `With on_conflict = "fail", the provider does not wait for that backup to end: no backup was queued.`, "Request ID: 0b7c7a70"}, nil, false},
@@ -158,8 +158,8 @@ func TestDestroyAdviceFitsTheDestroy(t *testing.T) {
 		outcome workflow.Outcome
 		says    string
 	}{
-		{"wait timed out", workflow.Outcome{Kind: workflow.TimedOut, Backup: &running, Waited: time.Minute, Err: context.DeadlineExceeded}, fromState},
-		{"conflict wait timed out", workflow.Outcome{Kind: workflow.ConflictNotOver, Running: &running, Waited: time.Minute, Err: context.DeadlineExceeded}, fromState},
+		{"wait timed out", workflow.Outcome{Kind: workflow.Unsettled, Backup: &running, Waited: time.Minute, Err: context.DeadlineExceeded}, fromState},
+		{"conflict wait timed out", workflow.Outcome{Kind: workflow.Refused, Waited: time.Minute, Err: &workflow.ConflictWaitError{Running: &running, Err: context.DeadlineExceeded}}, fromState},
 		{"conflict refused", workflow.Outcome{Kind: workflow.Refused, Err: conflict}, fromState},
 		{"backup failed", workflow.Outcome{Kind: workflow.Failed, Backup: &failed, Err: errors.New("backup bkp_0123456789abcdef ended with status \"failed\": export refused")}, wayOut},
 		{"not backupable", workflow.Outcome{Kind: workflow.Refused, Err: unprocessable}, wayOut},

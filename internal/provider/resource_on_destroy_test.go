@@ -536,7 +536,7 @@ func TestDestroyBackupRecord(t *testing.T) {
 	}
 	// What Delete writes reads back the same.
 	running := client.Backup{ID: "bkp_0123456789abcdef", Status: client.StatusRunning, CreatedAt: triggered}
-	d := workflow.Record{}.AfterStoppedDestroy(workflow.Outcome{Kind: workflow.TimedOut, Backup: &running}, triggered, time.Hour)
+	d := workflow.Record{}.AfterStoppedDestroy(workflow.Outcome{Kind: workflow.Unsettled, Backup: &running}, triggered, time.Hour)
 	raw := workflow.Encode(d)
 	if back := destroyRecord(t.Context(), privateBytes{workflow.Key: raw}); back != d {
 		t.Errorf("round trip: %+v, want %+v", back, d)
@@ -560,13 +560,13 @@ func guardOutcomes() map[string]workflow.Outcome {
 			Detail: detail, RequestID: requestID}
 	}
 	return map[string]workflow.Outcome{
-		"interrupted":         {Kind: workflow.Interrupted, Backup: &running, Waited: 3 * time.Second, Err: context.Canceled},
-		"timed out":           {Kind: workflow.TimedOut, Backup: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
+		"interrupted":         {Kind: workflow.Unsettled, Backup: &running, Waited: 3 * time.Second, Err: context.Canceled},
+		"timed out":           {Kind: workflow.Unsettled, Backup: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
 		"failed":              {Kind: workflow.Failed, Backup: &failed, Err: errors.New("backup " + guardBkp + " ended with status \"failed\": export refused")},
-		"unfollowed":          {Kind: workflow.Unfollowed, Backup: &running, Waited: time.Minute, Err: api(503, "Service Unavailable", "")},
+		"unfollowed":          {Kind: workflow.Unsettled, Backup: &running, Waited: time.Minute, Err: api(503, "Service Unavailable", "")},
 		"unreadable":          {Kind: workflow.Unreadable, BackupID: guardBkp, Err: api(500, "Internal Server Error", "")},
 		"unidentified":        {Kind: workflow.NotIdentified, TriggeredAt: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), Confirmed: true, Err: errNotListed},
-		"conflict waited out": {Kind: workflow.ConflictNotOver, Running: &running, Waited: 5 * time.Minute, Err: context.DeadlineExceeded},
+		"conflict waited out": {Kind: workflow.Refused, Waited: 5 * time.Minute, Err: &workflow.ConflictWaitError{Running: &running, Err: context.DeadlineExceeded}},
 		"conflict, on_conflict fail": {Kind: workflow.Refused,
 			Err: api(409, "Conflict", "A backup for account "+guardAcct+" is already in progress.")},
 		"paused":    {Kind: workflow.Refused, Err: api(422, "Unprocessable Entity", "Account "+guardAcct+" is not in a backupable state: paused")},
@@ -638,7 +638,7 @@ func TestDestroyedAfterNamesTheBackup(t *testing.T) {
 	done := time.Date(2026, 11, 23, 10, 5, 0, 0, time.UTC)
 	b := client.Backup{ID: guardBkp, AccountID: guardAcct, Status: client.StatusSuccess, CreatedAt: done.Add(-5 * time.Minute), CompletedAt: &done}
 	running := client.Backup{ID: guardBkp, AccountID: guardAcct, Status: client.StatusRunning, CreatedAt: b.CreatedAt}
-	stopped := workflow.Record{}.AfterStoppedDestroy(workflow.Outcome{Kind: workflow.Interrupted, Backup: &running}, done.Add(-time.Minute), time.Hour)
+	stopped := workflow.Record{}.AfterStoppedDestroy(workflow.Outcome{Kind: workflow.Unsettled, Backup: &running}, done.Add(-time.Minute), time.Hour)
 	for name, tc := range map[string]struct {
 		reused  bool
 		earlier workflow.Record

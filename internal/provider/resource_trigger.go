@@ -154,7 +154,7 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 	switch o.Kind {
 	case workflow.NotIdentified:
 		rec = reportUnidentified(m, rec, o, diags, by)
-	case workflow.Refused, workflow.ConflictNotOver, workflow.Unreadable:
+	case workflow.Refused, workflow.Unreadable:
 		report(diags, by, timeout, o)
 		if by.role != creating || !prior.CarriesAChange() {
 			return
@@ -166,10 +166,10 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 		if o.Kind != workflow.NotWaited || !by.recordsImport {
 			report(diags, by, timeout, o)
 		}
-		if !diags.HasError() && o.Kind != workflow.Interrupted && !errors.Is(ctx.Err(), context.Canceled) {
+		if !diags.HasError() && o.Kind != workflow.Unsettled && !errors.Is(ctx.Err(), context.Canceled) {
 			// The apply goes on: its change goes ahead now (an import's first
 			// apply too), and the next change counts only backups listed since.
-			// An interrupted one stops before its dependents: a warning, not ahead; so does one whose
+			// A stopped wait never goes ahead: an interrupted one (a warning) stops before its dependents; so does one whose
 			// stop came as it returned (Terraform starts no dependent then): the next plan settles it.
 			// Its own timeout running out as it returned stops nothing (seed 12144).
 			rec = rec.GoesAhead(o)

@@ -173,9 +173,9 @@ func TestIdentifyInterruptedAndNotListed(t *testing.T) {
 	}
 }
 
-// A wait whose polls fail ends Unfollowed with the polls' error, never as
+// A wait whose polls fail ends Unsettled with the polls' error, never as
 // a finished backup.
-func TestPollingFailureIsUnfollowed(t *testing.T) {
+func TestPollingFailureIsUnsettled(t *testing.T) {
 	t.Parallel()
 	fs, w := newFaultyService(t)
 	fs.onListing = func(n int) {
@@ -184,8 +184,8 @@ func TestPollingFailureIsUnfollowed(t *testing.T) {
 		}
 	}
 	o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
-	if o.Kind != Unfollowed || !serverError(o.Err) || o.Backup == nil || o.Backup.Status != client.StatusRunning {
-		t.Fatalf("outcome %d, %v, %+v; want Unfollowed with the 500, the backup still running", o.Kind, o.Err, o.Backup)
+	if o.Kind != Unsettled || !serverError(o.Err) || o.Backup == nil || o.Backup.Status != client.StatusRunning {
+		t.Fatalf("outcome %d, %v, %+v; want Unsettled with the 500, the backup still running", o.Kind, o.Err, o.Backup)
 	}
 }
 

@@ -57,7 +57,7 @@ func TestRunBackupsInterrupted(t *testing.T) {
 		t.Errorf("events: %v", mixed)
 	}
 	for _, o := range outcomes {
-		if o.Kind != Interrupted || !errors.Is(o.Err, context.Canceled) || o.Backup == nil || o.Backup.ID != queued[o.AccountID] {
+		if o.Kind != Unsettled || !errors.Is(o.Err, context.Canceled) || o.Backup == nil || o.Backup.ID != queued[o.AccountID] {
 			t.Errorf("%s: %+v %v, want the wait for %s interrupted", o.AccountID, o.Backup, o.Err, queued[o.AccountID])
 		}
 		if n := f.srv.BackupsQueued(o.AccountID); n != 1 {

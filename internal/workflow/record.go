@@ -361,7 +361,7 @@ func (r Record) AfterStoppedDestroy(o Outcome, now time.Time, resume time.Durati
 	switch o.Kind {
 	case Failed:
 		return Record{}
-	case NotIdentified, TimedOut, Interrupted, Unfollowed:
+	case NotIdentified, Unsettled:
 		if o.Kind == NotIdentified || o.Backup.ID != "" {
 			r = r.After(o)
 		}

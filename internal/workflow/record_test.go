@@ -42,16 +42,16 @@ func TestAfter(t *testing.T) {
 			Record{Phase: phaseIdentified, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
 		{"waited, failed", Record{}, failed(bad, nil),
 			Record{Phase: phaseFailed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}},
-		{"wait interrupted", Record{}, stopped(Interrupted, running, context.Canceled),
+		{"wait interrupted", Record{}, stopped(Unsettled, running, context.Canceled),
 			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
-		{"wait timed out", Record{}, stopped(TimedOut, running, context.DeadlineExceeded),
+		{"wait timed out", Record{}, stopped(Unsettled, running, context.DeadlineExceeded),
 			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
-		{"polling failed", Record{}, stopped(Unfollowed, running, errors.New("503")),
+		{"polling failed", Record{}, stopped(Unsettled, running, errors.New("503")),
 			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 		{"not listed", Record{}, Outcome{Kind: NotIdentified, TriggeredAt: t0, Confirmed: true, Err: errNotListed},
 			Record{Phase: phaseUnidentified, TriggeredAt: t0, Confirmed: true}},
 		{"refused", Record{}, refused(fmt.Errorf("refused: %w", client.ErrUnprocessable)), Record{}},
-		{"conflict waited out", Record{}, Outcome{Kind: ConflictNotOver, Err: context.DeadlineExceeded}, Record{}},
+		{"conflict waited out", Record{}, Outcome{Kind: Refused, Err: &ConflictWaitError{Err: context.DeadlineExceeded}}, Record{}},
 		{"interrupted wait resumed to success", Record{Phase: phaseIdentified, BackupID: good.ID, Status: client.StatusRunning, TriggeredAt: t0}, Outcome{Kind: Succeeded, Backup: &good},
 			Record{Phase: phaseIdentified, BackupID: good.ID, Status: client.StatusSuccess, TriggeredAt: t0, CompletedAt: done}},
 		{"interrupted wait resumed without waiting", Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusPending, TriggeredAt: t0}, notWaited(&running, nil),
@@ -61,7 +61,7 @@ func TestAfter(t *testing.T) {
 		{"a new backup replaces a failed one", Record{Phase: phaseFailed, BackupID: bad.ID, Status: client.StatusFailed, TriggeredAt: t0, CompletedAt: done}, notWaited(&other, nil),
 			Record{Phase: phaseIdentified, BackupID: other.ID, Status: client.StatusPending, TriggeredAt: other.CreatedAt}},
 		{"the read gave no times: the record's stay", Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0},
-			stopped(Interrupted, client.Backup{ID: running.ID, Status: client.StatusRunning}, context.Canceled),
+			stopped(Unsettled, client.Backup{ID: running.ID, Status: client.StatusRunning}, context.Canceled),
 			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -223,7 +223,7 @@ func TestDestroyRecord(t *testing.T) {
 		want    Record
 	}{
 		{"the backup failed: the next destroy takes a new one", rec, failed(bad, nil), Record{}},
-		{"its wait timed out", Record{}, stopped(TimedOut, running, context.DeadlineExceeded),
+		{"its wait timed out", Record{}, stopped(Unsettled, running, context.DeadlineExceeded),
 			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
 		{"not listed", Record{}, Outcome{Kind: NotIdentified, TriggeredAt: t0, Err: errNotListed},
 			Record{Phase: phaseUnidentified, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
@@ -249,8 +249,8 @@ func TestGood(t *testing.T) {
 		waits, want bool
 	}{
 		{Outcome{Kind: Succeeded, Backup: &good}, true, true},
-		{stopped(Interrupted, running, context.Canceled), true, false},
-		{stopped(TimedOut, running, context.DeadlineExceeded), true, false},
+		{stopped(Unsettled, running, context.Canceled), true, false},
+		{stopped(Unsettled, running, context.DeadlineExceeded), true, false},
 		{notWaited(&running, nil), false, true},
 		{notWaited(&running, nil), true, false},
 		{failed(bad, nil), true, false},
@@ -363,7 +363,7 @@ func TestStandsOnService(t *testing.T) {
 			t.Errorf("%s: stands %t, want %t", tc.name, got, tc.want)
 		}
 	}
-	o := Outcome{Kind: Interrupted, Backup: &client.Backup{ID: "bkp_0123456789abcdef", Status: client.StatusRunning}, At: at(5 * time.Minute)}
+	o := Outcome{Kind: Unsettled, Backup: &client.Backup{ID: "bkp_0123456789abcdef", Status: client.StatusRunning}, At: at(5 * time.Minute)}
 	if got := (Record{}).AfterStoppedDestroy(o, stop, time.Minute).StoppedOnService; !got.Equal(stop.Add(5 * time.Minute)) {
 		t.Errorf("stopped on the service at %s, want the last page's Date", got)
 	}

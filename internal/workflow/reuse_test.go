@@ -137,7 +137,7 @@ func TestReuseLeavesAnOlderBackupToOnConflict(t *testing.T) {
 // A reused backup stays reused in the record, through a resumed wait.
 func TestRecordKeepsReused(t *testing.T) {
 	t.Parallel()
-	o := stopped(Interrupted, running, context.Canceled)
+	o := stopped(Unsettled, running, context.Canceled)
 	o.Reused = true
 	rec := Record{}.After(o)
 	if !rec.Reused || rec.Phase != phaseIdentified {

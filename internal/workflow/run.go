@@ -17,17 +17,26 @@ type Kind int
 // The kinds. Only Succeeded, and NotWaited for a caller that does not
 // wait, let a guarded change go ahead (Outcome.Good).
 const (
-	Refused         Kind = iota + 1 // no backup was queued: refused, or not sent; Err says why
-	ConflictNotOver                 // the wait for a backup already in progress stopped; none was queued
-	NotIdentified                   // a backup was queued (Confirmed), or perhaps queued, and never found
-	Unreadable                      // the recorded backup (BackupID) could not be read; nothing followed or queued
-	NotWaited                       // the backup is known, and nobody waited for it to end
-	Succeeded                       // waited for, it succeeded and counts
-	Failed                          // waited for, it ended in another status or does not count
-	TimedOut                        // the wait ran out; the backup goes on
-	Interrupted                     // the wait was interrupted; the backup goes on
-	Unfollowed                      // polling failed (Err); the backup goes on
+	Refused       Kind = iota + 1 // no backup was queued: refused, or not sent; Err says why (a *ConflictWaitError: a wait stopped)
+	NotIdentified                 // a backup was queued (Confirmed), or perhaps queued, and never found
+	Unreadable                    // the recorded backup (BackupID) could not be read; nothing followed or queued
+	NotWaited                     // the backup is known, and nobody waited for it to end
+	Succeeded                     // waited for, it succeeded and counts
+	Failed                        // waited for, it ended in another status or does not count
+	Unsettled                     // the wait stopped, the backup goes on; Err says why: out of time, interrupted, or polling failed
 )
+
+// ConflictWaitError: the wait for a backup already in progress (Running,
+// when it was seen) stopped, for Err (out of time, interrupted, or a read
+// that failed); none was queued.
+type ConflictWaitError struct {
+	Running *client.Backup
+	Err     error
+}
+
+func (e *ConflictWaitError) Error() string { return e.Err.Error() }
+
+func (e *ConflictWaitError) Unwrap() error { return e.Err }
 
 // Outcome is the one answer of a run: what became of the backup, and why.
 type Outcome struct {
@@ -36,7 +45,6 @@ type Outcome struct {
 	Backup    *client.Backup // as last read; nil when none is known
 	Err       error          // why the outcome is not good; nil for Succeeded and NotWaited
 	Waited    time.Duration  // how long the wait that stopped had lasted
-	Running   *client.Backup // the backup a ConflictNotOver waited for, when seen
 	// TriggeredAt, TriggeredOnService and Confirmed describe a NotIdentified
 	// trigger (see Record).
 	TriggeredAt, TriggeredOnService time.Time
@@ -297,7 +305,7 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start ti
 		_, _, err = w.poll(ctx, accountID, running, nil, func(now client.Backup, _ string) { told(now) })
 	}
 	if err != nil {
-		return nil, &Outcome{Kind: ConflictNotOver, Running: running, Waited: w.clock.Now().Sub(start), Err: err}
+		return nil, &Outcome{Kind: Refused, Waited: w.clock.Now().Sub(start), Err: &ConflictWaitError{Running: running, Err: err}}
 	}
 	return running, nil
 }
@@ -338,9 +346,7 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 		})
 	})
 	if err != nil {
-		kind := Unfollowed
 		if errors.Is(err, context.DeadlineExceeded) {
-			kind = TimedOut
 			// Read the status once more, briefly, so that the message tells the truth
 			// (and a stopped destroy's record is dated by the service at its stop).
 			rctx, cancel := detached(ctx)
@@ -350,10 +356,7 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 			}
 			cancel()
 		}
-		if errors.Is(err, context.Canceled) {
-			kind = Interrupted
-		}
-		return Outcome{Kind: kind, Backup: last, Waited: w.clock.Now().Sub(start), Err: err, At: answeredAt(page)}
+		return Outcome{Kind: Unsettled, Backup: last, Waited: w.clock.Now().Sub(start), Err: err, At: answeredAt(page)}
 	}
 	emit(EventDone, *last, "")
 	if last.Status != client.StatusSuccess {

@@ -163,8 +163,8 @@ func TestWaitTimeoutRereadsStatus(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	o = c.follow(ctx, tr.Backup.AccountID, Record{BackupID: tr.Backup.ID, Status: tr.Backup.Status, TriggeredAt: tr.Backup.CreatedAt}, FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}})
-	if o.Kind != TimedOut || !errors.Is(o.Err, context.DeadlineExceeded) {
-		t.Fatalf("outcome %d, %v, want TimedOut for the deadline", o.Kind, o.Err)
+	if o.Kind != Unsettled || !errors.Is(o.Err, context.DeadlineExceeded) {
+		t.Fatalf("outcome %d, %v, want Unsettled for the deadline", o.Kind, o.Err)
 	}
 	if o.Backup.Status != client.StatusRunning {
 		t.Errorf("the timeout reports %q, want the status read after it: running", o.Backup.Status)
@@ -183,7 +183,7 @@ func TestWaitForBackupStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	o = f.client(t).follow(ctx, acct, Record{BackupID: tr.Backup.ID, Status: tr.Backup.Status, TriggeredAt: tr.Backup.CreatedAt}, FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}})
-	if o.Kind != Interrupted || !errors.Is(o.Err, context.Canceled) || o.Backup.ID != tr.Backup.ID {
+	if o.Kind != Unsettled || !errors.Is(o.Err, context.Canceled) || o.Backup.ID != tr.Backup.ID {
 		t.Fatalf("the resumed wait after cancel = %+v, %v; want Interrupted for %s", o.Backup, o.Err, tr.Backup.ID)
 	}
 }
