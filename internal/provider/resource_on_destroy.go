@@ -121,11 +121,13 @@ func (r *onDestroyResource) preflight(ctx context.Context, state tfsdk.State, di
 		return
 	}
 	accountID := m.AccountID.ValueString()
+	if err := r.data.client.CheckOrganization(ctx); err != nil {
+		addOrganizationError(diags, "destroying the "+guardName(accountID), err, guardKept)
+		return
+	}
 	c := r.data.runner.CheckDestroy(ctx, accountID, m.OnConflict.ValueString() != onConflictFail)
 	released := r.data.release.covers(accountID)
 	switch {
-	case c.Verdict == workflow.WrongKey:
-		addOrganizationError(diags, "destroying the "+guardName(accountID), c.Err, guardKept)
 	case c.Verdict == workflow.Unread:
 		diags.AddError(fmt.Sprintf("Unable to read account %s before destroying its backup_on_destroy", accountID), describeError(c.Err, guardKept))
 	case c.Verdict == workflow.Gone && released:
@@ -138,7 +140,7 @@ func (r *onDestroyResource) preflight(ctx context.Context, state tfsdk.State, di
 		diags.AddError(fmt.Sprintf("A backup of account %s is in progress and on_conflict is \"fail\": its backup_on_destroy cannot be destroyed now", accountID),
 			fmt.Sprintf("The account's backup_status is %q, and with on_conflict = \"fail\" the destroy would fail rather than wait for it. "+
 				"Wait for it to end, or set on_conflict = \"wait\" and apply that first. %s", c.Account.BackupStatus, guardKept))
-	case c.Verdict == workflow.Unchanged && released:
+	case c.Verdict == workflow.Current && released:
 		// The API shows no account state: a paused account is told from an active one only by its trigger's 422,
 		// which a plan must not send. So the warning comes before the prompt whatever the account's state.
 		diags.AddWarning(fmt.Sprintf("The %s may be destroyed without a backup: %s", guardName(accountID), r.data.release.reason),

@@ -207,9 +207,9 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	c := r.data.runner.Refresh(ctx, accountID, rec, m.WaitForCompletion.ValueBool())
 	switch c.Verdict {
-	case workflow.Observed:
+	case workflow.Current:
 		r.refreshed(ctx, &m, rec, c.Record, resp)
-		if rec.Unidentified() {
+		if rec.Unidentified() && c.Backup != nil {
 			setIdentity(ctx, resp.Identity, accountID, c.Backup.ID, &resp.Diagnostics)
 		}
 	case workflow.Gone:

@@ -31,13 +31,11 @@ type Verdict int
 
 // The verdicts.
 const (
-	Unchanged   Verdict = iota // nothing that changes the state, or nothing to read
-	Observed                   // the backup was read (Check.Backup); Check.Record holds it
+	Current     Verdict = iota // Check.Record is the record as the service shows it: its backup, when read (Check.Backup), is in it
 	Gone                       // the service proved the account gone (Err)
 	NotImported                // an import's first read: no such backup, or no such account (Err)
 	Missing                    // the listing of a living account lacks the recorded backup (Err)
 	Unread                     // the read failed (Err); Report: this caller tells it
-	WrongKey                   // the key's organization could not be checked, or is not organization_id (Err)
 	Busy                       // a backup is in progress (Check.Account) and the destroy would not wait for it
 )
 
@@ -75,9 +73,9 @@ func (w *Runner) Refresh(ctx context.Context, accountID string, r Record, waits 
 	case err == nil && b == nil: // not listed yet
 		return Check{Record: r}
 	case err == nil && r.Phase == phaseUnidentified:
-		return Check{Verdict: Observed, Record: r.identified(*b, page), Backup: b}
+		return Check{Record: r.identified(*b, page), Backup: b}
 	case err == nil:
-		return Check{Verdict: Observed, Record: r.Observe(*b), Backup: b}
+		return Check{Record: r.Observe(*b), Backup: b}
 	case r.Phase == phaseImported && r.Status == "" && (errors.Is(err, client.ErrGone) || errors.As(err, &missing)):
 		return Check{Verdict: NotImported, Record: r, Err: err}
 	case errors.As(err, &missing):
@@ -103,17 +101,14 @@ func (w *Runner) CheckAccount(ctx context.Context, accountID string) Check {
 	return Check{Account: a}
 }
 
-// CheckDestroy is what a guard's destroy would meet, read at its plan: the
-// key's organization (once per process), then the account.
+// CheckDestroy is what a guard's destroy would meet at its account, read at
+// its plan (after the caller's check of the key's organization).
 func (w *Runner) CheckDestroy(ctx context.Context, accountID string, waitOnConflict bool) Check {
-	if err := w.c.CheckOrganization(ctx); err != nil {
-		return Check{Verdict: WrongKey, Err: err}
-	}
 	c := w.CheckAccount(ctx, accountID)
 	switch {
 	case c.Verdict == Unread:
 		c.Report = true // a destroy's own check
-	case c.Verdict == Unchanged && client.InProgress(c.Account.BackupStatus) && !waitOnConflict:
+	case c.Verdict == Current && client.InProgress(c.Account.BackupStatus) && !waitOnConflict:
 		c.Verdict = Busy
 	}
 	return c

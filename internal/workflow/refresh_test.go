@@ -30,13 +30,13 @@ func TestRefresh(t *testing.T) {
 	}
 	requests()
 	inProgress := Record{}.After(o)
-	if c := w.Refresh(ctx, ids[0], inProgress, false); c.Verdict != Observed || c.Backup.ID != o.Backup.ID || requests() != 1 {
+	if c := w.Refresh(ctx, ids[0], inProgress, false); c.Verdict != Current || c.Backup == nil || c.Backup.ID != o.Backup.ID || requests() != 1 {
 		t.Errorf("in progress: %+v", c)
 	}
 
 	done := Record{Phase: phaseIdentified, BackupID: o.Backup.ID, Status: client.StatusSuccess, TriggeredAt: o.Backup.CreatedAt}
 	for i := range 2 {
-		if c := w.Refresh(ctx, ids[1], done, false); c.Verdict != Unchanged || c.Record != done {
+		if c := w.Refresh(ctx, ids[1], done, false); c.Verdict != Current || c.Backup != nil || c.Record != done {
 			t.Errorf("finished: %+v", c)
 		}
 		if n, want := requests(), 1-i; n != want {
@@ -58,16 +58,16 @@ func TestRefresh(t *testing.T) {
 
 	requests()
 	unidentified := Record{Phase: phaseUnidentified, TriggeredAt: f.clock.Now().Add(-time.Minute), Prior: before.mark}
-	if c := w.Refresh(ctx, ids[0], unidentified, true); c.Verdict != Unchanged || requests() != 0 {
+	if c := w.Refresh(ctx, ids[0], unidentified, true); c.Verdict != Current || c.Backup != nil || requests() != 0 {
 		t.Errorf("unidentified, waited for: %+v", c)
 	}
-	if c := w.Refresh(ctx, ids[0], unidentified, false); c.Verdict != Observed || c.Record.BackupID != o.Backup.ID || requests() != 1 ||
+	if c := w.Refresh(ctx, ids[0], unidentified, false); c.Verdict != Current || c.Backup == nil || c.Record.BackupID != o.Backup.ID || requests() != 1 ||
 		c.Record.Prior != before.mark {
 		t.Errorf("unidentified, not waited for: %+v", c)
 	}
 	// Its change gone ahead unidentified, the page that found it (read since) is the next change's floor.
 	unidentified.Ahead = true
-	if c := w.Refresh(ctx, ids[0], unidentified, false); c.Verdict != Observed || !c.Record.Prior.has(o.Backup.ID) || !c.Record.Ahead {
+	if c := w.Refresh(ctx, ids[0], unidentified, false); c.Verdict != Current || c.Backup == nil || !c.Record.Prior.has(o.Backup.ID) || !c.Record.Ahead {
 		t.Errorf("unidentified, gone ahead: %+v", c)
 	}
 	// Without the mark read before it, it cannot be told from another's.
@@ -89,7 +89,7 @@ func TestCheckDestroy(t *testing.T) {
 	if c := w.CheckDestroy(ctx, id, false); c.Verdict != Busy || !client.InProgress(c.Account.BackupStatus) {
 		t.Errorf("on_conflict fail: %+v", c)
 	}
-	if c := w.CheckDestroy(ctx, id, true); c.Verdict != Unchanged {
+	if c := w.CheckDestroy(ctx, id, true); c.Verdict != Current {
 		t.Errorf("on_conflict wait: %+v", c)
 	}
 }
