@@ -289,8 +289,9 @@ func progressLine(ev workflow.Event, accountID string) string {
 	case workflow.EventQueued:
 		return fmt.Sprintf("Queued backup %s of account %s (%s).", ev.Backup.ID, accountID, ev.Backup.Status)
 	case workflow.EventStatus:
-		return fmt.Sprintf("Backup %s: %s -> %s [%s elapsed].", ev.Backup.ID, ev.Previous, ev.Backup.Status, elapsed)
-	case workflow.EventWaiting:
+		if ev.Previous != ev.Backup.Status {
+			return fmt.Sprintf("Backup %s: %s -> %s [%s elapsed].", ev.Backup.ID, ev.Previous, ev.Backup.Status, elapsed)
+		}
 		return fmt.Sprintf("Backup %s of account %s still %s [%s elapsed].", ev.Backup.ID, accountID, ev.Backup.Status, elapsed)
 	case workflow.EventReused:
 		return fmt.Sprintf("Reused backup %s of account %s (%s, started %s ago): no backup queued (reuse_within).",

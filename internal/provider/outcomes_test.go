@@ -253,7 +253,7 @@ func TestProgressLines(t *testing.T) {
 			"Queued backup bkp_0123456789abcdef of account acc_0123456789abcdef (pending)."},
 		{workflow.Event{Kind: workflow.EventStatus, Backup: b, Previous: client.StatusPending, Elapsed: 12 * time.Second},
 			"Backup bkp_0123456789abcdef: pending -> running [12s elapsed]."},
-		{workflow.Event{Kind: workflow.EventWaiting, Backup: b, Previous: client.StatusRunning, Elapsed: 72 * time.Second},
+		{workflow.Event{Kind: workflow.EventStatus, Backup: b, Previous: client.StatusRunning, Elapsed: 72 * time.Second},
 			"Backup bkp_0123456789abcdef of account acc_0123456789abcdef still running [1m12s elapsed]."},
 		{workflow.Event{Kind: workflow.EventConflict, Backup: b, Elapsed: time.Millisecond},
 			"Backup bkp_0123456789abcdef of account acc_0123456789abcdef is already in progress (running); waiting for it before queueing a new one."},

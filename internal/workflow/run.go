@@ -140,14 +140,13 @@ type EventKind int
 const (
 	EventConflict EventKind = iota + 1 // another backup (Backup) is in progress; it is waited for first
 	EventQueued                        // the backup was queued, recovered or adopted
-	EventStatus                        // the backup's status changed from Previous
+	EventStatus                        // the backup's status, changed from Previous, or the same for StillWaitingEvery (the wait goes on)
 	EventDone                          // the backup reached a terminal status
 	EventReused                        // a backup this run did not queue counts for it (ReuseWithin)
-	EventWaiting                       // the wait for the backup goes on, with no news for StillWaitingEvery
 )
 
 // StillWaitingEvery is how long a wait goes without news before an
-// EventWaiting (or, for another's backup, EventConflict again) says that it
+// EventStatus with no change (or, for another's backup, EventConflict again) says that it
 // goes on: a long wait is not silent.
 const StillWaitingEvery = time.Minute
 
@@ -332,14 +331,14 @@ func inProgress(p client.BackupsPage) *client.Backup {
 // from a first page), to end; it counts only if it is then a good backup
 // of the account (counted).
 func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backup, page *client.BackupsPage, start time.Time, emit emitFunc) Outcome {
-	still := w.stillWaiting(emit, EventWaiting)
+	still := w.stillWaiting(emit, EventStatus)
 	last, page, err := w.poll(ctx, accountID, b, page, func(now client.Backup, prev string) {
 		if now.Status == prev {
 			still(now)
 			return
 		}
 		emit(EventStatus, now, prev)
-		still(client.Backup{}) // news: the next EventWaiting is a whole StillWaitingEvery away
+		still(client.Backup{}) // news: the next unchanged EventStatus is a whole StillWaitingEvery away
 		w.log.Debug(ctx, "backup status changed", map[string]any{
 			"account_id": accountID, "backup_id": now.ID, "status": now.Status, "previous_status": prev,
 			"elapsed": w.clock.Now().Sub(start).Round(time.Second).String(),

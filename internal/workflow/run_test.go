@@ -223,7 +223,7 @@ func TestRunBackupWaitsOutAConflict(t *testing.T) {
 }
 
 // A long wait is not silent: with no change of status for a minute, an
-// EventWaiting says the wait goes on, and one for another's backup says so
+// EventStatus with no change says the wait goes on, and one for another's backup says so
 // as a conflict again.
 func TestALongWaitSaysItGoesOnEveryMinute(t *testing.T) {
 	t.Parallel()
@@ -238,8 +238,10 @@ func TestALongWaitSaysItGoesOnEveryMinute(t *testing.T) {
 	var waiting, conflicts []Event
 	o = c.run(context.Background(), acct, RunOptions{WaitOnConflict: true, WaitForCompletion: true, Progress: func(e Event) {
 		switch e.Kind {
-		case EventWaiting:
-			waiting = append(waiting, e)
+		case EventStatus:
+			if e.Previous == e.Backup.Status {
+				waiting = append(waiting, e)
+			}
 		case EventConflict:
 			conflicts = append(conflicts, e)
 		}
