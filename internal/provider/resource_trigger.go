@@ -365,12 +365,12 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(name), v)...)
 	}
 	switch rec.Next(state.WaitForCompletion.ValueBool(), plan.WaitForCompletion.ValueBool()) {
-	case workflow.Identify:
-		unknown("id", types.StringUnknown())
-		unknown("triggered_at", timetypes.NewRFC3339Unknown())
-		unknown("trigger_accepted", types.BoolUnknown())
-		fallthrough
 	case workflow.Settle:
+		if rec.Unidentified() {
+			unknown("id", types.StringUnknown())
+			unknown("triggered_at", timetypes.NewRFC3339Unknown())
+			unknown("trigger_accepted", types.BoolUnknown())
+		}
 		unknown("backup_status", types.StringUnknown())
 		unknown("completed_at", timetypes.NewRFC3339Unknown())
 		unknown("prior_backup_ids", types.StringUnknown()) // the listing when its change goes ahead

@@ -262,10 +262,9 @@ type Step int
 
 // The steps.
 const (
-	keep     Step = iota // nothing to do with the backup
-	Identify             // look for the unidentified backup (and wait for it)
-	Settle               // read or wait for the backup
-	Retake               // replace the trigger, which takes a new backup
+	keep   Step = iota // nothing to do with the backup
+	Settle             // read or wait for the backup; an unidentified one is looked for first
+	Retake             // replace the trigger, which takes a new backup
 )
 
 // Next is the step of the next apply for a trigger that waited
@@ -274,9 +273,7 @@ func (r Record) Next(waitedBefore, waitsNow bool) Step {
 	switch {
 	case r.Phase == phaseNone:
 		return keep // no backup: a refused replacement, tainted (see FromTriggerState)
-	case r.Phase == phaseUnidentified:
-		return Identify
-	case r.Phase == phaseImported, waitsNow && !waitedBefore:
+	case r.Phase == phaseUnidentified, r.Phase == phaseImported, waitsNow && !waitedBefore:
 		return Settle
 	case r.Phase == phaseFailed && r.Status != "" && !r.Ahead:
 		return Retake // its change never went ahead: not on a failed backup

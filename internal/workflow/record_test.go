@@ -119,8 +119,8 @@ func TestNext(t *testing.T) {
 		waitedBefore, waitsNow bool
 		want                   Step
 	}{
-		{Record{Phase: phaseUnidentified, TriggeredAt: t0}, false, false, Identify},
-		{Record{Phase: phaseUnidentified, TriggeredAt: t0}, true, true, Identify},
+		{Record{Phase: phaseUnidentified, TriggeredAt: t0}, false, false, Settle},
+		{Record{Phase: phaseUnidentified, TriggeredAt: t0}, true, true, Settle},
 		{rec(phaseImported, client.StatusSuccess), false, false, Settle},
 		{rec(phaseImported, client.StatusFailed), true, true, Settle},
 		{rec(phaseIdentified, client.StatusSuccess), false, true, Settle}, // the wait switched on
