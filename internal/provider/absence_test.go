@@ -245,16 +245,24 @@ func TestAccOnDestroyWithoutBackupOnlyWhenTheAccountCannotBeBackedUp(t *testing.
 		account mockservice.AccountSpec
 		extra   string
 		named   bool
-		// proxy422: a proxy, not the service, refuses the trigger with
-		// an HTML 422, which proves nothing about the account.
-		proxy422    bool
+		// front answers in the service's place from the destroy on (nil: never).
+		front       func(*http.Request) (answer, bool)
 		wantThrough bool
 	}{
-		{"paused", mockservice.AccountSpec{State: mockservice.StatePaused}, "", true, false, true},
-		{"failing backup", mockservice.AccountSpec{FailWith: "the connection needs re-authorization"}, "", true, false, true},
-		{"busy, on_conflict fail", mockservice.AccountSpec{}, "  on_conflict = \"fail\"\n", true, false, false},
-		{"paused, not named", mockservice.AccountSpec{State: mockservice.StatePaused}, "", false, false, false},
-		{"a proxy's 422", mockservice.AccountSpec{}, "", true, true, false},
+		{"paused", mockservice.AccountSpec{State: mockservice.StatePaused}, "", true, nil, true},
+		{"failing backup", mockservice.AccountSpec{FailWith: "the connection needs re-authorization"}, "", true, nil, true},
+		{"busy, on_conflict fail", mockservice.AccountSpec{}, "  on_conflict = \"fail\"\n", true, nil, false},
+		{"paused, not named", mockservice.AccountSpec{State: mockservice.StatePaused}, "", false, nil, false},
+		// A proxy, not the service, refuses the trigger with an HTML 422: it proves nothing about the account.
+		{"a proxy's 422", mockservice.AccountSpec{}, "", true, func(r *http.Request) (answer, bool) {
+			return answer{http.StatusUnprocessableEntity, "text/html", "<html>422 blocked by policy</html>"}, r.Method == http.MethodPost
+		}, false},
+		// The service's own 422, to the read of the backups before the trigger: only the trigger's refusal shows
+		// that the account cannot be backed up (before, any 422 on the way let the destroy through).
+		{"the service's 422 to a read", mockservice.AccountSpec{}, "", true, func(r *http.Request) (answer, bool) {
+			return answer{http.StatusUnprocessableEntity, "application/problem+json", `{"title":"Unprocessable Entity","status":422,` +
+				`"detail":"not in a backupable state","request_id":"5b0c3c52-8f0e-4c1e-9a57-0f2b8f1f6a11"}`}, strings.HasSuffix(r.URL.Path, "/backups")
+		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -270,10 +278,8 @@ func TestAccOnDestroyWithoutBackupOnlyWhenTheAccountCannotBeBackedUp(t *testing.
 			if tc.extra != "" {
 				e.outsideBackup(t, id)
 			}
-			if tc.proxy422 {
-				f.set(func(r *http.Request) (answer, bool) {
-					return answer{http.StatusUnprocessableEntity, "text/html", "<html>422 blocked by policy</html>"}, r.Method == http.MethodPost
-				})
+			if tc.front != nil {
+				f.set(tc.front)
 			}
 			// Before the prompt, a named guard warns whatever its account's state, which the API does not show:
 			// a paused account as a deleted one.

@@ -164,8 +164,6 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 		unsettled(diags, by, timeout, o)
 	case workflow.Failed:
 		reportFailed(diags, by, o)
-	case workflow.Unreadable:
-		addAPIError(diags, fmt.Sprintf("Unable to read backup %s of account %s", o.BackupID, accountID), o.Err)
 	case workflow.NotIdentified:
 		what := "The Backup Service accepted the trigger (a backup was queued)"
 		if !o.Confirmed {
@@ -175,9 +173,13 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 			"so its outcome cannot be followed. %s\n\n%s", what, o.TriggeredAt.UTC().Format(time.RFC3339), by.says(onUnidentified), describeError(o.Err)))
 	case workflow.Refused:
 		var wait *workflow.ConflictWaitError
-		if errors.As(o.Err, &wait) {
+		var unread *workflow.UnreadError
+		switch {
+		case errors.As(o.Err, &wait):
 			conflictNotOver(diags, by, summary, timeout, o, wait)
-		} else {
+		case errors.As(o.Err, &unread):
+			addAPIError(diags, fmt.Sprintf("Unable to read backup %s of account %s", unread.BackupID, accountID), unread.Err)
+		default:
 			refused(diags, by, summary, o.Err)
 		}
 	default:

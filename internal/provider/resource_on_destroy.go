@@ -342,13 +342,15 @@ func lowerFirst(s string) string {
 }
 
 // cannotBackUp says whether a destroy's failure shows that the account cannot be backed up, the one
-// case destroy_without_backup lets through: gone, refused by the service itself (422), or failed.
+// case destroy_without_backup lets through: gone, the trigger refused by the service itself (422), or
+// failed. A 422 to any other request (a read before the trigger) shows nothing.
 func cannotBackUp(o workflow.Outcome) (string, bool) {
-	var refused *client.APIError
+	var refusal *workflow.RefusalError
+	var answer *client.APIError
 	switch {
 	case errors.Is(o.Err, client.ErrGone):
 		return "the Backup Service proved it does not exist for this API key (deleted, or outside the key's organization)", true
-	case o.Kind == workflow.Refused && errors.Is(o.Err, client.ErrUnprocessable) && errors.As(o.Err, &refused) && refused.FromService():
+	case errors.As(o.Err, &refusal) && errors.Is(refusal.Err, client.ErrUnprocessable) && errors.As(refusal.Err, &answer) && answer.FromService():
 		return "the Backup Service refused to back it up", true // its answer, status and all, follows once
 	case o.Kind == workflow.Failed && o.Backup != nil && o.Backup.Status != client.StatusSuccess:
 		// A success that does not count (the workflow's rule) proves nothing.

@@ -154,7 +154,7 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 	switch o.Kind {
 	case workflow.NotIdentified:
 		rec = reportUnidentified(m, rec, o, diags, by)
-	case workflow.Refused, workflow.Unreadable:
+	case workflow.Refused:
 		report(diags, by, timeout, o)
 		if by.role != creating || !prior.CarriesAChange() {
 			return

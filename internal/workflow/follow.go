@@ -95,7 +95,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 		return w.waitFrom(ctx, accountID, b, nil, start, emit)
 	default:
 		if b, page, err = w.find(ctx, accountID, r.BackupID); err != nil {
-			return Outcome{Kind: Unreadable, BackupID: r.BackupID, Err: err}
+			return Outcome{Kind: Refused, Err: &UnreadError{BackupID: r.BackupID, Err: err}}
 		}
 	}
 	if opts.StandsAt != nil && !opts.standsAt(page) {

@@ -95,7 +95,8 @@ func TestFollow(t *testing.T) {
 			},
 			opts: FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}, Counts: never, Renew: true},
 			wantErr: func(o Outcome) bool {
-				return o.Kind == Unreadable && o.BackupID == "bkp_0000000000000000" && errors.Is(o.Err, client.ErrNotFound)
+				var unread *UnreadError
+				return o.Kind == Refused && errors.As(o.Err, &unread) && unread.BackupID == "bkp_0000000000000000" && errors.Is(o.Err, client.ErrNotFound)
 			},
 		},
 		{

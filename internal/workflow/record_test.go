@@ -227,7 +227,7 @@ func TestDestroyRecord(t *testing.T) {
 			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
 		{"not listed", Record{}, Outcome{Kind: NotIdentified, TriggeredAt: t0, Err: errNotListed},
 			Record{Phase: phaseUnidentified, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
-		{"a transient error keeps what was followed", rec, Outcome{Kind: Unreadable, BackupID: rec.BackupID, Err: errors.New("503")},
+		{"a transient error keeps what was followed", rec, Outcome{Kind: Refused, Err: &UnreadError{BackupID: rec.BackupID, Err: errors.New("503")}},
 			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
 		{"refused before any backup", Record{}, refused(client.ErrUnprocessable), Record{}},
 	} {
@@ -367,7 +367,7 @@ func TestStandsOnService(t *testing.T) {
 	if got := (Record{}).AfterStoppedDestroy(o, stop, time.Minute).StoppedOnService; !got.Equal(stop.Add(5 * time.Minute)) {
 		t.Errorf("stopped on the service at %s, want the last page's Date", got)
 	}
-	unread := Outcome{Kind: Unreadable, BackupID: o.Backup.ID, Err: errors.New("account has no backup")}
+	unread := Outcome{Kind: Refused, Err: &UnreadError{BackupID: o.Backup.ID, Err: errors.New("account has no backup")}}
 	if got := r.AfterStoppedDestroy(unread, stop.Add(time.Hour), time.Minute).StoppedOnService; !got.Equal(stop) {
 		t.Errorf("a stop no answer dated is stopped on the service at %s, want the earlier stop's", got)
 	}

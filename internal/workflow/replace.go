@@ -54,7 +54,7 @@ func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountI
 	}
 	w.log.Debug(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
 	o := w.Follow(ctx, accountID, old.Record, FollowOptions{RunOptions: opts, Counts: StillCounts, Renew: true, Above: above})
-	if o.Kind == Unreadable {
+	if unread := new(UnreadError); errors.As(o.Err, &unread) {
 		return o, old.Record // unread is not gone: kept, tainted, the next apply looks again
 	}
 	if errors.Is(o.Err, errNotAboveReplaced) {

@@ -17,13 +17,16 @@ type Kind int
 // The kinds. Only Succeeded, and NotWaited for a caller that does not
 // wait, let a guarded change go ahead (Outcome.Good).
 const (
-	Refused       Kind = iota + 1 // no backup was queued: refused, or not sent; Err says why (a *ConflictWaitError: a wait stopped)
-	NotIdentified                 // a backup was queued (Confirmed), or perhaps queued, and never found
-	Unreadable                    // the recorded backup (BackupID) could not be read; nothing followed or queued
-	NotWaited                     // the backup is known, and nobody waited for it to end
-	Succeeded                     // waited for, it succeeded and counts
-	Failed                        // waited for, it ended in another status or does not count
-	Unsettled                     // the wait stopped, the backup goes on; Err says why: out of time, interrupted, or polling failed
+	// Refused: no backup was queued or followed: refused, or not sent; Err
+	// says why (a *RefusalError: the service refused the trigger; a
+	// *ConflictWaitError: a wait stopped; an *UnreadError: the recorded
+	// backup could not be read).
+	Refused       Kind = iota + 1
+	NotIdentified      // a backup was queued (Confirmed), or perhaps queued, and never found
+	NotWaited          // the backup is known, and nobody waited for it to end
+	Succeeded          // waited for, it succeeded and counts
+	Failed             // waited for, it ended in another status or does not count
+	Unsettled          // the wait stopped, the backup goes on; Err says why: out of time, interrupted, or polling failed
 )
 
 // ConflictWaitError: the wait for a backup already in progress (Running,
@@ -37,6 +40,24 @@ type ConflictWaitError struct {
 func (e *ConflictWaitError) Error() string { return e.Err.Error() }
 
 func (e *ConflictWaitError) Unwrap() error { return e.Err }
+
+// RefusalError: the service answered the trigger's own POST with Err, and
+// queued nothing; a read before or after it that fails is never one.
+type RefusalError struct{ Err error }
+
+func (e *RefusalError) Error() string { return e.Err.Error() }
+
+func (e *RefusalError) Unwrap() error { return e.Err }
+
+// UnreadError: the recorded backup BackupID could not be read, for Err.
+type UnreadError struct {
+	BackupID string
+	Err      error
+}
+
+func (e *UnreadError) Error() string { return e.Err.Error() }
+
+func (e *UnreadError) Unwrap() error { return e.Err }
 
 // Outcome is the one answer of a run: what became of the backup, and why.
 type Outcome struct {
@@ -54,9 +75,8 @@ type Outcome struct {
 	Before *Mark
 	// Seen is the mark of the last first page read, with Backup: the next
 	// change's floor if this one goes ahead now (Record.GoesAhead).
-	Seen     *Mark
-	BackupID string // the backup an Unreadable follow-up could not read
-	Reused   bool   // no backup queued: a recent one counts (RunOptions.ReuseWithin)
+	Seen   *Mark
+	Reused bool // no backup queued: a recent one counts (RunOptions.ReuseWithin)
 	// ReuseRefused says why reuse_within could not be read: a new backup was taken.
 	ReuseRefused error
 	// At is when the last first page a stopped wait read was answered, on
@@ -513,7 +533,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked) (*trig
 				return nil, unidentified(false, werr)
 			}
 		default:
-			return nil, refused(err)
+			return nil, refused(&RefusalError{Err: err})
 		}
 	}
 }
@@ -537,7 +557,7 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict
 	found := mine.identify(l.page)
 	switch {
 	case running != nil && mine.Mark.has(running.ID):
-		return nil, refused(conflict)
+		return nil, refused(&RefusalError{Err: conflict})
 	case found != nil:
 		return &triggered{Backup: *found, Page: &l.page, Recovered: true}, Outcome{}
 	case running != nil:
