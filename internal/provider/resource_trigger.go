@@ -222,15 +222,18 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 	case workflow.NotImported:
 		// Fails naming the ids, rather than Terraform's generic "non-existent remote object".
 		addImportNotFound(&resp.Diagnostics, accountID, backupID, c.Err)
-	case workflow.Missing:
+	case workflow.Unread:
+		var missing *client.BackupNotFoundError
+		if !errors.As(c.Err, &missing) {
+			if c.Report { // else another resource reports this shared failure; the plan fails on it
+				addAPIError(&resp.Diagnostics, unread, c.Err)
+			}
+			return
+		}
 		resp.Diagnostics.AddError(fmt.Sprintf("Backup %s of account %s is missing from the account's backups", backupID, accountID),
 			fmt.Sprintf("The account's backups listing does not hold backup %s, which this trigger recorded. The Backup Service never "+
 				"deletes a backup while its account exists, so the listing is behind, or not the service's (a proxy, another base_url): "+
 				"the trigger is kept as it is. Check base_url and try again.", backupID))
-	case workflow.Unread:
-		if c.Report { // else another resource reports this shared failure; the plan fails on it
-			addAPIError(&resp.Diagnostics, unread, c.Err)
-		}
 	}
 }
 

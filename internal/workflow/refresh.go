@@ -34,8 +34,7 @@ const (
 	Current     Verdict = iota // Check.Record is the record as the service shows it: its backup, when read (Check.Backup), is in it
 	Gone                       // the service proved the account gone (Err)
 	NotImported                // an import's first read: no such backup, or no such account (Err)
-	Missing                    // the listing of a living account lacks the recorded backup (Err)
-	Unread                     // the read failed (Err); Report: this caller tells it
+	Unread                     // the read failed (Err): a *client.BackupNotFoundError when a living account's listing lacks the backup; Report: this caller tells it
 	Busy                       // a backup is in progress (Check.Account) and the destroy would not wait for it
 )
 
@@ -78,10 +77,8 @@ func (w *Runner) Refresh(ctx context.Context, accountID string, r Record, waits 
 		return Check{Record: r.Observe(*b), Backup: b}
 	case r.Phase == phaseImported && r.Status == "" && (errors.Is(err, client.ErrGone) || errors.As(err, &missing)):
 		return Check{Verdict: NotImported, Record: r, Err: err}
-	case errors.As(err, &missing):
-		// Never deleted while the account lives: the listing lags, or is not the service's.
-		return Check{Verdict: Missing, Record: r, Err: err}
 	}
+	// A backup the listing lacks was never deleted while the account lives: the listing lags, or is not the service's.
 	return unread(r, err, true)
 }
 

@@ -49,7 +49,7 @@ func TestRefresh(t *testing.T) {
 	}
 
 	unknown := Record{Phase: phaseIdentified, BackupID: "bkp_0000000000000000", Status: client.StatusRunning, TriggeredAt: o.Backup.CreatedAt}
-	if c := w.Refresh(ctx, ids[0], unknown, false); c.Verdict != Missing {
+	if c := w.Refresh(ctx, ids[0], unknown, false); c.Verdict != Unread || !errors.As(c.Err, new(*client.BackupNotFoundError)) || !c.Report {
 		t.Errorf("not listed: %+v", c)
 	}
 	if c := w.Refresh(ctx, ids[0], ImportedAs(unknown.BackupID), false); c.Verdict != NotImported {
