@@ -285,10 +285,14 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 		if !opts.WaitOnConflict || !errors.Is(o.Err, client.ErrConflict) {
 			return o
 		}
-		running, stopped := w.waitOutConflict(ctx, accountID, start, emit)
+		running, seen, stopped := w.waitOutConflict(ctx, accountID, start, emit)
 		if stopped != nil {
 			return *stopped
 		}
+		// The wait's last read is the read before the next trigger: what it lists predates that POST, and its
+		// Date is the trigger's start on the service (deep-run seed 78363: the first read's, minutes earlier,
+		// let a stopped destroy's record stand for no time at all, and the next destroy queued a second backup).
+		l = looked{page: seen.page, mark: union(l.mark, seen.mark)}
 		if running != nil {
 			l.mark = l.mark.with(running.ID)
 		}
@@ -306,12 +310,12 @@ func (w *Runner) waitOwn(ctx context.Context, accountID string, b *client.Backup
 }
 
 // waitOutConflict waits for the account's backup in progress to end, and
-// returns it (nil when none was listed); stopped is the outcome when the
-// wait stopped.
-func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start time.Time, emit emitFunc) (running *client.Backup, stopped *Outcome) {
-	l, err := w.look(ctx, accountID)
+// returns it (nil when none was listed) and the last first page it read;
+// stopped is the outcome when the wait stopped.
+func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start time.Time, emit emitFunc) (running *client.Backup, seen looked, stopped *Outcome) {
+	seen, err := w.look(ctx, accountID)
 	if err == nil {
-		running = inProgress(l.page)
+		running = inProgress(seen.page)
 	}
 	switch {
 	case err != nil: // the listing failed: stopped
@@ -321,12 +325,16 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start ti
 	default:
 		emit(EventConflict, *running, "")
 		told := w.stillWaiting(emit, EventConflict)
-		_, _, err = w.poll(ctx, accountID, running, nil, func(now client.Backup, _ string) { told(now) })
+		var last *client.BackupsPage
+		_, last, err = w.poll(ctx, accountID, running, nil, func(now client.Backup, _ string) { told(now) })
+		if m := markOf(last, ""); m != nil {
+			seen = looked{page: *last, mark: union(seen.mark, m)}
+		}
 	}
 	if err != nil {
-		return nil, &Outcome{Kind: Refused, Waited: w.clock.Now().Sub(start), Err: &ConflictWaitError{Running: running, Err: err}}
+		return nil, looked{}, &Outcome{Kind: Refused, Waited: w.clock.Now().Sub(start), Err: &ConflictWaitError{Running: running, Err: err}}
 	}
-	return running, nil
+	return running, seen, nil
 }
 
 // answeredAt is when page was answered; zero for none.

@@ -311,3 +311,29 @@ func TestRunNeverIdentifiesABackupOfThePreviousChange(t *testing.T) {
 		t.Fatalf("the run took %s, the previous change's backup, as its own (%d, %v)", prev.Backup.ID, o.Kind, o.Err)
 	}
 }
+
+// A trigger sent after waiting out another's backup is dated on the service
+// by the wait's last read, the read just before it, not by the read before
+// the first POST (deep-run seed 78363: a stopped destroy's record, dated
+// minutes early, stood for no time, and the next destroy queued a second backup).
+func TestTriggerAfterAConflictIsDatedByTheReadBeforeIt(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t) // each backup lasts 30 s
+	acct := f.srv.AccountIDs()[0]
+	c := newRunner(t, client.Options{BaseURL: f.url, APIKey: f.srv.DemoKey(), Clock: advancingClock{f.clock, f.mockClock}},
+		Settings{IdentifyWithin: 5 * time.Second})
+	ctx := context.Background()
+	if other, o := triggerOnce(t, c, ctx, acct); other == nil {
+		t.Fatal(o.Err)
+	}
+	// Longer than IdentifyWithin, shorter than a backup: the other is listed in time to be waited out, the run's own never.
+	f.srv.SetListingLag(10 * time.Second)
+	o := c.run(ctx, acct, RunOptions{WaitOnConflict: true, WaitForCompletion: true})
+	if o.Kind != NotIdentified {
+		t.Fatalf("run = %d %v %+v; want its backup not identified", o.Kind, o.Err, o.Backup)
+	}
+	if early := o.TriggeredAt.Sub(o.TriggeredOnService); early > 5*time.Second {
+		t.Errorf("the trigger at %s is dated %s on the service, %s earlier: the read before the first POST, not the last",
+			o.TriggeredAt.Format(time.RFC3339), o.TriggeredOnService.Format(time.RFC3339), early)
+	}
+}
