@@ -358,6 +358,7 @@ func TestStandsOnService(t *testing.T) {
 		{"a stop of unknown service time", Record{Phase: phaseIdentified}, at(time.Minute), false},
 		{"the clocks apart beyond the allowance", r, client.AnswerTime{Received: stop.Add(time.Hour), Service: stop.Add(time.Minute)}, false},
 		{"the clocks apart within it", r, client.AnswerTime{Received: stop.Add(time.Minute + 10*time.Second), Service: stop.Add(time.Minute)}, true},
+		{"the service's clock ahead by the allowance", r, client.AnswerTime{Received: stop.Add(time.Minute), Service: stop.Add(time.Minute + 10*time.Second)}, true},
 	} {
 		if got := tc.rec.StandsOnService(tc.at, 30*time.Minute); got != tc.want {
 			t.Errorf("%s: stands %t, want %t", tc.name, got, tc.want)
@@ -418,5 +419,21 @@ func TestAwaitsItsBackup(t *testing.T) {
 				t.Fatalf("awaits %t (ahead %t); want %t", got, r.Ahead, tc.want)
 			}
 		})
+	}
+}
+
+// A record counting above another mark too reads as gone ahead once that
+// mark holds its backup; one with no backup keeps whether it went ahead.
+func TestRecordAbove(t *testing.T) {
+	t.Parallel()
+	m := &Mark{IDs: []string{"bkp_a"}}
+	if got := (Record{Phase: phaseIdentified, BackupID: "bkp_a", Prior: &Mark{}}).above(m); !got.Ahead || !got.Prior.has("bkp_a") {
+		t.Errorf("its backup in the mark: %+v, want it gone ahead", got)
+	}
+	if got := (Record{Phase: phaseIdentified, BackupID: "bkp_b", Ahead: true, Prior: &Mark{}}).above(m); got.Ahead {
+		t.Errorf("its backup in neither mark: %+v, want it not gone ahead", got)
+	}
+	if got := (Record{Phase: phaseUnidentified, Ahead: true, Prior: &Mark{}}).above(m); !got.Ahead {
+		t.Errorf("no backup, gone ahead: %+v, want it still gone ahead", got)
 	}
 }

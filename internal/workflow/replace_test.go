@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
 // Two triggers of one account replaced in one command are both kept for
@@ -103,6 +105,24 @@ func TestReplacementsTakesTheAdoptableFirst(t *testing.T) {
 	}
 	if got, own := s.take("acc_0123456789abcdef", "v1"); own < 0 || got.Record.BackupID != "bkp_a" {
 		t.Fatalf("then took %+v (%d); want the one of bkp_a", got, own)
+	}
+}
+
+// Of two replaced triggers of one value whose backups neither's floor
+// lists, the earlier triggered is taken first, whichever was remembered first.
+func TestReplacementsTakesTheEarliestTriggeredFirst(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	early := Record{Phase: phaseIdentified, BackupID: "bkp_a", TriggeredAt: at, Prior: &Mark{IDs: []string{"bkp_0"}}}
+	late := Record{Phase: phaseIdentified, BackupID: "bkp_b", TriggeredAt: at.Add(time.Minute), Prior: &Mark{IDs: []string{"bkp_0"}}}
+	for _, order := range [][]Record{{early, late}, {late, early}} {
+		s := NewReplacements()
+		for _, r := range order {
+			s.Remember("acc_0123456789abcdef", "v1", r)
+		}
+		if got, own := s.take("acc_0123456789abcdef", "v1"); own < 0 || got.Record.BackupID != "bkp_a" {
+			t.Errorf("remembered %s first: took %+v (%d); want the earlier, bkp_a", order[0].BackupID, got, own)
+		}
 	}
 }
 
@@ -245,5 +265,56 @@ func TestCreateTriggerNeverAdoptsAnotherCreatesBackup(t *testing.T) {
 	o, _ := c.CreateTrigger(ctx, reps, acct, "v2", RunOptions{WaitForCompletion: true})
 	if o.Backup != nil && o.Backup.ID == other.Backup.ID {
 		t.Fatalf("the replacement took %s, the other create's backup (%d)", other.Backup.ID, o.Kind)
+	}
+}
+
+// A create that adopts its replaced trigger's backup keeps that record, and
+// a backup the replaced trigger reused is still reused; a create that takes
+// a new backup builds a new record on the replaced trigger's floor.
+func TestCreateTriggerAdoptsTheReplacedRecord(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	acct := f.srv.AccountIDs()[0]
+	c := f.client(t)
+	ctx := context.Background()
+	before := look(t, c, acct).mark
+	tr, o := triggerOnce(t, c, ctx, acct)
+	if tr == nil {
+		t.Fatal(o.Err)
+	}
+	replaced := Record{Phase: phaseIdentified, BackupID: tr.Backup.ID, Status: tr.Backup.Status, TriggeredAt: tr.Backup.CreatedAt,
+		Prior: before, Reused: true}
+	reps := NewReplacements()
+	reps.Remember(acct, "v2", replaced)
+	o, rec := c.CreateTrigger(ctx, reps, acct, "v2", RunOptions{})
+	if o.Backup == nil || o.Backup.ID != tr.Backup.ID || !o.Reused || rec.BackupID != tr.Backup.ID {
+		t.Fatalf("adopting: %d %v, reused %t, record %s; want %s adopted, still reused, its record kept", o.Kind, o.Err, o.Reused, rec, tr.Backup.ID)
+	}
+	// A replaced trigger whose lost answer queued nothing, long ago: a new backup, on a new record.
+	lost := Record{Phase: phaseUnidentified, TriggeredAt: f.clock.Now().Add(-time.Hour), Prior: look(t, c, acct).mark}
+	reps = NewReplacements()
+	reps.Remember(acct, "v3", lost)
+	o, rec = c.CreateTrigger(ctx, reps, acct, "v3", RunOptions{})
+	if o.Backup == nil || o.Backup.ID == tr.Backup.ID || rec.Unidentified() || rec.BackupID != "" {
+		t.Fatalf("retaking: %d %v %+v, record %s; want a new backup on a new record", o.Kind, o.Err, o.Backup, rec)
+	}
+}
+
+// The claims of an account are the backups its creates queued or reused,
+// never one they only read; progress still hears each event.
+func TestReplacementsClaimWhatCreatesQueuedOrReused(t *testing.T) {
+	t.Parallel()
+	s := NewReplacements()
+	var heard int
+	progress := s.claiming("acc_0123456789abcdef", func(Event) { heard++ })
+	for kind, id := range map[EventKind]string{EventQueued: "bkp_q", EventReused: "bkp_r", EventStatus: "bkp_s", EventConflict: "bkp_c"} {
+		progress(Event{Kind: kind, Backup: client.Backup{ID: id}})
+	}
+	claimed := s.claimed("acc_0123456789abcdef")
+	if !claimed.has("bkp_q") || !claimed.has("bkp_r") || claimed.has("bkp_s") || claimed.has("bkp_c") || heard != 4 {
+		t.Errorf("claimed %v, heard %d events; want bkp_q and bkp_r only, and 4 heard", claimed.IDs, heard)
+	}
+	if other := s.claimed("acc_fedcba9876543210"); other == nil || len(other.IDs) != 0 {
+		t.Errorf("another account's claims: %v, want none, known", other)
 	}
 }

@@ -122,11 +122,12 @@ func failed(b client.Backup, why error) Outcome {
 // Run queues one backup of the account and, with WaitForCompletion, waits
 // for it to end; with ReuseWithin, a recent backup may count instead.
 func (w *Runner) Run(ctx context.Context, accountID string, opts RunOptions) Outcome {
-	run := w.run
+	var o Outcome
 	if opts.ReuseWithin > 0 {
-		run = w.reuse
+		o = w.reuse(ctx, accountID, opts)
+	} else {
+		o = w.run(ctx, accountID, opts)
 	}
-	o := run(ctx, accountID, opts)
 	o.AccountID = accountID
 	return o
 }

@@ -337,3 +337,44 @@ func TestTriggerAfterAConflictIsDatedByTheReadBeforeIt(t *testing.T) {
 			o.TriggeredAt.Format(time.RFC3339), o.TriggeredOnService.Format(time.RFC3339), early)
 	}
 }
+
+// A wait says it goes on once a whole StillWaitingEvery has passed without
+// news, not before; news starts the minute again.
+func TestStillWaitingEveryWholeMinute(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	w := f.client(t)
+	var told []string
+	still := w.stillWaiting(func(_ EventKind, b client.Backup, _ string) { told = append(told, b.ID) }, EventStatus)
+	b := client.Backup{ID: "bkp_0123456789abcdef", Status: client.StatusRunning}
+	f.clock.Advance(StillWaitingEvery - time.Nanosecond)
+	still(b)
+	f.clock.Advance(time.Nanosecond)
+	still(b)
+	still(client.Backup{}) // news
+	f.clock.Advance(StillWaitingEvery - time.Nanosecond)
+	still(b)
+	if len(told) != 1 {
+		t.Errorf("told %d times, want once: at the whole minute", len(told))
+	}
+}
+
+// Without reuse_within, no backup is reused, not even one of no age (dated
+// a few seconds ahead, within the clocks' allowance): another's in progress
+// is a conflict.
+func TestRunWithoutReuseWithinReusesNothing(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	acct := f.srv.AccountIDs()[0]
+	c := f.client(t)
+	ctx := context.Background()
+	f.srv.SetClockOffset(5 * time.Second)
+	if other, o := triggerOnce(t, c, ctx, acct); other == nil {
+		t.Fatal(o.Err)
+	}
+	f.srv.SetClockOffset(0)
+	o := c.Run(ctx, acct, RunOptions{Unrecorded: true})
+	if o.Kind != Refused || !errors.Is(o.Err, client.ErrConflict) || o.Reused {
+		t.Fatalf("run = %d %v, reused %t; want the 409 of the other's backup", o.Kind, o.Err, o.Reused)
+	}
+}
