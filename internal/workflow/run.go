@@ -286,7 +286,7 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 		if !opts.WaitOnConflict || !errors.Is(o.Err, client.ErrConflict) {
 			return o
 		}
-		running, seen, stopped := w.waitOutConflict(ctx, accountID, start, emit)
+		running, seen, stopped := w.waitOutConflict(ctx, accountID, l.mark, start, emit)
 		if stopped != nil {
 			return *stopped
 		}
@@ -312,24 +312,32 @@ func (w *Runner) waitOwn(ctx context.Context, accountID string, b *client.Backup
 
 // waitOutConflict waits for the account's backup in progress to end, and
 // returns it (nil when none was listed) and the last first page it read;
-// stopped is the outcome when the wait stopped.
-func (w *Runner) waitOutConflict(ctx context.Context, accountID string, start time.Time, emit emitFunc) (running *client.Backup, seen looked, stopped *Outcome) {
-	seen, err := w.look(ctx, accountID)
-	if err == nil {
-		running = inProgress(seen.page)
-	}
-	switch {
-	case err != nil: // the listing failed: stopped
-	case running == nil:
-		// Ended since the 409, or not listed: try again a poll interval later.
-		err = clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(start)))
-	default:
-		emit(EventConflict, *running, "")
-		told := w.stillWaiting(emit, EventConflict)
-		var last *client.BackupsPage
-		_, last, err = w.poll(ctx, accountID, running, nil, func(now client.Backup, _ string) { told(now) })
-		if m := markOf(last, ""); m != nil {
-			seen = looked{page: *last, mark: union(seen.mark, m)}
+// stopped is the outcome when the wait stopped. A 409 whose backup is
+// neither listed in progress nor above mark (the read before the trigger)
+// is behind a lagging listing: it is waited for until listed, since the
+// next trigger's backup is the first listed above the mark, and that one
+// would be the first (a lag longer than another's backup, in our runs).
+func (w *Runner) waitOutConflict(ctx context.Context, accountID string, mark *Mark, start time.Time, emit emitFunc) (running *client.Backup, seen looked, stopped *Outcome) {
+	var err error
+	for {
+		if seen, err = w.look(ctx, accountID); err != nil {
+			break // the listing failed: stopped
+		}
+		if running = inProgress(seen.page); running != nil {
+			emit(EventConflict, *running, "")
+			told := w.stillWaiting(emit, EventConflict)
+			var last *client.BackupsPage
+			_, last, err = w.poll(ctx, accountID, running, nil, func(now client.Backup, _ string) { told(now) })
+			if m := markOf(last, ""); m != nil {
+				seen = looked{page: *last, mark: union(seen.mark, m)}
+			}
+			break
+		}
+		if mark == nil || len(mark.above(seen.page)) > 0 {
+			break // it ended since the 409, and is listed: the next trigger counts above it
+		}
+		if err = clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(start))); err != nil {
+			break
 		}
 	}
 	if err != nil {

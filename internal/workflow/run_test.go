@@ -378,3 +378,23 @@ func TestRunWithoutReuseWithinReusesNothing(t *testing.T) {
 		t.Fatalf("run = %d %v, reused %t; want the 409 of the other's backup", o.Kind, o.Err, o.Reused)
 	}
 }
+
+// A 409 whose backup a lagging listing hides, until it has ended, is
+// waited for until listed: else the next trigger took it, the first listed
+// above the read before it, as its own.
+func TestRunNeverTakesTheBackupA409AnsweredFor(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t) // each backup lasts 30 s
+	acct := f.srv.AccountIDs()[0]
+	c := f.client(t)
+	ctx := context.Background()
+	other, o := triggerOnce(t, c, ctx, acct)
+	if other == nil {
+		t.Fatal(o.Err)
+	}
+	f.srv.SetListingLag(40 * time.Second)
+	o = c.run(ctx, acct, RunOptions{WaitOnConflict: true, WaitForCompletion: true})
+	if o.Backup != nil && o.Backup.ID == other.Backup.ID {
+		t.Fatalf("the run took %s, the backup its 409 answered for, as its own (%d)", other.Backup.ID, o.Kind)
+	}
+}
