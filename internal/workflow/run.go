@@ -286,7 +286,7 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 		if !opts.WaitOnConflict || !errors.Is(o.Err, client.ErrConflict) {
 			return o
 		}
-		running, seen, stopped := w.waitOutConflict(ctx, accountID, l.mark, start, emit)
+		running, seen, stopped := w.waitOutConflict(ctx, accountID, l.mark, inProgress(l.page) != nil, start, emit)
 		if stopped != nil {
 			return *stopped
 		}
@@ -312,12 +312,12 @@ func (w *Runner) waitOwn(ctx context.Context, accountID string, b *client.Backup
 
 // waitOutConflict waits for the account's backup in progress to end, and
 // returns it (nil when none was listed) and the last first page it read;
-// stopped is the outcome when the wait stopped. A 409 whose backup is
-// neither listed in progress nor above mark (the read before the trigger)
-// is behind a lagging listing: it is waited for until listed, since the
-// next trigger's backup is the first listed above the mark, and that one
-// would be the first (a lag longer than another's backup, in our runs).
-func (w *Runner) waitOutConflict(ctx context.Context, accountID string, mark *Mark, start time.Time, emit emitFunc) (running *client.Backup, seen looked, stopped *Outcome) {
+// stopped is the outcome when the wait stopped. Unless the read before
+// the trigger (mark) listed one in progress (explained), a 409 whose
+// backup is neither listed in progress nor above mark is behind a lagging
+// listing: it is waited for until listed, since the next trigger's backup
+// is the first listed above the mark, and that one would be the first.
+func (w *Runner) waitOutConflict(ctx context.Context, accountID string, mark *Mark, explained bool, start time.Time, emit emitFunc) (running *client.Backup, seen looked, stopped *Outcome) {
 	var err error
 	for {
 		if seen, err = w.look(ctx, accountID); err != nil {
@@ -333,7 +333,7 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, mark *Ma
 			}
 			break
 		}
-		if mark == nil || len(mark.above(seen.page)) > 0 {
+		if explained || mark == nil || len(mark.above(seen.page)) > 0 {
 			break // it ended since the 409, and is listed: the next trigger counts above it
 		}
 		if err = clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(start))); err != nil {

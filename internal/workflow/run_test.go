@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"net/http"
 	"testing"
 	"time"
 
@@ -398,3 +399,33 @@ func TestRunNeverTakesTheBackupA409AnsweredFor(t *testing.T) {
 		t.Fatalf("the run took %s, the backup its 409 answered for, as its own (%d)", other.Backup.ID, o.Kind)
 	}
 }
+
+// A 409 for the backup the read before the trigger listed in progress is
+// over once that backup has ended: the wait does not look for another.
+func TestConflictWaitForAListedBackupEndsWithIt(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	acct := f.srv.AccountIDs()[0]
+	if other, o := triggerOnce(t, f.client(t), context.Background(), acct); other == nil {
+		t.Fatal(o.Err)
+	}
+	// The listed backup ends just as the service answers the run's trigger 409.
+	ends := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if err == nil && r.Method == http.MethodPost && resp.StatusCode == http.StatusConflict {
+			f.mockClock.Advance(time.Minute)
+		}
+		return resp, err
+	})}
+	c := newRunner(t, client.Options{BaseURL: f.url, APIKey: f.srv.DemoKey(), Clock: advancingClock{f.clock, f.mockClock}, HTTPClient: ends}, Settings{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if o := c.run(ctx, acct, RunOptions{WaitOnConflict: true}); o.Kind != NotWaited {
+		t.Fatalf("run = %d %v; want its own backup queued once the other ended", o.Kind, o.Err)
+	}
+}
+
+// roundTrip is an http.RoundTripper of a function.
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
