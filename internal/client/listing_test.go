@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -500,6 +501,36 @@ func TestBackupsRestartReadsOnPastTheRereadPages(t *testing.T) {
 	got, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{}))
 	if err != nil || len(got) != pages || requests != refusedAt+1+pages {
 		t.Fatalf("%d backups after %d requests: %v; want all %d, read once more from the first page", len(got), requests, err, pages)
+	}
+}
+
+// The last page read again after a restart is not barren either: two
+// barren pages after it, fewer than maxBarrenPages, still let the listing
+// read on.
+func TestBackupsRestartCountsBarrenPagesFromTheRereadOnes(t *testing.T) {
+	t.Parallel()
+	const refusedAt = 6
+	refused := false
+	c, _ := hostileClient(t, func(w http.ResponseWriter, r *http.Request) {
+		i := 0
+		if cur := r.URL.Query().Get("cursor"); cur != "" {
+			_, _ = fmt.Sscanf(cur, "p%d", &i)
+		}
+		if i == refusedAt && !refused {
+			refused = true
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"title":"Bad Request","status":400,"detail":"invalid cursor","request_id":"00000000-0000-4000-8000-000000000000"}`))
+			return
+		}
+		record, next := min(i, refusedAt-1), `"p`+strconv.Itoa(i+1)+`"` // pages 6 and 7 repeat page 5's record
+		if i == refusedAt+2 {
+			record, next = i, "null"
+		}
+		_, _ = fmt.Fprintf(w, `{"data":[%s],"pagination":{"limit":50,"next_cursor":%s}}`, bk(record+1, -time.Duration(record)*time.Hour, "success"), next)
+	}, nil)
+	if got, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{})); err != nil || len(got) != refusedAt+1 {
+		t.Fatalf("%d backups: %v; want %d, past two barren pages", len(got), err, refusedAt+1)
 	}
 }
 

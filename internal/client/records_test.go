@@ -383,3 +383,29 @@ func TestIDFormats(t *testing.T) {
 		}
 	}
 }
+
+// Good is a success whose record holds together: completed_at present and
+// not before created_at, and no error.
+func TestBackupGood(t *testing.T) {
+	t.Parallel()
+	created := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { v := created.Add(d); return &v }
+	text := func(s string) *string { return &s }
+	for _, tc := range []struct {
+		name string
+		b    Backup
+		want bool
+	}{
+		{"a success", Backup{Status: StatusSuccess, CreatedAt: created, CompletedAt: at(time.Minute)}, true},
+		{"completed as it started", Backup{Status: StatusSuccess, CreatedAt: created, CompletedAt: at(0)}, true},
+		{"an empty error", Backup{Status: StatusSuccess, CreatedAt: created, CompletedAt: at(time.Minute), Error: text("")}, true},
+		{"no completed_at", Backup{Status: StatusSuccess, CreatedAt: created}, false},
+		{"completed before it started", Backup{Status: StatusSuccess, CreatedAt: created, CompletedAt: at(-time.Second)}, false},
+		{"an error", Backup{Status: StatusSuccess, CreatedAt: created, CompletedAt: at(time.Minute), Error: text("disk full")}, false},
+		{"failed", Backup{Status: StatusFailed, CreatedAt: created, CompletedAt: at(time.Minute)}, false},
+	} {
+		if got := tc.b.Good(); got != tc.want {
+			t.Errorf("%s: good %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
