@@ -674,3 +674,26 @@ func TestFirstBackupsPageDatesItsAnswer(t *testing.T) {
 		})
 	}
 }
+
+// An answer's Date dates it when it is at most maxDateSkew from this
+// machine's clock, either way; one further off is not the service's time.
+func TestAnswerTimeBoundsTheDate(t *testing.T) {
+	t.Parallel()
+	received := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		off   time.Duration
+		dated bool
+	}{
+		{"as received", 0, true},
+		{"ahead by the bound", maxDateSkew, true},
+		{"behind by the bound", -maxDateSkew, true},
+		{"ahead beyond it", maxDateSkew + time.Second, false},
+		{"behind beyond it", -maxDateSkew - time.Second, false},
+	} {
+		at := answerTime(received.Add(tc.off).Format(http.TimeFormat), received)
+		if dated := !at.Service.IsZero(); dated != tc.dated || !at.Received.Equal(received) {
+			t.Errorf("%s: %+v, dated %t; want %t", tc.name, at, dated, tc.dated)
+		}
+	}
+}
