@@ -82,7 +82,8 @@ const (
 	grantStampedBelow simGrant = "its earlier backup stamped below older ones by a clock set back"
 	// grantUnpairedDeferred: a create that takes the record of a trigger
 	// of its value cannot adopt its backup while another trigger of the
-	// account, deleted with it, went ahead after that backup was listed:
+	// account, deleted with it, went ahead after that backup was listed (or,
+	// not identified, read before its own trigger after it; seed 89644):
 	// Terraform does not say which of the two it replaces (the other may
 	// have taken this value), and the backup would not stand for the
 	// other's change (seed 683 of the paired replacements). The change then
@@ -556,10 +557,14 @@ func (w *simWorld) identifiedLater(op *simResOp, b mockservice.BackupTruth) bool
 }
 
 // ownListedInOrder says whether the call labelled label queued a backup
-// that no older one is stamped at or above.
+// that no older one is stamped at or above, and no younger one at or below
+// (seed 90258: stamped by a service clock minutes ahead, then set back, it
+// was listed above a later backup, which a refresh took as the oldest above).
 func ownListedInOrder(label string, truth []mockservice.BackupTruth) bool {
 	own := slices.IndexFunc(truth, func(x mockservice.BackupTruth) bool { return x.QueuedBy == label })
-	return own >= 0 && !stampedBelow(truth[own], truth)
+	return own >= 0 && !stampedBelow(truth[own], truth) && !slices.ContainsFunc(truth, func(x mockservice.BackupTruth) bool {
+		return x.CreatedAt.After(truth[own].CreatedAt) && stampedBelow(x, []mockservice.BackupTruth{truth[own]})
+	})
 }
 
 // countsWithin says whether b is the chain's own, started within its
@@ -1016,8 +1021,9 @@ func (w *simWorld) hiddenByLag(c *simChange, b mockservice.BackupTruth) bool {
 // unpairedDeferred says whether b, a trigger change's later backup, may
 // follow a create that could not adopt the change's earlier one because
 // another trigger of the workspace and the account, whatever its value,
-// went ahead after it was listed: the create could be that one's
-// replacement, with its new value (grantUnpairedDeferred; seed 37316).
+// went ahead after it was listed, or read before its own trigger after it
+// (a floor not identified yet; seed 89644): the create could be that
+// one's replacement, with its new value (grantUnpairedDeferred; seed 37316).
 func (w *simWorld) unpairedDeferred(c *simChange, bs []mockservice.BackupTruth, b mockservice.BackupTruth) bool {
 	if c.kind != simTriggerChange {
 		return false
@@ -1030,7 +1036,9 @@ func (w *simWorld) unpairedDeferred(c *simChange, bs []mockservice.BackupTruth, 
 		return x.CreatedAt.Before(b.CreatedAt) && slices.ContainsFunc(changes, func(o *simChange) bool {
 			return o != c && o.kind == simTriggerChange && len(o.ops) > 0 && o.ops[0].a != nil &&
 				first != nil && first.a != nil && o.ops[0].a.cmd.ws == first.a.cmd.ws && slices.Equal(o.ops[0].accounts, first.accounts) &&
-				o.aheadAt.After(x.CreatedAt) && o.aheadAt.Before(b.CreatedAt)
+				(o.aheadAt.After(x.CreatedAt) && o.aheadAt.Before(b.CreatedAt) || slices.ContainsFunc(o.ops, func(op *simResOp) bool {
+					return op.kind == simOpCreate && op.end.After(x.CreatedAt) && op.start.Before(b.CreatedAt)
+				}))
 		})
 	})
 }
@@ -1750,6 +1758,7 @@ func TestSimOwnListedInOrder(t *testing.T) {
 		{"never queued", []mockservice.BackupTruth{older}, false},
 		{"stamped after the older one", []mockservice.BackupTruth{older, own(0)}, true},
 		{"stamped below the older one", []mockservice.BackupTruth{older, own(-2 * time.Minute)}, false},
+		{"stamped above a younger one", []mockservice.BackupTruth{older, own(2 * time.Minute), {ID: "y", CreatedAt: t0.Add(time.Minute)}}, false},
 	} {
 		if got := ownListedInOrder("op", tc.truth); got != tc.want {
 			t.Errorf("%s: listed in order %t, want %t", tc.name, got, tc.want)

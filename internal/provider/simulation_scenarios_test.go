@@ -235,6 +235,8 @@ func TestSimRegressionSeeds(t *testing.T) {
 		74910: "a create took a replaced trigger's lost record, and identified the backup another create of the process had just queued",
 		72536: "a stopped destroy's record stood 12 minutes on a service clock 30 minutes behind and a runner 3 behind: clocks apart show nothing",
 		39680: "a reuse joined another's running backup, interrupted; it failed, and the retake reuses a good one above the previous change's floor",
+		89644: "two triggers of one value replaced together; the other's read before its trigger listed this one's backup, which it could not adopt: a second",
+		90258: "a trigger's own backup stamped minutes ahead by the service's clock, set back since: a refresh took the later backup listed below it",
 		78363: "a guard's destroy waited out another's backup, then its own went unidentified: dated by the first read, its record never stood",
 		75929: "an accepted trigger's own backup, stamped by a service clock 30 s behind, fell below older ones; a refresh identified a later one",
 	} {
