@@ -179,6 +179,9 @@ type simAt struct {
 type simSpan struct {
 	from, to time.Time
 	front    bool // a front answers in the service's place, with its own Date
+	// relayed: the offset from true time of the Date with which a front
+	// relays the service's own answers (nil: none it relays, or no time).
+	relayed *time.Duration
 }
 
 // simServiceLog is what the simulation did to the service, and when.
@@ -227,6 +230,22 @@ func (w *simWorld) lowestOffset(from, to time.Time) time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Min(span(w.svc.offsets, from, to))
+}
+
+// lowestSeenOffset is the lowest offset from true time of a Date the
+// provider may have read a listing by between from and to: the service's,
+// or a front's that relayed the service's answers with its own (seed 94980:
+// a true Date over records a clock 9 minutes ahead stamped).
+func (w *simWorld) lowestSeenOffset(from, to time.Time) time.Duration {
+	low := w.lowestOffset(from, to)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, f := range w.svc.faults {
+		if f.relayed != nil && !f.from.After(to) && (f.to.IsZero() || !f.to.Before(from)) {
+			low = min(low, *f.relayed)
+		}
+	}
+	return low
 }
 
 // longestLag is the listing's longest lag between from and to.
@@ -650,8 +669,9 @@ func (w *simWorld) reused(c *simChange, op *simResOp, b mockservice.BackupTruth)
 	}
 	within := !b.CreatedAt.Before(op.start.Add(-op.reuse - simDatedToTheSecond))
 	// A record stamped while the service's clock ran further ahead than
-	// it did as the operation read reads younger by the difference.
-	setBack := max(0, b.StampOffset-w.lowestOffset(op.start, op.end))
+	// it, or a front relaying its answers, dated them as the operation
+	// read reads younger by the difference (stated limit 3).
+	setBack := max(0, b.StampOffset-w.lowestSeenOffset(op.start, op.end))
 	stampedAhead := !b.CreatedAt.Before(op.start.Add(-op.reuse - simDatedToTheSecond - setBack))
 	floor := !c.prevAhead.IsZero() && !b.CreatedAt.After(c.prevAhead)
 	// The floor is the listing read as the previous change went ahead: a

@@ -997,7 +997,15 @@ func (w *simWorld) addFault(f mockservice.Fault) {
 	w.srv.AddFault(f)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.svc.faults = append(w.svc.faults, simSpan{from: time.Now(), front: f.Kind == mockservice.FaultFront})
+	span := simSpan{from: time.Now(), front: f.Kind == mockservice.FaultFront}
+	if span.front && f.Front.Relay && (f.Front.Date == mockservice.FrontDateTrue || f.Front.Date == mockservice.FrontDateSkewed) {
+		skew := f.Front.Skew
+		if f.Front.Date == mockservice.FrontDateTrue {
+			skew = 0
+		}
+		span.relayed = &skew
+	}
+	w.svc.faults = append(w.svc.faults, span)
 }
 
 // clearFaults switches every fault off, and logs it.
