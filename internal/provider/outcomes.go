@@ -177,6 +177,8 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 		switch {
 		case errors.As(o.Err, &wait):
 			conflictNotOver(diags, by, summary, timeout, o, wait)
+		case errors.As(o.Err, &unread) && unread.BackupID == "":
+			addAPIError(diags, fmt.Sprintf("Unable to look for the backup of the earlier trigger of account %s", accountID), unread.Err)
 		case errors.As(o.Err, &unread):
 			addAPIError(diags, fmt.Sprintf("Unable to read backup %s of account %s", unread.BackupID, accountID), unread.Err)
 		default:

@@ -76,6 +76,11 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 			within = max(within, min(w.set.UncertainGrace-w.clock.Now().Sub(r.TriggeredAt), w.set.UncertainGrace))
 		}
 		if b, page, err = w.lookFor(ctx, mine, within); b == nil {
+			if page == nil && !r.Ahead && !errors.Is(err, context.Canceled) {
+				// Not one listing read: its backup, queued before this operation, may have ended badly,
+				// and its change has not gone ahead on it (seed 100927: a not-waited create went ahead).
+				return Outcome{Kind: Refused, Err: &UnreadError{Err: err}}
+			}
 			if !r.Confirmed && errors.Is(err, errNotListed) {
 				if err = w.graceOver(r, page); err == nil {
 					if b := mine.unexplained(*page); b != nil {

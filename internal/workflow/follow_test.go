@@ -251,3 +251,26 @@ func TestFollowRenewsARecordThatNoLongerStands(t *testing.T) {
 		}
 	}
 }
+
+// A record not identified, whose change has not gone ahead, is never let
+// go ahead when not one listing could be read: its backup, queued before,
+// may have ended badly (seed 100927: a not-waited create adopted one and
+// went ahead on it). Once its change went ahead, it stays not identified.
+func TestFollowOfAnUnidentifiedRecordFailsClosedWhenNothingIsRead(t *testing.T) {
+	t.Parallel()
+	for _, ahead := range []bool{false, true} {
+		f := newRunFixture(t)
+		acct := f.srv.AccountIDs()[0]
+		c := f.client(t)
+		rec := Record{Phase: phaseUnidentified, TriggeredAt: f.clock.Now(), Confirmed: true, Prior: look(t, c, acct).mark, Ahead: ahead}
+		f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteListBackups})
+		o := c.follow(context.Background(), acct, rec, FollowOptions{Counts: StillCounts})
+		var unread *UnreadError
+		switch {
+		case !ahead && (o.Kind != Refused || !errors.As(o.Err, &unread) || unread.BackupID != ""):
+			t.Errorf("not gone ahead: %d %v; want it refused, unread", o.Kind, o.Err)
+		case ahead && o.Kind != NotIdentified:
+			t.Errorf("gone ahead: %d %v; want it not identified still", o.Kind, o.Err)
+		}
+	}
+}

@@ -49,7 +49,8 @@ func (e *RefusalError) Error() string { return e.Err.Error() }
 
 func (e *RefusalError) Unwrap() error { return e.Err }
 
-// UnreadError: the recorded backup BackupID could not be read, for Err.
+// UnreadError: the recorded backup BackupID (empty: one not identified,
+// looked for) could not be read, for Err.
 type UnreadError struct {
 	BackupID string
 	Err      error
