@@ -473,14 +473,14 @@ func TestInconsistentListingErrorTextIsGuarded(t *testing.T) {
 	}
 }
 
-// A deep listing whose cursor is refused starts again and reads on past
-// the pages it reads again: they hold nothing new, and are not barren.
-func TestBackupsRestartReadsOnPastTheRereadPages(t *testing.T) {
-	t.Parallel()
-	const pages, refusedAt = 8, 6
-	requests, refused := 0, false
-	c, _ := hostileClient(t, func(w http.ResponseWriter, r *http.Request) {
-		requests++
+// refusingCursorOnce is a listing whose page i (cursor "p<i>") page
+// answers, until its cursor refusedAt is refused once with the invalid
+// cursor's 400; requests counts the requests.
+func refusingCursorOnce(t *testing.T, refusedAt int, page func(i int) (record int, last bool)) (c *Client, requests *int) {
+	t.Helper()
+	requests, refused := new(int), false
+	c, _ = hostileClient(t, func(w http.ResponseWriter, r *http.Request) {
+		*requests++
 		i := 0
 		if cur := r.URL.Query().Get("cursor"); cur != "" {
 			_, _ = fmt.Sscanf(cur, "p%d", &i)
@@ -492,15 +492,25 @@ func TestBackupsRestartReadsOnPastTheRereadPages(t *testing.T) {
 			_, _ = w.Write([]byte(`{"title":"Bad Request","status":400,"detail":"invalid cursor","request_id":"00000000-0000-4000-8000-000000000000"}`))
 			return
 		}
-		next := "null"
-		if i+1 < pages {
-			next = fmt.Sprintf(`"p%d"`, i+1)
+		record, last := page(i)
+		next := `"p` + strconv.Itoa(i+1) + `"`
+		if last {
+			next = "null"
 		}
-		_, _ = fmt.Fprintf(w, `{"data":[%s],"pagination":{"limit":50,"next_cursor":%s}}`, bk(i+1, -time.Duration(i)*time.Hour, "success"), next)
+		_, _ = fmt.Fprintf(w, `{"data":[%s],"pagination":{"limit":50,"next_cursor":%s}}`, bk(record+1, -time.Duration(record)*time.Hour, "success"), next)
 	}, nil)
+	return c, requests
+}
+
+// A deep listing whose cursor is refused starts again and reads on past
+// the pages it reads again: they hold nothing new, and are not barren.
+func TestBackupsRestartReadsOnPastTheRereadPages(t *testing.T) {
+	t.Parallel()
+	const pages, refusedAt = 8, 6
+	c, requests := refusingCursorOnce(t, refusedAt, func(i int) (int, bool) { return i, i+1 == pages })
 	got, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{}))
-	if err != nil || len(got) != pages || requests != refusedAt+1+pages {
-		t.Fatalf("%d backups after %d requests: %v; want all %d, read once more from the first page", len(got), requests, err, pages)
+	if err != nil || len(got) != pages || *requests != refusedAt+1+pages {
+		t.Fatalf("%d backups after %d requests: %v; want all %d, read once more from the first page", len(got), *requests, err, pages)
 	}
 }
 
@@ -510,25 +520,13 @@ func TestBackupsRestartReadsOnPastTheRereadPages(t *testing.T) {
 func TestBackupsRestartCountsBarrenPagesFromTheRereadOnes(t *testing.T) {
 	t.Parallel()
 	const refusedAt = 6
-	refused := false
-	c, _ := hostileClient(t, func(w http.ResponseWriter, r *http.Request) {
-		i := 0
-		if cur := r.URL.Query().Get("cursor"); cur != "" {
-			_, _ = fmt.Sscanf(cur, "p%d", &i)
-		}
-		if i == refusedAt && !refused {
-			refused = true
-			w.Header().Set("Content-Type", "application/problem+json")
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = w.Write([]byte(`{"title":"Bad Request","status":400,"detail":"invalid cursor","request_id":"00000000-0000-4000-8000-000000000000"}`))
-			return
-		}
-		record, next := min(i, refusedAt-1), `"p`+strconv.Itoa(i+1)+`"` // pages 6 and 7 repeat page 5's record
+	// Pages 6 and 7 repeat page 5's record; page 8, the last, holds a new one.
+	c, _ := refusingCursorOnce(t, refusedAt, func(i int) (int, bool) {
 		if i == refusedAt+2 {
-			record, next = i, "null"
+			return i, true
 		}
-		_, _ = fmt.Fprintf(w, `{"data":[%s],"pagination":{"limit":50,"next_cursor":%s}}`, bk(record+1, -time.Duration(record)*time.Hour, "success"), next)
-	}, nil)
+		return min(i, refusedAt-1), false
+	})
 	if got, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{})); err != nil || len(got) != refusedAt+1 {
 		t.Fatalf("%d backups: %v; want %d, past two barren pages", len(got), err, refusedAt+1)
 	}

@@ -130,8 +130,8 @@ func TestMarkOperations(t *testing.T) {
 	}
 }
 
-// Each condition of check, alone.
-func TestRuleCheck(t *testing.T) {
+// Each condition of counted and countable, alone.
+func TestCountedAndCountable(t *testing.T) {
 	t.Parallel()
 	text := "disk full"
 	good := lb("g", stSuccess, 0)
