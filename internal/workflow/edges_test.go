@@ -219,3 +219,14 @@ func triggerOnce(t *testing.T, w *Runner, ctx context.Context, accountID string)
 	}
 	return w.trigger(ctx, accountID, l)
 }
+
+// queuedOnce triggers once, as another user of the service would, and
+// returns the backup queued; the test fails when none was.
+func queuedOnce(t *testing.T, w *Runner, accountID string) client.Backup {
+	t.Helper()
+	tr, o := triggerOnce(t, w, context.Background(), accountID)
+	if tr == nil {
+		t.Fatalf("the trigger queued nothing: %d %v", o.Kind, o.Err)
+	}
+	return tr.Backup
+}

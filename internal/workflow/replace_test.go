@@ -278,24 +278,21 @@ func TestCreateTriggerAdoptsTheReplacedRecord(t *testing.T) {
 	c := f.client(t)
 	ctx := context.Background()
 	before := look(t, c, acct).mark
-	tr, o := triggerOnce(t, c, ctx, acct)
-	if tr == nil {
-		t.Fatal(o.Err)
-	}
-	replaced := Record{Phase: phaseIdentified, BackupID: tr.Backup.ID, Status: tr.Backup.Status, TriggeredAt: tr.Backup.CreatedAt,
+	queued := queuedOnce(t, c, acct)
+	replaced := Record{Phase: phaseIdentified, BackupID: queued.ID, Status: queued.Status, TriggeredAt: queued.CreatedAt,
 		Prior: before, Reused: true}
 	reps := NewReplacements()
 	reps.Remember(acct, "v2", replaced)
 	o, rec := c.CreateTrigger(ctx, reps, acct, "v2", RunOptions{})
-	if o.Backup == nil || o.Backup.ID != tr.Backup.ID || !o.Reused || rec.BackupID != tr.Backup.ID {
-		t.Fatalf("adopting: %d %v, reused %t, record %s; want %s adopted, still reused, its record kept", o.Kind, o.Err, o.Reused, rec, tr.Backup.ID)
+	if o.Backup == nil || o.Backup.ID != queued.ID || !o.Reused || rec.BackupID != queued.ID {
+		t.Fatalf("adopting: %d %v, reused %t, record %s; want %s adopted, still reused, its record kept", o.Kind, o.Err, o.Reused, rec, queued.ID)
 	}
 	// A replaced trigger whose lost answer queued nothing, long ago: a new backup, on a new record.
 	lost := Record{Phase: phaseUnidentified, TriggeredAt: f.clock.Now().Add(-time.Hour), Prior: look(t, c, acct).mark}
 	reps = NewReplacements()
 	reps.Remember(acct, "v3", lost)
 	o, rec = c.CreateTrigger(ctx, reps, acct, "v3", RunOptions{})
-	if o.Backup == nil || o.Backup.ID == tr.Backup.ID || rec.Unidentified() || rec.BackupID != "" {
+	if o.Backup == nil || o.Backup.ID == queued.ID || rec.Unidentified() || rec.BackupID != "" {
 		t.Fatalf("retaking: %d %v %+v, record %s; want a new backup on a new record", o.Kind, o.Err, o.Backup, rec)
 	}
 }

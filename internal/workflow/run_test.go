@@ -324,9 +324,7 @@ func TestTriggerAfterAConflictIsDatedByTheReadBeforeIt(t *testing.T) {
 	c := newRunner(t, client.Options{BaseURL: f.url, APIKey: f.srv.DemoKey(), Clock: advancingClock{f.clock, f.mockClock}},
 		Settings{IdentifyWithin: 5 * time.Second})
 	ctx := context.Background()
-	if other, o := triggerOnce(t, c, ctx, acct); other == nil {
-		t.Fatal(o.Err)
-	}
+	queuedOnce(t, c, acct)
 	// Longer than IdentifyWithin, shorter than a backup: the other is listed in time to be waited out, the run's own never.
 	f.srv.SetListingLag(10 * time.Second)
 	o := c.run(ctx, acct, RunOptions{WaitOnConflict: true, WaitForCompletion: true})
@@ -370,9 +368,7 @@ func TestRunWithoutReuseWithinReusesNothing(t *testing.T) {
 	c := f.client(t)
 	ctx := context.Background()
 	f.srv.SetClockOffset(5 * time.Second)
-	if other, o := triggerOnce(t, c, ctx, acct); other == nil {
-		t.Fatal(o.Err)
-	}
+	queuedOnce(t, c, acct)
 	f.srv.SetClockOffset(0)
 	o := c.Run(ctx, acct, RunOptions{Unrecorded: true})
 	if o.Kind != Refused || !errors.Is(o.Err, client.ErrConflict) || o.Reused {
@@ -389,14 +385,11 @@ func TestRunNeverTakesTheBackupA409AnsweredFor(t *testing.T) {
 	acct := f.srv.AccountIDs()[0]
 	c := f.client(t)
 	ctx := context.Background()
-	other, o := triggerOnce(t, c, ctx, acct)
-	if other == nil {
-		t.Fatal(o.Err)
-	}
+	other := queuedOnce(t, c, acct)
 	f.srv.SetListingLag(40 * time.Second)
-	o = c.run(ctx, acct, RunOptions{WaitOnConflict: true, WaitForCompletion: true})
-	if o.Backup != nil && o.Backup.ID == other.Backup.ID {
-		t.Fatalf("the run took %s, the backup its 409 answered for, as its own (%d)", other.Backup.ID, o.Kind)
+	o := c.run(ctx, acct, RunOptions{WaitOnConflict: true, WaitForCompletion: true})
+	if o.Backup != nil && o.Backup.ID == other.ID {
+		t.Fatalf("the run took %s, the backup its 409 answered for, as its own (%d)", other.ID, o.Kind)
 	}
 }
 
@@ -406,9 +399,7 @@ func TestConflictWaitForAListedBackupEndsWithIt(t *testing.T) {
 	t.Parallel()
 	f := newRunFixture(t)
 	acct := f.srv.AccountIDs()[0]
-	if other, o := triggerOnce(t, f.client(t), context.Background(), acct); other == nil {
-		t.Fatal(o.Err)
-	}
+	queuedOnce(t, f.client(t), acct)
 	// The listed backup ends just as the service answers the run's trigger 409.
 	ends := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
 		resp, err := http.DefaultTransport.RoundTrip(r)
