@@ -58,4 +58,11 @@ M = [
   " && r.CountsUntil.Sub(now) <= resume+defaultClockAllowance", ""),
  ("a timed-out wait reported as a warning", "internal/provider/outcomes.go",
   '\t\tdiags.AddError("Backup still in progress",', '\t\tdiags.AddWarning("Backup still in progress",'),
+ ("a 409 whose backup no listing shows yet: sent again at once", "internal/workflow/run.go",
+  "\t\tif explained || mark == nil || len(mark.above(seen.page)) > 0 {", "\t\tif true {"),
+ ("a 409 after a read that listed none in progress: explained anyway", "internal/workflow/run.go",
+  "w.waitOutConflict(ctx, accountID, l.mark, inProgress(l.page) != nil, start, emit)",
+  "w.waitOutConflict(ctx, accountID, l.mark, true, start, emit)"),
+ ("the trigger after a conflict wait dated by the read before the first", "internal/workflow/run.go",
+  "\t\tl = looked{page: seen.page, mark: union(l.mark, seen.mark)}", "\t\tl = looked{page: l.page, mark: union(l.mark, seen.mark)}"),
 ]

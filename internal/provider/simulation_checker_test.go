@@ -296,8 +296,10 @@ type simResOp struct {
 	createFirst  bool
 	// replacedTainted: a replacement's create of a tainted object.
 	replacedTainted bool
-	// deletedAccount: a trigger's delete, the account of the object it deleted.
+	// deletedAccount, deleted: a trigger's delete, the account and the
+	// chain of the object it deleted.
 	deletedAccount string
+	deleted        *simChain
 }
 
 // simChangeKind is what a change is.
@@ -476,7 +478,7 @@ func (w *simWorld) newResOp(a *simAttempt, addr string, kind simOpKind, prior *s
 			op.chain = &simChain{change: op.change, ops: []*simResOp{op}}
 		}
 	case typeOf(addr) == simTriggerType && kind == simOpDelete && prior != nil:
-		op.deletedAccount = attrOf(prior.value, "account_id")
+		op.deletedAccount, op.deleted = attrOf(prior.value, "account_id"), prior.chain
 	case typeOf(addr) == simTriggerType && kind != simOpDelete:
 		c := a.conf.trigger(addr)
 		l := ws.lineage(addr)
@@ -611,7 +613,8 @@ func (w *simWorld) countsWithin(chain *simChain, b mockservice.BackupTruth) (sim
 // unpaired says whether the chain's last create (an update that resumed
 // its wait may follow it: seed 45652) may have taken b as the backup of
 // another trigger of its workspace and account with its triggers value, one
-// that counts for that one's change (its own, or one it reused), which never
+// that counts for that one's change (its own, one it reused, or one a later
+// read of its unidentified trigger takes), which never
 // went ahead, and that started after this change's previous one went ahead
 // (grantUnpairedReplacement).
 func (w *simWorld) unpaired(chain *simChain, b mockservice.BackupTruth) bool {
@@ -655,6 +658,31 @@ func (w *simWorld) unpaired(chain *simChain, b mockservice.BackupTruth) bool {
 			return true
 		}
 		if slices.ContainsFunc(ops, func(op *simResOp) bool { _, ok := w.reused(c, op, b); return ok }) {
+			return true
+		}
+	}
+	return w.unpairedDeleted(chain, last, b)
+}
+
+// unpairedDeleted says whether last may have taken b as the backup a
+// later read of an unidentified trigger finds (grantIdentifiedLater): a
+// trigger of its workspace, account and triggers value deleted before it in
+// its process, whose object's own operations all failed, even when that
+// trigger's change went ahead on its create_before_destroy replacement,
+// created first (seed 117733: Terraform names neither to the provider).
+func (w *simWorld) unpairedDeleted(chain *simChain, last *simResOp, b mockservice.BackupTruth) bool {
+	value := func(c *simChange) string { return c.key[strings.LastIndex(c.key, "@"):] }
+	last.a.mu.Lock()
+	ops := slices.Clone(last.a.ops)
+	last.a.mu.Unlock()
+	for _, d := range ops {
+		gone := d.deleted
+		if d.kind != simOpDelete || gone == nil || !d.start.Before(last.start) || d.deletedAccount != last.accounts[0] ||
+			gone.change == chain.change || gone.change.kind != simTriggerChange || value(gone.change) != value(chain.change) {
+			continue
+		}
+		if !slices.ContainsFunc(gone.ops, func(op *simResOp) bool { return op.errs == "" }) &&
+			slices.ContainsFunc(gone.ops, func(op *simResOp) bool { return w.identifiedLater(op, b) }) {
 			return true
 		}
 	}
