@@ -177,6 +177,29 @@ func TestLimiterYieldsItsShareToOtherClients(t *testing.T) {
 	}
 }
 
+// Requests of its own still in flight are in the window's count too: three
+// sent together, all counted before the first answer, are not another
+// client's, and the pacing keeps the whole allowance.
+func TestLimiterCountsItsRequestsInFlightAsItsOwn(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	l := newLimiter(clock)
+	reset := clock.Now().Add(time.Second)
+	_ = l.wait(context.Background())
+	l.done(rateHeader(21, 20, reset, false), http.StatusOK)
+	for range 3 {
+		if err := l.wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		l.done(rateHeader(21, 17, reset, false), http.StatusOK) // 4 counted: the probe and the 3 in flight
+	}
+	if l.othersSeen || l.spacing() != intervalFor(21) {
+		t.Errorf("others seen %v, spacing %s: want none, and the whole allowance (%s)", l.othersSeen, l.spacing(), intervalFor(21))
+	}
+}
+
 // Resets implausibly far away (the year 3000, milliseconds where seconds
 // are meant, an hour away) with nothing remaining, or with what remains
 // taken by other clients, never hold requests longer than the API's
