@@ -200,6 +200,28 @@ func TestLimiterCountsItsRequestsInFlightAsItsOwn(t *testing.T) {
 	}
 }
 
+// The part of a window left to a client beside others is spent by its own
+// requests: once it has sent that many, the next waits for the reset.
+func TestLimiterSpendsItsPartOfTheWindowThenWaits(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	l := newLimiter(clock)
+	reset := clock.Now().Add(time.Second)
+	_ = l.wait(context.Background())
+	l.done(rateHeader(40, 36, reset, false), http.StatusOK) // 4 counted, 1 its own: its part of the 36 left is 9
+	if l.budget != 9 {
+		t.Fatalf("budget %d, want 9", l.budget)
+	}
+	for i := range 10 {
+		if err := l.wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if early := clock.Now().Before(reset); early != (i < 9) {
+			t.Fatalf("request %d of the window started at %s, reset at %s: want the first 9 before it, the 10th after", i+1, clock.Now(), reset)
+		}
+	}
+}
+
 // Resets implausibly far away (the year 3000, milliseconds where seconds
 // are meant, an hour away) with nothing remaining, or with what remains
 // taken by other clients, never hold requests longer than the API's
