@@ -61,8 +61,8 @@ M = [
  ("a 409 whose backup no listing shows yet: sent again at once", "internal/workflow/run.go",
   "\t\tif explained || mark == nil || len(mark.above(seen.page)) > 0 {", "\t\tif true {"),
  ("a 409 after a read that listed none in progress: explained anyway", "internal/workflow/run.go",
-  "w.waitOutConflict(ctx, accountID, l.mark, inProgress(l.page) != nil, start, emit)",
-  "w.waitOutConflict(ctx, accountID, l.mark, true, start, emit)"),
+  "mark, explained, read := before.mark, inProgress(before.page) != nil, &before.page",
+  "mark, explained, read := before.mark, true, &before.page"),
  ("the trigger after a conflict wait dated by the read before the first", "internal/workflow/run.go",
   "\t\tl = looked{page: seen.page, mark: union(l.mark, seen.mark)}", "\t\tl = looked{page: l.page, mark: union(l.mark, seen.mark)}"),
 ]

@@ -287,7 +287,7 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 		if !opts.WaitOnConflict || !errors.Is(o.Err, client.ErrConflict) {
 			return o
 		}
-		running, seen, stopped := w.waitOutConflict(ctx, accountID, l.mark, inProgress(l.page) != nil, start, emit)
+		running, seen, stopped := w.waitOutConflict(ctx, accountID, l, start, emit)
 		if stopped != nil {
 			return *stopped
 		}
@@ -313,17 +313,21 @@ func (w *Runner) waitOwn(ctx context.Context, accountID string, b *client.Backup
 
 // waitOutConflict waits for the account's backup in progress to end, and
 // returns it (nil when none was listed) and the last first page it read;
-// stopped is the outcome when the wait stopped. Unless the read before
-// the trigger (mark) listed one in progress (explained), a 409 whose
-// backup is neither listed in progress nor above mark is behind a lagging
-// listing: it is waited for until listed, since the next trigger's backup
-// is the first listed above the mark, and that one would be the first.
-func (w *Runner) waitOutConflict(ctx context.Context, accountID string, mark *Mark, explained bool, start time.Time, emit emitFunc) (running *client.Backup, seen looked, stopped *Outcome) {
+// stopped is the outcome when the wait stopped, dated by the last page read
+// (a stopped destroy's stop on the service's clock: deep-run seed 125452).
+// Unless the read before the trigger (before) listed one in progress, a 409
+// whose backup is neither listed in progress nor above its mark is behind a
+// lagging listing: it is waited for until listed, since the next trigger's
+// backup is the first listed above the mark, and that one would be the first.
+func (w *Runner) waitOutConflict(ctx context.Context, accountID string, before looked, start time.Time, emit emitFunc) (running *client.Backup, seen looked, stopped *Outcome) {
+	mark, explained, read := before.mark, inProgress(before.page) != nil, &before.page
 	var err error
 	for {
 		if seen, err = w.look(ctx, accountID); err != nil {
 			break // the listing failed: stopped
 		}
+		page := seen.page // a failed look below clears seen
+		read = &page
 		if running = inProgress(seen.page); running != nil {
 			emit(EventConflict, *running, "")
 			told := w.stillWaiting(emit, EventConflict)
@@ -331,6 +335,7 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, mark *Ma
 			_, last, err = w.poll(ctx, accountID, running, nil, func(now client.Backup, _ string) { told(now) })
 			if m := markOf(last, ""); m != nil {
 				seen = looked{page: *last, mark: union(seen.mark, m)}
+				read = last
 			}
 			break
 		}
@@ -342,7 +347,7 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, mark *Ma
 		}
 	}
 	if err != nil {
-		return nil, looked{}, &Outcome{Kind: Refused, Waited: w.clock.Now().Sub(start), Err: &ConflictWaitError{Running: running, Err: err}}
+		return nil, looked{}, &Outcome{Kind: Refused, Waited: w.clock.Now().Sub(start), Err: &ConflictWaitError{Running: running, Err: err}, At: answeredAt(read)}
 	}
 	return running, seen, nil
 }

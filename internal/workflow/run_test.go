@@ -416,6 +416,27 @@ func TestConflictWaitForAListedBackupEndsWithIt(t *testing.T) {
 	}
 }
 
+// A conflict wait that stops says when the service last answered it: a
+// stopped destroy's record then stands for resume_within from this stop on
+// the service's clock too, not from an earlier stop's (deep-run seed
+// 125452: the next destroy, on that earlier bound, queued a second backup).
+func TestConflictWaitThatStopsSaysWhenTheServiceLastAnswered(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	acct := f.srv.AccountIDs()[0]
+	queuedOnce(t, f.client(t), acct)
+	c := newRunner(t, client.Options{BaseURL: f.url, APIKey: f.srv.DemoKey(), Clock: stuckClock{}}, Settings{})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	o := c.run(ctx, acct, RunOptions{WaitOnConflict: true})
+	if wait := new(ConflictWaitError); o.Kind != Refused || !errors.As(o.Err, &wait) {
+		t.Fatalf("run = %d %v; want the conflict wait stopped", o.Kind, o.Err)
+	}
+	if want := f.mockClock.Now().Truncate(time.Second); !o.At.Service.Truncate(time.Second).Equal(want) {
+		t.Errorf("the stopped wait's last answer read %s on the service's clock, want %s", o.At.Service, want)
+	}
+}
+
 // roundTrip is an http.RoundTripper of a function.
 type roundTrip func(*http.Request) (*http.Response, error)
 
