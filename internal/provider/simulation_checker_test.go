@@ -195,6 +195,14 @@ type simServiceLog struct {
 	// listed is when each call (its label) last read an account's backups
 	// listing: what it reports of a backup it does not wait for is as of then.
 	listed map[simListing]time.Time
+	// posts is what each call's triggers of an account were answered, in order.
+	posts map[simListing][]simPost
+}
+
+// simPost is one trigger's answer (0: none reached the call) and when.
+type simPost struct {
+	at   time.Time
+	code int
 }
 
 // simListing is one call's reads of one account's backups listing.
@@ -807,6 +815,8 @@ func (w *simWorld) judge(chain *simChain, b mockservice.BackupTruth, waits bool,
 	switch {
 	case !ok:
 		return w.notCounted(chain, b)
+	case w.answeredConflictFor(chain.last(), b):
+		return "conflict-counted", "the service answered a trigger of the operation that reported it 409 while it ran, queued by another"
 	case waits && contradictory(b, at):
 		return "contradictory", "its record contradicts itself"
 	case waits && !good(b, at):
@@ -832,14 +842,47 @@ func (w *simWorld) lastRead(op *simResOp, accountID string) time.Time {
 
 // noteRead logs a call's read of an account's backups listing (lastRead).
 func (w *simWorld) noteRead(label string, req *http.Request, code int) {
-	rest, listing := strings.CutPrefix(req.URL.Path, "/api/v1/accounts/")
+	rest, _ := strings.CutPrefix(req.URL.Path, "/api/v1/accounts/")
+	if id, post := strings.CutSuffix(rest, "/backup"); post && req.Method == http.MethodPost {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.svc.posts[simListing{label, id}] = append(w.svc.posts[simListing{label, id}], simPost{time.Now(), code})
+		return
+	}
 	id, backups := strings.CutSuffix(rest, "/backups")
-	if !listing || !backups || req.Method != http.MethodGet || code != http.StatusOK {
+	if !backups || req.Method != http.MethodGet || code != http.StatusOK {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.svc.listed[simListing{label, id}] = time.Now()
+}
+
+// answeredConflictFor says whether a trigger of op was answered 409 while
+// b, which another queued, was running, with no earlier trigger of op whose
+// outcome was unknown (its backup could be b): the service said b was not
+// op's, and a backup a 409 answered for never counts for that operation,
+// but as a reuse it joins (reuse_within: judged by its grants). Under a
+// lagging listing, a wait for a 409's backup no read lists may end on an
+// older backup the lag hid too, and then b counts (stated limit 2; seed 601).
+func (w *simWorld) answeredConflictFor(op *simResOp, b mockservice.BackupTruth) bool {
+	if b.QueuedBy == op.label || op.reuse > 0 || w.longestLag(op.start, op.end) > 0 {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.svc.posts[simListing{op.label, b.AccountID}] {
+		switch p.code {
+		case http.StatusConflict:
+			if !b.CreatedAt.After(p.at) && b.CompletedAt.After(p.at) {
+				return true
+			}
+		case http.StatusAccepted:
+		default:
+			return false // unknown outcome: a later 409 may be for its own backup
+		}
+	}
+	return false
 }
 
 // notCounted sorts a backup that stands for no grant of the chain's change.
@@ -1810,6 +1853,41 @@ func TestSimOwnListedInOrder(t *testing.T) {
 	} {
 		if got := ownListedInOrder("op", tc.truth); got != tc.want {
 			t.Errorf("%s: listed in order %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A backup a 409 answered an operation's trigger for, while it ran, never
+// counts for that operation: but the operation's own, a reuse's, one after
+// a trigger whose outcome was unknown, or one under a lagging listing.
+func TestSimAnsweredConflictFor(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	running := mockservice.BackupTruth{ID: "b", AccountID: "acc", CreatedAt: t0.Add(-time.Second), CompletedAt: t0.Add(time.Minute), QueuedBy: "other"}
+	conflict := []simPost{{t0, http.StatusConflict}}
+	for _, tc := range []struct {
+		name  string
+		b     mockservice.BackupTruth
+		posts []simPost
+		reuse time.Duration
+		lag   time.Duration
+		want  bool
+	}{
+		{"another's, running at the 409", running, conflict, 0, 0, true},
+		{"after a 202", running, []simPost{{t0, http.StatusAccepted}, {t0.Add(time.Second), http.StatusConflict}}, 0, 0, true},
+		{"its own", mockservice.BackupTruth{ID: "b", AccountID: "acc", CreatedAt: t0.Add(-time.Second), CompletedAt: t0.Add(time.Minute), QueuedBy: "op"}, conflict, 0, 0, false},
+		{"ended before the 409", mockservice.BackupTruth{ID: "b", AccountID: "acc", CreatedAt: t0.Add(-time.Minute), CompletedAt: t0, QueuedBy: "other"}, conflict, 0, 0, false},
+		{"started after the 409", mockservice.BackupTruth{ID: "b", AccountID: "acc", CreatedAt: t0.Add(time.Second), CompletedAt: t0.Add(time.Minute), QueuedBy: "other"}, conflict, 0, 0, false},
+		{"after an unknown outcome", running, []simPost{{t0.Add(-time.Second), 0}, {t0, http.StatusConflict}}, 0, 0, false},
+		{"a reuse", running, conflict, time.Hour, 0, false},
+		{"a lagging listing", running, conflict, 0, time.Second, false},
+	} {
+		op := &simResOp{label: "op", start: t0.Add(-time.Second), end: t0.Add(time.Minute), reuse: tc.reuse}
+		w := &simWorld{start: t0}
+		w.svc.lags = []simAt{{t0.Add(-time.Hour), tc.lag}}
+		w.svc.posts = map[simListing][]simPost{{"op", "acc"}: tc.posts}
+		if got := w.answeredConflictFor(op, tc.b); got != tc.want {
+			t.Errorf("%s: answered for %t, want %t", tc.name, got, tc.want)
 		}
 	}
 }

@@ -249,6 +249,7 @@ func newBareSimWorld(t *testing.T, seed uint64) *simWorld {
 	w.key = w.srv.DemoKey()
 	w.accounts = w.srv.AccountIDs()
 	w.svc.quirk, w.svc.failing, w.svc.listed = map[string]mockservice.RecordQuirk{}, map[string]bool{}, map[simListing]time.Time{}
+	w.svc.posts = map[simListing][]simPost{}
 	w.maxLength = mockservice.DefaultPendingFor + mockservice.DefaultRunningFor
 	w.schema = simSchema(t)
 	return w
@@ -1631,6 +1632,7 @@ func (tr *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return rec.Result(), nil
 	case <-req.Context().Done():
+		tr.proc.a.w.noteRead(label, req, 0) // a trigger's outcome unknown
 		if simTrace {
 			fmt.Printf("%s %s %s %s -> gave up (%v)\n", time.Now().UTC().Format("15:04:05.000"), label, req.Method, req.URL.Path, context.Cause(req.Context()))
 		}
