@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -272,5 +273,26 @@ func TestFollowOfAnUnidentifiedRecordFailsClosedWhenNothingIsRead(t *testing.T) 
 		case ahead && o.Kind != NotIdentified:
 			t.Errorf("gone ahead: %d %v; want it not identified still", o.Kind, o.Err)
 		}
+	}
+}
+
+// A record's backup that no longer counts is never the run that replaces it:
+// not even when the listing read before that run's trigger drops it, and a
+// later one lists it above that read (deep-run seed 126609: the failed
+// backup was taken for the new trigger's, whose own then went unseen).
+func TestRenewNeverTakesTheRecordsOwnBackup(t *testing.T) {
+	t.Parallel()
+	fs, c := newFaultyService(t)
+	floor := fs.addOld(client.StatusSuccess, 10*time.Minute)
+	failed := fs.addOld(client.StatusFailed, time.Minute)
+	fs.onListing = func(n int) {
+		if n == 2 { // the read before the new trigger
+			fs.hiddenFor[failed.ID] = 1
+		}
+	}
+	rec := Record{Phase: phaseFailed, BackupID: failed.ID, Status: failed.Status, TriggeredAt: failed.CreatedAt, Prior: &Mark{IDs: []string{floor.ID}}}
+	o := c.Follow(context.Background(), fs.account, rec, FollowOptions{RunOptions: RunOptions{Since: rec.Prior}, Counts: StillCounts, Renew: true})
+	if o.Backup == nil || o.Backup.ID == failed.ID || !slices.Contains(fs.queuedIDs(), o.Backup.ID) {
+		t.Fatalf("renewed = %d %+v %v; want the backup its trigger queued (%v), never %s", o.Kind, o.Backup, o.Err, fs.queuedIDs(), failed.ID)
 	}
 }

@@ -197,6 +197,10 @@ type RunOptions struct {
 	Unrecorded bool
 	// Progress, when set, is told of each step, from the caller's goroutine.
 	Progress func(Event)
+	// predates is a backup read before this run (a record's own, found not to
+	// count): never the run's, even when a listing that drops it hid it from
+	// the read before the trigger (deep-run seed 126609).
+	predates string
 }
 
 type emitFunc func(kind EventKind, b client.Backup, prev string)
@@ -273,6 +277,7 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 		// read before it: never this run's (a new user's run: release 1's backup taken for release 3).
 		l.mark = union(l.mark, opts.Since)
 	}
+	l.mark = l.mark.with(opts.predates)
 	for {
 		tr, o := w.trigger(ctx, accountID, l)
 		if tr != nil {
