@@ -247,8 +247,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		// It stood for a destroy that stopped before resume_within: the data may have changed since.
 		tflog.Info(ctx, "the backup an earlier destroy began no longer counts for this one; taking a new backup",
 			map[string]any{"record": earlier.String()})
-		earlier = workflow.Record{}
-		fallthrough
+		o, earlier = r.data.runner.RunInPlaceOf(ctx, accountID, earlier, opts), workflow.Record{}
 	default:
 		o = r.data.runner.Run(ctx, accountID, opts)
 	}

@@ -106,7 +106,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 	if opts.StandsAt != nil && !opts.standsAt(page) {
 		// The record no longer stands (or its page's time is unknown): its backup is not followed.
 		if opts.Renew {
-			return w.renew(ctx, accountID, opts.RunOptions, *b)
+			return w.renew(ctx, accountID, opts.RunOptions, b.ID)
 		}
 		return notWaited(b, page)
 	}
@@ -114,7 +114,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 	// trigger's own: it is followed whatever it became.
 	if opts.Counts != nil && r.BackupID != "" && !opts.Counts(*b) {
 		if opts.Renew {
-			return w.renew(ctx, accountID, opts.RunOptions, *b) // a new backup, or with reuse_within a recent one above Since
+			return w.renew(ctx, accountID, opts.RunOptions, b.ID) // a new backup, or with reuse_within a recent one above Since
 		}
 		if opts.WaitForCompletion {
 			return failed(*b, &notCountedError{Backup: *b, Why: "it no longer stands for this change"})
@@ -129,9 +129,14 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 	return w.waitOwn(ctx, accountID, b, page, opts.WaitForCompletion, start, emit)
 }
 
-// renew runs again in place of the record's backup b, which is never the run's own.
-func (w *Runner) renew(ctx context.Context, accountID string, opts RunOptions, b client.Backup) Outcome {
-	opts.predates = b.ID
+// RunInPlaceOf runs in place of r's backup, which no longer stands: never the run's own.
+func (w *Runner) RunInPlaceOf(ctx context.Context, accountID string, r Record, opts RunOptions) Outcome {
+	return w.renew(ctx, accountID, opts, r.BackupID)
+}
+
+// renew runs again in place of the record's backup (backupID), which is never the run's own.
+func (w *Runner) renew(ctx context.Context, accountID string, opts RunOptions, backupID string) Outcome {
+	opts.replaced = backupID
 	return w.Run(ctx, accountID, opts)
 }
 

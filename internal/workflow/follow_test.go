@@ -296,3 +296,22 @@ func TestRenewNeverTakesTheRecordsOwnBackup(t *testing.T) {
 		t.Fatalf("renewed = %d %+v %v; want the backup its trigger queued (%v), never %s", o.Kind, o.Backup, o.Err, fs.queuedIDs(), failed.ID)
 	}
 }
+
+// A stopped destroy's record that no longer stands: the run in its place
+// never takes its backup, good as it is, when the read before the trigger
+// drops it.
+func TestRunInPlaceOfNeverTakesTheRecordsBackup(t *testing.T) {
+	t.Parallel()
+	fs, c := newFaultyService(t)
+	stale := fs.addOld(client.StatusSuccess, time.Hour)
+	fs.onListing = func(n int) {
+		if n == 1 { // the read before the trigger
+			fs.hiddenFor[stale.ID] = 1
+		}
+	}
+	rec := Record{Phase: phaseIdentified, BackupID: stale.ID, Status: stale.Status, TriggeredAt: stale.CreatedAt}
+	o := c.RunInPlaceOf(context.Background(), fs.account, rec, RunOptions{})
+	if o.Backup == nil || o.Backup.ID == stale.ID || !slices.Contains(fs.queuedIDs(), o.Backup.ID) {
+		t.Fatalf("run = %d %+v %v; want the backup its trigger queued (%v), never %s", o.Kind, o.Backup, o.Err, fs.queuedIDs(), stale.ID)
+	}
+}

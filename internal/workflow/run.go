@@ -197,10 +197,11 @@ type RunOptions struct {
 	Unrecorded bool
 	// Progress, when set, is told of each step, from the caller's goroutine.
 	Progress func(Event)
-	// predates is a backup read before this run (a record's own, found not to
-	// count): never the run's, even when a listing that drops it hid it from
-	// the read before the trigger (deep-run seed 126609).
-	predates string
+	// replaced is the backup of the record this run replaces (one that no
+	// longer counts, or no longer stands): never the run's own, even when a
+	// listing that drops it hid it from the read before the trigger (deep-run
+	// seed 126609).
+	replaced string
 }
 
 type emitFunc func(kind EventKind, b client.Backup, prev string)
@@ -277,7 +278,7 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 		// read before it: never this run's (a new user's run: release 1's backup taken for release 3).
 		l.mark = union(l.mark, opts.Since)
 	}
-	l.mark = l.mark.with(opts.predates)
+	l.mark = l.mark.with(opts.replaced)
 	for {
 		tr, o := w.trigger(ctx, accountID, l)
 		if tr != nil {
