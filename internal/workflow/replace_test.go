@@ -170,6 +170,44 @@ func TestCreateTriggerDeferredKeepsTheOthersFloor(t *testing.T) {
 	}
 }
 
+// A create deferred because another replaced trigger's floor is unknown
+// keeps the record with no floor: replaced alone by the next apply, it takes
+// a new backup, never the one it deferred, which may predate the other's
+// change (seed 136118: a trigger's record, taken by its triggers value, was
+// adopted for another trigger whose previous change went ahead after it).
+func TestCreateTriggerDeferredForAnUnknownFloorNeverAdoptsLater(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	acct := f.srv.AccountIDs()[0]
+	c := f.client(t)
+	ctx := context.Background()
+	opts := RunOptions{WaitOnConflict: true}
+	// The first trigger's backup B, followed, not yet gone ahead.
+	before := look(t, c, acct).mark
+	b := c.run(ctx, acct, opts)
+	if b.Backup == nil {
+		t.Fatal(b.Err)
+	}
+	reps := NewReplacements()
+	reps.Remember(acct, "v3", Record{Phase: phaseIdentified, BackupID: b.Backup.ID, Status: b.Backup.Status, TriggeredAt: b.Backup.CreatedAt, Prior: before})
+	// The second's change went ahead after B, its own backup never identified: its floor is unknown.
+	reps.Remember(acct, "v2", Record{Phase: phaseUnidentified, Ahead: true, TriggeredAt: f.clock.Now(), Prior: look(t, c, acct).mark})
+	o, kept := c.CreateTrigger(ctx, reps, acct, "v3", opts)
+	if o.Kind != Refused || !errors.Is(o.Err, errAdoptionDeferred) {
+		t.Fatalf("CreateTrigger: %d, %v; want it deferred", o.Kind, o.Err)
+	}
+	if kept.BackupID != b.Backup.ID || kept.Prior != nil {
+		t.Fatalf("kept %v: want %s with no floor", kept, b.Backup.ID)
+	}
+	f.mockClock.Advance(time.Hour) // B has ended
+	again := NewReplacements()
+	again.Remember(acct, "v3", kept)
+	o, _ = c.CreateTrigger(ctx, again, acct, "v3", opts)
+	if o.Backup == nil || o.Backup.ID == b.Backup.ID {
+		t.Fatalf("the next apply: %d %+v %v; want a new backup, never %s", o.Kind, o.Backup, o.Err, b.Backup.ID)
+	}
+}
+
 // A change whose reuse_within joined another's running backup, which then
 // failed, is retaken by a replacement that may reuse any good backup above
 // the previous change's floor, as the first attempt could: not only one
