@@ -237,6 +237,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	resume := cmp.Or(durationOf(m.Resume), defaultResume) // unset in a state a test wrote by hand
 	// Follow the backup an earlier destroy began while it stands (workflow.StillCounts), or take a new one.
 	earlier := destroyRecord(ctx, req.Private)
+	kept := earlier // what a stop leaves for the next destroy
 	var o workflow.Outcome
 	switch {
 	case earlier.StandsForDestroy(r.data.clock.Now(), resume):
@@ -247,6 +248,10 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		// It stood for a destroy that stopped before resume_within: the data may have changed since.
 		tflog.Info(ctx, "the backup an earlier destroy began no longer counts for this one; taking a new backup",
 			map[string]any{"record": earlier.String()})
+		if !earlier.StandsTooLong(r.data.clock.Now(), resume) {
+			// Expired, not read on a clock that moved: a stop here must not make it stand again (seed 149421).
+			kept = workflow.Record{}
+		}
 		o, earlier = r.data.runner.RunInPlaceOf(ctx, accountID, earlier, opts), workflow.Record{}
 	default:
 		o = r.data.runner.Run(ctx, accountID, opts)
@@ -266,7 +271,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 
 	// The destroy fails: record what the next one follows, for
 	// resume_within from now (workflow.Record.AfterStoppedDestroy).
-	next := earlier.AfterStoppedDestroy(o, r.data.clock.Now(), resume)
+	next := kept.AfterStoppedDestroy(o, r.data.clock.Now(), resume)
 	saveRecord(ctx, resp.Private, next, &resp.Diagnostics)
 	// The kept state shows the record: Terraform stores the state a failed destroy returns.
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pendingObject(next))...)

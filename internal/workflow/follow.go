@@ -111,8 +111,10 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 		return notWaited(b, page)
 	}
 	// A backup found above the mark read before its trigger is that
-	// trigger's own: it is followed whatever it became.
-	if opts.Counts != nil && r.BackupID != "" && !opts.Counts(*b) {
+	// trigger's own: it is followed whatever it became, unless the caller
+	// counts it (Counts) and it no longer does, as the record's own would not
+	// (seed 148830: a stopped destroy's lost trigger, processed late, failed).
+	if opts.Counts != nil && !opts.Counts(*b) {
 		if opts.Renew {
 			return w.renew(ctx, accountID, opts.RunOptions, b.ID) // a new backup, or with reuse_within a recent one above Since
 		}

@@ -110,7 +110,7 @@ func TestFollow(t *testing.T) {
 				}
 				return Record{TriggeredAt: began, Confirmed: true, Prior: l.mark}
 			},
-			opts:       FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}, Counts: never, Renew: true},
+			opts:       FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}},
 			wantStatus: client.StatusSuccess,
 		},
 		{
@@ -313,5 +313,21 @@ func TestRunInPlaceOfNeverTakesTheRecordsBackup(t *testing.T) {
 	o := c.RunInPlaceOf(context.Background(), fs.account, rec, RunOptions{})
 	if o.Backup == nil || o.Backup.ID == stale.ID || !slices.Contains(fs.queuedIDs(), o.Backup.ID) {
 		t.Fatalf("run = %d %+v %v; want the backup its trigger queued (%v), never %s", o.Kind, o.Backup, o.Err, fs.queuedIDs(), stale.ID)
+	}
+}
+
+// A backup found above an unidentified record's read that no longer counts
+// (failed) gives way to a new one, as the record's own would, for a caller
+// that counts (deep-run seed 148830: a stopped destroy's trigger, processed
+// after its answer was lost, failed; the next destroy reported that failure).
+func TestFollowOfAnUnidentifiedRecordRenewsAFailedBackup(t *testing.T) {
+	t.Parallel()
+	fs, c := newFaultyService(t)
+	floor := fs.addOld(client.StatusSuccess, 10*time.Minute)
+	failed := fs.addOld(client.StatusFailed, time.Minute)
+	rec := Record{Phase: phaseUnidentified, TriggeredAt: failed.CreatedAt.Add(-time.Second), Prior: &Mark{IDs: []string{floor.ID}}}
+	o := c.Follow(context.Background(), fs.account, rec, FollowOptions{Counts: StillCounts, Renew: true})
+	if o.Backup == nil || o.Backup.ID == failed.ID || !slices.Contains(fs.queuedIDs(), o.Backup.ID) {
+		t.Fatalf("followed = %d %+v %v; want a new backup queued (%v), not %s reported", o.Kind, o.Backup, o.Err, fs.queuedIDs(), failed.ID)
 	}
 }

@@ -330,6 +330,14 @@ func (r Record) StandsForDestroy(now time.Time, resume time.Duration) bool {
 	return r.Phase != phaseNone && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil) && r.CountsUntil.Sub(now) <= resume+defaultClockAllowance
 }
 
+// StandsTooLong: a stopped destroy's record does not stand only because its
+// CountsUntil lies further from now than resume allows, give or take the
+// clock allowance (a clock moved between the two destroys): it is kept for
+// the next destroy, never made to stand longer (see AfterStoppedDestroy).
+func (r Record) StandsTooLong(now time.Time, resume time.Duration) bool {
+	return r.Phase != phaseNone && r.CountsUntil.Sub(now) > resume+defaultClockAllowance
+}
+
 // StandsOnService: a stopped destroy's record stands, as of an answer at
 // at, for resume_within from its stop on the service's clock as well as on
 // this machine's (StandsForDestroy), so that a runner's clock that ran ahead

@@ -437,3 +437,31 @@ func TestRecordAbove(t *testing.T) {
 		t.Errorf("no backup, gone ahead: %+v, want it still gone ahead", got)
 	}
 }
+
+// A stopped destroy's record stands too long for this clock only when its
+// counts_until lies beyond resume_within and the clock allowance from now:
+// kept then for the next destroy (deep-run seed 149421), and never when it
+// has expired or there is none.
+func TestStandsTooLong(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	resume := time.Minute
+	rec := func(until time.Duration) Record {
+		return Record{Phase: phaseIdentified, BackupID: "bkp", CountsUntil: now.Add(until)}
+	}
+	for _, tc := range []struct {
+		name string
+		r    Record
+		want bool
+	}{
+		{"beyond resume_within and the allowance", rec(resume + defaultClockAllowance + time.Second), true},
+		{"at resume_within and the allowance", rec(resume + defaultClockAllowance), false},
+		{"within resume_within", rec(resume), false},
+		{"expired", rec(-time.Second), false},
+		{"none", Record{CountsUntil: now.Add(time.Hour)}, false},
+	} {
+		if got := tc.r.StandsTooLong(now, resume); got != tc.want {
+			t.Errorf("%s: stands too long %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
