@@ -722,6 +722,10 @@ func (w *simWorld) reused(c *simChange, op *simResOp, b mockservice.BackupTruth)
 		return grantLaggingListing, true
 	case read && (within || stampedAhead):
 		return grantAfterFloorRead, true
+	case floor && (within || stampedAhead) && w.queuedUnsaved(op, b):
+		// The previous change went ahead in an apply killed before its state was saved: its own
+		// backup, unrecorded, is recent to the next change (stated limit 1; seed 158850).
+		return grantKilledRunner, true
 	case floor:
 		return "", false
 	case c.kind == simActionChange && (within || stampedAhead) && !c.lastInvocation.IsZero() && !b.CreatedAt.After(c.lastInvocation):
@@ -732,6 +736,15 @@ func (w *simWorld) reused(c *simChange, op *simResOp, b mockservice.BackupTruth)
 		return grantStampedAhead, true
 	}
 	return "", false
+}
+
+// queuedUnsaved says whether b was queued by an operation of op's resource
+// whose runner was killed before its result was saved with the state.
+func (w *simWorld) queuedUnsaved(op *simResOp, b mockservice.BackupTruth) bool {
+	w.mu.Lock()
+	q := w.ops[b.QueuedBy]
+	w.mu.Unlock()
+	return q != nil && q.a != nil && op.a != nil && q.a.cmd.ws == op.a.cmd.ws && q.addr == op.addr && q.a.killed.Load() && !q.saved
 }
 
 // mayBeServed says whether op, a trigger's create that knows no floor of
