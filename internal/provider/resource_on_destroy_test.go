@@ -165,14 +165,26 @@ func TestAccOnDestroyTimedOutThenResumed(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name        string
-		then        func(e *testEnv, c *cli)
+		then        func(t *testing.T, e *testEnv, c *cli)
 		wantBackups int
 	}{
 		// The backup ends 6 minutes in, after the first destroy timed
 		// out at 5; the record counts until 15.
-		{"within resume_within", func(e *testEnv, _ *cli) { e.clock.Advance(2 * time.Minute) }, 1},
-		{"past resume_within", func(e *testEnv, _ *cli) { e.clock.Advance(11 * time.Minute) }, 2},
-		{"after a -target apply of the guarded resource", func(e *testEnv, c *cli) {
+		{"within resume_within", func(_ *testing.T, e *testEnv, _ *cli) { e.clock.Advance(2 * time.Minute) }, 1},
+		{"past resume_within", func(_ *testing.T, e *testEnv, _ *cli) { e.clock.Advance(11 * time.Minute) }, 2},
+		// Past it, a destroy that queues nothing (another's backup outlasts its
+		// wait) leaves no record: an expired one never stands again (seed 149421).
+		{"past resume_within, then a destroy stopped by a conflict", func(t *testing.T, e *testEnv, c *cli) {
+			e.clock.Advance(11 * time.Minute)
+			e.outsideBackup(t, e.srv.AccountIDs()[0])
+			if _, err := c.exec(nil, "destroy", "-auto-approve", "-no-color"); err == nil {
+				t.Fatal("the destroy went ahead while another's backup outlasted its wait")
+			}
+			if st := c.state(guardAddr); st == nil || st["pending_destroy_backup"] != nil {
+				t.Errorf("the stopped destroy kept the expired record: %v", st)
+			}
+		}, 3},
+		{"after a -target apply of the guarded resource", func(t *testing.T, e *testEnv, c *cli) {
 			id := e.srv.AccountIDs()[0]
 			c.write(strings.Replace(e.config(guardedDatabase(id, "  timeouts {\n    delete = \"5m\"\n  }\n")), `"crm"`, `"crm-v2"`, 1))
 			c.run("apply", "-auto-approve", "-no-color", "-target=terraform_data.db")
@@ -181,7 +193,7 @@ func TestAccOnDestroyTimedOutThenResumed(t *testing.T) {
 			}
 			e.clock.Advance(2 * time.Minute)
 		}, 1},
-		{"after an apply", func(e *testEnv, c *cli) {
+		{"after an apply", func(t *testing.T, e *testEnv, c *cli) {
 			plan := c.run("plan", "-no-color")
 			if !strings.Contains(plan, "pending_destroy_backup") || !strings.Contains(plan, "1 to change") {
 				t.Errorf("the plan does not show the pending backup being cleared:\n%s", plan)
@@ -212,7 +224,7 @@ func TestAccOnDestroyTimedOutThenResumed(t *testing.T) {
 			if until := fmt.Sprint(pending["counts_until"]); !strings.Contains(flat, "a destroy before "+until) {
 				t.Errorf("the timed-out destroy does not say it is followed until %s:\n%s", until, out)
 			}
-			tc.then(e, c)
+			tc.then(t, e, c)
 			// A new backup outlasts timeouts.delete too: the destroy after
 			// it follows that one.
 			for range 2 {
