@@ -1524,8 +1524,37 @@ func (w *simWorld) identifiedLaterBefore(op *simResOp, b mockservice.BackupTruth
 		}
 	}
 	w.mu.Unlock()
-	return slices.ContainsFunc(earlier, func(o *simResOp) bool { return w.identifiedLater(o, b) })
+	return slices.ContainsFunc(earlier, func(o *simResOp) bool { return w.identifiedLater(o, b) || w.identifiedAfter(o, op, b) })
 }
+
+// identifiedAfter says whether a refresh between o, whose trigger was not
+// identified, and op first read the resource once b was queued: finding
+// o's backup after its change went ahead, it keeps that page, b in it, as
+// the floor (Record.identified: b may have started before that change went
+// ahead; seed 170532).
+func (w *simWorld) identifiedAfter(o, op *simResOp, b mockservice.BackupTruth) bool {
+	if !strings.Contains(o.errs+o.warnings, "not identified") {
+		return false
+	}
+	w.mu.Lock()
+	reads := w.reads[readKey(op.a.cmd.ws, op.addr)]
+	w.mu.Unlock()
+	for _, r := range reads {
+		if r.After(o.end) && r.Before(op.start) {
+			return !r.Before(b.CreatedAt) // the first read since o: was b listed by then?
+		}
+	}
+	return false
+}
+
+// noteRefresh logs a refresh of the workspace's object at addr.
+func (w *simWorld) noteRefresh(ws *simWorkspace, addr string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.reads[readKey(ws, addr)] = append(w.reads[readKey(ws, addr)], time.Now())
+}
+
+func readKey(ws *simWorkspace, addr string) string { return fmt.Sprintf("w%d/%s", ws.id, addr) }
 
 // checkFollowedNotFailed: a trigger's create, or a guard's destroy, that
 // follows an earlier operation's backup takes a new one when that backup
@@ -1890,6 +1919,39 @@ func TestSimOwnListedInOrder(t *testing.T) {
 	} {
 		if got := ownListedInOrder("op", tc.truth); got != tc.want {
 			t.Errorf("%s: listed in order %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A trigger's change that went ahead unidentified keeps, as its floor, what
+// the first refresh after it listed: a backup queued before that refresh
+// may be in it, one queued after it may not.
+func TestSimIdentifiedAfter(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	ws := &simWorkspace{id: 1}
+	for _, tc := range []struct {
+		name     string
+		warnings string
+		reads    []time.Duration // after t0
+		queued   time.Duration   // b, after t0
+		want     bool
+	}{
+		{"queued before the first refresh since", "Backup queued but not identified yet", []time.Duration{10 * time.Minute}, 5 * time.Minute, true},
+		{"queued as the first refresh since began", "Backup queued but not identified yet", []time.Duration{10 * time.Minute}, 10 * time.Minute, true},
+		{"queued after the first refresh since", "Backup queued but not identified yet", []time.Duration{4 * time.Minute, 10 * time.Minute}, 5 * time.Minute, false},
+		{"no refresh since", "Backup queued but not identified yet", nil, 5 * time.Minute, false},
+		{"a refresh after the operation only", "Backup queued but not identified yet", []time.Duration{40 * time.Minute}, 5 * time.Minute, false},
+		{"identified by its operation", "", []time.Duration{10 * time.Minute}, 5 * time.Minute, false},
+	} {
+		w := &simWorld{reads: map[string][]time.Time{}}
+		for _, r := range tc.reads {
+			w.reads[readKey(ws, "backup_trigger.t1")] = append(w.reads[readKey(ws, "backup_trigger.t1")], t0.Add(r))
+		}
+		o := &simResOp{warnings: tc.warnings, start: t0.Add(-time.Second), end: t0}
+		op := &simResOp{addr: "backup_trigger.t1", start: t0.Add(30 * time.Minute), a: &simAttempt{cmd: &simCommand{ws: ws}}}
+		if got := w.identifiedAfter(o, op, mockservice.BackupTruth{CreatedAt: t0.Add(tc.queued)}); got != tc.want {
+			t.Errorf("%s: granted %t, want %t", tc.name, got, tc.want)
 		}
 	}
 }

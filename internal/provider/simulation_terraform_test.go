@@ -268,6 +268,7 @@ func (a *simAttempt) refresh(p *simProcess, st *simState) bool {
 		r := reads[i]
 		typeName := typeOf(r.addr)
 		s := a.w.schema.ResourceSchemas[typeName]
+		a.w.noteRefresh(a.cmd.ws, r.addr)
 		resp, err := p.srv.ReadResource(p.call(a.label(r.addr, "read")), &tfprotov6.ReadResourceRequest{
 			TypeName: typeName, CurrentState: a.w.dynamic(s, r.obj.value), Private: r.obj.private,
 		})

@@ -203,7 +203,9 @@ type simWorld struct {
 	violations []simViolation
 	ops        map[string]*simResOp // by label
 	opCount    int
-	changes    []*simChange
+	// reads: when each refresh of an object began, by workspace and address.
+	reads   map[string][]time.Time
+	changes []*simChange
 }
 
 func newSimWorld(t *testing.T, seed uint64) *simWorld {
@@ -244,7 +246,8 @@ func newSimWorld(t *testing.T, seed uint64) *simWorld {
 // pipeline and a healthy service whose backups last 3 s.
 func newBareSimWorld(t *testing.T, seed uint64) *simWorld {
 	w := &simWorld{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x51a1a7e)), alt: rand.New(rand.NewPCG(seed, 0xa17)),
-		resume: rand.New(rand.NewPCG(seed, 0x4e5)), hidden: rand.New(rand.NewPCG(seed, 0x41d)), start: time.Now(), ops: map[string]*simResOp{}}
+		resume: rand.New(rand.NewPCG(seed, 0x4e5)), hidden: rand.New(rand.NewPCG(seed, 0x41d)), start: time.Now(), ops: map[string]*simResOp{},
+		reads: map[string][]time.Time{}}
 	w.srv = mockservice.New(mockservice.Options{Seed: seed, Accounts: 2, RateLimit: 10000})
 	w.key = w.srv.DemoKey()
 	w.accounts = w.srv.AccountIDs()
