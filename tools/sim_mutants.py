@@ -46,7 +46,7 @@ M = [
  ("adoption: one replaced trigger taken by two creates", "internal/workflow/replace.go",
   "\tlist[found].taken = true\n", ""),
  ("adoption: a floor unknown, a new backup sent anyway", "internal/workflow/replace.go",
-  "return Outcome{Kind: Refused, AccountID: accountID, Err: errAdoptionDeferred}, old.Record",
+  "return Outcome{Kind: Refused, AccountID: accountID, Err: errAdoptionDeferred}, kept",
   "return w.Run(ctx, accountID, opts), Record{Prior: opts.Since}"),
  ("adoption: below another replaced trigger's floor", "internal/workflow/follow.go",
   "\tif opts.Above != nil && !opts.above(*b, page) {", "\tif false && opts.Above != nil && !opts.above(*b, page) {"),

@@ -176,6 +176,31 @@ func TestSimScenarioStoppedDestroyResumes(t *testing.T) {
 	})
 }
 
+// A guard's destroy stopped with the runner's clock 20 minutes ahead,
+// behind a front whose Date is as far ahead, writes a record that stands 21
+// minutes by either clock; the next, with both right, past resume_within,
+// reads it as standing on the service's: only the bound on this machine's
+// clock keeps it to resume_within (Record.StandsForDestroy), and it takes a
+// new backup.
+func TestSimScenarioStoppedDestroyOnClocksAhead(t *testing.T) {
+	t.Parallel()
+	scenario(t, func(w *simWorld) {
+		acc := w.accounts[0]
+		w.srv.SetBackupLength(func() (time.Duration, time.Duration) { return time.Second, 2 * time.Minute })
+		g := &simGuardConf{present: true, account: acc, resume: "1m", onConflict: "wait", resumeWithin: time.Minute, timeoutFull: defaultTimeout}
+		ws := w.workspace(simConfig{guard: g})
+		w.play(ws, simCmdApply)
+		w.play(ws, simCmdDestroy, ctrlC(2*time.Second), func(c *simCommand) { c.clock = simRunnerClock{skew: 20 * time.Minute} },
+			withFault(mockservice.Fault{Kind: mockservice.FaultFront,
+				Front: mockservice.Front{Relay: true, Date: mockservice.FrontDateSkewed, Skew: 20 * time.Minute}}))
+		time.Sleep(time.Minute + simAllowance + 45*time.Second)
+		w.play(ws, simCmdDestroy)
+		if ws.state.data || len(w.srv.Truth(acc)) != 2 {
+			t.Errorf("data kept %v, backups %d: want the data destroyed after a second backup", ws.state.data, len(w.srv.Truth(acc)))
+		}
+	})
+}
+
 // create_before_destroy's replacement of a tainted trigger (its wait ran
 // out) creates first, and cannot see the backup the tainted one recorded:
 // it queues a second (grantCreateFirst).
