@@ -187,7 +187,8 @@ func (r rule) unexplained(p client.BackupsPage) *client.Backup {
 // ErrNoEarlierChange: reuse_within takes no shortcut for a change whose
 // previous change left no mark the provider can read.
 var ErrNoEarlierChange = errors.New("this trigger's state records no earlier change of it (it is created for the first time, its replaced " +
-	"trigger was not deleted first by this command, as with create_before_destroy, or a runner was killed between the two), " +
+	"trigger was not deleted first by this command, as with create_before_destroy, or a runner was killed between the two; or another " +
+	"trigger of its account replaced in this command has no known prior_backup_ids, and Terraform does not say which one this replaces), " +
 	"so a backup of the previous change could not be told from a later one")
 
 // reusable is the newest backup p lists that reuse_within lets count: above

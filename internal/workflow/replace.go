@@ -43,13 +43,10 @@ func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountI
 		above = others
 	}
 	if replaced && others == nil {
-		// A deleted trigger's floor is unknown: its backup cannot be shown to stand for this change, and a
-		// new one could be a second for its change. Kept, tainted (seed 539), with no floor: the next apply,
-		// knowing no more of that one's, takes a new backup above none, never this one (seed 136118: another
-		// trigger's record, taken by its triggers value, adopted a backup that predated this one's change).
-		kept := old.Record
-		kept.Prior = nil
-		return Outcome{Kind: Refused, AccountID: accountID, Err: errAdoptionDeferred}, kept
+		// A deleted trigger's floor is unknown: its backup cannot be shown to stand for this change (it may predate the
+		// other's change: seed 136118), so a new one is taken, above no floor. Deferring it to the next apply (seed 539)
+		// took that same new backup an apply later.
+		return w.RunInPlaceOf(ctx, accountID, old.Record, opts), Record{}
 	}
 	if old.Record.Unidentified() {
 		// Its backup is looked for above what it listed before its trigger: never one another create of
@@ -75,13 +72,6 @@ func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountI
 	}
 	return o, Record{Prior: opts.Since} // a new backup, or one identified
 }
-
-// errAdoptionDeferred: a replaced trigger's backup, queued for its change, is neither adopted nor queued again now.
-var errAdoptionDeferred = errors.New("the backup of the trigger this one replaces, queued for the same change and not yet seen " +
-	"to succeed, is not adopted: another trigger of this account was replaced in this apply with no known " +
-	"prior_backup_ids, so that backup cannot be shown to stand for this trigger, and a new trigger could be a second backup " +
-	"for its change. No backup was queued; the trigger is saved tainted, with that backup and no prior_backup_ids, and the " +
-	"next apply takes a new backup (reuse_within takes no shortcut)")
 
 // Replacements holds, for one provider process (one phase of one command),
 // the triggers deleted (Remember), so that the Create replacing one (same

@@ -170,21 +170,20 @@ func TestCreateTriggerDeferredKeepsTheOthersFloor(t *testing.T) {
 	}
 }
 
-// A create deferred because another replaced trigger's floor is unknown
-// keeps the record with no floor: replaced alone by the next apply, it takes
-// a new backup, never the one it deferred, which may predate the other's
+// A create beside another replaced trigger whose floor is unknown takes a
+// new backup at once, never the record's, which may predate the other's
 // change (seed 136118: a trigger's record, taken by its triggers value, was
 // adopted for another trigger whose previous change went ahead after it).
-func TestCreateTriggerDeferredForAnUnknownFloorNeverAdoptsLater(t *testing.T) {
+func TestCreateTriggerBesideAnUnknownFloorTakesANewBackup(t *testing.T) {
 	t.Parallel()
 	f := newRunFixture(t)
 	acct := f.srv.AccountIDs()[0]
 	c := f.client(t)
 	ctx := context.Background()
-	opts := RunOptions{WaitOnConflict: true}
+	opts := RunOptions{WaitOnConflict: true, ReuseWithin: time.Hour}
 	// The first trigger's backup B, followed, not yet gone ahead.
 	before := look(t, c, acct).mark
-	b := c.run(ctx, acct, opts)
+	b := c.run(ctx, acct, RunOptions{WaitOnConflict: true})
 	if b.Backup == nil {
 		t.Fatal(b.Err)
 	}
@@ -192,19 +191,21 @@ func TestCreateTriggerDeferredForAnUnknownFloorNeverAdoptsLater(t *testing.T) {
 	reps.Remember(acct, "v3", Record{Phase: phaseIdentified, BackupID: b.Backup.ID, Status: b.Backup.Status, TriggeredAt: b.Backup.CreatedAt, Prior: before})
 	// The second's change went ahead after B, its own backup never identified: its floor is unknown.
 	reps.Remember(acct, "v2", Record{Phase: phaseUnidentified, Ahead: true, TriggeredAt: f.clock.Now(), Prior: look(t, c, acct).mark})
-	o, kept := c.CreateTrigger(ctx, reps, acct, "v3", opts)
-	if o.Kind != Refused || !errors.Is(o.Err, errAdoptionDeferred) {
-		t.Fatalf("CreateTrigger: %d, %v; want it deferred", o.Kind, o.Err)
+	f.mockClock.Advance(10 * time.Minute) // B has ended, good and recent
+	f.clock.Advance(10 * time.Minute)
+	queued := f.srv.Stats().BackupsQueued[acct]
+	o, rec := c.CreateTrigger(ctx, reps, acct, "v3", opts)
+	if o.Err != nil || o.Backup == nil || o.Backup.ID == b.Backup.ID || o.Reused {
+		t.Fatalf("CreateTrigger: %d %+v reused %t (%v); want a new backup, never %s", o.Kind, o.Backup, o.Reused, o.Err, b.Backup.ID)
 	}
-	if kept.BackupID != b.Backup.ID || kept.Prior != nil {
-		t.Fatalf("kept %v: want %s with no floor", kept, b.Backup.ID)
+	if !errors.Is(o.ReuseRefused, ErrNoEarlierChange) {
+		t.Errorf("reuse refused: %v; want ErrNoEarlierChange", o.ReuseRefused)
 	}
-	f.mockClock.Advance(time.Hour) // B has ended
-	again := NewReplacements()
-	again.Remember(acct, "v3", kept)
-	o, _ = c.CreateTrigger(ctx, again, acct, "v3", opts)
-	if o.Backup == nil || o.Backup.ID == b.Backup.ID {
-		t.Fatalf("the next apply: %d %+v %v; want a new backup, never %s", o.Kind, o.Backup, o.Err, b.Backup.ID)
+	if rec.Prior != nil {
+		t.Errorf("the record's floor %v; want none", rec.Prior)
+	}
+	if n := f.srv.Stats().BackupsQueued[acct] - queued; n != 1 {
+		t.Errorf("%d backups queued, want one", n)
 	}
 }
 
