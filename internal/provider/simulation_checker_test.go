@@ -1192,8 +1192,9 @@ func (w *simWorld) resumeClockMoved(c *simChange, op *simResOp) bool {
 	defer w.mu.Unlock()
 	now := valueAt(w.svc.offsets, op.start)
 	// The service's clock and the runner's apart as this destroy reads: the record cannot be shown to stand (seed 72536).
+	// A Date is truncated to the second: the service's clock may read up to a second further behind (seed 192320).
 	for _, d := range span(w.svc.offsets, op.start, op.end) {
-		if off(d - op.a.cmd.clock.offsetAt(op.start)) {
+		if gap := d - op.a.cmd.clock.offsetAt(op.start); off(gap) || gap < -simAllowance+simDatedToTheSecond {
 			return true
 		}
 	}
@@ -2117,6 +2118,20 @@ func TestSimResumeClockGrantIsNarrow(t *testing.T) {
 		stopped.a.cmd.clock.skew = 0
 		if got := w.resumeClockMoved(c, next); got != tc.want {
 			t.Errorf("the service's clock moved %s: granted %v, want %v", tc.moved, got, tc.want)
+		}
+	}
+	// The service's clock behind the runner's as this destroy reads: a Date
+	// truncated to the second reads it up to a second further behind.
+	for _, tc := range []struct {
+		behind time.Duration
+		want   bool
+	}{{simAllowance - simDatedToTheSecond, false}, {simAllowance - simDatedToTheSecond + time.Nanosecond, true}} {
+		w := &simWorld{}
+		w.svc.offsets = []simAt{{t0.Add(-time.Hour), -tc.behind}}
+		stopped := &simResOp{kind: simOpDelete, end: t0, a: &simAttempt{cmd: &simCommand{}}}
+		next := &simResOp{kind: simOpDelete, start: t0.Add(time.Minute), end: t0.Add(2 * time.Minute), a: &simAttempt{cmd: &simCommand{}}}
+		if got := w.resumeClockMoved(&simChange{kind: simGuardChange, ops: []*simResOp{stopped, next}}, next); got != tc.want {
+			t.Errorf("the service's clock %s behind: granted %v, want %v", tc.behind, got, tc.want)
 		}
 	}
 	// A front's own Date on the stop's pages.
