@@ -2,6 +2,8 @@ package provider
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -197,6 +199,41 @@ func TestSimScenarioStoppedDestroyOnClocksAhead(t *testing.T) {
 		w.play(ws, simCmdDestroy)
 		if ws.state.data || len(w.srv.Truth(acc)) != 2 {
 			t.Errorf("data kept %v, backups %d: want the data destroyed after a second backup", ws.state.data, len(w.srv.Truth(acc)))
+		}
+	})
+}
+
+// Another's backup, queued just before a trigger and over before a lagging
+// listing shows it, answers that trigger 409: the conflict wait goes on
+// until the listing shows it, so that the next trigger's backup is looked
+// for above it. Sent again at once (sim mutant 23), the trigger meets 409
+// after 409 for as long as the other runs: thousands of requests.
+func TestSimScenarioConflictWithABackupNotListedYet(t *testing.T) {
+	t.Parallel()
+	scenario(t, func(w *simWorld) {
+		acc := w.accounts[0]
+		w.srv.SetBackupLength(func() (time.Duration, time.Duration) { return time.Second, 5 * time.Second })
+		t1 := triggerOn(acc)
+		t1.onConflict = "wait"
+		ws := w.workspace(simConfig{triggers: []*simTriggerConf{t1}})
+		w.setLag(45 * time.Second)
+		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/api/v1/accounts/"+acc+"/backup", nil)
+		req.Header.Set("X-API-Key", w.key)
+		rec := httptest.NewRecorder()
+		w.srv.ServeHTTP(rec, req)
+		if rec.Code != http.StatusAccepted {
+			t.Fatalf("another's trigger: %d %s", rec.Code, rec.Body)
+		}
+		w.play(ws, simCmdApply)
+		// One 409, then one 202 once the wait is over: never a trigger sent again at once.
+		if n := w.srv.Requests(mockservice.RouteTrigger); n != 3 {
+			t.Errorf("%d triggers (another's included), want 3", n)
+		}
+		time.Sleep(time.Minute)
+		w.setLag(0)
+		w.play(ws, simCmdApply)
+		if ws.state.migrated[t1.addr] != 1 {
+			t.Errorf("migrated %v: want the change gone ahead", ws.state.migrated)
 		}
 	})
 }
