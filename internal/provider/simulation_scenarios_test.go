@@ -54,6 +54,15 @@ func (w *simWorld) play(ws *simWorkspace, kind simCmdKind, set ...func(*simComma
 	return cmd
 }
 
+// wantDestroyedAfter fails t unless ws's guarded data is destroyed, with n
+// backups of acc in all.
+func (w *simWorld) wantDestroyedAfter(t *testing.T, ws *simWorkspace, acc string, n int) {
+	t.Helper()
+	if got := len(w.srv.Truth(acc)); ws.state.data || got != n {
+		t.Errorf("data kept %v, backups %d: want the data destroyed after %d", ws.state.data, got, n)
+	}
+}
+
 func ctrlC(after time.Duration) func(*simCommand) {
 	return func(c *simCommand) { c.stop = simStop{after: after} }
 }
@@ -172,9 +181,7 @@ func TestSimScenarioStoppedDestroyResumes(t *testing.T) {
 		w.play(ws, simCmdDestroy, ctrlC(20*time.Second))
 		time.Sleep(time.Minute)
 		w.play(ws, simCmdDestroy)
-		if ws.state.data || len(w.srv.Truth(acc)) != 1 {
-			t.Errorf("data kept %v, backups %d: want the data destroyed after the one backup", ws.state.data, len(w.srv.Truth(acc)))
-		}
+		w.wantDestroyedAfter(t, ws, acc, 1)
 	})
 }
 
@@ -197,9 +204,7 @@ func TestSimScenarioStoppedDestroyOnClocksAhead(t *testing.T) {
 				Front: mockservice.Front{Relay: true, Date: mockservice.FrontDateSkewed, Skew: 20 * time.Minute}}))
 		time.Sleep(time.Minute + simAllowance + 45*time.Second)
 		w.play(ws, simCmdDestroy)
-		if ws.state.data || len(w.srv.Truth(acc)) != 2 {
-			t.Errorf("data kept %v, backups %d: want the data destroyed after a second backup", ws.state.data, len(w.srv.Truth(acc)))
-		}
+		w.wantDestroyedAfter(t, ws, acc, 2)
 	})
 }
 
