@@ -3,7 +3,6 @@ package provider
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -2126,14 +2125,7 @@ func TestSimDuplicateGrantsAreNarrow(t *testing.T) {
 					if i == 0 && tc.failing {
 						w.srv.SetAccountFailure(acc, "storage quota exceeded")
 					}
-					req := httptest.NewRequest(http.MethodPost, "/api/v1/accounts/"+acc+"/backup", nil)
-					req.Host = "127.0.0.1:1"
-					req.Header.Set("X-API-Key", w.key)
-					rec := httptest.NewRecorder()
-					w.srv.ServeHTTP(rec, req.WithContext(mockservice.WithQueuedBy(req.Context(), op.label)))
-					if rec.Code != http.StatusAccepted {
-						t.Fatalf("trigger: %d %s", rec.Code, rec.Body)
-					}
+					w.triggerDirect(t, acc, op.label)
 					w.srv.SetAccountFailure(acc, "")
 					time.Sleep(time.Minute)
 				}

@@ -63,6 +63,24 @@ func (w *simWorld) wantDestroyedAfter(t *testing.T, ws *simWorkspace, acc string
 	}
 }
 
+// backupsLast makes every backup pending, then running, that long.
+func (w *simWorld) backupsLast(pending, running time.Duration) {
+	w.srv.SetBackupLength(func() (time.Duration, time.Duration) { return pending, running })
+}
+
+// triggerDirect queues a backup of acc as a caller outside the pipelines
+// does, labelled label for the checker ("": another's).
+func (w *simWorld) triggerDirect(t *testing.T, acc, label string) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/api/v1/accounts/"+acc+"/backup", nil)
+	req.Header.Set("X-API-Key", w.key)
+	rec := httptest.NewRecorder()
+	w.srv.ServeHTTP(rec, req.WithContext(mockservice.WithQueuedBy(req.Context(), label)))
+	if rec.Code != http.StatusAccepted {
+		t.Fatalf("trigger of %s: %d %s", acc, rec.Code, rec.Body)
+	}
+}
+
 func ctrlC(after time.Duration) func(*simCommand) {
 	return func(c *simCommand) { c.stop = simStop{after: after} }
 }
@@ -124,7 +142,7 @@ func TestSimScenarioInterruptedReplacementKeepsTheFloor(t *testing.T) {
 	t.Parallel()
 	scenario(t, func(w *simWorld) {
 		acc := w.accounts[0]
-		w.srv.SetBackupLength(func() (time.Duration, time.Duration) { return time.Second, 5 * time.Minute })
+		w.backupsLast(time.Second, 5*time.Minute)
 		w.maxLength = 5*time.Minute + time.Second
 		c := triggerOn(acc)
 		c.wait, c.reuse = false, "30m"
@@ -158,7 +176,7 @@ func TestSimScenarioKilledRunnerRetries(t *testing.T) {
 	t.Parallel()
 	scenario(t, func(w *simWorld) {
 		acc := w.accounts[0]
-		w.srv.SetBackupLength(func() (time.Duration, time.Duration) { return time.Second, time.Minute })
+		w.backupsLast(time.Second, time.Minute)
 		ws := w.workspace(simConfig{triggers: []*simTriggerConf{triggerOn(acc)}})
 		cmd := w.play(ws, simCmdApply, func(c *simCommand) { c.stop = simStop{after: 20 * time.Second, kill: true} })
 		if len(cmd.attempts) != 2 || ws.state.migrated["backup_trigger.t1"] != 1 || len(w.srv.Truth(acc)) != 2 {
@@ -175,7 +193,7 @@ func TestSimScenarioStoppedDestroyResumes(t *testing.T) {
 	t.Parallel()
 	scenario(t, func(w *simWorld) {
 		acc := w.accounts[0]
-		w.srv.SetBackupLength(func() (time.Duration, time.Duration) { return time.Second, 2 * time.Minute })
+		w.backupsLast(time.Second, 2*time.Minute)
 		ws := w.workspace(simConfig{guard: &simGuardConf{present: true, account: acc, resumeWithin: 10 * time.Minute, timeoutFull: defaultTimeout}})
 		w.play(ws, simCmdApply)
 		w.play(ws, simCmdDestroy, ctrlC(20*time.Second))
@@ -195,7 +213,7 @@ func TestSimScenarioStoppedDestroyOnClocksAhead(t *testing.T) {
 	t.Parallel()
 	scenario(t, func(w *simWorld) {
 		acc := w.accounts[0]
-		w.srv.SetBackupLength(func() (time.Duration, time.Duration) { return time.Second, 2 * time.Minute })
+		w.backupsLast(time.Second, 2*time.Minute)
 		g := &simGuardConf{present: true, account: acc, resume: "1m", onConflict: "wait", resumeWithin: time.Minute, timeoutFull: defaultTimeout}
 		ws := w.workspace(simConfig{guard: g})
 		w.play(ws, simCmdApply)
@@ -217,18 +235,12 @@ func TestSimScenarioConflictWithABackupNotListedYet(t *testing.T) {
 	t.Parallel()
 	scenario(t, func(w *simWorld) {
 		acc := w.accounts[0]
-		w.srv.SetBackupLength(func() (time.Duration, time.Duration) { return time.Second, 5 * time.Second })
+		w.backupsLast(time.Second, 5*time.Second)
 		t1 := triggerOn(acc)
 		t1.onConflict = "wait"
 		ws := w.workspace(simConfig{triggers: []*simTriggerConf{t1}})
 		w.setLag(45 * time.Second)
-		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/api/v1/accounts/"+acc+"/backup", nil)
-		req.Header.Set("X-API-Key", w.key)
-		rec := httptest.NewRecorder()
-		w.srv.ServeHTTP(rec, req)
-		if rec.Code != http.StatusAccepted {
-			t.Fatalf("another's trigger: %d %s", rec.Code, rec.Body)
-		}
+		w.triggerDirect(t, acc, "") // another's
 		w.play(ws, simCmdApply)
 		// One 409, then one 202 once the wait is over: never a trigger sent again at once.
 		if n := w.srv.Requests(mockservice.RouteTrigger); n != 3 {
@@ -250,7 +262,7 @@ func TestSimScenarioCreateBeforeDestroyOfATaintedTrigger(t *testing.T) {
 	t.Parallel()
 	scenario(t, func(w *simWorld) {
 		acc := w.accounts[0]
-		w.srv.SetBackupLength(func() (time.Duration, time.Duration) { return time.Second, 2 * time.Minute })
+		w.backupsLast(time.Second, 2*time.Minute)
 		c := triggerOn(acc)
 		c.cbd, c.timeout = true, "30s"
 		ws := w.workspace(simConfig{triggers: []*simTriggerConf{c}})
