@@ -150,7 +150,8 @@ func reuseWithinDescription(operation string) string {
 	}[operation]
 	return "Let a backup of the account that started no more than this long before the " + operation + " count for it, " +
 		"as a Go duration such as `15m`: a good one is taken as is, with no new backup, and one in progress is waited for " +
-		"and counts only if it succeeds. " + since + "Its age is read on this machine's clock and on the service's (the `Date` " +
+		"and counts only if it succeeds (when it fails, a good one older in the window counts instead, its age read again " +
+		"on a listing read then). " + since + "Its age is read on this machine's clock and on the service's (the `Date` " +
 		"of the listing's answer), the older counting: when the two are more than 10 s apart, nothing is reused and a warning " +
 		"says so. " + shows + "Unset (the default), the " + operation + " takes its own backup. See Sharing a backup."
 }

@@ -22,8 +22,19 @@ func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) O
 	rule := w.reuseRule(accountID, opts)
 	recent, age, whyNot := rule.reusable(l.page)
 	w.refusedReuse(ctx, accountID, whyNot)
-	if o, ok := w.join(ctx, accountID, recent, age, l, opts, start, emit); ok {
-		return o
+	for recent != nil {
+		if o, ok := w.join(ctx, accountID, recent, age, l, opts, start, emit); ok {
+			return o
+		}
+		// It failed: another in the window counts instead, as it could have
+		// at first (seed 225862). A fresh look: the read before any trigger too.
+		again, err := w.look(ctx, accountID)
+		if err != nil {
+			break
+		}
+		l = again
+		recent, age, whyNot = rule.reusable(l.page)
+		w.refusedReuse(ctx, accountID, whyNot)
 	}
 	queue := opts
 	queue.WaitOnConflict = false

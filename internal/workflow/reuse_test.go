@@ -96,6 +96,40 @@ func TestReuseWithin(t *testing.T) {
 	}
 }
 
+// A joined backup that fails leaves the window to the next good one, as
+// the first look could have counted it (seed 225862): no backup is queued,
+// and the next change's floor is a look read after the failure, with it.
+// The window is read again after the wait: one the failure leaves too old
+// counts no more, and a new backup is queued.
+func TestReuseFallsBackToAnOlderGoodBackup(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		runFor time.Duration // how long the joined backup runs before it fails
+		reused bool
+	}{{3 * time.Minute, true}, {8 * time.Minute, false}} {
+		t.Run(tc.runFor.String(), func(t *testing.T) {
+			t.Parallel()
+			fs, w := newFaultyService(t)
+			fs.runFor = tc.runFor
+			good := fs.addOld(client.StatusSuccess, 10*time.Minute)
+			joined := fs.addOld(client.StatusRunning, 2*time.Minute)
+			fs.failing = map[string]bool{joined.ID: true}
+			o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, WaitOnConflict: true, ReuseWithin: window, Unrecorded: true})
+			posts, _ := fs.counts()
+			switch {
+			case o.Kind != Succeeded || o.Reused != tc.reused || o.Backup == nil:
+				t.Fatalf("outcome %d reused %t (%v), backup %+v; want reused %t", o.Kind, o.Reused, o.Err, o.Backup, tc.reused)
+			case tc.reused && (o.Backup.ID != good.ID || posts != 0):
+				t.Fatalf("backup %s, %d POSTs; want %s, no POST", o.Backup.ID, posts, good.ID)
+			case !tc.reused && posts != 1:
+				t.Fatalf("%d POSTs, want 1", posts)
+			case !o.Seen.has(joined.ID) || !o.Seen.has(o.Backup.ID):
+				t.Errorf("the next change's floor %v lacks the failed %s or the outcome's %s", o.Seen, joined.ID, o.Backup.ID)
+			}
+		})
+	}
+}
+
 // Adopting a good backup costs one listing page and nothing else.
 func TestReuseCostsOneListing(t *testing.T) {
 	t.Parallel()
