@@ -44,13 +44,20 @@ func main() {
 // to providers and, in that case, shows none of their logs; but both root
 // loggers default to TRACE, and formatting their JSON lines for nothing was
 // the largest cost of a plan (BENCHMARKS.md has the profile). With any
-// TF_LOG* set, as when a user asks for logs, nothing changes.
+// TF_LOG* set, as when a user asks for logs, nothing changes. The SDK's
+// subsystems (the framework's, the protocol's) are switched off by name:
+// unset, their level is none, and each of their trace lines is built and
+// masked before it is dropped (a tenth of a plan's CPU; BENCHMARKS.md).
 func quietSDKUnlessLogging() {
 	for _, kv := range os.Environ() {
 		if name, value, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "TF_LOG") && value != "" {
 			return
 		}
 	}
-	_ = os.Setenv("TF_LOG_SDK", "off")
-	_ = os.Setenv("TF_LOG_PROVIDER_BACKUP", "off")
+	for _, name := range quietLoggers {
+		_ = os.Setenv(name, "off")
+	}
 }
+
+// quietLoggers are the loggers switched off when no TF_LOG* is set.
+var quietLoggers = []string{"TF_LOG_SDK", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_SDK_PROTO", "TF_LOG_PROVIDER_BACKUP"}

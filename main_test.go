@@ -10,8 +10,10 @@ func TestQuietSDKUnlessLogging(t *testing.T) {
 		t.Setenv(name, "")
 	}
 	quietSDKUnlessLogging()
-	if sdk, own := os.Getenv("TF_LOG_SDK"), os.Getenv("TF_LOG_PROVIDER_BACKUP"); sdk != "off" || own != "off" {
-		t.Fatalf("no TF_LOG*: TF_LOG_SDK = %q, TF_LOG_PROVIDER_BACKUP = %q, want off", sdk, own)
+	for _, name := range []string{"TF_LOG_SDK", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_SDK_PROTO", "TF_LOG_PROVIDER_BACKUP"} {
+		if got := os.Getenv(name); got != "off" {
+			t.Errorf("no TF_LOG*: %s = %q, want off", name, got)
+		}
 	}
 
 	t.Setenv("TF_LOG_SDK", "")
