@@ -252,13 +252,13 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 			// Expired, not read on a clock that moved: a stop here must not make it stand again (seed 149421).
 			kept = workflow.Record{}
 		}
-		o, earlier = r.data.runner.RunInPlaceOf(ctx, accountID, earlier, opts), workflow.Record{}
+		o = r.data.runner.RunInPlaceOf(ctx, accountID, earlier, opts)
 	default:
 		o = r.data.runner.Run(ctx, accountID, opts)
 	}
 	if o.Good(true) {
 		tflog.Info(ctx, "backup before destroy succeeded", map[string]any{"backup_id": o.Backup.ID})
-		resp.Diagnostics.AddWarning(destroyedAfter(accountID, *o.Backup, o.Reused, m.Reuse.ValueString(), earlier))
+		resp.Diagnostics.AddWarning(destroyedAfter(accountID, *o.Backup, o.Reused, !earlier.Empty() && !o.Renewed, m.Reuse.ValueString()))
 		return
 	}
 	if r.data.release.covers(accountID) {
@@ -291,7 +291,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 // destroyedAfter is what a guard's destroy says once its backup succeeded: the guard's state goes with
 // the destroy, so this warning is the one place that shows the backup id, and the summary names both
 // ids, so that Terraform never folds the warnings of several guards into one.
-func destroyedAfter(accountID string, b client.Backup, reused bool, reuseWithin string, earlier workflow.Record) (string, string) {
+func destroyedAfter(accountID string, b client.Backup, reused, followed bool, reuseWithin string) (string, string) {
 	completed := "at an unknown time"
 	if b.CompletedAt != nil {
 		completed = "at " + b.CompletedAt.UTC().Format(time.RFC3339)
@@ -301,7 +301,7 @@ func destroyedAfter(accountID string, b client.Backup, reused bool, reuseWithin 
 	case reused:
 		how = fmt.Sprintf("This destroy queued no backup: backup %s, created at %s, is within reuse_within (%s).",
 			b.ID, b.CreatedAt.UTC().Format(time.RFC3339), reuseWithin)
-	case !earlier.Empty():
+	case followed: // a stopped destroy's backup; one renewed in its place is this destroy's (Outcome.Renewed)
 		how = fmt.Sprintf("This destroy queued no backup: it followed backup %s, created at %s, which a destroy that stopped "+
 			"began (pending_destroy_backup), until it succeeded.", b.ID, b.CreatedAt.UTC().Format(time.RFC3339))
 	}

@@ -649,18 +649,15 @@ func TestDestroyedAfterNamesTheBackup(t *testing.T) {
 	t.Parallel()
 	done := time.Date(2026, 11, 23, 10, 5, 0, 0, time.UTC)
 	b := client.Backup{ID: guardBkp, AccountID: guardAcct, Status: client.StatusSuccess, CreatedAt: done.Add(-5 * time.Minute), CompletedAt: &done}
-	running := client.Backup{ID: guardBkp, AccountID: guardAcct, Status: client.StatusRunning, CreatedAt: b.CreatedAt}
-	stopped := workflow.Record{}.AfterStoppedDestroy(workflow.Outcome{Kind: workflow.Unsettled, Backup: &running}, done.Add(-time.Minute), time.Hour)
 	for name, tc := range map[string]struct {
-		reused  bool
-		earlier workflow.Record
-		want    string
+		reused, followed bool
+		want             string
 	}{
 		"its own":         {want: "This destroy queued it."},
 		"reused":          {reused: true, want: "This destroy queued no backup: backup " + guardBkp + ", created at 2026-11-23T10:00:00Z, is within reuse_within (15m)."},
-		"a stopped one's": {earlier: stopped, want: "it followed backup " + guardBkp},
+		"a stopped one's": {followed: true, want: "it followed backup " + guardBkp},
 	} {
-		summary, detail := destroyedAfter(guardAcct, b, tc.reused, "15m", tc.earlier)
+		summary, detail := destroyedAfter(guardAcct, b, tc.reused, tc.followed, "15m")
 		if want := "The backup_on_destroy of account " + guardAcct + " was destroyed after backup " + guardBkp; summary != want {
 			t.Errorf("%s: summary %q, want %q", name, summary, want)
 		}

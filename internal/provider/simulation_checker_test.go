@@ -1413,6 +1413,7 @@ func (w *simWorld) judgeCommand(cmd *simCommand) {
 	w.checkReuseTaken(cmd)
 	w.checkNoTriggerStorm()
 	w.checkFollowedNotFailed(cmd)
+	w.checkDestroyTellsItsOwn(cmd)
 	ws := cmd.ws
 	skewed := ws.skewed
 	// A record written on a runner clock off beyond the allowance (its
@@ -1610,6 +1611,33 @@ func (w *simWorld) checkFollowedNotFailed(cmd *simCommand) {
 		}
 	}
 }
+
+// checkDestroyTellsItsOwn: a guard's destroy that says it queued no backup
+// (it followed a stopped destroy's, or reused one) did not queue the one it
+// names: the warning is the audit trail of a destroy whose state is gone.
+func (w *simWorld) checkDestroyTellsItsOwn(cmd *simCommand) {
+	w.mu.Lock()
+	var ops []*simResOp
+	for _, op := range w.ops {
+		if op.a != nil && op.a.cmd == cmd && op.returned && op.kind == simOpDelete && op.addr == simGuardAddr {
+			ops = append(ops, op)
+		}
+	}
+	w.mu.Unlock()
+	for _, op := range ops {
+		m := simDestroyedAfter.FindStringSubmatch(op.warnings)
+		if m == nil || !strings.Contains(op.warnings, "This destroy queued no backup") {
+			continue
+		}
+		truth := w.srv.Truth(op.accounts[0])
+		if i := slices.IndexFunc(truth, func(b mockservice.BackupTruth) bool { return b.ID == m[1] }); i >= 0 && truth[i].QueuedBy == op.label {
+			w.violateOnce("misreported-own", op.label, "%s says it queued no backup, yet it queued %s, which it names: %q", op.label, m[1], op.warnings)
+		}
+	}
+}
+
+// simDestroyedAfter matches the backup a guard's destroy went ahead after.
+var simDestroyedAfter = regexp.MustCompile(`was destroyed after backup (bkp_[A-Za-z0-9]+)`)
 
 // queuedFor says whether b was queued by an operation of the change that
 // identified it: one its record knows by id. A trigger not identified

@@ -139,7 +139,9 @@ func (w *Runner) RunInPlaceOf(ctx context.Context, accountID string, r Record, o
 // renew runs again in place of the record's backup (backupID), which is never the run's own.
 func (w *Runner) renew(ctx context.Context, accountID string, opts RunOptions, backupID string) Outcome {
 	opts.replaced = backupID
-	return w.Run(ctx, accountID, opts)
+	o := w.Run(ctx, accountID, opts)
+	o.Renewed = true
+	return o
 }
 
 // errNotAboveReplaced: the backup a replacement would adopt is not listed

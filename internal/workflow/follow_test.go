@@ -250,6 +250,9 @@ func TestFollowRenewsARecordThatNoLongerStands(t *testing.T) {
 		if queued := f.srv.Stats().BackupsQueued[acct] - before; queued != want || got.Backup == nil {
 			t.Errorf("stands %t: queued %d backups (outcome %d, %v), want %d", stands, queued, got.Kind, got.Err, want)
 		}
+		if got.Renewed == stands { // what a guard's destroy tells: it followed, or queued its own
+			t.Errorf("stands %t: Renewed %t", stands, got.Renewed)
+		}
 	}
 }
 
@@ -292,8 +295,8 @@ func TestRenewNeverTakesTheRecordsOwnBackup(t *testing.T) {
 	}
 	rec := Record{Phase: phaseFailed, BackupID: failed.ID, Status: failed.Status, TriggeredAt: failed.CreatedAt, Prior: &Mark{IDs: []string{floor.ID}}}
 	o := c.Follow(context.Background(), fs.account, rec, FollowOptions{RunOptions: RunOptions{Since: rec.Prior}, Counts: StillCounts, Renew: true})
-	if o.Backup == nil || o.Backup.ID == failed.ID || !slices.Contains(fs.queuedIDs(), o.Backup.ID) {
-		t.Fatalf("renewed = %d %+v %v; want the backup its trigger queued (%v), never %s", o.Kind, o.Backup, o.Err, fs.queuedIDs(), failed.ID)
+	if o.Backup == nil || o.Backup.ID == failed.ID || !slices.Contains(fs.queuedIDs(), o.Backup.ID) || !o.Renewed {
+		t.Fatalf("renewed = %d %+v %v (Renewed %t); want the backup its trigger queued (%v), never %s", o.Kind, o.Backup, o.Err, o.Renewed, fs.queuedIDs(), failed.ID)
 	}
 }
 
@@ -311,8 +314,8 @@ func TestRunInPlaceOfNeverTakesTheRecordsBackup(t *testing.T) {
 	}
 	rec := Record{Phase: phaseIdentified, BackupID: stale.ID, Status: stale.Status, TriggeredAt: stale.CreatedAt}
 	o := c.RunInPlaceOf(context.Background(), fs.account, rec, RunOptions{})
-	if o.Backup == nil || o.Backup.ID == stale.ID || !slices.Contains(fs.queuedIDs(), o.Backup.ID) {
-		t.Fatalf("run = %d %+v %v; want the backup its trigger queued (%v), never %s", o.Kind, o.Backup, o.Err, fs.queuedIDs(), stale.ID)
+	if o.Backup == nil || o.Backup.ID == stale.ID || !slices.Contains(fs.queuedIDs(), o.Backup.ID) || !o.Renewed {
+		t.Fatalf("run = %d %+v %v (Renewed %t); want the backup its trigger queued (%v), never %s", o.Kind, o.Backup, o.Err, o.Renewed, fs.queuedIDs(), stale.ID)
 	}
 }
 
@@ -327,7 +330,7 @@ func TestFollowOfAnUnidentifiedRecordRenewsAFailedBackup(t *testing.T) {
 	failed := fs.addOld(client.StatusFailed, time.Minute)
 	rec := Record{Phase: phaseUnidentified, TriggeredAt: failed.CreatedAt.Add(-time.Second), Prior: &Mark{IDs: []string{floor.ID}}}
 	o := c.Follow(context.Background(), fs.account, rec, FollowOptions{Counts: StillCounts, Renew: true})
-	if o.Backup == nil || o.Backup.ID == failed.ID || !slices.Contains(fs.queuedIDs(), o.Backup.ID) {
-		t.Fatalf("followed = %d %+v %v; want a new backup queued (%v), not %s reported", o.Kind, o.Backup, o.Err, fs.queuedIDs(), failed.ID)
+	if o.Backup == nil || o.Backup.ID == failed.ID || !slices.Contains(fs.queuedIDs(), o.Backup.ID) || !o.Renewed {
+		t.Fatalf("followed = %d %+v %v (Renewed %t); want a new backup queued (%v), not %s reported", o.Kind, o.Backup, o.Err, o.Renewed, fs.queuedIDs(), failed.ID)
 	}
 }
