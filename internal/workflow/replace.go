@@ -55,8 +55,14 @@ func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountI
 	}
 	w.log.Debug(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
 	o := w.Follow(ctx, accountID, old.Record, FollowOptions{RunOptions: opts, Counts: StillCounts, Renew: true, Above: above})
+	// Not shown above the others' floors (unread, or not found yet), it is kept with them: replaced alone by the
+	// next apply, this trigger never counts a backup listed below them (deep-run seed 227670: a 404 page kept
+	// the record without the other's floor, and the next apply adopted a backup older than the other's change).
 	if unread := new(UnreadError); errors.As(o.Err, &unread) {
-		return o, old.Record // unread is not gone: kept, tainted, the next apply looks again
+		return o, old.Record.above(others) // unread is not gone: kept, tainted, the next apply looks again
+	}
+	if o.Kind == NotIdentified && o.Backup == nil && !o.Renewed {
+		o.Before = union(o.Before, others) // the record the provider keeps looks above them
 	}
 	if errors.Is(o.Err, errNotAboveReplaced) {
 		// One below another's floor may be its change's: a new backup could be a second for this change.

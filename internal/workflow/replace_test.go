@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
 // Two triggers of one account replaced in one command are both kept for
@@ -167,6 +168,75 @@ func TestCreateTriggerDeferredKeepsTheOthersFloor(t *testing.T) {
 	}
 	if queued := f.srv.Stats().BackupsQueued[acct] - before; queued > 1 {
 		t.Errorf("%d backups queued, want at most one", queued)
+	}
+}
+
+// A create that adopts a replaced trigger's record and cannot show that its
+// backup stands (the listing unreadable, or the backup not listed yet)
+// keeps the record with the other replaced triggers' floors too: replaced
+// alone by the next apply, it never takes a backup listed below them
+// (deep-run seed 227670: a 404 page kept the record without the other's
+// floor, and the next apply adopted a backup that started before the other
+// trigger's change went ahead, for that trigger's next change).
+func TestCreateTriggerNotAdoptedKeepsTheOthersFloor(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		identified bool // the record knows its backup by id; else its answer was lost
+		fault      mockservice.Fault
+		lag        time.Duration
+	}{
+		{"identified, the listing unreadable", true, mockservice.Fault{Kind: mockservice.FaultProxyNotFound, Route: mockservice.RouteListBackups}, 0},
+		{"not identified, the listing unreadable", false, mockservice.Fault{Kind: mockservice.FaultProxyNotFound, Route: mockservice.RouteListBackups}, 0},
+		{"not identified, its backup not listed yet", false, mockservice.Fault{}, time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newRunFixture(t)
+			acct := f.srv.AccountIDs()[0]
+			c := f.client(t)
+			ctx := context.Background()
+			opts := RunOptions{WaitOnConflict: true, WaitForCompletion: true}
+			// The first trigger took backup B, not waited for: its change never went ahead.
+			read := look(t, c, acct).mark
+			b := c.run(ctx, acct, RunOptions{WaitOnConflict: true})
+			if b.Backup == nil {
+				t.Fatal(b.Err)
+			}
+			first := Record{Phase: phaseIdentified, BackupID: b.Backup.ID, Status: b.Backup.Status, TriggeredAt: b.Backup.CreatedAt, Prior: read}
+			if !tc.identified {
+				first = Record{Phase: phaseUnidentified, TriggeredAt: b.Backup.CreatedAt, Confirmed: true, Prior: read}
+			}
+			// The second's change went ahead after B started: its floor lists B.
+			f.mockClock.Advance(10 * time.Minute)
+			f.clock.Advance(10 * time.Minute)
+			second := Record{Phase: phaseIdentified, BackupID: b.Backup.ID, Ahead: true, Prior: look(t, c, acct).mark}
+			reps := NewReplacements()
+			reps.Remember(acct, "v2", first)
+			reps.Remember(acct, "v1", second)
+			if tc.fault.Kind != 0 {
+				f.srv.AddFault(tc.fault)
+			}
+			f.srv.SetListingLag(tc.lag)
+			o, kept := c.CreateTrigger(ctx, reps, acct, "v2", opts)
+			if o.Backup != nil && o.Backup.ID == b.Backup.ID && o.Good(true) {
+				t.Fatalf("CreateTrigger took %s, listed below the other's floor", b.Backup.ID)
+			}
+			f.srv.ClearFaults()
+			f.srv.SetListingLag(0)
+			// What the provider saves, tainted (resource_trigger.go, record): a refused create keeps the record.
+			saved := kept.After(o)
+			if o.Kind == Refused {
+				saved = kept
+			}
+			// The next apply replaces this trigger alone.
+			again := NewReplacements()
+			again.Remember(acct, "v2", saved)
+			o, _ = c.CreateTrigger(ctx, again, acct, "v2", opts)
+			if o.Backup != nil && o.Backup.ID == b.Backup.ID {
+				t.Fatalf("the next apply took %s, started before the other trigger's change went ahead (outcome %d, %v)", b.Backup.ID, o.Kind, o.Err)
+			}
+		})
 	}
 }
 
