@@ -68,4 +68,6 @@ M = [
   "mark, explained, read := before.mark, true, &before.page"),
  ("the trigger after a conflict wait dated by the read before the first", "internal/workflow/run.go",
   "\t\tl = looked{page: seen.page, mark: union(l.mark, seen.mark)}", "\t\tl = looked{page: l.page, mark: union(l.mark, seen.mark)}"),
+ ("adoption: an unread record kept without the other replaced triggers' floors", "internal/workflow/replace.go",
+  "return o, old.Record.above(others) // unread is not gone", "return o, old.Record // unread is not gone"),
 ]
