@@ -322,6 +322,7 @@ func TestSimRegressionSeeds(t *testing.T) {
 		75929:  "an accepted trigger's own backup, stamped by a service clock 30 s behind, fell below older ones; a refresh identified a later one",
 		98:     "a stopped destroy's record stood, its backup no longer counted, and the destroy renewed it: it said it followed the backup it had queued (misreported-own)",
 		227670: "a create took another replaced trigger's record by its triggers value, and a 404 page kept it without the other's floor: the next apply adopted a backup older than the other's change (false success)",
+		232669: "a stopped destroy's trigger, its outcome unknown, was never listed; the next destroy sent it again and said it followed the backup it had queued (misreported-own)",
 		225862: "a reuse joined another's running backup, which failed; it queued a new one while an older good one in the window was listed, and its retake could not reuse it either",
 		192320: "a guard destroy read the service's clock 10.9 s behind the runner's (1 s behind, the runner 9 s ahead, the Date truncated): the stopped one's record could not stand, a second backup (grantResumeClock)",
 		170532: "a trigger went ahead unidentified under a lagging listing; the next plan identified it with a later backup listed, kept in its floor: not reused by the next change",

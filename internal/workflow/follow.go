@@ -89,7 +89,9 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 					}
 					w.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
 						map[string]any{"account_id": accountID, "triggered_at": r.TriggeredAt.UTC().Format(time.RFC3339)})
-					return w.run(ctx, accountID, opts.RunOptions)
+					o := w.run(ctx, accountID, opts.RunOptions)
+					o.Renewed = true // its own backup, not the earlier trigger's (seed 232669)
+					return o
 				}
 			}
 			return unidentified(err)

@@ -172,6 +172,9 @@ func TestFollow(t *testing.T) {
 			if queued := f.srv.Stats().BackupsQueued[acct] - before; queued != tc.wantQueued {
 				t.Errorf("Follow queued %d backups, want %d", queued, tc.wantQueued)
 			}
+			if o.Renewed != (tc.wantQueued > 0) { // what a guard's destroy says it queued (seed 232669)
+				t.Errorf("Renewed %t, with %d backups queued by Follow", o.Renewed, tc.wantQueued)
+			}
 		})
 	}
 }

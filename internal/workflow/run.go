@@ -78,7 +78,8 @@ type Outcome struct {
 	// change's floor if this one goes ahead now (Record.GoesAhead).
 	Seen   *Mark
 	Reused bool // no backup queued: a recent one counts (RunOptions.ReuseWithin)
-	// Renewed: a run in place of a record's backup, which no longer counted: never that one.
+	// Renewed: a run in place of a record's backup, which no longer counted or was never
+	// listed: the backup is this run's, never that one.
 	Renewed bool
 	// ReuseRefused says why reuse_within could not be read: a new backup was taken.
 	ReuseRefused error
