@@ -182,7 +182,9 @@ type simWorld struct {
 	// resume draws the episodes of a guard's stopped destroy (drawResumeEpisode), likewise.
 	resume *rand.Rand
 	// hidden draws the episodes of a trigger gone ahead unidentified behind a lagging listing (drawHiddenEpisode), likewise.
-	hidden   *rand.Rand
+	hidden *rand.Rand
+	// unread draws the episodes of a record adopted while the listing cannot be read (drawUnreadEpisode), likewise.
+	unread   *rand.Rand
 	srv      *mockservice.Server
 	schema   *tfprotov6.GetProviderSchemaResponse
 	accounts []string
@@ -246,7 +248,8 @@ func newSimWorld(t *testing.T, seed uint64) *simWorld {
 // pipeline and a healthy service whose backups last 3 s.
 func newBareSimWorld(t *testing.T, seed uint64) *simWorld {
 	w := &simWorld{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x51a1a7e)), alt: rand.New(rand.NewPCG(seed, 0xa17)),
-		resume: rand.New(rand.NewPCG(seed, 0x4e5)), hidden: rand.New(rand.NewPCG(seed, 0x41d)), start: time.Now(), ops: map[string]*simResOp{},
+		resume: rand.New(rand.NewPCG(seed, 0x4e5)), hidden: rand.New(rand.NewPCG(seed, 0x41d)),
+		unread: rand.New(rand.NewPCG(seed, 0x404)), start: time.Now(), ops: map[string]*simResOp{},
 		reads: map[string][]time.Time{}}
 	w.srv = mockservice.New(mockservice.Options{Seed: seed, Accounts: 2, RateLimit: 10000})
 	w.key = w.srv.DemoKey()
@@ -753,6 +756,9 @@ func (w *simWorld) step(i int) {
 	}
 	if len(w.episode) == 0 && w.hidden.IntN(simAltEpisodeOdds) == 0 && !*simCalm {
 		w.episode = w.drawHiddenEpisode()
+	}
+	if len(w.episode) == 0 && w.unread.IntN(simAltEpisodeOdds) == 0 && !simPinnedBeforeUnread[w.seed] && !*simCalm {
+		w.episode = w.drawUnreadEpisode()
 	}
 	if len(w.episode) == 0 && rng.IntN(8) == 0 && !*simCalm {
 		w.episode = w.drawEpisode()
@@ -1303,6 +1309,48 @@ func (w *simWorld) drawHiddenEpisode() []simEpisodeStep {
 			c.edits = append(c.edits, w.bump(t1), simRelease(t2, max(r, t2.release+1)), w.set(t2, func() { t2.wait = true }))
 		})},
 		{gap: pick(rng, 0, time.Second), draft: w.episodeCommand(ws, simCmdApply, nil)},
+	}
+}
+
+// simPinnedBeforeUnread are the regression seeds pinned before
+// drawUnreadEpisode: their sequences never enter it, so that each still
+// plays the case it was pinned for (5 of them would, and seeds 683 and 9697
+// would part from their case before it). Seeds pinned since play it.
+var simPinnedBeforeUnread = map[uint64]bool{27: true, 98: true, 486: true, 539: true, 664: true, 683: true, 1501: true, 2827: true,
+	2919: true, 3451: true, 3771: true, 5875: true, 7087: true, 9697: true, 10149: true, 11138: true, 12144: true, 12724: true,
+	14238: true, 15060: true, 15191: true, 21756: true, 22435: true, 23877: true, 39680: true, 45652: true, 46147: true, 47729: true,
+	55400: true, 60950: true, 63647: true, 72536: true, 74910: true, 75929: true, 78363: true, 89644: true, 90258: true, 94980: true,
+	100927: true, 117733: true, 125452: true, 126609: true, 136118: true, 137380: true, 137631: true, 148830: true, 149421: true,
+	158850: true, 170532: true, 192320: true, 225862: true, 227670: true, 232669: true}
+
+// drawUnreadEpisode draws, from w.unread, the path of deep-run seed 227670:
+// a trigger times out with its backup running (tainted), another of its
+// account goes ahead after that backup, then the first moves on and the
+// other takes the first's release while a front answers the account's
+// listing with its 404 page: the other's create cannot read the record it
+// takes by that value. The next apply, the listing back, must not adopt
+// that backup for the other, whose change went ahead after it started.
+func (w *simWorld) drawUnreadEpisode() []simEpisodeStep {
+	rng := w.unread
+	ws, t1, t2 := w.drawTriggerPair(rng)
+	if ws == nil {
+		return nil
+	}
+	short := func() time.Duration { return pick(rng, 0, time.Second, 5*time.Second) }
+	return []simEpisodeStep{
+		{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.edits = append(c.edits, w.bump(t1), w.set(t1, func() { t1.wait, t1.timeout = true, "30s" }))
+		})},
+		{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.edits = append(c.edits, w.bump(t2), w.set(t2, func() { t2.wait, t2.timeout, t2.onConflict = true, "", "wait" }))
+		})},
+		{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			r := t1.release
+			c.noRefresh = rng.IntN(2) == 0
+			c.edits = append(c.edits, w.bump(t1), simRelease(t2, max(r, t2.release+1)))
+			c.fault = &mockservice.Fault{Kind: mockservice.FaultProxyNotFound, Route: mockservice.RouteListBackups, AccountID: t1.account, Times: 3}
+		})},
+		{gap: short(), draft: w.episodeCommand(ws, simCmdApply, nil)},
 	}
 }
 
