@@ -69,6 +69,13 @@ const (
 	// newest backup of another account, as a cache keyed wrongly would: a
 	// listing trusted for whose backups it holds is misled.
 	FaultForeignItem
+	// FaultOtherHistory answers an account's backups listing with the
+	// history another deployment holds of that account (a wrong host behind
+	// a load balancer, a region failed over): another account's newest
+	// backups under this account's id, as a page that ends. It lists none
+	// of what the service listed: a listing that lost what it listed before
+	// proves nothing.
+	FaultOtherHistory
 )
 
 // Front is what a FaultFront answers, and when.

@@ -172,6 +172,8 @@ func (s *Server) postFaults(faults []Fault, rep *reply, r *http.Request, request
 			return frontReply(f.Front, now)
 		case FaultForeignItem:
 			rep = s.foreignItem(rep, accountID)
+		case FaultOtherHistory:
+			rep = s.otherHistory(rep, accountID)
 		case FaultAcceptThenError:
 			return problemReply(http.StatusInternalServerError, titleInternal, "An unexpected error occurred.", r, requestID)
 		case FaultShuffledPage, FaultDuplicateItem:

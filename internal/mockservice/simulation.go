@@ -154,6 +154,54 @@ func (s *Server) foreignItem(rep *reply, accountID string) *reply {
 	return &out
 }
 
+// otherHistory answers a listing's page with another account's newest
+// backups (as many as the page holds), under accountID, and no next page.
+func (s *Server) otherHistory(rep *reply, accountID string) *reply {
+	var page struct {
+		Data       []json.RawMessage `json:"data"`
+		Pagination struct {
+			Limit      int     `json:"limit"`
+			NextCursor *string `json:"next_cursor"`
+		} `json:"pagination"`
+	}
+	if rep.status >= 300 || json.Unmarshal(rep.body, &page) != nil {
+		return rep
+	}
+	s.mu.Lock()
+	var data []json.RawMessage
+	for _, id := range s.sortedAccountIDs() {
+		if acc := s.accounts[id]; id != accountID && len(acc.backups) > 0 {
+			newest := slices.Clone(acc.backups)
+			slices.SortFunc(newest, func(a, b *backup) int { // newest first, as the service lists
+				ta, qa := a.sortKey()
+				tb, qb := b.sortKey()
+				switch {
+				case less(tb, qb, ta, qa):
+					return -1
+				case less(ta, qa, tb, qb):
+					return 1
+				}
+				return 0
+			})
+			for _, b := range newest[:min(len(newest), page.Pagination.Limit)] {
+				b := s.backupJSON(b)
+				b.AccountID = accountID
+				item, _ := json.Marshal(b)
+				data = append(data, item)
+			}
+			break
+		}
+	}
+	s.mu.Unlock()
+	if len(data) == 0 {
+		return rep
+	}
+	page.Data, page.Pagination.NextCursor = data, nil
+	out := *rep
+	out.body, _ = json.Marshal(page)
+	return &out
+}
+
 // RecordQuirk is how a successful backup's record contradicts itself.
 type RecordQuirk int
 

@@ -155,6 +155,30 @@ func TestForeignItemFault(t *testing.T) {
 	}
 }
 
+// A listing of another history shows another account's newest backups,
+// as many as the page holds, under this account's id, and ends there.
+func TestOtherHistoryFault(t *testing.T) {
+	t.Parallel()
+	s := newTest(t, Options{Accounts: 2})
+	ids, key := s.AccountIDs(), s.DemoKey()
+	s.AddHistory(ids[0], BackupSpec{CreatedAt: time.Now().Add(-2 * time.Hour)})
+	s.AddHistory(ids[1], BackupSpec{CreatedAt: time.Now().Add(-3 * time.Hour)}, BackupSpec{CreatedAt: time.Now().Add(-time.Hour)},
+		BackupSpec{CreatedAt: time.Now().Add(-4 * time.Hour)})
+	s.AddFault(Fault{Kind: FaultOtherHistory, Route: RouteListBackups, Times: 1})
+	got := call(t, s, "GET", "/api/v1/accounts/"+ids[0]+"/backups?limit=2", key)
+	data := got.body["data"].([]any)
+	theirs := s.Truth(ids[1])
+	slices.SortFunc(theirs, func(a, b BackupTruth) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	if len(data) != 2 || data[0].(map[string]any)["id"] != theirs[0].ID || data[1].(map[string]any)["id"] != theirs[1].ID ||
+		data[0].(map[string]any)["account_id"] != ids[0] || data[1].(map[string]any)["account_id"] != ids[0] ||
+		got.body["pagination"].(map[string]any)["next_cursor"] != nil {
+		t.Errorf("other history: %s", got.raw)
+	}
+	if again := call(t, s, "GET", "/api/v1/accounts/"+ids[0]+"/backups", key); len(again.body["data"].([]any)) != 1 {
+		t.Errorf("after the fault's one hit: %s", again.raw)
+	}
+}
+
 // Records of one second come in any order, and replicas behind by up to
 // the listing lag may miss, on a later read, what an earlier one showed.
 func TestShuffledTiesAndReplicas(t *testing.T) {

@@ -45,7 +45,11 @@ var (
 	simSteps = flag.Int("sim.steps", 0, "with -sim.seed, the steps of its sequence; else the steps of all sequences together")
 	simFrom  = flag.Uint64("sim.from", 1, "without -sim.seed, the first sequence's seed (a deeper run in parts)")
 	simList  = flag.Bool("sim.list", false, "list every violation of each failing sequence")
-	simCalm  = flag.Bool("sim.calm", false, "a healthy service and runners, never stopped: what fails then is the rule's or the checker's own")
+	// simOtherHistory plays drawOtherHistoryEpisode, which finds a false
+	// success the rule has today (seed 227 of it): off in make test until
+	// the rule is mended.
+	simOtherHistory = flag.Bool("sim.other-history", false, "also play listings answered from another history (an open finding)")
+	simCalm         = flag.Bool("sim.calm", false, "a healthy service and runners, never stopped: what fails then is the rule's or the checker's own")
 )
 
 const (
@@ -188,7 +192,9 @@ type simWorld struct {
 	// ahead draws the episodes of a guard's destroy stopped on clocks ahead (drawAheadEpisode), likewise.
 	ahead *rand.Rand
 	// unknown draws the episodes of a replacement beside a trigger whose floor is unknown (drawUnknownFloorEpisode), likewise.
-	unknown  *rand.Rand
+	unknown *rand.Rand
+	// other draws the episodes of a listing answered now and then from another history (drawOtherHistoryEpisode), likewise.
+	other    *rand.Rand
 	srv      *mockservice.Server
 	schema   *tfprotov6.GetProviderSchemaResponse
 	accounts []string
@@ -254,7 +260,7 @@ func newBareSimWorld(t *testing.T, seed uint64) *simWorld {
 	w := &simWorld{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x51a1a7e)), alt: rand.New(rand.NewPCG(seed, 0xa17)),
 		resume: rand.New(rand.NewPCG(seed, 0x4e5)), hidden: rand.New(rand.NewPCG(seed, 0x41d)),
 		unread: rand.New(rand.NewPCG(seed, 0x404)), ahead: rand.New(rand.NewPCG(seed, 0xa4ead)),
-		unknown: rand.New(rand.NewPCG(seed, 0xf1002)), start: time.Now(), ops: map[string]*simResOp{},
+		unknown: rand.New(rand.NewPCG(seed, 0xf1002)), other: rand.New(rand.NewPCG(seed, 0x07e4)), start: time.Now(), ops: map[string]*simResOp{},
 		reads: map[string][]time.Time{}}
 	w.srv = mockservice.New(mockservice.Options{Seed: seed, Accounts: 2, RateLimit: 10000})
 	w.key = w.srv.DemoKey()
@@ -770,6 +776,9 @@ func (w *simWorld) step(i int) {
 	}
 	if len(w.episode) == 0 && w.unknown.IntN(simAltEpisodeOdds) == 0 && !simPinnedEarly[w.seed] && !*simCalm {
 		w.episode = w.drawUnknownFloorEpisode()
+	}
+	if *simOtherHistory && len(w.episode) == 0 && w.other.IntN(simAltEpisodeOdds) == 0 && !simPinnedEarly[w.seed] && !*simCalm {
+		w.episode = w.drawOtherHistoryEpisode()
 	}
 	if len(w.episode) == 0 && rng.IntN(8) == 0 && !*simCalm {
 		w.episode = w.drawEpisode()
@@ -1324,7 +1333,7 @@ func (w *simWorld) drawHiddenEpisode() []simEpisodeStep {
 }
 
 // simPinnedEarly are the regression seeds pinned before drawUnreadEpisode,
-// drawAheadEpisode and drawUnknownFloorEpisode: their sequences never enter
+// drawAheadEpisode, drawUnknownFloorEpisode and drawOtherHistoryEpisode: their sequences never enter
 // those, so that each still plays the case it was pinned for (5 of them
 // would enter the first, and seeds 683 and 9697 part from their case
 // before it). Seeds pinned since play them.
@@ -1460,6 +1469,39 @@ func (w *simWorld) drawUnknownFloorEpisode() []simEpisodeStep {
 			c.edits = append(c.edits, w.bump(t1), simRelease(t2, max(r, t2.release+1)))
 		})},
 		{gap: short(), draft: w.episodeCommand(ws, simCmdApply, nil)},
+	}
+}
+
+// drawOtherHistoryEpisode draws, from w.other, a waited trigger whose
+// account's listing is answered, one read in two, with another history of
+// it (a wrong host behind a load balancer): a page that lists none of what
+// the read before the trigger listed proves nothing, and nothing on it is
+// new (sim mutant 4). The next apply, the listing whole again, settles.
+// Open finding (-sim.other-history, seeds 227, 237, 242): when the read
+// before the trigger came from the other history and the service's own
+// page goes on past its first (Mark.above's More case), every backup on
+// that page reads as new, and an old good one is taken as the trigger's.
+func (w *simWorld) drawOtherHistoryEpisode() []simEpisodeStep {
+	rng := w.other
+	var all []*simTriggerConf
+	var spaces []*simWorkspace
+	for _, ws := range w.spaces {
+		for _, t := range ws.conf.triggers {
+			all, spaces = append(all, t), append(spaces, ws)
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	i := rng.IntN(len(all))
+	ws, t := spaces[i], all[i]
+	return []simEpisodeStep{
+		{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.noRefresh = true // a refresh would stop at the first such page
+			c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.wait, t.timeout, t.reuse = true, "30s", "" }))
+			c.fault = &mockservice.Fault{Kind: mockservice.FaultOtherHistory, Route: mockservice.RouteListBackups, AccountID: t.account, Probability: 0.5}
+		})},
+		{gap: pick(rng, 0, time.Second, 5*time.Second), draft: w.episodeCommand(ws, simCmdApply, nil)},
 	}
 }
 
@@ -1644,7 +1686,7 @@ func faultName(f mockservice.Fault) string {
 		mockservice.FaultServerError: "500-unprocessed", mockservice.FaultAcceptThenError: "500-processed",
 		mockservice.FaultOverload: "429", mockservice.FaultLatency: "latency-40s", mockservice.FaultProxyNotFound: "html-404",
 		mockservice.FaultShuffledPage: "reversed-page", mockservice.FaultDuplicateItem: "duplicate-item",
-		mockservice.FaultForeignItem: "foreign-item",
+		mockservice.FaultForeignItem: "foreign-item", mockservice.FaultOtherHistory: "other-history",
 	}[f.Kind]
 }
 
