@@ -1299,6 +1299,16 @@ func (w *simWorld) drawTriggerPair(rng *rand.Rand) (*simWorkspace, *simTriggerCo
 	return p.ws, p.t1, p.t2
 }
 
+// drawLaggedPair draws a pair of triggers (drawTriggerPair), then a listing
+// lag longer than a 30 s look; a nil workspace when there is no pair.
+func (w *simWorld) drawLaggedPair(rng *rand.Rand) (*simWorkspace, *simTriggerConf, *simTriggerConf, time.Duration) {
+	ws, t1, t2 := w.drawTriggerPair(rng)
+	if ws == nil {
+		return nil, nil, nil, 0
+	}
+	return ws, t1, t2, pick(rng, 45*time.Second, 90*time.Second, 2*time.Minute)
+}
+
 // simRelease sets a trigger's release, and says how it reads.
 func simRelease(t *simTriggerConf, r int) string {
 	t.release = r
@@ -1314,11 +1324,10 @@ func simRelease(t *simTriggerConf, r int) string {
 // (workflow.Record.awaitsItsBackup): its own is a new one.
 func (w *simWorld) drawHiddenEpisode() []simEpisodeStep {
 	rng := w.hidden
-	ws, t1, t2 := w.drawTriggerPair(rng)
+	ws, t1, t2, lag := w.drawLaggedPair(rng)
 	if ws == nil {
 		return nil
 	}
-	lag := pick(rng, 45*time.Second, 90*time.Second, 2*time.Minute)
 	return []simEpisodeStep{
 		{svc: &simMisbehaviour{kind: simListingLag, d: lag}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
 			c.edits = append(c.edits, w.bump(t1), w.set(t1, func() { t1.wait = false }))
@@ -1445,11 +1454,10 @@ func (w *simWorld) stoppedDestroyEpisode(rng *rand.Rand, fronts func(off time.Du
 // unknown: it takes a new one (sim mutant 17).
 func (w *simWorld) drawUnknownFloorEpisode() []simEpisodeStep {
 	rng := w.unknown
-	ws, t1, t2 := w.drawTriggerPair(rng)
+	ws, t1, t2, lag := w.drawLaggedPair(rng)
 	if ws == nil {
 		return nil
 	}
-	lag := pick(rng, 45*time.Second, 90*time.Second, 2*time.Minute)
 	short := func() time.Duration { return pick(rng, 0, time.Second, 5*time.Second) }
 	return []simEpisodeStep{
 		// Its backups succeed (a failed one counts for nothing), and the workspace settles.
