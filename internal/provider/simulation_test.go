@@ -1225,17 +1225,10 @@ func (w *simWorld) drawAltEpisode() []simEpisodeStep {
 		// takes the first one's release: the create that takes the first's
 		// record must not adopt its backup for the other, whose change went
 		// ahead after that backup was listed (seed 7087).
-		return []simEpisodeStep{
-			{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
-				c.edits = append(c.edits, w.bump(t1), w.set(t1, func() { t1.wait, t1.timeout = true, "30s" }))
-			})},
-			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
-				c.edits = append(c.edits, w.bump(t2), w.set(t2, func() { t2.wait, t2.timeout, t2.onConflict = true, "", "wait" }))
-			})},
-			{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+		return append(w.timedOutThenOther(ws, t1, t2, short),
+			simEpisodeStep{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
 				c.edits = append(c.edits, simRelease(t2, max(t1.release, t2.release+1)))
-			})},
-		}
+			})})
 	case 0:
 		// Both take one new release and time out (or one is refused), so
 		// both are tainted; the next apply replaces both, and each create
@@ -1367,6 +1360,20 @@ func (w *simWorld) drawUnreadEpisode() []simEpisodeStep {
 		return nil
 	}
 	short := func() time.Duration { return pick(rng, 0, time.Second, 5*time.Second) }
+	return append(w.timedOutThenOther(ws, t1, t2, short),
+		simEpisodeStep{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			r := t1.release
+			c.noRefresh = rng.IntN(2) == 0
+			c.edits = append(c.edits, w.bump(t1), simRelease(t2, max(r, t2.release+1)))
+			c.fault = &mockservice.Fault{Kind: mockservice.FaultProxyNotFound, Route: mockservice.RouteListBackups, AccountID: t1.account, Times: 3}
+		})},
+		simEpisodeStep{gap: short(), draft: w.episodeCommand(ws, simCmdApply, nil)})
+}
+
+// timedOutThenOther is two applies: t1 takes a release and times out with
+// its backup running (tainted), then t2 takes one of its own and waits
+// that backup out. It draws short's gap for the second.
+func (w *simWorld) timedOutThenOther(ws *simWorkspace, t1, t2 *simTriggerConf, short func() time.Duration) []simEpisodeStep {
 	return []simEpisodeStep{
 		{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
 			c.edits = append(c.edits, w.bump(t1), w.set(t1, func() { t1.wait, t1.timeout = true, "30s" }))
@@ -1374,13 +1381,6 @@ func (w *simWorld) drawUnreadEpisode() []simEpisodeStep {
 		{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
 			c.edits = append(c.edits, w.bump(t2), w.set(t2, func() { t2.wait, t2.timeout, t2.onConflict = true, "", "wait" }))
 		})},
-		{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
-			r := t1.release
-			c.noRefresh = rng.IntN(2) == 0
-			c.edits = append(c.edits, w.bump(t1), simRelease(t2, max(r, t2.release+1)))
-			c.fault = &mockservice.Fault{Kind: mockservice.FaultProxyNotFound, Route: mockservice.RouteListBackups, AccountID: t1.account, Times: 3}
-		})},
-		{gap: short(), draft: w.episodeCommand(ws, simCmdApply, nil)},
 	}
 }
 
