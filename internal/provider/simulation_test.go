@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"hash/fnv"
@@ -194,7 +195,9 @@ type simWorld struct {
 	// unknown draws the episodes of a replacement beside a trigger whose floor is unknown (drawUnknownFloorEpisode), likewise.
 	unknown *rand.Rand
 	// other draws the episodes of a listing answered now and then from another history (drawOtherHistoryEpisode), likewise.
-	other    *rand.Rand
+	other *rand.Rand
+	// ended draws the episodes of a wait stopped as it reads its backup ended (drawEndedEpisode), likewise.
+	ended    *rand.Rand
 	srv      *mockservice.Server
 	schema   *tfprotov6.GetProviderSchemaResponse
 	accounts []string
@@ -260,7 +263,8 @@ func newBareSimWorld(t *testing.T, seed uint64) *simWorld {
 	w := &simWorld{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x51a1a7e)), alt: rand.New(rand.NewPCG(seed, 0xa17)),
 		resume: rand.New(rand.NewPCG(seed, 0x4e5)), hidden: rand.New(rand.NewPCG(seed, 0x41d)),
 		unread: rand.New(rand.NewPCG(seed, 0x404)), ahead: rand.New(rand.NewPCG(seed, 0xa4ead)),
-		unknown: rand.New(rand.NewPCG(seed, 0xf1002)), other: rand.New(rand.NewPCG(seed, 0x07e4)), start: time.Now(), ops: map[string]*simResOp{},
+		unknown: rand.New(rand.NewPCG(seed, 0xf1002)), other: rand.New(rand.NewPCG(seed, 0x07e4)),
+		ended: rand.New(rand.NewPCG(seed, 0xe4d)), start: time.Now(), ops: map[string]*simResOp{},
 		reads: map[string][]time.Time{}}
 	w.srv = mockservice.New(mockservice.Options{Seed: seed, Accounts: 2, RateLimit: 10000})
 	w.key = w.srv.DemoKey()
@@ -537,6 +541,10 @@ func (k simCmdKind) String() string {
 type simStop struct {
 	after time.Duration // from the command's start; 0: never
 	kill  bool          // SIGKILL of the runner, else Ctrl-C
+	// ended: a Ctrl-C the moment a listing answers that the backup this
+	// attempt queued has ended, between the service's answer and the
+	// apply's end (a user's unlucky instant, too narrow for after to hit).
+	ended bool
 }
 
 // simCommand is one command of a pipeline, run again once after a kill.
@@ -585,6 +593,9 @@ type simAttempt struct {
 	firstWrite time.Time
 	persisted  time.Time
 	ops        []*simResOp
+	queued     string // with stop.ended: the backup this attempt's trigger queued
+
+	stopFired atomic.Bool // with stop.ended: the stop was fired
 }
 
 // label names one call of the attempt (see simTransport).
@@ -776,6 +787,9 @@ func (w *simWorld) step(i int) {
 	}
 	if len(w.episode) == 0 && w.unknown.IntN(simAltEpisodeOdds) == 0 && !simPinnedEarly[w.seed] && !*simCalm {
 		w.episode = w.drawUnknownFloorEpisode()
+	}
+	if len(w.episode) == 0 && w.ended.IntN(simAltEpisodeOdds) == 0 && !simPinnedEarly[w.seed] && !*simCalm {
+		w.episode = w.drawEndedEpisode()
 	}
 	if *simOtherHistory && len(w.episode) == 0 && w.other.IntN(simAltEpisodeOdds) == 0 && !simPinnedEarly[w.seed] && !*simCalm {
 		w.episode = w.drawOtherHistoryEpisode()
@@ -1335,7 +1349,8 @@ func (w *simWorld) drawHiddenEpisode() []simEpisodeStep {
 }
 
 // simPinnedEarly are the regression seeds pinned before drawUnreadEpisode,
-// drawAheadEpisode, drawUnknownFloorEpisode and drawOtherHistoryEpisode: their sequences never enter
+// drawAheadEpisode, drawUnknownFloorEpisode, drawEndedEpisode and
+// drawOtherHistoryEpisode: their sequences never enter
 // those, so that each still plays the case it was pinned for (5 of them
 // would enter the first, and seeds 683 and 9697 part from their case
 // before it). Seeds pinned since play them.
@@ -1477,6 +1492,35 @@ func (w *simWorld) drawUnknownFloorEpisode() []simEpisodeStep {
 			c.edits = append(c.edits, w.bump(t1), simRelease(t2, max(r, t2.release+1)))
 		})},
 		{gap: short(), draft: w.episodeCommand(ws, simCmdApply, nil)},
+	}
+}
+
+// drawEndedEpisode draws, from w.ended, a waited trigger stopped the
+// moment its wait reads its backup ended, so that its change has not gone
+// ahead on record though its backup did; another pipeline's backup of the
+// account; an apply that lets the change go ahead, which must record when
+// (workflow.Record.Next, sim mutant 1), or the next change, with
+// reuse_within, counts that other backup, which began before it.
+func (w *simWorld) drawEndedEpisode() []simEpisodeStep {
+	rng := w.ended
+	ws := w.spaces[rng.IntN(len(w.spaces))]
+	if len(ws.conf.triggers) == 0 || len(w.spaces) < 2 {
+		return nil
+	}
+	others := slices.DeleteFunc(slices.Clone(w.spaces), func(o *simWorkspace) bool { return o == ws })
+	other := others[rng.IntN(len(others))]
+	t := ws.conf.triggers[rng.IntN(len(ws.conf.triggers))]
+	short := func() time.Duration { return pick(rng, 0, time.Second, 5*time.Second) }
+	return []simEpisodeStep{
+		{svc: &simMisbehaviour{kind: simHealBackups, account: t.account}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.wait, t.timeout, t.reuse, t.onConflict = true, "", "", "wait" }))
+			c.stop = simStop{ended: true}
+		})},
+		{gap: short(), draft: w.takeBackup(other, t.account)},
+		{gap: w.maxLength, draft: w.episodeCommand(ws, simCmdApply, nil)},
+		{gap: short(), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.reuse = pick(rng, "30m", "1h") }))
+		})},
 	}
 }
 
@@ -1670,6 +1714,9 @@ func (cmd *simCommand) String() string {
 		}
 		s += fmt.Sprintf(" %s@%s", what, cmd.stop.after)
 	}
+	if cmd.stop.ended {
+		s += " ctrl-c@ended"
+	}
 	return s
 }
 
@@ -1796,6 +1843,9 @@ func (tr *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	select {
 	case <-done:
 		tr.proc.a.w.noteRead(label, req, rec.Code)
+		if a := tr.proc.a; a.cmd.stop.ended && a.n == 0 {
+			a.stopIfEnded(req, rec)
+		}
 		if simTrace {
 			fmt.Printf("%s %s %s %s -> %d %s\n", time.Now().UTC().Format("15:04:05.000"), label, req.Method, req.URL.Path, rec.Code,
 				rec.Header().Get("Date"))
@@ -1810,6 +1860,37 @@ func (tr *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			fmt.Printf("%s %s %s %s -> gave up (%v)\n", time.Now().UTC().Format("15:04:05.000"), label, req.Method, req.URL.Path, context.Cause(req.Context()))
 		}
 		return nil, req.Context().Err()
+	}
+}
+
+// stopIfEnded notes the backup an answer says this attempt queued, and
+// fires its stop once a listing shows that backup ended.
+func (a *simAttempt) stopIfEnded(req *http.Request, rec *httptest.ResponseRecorder) {
+	var one struct {
+		ID string `json:"id"`
+	}
+	var page struct {
+		Data []struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+		} `json:"data"`
+	}
+	a.mu.Lock()
+	queued := a.queued
+	a.mu.Unlock()
+	switch {
+	case req.Method == http.MethodPost && rec.Code == http.StatusAccepted && queued == "":
+		if json.Unmarshal(rec.Body.Bytes(), &one) == nil {
+			a.mu.Lock()
+			a.queued = one.ID
+			a.mu.Unlock()
+		}
+	case req.Method == http.MethodGet && rec.Code == http.StatusOK && queued != "" && json.Unmarshal(rec.Body.Bytes(), &page) == nil:
+		for _, b := range page.Data {
+			if b.ID == queued && (b.Status == "success" || b.Status == "failed") && a.stopFired.CompareAndSwap(false, true) {
+				a.fireStop()
+			}
+		}
 	}
 }
 
