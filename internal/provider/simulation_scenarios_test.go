@@ -344,3 +344,31 @@ func TestSimRegressionSeeds(t *testing.T) {
 		})
 	}
 }
+
+// A trigger's POST held 40 s by the service, the apply stopped a second
+// in, on a runner clock 20 minutes behind; the listing lags 17 s. The next
+// apply, past the grace on both clocks, sends the trigger again before the
+// late backup is listed: the 409 it meets is that backup running, which is
+// this change's own, not another's to wait out and follow with a second
+// one (deep-run seed 283844).
+func TestSimScenarioResendMeetsTheLateBackup(t *testing.T) {
+	t.Parallel()
+	scenario(t, func(w *simWorld) {
+		acc := w.accounts[0]
+		w.backupsLast(time.Second, 20*time.Second)
+		c := triggerOn(acc)
+		c.onConflict = "wait"
+		ws := w.workspace(simConfig{triggers: []*simTriggerConf{c}})
+		w.play(ws, simCmdApply)
+		time.Sleep(time.Minute)
+		w.setLag(17 * time.Second)
+		c.release++
+		w.play(ws, simCmdApply, ctrlC(1128*time.Millisecond), func(cmd *simCommand) { cmd.clock = simRunnerClock{skew: -20 * time.Minute} },
+			withFault(mockservice.Fault{Kind: mockservice.FaultLatency, Route: mockservice.RouteTrigger, Times: 1, Latency: 40 * time.Second}))
+		time.Sleep(5 * time.Second)
+		w.play(ws, simCmdApply)
+		if n := len(w.srv.Truth(acc)); n != 2 {
+			t.Errorf("%d backups; want 2, one a change", n)
+		}
+	})
+}

@@ -74,6 +74,61 @@ func TestFollowUnconfirmedSendsAgainFromTheGrace(t *testing.T) {
 	}
 }
 
+// A record whose trigger's start on the service's clock is unknown (a
+// tainted trigger's replacement has no stored record), stamped on a runner
+// clock 20 minutes behind: it is sent again only a whole grace after this
+// operation began, not at once (deep-run seed 283844).
+func TestFollowUnconfirmedWithoutTheServicesStartWaitsAWholeGrace(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	start := fs.clock.Now()
+	var postedAt time.Time
+	fs.onPOST = func(int) { postedAt = fs.clock.Now() }
+	rec := Record{TriggeredAt: start.Add(-20 * time.Minute), Prior: &Mark{IDs: []string{}}}
+	o := w.Follow(context.Background(), fs.account, rec, FollowOptions{})
+	if posts, _ := fs.counts(); posts != 1 || postedAt.Sub(start) < DefaultUncertainGrace {
+		t.Fatalf("%d POSTs, the last %s after the follow began (outcome %d, %v); want one, a grace after", posts, postedAt.Sub(start), o.Kind, o.Err)
+	}
+	// Its start on the service known, but no answer dated: this operation's time reads, and it is not sent yet.
+	fs, w = newFaultyService(t)
+	fs.date = "not a date"
+	rec = Record{TriggeredAt: fs.clock.Now().Add(-20 * time.Minute), TriggeredOnService: fs.now().Add(-20 * time.Minute), Prior: &Mark{IDs: []string{}}}
+	if o := w.Follow(context.Background(), fs.account, rec, FollowOptions{}); o.Kind != NotIdentified {
+		t.Errorf("undated answers: outcome %d (%v); want NotIdentified, not sent again", o.Kind, o.Err)
+	}
+	if posts, _ := fs.counts(); posts != 0 {
+		t.Errorf("undated answers: %d POSTs; want none", posts)
+	}
+}
+
+// An unconfirmed trigger's record followed past the grace, its backup
+// queued late and still hidden by a lagging listing: the trigger sent again
+// is answered 409, and the backup in progress, once listed above the mark,
+// is that earlier trigger's, not another's to wait out before a second
+// one (deep-run seed 283844). The destroy that follows it did not queue it.
+func TestFollowUnconfirmedAdoptsTheLateBackupItsResendMeets(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	old := fs.addOld(client.StatusSuccess, time.Hour)
+	fs.runFor = 5 * time.Minute
+	late := client.Backup{ID: "bkp_queuedlate000001", AccountID: fs.account, Status: client.StatusRunning, CreatedAt: fs.now()}
+	fs.mu.Lock()
+	fs.backups = append([]client.Backup{late}, fs.backups...)
+	fs.hiddenFor[late.ID] = -1
+	fs.onPOST = func(int) { fs.hiddenFor[late.ID] = 1 } // the lag ends as the trigger is sent again
+	fs.mu.Unlock()
+	rec := Record{TriggeredAt: fs.clock.Now().Add(-DefaultUncertainGrace), Prior: &Mark{IDs: []string{old.ID}}}
+	o := w.Follow(context.Background(), fs.account, rec, FollowOptions{RunOptions: RunOptions{WaitOnConflict: true}})
+	posts, _ := fs.counts()
+	if fs.mu.Lock(); len(fs.backups) != 2 {
+		t.Errorf("%d backups queued; want none but the late one", len(fs.backups)-1)
+	}
+	fs.mu.Unlock()
+	if posts != 1 || o.Backup == nil || o.Backup.ID != late.ID || o.Renewed {
+		t.Fatalf("%d POSTs, outcome %d (%v), renewed %t, backup %+v; want one POST, %s followed", posts, o.Kind, o.Err, o.Renewed, o.Backup, late.ID)
+	}
+}
+
 // An unconfirmed trigger whose record is followed takes a backup listed
 // above the mark read before it, whoever queued it (it started since the
 // trigger began), and sends nothing.
@@ -217,7 +272,7 @@ func triggerOnce(t *testing.T, w *Runner, ctx context.Context, accountID string)
 	if err != nil {
 		t.Fatalf("the read before the trigger: %v", err)
 	}
-	return w.trigger(ctx, accountID, l)
+	return w.trigger(ctx, accountID, l, false)
 }
 
 // queuedOnce triggers once, as another user of the service would, and

@@ -72,8 +72,13 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 		mine := rule{AccountID: accountID, Mark: r.Prior}
 		within := w.set.IdentifyWithin
 		if !r.Confirmed {
-			// What is left of the grace, on this machine's clock, and never more than the whole of it.
-			within = max(within, min(w.set.UncertainGrace-w.clock.Now().Sub(r.TriggeredAt), w.set.UncertainGrace))
+			// What is left of the grace, on this machine's clock, and never more than the whole of it; all of
+			// it when the trigger's start on the service's clock is unknown (graceOver).
+			left := w.set.UncertainGrace - w.clock.Now().Sub(r.TriggeredAt)
+			if r.TriggeredOnService.IsZero() {
+				left = w.set.UncertainGrace
+			}
+			within = max(within, min(left, w.set.UncertainGrace))
 		}
 		if b, page, err = w.lookFor(ctx, mine, within); b == nil {
 			if page == nil && !r.Ahead && !errors.Is(err, context.Canceled) {
@@ -82,15 +87,17 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 				return Outcome{Kind: Refused, Err: &UnreadError{Err: err}}
 			}
 			if !r.Confirmed && errors.Is(err, errNotListed) {
-				if err = w.graceOver(r, page); err == nil {
+				if err = w.graceOver(r, page, start); err == nil {
 					if b := mine.unexplained(*page); b != nil {
 						// Listed since, below the mark: it may be that trigger's (a clock set back).
 						return unidentified(unexplainedError(*b))
 					}
 					w.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
 						map[string]any{"account_id": accountID, "triggered_at": r.TriggeredAt.UTC().Format(time.RFC3339)})
-					o := w.run(ctx, accountID, opts.RunOptions)
-					o.Renewed = true // its own backup, not the earlier trigger's (seed 232669)
+					again := opts.RunOptions
+					again.afterUnknown = true
+					o := w.run(ctx, accountID, again)
+					o.Renewed = !o.earlier // its own backup, not the earlier trigger's (seed 232669), unless refused for that one's
 					return o
 				}
 			}
@@ -156,10 +163,17 @@ var errNotAboveReplaced = errors.New("the backup of the trigger this one replace
 // lists nothing, is not sent again yet: it began less than UncertainGrace
 // ago by either reading, on this machine's clock or on the service's (the
 // Dates of the page read before it and of page): the younger one counts.
-func (w *Runner) graceOver(r Record, page *client.BackupsPage) error {
+// Without the service's (a tainted trigger's replacement has no stored
+// record; an answer without a Date), this operation's own time since start
+// reads instead: TriggeredAt may be another runner's clock, minutes off
+// (deep-run seed 283844: 20 minutes behind, the trigger sent again while
+// the first was still on its way).
+func (w *Runner) graceOver(r Record, page *client.BackupsPage, start time.Time) error {
 	elapsed := w.clock.Now().Sub(r.TriggeredAt)
 	if page != nil && !page.At.Service.IsZero() && !r.TriggeredOnService.IsZero() {
 		elapsed = min(elapsed, page.At.Service.Sub(r.TriggeredOnService))
+	} else {
+		elapsed = min(elapsed, w.clock.Now().Sub(start))
 	}
 	if elapsed >= w.set.UncertainGrace {
 		return nil

@@ -87,6 +87,9 @@ type Outcome struct {
 	// both clocks (zero when none was read): a stopped destroy's record
 	// stands for resume_within on the service's clock too.
 	At client.AnswerTime
+	// earlier: an afterUnknown run's backup, found when its own trigger was
+	// refused (409): the earlier trigger's, not the run's.
+	earlier bool
 }
 
 // Good says whether the change may go ahead: a backup seen to succeed or,
@@ -205,6 +208,10 @@ type RunOptions struct {
 	// listing that drops it hid it from the read before the trigger (deep-run
 	// seed 126609).
 	replaced string
+	// afterUnknown: the run sends again a trigger whose outcome is unknown,
+	// which the service may yet process: a 409 may be that trigger's backup
+	// running, and is read as after an unknown outcome (deep-run seed 283844).
+	afterUnknown bool
 }
 
 type emitFunc func(kind EventKind, b client.Backup, prev string)
@@ -283,14 +290,14 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 	}
 	l.mark = l.mark.with(opts.replaced)
 	for {
-		tr, o := w.trigger(ctx, accountID, l)
+		tr, o := w.trigger(ctx, accountID, l, opts.afterUnknown)
 		if tr != nil {
 			if tr.Recovered {
 				w.log.Warn(ctx, "the trigger's outcome was unknown; found the backup it queued instead of queueing another",
 					map[string]any{"account_id": accountID, "backup_id": tr.Backup.ID})
 			}
 			o = w.waitOwn(ctx, accountID, &tr.Backup, tr.Page, opts.WaitForCompletion, start, emit)
-			o.Before = l.mark
+			o.Before, o.earlier = l.mark, tr.Earlier
 			return o
 		}
 		if !opts.WaitOnConflict || !errors.Is(o.Err, client.ErrConflict) {
@@ -491,6 +498,7 @@ type triggered struct {
 	Backup    client.Backup
 	Page      *client.BackupsPage // the first page it was found on
 	Recovered bool                // the outcome was unknown, and the backup was found rather than queued again
+	Earlier   bool                // found after a 409 to an afterUnknown run's only trigger: not that trigger's
 }
 
 // errNotListed: the listing never held the trigger's backup.
@@ -499,14 +507,14 @@ var errNotListed = errors.New("the account's backups listing shows no backup abo
 // trigger queues one backup, or says why not. The POST is not idempotent:
 // after an unknown outcome the listing is looked at before any resend.
 // Its backup is one listed above l's mark (rule.identify).
-func (w *Runner) trigger(ctx context.Context, accountID string, l looked) (*triggered, Outcome) {
+func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterUnknown bool) (*triggered, Outcome) {
 	mine := rule{AccountID: accountID, Mark: l.mark}
 	began := w.clock.Now()
 	unidentified := func(queued bool, err error) Outcome {
 		return Outcome{Kind: NotIdentified, TriggeredAt: began, TriggeredOnService: l.page.At.Service, Confirmed: queued, Err: err, Before: l.mark}
 	}
 	post := w.c.Trigger(accountID)
-	uncertain := false
+	uncertain, mayHaveQueued := afterUnknown, false // mayHaveQueued: a trigger of this run may have been processed
 	for {
 		acct, err := post.Post(ctx)
 		var unsure *client.UnsureError
@@ -538,9 +546,12 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked) (*trig
 			if o.Kind == NotIdentified {
 				o = unidentified(o.Confirmed, o.Err)
 			}
+			if tr != nil {
+				tr.Earlier = !mayHaveQueued
+			}
 			return tr, o
 		case errors.As(err, &unsure):
-			uncertain = true
+			uncertain, mayHaveQueued = true, true
 			w.log.Warn(ctx, "the outcome of a backup trigger is unknown; looking for the backup before sending it again",
 				map[string]any{"account_id": accountID, "error": err.Error()})
 			// A listing may lag behind the POST, as after a 202; with no

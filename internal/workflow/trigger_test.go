@@ -148,7 +148,7 @@ func TestTriggerAgainstMockFaults(t *testing.T) {
 			for _, fault := range tc.faults {
 				f.srv.AddFault(fault)
 			}
-			tr, o := f.client.trigger(context.Background(), id, l)
+			tr, o := f.client.trigger(context.Background(), id, l, false)
 			err = o.Err
 			switch {
 			case tc.err == nil && err != nil:
