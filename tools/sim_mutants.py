@@ -70,4 +70,8 @@ M = [
   "\t\tl = looked{page: seen.page, mark: union(l.mark, seen.mark)}", "\t\tl = looked{page: l.page, mark: union(l.mark, seen.mark)}"),
  ("adoption: an unread record kept without the other replaced triggers' floors", "internal/workflow/replace.go",
   "return o, old.Record.above(others) // unread is not gone", "return o, old.Record // unread is not gone"),
+ ("a lost answer's resend: its 409 read as another's backup", "internal/workflow/run.go",
+  "\tuncertain, mayHaveQueued := afterUnknown, false", "\tuncertain, mayHaveQueued := false, false"),
+ ("a lost answer's grace on the clock that stamped it alone", "internal/workflow/follow.go",
+  "\t} else {\n\t\telapsed = min(elapsed, w.clock.Now().Sub(start))\n\t}", "\t}"),
 ]
