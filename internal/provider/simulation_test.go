@@ -1844,7 +1844,7 @@ func (tr *simTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	case <-done:
 		tr.proc.a.w.noteRead(label, req, rec.Code)
 		if a := tr.proc.a; a.cmd.stop.ended && a.n == 0 {
-			a.stopIfEnded(req, rec)
+			a.stopIfEnded(req, rec) //nolint:contextcheck // a Ctrl-C is the user's, not the request's
 		}
 		if simTrace {
 			fmt.Printf("%s %s %s %s -> %d %s\n", time.Now().UTC().Format("15:04:05.000"), label, req.Method, req.URL.Path, rec.Code,
