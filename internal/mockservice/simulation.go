@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"sort"
 	"time"
 )
 
@@ -172,16 +173,10 @@ func (s *Server) otherHistory(rep *reply, accountID string) *reply {
 	for _, id := range s.sortedAccountIDs() {
 		if acc := s.accounts[id]; id != accountID && len(acc.backups) > 0 {
 			newest := slices.Clone(acc.backups)
-			slices.SortFunc(newest, func(a, b *backup) int { // newest first, as the service lists
-				ta, qa := a.sortKey()
-				tb, qb := b.sortKey()
-				switch {
-				case less(tb, qb, ta, qa):
-					return -1
-				case less(ta, qa, tb, qb):
-					return 1
-				}
-				return 0
+			sort.Slice(newest, func(i, j int) bool { // newest first, as the service lists
+				ti, qi := newest[i].sortKey()
+				tj, qj := newest[j].sortKey()
+				return less(tj, qj, ti, qi)
 			})
 			for _, b := range newest[:min(len(newest), page.Pagination.Limit)] {
 				b := s.backupJSON(b)

@@ -1887,7 +1887,7 @@ func (a *simAttempt) stopIfEnded(req *http.Request, rec *httptest.ResponseRecord
 		}
 	case req.Method == http.MethodGet && rec.Code == http.StatusOK && queued != "" && json.Unmarshal(rec.Body.Bytes(), &page) == nil:
 		for _, b := range page.Data {
-			if b.ID == queued && (b.Status == "success" || b.Status == "failed") && a.stopFired.CompareAndSwap(false, true) {
+			if b.ID == queued && b.Status != "" && !client.InProgress(b.Status) && a.stopFired.CompareAndSwap(false, true) {
 				a.fireStop()
 			}
 		}
