@@ -283,6 +283,8 @@ func TestSimRegressionSeeds(t *testing.T) {
 	t.Parallel()
 	for seed, what := range map[uint64]string{
 		3771:   "a stop as a trigger's create returned: its change went ahead only with the next apply's migration",
+		227:    "a read before a trigger from another host's history, then the service's page that lacks it: an old backup above the previous floor taken",
+		815:    "a read before a trigger from another host's history, a page that lost it, then that history's new backup taken as the trigger's",
 		1501:   "a stopped destroy's record written on a runner clock 9 s ahead",
 		27:     "a 202's backup stamped below older ones by a clock set back: the replacement sent it again",
 		539:    "a replacement of a trigger not identified, beside one whose floor is unknown, forgot its record",

@@ -285,3 +285,60 @@ func queuedOnce(t *testing.T, w *Runner, accountID string) client.Backup {
 	}
 	return tr.Backup
 }
+
+// A first page that lists none of what the read before the trigger listed,
+// and goes on, proves nothing until the listing shows that read further
+// down: the read before came from another listing (a front's, another
+// account's), so the account's own old good backups are never taken as the
+// trigger's (simulation seed 227).
+func TestTriggerTakesNothingFromAPageThatListsNoneOfItsMark(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	for range 5 {
+		fs.addOld(client.StatusSuccess, time.Hour)
+	}
+	fs.mu.Lock()
+	fs.pageSize = 2
+	fs.rawListing = `{"data":[{"id":"bkp_elsewhere0000001","account_id":"` + fs.account + `","status":"success","created_at":"2001-01-01T00:00:00Z","completed_at":"2001-01-01T00:01:00Z"}],"pagination":{"limit":50,"next_cursor":null}}`
+	fs.mu.Unlock()
+	tr, o := triggerOnce(t, w, context.Background(), fs.account)
+	if tr != nil || o.Kind != NotIdentified {
+		t.Fatalf("triggered %+v, outcome %d (%v); want none identified", tr, o.Kind, o.Err)
+	}
+	if posts, _ := fs.counts(); posts != 1 {
+		t.Fatalf("%d POSTs; want 1", posts)
+	}
+}
+
+// When more backups than a page holds start between the read before a
+// trigger and the look for its backup, the listing is read on until it
+// shows that read's backups further down; then the first page counts.
+func TestTriggerReadsOnWhenItsMarkIsPushedPastThePage(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	for range 3 {
+		fs.addOld(client.StatusSuccess, time.Hour)
+	}
+	fs.mu.Lock()
+	fs.pageSize = 2
+	fs.onPOST = func(int) { // another pipeline's two backups, ended since the read
+		for range 2 {
+			done := fs.now()
+			fs.backups = append([]client.Backup{{ID: fmt.Sprintf("bkp_since%011d", len(fs.backups)), AccountID: fs.account,
+				Status: client.StatusSuccess, CreatedAt: fs.now(), CompletedAt: &done}}, fs.backups...)
+		}
+	}
+	fs.mu.Unlock()
+	_, before := fs.counts()
+	tr, o := triggerOnce(t, w, context.Background(), fs.account)
+	if tr == nil {
+		t.Fatalf("outcome %d (%v); want a backup identified", o.Kind, o.Err)
+	}
+	if strings.HasPrefix(tr.Backup.ID, "bkp_old") {
+		t.Fatalf("identified %s, listed before the trigger", tr.Backup.ID)
+	}
+	// The read before, the look, and the listing read on to the mark: 2 pages.
+	if _, listings := fs.counts(); listings-before != 1+1+2 {
+		t.Fatalf("%d listings; want 4", listings-before)
+	}
+}

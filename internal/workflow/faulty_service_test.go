@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -66,6 +67,8 @@ type faultyService struct {
 	// byCreated lists backups by created_at, newest first, as a service
 	// whose clock was set back lists a new backup below older ones.
 	byCreated bool
+	// pageSize, when set, pages the listing (the cursor is an offset).
+	pageSize int
 
 	posts, listings int
 }
@@ -204,7 +207,15 @@ func (fs *faultyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			data = append(data, b)
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"data": data, "pagination": map[string]any{"limit": 50, "next_cursor": nil}})
+		var next any
+		if fs.pageSize > 0 {
+			from, _ := strconv.Atoi(r.URL.Query().Get("cursor"))
+			if from+fs.pageSize < len(data) {
+				next = strconv.Itoa(from + fs.pageSize)
+			}
+			data = data[min(from, len(data)):min(from+fs.pageSize, len(data))]
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": data, "pagination": map[string]any{"limit": 50, "next_cursor": next}})
 	default:
 		fs.problem(w, http.StatusNotFound, "Resource not found.")
 	}

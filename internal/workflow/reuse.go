@@ -20,7 +20,7 @@ func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) O
 		return *stop
 	}
 	rule := w.reuseRule(accountID, opts)
-	recent, age, whyNot := rule.reusable(l.page)
+	recent, age, whyNot := w.reusable(ctx, &rule, l.page)
 	w.refusedReuse(ctx, accountID, whyNot)
 	for recent != nil {
 		if o, ok := w.join(ctx, accountID, recent, age, l, opts, start, emit); ok {
@@ -33,7 +33,7 @@ func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) O
 			break
 		}
 		l = again
-		recent, age, whyNot = rule.reusable(l.page)
+		recent, age, whyNot = w.reusable(ctx, &rule, l.page)
 		w.refusedReuse(ctx, accountID, whyNot)
 	}
 	queue := opts
@@ -42,7 +42,7 @@ func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) O
 	if errors.Is(o.Err, client.ErrConflict) {
 		// Queued by another since the look, or older than the window: look again.
 		if again, err := w.look(ctx, accountID); err == nil {
-			if recent, age, whyNot = rule.reusable(again.page); recent != nil || opts.WaitOnConflict {
+			if recent, age, whyNot = w.reusable(ctx, &rule, again.page); recent != nil || opts.WaitOnConflict {
 				w.refusedReuse(ctx, accountID, whyNot)
 				if joined, ok := w.join(ctx, accountID, recent, age, again, opts, start, emit); ok {
 					return joined
@@ -53,6 +53,15 @@ func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) O
 	}
 	o.ReuseRefused = whyNot
 	return o
+}
+
+// reusable is r.reusable on p, once the listing shows where the previous
+// change's mark is when p lists none of it (provenBelow).
+func (w *Runner) reusable(ctx context.Context, r *rule, p client.BackupsPage) (*client.Backup, time.Duration, error) {
+	if !r.Unrecorded {
+		r.Mark = w.provenBelow(ctx, r.AccountID, r.Mark, p)
+	}
+	return r.reusable(p)
 }
 
 // reuseRule is the rule by which a run with opts reuses a backup.

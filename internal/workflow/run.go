@@ -355,7 +355,7 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, before l
 			}
 			break
 		}
-		if explained || mark == nil || len(mark.above(seen.page)) > 0 {
+		if mark = w.provenBelow(ctx, accountID, mark, seen.page); explained || mark == nil || len(mark.above(seen.page)) > 0 {
 			break // it ended since the 409, and is listed: the next trigger counts above it
 		}
 		if err = clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(start))); err != nil {
@@ -490,6 +490,35 @@ func (w *Runner) find(ctx context.Context, accountID, backupID string) (*client.
 	return b, nil, err
 }
 
+// provenBelow is m, shown further down than p when p lists none of it and
+// goes on: only then is the listing read on (a request a page, as far as
+// its bound) until p's last backup and, after it, one of m are listed.
+// Unshown (a listing that never lists m, or a read that fails), m is
+// returned as it was, and nothing p lists counts as above it.
+func (w *Runner) provenBelow(ctx context.Context, accountID string, m *Mark, p client.BackupsPage) *Mark {
+	if !m.unproven(p) {
+		return m
+	}
+	last, passed := p.Backups[len(p.Backups)-1].ID, false
+	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{}) {
+		switch {
+		case err != nil:
+			w.log.Warn(ctx, "the account's backups listing could not be read past its first page, which lists none of the backups "+
+				"listed before; none of it counts as new", map[string]any{"account_id": accountID, "error": err.Error()})
+			return m
+		case m.has(b.ID) && passed:
+			return m.shownBelow(last)
+		case m.has(b.ID):
+			return m // listed above what the first page listed: that page proves nothing
+		case b.ID == last:
+			passed = true
+		}
+	}
+	w.log.Warn(ctx, "the account's backups listing lists none of the backups it listed before; none of it counts as new",
+		map[string]any{"account_id": accountID})
+	return m
+}
+
 // Queueing: the trigger, and recognising the backup it queued.
 
 // triggered is what a trigger queued.
@@ -500,6 +529,13 @@ type triggered struct {
 	Recovered bool                // the outcome was unknown, and the backup was found rather than queued again
 	Earlier   bool                // found after a 409 to an afterUnknown run's only trigger: not that trigger's
 }
+
+// errListingLost: a listing ended without a backup listed before the
+// trigger; what any listing shows since proves nothing (seed 815 of
+// the simulation: the trigger's read came from another host's listing).
+var errListingLost = errors.New("the account's backups listing no longer lists every backup it listed before the trigger, though the " +
+	"service never removes one: it is another listing (a wrong host behind a load balancer, a front), so no backup it shows can be " +
+	"told to be this trigger's")
 
 // errNotListed: the listing never held the trigger's backup.
 var errNotListed = errors.New("the account's backups listing shows no backup above those it listed before the trigger")
@@ -596,6 +632,7 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict
 	if err != nil {
 		return nil, Outcome{Kind: NotIdentified, Confirmed: true, Err: errors.Join(conflict, err)}
 	}
+	mine.Mark = w.provenBelow(ctx, mine.AccountID, mine.Mark, l.page)
 	running := inProgress(l.page)
 	found := mine.identify(l.page)
 	switch {
@@ -651,6 +688,10 @@ func (w *Runner) lookFor(ctx context.Context, mine rule, within time.Duration) (
 		p, err := w.c.FirstBackupsPage(ctx, mine.AccountID)
 		if err == nil {
 			last = &p
+			if mine.Mark.lostFrom(p) {
+				return nil, last, errListingLost
+			}
+			mine.Mark = w.provenBelow(ctx, mine.AccountID, mine.Mark, p)
 			if found := mine.identify(p); found != nil {
 				return found, last, nil
 			}
