@@ -1530,12 +1530,31 @@ func (w *simWorld) checkReuseTaken(cmd *simCommand) {
 		if i >= 0 && w.identifiedLaterBefore(op, truth[i]) {
 			continue // the previous change may have taken it as its own: in the floor (seed 137631)
 		}
+		if i >= 0 && w.passedOverBefore(op, truth, truth[i]) {
+			continue // an earlier attempt of the change passed it over: its retake counts above that one's read (deep-run seed 305008)
+		}
 		if i >= 0 {
 			w.violateOnce("reuse-not-taken", op.label, "%s queued a backup of %s while %s, within reuse_within %s and above the previous "+
 				"change's floor (ahead %s), could be reused: %s; its warnings: %q", op.label, op.accounts[0], truth[i].ID, op.reuse, w.at(c.prevAhead),
 				w.describeAll(truth), op.warnings)
 		}
 	}
+}
+
+// passedOverBefore says whether an earlier attempt of op's change started
+// after b did and queued a backup of its own: its read before that trigger
+// listed b, and a retake of its failed backup counts only above that read,
+// a limit the lifecycle guide states.
+func (w *simWorld) passedOverBefore(op *simResOp, truth []mockservice.BackupTruth, b mockservice.BackupTruth) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, o := range w.ops {
+		if o != op && o.change == op.change && o.start.Before(op.start) && o.start.After(b.CreatedAt) &&
+			slices.ContainsFunc(truth, func(x mockservice.BackupTruth) bool { return x.QueuedBy == o.label }) {
+			return true
+		}
+	}
+	return false
 }
 
 // identifiedLaterBefore says whether an earlier operation of op's resource
