@@ -1524,8 +1524,10 @@ func (w *simWorld) drawEndedEpisode() []simEpisodeStep {
 // account's listing is answered, one read in two, with another history of
 // it (a wrong host behind a load balancer): a page that lists none of what
 // the read before the trigger listed proves nothing, and nothing on it is
-// new (sim mutants 4, 29-31). The next apply, the listing whole again,
-// settles. Seeds 227 and 815 found the two ways it was taken for proof.
+// new (sim mutant 31; 4, 29 and 30 need more than a page of backups, and
+// die in TestMarkAbove and the workflow's edge tests). The next apply, the
+// listing whole again, settles. Seeds 227 and 815 found the two ways such
+// a listing was taken for proof.
 func (w *simWorld) drawOtherHistoryEpisode() []simEpisodeStep {
 	rng := w.other
 	var all []*simTriggerConf
