@@ -55,6 +55,10 @@ type ListOptions struct {
 	Ended func(complete bool)
 	// Pages, when positive, stops the listing after that many pages.
 	Pages int
+	// Unbroken: a refused cursor stops the listing with its error rather
+	// than restarting it, so that every record comes from one pass, each
+	// page reached by the cursor of the one before.
+	Unbroken bool
 	// answered, when set, is told when each page's answer came.
 	answered func(AnswerTime)
 }
@@ -104,7 +108,7 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			p := &pageDecoder[T]{accept: accept, idOf: idOf, text: c.guard}
 			err := c.do(ctx, call{method: "GET", path: path, query: q, idempotent: true}, p)
 			if err != nil {
-				if cursor != "" && !restarted && errors.Is(err, errBadRequest) {
+				if cursor != "" && !restarted && !opts.Unbroken && errors.Is(err, errBadRequest) {
 					c.opts.Logger.Warn(ctx, "the service refused a listing cursor; restarting the listing from its first page",
 						map[string]any{"path": path, "error": err.Error()})
 					restarted = true

@@ -514,6 +514,18 @@ func TestBackupsRestartReadsOnPastTheRereadPages(t *testing.T) {
 	}
 }
 
+// Unbroken: a refused cursor stops the listing with its error, never a
+// second pass from the first page.
+func TestBackupsUnbrokenStopsAtARefusedCursor(t *testing.T) {
+	t.Parallel()
+	const pages, refusedAt = 8, 3
+	c, requests := refusingCursorOnce(t, refusedAt, func(i int) (int, bool) { return i, i+1 == pages })
+	got, err := Collect(c.Backups(context.Background(), consistencyAccount, ListOptions{Unbroken: true}))
+	if !errors.Is(err, errBadRequest) || len(got) != refusedAt || *requests != refusedAt+1 {
+		t.Fatalf("%d backups after %d requests: %v; want the %d before the refused cursor, then its error", len(got), *requests, err, refusedAt)
+	}
+}
+
 // The last page read again after a restart is not barren either: two
 // barren pages after it, fewer than maxBarrenPages, still let the listing
 // read on.

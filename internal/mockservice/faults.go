@@ -74,7 +74,8 @@ const (
 	// a load balancer, a region failed over): another account's newest
 	// backups under this account's id, as a page that ends. It lists none
 	// of what the service listed: a listing that lost what it listed before
-	// proves nothing.
+	// proves nothing. A request with a cursor is refused as an invalid
+	// cursor: another deployment cannot read this one's.
 	FaultOtherHistory
 )
 

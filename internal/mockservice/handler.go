@@ -173,6 +173,10 @@ func (s *Server) postFaults(faults []Fault, rep *reply, r *http.Request, request
 		case FaultForeignItem:
 			rep = s.foreignItem(rep, accountID)
 		case FaultOtherHistory:
+			if r.URL.Query().Get("cursor") != "" {
+				// Another deployment cannot read this one's cursor (api-contract.md: a foreign cursor is a 400).
+				return problemReply(http.StatusBadRequest, titleBadRequest, "invalid cursor", r, requestID)
+			}
 			rep = s.otherHistory(rep, accountID)
 		case FaultAcceptThenError:
 			return problemReply(http.StatusInternalServerError, titleInternal, "An unexpected error occurred.", r, requestID)
@@ -382,7 +386,11 @@ func listReply[T item, J any](s *Server, r *http.Request, requestID, scope strin
 	if pos != nil {
 		start = sort.Search(len(items), func(i int) bool { return after(items[i], *pos) })
 	}
-	end := min(start+limit, len(items))
+	size := limit
+	if s.pageCap > 0 {
+		size = min(size, s.pageCap)
+	}
+	end := min(start+size, len(items))
 	if s.shuffledTies && end == len(items) {
 		shuffleTies(items[start:end], s.rng.Shuffle)
 	}

@@ -102,6 +102,9 @@ type Server struct {
 	// replicas: each listing lags by up to listingLag, drawn anew;
 	// shuffledTies: records of one second listed in any order.
 	replicas, shuffledTies bool
+	// pageCap, when set, is the most records a listing's page holds,
+	// whatever limit asked: the contract promises no full pages.
+	pageCap int
 }
 
 type window struct {

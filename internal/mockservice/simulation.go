@@ -87,6 +87,15 @@ func (s *Server) SetShuffledTies(on bool) {
 	s.shuffledTies = on
 }
 
+// SetPageCap makes every listing's pages hold at most n records (0: as
+// many as asked), with a next page as usual: the contract promises no
+// full pages, and a client must read on.
+func (s *Server) SetPageCap(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pageCap = max(n, 0)
+}
+
 // listBackups answers the account's backups listing, without the backups
 // the listing lag still hides. The caller holds s.mu.
 func (s *Server) listBackups(r *http.Request, acc *account, requestID string) *reply {

@@ -177,6 +177,15 @@ func TestOtherHistoryFault(t *testing.T) {
 	if again := call(t, s, "GET", "/api/v1/accounts/"+ids[0]+"/backups", key); len(again.body["data"].([]any)) != 1 {
 		t.Errorf("after the fault's one hit: %s", again.raw)
 	}
+	// Another deployment cannot read this one's cursor.
+	s.SetPageCap(1)
+	first := call(t, s, "GET", "/api/v1/accounts/"+ids[1]+"/backups", key)
+	next, _ := first.body["pagination"].(map[string]any)["next_cursor"].(string)
+	s.AddFault(Fault{Kind: FaultOtherHistory, Route: RouteListBackups, Times: 1})
+	if refused := call(t, s, "GET", "/api/v1/accounts/"+ids[1]+"/backups?cursor="+next, key); refused.status != http.StatusBadRequest ||
+		refused.body["detail"] != "invalid cursor" {
+		t.Errorf("a cursor under the fault: %d %s", refused.status, refused.raw)
+	}
 }
 
 // Records of one second come in any order, and replicas behind by up to
@@ -218,5 +227,30 @@ func TestShuffledTiesAndReplicas(t *testing.T) {
 	}
 	if !seen[3] || !seen[4] {
 		t.Errorf("replicas half a lag behind listed %v backups; want some reads with the new one, some without", seen)
+	}
+}
+
+// A page cap shortens every page, whatever limit asked, and the listing
+// goes on to the next page as usual.
+func TestPageCap(t *testing.T) {
+	t.Parallel()
+	vc := clocktest.NewVirtual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	s := newTest(t, Options{Clock: vc, Accounts: 1})
+	acc, key := s.AccountIDs()[0], s.DemoKey()
+	at := vc.Now().Add(-time.Hour)
+	s.AddHistory(acc, BackupSpec{CreatedAt: at}, BackupSpec{CreatedAt: at.Add(-time.Minute)}, BackupSpec{CreatedAt: at.Add(-2 * time.Minute)})
+	s.SetPageCap(2)
+	first := call(t, s, "GET", "/api/v1/accounts/"+acc+"/backups?limit=50", key)
+	next, _ := first.body["pagination"].(map[string]any)["next_cursor"].(string)
+	if n := len(first.body["data"].([]any)); n != 2 || next == "" || first.body["pagination"].(map[string]any)["limit"] != float64(50) {
+		t.Fatalf("capped first page: %s", first.raw)
+	}
+	rest := call(t, s, "GET", "/api/v1/accounts/"+acc+"/backups?limit=50&cursor="+next, key)
+	if n := len(rest.body["data"].([]any)); n != 1 || rest.body["pagination"].(map[string]any)["next_cursor"] != nil {
+		t.Fatalf("capped last page: %s", rest.raw)
+	}
+	s.SetPageCap(0)
+	if all := call(t, s, "GET", "/api/v1/accounts/"+acc+"/backups?limit=50", key); len(all.body["data"].([]any)) != 3 {
+		t.Fatalf("uncapped: %s", all.raw)
 	}
 }

@@ -29,8 +29,8 @@ import (
 // below older ones). A nil *Mark is none known.
 type Mark struct {
 	IDs []string `json:"ids"`
-	// below is a backup a whole listing showed above an id of IDs, never
-	// stored: a first page that lists it and none of IDs, and goes on, lists
+	// below is a backup a listing read on past a first page showed above
+	// IDs[0], never stored: a first page that lists it, and goes on, lists
 	// only backups started since the read (provenBelow).
 	below string
 }
@@ -85,60 +85,55 @@ func union(a, b *Mark) *Mark {
 }
 
 // above is what p lists above every backup of m: the backups started since
-// m was read. When p lists none of m, all of p is above it if m is empty
-// (nothing was listed) or a listing read on past p showed m further down
-// (provenBelow). Else none: a first page that goes on without m, or a
-// listing that ends without a backup m holds (the service never removes
-// one), proves nothing: it is another listing, a front's page (seeds 227,
-// 237 and 242 of the simulation). Nothing is above an unknown mark.
+// m was read. m's first id, its anchor, is the newest backup of the read
+// it was made from (pageMark keeps a page's order; union and with keep it
+// first): p must list it, or a listing read on past p must have shown it
+// further down (provenBelow). Else nothing on p counts: a first page that
+// goes on without it, or a listing that ends without a backup m holds (the
+// service never removes one), is another listing, a wrong host's or a
+// front's, beside which m's older backups prove nothing (seeds 227, 493
+// and 815 of the simulation). All of p is above an empty mark (nothing was
+// listed); nothing is above an unknown one.
 func (m *Mark) above(p client.BackupsPage) []client.Backup {
-	if m == nil {
+	switch {
+	case m == nil:
+		return nil
+	case len(m.IDs) == 0:
+		return p.Backups
+	case m.lostFrom(p) || !listed(p, m.IDs[0]) && !m.furtherDown(p):
 		return nil
 	}
-	for i, b := range p.Backups {
-		if m.has(b.ID) {
-			if !p.More && !m.allListed(p) {
-				return nil
-			}
-			return p.Backups[:i]
-		}
+	if i := slices.IndexFunc(p.Backups, func(b client.Backup) bool { return m.has(b.ID) }); i >= 0 {
+		return p.Backups[:i]
 	}
-	if len(m.IDs) == 0 || m.furtherDown(p) {
-		return p.Backups
-	}
-	return nil
+	return p.Backups
 }
 
-// allListed says whether p lists every backup of m.
-func (m *Mark) allListed(p client.BackupsPage) bool {
-	return !slices.ContainsFunc(m.IDs, func(id string) bool {
-		return !slices.ContainsFunc(p.Backups, func(b client.Backup) bool { return b.ID == id })
-	})
+// listed says whether p lists the backup id.
+func listed(p client.BackupsPage, id string) bool {
+	return slices.ContainsFunc(p.Backups, func(b client.Backup) bool { return b.ID == id })
 }
 
 // lostFrom says whether p, a listing that ends, lacks a backup m holds:
 // the service never removes one, so p is another listing (a wrong host, a
 // front), and no later page can show what started since m was read.
 func (m *Mark) lostFrom(p client.BackupsPage) bool {
-	return m != nil && !p.More && !m.allListed(p)
+	return m != nil && !p.More && slices.ContainsFunc(m.IDs, func(id string) bool { return !listed(p, id) })
 }
 
-// furtherDown says whether p, which lists none of m, goes on and lists the
-// backup a whole listing showed above m.
+// furtherDown says whether p goes on and lists the backup a listing read
+// on past a first page showed above m's anchor.
 func (m *Mark) furtherDown(p client.BackupsPage) bool {
-	return p.More && m.below != "" && slices.ContainsFunc(p.Backups, func(b client.Backup) bool { return b.ID == m.below })
+	return p.More && m.below != "" && listed(p, m.below)
 }
 
-// unproven says whether p lists none of m and goes on, so that only a
-// listing read past p can show whether all of p started since m.
+// unproven says whether p goes on without m's anchor, so that only a
+// listing read past p can show that every backup on p started since m.
 func (m *Mark) unproven(p client.BackupsPage) bool {
-	if m == nil || len(m.IDs) == 0 || !p.More || len(p.Backups) == 0 || m.furtherDown(p) {
-		return false
-	}
-	return !slices.ContainsFunc(p.Backups, func(b client.Backup) bool { return m.has(b.ID) })
+	return m != nil && len(m.IDs) > 0 && p.More && len(p.Backups) > 0 && !listed(p, m.IDs[0]) && !m.furtherDown(p)
 }
 
-// shownBelow is m, knowing that id is listed above every backup of m.
+// shownBelow is m, knowing that id is listed above m's anchor.
 func (m *Mark) shownBelow(id string) *Mark {
 	return &Mark{IDs: m.IDs, below: id}
 }

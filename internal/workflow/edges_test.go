@@ -342,3 +342,49 @@ func TestTriggerReadsOnWhenItsMarkIsPushedPastThePage(t *testing.T) {
 		t.Fatalf("%d listings; want 4", listings-before)
 	}
 }
+
+// The previous change's floor, listed further down, proves nothing when
+// the read before the trigger came from another listing: only that read's
+// newest backup anchors what is new (simulation seed 493).
+func TestRunTakesNothingAboveTheFloorBesideAnotherListingsRead(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	floor := fs.addOld(client.StatusSuccess, 2*time.Hour)
+	for range 3 {
+		fs.addOld(client.StatusSuccess, time.Hour)
+	}
+	fs.mu.Lock()
+	fs.pageSize = 2
+	fs.rawListing = `{"data":[{"id":"bkp_elsewhere0000001","account_id":"` + fs.account + `","status":"success","created_at":"2001-01-01T00:00:00Z","completed_at":"2001-01-01T00:01:00Z"}],"pagination":{"limit":50,"next_cursor":null}}`
+	fs.mu.Unlock()
+	o := w.Run(context.Background(), fs.account, RunOptions{Since: &Mark{IDs: []string{floor.ID}}})
+	if o.Kind != NotIdentified || o.Backup != nil {
+		t.Fatalf("outcome %d, backup %+v (%v); want none identified", o.Kind, o.Backup, o.Err)
+	}
+}
+
+// The listing read on to show the read further down is one pass: a refused
+// cursor ends it unproven, for a pass started again could take another
+// listing's first page, which lists the read, as this one's next page.
+func TestTriggerProvesNothingAcrossARefusedCursor(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	for range 3 {
+		fs.addOld(client.StatusSuccess, time.Hour)
+	}
+	other := `{"data":[{"id":"bkp_elsewhere0000001","account_id":"` + fs.account + `","status":"success","created_at":"2001-01-01T00:00:00Z","completed_at":"2001-01-01T00:01:00Z"}],"pagination":{"limit":50,"next_cursor":null}}`
+	fs.mu.Lock()
+	fs.pageSize, fs.refuseCursors, fs.rawListing = 2, true, other
+	fs.onListing = func(n int) {
+		// The read before, the look (a first page that goes on), the proof's first page, its refused
+		// cursor: a pass started again would read the other listing's first page next.
+		if n == 5 {
+			fs.rawListing = other
+		}
+	}
+	fs.mu.Unlock()
+	tr, o := triggerOnce(t, w, context.Background(), fs.account)
+	if tr != nil || o.Kind != NotIdentified {
+		t.Fatalf("triggered %+v, outcome %d (%v); want none identified", tr, o.Kind, o.Err)
+	}
+}

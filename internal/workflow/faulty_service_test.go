@@ -69,6 +69,9 @@ type faultyService struct {
 	byCreated bool
 	// pageSize, when set, pages the listing (the cursor is an offset).
 	pageSize int
+	// refuseCursors answers every listing with a cursor 400, as another
+	// deployment answers this one's cursor.
+	refuseCursors bool
 
 	posts, listings int
 }
@@ -182,6 +185,10 @@ func (fs *faultyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if fs.later[i]--; fs.later[i] == 0 {
 				fs.queue()
 			}
+		}
+		if fs.refuseCursors && r.URL.Query().Get("cursor") != "" {
+			fs.problem(w, http.StatusBadRequest, "Bad Request")
+			return
 		}
 		if raw := fs.rawListing; raw != "" {
 			fs.rawListing = ""

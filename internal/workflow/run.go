@@ -490,34 +490,38 @@ func (w *Runner) find(ctx context.Context, accountID, backupID string) (*client.
 	return b, nil, err
 }
 
-// provenBelow is m, shown further down than p when p lists none of it and
-// goes on: only then is the listing read on (a request a page, as far as
-// its bound) until p's last backup and, after it, one of m are listed.
-// Unshown (a listing that never lists m, or a read that fails), m is
+// provenBelow is m, shown further down than p when p goes on without m's
+// anchor: only then is the listing read on (a request a page, at most
+// proofPages) until p's last backup and, after it, the anchor are listed.
+// Unshown (a listing that never lists it, or a read that fails), m is
 // returned as it was, and nothing p lists counts as above it.
 func (w *Runner) provenBelow(ctx context.Context, accountID string, m *Mark, p client.BackupsPage) *Mark {
 	if !m.unproven(p) {
 		return m
 	}
-	last, passed := p.Backups[len(p.Backups)-1].ID, false
-	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{}) {
+	anchor, last, passed := m.IDs[0], p.Backups[len(p.Backups)-1].ID, false
+	// Unbroken: a pass restarted after a refused cursor could join another listing's first page to this one's.
+	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Pages: proofPages, Unbroken: true}) {
 		switch {
 		case err != nil:
 			w.log.Warn(ctx, "the account's backups listing could not be read past its first page, which lists none of the backups "+
 				"listed before; none of it counts as new", map[string]any{"account_id": accountID, "error": err.Error()})
 			return m
-		case m.has(b.ID) && passed:
+		case b.ID == anchor && passed:
 			return m.shownBelow(last)
-		case m.has(b.ID):
+		case b.ID == anchor:
 			return m // listed above what the first page listed: that page proves nothing
 		case b.ID == last:
 			passed = true
 		}
 	}
-	w.log.Warn(ctx, "the account's backups listing lists none of the backups it listed before; none of it counts as new",
-		map[string]any{"account_id": accountID})
+	w.log.Warn(ctx, "the account's backups listing does not show the backups it listed before within its first pages; none of it counts as new",
+		map[string]any{"account_id": accountID, "pages": proofPages})
 	return m
 }
+
+// proofPages bounds provenBelow: a thousand backups started since the read.
+const proofPages = 20
 
 // Queueing: the trigger, and recognising the backup it queued.
 
