@@ -192,6 +192,9 @@ type simWorld struct {
 	unknown *rand.Rand
 	// other draws the episodes of a listing answered now and then from another history (drawOtherHistoryEpisode), likewise.
 	other *rand.Rand
+	// pages draws the other-history episode's page cap, apart from other,
+	// so that the seeds it found still play their case.
+	pages *rand.Rand
 	// ended draws the episodes of a wait stopped as it reads its backup ended (drawEndedEpisode), likewise.
 	ended    *rand.Rand
 	srv      *mockservice.Server
@@ -260,6 +263,7 @@ func newBareSimWorld(t *testing.T, seed uint64) *simWorld {
 		resume: rand.New(rand.NewPCG(seed, 0x4e5)), hidden: rand.New(rand.NewPCG(seed, 0x41d)),
 		unread: rand.New(rand.NewPCG(seed, 0x404)), ahead: rand.New(rand.NewPCG(seed, 0xa4ead)),
 		unknown: rand.New(rand.NewPCG(seed, 0xf1002)), other: rand.New(rand.NewPCG(seed, 0x07e4)),
+		pages: rand.New(rand.NewPCG(seed, 0xca9)),
 		ended: rand.New(rand.NewPCG(seed, 0xe4d)), start: time.Now(), ops: map[string]*simResOp{},
 		reads: map[string][]time.Time{}}
 	w.srv = mockservice.New(mockservice.Options{Seed: seed, Accounts: 2, RateLimit: 10000})
@@ -1549,7 +1553,7 @@ func (w *simWorld) drawOtherHistoryEpisode() []simEpisodeStep {
 	i := rng.IntN(len(all))
 	ws, t := spaces[i], all[i]
 	var short, whole *simMisbehaviour
-	if n := pick(rng, 0, 0, 1, 2); n > 0 {
+	if n := pick(w.pages, 0, 0, 1, 2); n > 0 {
 		short, whole = &simMisbehaviour{kind: simPageCap, cap: n}, &simMisbehaviour{kind: simPageCap}
 	}
 	return []simEpisodeStep{

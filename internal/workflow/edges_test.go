@@ -388,3 +388,65 @@ func TestTriggerProvesNothingAcrossARefusedCursor(t *testing.T) {
 		t.Fatalf("triggered %+v, outcome %d (%v); want none identified", tr, o.Kind, o.Err)
 	}
 }
+
+// A listing that ends without what the read before the trigger listed has
+// shown that the read came from another listing: no later page is taken
+// for proof, though that other listing, read again, shows a backup above
+// it (simulation seed 815).
+func TestTriggerStopsLookingOnceTheListingLostItsRead(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.addOld(client.StatusSuccess, time.Hour)
+	item := func(id, created string) string {
+		return `{"id":"` + id + `","account_id":"` + fs.account + `","status":"success","created_at":"` + created + `","completed_at":"` + created + `"}`
+	}
+	read := `{"data":[` + item("bkp_elsewhere0000001", "2001-01-01T00:00:00Z") + `],"pagination":{"limit":50,"next_cursor":null}}`
+	later := `{"data":[` + item("bkp_elsewhere0000002", "2001-01-02T00:00:00Z") + `,` + item("bkp_elsewhere0000001", "2001-01-01T00:00:00Z") +
+		`],"pagination":{"limit":50,"next_cursor":null}}`
+	fs.mu.Lock()
+	fs.rawListing = read
+	fs.onListing = func(n int) {
+		if n == 3 { // the read before, the service's own listing, then the other one's again
+			fs.rawListing = later
+		}
+	}
+	fs.mu.Unlock()
+	tr, o := triggerOnce(t, w, context.Background(), fs.account)
+	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, errListingLost) {
+		t.Fatalf("triggered %+v, outcome %d (%v); want none identified, the listing lost", tr, o.Kind, o.Err)
+	}
+	if _, listings := fs.counts(); listings != 2 {
+		t.Fatalf("%d listings; want 2: none after the one that lost the read", listings)
+	}
+}
+
+// A pass that reads the whole listing without what the read before the
+// trigger listed has shown, as a listing that ends without it does, that
+// the read came from another listing (seed 815, with short pages).
+func TestTriggerStopsLookingOnceAWholePassLacksItsRead(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.addOld(client.StatusSuccess, 2*time.Hour)
+	fs.addOld(client.StatusSuccess, time.Hour)
+	item := func(id, created string) string {
+		return `{"id":"` + id + `","account_id":"` + fs.account + `","status":"success","created_at":"` + created + `","completed_at":"` + created + `"}`
+	}
+	read := `{"data":[` + item("bkp_elsewhere0000001", "2001-01-01T00:00:00Z") + `],"pagination":{"limit":50,"next_cursor":null}}`
+	later := `{"data":[` + item("bkp_elsewhere0000002", "2001-01-02T00:00:00Z") + `,` + item("bkp_elsewhere0000001", "2001-01-01T00:00:00Z") +
+		`],"pagination":{"limit":50,"next_cursor":null}}`
+	fs.mu.Lock()
+	fs.pageSize, fs.rawListing = 1, read
+	fs.onListing = func(n int) {
+		if n == 6 { // the read before, the look, a pass of three pages, then the other listing again
+			fs.rawListing = later
+		}
+	}
+	fs.mu.Unlock()
+	tr, o := triggerOnce(t, w, context.Background(), fs.account)
+	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, errListingLost) {
+		t.Fatalf("triggered %+v, outcome %d (%v); want none identified, the listing lost", tr, o.Kind, o.Err)
+	}
+	if _, listings := fs.counts(); listings != 5 {
+		t.Fatalf("%d listings; want 5: none after the pass that lacked the read", listings)
+	}
+}

@@ -133,7 +133,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 		return notWaited(b, page)
 	}
 	if opts.Above != nil && page != nil {
-		opts.Above = w.provenBelow(ctx, accountID, opts.Above, *page)
+		opts.Above, _ = w.provenBelow(ctx, accountID, opts.Above, *page)
 	}
 	if opts.Above != nil && !opts.above(*b, page) {
 		// It may be this change's, yet not the change of whichever replaced

@@ -59,7 +59,7 @@ func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) O
 // change's mark is when p lists none of it (provenBelow).
 func (w *Runner) reusable(ctx context.Context, r *rule, p client.BackupsPage) (*client.Backup, time.Duration, error) {
 	if !r.Unrecorded {
-		r.Mark = w.provenBelow(ctx, r.AccountID, r.Mark, p)
+		r.Mark, _ = w.provenBelow(ctx, r.AccountID, r.Mark, p)
 	}
 	return r.reusable(p)
 }

@@ -355,7 +355,7 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, before l
 			}
 			break
 		}
-		if mark = w.provenBelow(ctx, accountID, mark, seen.page); explained || mark == nil || len(mark.above(seen.page)) > 0 {
+		if mark, _ = w.provenBelow(ctx, accountID, mark, seen.page); explained || mark == nil || len(mark.above(seen.page)) > 0 {
 			break // it ended since the 409, and is listed: the next trigger counts above it
 		}
 		if err = clock.Sleep(ctx, w.clock, w.set.Poll.interval(w.clock.Now().Sub(start))); err != nil {
@@ -494,30 +494,33 @@ func (w *Runner) find(ctx context.Context, accountID, backupID string) (*client.
 // anchor: only then is the listing read on (a request a page, at most
 // proofPages) until p's last backup and, after it, the anchor are listed.
 // Unshown (a listing that never lists it, or a read that fails), m is
-// returned as it was, and nothing p lists counts as above it.
-func (w *Runner) provenBelow(ctx context.Context, accountID string, m *Mark, p client.BackupsPage) *Mark {
+// returned as it was, and nothing p lists counts as above it; lost when
+// the pass read the whole listing without it (the service never removes a
+// backup: another host's listing, seed 815).
+func (w *Runner) provenBelow(ctx context.Context, accountID string, m *Mark, p client.BackupsPage) (shown *Mark, lost bool) {
 	if !m.unproven(p) {
-		return m
+		return m, false
 	}
-	anchor, last, passed := m.IDs[0], p.Backups[len(p.Backups)-1].ID, false
+	anchor, last, passed, whole := m.IDs[0], p.Backups[len(p.Backups)-1].ID, false, false
 	// Unbroken: a pass restarted after a refused cursor could join another listing's first page to this one's.
-	for b, err := range w.c.Backups(ctx, accountID, client.ListOptions{Pages: proofPages, Unbroken: true}) {
+	opts := client.ListOptions{Pages: proofPages, Unbroken: true, Ended: func(complete bool) { whole = complete }}
+	for b, err := range w.c.Backups(ctx, accountID, opts) {
 		switch {
 		case err != nil:
-			w.log.Warn(ctx, "the account's backups listing could not be read past its first page, which lists none of the backups "+
-				"listed before; none of it counts as new", map[string]any{"account_id": accountID, "error": err.Error()})
-			return m
+			w.log.Warn(ctx, "the account's backups listing could not be read past its first page, which goes on without the newest "+
+				"backup listed before; none of it counts as new", map[string]any{"account_id": accountID, "error": err.Error()})
+			return m, false
 		case b.ID == anchor && passed:
-			return m.shownBelow(last)
+			return m.shownBelow(last), false
 		case b.ID == anchor:
-			return m // listed above what the first page listed: that page proves nothing
+			return m, false // listed above what the first page listed: that page proves nothing
 		case b.ID == last:
 			passed = true
 		}
 	}
-	w.log.Warn(ctx, "the account's backups listing does not show the backups it listed before within its first pages; none of it counts as new",
-		map[string]any{"account_id": accountID, "pages": proofPages})
-	return m
+	w.log.Warn(ctx, "the account's backups listing does not show the newest backup listed before; none of it counts as new",
+		map[string]any{"account_id": accountID, "pages_read_whole": whole})
+	return m, whole
 }
 
 // proofPages bounds provenBelow: a thousand backups started since the read.
@@ -636,7 +639,7 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict
 	if err != nil {
 		return nil, Outcome{Kind: NotIdentified, Confirmed: true, Err: errors.Join(conflict, err)}
 	}
-	mine.Mark = w.provenBelow(ctx, mine.AccountID, mine.Mark, l.page)
+	mine.Mark, _ = w.provenBelow(ctx, mine.AccountID, mine.Mark, l.page)
 	running := inProgress(l.page)
 	found := mine.identify(l.page)
 	switch {
@@ -692,10 +695,10 @@ func (w *Runner) lookFor(ctx context.Context, mine rule, within time.Duration) (
 		p, err := w.c.FirstBackupsPage(ctx, mine.AccountID)
 		if err == nil {
 			last = &p
-			if mine.Mark.lostFrom(p) {
+			var lost bool
+			if mine.Mark, lost = w.provenBelow(ctx, mine.AccountID, mine.Mark, p); lost || mine.Mark.lostFrom(p) {
 				return nil, last, errListingLost
 			}
-			mine.Mark = w.provenBelow(ctx, mine.AccountID, mine.Mark, p)
 			if found := mine.identify(p); found != nil {
 				return found, last, nil
 			}
