@@ -283,11 +283,9 @@ func TestSimRegressionSeeds(t *testing.T) {
 	t.Parallel()
 	for seed, what := range map[uint64]string{
 		3771:   "a stop as a trigger's create returned: its change went ahead only with the next apply's migration",
-		227:    "a read before a trigger from another host's history, then the service's page that lacks it: an old backup above the previous floor taken",
 		305008: "a retake of a failed backup with reuse_within, above its first attempt's read: it passes over what that attempt did (a stated limit)",
-		493:    "a read before a trigger from another host's history; short pages of the service's own showed the previous floor further down",
-		982:    "a proof read on past a first page, its cursor answered by another host: a pass started again would join that host's first page",
-		815:    "a read before a trigger from another host's history, a page that lost it, then that history's new backup taken as the trigger's",
+		66:     "short pages of another host's history and the service's own: the read's newest not on the first page, and a refused cursor",
+		815:    "a read before a trigger from another host's history, a whole pass of short pages without it, then that history's new backup taken",
 		1501:   "a stopped destroy's record written on a runner clock 9 s ahead",
 		27:     "a 202's backup stamped below older ones by a clock set back: the replacement sent it again",
 		539:    "a replacement of a trigger not identified, beside one whose floor is unknown, forgot its record",

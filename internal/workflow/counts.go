@@ -91,8 +91,8 @@ func union(a, b *Mark) *Mark {
 // further down (provenBelow). Else nothing on p counts: a first page that
 // goes on without it, or a listing that ends without a backup m holds (the
 // service never removes one), is another listing, a wrong host's or a
-// front's, beside which m's older backups prove nothing (seeds 227, 493
-// and 815 of the simulation). All of p is above an empty mark (nothing was
+// front's, beside which m's older backups prove nothing (simulation seeds
+// 227, 493 and 815; edges_test.go). All of p is above an empty mark (nothing was
 // listed); nothing is above an unknown one.
 func (m *Mark) above(p client.BackupsPage) []client.Backup {
 	switch {
