@@ -33,6 +33,9 @@ type Mark struct {
 	// IDs[0], never stored: a first page that lists it, and goes on, lists
 	// only backups started since the read (provenBelow).
 	below string
+	// readAt is when an empty read's answer came, on this machine's clock,
+	// never stored: what is listed above it must have run since (ranSince).
+	readAt time.Time
 }
 
 // errEmptyFirstPage: a first page that holds nothing and names a next one
@@ -121,6 +124,12 @@ func (m *Mark) lostFrom(p client.BackupsPage) bool {
 	return m != nil && !p.More && slices.ContainsFunc(m.IDs, func(id string) bool { return !listed(p, id) })
 }
 
+// lostBy says whether p, a listing that ends, lists none of m's backups
+// (lostFrom, when only a lagging listing's newest may be missing).
+func (m *Mark) lostBy(p client.BackupsPage) bool {
+	return m != nil && len(m.IDs) > 0 && !p.More && !slices.ContainsFunc(m.IDs, func(id string) bool { return listed(p, id) })
+}
+
 // furtherDown says whether p goes on and lists the backup a listing read
 // on past a first page showed above m's anchor.
 func (m *Mark) furtherDown(p client.BackupsPage) bool {
@@ -133,9 +142,44 @@ func (m *Mark) unproven(p client.BackupsPage) bool {
 	return m != nil && len(m.IDs) > 0 && p.More && len(p.Backups) > 0 && !listed(p, m.IDs[0]) && !m.furtherDown(p)
 }
 
+// ranSince says whether what p lists above m, an empty read (nothing was
+// listed), can all have started since it: those backups ran one at a time,
+// so their run times, on the service's stamps, add up to no more than the
+// time from the read to p's answer on this machine's clock, and the
+// allowance (a second more each, for stamps in whole seconds). An empty
+// page is absence, proven only so: a front's or a cache's empty page lists
+// an account's old backups afterwards as new. Clocks measure durations
+// only, and only to refuse; a mark that listed a backup needs none of it.
+func (m *Mark) ranSince(p client.BackupsPage, allowance time.Duration) bool {
+	if m == nil || len(m.IDs) > 0 {
+		return true
+	}
+	if m.readAt.IsZero() || p.At.Received.IsZero() {
+		return false
+	}
+	var ran time.Duration
+	for _, b := range p.Backups {
+		if b.CompletedAt != nil && b.CompletedAt.After(b.CreatedAt) {
+			ran = min(ran+min(b.CompletedAt.Sub(b.CreatedAt), maxRun), maxRun) // no overflow, however far the stamps
+		}
+	}
+	return ran <= p.At.Received.Sub(m.readAt)+allowance+time.Duration(len(p.Backups))*time.Second
+}
+
+// maxRun bounds a sum of run times: longer than any wait.
+const maxRun = 100 * 365 * 24 * time.Hour
+
+// readSince is m, an empty read made at t (this machine's clock).
+func (m *Mark) readSince(t time.Time) *Mark {
+	if m == nil || len(m.IDs) > 0 {
+		return m
+	}
+	return &Mark{IDs: m.IDs, readAt: t}
+}
+
 // shownBelow is m, knowing that id is listed above m's anchor.
 func (m *Mark) shownBelow(id string) *Mark {
-	return &Mark{IDs: m.IDs, below: id}
+	return &Mark{IDs: m.IDs, below: id, readAt: m.readAt}
 }
 
 // rule is which backup counts for one operation; its methods alone decide.

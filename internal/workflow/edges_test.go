@@ -344,8 +344,9 @@ func TestTriggerReadsOnWhenItsMarkIsPushedPastThePage(t *testing.T) {
 }
 
 // The previous change's floor, listed further down, proves nothing when
-// the read before the trigger came from another listing: only that read's
-// newest backup anchors what is new (simulation seed 493).
+// the read before the trigger came from another listing, which listed it
+// below a backup of its own: only that read's newest backup anchors what
+// is new (simulation seed 493).
 func TestRunTakesNothingAboveTheFloorBesideAnotherListingsRead(t *testing.T) {
 	t.Parallel()
 	fs, w := newFaultyService(t)
@@ -353,13 +354,70 @@ func TestRunTakesNothingAboveTheFloorBesideAnotherListingsRead(t *testing.T) {
 	for range 3 {
 		fs.addOld(client.StatusSuccess, time.Hour)
 	}
+	stamp, later := floor.CreatedAt.UTC().Format(time.RFC3339), floor.CreatedAt.Add(time.Minute).UTC().Format(time.RFC3339)
 	fs.mu.Lock()
 	fs.pageSize = 2
-	fs.rawListing = `{"data":[{"id":"bkp_elsewhere0000001","account_id":"` + fs.account + `","status":"success","created_at":"2001-01-01T00:00:00Z","completed_at":"2001-01-01T00:01:00Z"}],"pagination":{"limit":50,"next_cursor":null}}`
+	fs.rawListing = `{"data":[{"id":"bkp_elsewhere0000001","account_id":"` + fs.account + `","status":"success","created_at":"` + later + `",` +
+		`"completed_at":"` + later + `"},{"id":"` + floor.ID + `","account_id":"` + fs.account + `","status":"success","created_at":"` + stamp +
+		`","completed_at":"` + stamp + `"}],"pagination":{"limit":50,"next_cursor":null}}`
 	fs.mu.Unlock()
 	o := w.Run(context.Background(), fs.account, RunOptions{Since: &Mark{IDs: []string{floor.ID}}})
 	if o.Kind != NotIdentified || o.Backup != nil {
 		t.Fatalf("outcome %d, backup %+v (%v); want none identified", o.Kind, o.Backup, o.Err)
+	}
+}
+
+// A read before the trigger that ends without any backup the previous
+// change listed is another listing (a cache's empty page): no trigger is
+// sent, for the old backups would read as new above it.
+func TestRunRefusesAReadThatLostThePreviousChange(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	floor := fs.addOld(client.StatusSuccess, 2*time.Hour)
+	fs.addOld(client.StatusSuccess, time.Hour)
+	fs.mu.Lock()
+	fs.rawListing = `{"data":[],"pagination":{"limit":50,"next_cursor":null}}`
+	fs.mu.Unlock()
+	o := w.Run(context.Background(), fs.account, RunOptions{Since: &Mark{IDs: []string{floor.ID}}})
+	if posts, _ := fs.counts(); o.Kind != Refused || !errors.Is(o.Err, errReadLost) || posts != 0 {
+		t.Fatalf("outcome %d (%v) after %d POSTs; want refused before any", o.Kind, o.Err, posts)
+	}
+}
+
+// An empty read before the trigger is absence, proven only by durations:
+// what is listed above it ran one at a time since, so an account's old
+// backups, listed after a front's or a cache's empty page, are not new.
+func TestTriggerTakesNothingAfterAnEmptyReadOfOldBackups(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.addOld(client.StatusSuccess, time.Hour) // ran a minute
+	fs.mu.Lock()
+	fs.rawListing = `{"data":[],"pagination":{"limit":50,"next_cursor":null}}`
+	fs.mu.Unlock()
+	tr, o := triggerOnce(t, w, context.Background(), fs.account)
+	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, errListingLost) {
+		t.Fatalf("triggered %+v, outcome %d (%v); want none identified, the listing lost", tr, o.Kind, o.Err)
+	}
+}
+
+// On an account that truly had no backup, the trigger's own is identified
+// at once, and, not identified then, by a later apply's look, however long
+// it ran since.
+func TestAnEmptyAccountsFirstBackupIsIdentified(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	tr, o := triggerOnce(t, w, context.Background(), fs.account)
+	if tr == nil || !strings.HasPrefix(tr.Backup.ID, "bkp_new") {
+		t.Fatalf("outcome %d (%v); want the new backup identified", o.Kind, o.Err)
+	}
+	fs.clock.Advance(2 * time.Hour) // it ran an hour, and succeeded
+	r := Record{TriggeredAt: fs.clock.Now().Add(-2 * time.Hour), Prior: &Mark{IDs: []string{}}, Confirmed: true}
+	if o := w.Follow(context.Background(), fs.account, r, FollowOptions{}); o.Backup == nil || o.Backup.ID != tr.Backup.ID {
+		t.Fatalf("followed %+v (%v); want %s", o.Backup, o.Err, tr.Backup.ID)
+	}
+	r.TriggeredAt = fs.clock.Now().Add(-30 * time.Minute) // a record whose read came after the hour it ran
+	if o := w.Follow(context.Background(), fs.account, r, FollowOptions{}); o.Backup != nil {
+		t.Fatalf("followed %s, which ran longer than the time since the read", o.Backup.ID)
 	}
 }
 

@@ -69,7 +69,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 		if r.Prior == nil {
 			return unidentified(errNoPrior)
 		}
-		mine := rule{AccountID: accountID, Mark: r.Prior}
+		mine := rule{AccountID: accountID, Mark: r.Prior.readSince(r.TriggeredAt)}
 		within := w.set.IdentifyWithin
 		if !r.Confirmed {
 			// What is left of the grace, on this machine's clock, and never more than the whole of it; all of

@@ -244,7 +244,7 @@ func (w *Runner) look(ctx context.Context, accountID string) (looked, error) {
 	if err != nil {
 		return looked{}, err
 	}
-	return looked{page: p, mark: m}, nil
+	return looked{page: p, mark: m.readSince(p.At.Received)}, nil
 }
 
 // errLookFailed: without the read before the trigger, its backup could not
@@ -283,6 +283,9 @@ func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) Out
 // waits out joins the mark: it is not this run's.
 func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions, l looked) Outcome {
 	start, emit := w.progress(opts)
+	if opts.Since.lostBy(l.page) {
+		return refused(errReadLost)
+	}
 	if opts.Since != nil {
 		// What the previous change listed predates this run, even where a lagging listing hid it from the
 		// read before it: never this run's (a new user's run: release 1's backup taken for release 3).
@@ -537,6 +540,13 @@ type triggered struct {
 	Earlier   bool                // found after a 409 to an afterUnknown run's only trigger: not that trigger's
 }
 
+// errReadLost: the read before a trigger ended without any backup its
+// previous change listed; counted above them, an old backup would read as
+// new (an empty page a front or a cache answered).
+var errReadLost = errors.New("the account's newest backups, read before the trigger, include none of those listed when this trigger's " +
+	"previous change went ahead (prior_backup_ids), though the service never removes one: it is another listing (a wrong host behind a " +
+	"load balancer, a front's or a cache's page), so no backup was queued")
+
 // errListingLost: a listing ended without a backup listed before the
 // trigger; what any listing shows since proves nothing (seed 815 of
 // the simulation: the trigger's read came from another host's listing).
@@ -639,6 +649,9 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict
 	if err != nil {
 		return nil, Outcome{Kind: NotIdentified, Confirmed: true, Err: errors.Join(conflict, err)}
 	}
+	if !mine.Mark.ranSince(l.page, w.set.ClockAllowance) {
+		return nil, Outcome{Kind: NotIdentified, Confirmed: true, Err: errors.Join(conflict, errListingLost)}
+	}
 	mine.Mark, _ = w.provenBelow(ctx, mine.AccountID, mine.Mark, l.page)
 	running := inProgress(l.page)
 	found := mine.identify(l.page)
@@ -696,7 +709,8 @@ func (w *Runner) lookFor(ctx context.Context, mine rule, within time.Duration) (
 		if err == nil {
 			last = &p
 			var lost bool
-			if mine.Mark, lost = w.provenBelow(ctx, mine.AccountID, mine.Mark, p); lost || mine.Mark.lostFrom(p) {
+			if mine.Mark, lost = w.provenBelow(ctx, mine.AccountID, mine.Mark, p); lost || mine.Mark.lostFrom(p) ||
+				!mine.Mark.ranSince(p, w.set.ClockAllowance) {
 				return nil, last, errListingLost
 			}
 			if found := mine.identify(p); found != nil {
@@ -720,7 +734,7 @@ func (w *Runner) findTriggered(ctx context.Context, accountID string, r Record) 
 	if r.Prior == nil {
 		return nil, nil, errNoPrior
 	}
-	b, page, err := w.lookFor(ctx, rule{AccountID: accountID, Mark: r.Prior}, 0)
+	b, page, err := w.lookFor(ctx, rule{AccountID: accountID, Mark: r.Prior.readSince(r.TriggeredAt)}, 0)
 	if errors.Is(err, errNotListed) {
 		err = nil
 	}
