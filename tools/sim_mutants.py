@@ -89,4 +89,6 @@ M = [
   "\t\t\t\t!mine.Mark.ranSince(p, w.set.ClockAllowance) {", "\t\t\t\tfalse {"),
  ("trigger: a read that lost the previous change's backups sent anyway", "internal/workflow/run.go",
   "\tif opts.Since.lostBy(l.page) {\n\t\treturn refused(errReadLost)\n\t}\n", ""),
+ ("proof: the read's newest listed above the first page's ends the pass unproven", "internal/workflow/run.go",
+  "\t\t\tanchorFirst = true //", "\t\t\treturn m, false //"),
 ]

@@ -508,3 +508,31 @@ func TestTriggerStopsLookingOnceAWholePassLacksItsRead(t *testing.T) {
 		t.Fatalf("%d listings; want 5: none after the pass that lacked the read", listings)
 	}
 }
+
+// A pass reading on that lists the read's newest backup but never the
+// first page's own backups, and ends, is another host's listing: the look
+// stops, though that listing, read again, shows a backup above the read
+// (deep-run seed 306878).
+func TestTriggerStopsLookingOnceAPassLacksTheFirstPage(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.addOld(client.StatusSuccess, time.Hour)
+	item := func(id, created string) string {
+		return `{"id":"` + id + `","account_id":"` + fs.account + `","status":"success","created_at":"` + created + `","completed_at":"` + created + `"}`
+	}
+	read := `{"data":[` + item("bkp_elsewhere0000001", "2001-01-01T00:00:00Z") + `],"pagination":{"limit":50,"next_cursor":null}}`
+	later := `{"data":[` + item("bkp_elsewhere0000002", "2001-01-02T00:00:00Z") + `,` + item("bkp_elsewhere0000001", "2001-01-01T00:00:00Z") +
+		`],"pagination":{"limit":50,"next_cursor":null}}`
+	fs.mu.Lock()
+	fs.pageSize, fs.rawListing = 1, read
+	fs.onListing = func(n int) {
+		if n >= 3 { // the read before, the look (the service's first page), then the other listing
+			fs.rawListing = later
+		}
+	}
+	fs.mu.Unlock()
+	tr, o := triggerOnce(t, w, context.Background(), fs.account)
+	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, errListingLost) {
+		t.Fatalf("triggered %+v, outcome %d (%v); want none identified, the listing lost", tr, o.Kind, o.Err)
+	}
+}

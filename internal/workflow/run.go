@@ -498,13 +498,14 @@ func (w *Runner) find(ctx context.Context, accountID, backupID string) (*client.
 // proofPages) until p's last backup and, after it, the anchor are listed.
 // Unshown (a listing that never lists it, or a read that fails), m is
 // returned as it was, and nothing p lists counts as above it; lost when
-// the pass read the whole listing without it (the service never removes a
-// backup: another host's listing, seed 815).
+// the pass read the whole listing without it, or without p's own last
+// backup (the service never removes one: another host's listing, seeds 815
+// and 306878).
 func (w *Runner) provenBelow(ctx context.Context, accountID string, m *Mark, p client.BackupsPage) (shown *Mark, lost bool) {
 	if !m.unproven(p) {
 		return m, false
 	}
-	anchor, last, passed, whole := m.IDs[0], p.Backups[len(p.Backups)-1].ID, false, false
+	anchor, last, passed, anchorFirst, whole := m.IDs[0], p.Backups[len(p.Backups)-1].ID, false, false, false
 	// Unbroken: a pass restarted after a refused cursor could join another listing's first page to this one's.
 	opts := client.ListOptions{Pages: proofPages, Unbroken: true, Ended: func(complete bool) { whole = complete }}
 	for b, err := range w.c.Backups(ctx, accountID, opts) {
@@ -516,12 +517,14 @@ func (w *Runner) provenBelow(ctx context.Context, accountID string, m *Mark, p c
 		case b.ID == anchor && passed:
 			return m.shownBelow(last), false
 		case b.ID == anchor:
-			return m, false // listed above what the first page listed: that page proves nothing
+			anchorFirst = true // listed above p's last: p proves nothing, unless this listing lacks p's backups
+		case b.ID == last && anchorFirst:
+			return m, false
 		case b.ID == last:
 			passed = true
 		}
 	}
-	w.log.Warn(ctx, "the account's backups listing does not show the newest backup listed before; none of it counts as new",
+	w.log.Warn(ctx, "the account's backups listing does not show the newest backup listed before below its first page's; none of it counts as new",
 		map[string]any{"account_id": accountID, "pages_read_whole": whole})
 	return m, whole
 }
