@@ -314,6 +314,9 @@ type simWorkspace struct {
 	// skewed: a command ran on a runner clock off beyond the allowance
 	// since the last one that went through (see judgeCommand).
 	skewed bool
+	// misread: a command ran while the listing answered from another
+	// history since the last one that went through (see judgeCommand).
+	misread bool
 	// lastClock is the runner clock's offset as the workspace's previous
 	// command ended (ran: there was one): the clock its records were written on.
 	lastClock time.Duration

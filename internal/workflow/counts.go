@@ -92,10 +92,11 @@ func union(a, b *Mark) *Mark {
 // it was made from (pageMark keeps a page's order; union and with keep it
 // first): p must list it, or a listing read on past p must have shown it
 // further down (provenBelow). Else nothing on p counts: a first page that
-// goes on without it, or a listing that ends without a backup m holds (the
-// service never removes one), is another listing, a wrong host's or a
+// goes on without it, or a listing that ends without it (the service
+// never removes a backup), is another listing, a wrong host's or a
 // front's, beside which m's older backups prove nothing (simulation seeds
-// 227, 493 and 815; edges_test.go). All of p is above an empty mark (nothing was
+// 227, 493 and 815; edges_test.go). m's other backups may be missing: a
+// bad earlier read must not hold every later change back. All of p is above an empty mark (nothing was
 // listed); nothing is above an unknown one.
 func (m *Mark) above(p client.BackupsPage) []client.Backup {
 	switch {
@@ -103,7 +104,7 @@ func (m *Mark) above(p client.BackupsPage) []client.Backup {
 		return nil
 	case len(m.IDs) == 0:
 		return p.Backups
-	case m.lostFrom(p) || !listed(p, m.IDs[0]) && !m.furtherDown(p):
+	case !listed(p, m.IDs[0]) && !m.furtherDown(p):
 		return nil
 	}
 	if i := slices.IndexFunc(p.Backups, func(b client.Backup) bool { return m.has(b.ID) }); i >= 0 {
@@ -117,17 +118,18 @@ func listed(p client.BackupsPage, id string) bool {
 	return slices.ContainsFunc(p.Backups, func(b client.Backup) bool { return b.ID == id })
 }
 
-// lostFrom says whether p, a listing that ends, lacks a backup m holds:
-// the service never removes one, so p is another listing (a wrong host, a
-// front), and no later page can show what started since m was read.
+// lostFrom says whether p, a listing that ends, lacks m's anchor: the
+// service never removes a backup, so p, or the read m was made from, is
+// another listing (a wrong host, a front), and no later page can show what
+// started since m was read.
 func (m *Mark) lostFrom(p client.BackupsPage) bool {
-	return m != nil && !p.More && slices.ContainsFunc(m.IDs, func(id string) bool { return !listed(p, id) })
+	return m != nil && len(m.IDs) > 0 && !p.More && !listed(p, m.IDs[0])
 }
 
-// lostBy says whether p, a listing that ends, lists none of m's backups
-// (lostFrom, when only a lagging listing's newest may be missing).
-func (m *Mark) lostBy(p client.BackupsPage) bool {
-	return m != nil && len(m.IDs) > 0 && !p.More && !slices.ContainsFunc(m.IDs, func(id string) bool { return listed(p, id) })
+// emptiedOf says whether p, an empty listing, lists none of m's backups,
+// though m listed some: the service never removes one.
+func (m *Mark) emptiedOf(p client.BackupsPage) bool {
+	return m != nil && len(m.IDs) > 0 && len(p.Backups) == 0 && !p.More
 }
 
 // furtherDown says whether p goes on and lists the backup a listing read

@@ -99,7 +99,7 @@ func TestMarkAbove(t *testing.T) {
 		{"shown below, on a page that ends", mark(a, b).shownBelow(n2.ID), page(false, n1, n2), []string{}},
 		{"the mark lost from a listing that ends", mark(a, b), page(false, n1, n2), []string{}},
 		{"part of the mark lost from a listing that ends", mark(a, b), page(false, n1, b, c), []string{}},
-		{"an older part of the mark lost from a listing that ends", mark(a, b), page(false, n1, a, c), []string{}},
+		{"an older part of the mark lost from a listing that ends", mark(a, b), page(false, n1, a, c), ids([]client.Backup{n1})},
 		{"the newest of the mark past a page that goes on, not shown", mark(a, b), page(true, n1, b), []string{}},
 		{"the newest of the mark past a page that goes on, shown", mark(a, b).shownBelow(n1.ID), page(true, n1, b), ids([]client.Backup{n1})},
 		{"the older part of the mark past a page that goes on", mark(a, b), page(true, n1, a), ids([]client.Backup{n1})},

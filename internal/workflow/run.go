@@ -283,7 +283,7 @@ func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) Out
 // waits out joins the mark: it is not this run's.
 func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions, l looked) Outcome {
 	start, emit := w.progress(opts)
-	if opts.Since.lostBy(l.page) {
+	if opts.Since.emptiedOf(l.page) {
 		return refused(errReadLost)
 	}
 	if opts.Since != nil {
@@ -543,12 +543,12 @@ type triggered struct {
 	Earlier   bool                // found after a 409 to an afterUnknown run's only trigger: not that trigger's
 }
 
-// errReadLost: the read before a trigger ended without any backup its
-// previous change listed; counted above them, an old backup would read as
-// new (an empty page a front or a cache answered).
-var errReadLost = errors.New("the account's newest backups, read before the trigger, include none of those listed when this trigger's " +
-	"previous change went ahead (prior_backup_ids), though the service never removes one: it is another listing (a wrong host behind a " +
-	"load balancer, a front's or a cache's page), so no backup was queued")
+// errReadLost: the read before a trigger listed nothing, though its
+// previous change listed backups; counted above them, an old backup would
+// read as new (an empty page a front or a cache answered).
+var errReadLost = errors.New("the account's newest backups, read before the trigger, are none, though backups were listed when this " +
+	"trigger's previous change went ahead (prior_backup_ids) and the service never removes one: it is another listing (a wrong host " +
+	"behind a load balancer, a front's or a cache's page), so no backup was queued")
 
 // errListingLost: a listing ended without a backup listed before the
 // trigger; what any listing shows since proves nothing (seed 815 of
