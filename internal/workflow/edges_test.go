@@ -299,7 +299,7 @@ func TestTriggerTakesNothingFromAPageThatListsNoneOfItsMark(t *testing.T) {
 	}
 	fs.mu.Lock()
 	fs.pageSize = 2
-	fs.rawListing = `{"data":[{"id":"bkp_elsewhere0000001","account_id":"` + fs.account + `","status":"success","created_at":"2001-01-01T00:00:00Z","completed_at":"2001-01-01T00:01:00Z"}],"pagination":{"limit":50,"next_cursor":null}}`
+	fs.rawListing = fs.elsewhere(1)
 	fs.mu.Unlock()
 	tr, o := triggerOnce(t, w, context.Background(), fs.account)
 	if tr != nil || o.Kind != NotIdentified {
@@ -430,7 +430,7 @@ func TestTriggerProvesNothingAcrossARefusedCursor(t *testing.T) {
 	for range 3 {
 		fs.addOld(client.StatusSuccess, time.Hour)
 	}
-	other := `{"data":[{"id":"bkp_elsewhere0000001","account_id":"` + fs.account + `","status":"success","created_at":"2001-01-01T00:00:00Z","completed_at":"2001-01-01T00:01:00Z"}],"pagination":{"limit":50,"next_cursor":null}}`
+	other := fs.elsewhere(1)
 	fs.mu.Lock()
 	fs.pageSize, fs.refuseCursors, fs.rawListing = 2, true, other
 	fs.onListing = func(n int) {
@@ -455,12 +455,7 @@ func TestTriggerStopsLookingOnceTheListingLostItsRead(t *testing.T) {
 	t.Parallel()
 	fs, w := newFaultyService(t)
 	fs.addOld(client.StatusSuccess, time.Hour)
-	item := func(id, created string) string {
-		return `{"id":"` + id + `","account_id":"` + fs.account + `","status":"success","created_at":"` + created + `","completed_at":"` + created + `"}`
-	}
-	read := `{"data":[` + item("bkp_elsewhere0000001", "2001-01-01T00:00:00Z") + `],"pagination":{"limit":50,"next_cursor":null}}`
-	later := `{"data":[` + item("bkp_elsewhere0000002", "2001-01-02T00:00:00Z") + `,` + item("bkp_elsewhere0000001", "2001-01-01T00:00:00Z") +
-		`],"pagination":{"limit":50,"next_cursor":null}}`
+	read, later := fs.elsewhere(1), fs.elsewhere(2)
 	fs.mu.Lock()
 	fs.rawListing = read
 	fs.onListing = func(n int) {
@@ -486,12 +481,7 @@ func TestTriggerStopsLookingOnceAWholePassLacksItsRead(t *testing.T) {
 	fs, w := newFaultyService(t)
 	fs.addOld(client.StatusSuccess, 2*time.Hour)
 	fs.addOld(client.StatusSuccess, time.Hour)
-	item := func(id, created string) string {
-		return `{"id":"` + id + `","account_id":"` + fs.account + `","status":"success","created_at":"` + created + `","completed_at":"` + created + `"}`
-	}
-	read := `{"data":[` + item("bkp_elsewhere0000001", "2001-01-01T00:00:00Z") + `],"pagination":{"limit":50,"next_cursor":null}}`
-	later := `{"data":[` + item("bkp_elsewhere0000002", "2001-01-02T00:00:00Z") + `,` + item("bkp_elsewhere0000001", "2001-01-01T00:00:00Z") +
-		`],"pagination":{"limit":50,"next_cursor":null}}`
+	read, later := fs.elsewhere(1), fs.elsewhere(2)
 	fs.mu.Lock()
 	fs.pageSize, fs.rawListing = 1, read
 	fs.onListing = func(n int) {
@@ -517,12 +507,7 @@ func TestTriggerStopsLookingOnceAPassLacksTheFirstPage(t *testing.T) {
 	t.Parallel()
 	fs, w := newFaultyService(t)
 	fs.addOld(client.StatusSuccess, time.Hour)
-	item := func(id, created string) string {
-		return `{"id":"` + id + `","account_id":"` + fs.account + `","status":"success","created_at":"` + created + `","completed_at":"` + created + `"}`
-	}
-	read := `{"data":[` + item("bkp_elsewhere0000001", "2001-01-01T00:00:00Z") + `],"pagination":{"limit":50,"next_cursor":null}}`
-	later := `{"data":[` + item("bkp_elsewhere0000002", "2001-01-02T00:00:00Z") + `,` + item("bkp_elsewhere0000001", "2001-01-01T00:00:00Z") +
-		`],"pagination":{"limit":50,"next_cursor":null}}`
+	read, later := fs.elsewhere(1), fs.elsewhere(2)
 	fs.mu.Lock()
 	fs.pageSize, fs.rawListing = 1, read
 	fs.onListing = func(n int) {

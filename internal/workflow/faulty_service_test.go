@@ -86,6 +86,18 @@ func newFaultyService(t *testing.T) (*faultyService, *Runner) {
 	return fs, c
 }
 
+// elsewhere is a page of another listing of fs's account, as a wrong host
+// answers it: its n newest backups (bkp_elsewhere…), newest first, ending.
+func (fs *faultyService) elsewhere(n int) string {
+	items := make([]string, 0, n)
+	for i := n; i >= 1; i-- {
+		created := time.Date(2001, 1, i, 0, 0, 0, 0, time.UTC)
+		items = append(items, fmt.Sprintf(`{"id":"bkp_elsewhere%07d","account_id":%q,"status":"success","created_at":%q,"completed_at":%q}`,
+			i, fs.account, created.Format(time.RFC3339), created.Add(time.Minute).Format(time.RFC3339)))
+	}
+	return `{"data":[` + strings.Join(items, ",") + `],"pagination":{"limit":50,"next_cursor":null}}`
+}
+
 func (fs *faultyService) now() time.Time { return fs.clock.Now().Add(fs.skew).Truncate(time.Second) }
 
 // addOld adds a finished backup created age ago.
