@@ -96,8 +96,8 @@ func union(a, b *Mark) *Mark {
 // never removes a backup), is another listing, a wrong host's or a
 // front's, beside which m's older backups prove nothing (simulation seeds
 // 227, 493 and 815; edges_test.go). m's other backups may be missing: a
-// bad earlier read must not hold every later change back. All of p is above an empty mark (nothing was
-// listed); nothing is above an unknown one.
+// bad earlier read must not hold every later change back. All of p is
+// above an empty mark (nothing was listed); nothing is above an unknown one.
 func (m *Mark) above(p client.BackupsPage) []client.Backup {
 	switch {
 	case m == nil:

@@ -553,9 +553,10 @@ var errReadLost = errors.New("the account's newest backups, read before the trig
 // errListingLost: a listing ended without a backup listed before the
 // trigger; what any listing shows since proves nothing (seed 815 of
 // the simulation: the trigger's read came from another host's listing).
-var errListingLost = errors.New("the account's backups listing no longer lists every backup it listed before the trigger, though the " +
-	"service never removes one: it is another listing (a wrong host behind a load balancer, a front), so no backup it shows can be " +
-	"told to be this trigger's")
+var errListingLost = errors.New("the account's backups listing no longer lists the newest backup it listed before the trigger, though " +
+	"the service never removes one, or, after a read that listed none, lists backups that ran longer than the time since: it is " +
+	"another listing (a wrong host behind a load balancer, a front's or a cache's page), so no backup it shows can be told to be " +
+	"this trigger's")
 
 // errNotListed: the listing never held the trigger's backup.
 var errNotListed = errors.New("the account's backups listing shows no backup above those it listed before the trigger")
