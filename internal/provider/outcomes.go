@@ -327,7 +327,12 @@ func reportUnidentified(m *triggerModel, rec workflow.Record, o workflow.Outcome
 	wayOut := fmt.Sprintf("If you know that no backup was queued, `terraform apply -replace` on this resource looks once more and, "+
 		"if still none is listed, sends a new trigger (after %s from this one, the time an unanswered request is given to show up).",
 		workflow.DefaultUncertainGrace)
-	if o.Confirmed {
+	switch {
+	case errors.Is(o.Err, workflow.ErrListingLost):
+		// No later look can show whether it queued one: -replace would look again, and find the same.
+		wayOut = "No listing can show any more whether this trigger queued a backup, so no other is sent for this change, " +
+			"-replace included; a new `triggers` value takes a new backup for a new change."
+	case o.Confirmed:
 		// Accepted: sending again could queue a second backup for the change, whatever a lagging listing shows.
 		wayOut = "The service accepted this trigger (trigger_accepted), so no other is sent for this change, -replace included; " +
 			"a new `triggers` value takes a new backup for a new change."

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflogtest"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -280,5 +281,26 @@ func TestProgressLogLineHasNoStrayPeriod(t *testing.T) {
 	line := out.String()
 	if !strings.Contains(line, `"@message":"Queued backup bkp_0123456789abcdef of account acc_0123456789abcdef (pending)"`) || strings.Contains(line, ".\"") {
 		t.Errorf("log line %s, want the message without its period", line)
+	}
+}
+
+// A trigger no listing can identify any more is not told that -replace
+// sends another: -replace would look again and find the same.
+func TestUnidentifiedWayOutIsTrue(t *testing.T) {
+	t.Parallel()
+	m := &triggerModel{AccountID: types.StringValue("acc_0123456789abcdef"), WaitForCompletion: types.BoolValue(true)}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"none listed yet", errNotListed, "if still none is listed, sends a new trigger"},
+		{"the listing lost", workflow.ErrListingLost, "-replace included; a new `triggers` value takes a new backup"},
+	} {
+		var diags diag.Diagnostics
+		reportUnidentified(m, workflow.Record{}, workflow.Outcome{Kind: workflow.NotIdentified, Err: tc.err}, &diags, createCaller)
+		if len(diags) != 1 || !strings.Contains(strings.Join(strings.Fields(diags[0].Detail()), " "), tc.want) {
+			t.Errorf("%s: %v; want it to say %q", tc.name, diags, tc.want)
+		}
 	}
 }

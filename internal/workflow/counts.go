@@ -54,17 +54,28 @@ func pageMark(p client.BackupsPage) (*Mark, error) {
 	return m, nil
 }
 
-// has says whether id is in the mark; never for none.
-func (m *Mark) has(id string) bool { return m != nil && slices.Contains(m.IDs, id) }
+// has says whether id, a backup's, is in the mark; never for none.
+func (m *Mark) has(id string) bool { return m != nil && id != "" && slices.Contains(m.IDs, id) }
 
 // with is the mark and id: a backup that is no longer new (its operation's
-// own, or one a conflict waited out).
+// own, or one a conflict waited out). An empty read stays one: its ids
+// follow an empty first one, stored so (prior_backup_ids ",bkp_…"), for
+// id proves no absence above it (ranSince).
 func (m *Mark) with(id string) *Mark {
-	if m == nil || id == "" || m.has(id) {
+	switch {
+	case m == nil, id == "", m.has(id):
 		return m
+	case len(m.IDs) == 0 && !m.readAt.IsZero():
+		return &Mark{IDs: []string{"", id}, readAt: m.readAt}
 	}
-	return &Mark{IDs: append(slices.Clip(m.IDs), id)}
+	return &Mark{IDs: append(slices.Clip(m.IDs), id), below: m.below, readAt: m.readAt}
 }
+
+// readEmpty says whether m was made from a read that listed nothing.
+func (m *Mark) readEmpty() bool { return m != nil && (len(m.IDs) == 0 || m.IDs[0] == "") }
+
+// anchored says whether m has an anchor: a backup its read listed.
+func (m *Mark) anchored() bool { return m != nil && !m.readEmpty() }
 
 // without is the mark less id.
 func (m *Mark) without(id string) *Mark {
@@ -75,7 +86,8 @@ func (m *Mark) without(id string) *Mark {
 }
 
 // union is what both marks hold: a backup above it is new since both
-// reads. None when either is unknown.
+// reads. After an empty read a, absence is proven from the later empty
+// read (ranSince). None when either is unknown.
 func union(a, b *Mark) *Mark {
 	if a == nil || b == nil {
 		return nil
@@ -84,7 +96,19 @@ func union(a, b *Mark) *Mark {
 	for _, id := range b.IDs {
 		u = u.with(id)
 	}
+	if u.readEmpty() && b.readEmpty() && b.readAt.After(u.readAt) {
+		u = &Mark{IDs: u.IDs, readAt: b.readAt}
+	}
 	return u
+}
+
+// then is m, a read's mark, and n, a later read's: n anchors it when it
+// listed backups, as a first read that did would.
+func (m *Mark) then(n *Mark) *Mark {
+	if m.readEmpty() && n.anchored() {
+		return union(n, m)
+	}
+	return union(m, n)
 }
 
 // above is what p lists above every backup of m: the backups started since
@@ -104,7 +128,7 @@ func (m *Mark) above(p client.BackupsPage) []client.Backup {
 		return nil
 	case len(m.IDs) == 0:
 		return p.Backups
-	case !listed(p, m.IDs[0]) && !m.furtherDown(p):
+	case m.anchored() && !listed(p, m.IDs[0]) && !m.furtherDown(p):
 		return nil
 	}
 	if i := slices.IndexFunc(p.Backups, func(b client.Backup) bool { return m.has(b.ID) }); i >= 0 {
@@ -123,7 +147,7 @@ func listed(p client.BackupsPage, id string) bool {
 // another listing (a wrong host, a front), and no later page can show what
 // started since m was read.
 func (m *Mark) lostFrom(p client.BackupsPage) bool {
-	return m != nil && len(m.IDs) > 0 && !p.More && !listed(p, m.IDs[0])
+	return m.anchored() && !p.More && !listed(p, m.IDs[0])
 }
 
 // emptiedOf says whether p, an empty listing, lists none of m's backups,
@@ -141,39 +165,47 @@ func (m *Mark) furtherDown(p client.BackupsPage) bool {
 // unproven says whether p goes on without m's anchor, so that only a
 // listing read past p can show that every backup on p started since m.
 func (m *Mark) unproven(p client.BackupsPage) bool {
-	return m != nil && len(m.IDs) > 0 && p.More && len(p.Backups) > 0 && !listed(p, m.IDs[0]) && !m.furtherDown(p)
+	return m.anchored() && p.More && len(p.Backups) > 0 && !listed(p, m.IDs[0]) && !m.furtherDown(p)
 }
 
-// ranSince says whether what p lists above m, an empty read (nothing was
-// listed), can all have started since it: those backups ran one at a time,
-// so their run times, on the service's stamps, add up to no more than the
-// time from the read to p's answer on this machine's clock, and the
-// allowance (a second more each, for stamps in whole seconds). An empty
-// page is absence, proven only so: a front's or a cache's empty page lists
-// an account's old backups afterwards as new. Clocks measure durations
-// only, and only to refuse; a mark that listed a backup needs none of it.
-func (m *Mark) ranSince(p client.BackupsPage, allowance time.Duration) bool {
-	if m == nil || len(m.IDs) > 0 {
+// ranSince says whether what p lists above m, made from an empty read
+// (nothing was listed, whatever ids joined it since), can all have
+// started since that read: those backups ran one at a time, so their run
+// times, on the service's stamps, add up to no more than the time from the
+// read to p's answer on this machine's clock, and the allowance (a second
+// more each, for stamps in whole seconds). An empty page is absence,
+// proven only so, and only within the horizon after it: a front's or a
+// cache's empty page lists an account's old backups afterwards as new,
+// and the later the look, the more of them fit the time since. Clocks
+// measure durations only, and only to refuse; a mark whose read listed a
+// backup needs none of it.
+func (m *Mark) ranSince(p client.BackupsPage, allowance, horizon time.Duration) bool {
+	if !m.readEmpty() {
 		return true
 	}
-	if m.readAt.IsZero() || p.At.Received.IsZero() {
+	above := m.above(p)
+	switch {
+	case len(above) == 0:
+		return true // nothing to prove
+	case m.readAt.IsZero(), p.At.Received.IsZero(), p.At.Received.Sub(m.readAt) > horizon:
 		return false
 	}
 	var ran time.Duration
-	for _, b := range p.Backups {
+	for _, b := range above {
 		if b.CompletedAt != nil && b.CompletedAt.After(b.CreatedAt) {
 			ran = min(ran+min(b.CompletedAt.Sub(b.CreatedAt), maxRun), maxRun) // no overflow, however far the stamps
 		}
 	}
-	return ran <= p.At.Received.Sub(m.readAt)+allowance+time.Duration(len(p.Backups))*time.Second
+	return ran <= p.At.Received.Sub(m.readAt)+allowance+time.Duration(len(above))*time.Second
 }
 
 // maxRun bounds a sum of run times: longer than any wait.
 const maxRun = 100 * 365 * 24 * time.Hour
 
-// readSince is m, an empty read made at t (this machine's clock).
+// readSince is m, made from an empty read at t (this machine's clock); a
+// mark whose read listed backups, as is.
 func (m *Mark) readSince(t time.Time) *Mark {
-	if m == nil || len(m.IDs) > 0 {
+	if !m.readEmpty() {
 		return m
 	}
 	return &Mark{IDs: m.IDs, readAt: t}

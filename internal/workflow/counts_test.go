@@ -131,6 +131,16 @@ func TestMarkOperations(t *testing.T) {
 	if union(mark(a), nil) != nil || union(nil, mark(a)) != nil || (*Mark)(nil).with(a.ID) != nil || (*Mark)(nil).has(a.ID) {
 		t.Error("an unknown mark stays unknown")
 	}
+	read := (&Mark{IDs: []string{}}).readSince(tm0)
+	if got := read.with(c.ID); !slices.Equal(got.IDs, []string{"", c.ID}) || !got.readEmpty() || !got.readAt.Equal(tm0) {
+		t.Errorf("an empty read with a backup: %v (read at %v); want it shown empty first, still proven by time", got.IDs, got.readAt)
+	}
+	if got := read.with(c.ID).then(mark(a, b)); !slices.Equal(got.IDs, ids([]client.Backup{a, b, c})) || got.readEmpty() {
+		t.Errorf("an empty read, then one that listed backups: %v; want the later read's anchor first", got.IDs)
+	}
+	if got := mark(a).then(read); !slices.Equal(got.IDs, ids([]client.Backup{a})) || got.readEmpty() {
+		t.Errorf("a read, then an empty one: %v; want the first anchor kept", got.IDs)
+	}
 	m := mark(a, b)
 	_ = m.with(c.ID)
 	_ = m.without(a.ID)

@@ -395,27 +395,33 @@ func TestTriggerTakesNothingAfterAnEmptyReadOfOldBackups(t *testing.T) {
 	fs.rawListing = `{"data":[],"pagination":{"limit":50,"next_cursor":null}}`
 	fs.mu.Unlock()
 	tr, o := triggerOnce(t, w, context.Background(), fs.account)
-	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, errListingLost) {
+	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, ErrListingLost) {
 		t.Fatalf("triggered %+v, outcome %d (%v); want none identified, the listing lost", tr, o.Kind, o.Err)
 	}
 }
 
 // On an account that truly had no backup, the trigger's own is identified
-// at once, and, not identified then, by a later apply's look, however long
-// it ran since.
+// at once, and, not identified then, by a look in the minutes after the
+// read: a later apply's look cannot tell it from an old backup a cache's
+// empty page hid, and fails closed.
 func TestAnEmptyAccountsFirstBackupIsIdentified(t *testing.T) {
 	t.Parallel()
 	fs, w := newFaultyService(t)
+	fs.runFor = 30 * time.Second
 	tr, o := triggerOnce(t, w, context.Background(), fs.account)
 	if tr == nil || !strings.HasPrefix(tr.Backup.ID, "bkp_new") {
 		t.Fatalf("outcome %d (%v); want the new backup identified", o.Kind, o.Err)
 	}
-	fs.clock.Advance(2 * time.Hour) // it ran an hour, and succeeded
-	r := Record{TriggeredAt: fs.clock.Now().Add(-2 * time.Hour), Prior: &Mark{IDs: []string{}}, Confirmed: true}
+	r := Record{TriggeredAt: fs.clock.Now(), Prior: &Mark{IDs: []string{}}, Confirmed: true}
+	fs.clock.Advance(time.Minute) // it ran 30 s, and succeeded
 	if o := w.Follow(context.Background(), fs.account, r, FollowOptions{}); o.Backup == nil || o.Backup.ID != tr.Backup.ID {
 		t.Fatalf("followed %+v (%v); want %s", o.Backup, o.Err, tr.Backup.ID)
 	}
-	r.TriggeredAt = fs.clock.Now().Add(-30 * time.Minute) // a record whose read came after the hour it ran
+	fs.clock.Advance(time.Hour)
+	if o := w.Follow(context.Background(), fs.account, r, FollowOptions{}); o.Backup != nil || !errors.Is(o.Err, ErrListingLost) {
+		t.Fatalf("followed %+v (%v) an hour later; want none identified, the listing lost", o.Backup, o.Err)
+	}
+	r.TriggeredAt = fs.clock.Now().Add(-10 * time.Second) // a record whose read came after it ran
 	if o := w.Follow(context.Background(), fs.account, r, FollowOptions{}); o.Backup != nil {
 		t.Fatalf("followed %s, which ran longer than the time since the read", o.Backup.ID)
 	}
@@ -465,7 +471,7 @@ func TestTriggerStopsLookingOnceTheListingLostItsRead(t *testing.T) {
 	}
 	fs.mu.Unlock()
 	tr, o := triggerOnce(t, w, context.Background(), fs.account)
-	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, errListingLost) {
+	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, ErrListingLost) {
 		t.Fatalf("triggered %+v, outcome %d (%v); want none identified, the listing lost", tr, o.Kind, o.Err)
 	}
 	if _, listings := fs.counts(); listings != 2 {
@@ -491,7 +497,7 @@ func TestTriggerStopsLookingOnceAWholePassLacksItsRead(t *testing.T) {
 	}
 	fs.mu.Unlock()
 	tr, o := triggerOnce(t, w, context.Background(), fs.account)
-	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, errListingLost) {
+	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, ErrListingLost) {
 		t.Fatalf("triggered %+v, outcome %d (%v); want none identified, the listing lost", tr, o.Kind, o.Err)
 	}
 	if _, listings := fs.counts(); listings != 5 {
@@ -517,7 +523,61 @@ func TestTriggerStopsLookingOnceAPassLacksTheFirstPage(t *testing.T) {
 	}
 	fs.mu.Unlock()
 	tr, o := triggerOnce(t, w, context.Background(), fs.account)
-	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, errListingLost) {
+	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, ErrListingLost) {
 		t.Fatalf("triggered %+v, outcome %d (%v); want none identified, the listing lost", tr, o.Kind, o.Err)
+	}
+}
+
+// A retake's read that lists nothing (a cache's empty page) proves no
+// absence by the backup it retakes: a backup listed above that one, taken
+// by another before the read, is not the retake's, though the trigger's
+// answer was lost and the retake looks for its own in the listing.
+func TestRetakeTakesNothingAboveItsBackupAfterAnEmptyRead(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	failed := fs.addOld(client.StatusFailed, 40*time.Minute)
+	other := fs.addOld(client.StatusSuccess, 20*time.Minute) // ran a minute
+	fs.mu.Lock()
+	fs.runFor = 10 * time.Minute
+	fs.rawListing = `{"data":[],"pagination":{"limit":50,"next_cursor":null}}`
+	fs.resetPOSTs = 1
+	fs.mu.Unlock()
+	rec := Record{Phase: phaseIdentified, BackupID: failed.ID, Status: failed.Status, TriggeredAt: failed.CreatedAt}
+	o := w.RunInPlaceOf(context.Background(), fs.account, rec, RunOptions{})
+	if o.Backup != nil && o.Backup.ID == other.ID {
+		t.Fatalf("run = %d %+v %v; took %s, another's backup listed before the retake's read", o.Kind, o.Backup, o.Err, other.ID)
+	}
+	next := rec.After(o)
+	if next.Prior == nil || len(next.Prior.IDs) != 2 || next.Prior.IDs[0] != "" || next.Prior.IDs[1] != failed.ID {
+		t.Fatalf("record after = %s; want its read shown empty, then %s", next, failed.ID)
+	}
+	fs.clock.Advance(time.Hour) // the next apply, once the retake's own backup ended
+	if o := w.Follow(context.Background(), fs.account, next, FollowOptions{}); o.Backup != nil && o.Backup.ID == other.ID {
+		t.Fatalf("followed %+v (%v); took %s, another's backup listed before the retake's read", o.Backup, o.Err, other.ID)
+	}
+}
+
+// A later apply's look cannot prove an empty read's absence: by then the
+// account's old backups, short ones, fit the time since, and the oldest
+// listed would count as the trigger's (a cache's empty page, an answer
+// lost).
+func TestALaterLookProvesNoEmptyRead(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	for i := range 5 {
+		fs.addOld(client.StatusSuccess, time.Duration(5-i)*10*time.Minute) // each ran a minute
+	}
+	fs.mu.Lock()
+	fs.rawListing = `{"data":[],"pagination":{"limit":50,"next_cursor":null}}`
+	fs.resetPOSTs, fs.runFor = 1, time.Minute
+	fs.mu.Unlock()
+	o := w.Run(context.Background(), fs.account, RunOptions{})
+	if o.Kind != NotIdentified {
+		t.Fatalf("run = %d %+v (%v); want none identified", o.Kind, o.Backup, o.Err)
+	}
+	next := Record{}.After(o)
+	fs.clock.Advance(time.Hour)
+	if o := w.Follow(context.Background(), fs.account, next, FollowOptions{}); o.Backup != nil || !errors.Is(o.Err, ErrListingLost) {
+		t.Fatalf("followed %+v (%v) an hour later; want none identified, the listing lost", o.Backup, o.Err)
 	}
 }

@@ -313,7 +313,7 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 		// The wait's last read is the read before the next trigger: what it lists predates that POST, and its
 		// Date is the trigger's start on the service (deep-run seed 78363: the first read's, minutes earlier,
 		// let a stopped destroy's record stand for no time at all, and the next destroy queued a second backup).
-		l = looked{page: seen.page, mark: union(l.mark, seen.mark)}
+		l = looked{page: seen.page, mark: l.mark.then(seen.mark)}
 		if running != nil {
 			l.mark = l.mark.with(running.ID)
 		}
@@ -353,7 +353,7 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, before l
 			var last *client.BackupsPage
 			_, last, err = w.poll(ctx, accountID, running, nil, func(now client.Backup, _ string) { told(now) })
 			if m := markOf(last, ""); m != nil {
-				seen = looked{page: *last, mark: union(seen.mark, m)}
+				seen = looked{page: *last, mark: seen.mark.then(m)}
 				read = last
 			}
 			break
@@ -550,13 +550,14 @@ var errReadLost = errors.New("the account's newest backups, read before the trig
 	"trigger's previous change went ahead (prior_backup_ids) and the service never removes one: it is another listing (a wrong host " +
 	"behind a load balancer, a front's or a cache's page), so no backup was queued")
 
-// errListingLost: a listing ended without a backup listed before the
-// trigger; what any listing shows since proves nothing (seed 815 of
-// the simulation: the trigger's read came from another host's listing).
-var errListingLost = errors.New("the account's backups listing no longer lists the newest backup it listed before the trigger, though " +
-	"the service never removes one, or, after a read that listed none, lists backups that ran longer than the time since: it is " +
-	"another listing (a wrong host behind a load balancer, a front's or a cache's page), so no backup it shows can be told to be " +
-	"this trigger's")
+// ErrListingLost: a listing ended without a backup listed before the
+// trigger, or an empty read is no longer proven; what any listing shows
+// since proves nothing (seed 815 of the simulation: the trigger's read came
+// from another host's listing).
+var ErrListingLost = errors.New("the account's backups listing no longer lists the newest backup it listed before the trigger, though " +
+	"the service never removes one, or, after a read that listed none, lists backups that ran longer than the time since, or is " +
+	"read later than the minutes after that read in which absence can be shown: it may be another listing (a wrong host behind a " +
+	"load balancer, a front's or a cache's page), so no backup it shows can be told to be this trigger's")
 
 // errNotListed: the listing never held the trigger's backup.
 var errNotListed = errors.New("the account's backups listing shows no backup above those it listed before the trigger")
@@ -653,8 +654,8 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict
 	if err != nil {
 		return nil, Outcome{Kind: NotIdentified, Confirmed: true, Err: errors.Join(conflict, err)}
 	}
-	if !mine.Mark.ranSince(l.page, w.set.ClockAllowance) {
-		return nil, Outcome{Kind: NotIdentified, Confirmed: true, Err: errors.Join(conflict, errListingLost)}
+	if !mine.Mark.ranSince(l.page, w.set.ClockAllowance, w.set.emptyReadHorizon()) {
+		return nil, Outcome{Kind: NotIdentified, Confirmed: true, Err: errors.Join(conflict, ErrListingLost)}
 	}
 	mine.Mark, _ = w.provenBelow(ctx, mine.AccountID, mine.Mark, l.page)
 	running := inProgress(l.page)
@@ -714,8 +715,8 @@ func (w *Runner) lookFor(ctx context.Context, mine rule, within time.Duration) (
 			last = &p
 			var lost bool
 			if mine.Mark, lost = w.provenBelow(ctx, mine.AccountID, mine.Mark, p); lost || mine.Mark.lostFrom(p) ||
-				!mine.Mark.ranSince(p, w.set.ClockAllowance) {
-				return nil, last, errListingLost
+				!mine.Mark.ranSince(p, w.set.ClockAllowance, w.set.emptyReadHorizon()) {
+				return nil, last, ErrListingLost
 			}
 			if found := mine.identify(p); found != nil {
 				return found, last, nil

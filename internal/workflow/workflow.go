@@ -28,6 +28,11 @@ type Settings struct {
 	UncertainGrace time.Duration
 }
 
+// emptyReadHorizon is how long after an empty read its absence can be
+// proven (Mark.ranSince): the looks of the operation that made it, never a
+// later one's.
+func (s Settings) emptyReadHorizon() time.Duration { return s.UncertainGrace + s.IdentifyWithin }
+
 // Runner takes and follows backups through one client.
 type Runner struct {
 	c        *client.Client
