@@ -216,6 +216,35 @@ func (m *Mark) shownBelow(id string) *Mark {
 	return &Mark{IDs: m.IDs, below: id, readAt: m.readAt}
 }
 
+// newest is the newest backup of each first page an operation read: a
+// listing that ends lists every one of them, since the service never
+// removes a backup. One that does not is another listing (a wrong host
+// behind a load balancer answering some reads), and what it shows proves
+// nothing (deep-run seed 332449: a trigger read from another history, whose
+// first page the service's own contradicted, took a backup of that
+// history's as its own).
+type newest struct{ ids []string }
+
+// newestKept bounds newest: a look reads a few dozen pages.
+const newestKept = 16
+
+// contradictedBy says whether p, a listing that ends, lacks a backup a
+// first page read before it showed newest.
+func (n *newest) contradictedBy(p client.BackupsPage) bool {
+	return !p.More && slices.ContainsFunc(n.ids, func(id string) bool { return !listed(p, id) })
+}
+
+// add notes p's newest backup.
+func (n *newest) add(p client.BackupsPage) {
+	if len(p.Backups) == 0 || slices.Contains(n.ids, p.Backups[0].ID) {
+		return
+	}
+	if len(n.ids) == newestKept {
+		n.ids = n.ids[1:]
+	}
+	n.ids = append(n.ids, p.Backups[0].ID)
+}
+
 // rule is which backup counts for one operation; its methods alone decide.
 // It holds no time and no clock: identity is by listing, and a backup's age
 // (reuse_within) is read from the page that lists it. Its pages list the

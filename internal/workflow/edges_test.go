@@ -581,3 +581,28 @@ func TestALaterLookProvesNoEmptyRead(t *testing.T) {
 		t.Fatalf("followed %+v (%v) an hour later; want none identified, the listing lost", o.Backup, o.Err)
 	}
 }
+
+// A listing that ends without a backup an earlier page of the look showed
+// is another listing, though it lists the read before the trigger: the
+// read came from it too, and its new backup is that history's (deep-run
+// seed 332449: the service's own page, which went on without the read and
+// whose cursor the other host refused, then the other's with a backup of
+// its own above the read).
+func TestTriggerTakesNothingFromAListingThatLostAPageItShowed(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.addOld(client.StatusSuccess, time.Hour)
+	read, later := fs.elsewhere(1), fs.elsewhere(2)
+	fs.mu.Lock()
+	fs.rawListing, fs.pageSize, fs.refuseCursors = read, 1, true
+	fs.onListing = func(n int) {
+		if n == 5 { // the read before, the service's page, its proof (page 1, then a refused cursor), then the other's again
+			fs.rawListing = later
+		}
+	}
+	fs.mu.Unlock()
+	tr, o := triggerOnce(t, w, context.Background(), fs.account)
+	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, ErrListingLost) {
+		t.Fatalf("triggered %+v, outcome %d (%v); want none identified, the listing lost", tr, o.Kind, o.Err)
+	}
+}

@@ -554,8 +554,8 @@ var errReadLost = errors.New("the account's newest backups, read before the trig
 // trigger, or an empty read is no longer proven; what any listing shows
 // since proves nothing (seed 815 of the simulation: the trigger's read came
 // from another host's listing).
-var ErrListingLost = errors.New("the account's backups listing no longer lists the newest backup it listed before the trigger, though " +
-	"the service never removes one, or, after a read that listed none, lists backups that ran longer than the time since, or is " +
+var ErrListingLost = errors.New("the account's backups listing no longer lists the newest backup it listed before the trigger, or one a " +
+	"page of it showed since, though the service never removes one, or, after a read that listed none, lists backups that ran longer than the time since, or is " +
 	"read later than the minutes after that read in which absence can be shown: it may be another listing (a wrong host behind a " +
 	"load balancer, a front's or a cache's page), so no backup it shows can be told to be this trigger's")
 
@@ -709,15 +709,17 @@ const (
 func (w *Runner) lookFor(ctx context.Context, mine rule, within time.Duration) (*client.Backup, *client.BackupsPage, error) {
 	deadline := w.clock.Now().Add(within)
 	var last *client.BackupsPage
+	var shown newest
 	for interval := identifyInterval; ; interval = min(2*interval, identifyMaxInterval) {
 		p, err := w.c.FirstBackupsPage(ctx, mine.AccountID)
 		if err == nil {
 			last = &p
 			var lost bool
 			if mine.Mark, lost = w.provenBelow(ctx, mine.AccountID, mine.Mark, p); lost || mine.Mark.lostFrom(p) ||
-				!mine.Mark.ranSince(p, w.set.ClockAllowance, w.set.emptyReadHorizon()) {
+				shown.contradictedBy(p) || !mine.Mark.ranSince(p, w.set.ClockAllowance, w.set.emptyReadHorizon()) {
 				return nil, last, ErrListingLost
 			}
+			shown.add(p)
 			if found := mine.identify(p); found != nil {
 				return found, last, nil
 			}
