@@ -1430,6 +1430,12 @@ func (w *simWorld) judgeCommand(cmd *simCommand) {
 	// replaces it, or its backup is imported (deep-run seed 313157).
 	misread := ws.misread
 	ws.misread = misread || cmd.fault != nil && cmd.fault.Kind == mockservice.FaultOtherHistory
+	// A backup this command queued that the service stamped below an older
+	// one (its clock ran ahead as it stamped that one) is not recognised by
+	// listing: its change fails closed, from this command until one of the
+	// workspace goes through (stated limit; deep-run seed 325357).
+	ws.misordered = ws.misordered || w.queuedOutOfOrder(cmd)
+	misordered := ws.misordered
 	if skewed || moved {
 		return
 	}
@@ -1456,7 +1462,7 @@ func (w *simWorld) judgeCommand(cmd *simCommand) {
 			}
 		}
 	}
-	if why != "" && misread {
+	if why != "" && (misread || misordered) {
 		return // excused until a command of the workspace goes through
 	}
 	if why != "" {
@@ -1467,7 +1473,27 @@ func (w *simWorld) judgeCommand(cmd *simCommand) {
 			offset, cmd.clock.skew, why)
 		return
 	}
-	ws.skewed, ws.misread = false, false
+	ws.skewed, ws.misread, ws.misordered = false, false, false
+}
+
+// queuedOutOfOrder says whether a call of cmd queued a backup that is not
+// listed in the order it started (ownListedInOrder).
+func (w *simWorld) queuedOutOfOrder(cmd *simCommand) bool {
+	w.mu.Lock()
+	var ops []*simResOp
+	for _, op := range w.ops {
+		if op.a != nil && op.a.cmd == cmd {
+			ops = append(ops, op)
+		}
+	}
+	w.mu.Unlock()
+	return slices.ContainsFunc(ops, func(op *simResOp) bool {
+		return slices.ContainsFunc(op.accounts, func(acc string) bool {
+			truth := w.srv.Truth(acc)
+			return slices.ContainsFunc(truth, func(b mockservice.BackupTruth) bool { return b.QueuedBy == op.label }) &&
+				!ownListedInOrder(op.label, truth)
+		})
+	})
 }
 
 // simStorm: so many triggers of one call to one account within a second

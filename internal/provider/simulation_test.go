@@ -317,6 +317,9 @@ type simWorkspace struct {
 	// misread: a command ran while the listing answered from another
 	// history since the last one that went through (see judgeCommand).
 	misread bool
+	// misordered: a command queued a backup listed out of the order it
+	// started since the last one that went through (see judgeCommand).
+	misordered bool
 	// lastClock is the runner clock's offset as the workspace's previous
 	// command ended (ran: there was one): the clock its records were written on.
 	lastClock time.Duration
