@@ -77,6 +77,11 @@ const (
 	// proves nothing. A request with a cursor is refused as an invalid
 	// cursor: another deployment cannot read this one's.
 	FaultOtherHistory
+	// FaultEmptyHistory answers an account's backups listing with an empty
+	// page that ends, as a cache or a replica that holds none of the
+	// account's history does: absence that proves nothing. A request with
+	// a cursor is refused, as FaultOtherHistory's is.
+	FaultEmptyHistory
 )
 
 // Front is what a FaultFront answers, and when.

@@ -172,10 +172,14 @@ func (s *Server) postFaults(faults []Fault, rep *reply, r *http.Request, request
 			return frontReply(f.Front, now)
 		case FaultForeignItem:
 			rep = s.foreignItem(rep, accountID)
-		case FaultOtherHistory:
+		case FaultOtherHistory, FaultEmptyHistory:
 			if r.URL.Query().Get("cursor") != "" {
 				// Another deployment cannot read this one's cursor (api-contract.md: a foreign cursor is a 400).
 				return problemReply(http.StatusBadRequest, titleBadRequest, "invalid cursor", r, requestID)
+			}
+			if f.Kind == FaultEmptyHistory {
+				rep = emptyHistory(rep)
+				break
 			}
 			rep = s.otherHistory(rep, accountID)
 		case FaultAcceptThenError:

@@ -3,6 +3,7 @@ package mockservice
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"sort"
@@ -203,6 +204,22 @@ func (s *Server) otherHistory(rep *reply, accountID string) *reply {
 	page.Data, page.Pagination.NextCursor = data, nil
 	out := *rep
 	out.body, _ = json.Marshal(page)
+	return &out
+}
+
+// emptyHistory is rep, a page of an account's backups, as a listing that
+// holds none: empty, and ending.
+func emptyHistory(rep *reply) *reply {
+	var page struct {
+		Pagination struct {
+			Limit int `json:"limit"`
+		} `json:"pagination"`
+	}
+	if rep.status >= 300 || json.Unmarshal(rep.body, &page) != nil {
+		return rep
+	}
+	out := *rep
+	out.body = fmt.Appendf(nil, `{"data":[],"pagination":{"limit":%d,"next_cursor":null}}`, page.Pagination.Limit)
 	return &out
 }
 

@@ -254,3 +254,27 @@ func TestPageCap(t *testing.T) {
 		t.Fatalf("uncapped: %s", all.raw)
 	}
 }
+
+// A listing that holds none of the history answers an empty page that
+// ends, and refuses a cursor.
+func TestEmptyHistoryFault(t *testing.T) {
+	t.Parallel()
+	s := newTest(t, Options{Accounts: 1})
+	id, key := s.AccountIDs()[0], s.DemoKey()
+	s.AddHistory(id, BackupSpec{CreatedAt: time.Now().Add(-2 * time.Hour)}, BackupSpec{CreatedAt: time.Now().Add(-time.Hour)})
+	s.AddFault(Fault{Kind: FaultEmptyHistory, Route: RouteListBackups, Times: 1})
+	got := call(t, s, "GET", "/api/v1/accounts/"+id+"/backups?limit=2", key)
+	if got.status != http.StatusOK || len(got.body["data"].([]any)) != 0 || got.body["pagination"].(map[string]any)["next_cursor"] != nil {
+		t.Errorf("empty history: %d %s", got.status, got.raw)
+	}
+	if again := call(t, s, "GET", "/api/v1/accounts/"+id+"/backups", key); len(again.body["data"].([]any)) != 2 {
+		t.Errorf("after the fault's one hit: %s", again.raw)
+	}
+	s.SetPageCap(1)
+	first := call(t, s, "GET", "/api/v1/accounts/"+id+"/backups", key)
+	next, _ := first.body["pagination"].(map[string]any)["next_cursor"].(string)
+	s.AddFault(Fault{Kind: FaultEmptyHistory, Route: RouteListBackups, Times: 1})
+	if refused := call(t, s, "GET", "/api/v1/accounts/"+id+"/backups?cursor="+next, key); refused.status != http.StatusBadRequest {
+		t.Errorf("a cursor read from a listing that holds none: %d %s", refused.status, refused.raw)
+	}
+}

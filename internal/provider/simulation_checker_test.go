@@ -1429,7 +1429,7 @@ func (w *simWorld) judgeCommand(cmd *simCommand) {
 	// identified by listing: its change fails closed until a new change
 	// replaces it, or its backup is imported (deep-run seed 313157).
 	misread := ws.misread
-	ws.misread = misread || cmd.fault != nil && cmd.fault.Kind == mockservice.FaultOtherHistory
+	ws.misread = misread || cmd.fault != nil && (cmd.fault.Kind == mockservice.FaultOtherHistory || cmd.fault.Kind == mockservice.FaultEmptyHistory)
 	// A backup this command queued that the service stamped below an older
 	// one (its clock ran ahead as it stamped that one) is not recognised by
 	// listing: its change fails closed, from this command until one of the

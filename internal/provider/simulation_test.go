@@ -195,6 +195,9 @@ type simWorld struct {
 	// pages draws the other-history episode's page cap, apart from other,
 	// so that the seeds it found still play their case.
 	pages *rand.Rand
+	// empty draws whether the other-history episode goes on with a listing
+	// that holds none of the account's history, apart from the streams above.
+	empty *rand.Rand
 	// ended draws the episodes of a wait stopped as it reads its backup ended (drawEndedEpisode), likewise.
 	ended    *rand.Rand
 	srv      *mockservice.Server
@@ -263,7 +266,7 @@ func newBareSimWorld(t *testing.T, seed uint64) *simWorld {
 		resume: rand.New(rand.NewPCG(seed, 0x4e5)), hidden: rand.New(rand.NewPCG(seed, 0x41d)),
 		unread: rand.New(rand.NewPCG(seed, 0x404)), ahead: rand.New(rand.NewPCG(seed, 0xa4ead)),
 		unknown: rand.New(rand.NewPCG(seed, 0xf1002)), other: rand.New(rand.NewPCG(seed, 0x07e4)),
-		pages: rand.New(rand.NewPCG(seed, 0xca9)),
+		pages: rand.New(rand.NewPCG(seed, 0xca9)), empty: rand.New(rand.NewPCG(seed, 0xe3e)),
 		ended: rand.New(rand.NewPCG(seed, 0xe4d)), start: time.Now(), ops: map[string]*simResOp{},
 		reads: map[string][]time.Time{}}
 	w.srv = mockservice.New(mockservice.Options{Seed: seed, Accounts: 2, RateLimit: 10000})
@@ -1563,14 +1566,24 @@ func (w *simWorld) drawOtherHistoryEpisode() []simEpisodeStep {
 	if n := pick(w.pages, 0, 0, 1, 2); n > 0 {
 		short, whole = &simMisbehaviour{kind: simPageCap, cap: n}, &simMisbehaviour{kind: simPageCap}
 	}
-	return []simEpisodeStep{
-		{svc: short, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+	misread := func(kind mockservice.FaultKind) func() *simCommand {
+		return w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
 			c.noRefresh = true // a refresh would stop at the first such page
 			c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.wait, t.timeout, t.reuse = true, "30s", "" }))
-			c.fault = &mockservice.Fault{Kind: mockservice.FaultOtherHistory, Route: mockservice.RouteListBackups, AccountID: t.account, Probability: 0.5}
-		})},
+			c.fault = &mockservice.Fault{Kind: kind, Route: mockservice.RouteListBackups, AccountID: t.account, Probability: 0.5}
+		})
+	}
+	steps := []simEpisodeStep{
+		{svc: short, draft: misread(mockservice.FaultOtherHistory)},
 		{gap: pick(rng, 0, time.Second, 5*time.Second), svc: whole, draft: w.episodeCommand(ws, simCmdApply, nil)},
 	}
+	if w.empty.IntN(2) == 0 {
+		// A listing that holds none of it: what is listed after an empty read counts only as its run times
+		// allow, within the horizon (sim mutants 35-39).
+		steps = append(steps, simEpisodeStep{gap: pick(w.empty, 0, time.Second, 2*time.Minute), draft: misread(mockservice.FaultEmptyHistory)},
+			simEpisodeStep{gap: pick(w.empty, 0, time.Second, 5*time.Second), draft: w.episodeCommand(ws, simCmdApply, nil)})
+	}
+	return steps
 }
 
 // episodeCommand drafts a command of ws, edited by edit as it is built.
@@ -1758,6 +1771,7 @@ func faultName(f mockservice.Fault) string {
 		mockservice.FaultOverload: "429", mockservice.FaultLatency: "latency-40s", mockservice.FaultProxyNotFound: "html-404",
 		mockservice.FaultShuffledPage: "reversed-page", mockservice.FaultDuplicateItem: "duplicate-item",
 		mockservice.FaultForeignItem: "foreign-item", mockservice.FaultOtherHistory: "other-history",
+		mockservice.FaultEmptyHistory: "empty-history",
 	}[f.Kind]
 }
 
