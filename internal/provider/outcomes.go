@@ -144,7 +144,7 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 	at := path.Root("account_id")
 	if o.ReuseRefused != nil {
 		advice := "Check the clock of this machine (NTP) and of anything between it and the Backup Service."
-		if errors.Is(o.ReuseRefused, workflow.ErrNoEarlierChange) {
+		if errors.Is(o.ReuseRefused, workflow.ErrNoEarlierChange) || errors.Is(o.ReuseRefused, workflow.ErrEmptyEarlierChange) {
 			advice = "The next replacement of this trigger counts a recent backup listed since this one's change went ahead."
 		}
 		diags.AddAttributeWarning(path.Root("reuse_within"), fmt.Sprintf("reuse_within not applied to account %s", accountID),

@@ -139,7 +139,8 @@ func reuseWithinDescription(operation string) string {
 	since := ""
 	if operation == "create" {
 		since = "It must also be listed since the replaced trigger's change went ahead (above its `prior_backup_ids`): a " +
-			"create that replaced no trigger in the same command takes its own. "
+			"create that replaced no trigger in the same command takes its own, and so does one whose replaced trigger's " +
+			"`prior_backup_ids` is empty or starts with an empty entry (a listing that showed no backup proves nothing later). "
 	}
 	// A reuse is what this setting asks for: it shows where the backup's id does, never as a warning of its own.
 	shows := map[string]string{

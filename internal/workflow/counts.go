@@ -336,6 +336,13 @@ var ErrNoEarlierChange = errors.New("this trigger's state records no earlier cha
 	"trigger of its account replaced in this command has no known prior_backup_ids, and Terraform does not say which one this replaces), " +
 	"so a backup of the previous change could not be told from a later one")
 
+// ErrEmptyEarlierChange: reuse_within takes no shortcut above a previous
+// change whose listing showed no backup: an empty page proves no absence
+// afterwards (Mark.ranSince), so a backup it hid may predate that change.
+var ErrEmptyEarlierChange = errors.New("this trigger's previous change went ahead on a listing of the account that showed no backup " +
+	"(prior_backup_ids empty, or starting with an empty entry), which a cache's or a wrong host's empty page also shows, so a " +
+	"backup of that change's time could not be told from a later one")
+
 // reusable is the newest backup p lists that reuse_within lets count: above
 // the previous change's mark, in progress or good, and started within the
 // window as the older of its two readings dates it (age). refused says why
@@ -359,6 +366,8 @@ func (r rule) reusable(p client.BackupsPage) (found *client.Backup, age time.Dur
 			continue // dated in the future of both clocks (its age cannot be read), or too old
 		case !r.Unrecorded && r.Mark == nil:
 			return nil, 0, ErrNoEarlierChange // it may be the previous change's
+		case !r.Unrecorded && r.Mark.readEmpty():
+			return nil, 0, ErrEmptyEarlierChange // it may have been hidden from the previous change
 		}
 		return &candidates[i], max(age, 0), nil
 	}

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -182,5 +183,22 @@ func TestRecordKeepsReused(t *testing.T) {
 	}
 	if back, err := Decode(Encode(rec)); err != nil || !back.Reused {
 		t.Errorf("stored: %+v, %v", back, err)
+	}
+}
+
+// A previous change whose listing showed no backup (an empty read, its
+// trigger never identified) leaves no floor a recent backup can be shown
+// above: one a cache's empty page hid from that change may have started
+// before it went ahead, and is not reused.
+func TestReuseTakesNothingAboveAnEmptyFloor(t *testing.T) {
+	t.Parallel()
+	for _, floor := range []*Mark{{IDs: []string{}}, {IDs: []string{"", "bkp_old0000000000000"}}} {
+		fs, w := newFaultyService(t)
+		fs.addOld(client.StatusFailed, time.Hour)
+		before := fs.addOld(client.StatusSuccess, 5*time.Minute) // before the previous change went ahead
+		o := w.Run(context.Background(), fs.account, RunOptions{ReuseWithin: window, Since: floor})
+		if o.Backup == nil || o.Backup.ID == before.ID || o.Reused || !errors.Is(o.ReuseRefused, ErrEmptyEarlierChange) {
+			t.Errorf("floor %q: run = %d %+v reused=%t (%v); want a new backup, reuse refused for the empty floor", floor.IDs, o.Kind, o.Backup, o.Reused, o.ReuseRefused)
+		}
 	}
 }
