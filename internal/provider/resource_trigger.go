@@ -105,17 +105,16 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			},
 			"prior_backup_ids": schema.StringAttribute{
 				Computed: true, PlanModifiers: keep,
-				Description: "The account's newest backups, by id and separated by commas, as the Backup Service listed them when " +
-					"this trigger's change went ahead, its own backup among them: a replacement of this trigger (a change of `triggers`) " +
-					"counts only a backup listed above all of them, whatever any clock says. Until the change goes ahead, the backups " +
-					"listed just before its trigger was sent, with those the previous change's listed: its own backup is the one listed above them, which is how a trigger not " +
-					"identified yet is looked for. When the change went ahead before its backup was identified, a refresh that identifies " +
-					"it records what it listed, later backups included (one may have started before the change went ahead), and a " +
-					"replacement reuses none of them. Empty when the account listed none (an empty first entry, as in `,bkp_…`, when it " +
-					"listed none before the trigger and the backup this one takes a new one in place of joined them: what is listed " +
-					"above then counts only in the minutes after that read); null when none is known: a replacement then " +
-					"takes a new backup even with `reuse_within`. (A string, not a list: a list attribute costs every plan of many " +
-					"triggers about a tenth more.)",
+				Description: "The account's newest backups, by id and separated by commas, as the Backup Service listed them when this trigger's " +
+					"change went ahead, its own backup among them: a replacement of this trigger (a change of `triggers`) counts only a " +
+					"backup listed above all of them, whatever any clock says. Until the change goes ahead, the backups listed just before " +
+					"its trigger was sent, with those the previous change's listed: its own backup is the one listed above them, which is " +
+					"how a trigger not identified yet is looked for. When the change went ahead before its backup was identified, a refresh " +
+					"that identifies it records what it listed, later backups included (one may have started before the change went ahead), " +
+					"and a replacement reuses none of them. Empty when the account listed none (`,bkp_…` when it listed none before the " +
+					"trigger, and this one retakes that backup: what is listed above counts only in the minutes after that read); null when " +
+					"none is known: a replacement then takes a new backup even with `reuse_within`. (A string, not a list: a list attribute " +
+					"costs every plan of many triggers about a tenth more.)",
 			},
 		},
 		Blocks: map[string]schema.Block{
