@@ -1581,7 +1581,8 @@ func (w *simWorld) drawOtherHistoryEpisode() []simEpisodeStep {
 		// A listing that holds none of it: what is listed after an empty read counts only as its run times
 		// allow, within the horizon (sim mutants 35-39).
 		steps = append(steps, simEpisodeStep{gap: pick(w.empty, 0, time.Second, 2*time.Minute), draft: misread(mockservice.FaultEmptyHistory)},
-			simEpisodeStep{gap: pick(w.empty, 0, time.Second, 5*time.Second), draft: w.episodeCommand(ws, simCmdApply, nil)})
+			// Minutes later, when old short backups fit the time since that read (sim mutant 38).
+			simEpisodeStep{gap: pick(w.empty, 0, time.Second, 5*time.Second, 3*time.Minute), draft: w.episodeCommand(ws, simCmdApply, nil)})
 	}
 	return steps
 }
