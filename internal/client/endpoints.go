@@ -76,13 +76,15 @@ type BackupsPage struct {
 	Backups []Backup
 	More    bool       // the listing goes on past this page
 	At      AnswerTime // when its answer came
+	next    string     // its next page's cursor, when More
 }
 
 // FirstBackupsPage reads the first page of an account's backups listing:
 // one request.
 func (c *Client) FirstBackupsPage(ctx context.Context, accountID string) (BackupsPage, error) {
 	var p BackupsPage
-	opts := ListOptions{Pages: 1, Ended: func(complete bool) { p.More = !complete }, answered: func(at AnswerTime) { p.At = at }}
+	opts := ListOptions{Pages: 1, Ended: func(complete bool) { p.More = !complete }, answered: func(at AnswerTime) { p.At = at },
+		next: func(cursor string) { p.next = cursor }}
 	for b, err := range c.Backups(ctx, accountID, opts) {
 		if err != nil {
 			return BackupsPage{}, err
@@ -105,6 +107,26 @@ func (c *Client) FindBackup(ctx context.Context, accountID, backupID string) (*B
 		return nil, &BackupNotFoundError{AccountID: accountID, BackupID: backupID}
 	}
 	return b, err
+}
+
+// FindBackupAfter looks for one backup of an account past first, a first
+// page read before, in one unbroken pass from that page's cursor: never
+// from a first page again, which could be another listing's (a wrong host
+// answering some reads) and join it to this one. A *BackupNotFoundError
+// when the pass ends without it (which proves nothing).
+func (c *Client) FindBackupAfter(ctx context.Context, accountID, backupID string, first BackupsPage) (*Backup, error) {
+	if !first.More || first.next == "" {
+		return nil, &BackupNotFoundError{AccountID: accountID, BackupID: backupID}
+	}
+	for b, err := range c.Backups(ctx, accountID, ListOptions{Unbroken: true, from: first.next}) {
+		if err != nil {
+			return nil, err
+		}
+		if b.ID == backupID {
+			return &b, nil
+		}
+	}
+	return nil, &BackupNotFoundError{AccountID: accountID, BackupID: backupID}
 }
 
 // firstBackup is the newest of an account's backups that match, or nil.

@@ -61,6 +61,11 @@ type ListOptions struct {
 	Unbroken bool
 	// answered, when set, is told when each page's answer came.
 	answered func(AnswerTime)
+	// from, when set, is the cursor the listing starts from (with Unbroken:
+	// a refused one is never followed by the first page); next, when set,
+	// is told each page's next cursor ("" at the end).
+	from string
+	next func(string)
 }
 
 // listing pages through path; after an invalid-cursor 400 it restarts once,
@@ -94,6 +99,9 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 	restart:
 		seenCursors := map[string]struct{}{}
 		cursor, pass := "", 0 // pass: pages read since the listing (re)started
+		if !restarted {
+			cursor = opts.from
+		}
 		for {
 			if pages >= maxListPages {
 				stop(fmt.Errorf("%w (%d pages)", errListingTooLong, maxListPages))
@@ -128,6 +136,9 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 			size += p.size
 			if opts.answered != nil {
 				opts.answered(p.at)
+			}
+			if opts.next != nil && p.hasNext() {
+				opts.next(*p.Pagination.NextCursor)
 			}
 			if skipped == 0 {
 				example = p.first // "" on a page without malformed records

@@ -557,3 +557,25 @@ func TestBackupsFirstPageOnly(t *testing.T) {
 		t.Errorf("%+v, %v after %d requests; want the whole listing, 1 request", p, err, requests.Load())
 	}
 }
+
+// FindBackupAfter reads on from a first page's cursor, never that page
+// again: a pass started over could take another listing's first page.
+func TestFindBackupAfterReadsOnFromTheFirstPage(t *testing.T) {
+	t.Parallel()
+	c, requests := pagedService(t, []string{bk(1, 0, "running")}, []string{bk(2, -time.Hour, "success")}, []string{bk(3, -2*time.Hour, "success")})
+	ctx := context.Background()
+	first, err := c.FirstBackupsPage(ctx, consistencyAccount)
+	if err != nil || !first.More {
+		t.Fatalf("first page: %+v, %v", first, err)
+	}
+	if b, err := c.FindBackupAfter(ctx, consistencyAccount, bkID(3), first); err != nil || b == nil || b.ID != bkID(3) || requests.Load() != 3 {
+		t.Errorf("found %v (%v) after %d requests; want %s after 3: the first page, then pages 2 and 3", b, err, requests.Load(), bkID(3))
+	}
+	var missing *BackupNotFoundError
+	if b, err := c.FindBackupAfter(ctx, consistencyAccount, bkID(1), first); b != nil || !errors.As(err, &missing) || requests.Load() != 5 {
+		t.Errorf("found %v (%v) after %d requests; want none past the first page, after 2 more", b, err, requests.Load())
+	}
+	if b, err := c.FindBackupAfter(ctx, consistencyAccount, bkID(2), BackupsPage{}); b != nil || !errors.As(err, &missing) || requests.Load() != 5 {
+		t.Errorf("a page that ends: %v (%v) after %d requests; want none, no request", b, err, requests.Load())
+	}
+}

@@ -606,3 +606,30 @@ func TestTriggerTakesNothingFromAListingThatLostAPageItShowed(t *testing.T) {
 		t.Fatalf("triggered %+v, outcome %d (%v); want none identified, the listing lost", tr, o.Kind, o.Err)
 	}
 }
+
+// A wait reads its backup past the first page from that page's cursor, in
+// one pass: a pass started again from a first page, which another host may
+// answer with its own history, took that history's backup, followed to its
+// success (deep-run seed 358686).
+func TestWaitReadsOnFromItsOwnFirstPage(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.addOld(client.StatusSuccess, 2*time.Hour)
+	fs.addOld(client.StatusSuccess, time.Hour)
+	fs.mu.Lock()
+	fs.pageSize, fs.refuseCursors = 1, true
+	fs.onListing = func(n int) {
+		if n == 2 {
+			fs.rawListing = fs.elsewhere(1) // another host's first page, had the pass started again
+		}
+	}
+	fs.mu.Unlock()
+	rec := Record{Phase: phaseIdentified, BackupID: "bkp_elsewhere0000001", Status: client.StatusRunning, TriggeredAt: fs.clock.Now()}
+	o := w.Follow(context.Background(), fs.account, rec, FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}})
+	if o.Kind == Succeeded || o.Backup != nil && o.Backup.Status == client.StatusSuccess {
+		t.Fatalf("followed = %d %+v (%v); want the wait stopped, not another listing's backup followed to its success", o.Kind, o.Backup, o.Err)
+	}
+	if _, listings := fs.counts(); listings != 2 {
+		t.Errorf("%d listings; want 2: the first page, then its cursor", listings)
+	}
+}

@@ -475,7 +475,10 @@ func (w *Runner) poll(ctx context.Context, accountID string, last *client.Backup
 }
 
 // find reads one backup by id: from the first page, which it returns, or
-// paging on when it is further down (page nil).
+// reading on from that page when it is further down (page nil), never
+// from a first page again: a restarted pass could take it from another
+// listing's first page (deep-run seed 358686: a wait followed another
+// history's backup to its success).
 func (w *Runner) find(ctx context.Context, accountID, backupID string) (*client.Backup, *client.BackupsPage, error) {
 	p, err := w.c.FirstBackupsPage(ctx, accountID)
 	if err != nil {
@@ -486,10 +489,7 @@ func (w *Runner) find(ctx context.Context, accountID, backupID string) (*client.
 			return &p.Backups[i], &p, nil
 		}
 	}
-	if !p.More {
-		return nil, nil, &client.BackupNotFoundError{AccountID: accountID, BackupID: backupID}
-	}
-	b, err := w.c.FindBackup(ctx, accountID, backupID)
+	b, err := w.c.FindBackupAfter(ctx, accountID, backupID, p)
 	return b, nil, err
 }
 
