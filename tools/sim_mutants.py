@@ -99,4 +99,7 @@ M = [
   "\tcase len(m.IDs) == 0 && !m.readAt.IsZero():\n\t\treturn &Mark{IDs: []string{\"\", id}, readAt: m.readAt}\n", ""),
  ("look: a listing that lost a page the look read is looked at again", "internal/workflow/run.go",
   "\t\t\t\tshown.contradictedBy(p) || !mine.Mark.ranSince", "\t\t\t\t!mine.Mark.ranSince"),
+ ("wait: a backup past the first page read from a first page again", "internal/workflow/run.go",
+  "\tb, err := w.c.FindBackupAfter(ctx, accountID, backupID, p)\n",
+  "\tif !p.More {\n\t\treturn nil, nil, &client.BackupNotFoundError{AccountID: accountID, BackupID: backupID}\n\t}\n\tb, err := w.c.FindBackup(ctx, accountID, backupID)\n"),
 ]
