@@ -137,15 +137,20 @@ func (s *Replacements) Remember(accountID, triggers string, rec Record) {
 // above: the union of the floors of the triggers of the account deleted
 // before it, but the one it took (own; -1: none) and, unless taken, those
 // other creates took; nil when one of them is unknown. replaced: whether
-// there was any.
+// there was any. One of them made from an empty read makes it one too: it
+// proves nothing later (ErrEmptyEarlierChange).
 func (s *Replacements) floor(accountID string, own int, taken bool) (m *Mark, replaced bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m = &Mark{IDs: []string{}}
+	m, empty := &Mark{IDs: []string{}}, false
 	for i, r := range s.replaced[accountID] {
 		if i != own && (taken || !r.taken) {
-			m, replaced = union(m, r.Record.Floor()), true
+			f := r.Record.Floor()
+			m, replaced, empty = union(m, f), true, empty || f.readEmpty()
 		}
+	}
+	if empty && m.anchored() {
+		m = &Mark{IDs: append([]string{""}, m.IDs...)}
 	}
 	return m, replaced
 }

@@ -47,6 +47,21 @@ func TestReplacementsKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
 	}
 }
 
+// A floor made from an empty read stays one among the floors of the
+// account's replaced triggers: reuse_within takes no shortcut above it.
+func TestReplacementsFloorKeepsAnEmptyRead(t *testing.T) {
+	t.Parallel()
+	s := NewReplacements()
+	s.Remember("acc_0123456789abcdef", "a", Record{Phase: phaseUnidentified, Prior: &Mark{IDs: []string{"", "bkp_a"}}})
+	if m, replaced := s.floor("acc_0123456789abcdef", -1, true); !replaced || !m.readEmpty() || !m.has("bkp_a") {
+		t.Fatalf("floor %v, %t: want the empty read kept, with bkp_a", m, replaced)
+	}
+	s.Remember("acc_0123456789abcdef", "b", Record{Phase: phaseIdentified, BackupID: "bkp_b", Prior: &Mark{IDs: []string{"bkp_b"}}})
+	if m, replaced := s.floor("acc_0123456789abcdef", -1, true); !replaced || !m.readEmpty() || !m.has("bkp_a") || !m.has("bkp_b") {
+		t.Fatalf("floor %v, %t: want the empty read kept beside the other's floor", m, replaced)
+	}
+}
+
 // Each deleted trigger of an account is the floor of one create that adopts
 // none; a create beyond them replaces none, and counts above no floor.
 func TestReplacementsServesOneCreatePerDeletedTrigger(t *testing.T) {
