@@ -111,10 +111,10 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 					"its trigger was sent, with those the previous change's listed: its own backup is the one listed above them, which is " +
 					"how a trigger not identified yet is looked for. When the change went ahead before its backup was identified, a refresh " +
 					"that identifies it records what it listed, later backups included (one may have started before the change went ahead), " +
-					"and a replacement reuses none of them. Empty when the account listed none (`,bkp_…` when it listed none before the " +
-					"trigger, and this one retakes that backup: what is listed above counts only in the minutes after that read); null when " +
-					"none is known: a replacement then takes a new backup even with `reuse_within`. (A string, not a list: a list attribute " +
-					"costs every plan of many triggers about a tenth more.)",
+					"and a replacement reuses none of them. Empty when the account listed none (`,bkp_…` when the read before the trigger " +
+					"listed none and this one retakes the failed `bkp_…`: what is listed above counts only within 90 s of that read); null " +
+					"when none is known: a replacement then takes a new backup even with `reuse_within`. (A string, not a list: a list " +
+					"attribute costs every plan of many triggers about a tenth more.)",
 			},
 		},
 		Blocks: map[string]schema.Block{
