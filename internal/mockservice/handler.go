@@ -88,6 +88,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rep == nil {
 		rep = s.handle(r, route, accountID, requestID)
 		rep = s.postFaults(faults, rep, r, requestID, accountID)
+		if route == RouteListBackups && rep.status < 300 {
+			s.noteListing(queuedByFrom(r.Context()), faults)
+		}
 		switch s.takeLost(route, accountID) {
 		case lostAsError:
 			rep = problemReply(http.StatusInternalServerError, titleInternal, "An unexpected error occurred.", r, requestID)

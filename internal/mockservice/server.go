@@ -72,6 +72,7 @@ type Server struct {
 	accounts  map[string]*account
 	logs      []*auditLog
 	foreignID string
+	listings  map[string][2]int // by request label: backups listings the service answered, and another history did
 
 	rateLimit  int
 	pendingFor time.Duration

@@ -207,6 +207,38 @@ func (s *Server) otherHistory(rep *reply, accountID string) *reply {
 	return &out
 }
 
+// noteListing counts a backups listing answered under label: by the
+// service itself, or by another history (FaultOtherHistory,
+// FaultEmptyHistory).
+func (s *Server) noteListing(label string, faults []Fault) {
+	if label == "" {
+		return
+	}
+	other := slices.ContainsFunc(faults, func(f Fault) bool { return f.Kind == FaultOtherHistory || f.Kind == FaultEmptyHistory })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.listings == nil {
+		s.listings = map[string][2]int{}
+	}
+	n := s.listings[label]
+	if other {
+		n[1]++
+	} else {
+		n[0]++
+	}
+	s.listings[label] = n
+}
+
+// ListingsAnswered says how many backups listings requested under label
+// (WithQueuedBy) the service answered itself (own), and how many another
+// history answered (other).
+func (s *Server) ListingsAnswered(label string) (own, other int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.listings[label]
+	return n[0], n[1]
+}
+
 // emptyHistory is rep, a page of an account's backups, as a listing that
 // holds none: empty, and ending.
 func emptyHistory(rep *reply) *reply {
