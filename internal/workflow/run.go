@@ -554,10 +554,11 @@ var errReadLost = errors.New("the account's newest backups, read before the trig
 // trigger, or an empty read is no longer proven; what any listing shows
 // since proves nothing (seed 815 of the simulation: the trigger's read came
 // from another host's listing).
-var ErrListingLost = errors.New("the account's backups listing no longer lists the newest backup it listed before the trigger, or one a " +
-	"page of it showed since, though the service never removes one, or, after a read that listed none, lists backups that ran longer than the time since, or is " +
-	"read later than the minutes after that read in which absence can be shown: it may be another listing (a wrong host behind a " +
-	"load balancer, a front's or a cache's page), so no backup it shows can be told to be this trigger's")
+var ErrListingLost = errors.New("the account's backups listing no longer lists a backup it showed before (the newest one read before " +
+	"the trigger, or the newest of a page read since), though the service never removes one; or, after a read before the trigger " +
+	"that listed none, it lists backups that ran longer than the time since, or is read too long after that read to show " +
+	"absence: it may be another listing (a wrong host behind a load balancer, a front's or a cache's page), so no backup it " +
+	"shows can be told to be this trigger's")
 
 // errNotListed: the listing never held the trigger's backup.
 var errNotListed = errors.New("the account's backups listing shows no backup above those it listed before the trigger")
