@@ -102,6 +102,19 @@ func union(a, b *Mark) *Mark {
 	return u
 }
 
+// joined is m, a read's mark, with n's backups: an empty read stays one
+// (its ids after an empty first one), proven by time alone (ranSince),
+// whatever a union with another mark anchors (deep-run seed 414043: an
+// empty read joined by another create's backup became anchored by it, and
+// a backup listed above that one, older than the read, was adopted).
+func (m *Mark) joined(n *Mark) *Mark {
+	u := union(m, n)
+	if m.readEmpty() && u.anchored() {
+		return &Mark{IDs: append([]string{""}, u.IDs...), readAt: m.readAt}
+	}
+	return u
+}
+
 // then is m, a read's mark, and n, a later read's: n anchors it when it
 // listed backups, as a first read that did would.
 func (m *Mark) then(n *Mark) *Mark {

@@ -141,6 +141,12 @@ func TestMarkOperations(t *testing.T) {
 	if got := mark(a).then(read); !slices.Equal(got.IDs, ids([]client.Backup{a})) || got.readEmpty() {
 		t.Errorf("a read, then an empty one: %v; want the first anchor kept", got.IDs)
 	}
+	if got := (&Mark{IDs: []string{}}).joined(mark(a)); !slices.Equal(got.IDs, []string{"", a.ID}) || !got.readEmpty() {
+		t.Errorf("an empty read joined by a backup: %v; want it still an empty read (deep-run seed 414043)", got.IDs)
+	}
+	if got := mark(a).joined(mark(b)); !slices.Equal(got.IDs, ids([]client.Backup{a, b})) || got.readEmpty() {
+		t.Errorf("a read joined by a backup: %v; want its anchor kept", got.IDs)
+	}
 	m := mark(a, b)
 	_ = m.with(c.ID)
 	_ = m.without(a.ID)

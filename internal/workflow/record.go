@@ -158,7 +158,7 @@ func (r Record) Floor() *Mark {
 // backups, and one of them recorded as its backup reads as gone ahead
 // (FromTriggerState), so that no create adopts it.
 func (r Record) above(m *Mark) Record {
-	r.Prior = union(r.Prior, m)
+	r.Prior = r.Prior.joined(m)
 	if r.BackupID != "" {
 		r.Ahead = r.Prior.has(r.BackupID)
 	}

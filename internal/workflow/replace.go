@@ -51,7 +51,7 @@ func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountI
 	if old.Record.Unidentified() {
 		// Its backup is looked for above what it listed before its trigger: never one another create of
 		// this process queued or took (deep-run seed 74910: another trigger's, whose change went ahead).
-		old.Record.Prior = union(old.Record.Prior, reps.claimed(accountID))
+		old.Record.Prior = old.Record.Prior.joined(reps.claimed(accountID))
 	}
 	w.log.Debug(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
 	o := w.Follow(ctx, accountID, old.Record, FollowOptions{RunOptions: opts, Counts: StillCounts, Renew: true, Above: above})
@@ -62,7 +62,7 @@ func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountI
 		return o, old.Record.above(others) // unread is not gone: kept, tainted, the next apply looks again
 	}
 	if o.Kind == NotIdentified && o.Backup == nil && !o.Renewed {
-		o.Before = union(o.Before, others) // the record the provider keeps looks above them
+		o.Before = o.Before.joined(others) // the record the provider keeps looks above them
 	}
 	if errors.Is(o.Err, errNotAboveReplaced) {
 		// One below another's floor may be its change's: a new backup could be a second for this change.
