@@ -1494,18 +1494,23 @@ func (w *simWorld) judgeCommand(cmd *simCommand) {
 	ws.skewed, ws.misread, ws.misordered = false, false, false
 }
 
-// queuedOutOfOrder says whether a call of cmd queued a backup that is not
-// listed in the order it started (ownListedInOrder).
-func (w *simWorld) queuedOutOfOrder(cmd *simCommand) bool {
+// opsOf is the calls of cmd's attempts.
+func (w *simWorld) opsOf(cmd *simCommand) []*simResOp {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	var ops []*simResOp
 	for _, op := range w.ops {
 		if op.a != nil && op.a.cmd == cmd {
 			ops = append(ops, op)
 		}
 	}
-	w.mu.Unlock()
-	return slices.ContainsFunc(ops, func(op *simResOp) bool {
+	return ops
+}
+
+// queuedOutOfOrder says whether a call of cmd queued a backup that is not
+// listed in the order it started (ownListedInOrder).
+func (w *simWorld) queuedOutOfOrder(cmd *simCommand) bool {
+	return slices.ContainsFunc(w.opsOf(cmd), func(op *simResOp) bool {
 		return slices.ContainsFunc(op.accounts, func(acc string) bool {
 			truth := w.srv.Truth(acc)
 			return slices.ContainsFunc(truth, func(b mockservice.BackupTruth) bool { return b.QueuedBy == op.label }) &&
@@ -1547,14 +1552,7 @@ func (w *simWorld) checkNoTriggerStorm() {
 // the create ran, clocks that agree and hold still, a listing in date
 // order, and no other trigger of the account replaced by the command.
 func (w *simWorld) checkReuseTaken(cmd *simCommand) {
-	w.mu.Lock()
-	var ops []*simResOp
-	for _, op := range w.ops {
-		if op.a != nil && op.a.cmd == cmd {
-			ops = append(ops, op)
-		}
-	}
-	w.mu.Unlock()
+	ops := w.opsOf(cmd)
 	for _, op := range ops {
 		c := op.change
 		if op.kind != simOpCreate || c == nil || c.kind != simTriggerChange || op.reuse <= 0 || c.prevAhead.IsZero() ||
