@@ -461,15 +461,7 @@ func TestTriggerStopsLookingOnceTheListingLostItsRead(t *testing.T) {
 	t.Parallel()
 	fs, w := newFaultyService(t)
 	fs.addOld(client.StatusSuccess, time.Hour)
-	read, later := fs.elsewhere(1), fs.elsewhere(2)
-	fs.mu.Lock()
-	fs.rawListing = read
-	fs.onListing = func(n int) {
-		if n == 3 { // the read before, the service's own listing, then the other one's again
-			fs.rawListing = later
-		}
-	}
-	fs.mu.Unlock()
+	fs.misreadThenAt(3) // the read before, the service's own listing, then the other one's again
 	tr, o := triggerOnce(t, w, context.Background(), fs.account)
 	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, ErrListingLost) {
 		t.Fatalf("triggered %+v, outcome %d (%v); want none identified, the listing lost", tr, o.Kind, o.Err)
@@ -487,21 +479,31 @@ func TestTriggerStopsLookingOnceAWholePassLacksItsRead(t *testing.T) {
 	fs, w := newFaultyService(t)
 	fs.addOld(client.StatusSuccess, 2*time.Hour)
 	fs.addOld(client.StatusSuccess, time.Hour)
-	read, later := fs.elsewhere(1), fs.elsewhere(2)
 	fs.mu.Lock()
-	fs.pageSize, fs.rawListing = 1, read
-	fs.onListing = func(n int) {
-		if n == 6 { // the read before, the look, a pass of three pages, then the other listing again
-			fs.rawListing = later
-		}
-	}
+	fs.pageSize = 1
 	fs.mu.Unlock()
+	fs.misreadThenAt(6) // the read before, the look, a pass of three pages, then the other listing again
 	tr, o := triggerOnce(t, w, context.Background(), fs.account)
 	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, ErrListingLost) {
 		t.Fatalf("triggered %+v, outcome %d (%v); want none identified, the listing lost", tr, o.Kind, o.Err)
 	}
 	if _, listings := fs.counts(); listings != 5 {
 		t.Fatalf("%d listings; want 5: none after the pass that lacked the read", listings)
+	}
+}
+
+// misreadThenAt answers the read before the trigger with another host's
+// history of one backup, and the listing numbered at with its history of
+// two: a backup of that host's above the read.
+func (fs *faultyService) misreadThenAt(at int) {
+	read, later := fs.elsewhere(1), fs.elsewhere(2)
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.rawListing = read
+	fs.onListing = func(n int) {
+		if n == at {
+			fs.rawListing = later
+		}
 	}
 }
 
@@ -592,15 +594,10 @@ func TestTriggerTakesNothingFromAListingThatLostAPageItShowed(t *testing.T) {
 	t.Parallel()
 	fs, w := newFaultyService(t)
 	fs.addOld(client.StatusSuccess, time.Hour)
-	read, later := fs.elsewhere(1), fs.elsewhere(2)
 	fs.mu.Lock()
-	fs.rawListing, fs.pageSize, fs.refuseCursors = read, 1, true
-	fs.onListing = func(n int) {
-		if n == 5 { // the read before, the service's page, its proof (page 1, then a refused cursor), then the other's again
-			fs.rawListing = later
-		}
-	}
+	fs.pageSize, fs.refuseCursors = 1, true
 	fs.mu.Unlock()
+	fs.misreadThenAt(5) // the read before, the service's page, its proof (page 1, then a refused cursor), then the other's again
 	tr, o := triggerOnce(t, w, context.Background(), fs.account)
 	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, ErrListingLost) {
 		t.Fatalf("triggered %+v, outcome %d (%v); want none identified, the listing lost", tr, o.Kind, o.Err)
