@@ -1591,15 +1591,20 @@ func (w *simWorld) checkReuseTaken(cmd *simCommand) {
 	}
 }
 
-// passedOverBefore says whether an earlier attempt of op's change started
-// after b did and queued a backup of its own: its read before that trigger
-// listed b, and a retake of its failed backup counts only above that read,
-// a limit the lifecycle guide states.
+// passedOverBefore says whether an earlier attempt of op's change, or of a
+// change of its resource since the previous one went ahead (one that never
+// did), started after b did and queued a backup of its own: its read before
+// that trigger listed b, and a retake of its failed backup, or the next
+// change, counts only above that read, a limit the lifecycle guide states
+// (deep-run seed 409121).
 func (w *simWorld) passedOverBefore(op *simResOp, truth []mockservice.BackupTruth, b mockservice.BackupTruth) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	sameResource := func(o *simResOp) bool {
+		return o.a != nil && op.a != nil && o.a.cmd.ws == op.a.cmd.ws && o.addr == op.addr && o.start.After(op.change.prevAhead)
+	}
 	for _, o := range w.ops {
-		if o != op && o.change == op.change && o.start.Before(op.start) && o.start.After(b.CreatedAt) &&
+		if o != op && (o.change == op.change || sameResource(o)) && o.start.Before(op.start) && o.start.After(b.CreatedAt) &&
 			slices.ContainsFunc(truth, func(x mockservice.BackupTruth) bool { return x.QueuedBy == o.label }) {
 			return true
 		}
