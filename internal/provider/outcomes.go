@@ -87,7 +87,7 @@ var createFollowUps = map[followUp]string{
 		"this wait in place.",
 	onFailure: takesNew,
 	onUnidentified: "The trigger is saved without a backup id, and tainted: the next apply looks for this " +
-		"backup and waits for it.",
+		"backup, and its change goes ahead only once it is found (after it succeeds, with wait_for_completion).",
 	onUnidentifiedUnwaited: "The trigger is saved without a backup id: the next refresh looks for this backup and records it, and no " +
 		"new trigger is sent for this change.",
 }
@@ -312,14 +312,14 @@ func progressLine(ev workflow.Event, accountID string) string {
 
 // reportUnidentified says what is known of an unidentified trigger (its account, triggered_at and
 // prior_backup_ids), and returns its record: an error when the caller waits for the backup or the outcome
-// is unknown, else a warning, and the change goes ahead.
+// is unknown or a replaced trigger's (Adopted), else a warning, and the change goes ahead.
 func reportUnidentified(m *triggerModel, rec workflow.Record, o workflow.Outcome, diags *diag.Diagnostics, by caller) workflow.Record {
 	what := " and the Backup Service accepted it (a backup was queued), but"
 	if !o.Confirmed {
 		what = ", but the outcome of the request is unknown (the service may have queued a backup), and"
 	}
 	summary, add, next := "Backup queued but not identified yet", diags.AddAttributeWarning, by.says(onUnidentifiedUnwaited)
-	if m.WaitForCompletion.ValueBool() || !o.Confirmed {
+	if m.WaitForCompletion.ValueBool() || !o.Confirmed || o.Adopted {
 		summary, add, next = "Backup queued but not identified", diags.AddAttributeError, by.says(onUnidentified)
 	} else {
 		rec = rec.GoesAhead(o) // a warning: the apply, and the change, go ahead now

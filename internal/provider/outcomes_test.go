@@ -304,3 +304,19 @@ func TestUnidentifiedWayOutIsTrue(t *testing.T) {
 		}
 	}
 }
+
+// A trigger that does not wait goes ahead on its own accepted trigger not
+// identified yet (a warning), never on a replaced trigger's it adopted: that
+// backup may have failed unseen (deep-run seed 382733).
+func TestUnidentifiedAdoptedTriggerStopsTheChange(t *testing.T) {
+	t.Parallel()
+	m := &triggerModel{AccountID: types.StringValue("acc_0123456789abcdef"), WaitForCompletion: types.BoolValue(false)}
+	for _, adopted := range []bool{false, true} {
+		var diags diag.Diagnostics
+		o := workflow.Outcome{Kind: workflow.NotIdentified, Confirmed: true, Adopted: adopted, Err: errNotListed}
+		rec := reportUnidentified(m, workflow.Record{}, o, &diags, createCaller)
+		if diags.HasError() != adopted || rec.Ahead == adopted {
+			t.Errorf("adopted %t: %v, record %s; want an error, the change not gone ahead, only for the adopted trigger", adopted, diags, rec)
+		}
+	}
+}

@@ -63,6 +63,9 @@ func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountI
 	}
 	if o.Kind == NotIdentified && o.Backup == nil && !o.Renewed {
 		o.Before = o.Before.joined(others) // the record the provider keeps looks above them
+		// Its backup may have ended badly by now, unseen: a create that does not wait goes ahead on it only once
+		// found, in progress or good (deep-run seed 382733: another trigger's, failed minutes before).
+		o.Adopted = true
 	}
 	if errors.Is(o.Err, errNotAboveReplaced) {
 		// One below another's floor may be its change's: a new backup could be a second for this change.

@@ -369,6 +369,30 @@ func TestCreateTriggerNeverResendsAnAcceptedTrigger(t *testing.T) {
 	}
 }
 
+// A create that does not wait, adopting a replaced trigger's accepted
+// trigger whose backup it cannot find, says so (Adopted): its change has not
+// gone ahead on that backup, which may have failed unseen (deep-run seed
+// 382733); its own trigger not found is not one.
+func TestCreateTriggerSaysItAdoptedATriggerNotFound(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	acct := f.srv.AccountIDs()[0]
+	c := f.client(t)
+	ctx := context.Background()
+	f.srv.SetListingLag(5 * time.Minute)
+	o := c.Run(ctx, acct, RunOptions{})
+	if o.Kind != NotIdentified || !o.Confirmed || o.Adopted {
+		t.Fatalf("the trigger: %d confirmed %t adopted %t (%v); want it accepted, not identified, its own", o.Kind, o.Confirmed, o.Adopted, o.Err)
+	}
+	reps := NewReplacements()
+	reps.Remember(acct, "v1", Record{}.After(o))
+	o, _ = c.CreateTrigger(ctx, reps, acct, "v1", RunOptions{})
+	if queued := f.srv.Stats().BackupsQueued[acct]; o.Kind != NotIdentified || !o.Adopted || queued != 1 {
+		t.Fatalf("the replacement: %d adopted %t (%v), %d backups queued; want the accepted trigger adopted, not found, one backup",
+			o.Kind, o.Adopted, o.Err, queued)
+	}
+}
+
 // A replaced trigger's backup not identified is never one that another
 // create of the same process queued: that one's change went ahead on it
 // (deep-run seed 74910: a create_before_destroy trigger's new backup,

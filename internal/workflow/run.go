@@ -81,6 +81,9 @@ type Outcome struct {
 	// Renewed: a run in place of a record's backup, which no longer counted or was never
 	// listed: the backup is this run's, never that one.
 	Renewed bool
+	// Adopted: NotIdentified, the trigger of a replaced trigger whose change never went ahead
+	// (CreateTrigger): the change goes ahead on it only once it is found, waited for or not.
+	Adopted bool
 	// ReuseRefused says why reuse_within could not be read: a new backup was taken.
 	ReuseRefused error
 	// At is when the last first page a stopped wait read was answered, on
