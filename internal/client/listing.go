@@ -1,8 +1,8 @@
 package client
 
 import (
-	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"iter"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -223,21 +224,53 @@ func (d *pageDecoder[T]) hasNext() bool {
 	return d.Pagination.NextCursor != nil && *d.Pagination.NextCursor != ""
 }
 
-func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
-	var env struct {
-		Data       json.RawMessage `json:"data"`
-		Pagination pagination      `json:"pagination"`
+// decodeFrom reads a page from dec in one pass, records as they come: a
+// listing page is most of what a wait reads. Keys match as encoding/json
+// matches a struct's (case folded, the last one wins).
+func (d *pageDecoder[T]) decodeFrom(dec *json.Decoder) error {
+	tok, err := dec.Token()
+	if err != nil || tok == nil {
+		return err // null: no data array, as admit says
 	}
-	if err := json.Unmarshal(b, &env); err != nil {
+	if tok != json.Delim('{') {
+		return errors.New("the listing is not a JSON object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		switch {
+		case strings.EqualFold(key, "data"):
+			err = d.decodeData(dec)
+		case strings.EqualFold(key, "pagination"):
+			err = dec.Decode(&d.Pagination)
+		default:
+			var skipped json.RawMessage
+			err = dec.Decode(&skipped)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
 		return err
 	}
-	d.size = len(b)
-	d.Pagination = env.Pagination
-	if len(env.Data) == 0 || bytes.Equal(env.Data, []byte("null")) {
-		return nil // no data array: admit says so
-	}
-	dec := json.NewDecoder(bytes.NewReader(env.Data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+	d.size = int(dec.InputOffset())
+	return nil
+}
+
+// decodeData reads the data array, leaving out the records accept refuses.
+func (d *pageDecoder[T]) decodeData(dec *json.Decoder) error {
+	d.Data, d.malformed, d.first = nil, 0, ""
+	tok, err := dec.Token()
+	switch {
+	case err != nil:
+		return err
+	case tok == nil:
+		return nil // null is no data array: admit says so
+	case tok != json.Delim('['):
 		return errors.New("the listing's data is not an array")
 	}
 	d.Data = make([]T, 0, pageSize)
@@ -259,7 +292,8 @@ func (d *pageDecoder[T]) UnmarshalJSON(b []byte) error {
 		}
 		d.Data = append(d.Data, v)
 	}
-	return nil
+	_, err = dec.Token()
+	return err
 }
 
 // admit requires the data array (null is not an empty page) and admits
@@ -397,19 +431,34 @@ func movedOn(before, now backupSeen) bool {
 		(before.Status != StatusRunning || now.Status != StatusPending)
 }
 
-// digest hashes every field of a backup.
+// digest hashes every field of a backup, each length-prefixed or flagged
+// so that no two records hash alike by how their fields split.
 func (s *backupsChecked) digest(b *Backup) uint64 {
-	at := func(t *time.Time) string {
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	var n [8]byte
+	number := func(v int64) { binary.LittleEndian.PutUint64(n[:], uint64(v)); _, _ = h.Write(n[:]) }
+	text := func(v string) { number(int64(len(v))); _, _ = h.WriteString(v) }
+	at := func(t *time.Time) {
 		if t == nil {
-			return "none"
+			_ = h.WriteByte(0)
+			return
 		}
-		return fmt.Sprint(t.Unix(), t.Nanosecond())
+		_ = h.WriteByte(1)
+		number(t.Unix())
+		number(int64(t.Nanosecond()))
 	}
-	errText := "none"
-	if b.Error != nil {
-		errText = strconv.Quote(*b.Error)
+	text(b.AccountID)
+	text(b.Status)
+	at(&b.CreatedAt)
+	at(b.CompletedAt)
+	if b.Error == nil {
+		_ = h.WriteByte(0)
+	} else {
+		_ = h.WriteByte(1)
+		text(*b.Error)
 	}
-	return maphash.String(s.seed, fmt.Sprintf("%q %q %s %s %s", b.AccountID, b.Status, at(&b.CreatedAt), at(b.CompletedAt), errText))
+	return h.Sum64()
 }
 
 // internStatus shares the known statuses' text among every record kept.

@@ -173,10 +173,19 @@ type record interface {
 	admit(textGuard) error
 }
 
+// streamed is a record that reads itself from the decoder in one pass.
+type streamed interface{ decodeFrom(dec *json.Decoder) error }
+
 // decodeStrict decodes one JSON value and refuses anything after it.
 func decodeStrict(body []byte, out record, g textGuard) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(out); err != nil {
+	var err error
+	if s, ok := out.(streamed); ok {
+		err = s.decodeFrom(dec)
+	} else {
+		err = dec.Decode(out)
+	}
+	if err != nil {
 		return err
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
