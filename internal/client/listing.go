@@ -226,7 +226,8 @@ func (d *pageDecoder[T]) hasNext() bool {
 
 // decodeFrom reads a page from dec in one pass, records as they come: a
 // listing page is most of what a wait reads. Keys match as encoding/json
-// matches a struct's (case folded, the last one wins).
+// matches a struct's (case folded); every data value must be an array of
+// records, and the last one is the page's.
 func (d *pageDecoder[T]) decodeFrom(dec *json.Decoder) error {
 	tok, err := dec.Token()
 	if err != nil || tok == nil {

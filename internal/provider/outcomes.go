@@ -87,7 +87,7 @@ var createFollowUps = map[followUp]string{
 		"this wait in place.",
 	onFailure: takesNew,
 	onUnidentified: "The trigger is saved without a backup id, and tainted: the next apply looks for this " +
-		"backup, and its change goes ahead only once it is found (after it succeeds, with wait_for_completion).",
+		"backup before anything else, and the change goes ahead only once a backup for it is found (and, with wait_for_completion, has succeeded).",
 	onUnidentifiedUnwaited: "The trigger is saved without a backup id: the next refresh looks for this backup and records it, and no " +
 		"new trigger is sent for this change.",
 }

@@ -1155,7 +1155,7 @@ func TestAccTriggerWaitedButNotListedFailsThenAdopts(t *testing.T) {
 			{
 				PreConfig:   func() { f.set(e.clock.Now().Add(-time.Second), "") },
 				Config:      cfg,
-				ExpectError: expectError("Backup queued but not identified", "accepted it", "a backup was queued", "next apply looks for this backup, and its change goes ahead only once it is found"),
+				ExpectError: expectError("Backup queued but not identified", "accepted it", "a backup was queued", "next apply looks for this backup before anything else, and the change goes ahead only once a backup for it is found"),
 			},
 			{
 				PreConfig: func() { f.set(time.Time{}, "") },
