@@ -198,6 +198,8 @@ type simWorld struct {
 	// empty draws whether the other-history episode goes on with a listing
 	// that holds none of the account's history, apart from the streams above.
 	empty *rand.Rand
+	// late draws whether that episode goes on with a new trigger's first read empty, apart from the streams above.
+	late *rand.Rand
 	// ended draws the episodes of a wait stopped as it reads its backup ended (drawEndedEpisode), likewise.
 	ended    *rand.Rand
 	srv      *mockservice.Server
@@ -266,7 +268,7 @@ func newBareSimWorld(t *testing.T, seed uint64) *simWorld {
 		resume: rand.New(rand.NewPCG(seed, 0x4e5)), hidden: rand.New(rand.NewPCG(seed, 0x41d)),
 		unread: rand.New(rand.NewPCG(seed, 0x404)), ahead: rand.New(rand.NewPCG(seed, 0xa4ead)),
 		unknown: rand.New(rand.NewPCG(seed, 0xf1002)), other: rand.New(rand.NewPCG(seed, 0x07e4)),
-		pages: rand.New(rand.NewPCG(seed, 0xca9)), empty: rand.New(rand.NewPCG(seed, 0xe3e)),
+		pages: rand.New(rand.NewPCG(seed, 0xca9)), empty: rand.New(rand.NewPCG(seed, 0xe3e)), late: rand.New(rand.NewPCG(seed, 0x1a7e)),
 		ended: rand.New(rand.NewPCG(seed, 0xe4d)), start: time.Now(), ops: map[string]*simResOp{},
 		reads: map[string][]time.Time{}}
 	w.srv = mockservice.New(mockservice.Options{Seed: seed, Accounts: 2, RateLimit: 10000})
@@ -1583,8 +1585,32 @@ func (w *simWorld) drawOtherHistoryEpisode() []simEpisodeStep {
 		steps = append(steps, simEpisodeStep{gap: pick(w.empty, 0, time.Second, 2*time.Minute), draft: misread(mockservice.FaultEmptyHistory)},
 			// Minutes later, when old short backups fit the time since that read (sim mutant 38).
 			simEpisodeStep{gap: pick(w.empty, 0, time.Second, 5*time.Second, 3*time.Minute), draft: w.episodeCommand(ws, simCmdApply, nil)})
+		if w.late.IntN(2) == 0 {
+			steps = append(steps, w.firstReadEmptySteps(t.account)...)
+		}
 	}
 	return steps
+}
+
+// firstReadEmptySteps: a new workspace's trigger, created with no floor,
+// reads only empty pages of its account, and its backup is not identified;
+// two hours later, when the run times of the account's whole history fit
+// the time since that read, only the horizon keeps the replacement from
+// taking the oldest listed as its own (sim mutant 38).
+func (w *simWorld) firstReadEmptySteps(account string) []simEpisodeStep {
+	var ws *simWorkspace
+	first := w.episodeCommand(nil, simCmdApply, func(c *simCommand) {
+		t := &simTriggerConf{addr: "backup_trigger.t1", account: account, release: 1, wait: true, timeout: "30s"}
+		ws = &simWorkspace{w: w, id: len(w.spaces) + 1, conf: simConfig{triggers: []*simTriggerConf{t}}, state: newSimState(),
+			lineages: map[string]*simLineage{}}
+		w.spaces = append(w.spaces, ws)
+		c.ws = ws
+		c.fault = &mockservice.Fault{Kind: mockservice.FaultEmptyHistory, Route: mockservice.RouteListBackups, AccountID: account, Probability: 1}
+	})
+	return []simEpisodeStep{
+		{gap: time.Second, draft: first},
+		{gap: 2 * time.Hour, draft: func() *simCommand { return w.episodeCommand(ws, simCmdApply, nil)() }},
+	}
 }
 
 // episodeCommand drafts a command of ws, edited by edit as it is built.
