@@ -258,7 +258,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	}
 	if o.Good(true) {
 		tflog.Info(ctx, "backup before destroy succeeded", map[string]any{"backup_id": o.Backup.ID})
-		resp.Diagnostics.AddWarning(destroyedAfter(accountID, *o.Backup, o.Reused, !earlier.Empty() && !o.Renewed, m.Reuse.ValueString()))
+		resp.Diagnostics.Append(destroyedDiagnostics(accountID, o, !earlier.Empty() && !o.Renewed, m.Reuse.ValueString())...)
 		return
 	}
 	if r.data.release.covers(accountID) {
@@ -286,6 +286,16 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		stopped.AddError("Its backup could not be seen to succeed", "The destroy stops here.")
 	}
 	resp.Diagnostics.Append(namingGuard(accountID, stopped)...)
+}
+
+// destroyedDiagnostics is what a guard's destroy whose backup succeeded says: why reuse_within took no recent
+// backup, when it took none (as a failed destroy would), then the backup the destroy went ahead after.
+func destroyedDiagnostics(accountID string, o workflow.Outcome, followed bool, reuseWithin string) diag.Diagnostics {
+	var said diag.Diagnostics
+	report(&said, destroyCaller(time.Time{}), 0, o) // of a good outcome, only why reuse_within was not applied
+	out := namingGuard(accountID, said)
+	out.AddWarning(destroyedAfter(accountID, *o.Backup, o.Reused, followed, reuseWithin))
+	return out
 }
 
 // destroyedAfter is what a guard's destroy says once its backup succeeded: the guard's state goes with

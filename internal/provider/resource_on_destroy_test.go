@@ -668,3 +668,28 @@ func TestDestroyedAfterNamesTheBackup(t *testing.T) {
 		}
 	}
 }
+
+// A guarded destroy that took a new backup because reuse_within could not
+// be read says why, naming the guard, as a stopped one does; then the
+// backup it went ahead after (an audit found the warning dropped).
+func TestDestroyedSaysWhyNoBackupWasReused(t *testing.T) {
+	t.Parallel()
+	done := time.Date(2026, 11, 23, 10, 5, 0, 0, time.UTC)
+	b := client.Backup{ID: guardBkp, AccountID: guardAcct, Status: client.StatusSuccess, CreatedAt: done.Add(-time.Minute), CompletedAt: &done}
+	o := workflow.Outcome{Kind: workflow.Succeeded, AccountID: guardAcct, Backup: &b, ReuseRefused: errors.New("the clocks are 60s apart")}
+	diags := destroyedDiagnostics(guardAcct, o, false, "15m")
+	if len(diags) != 2 || diags.HasError() {
+		t.Fatalf("diagnostics %v: want two warnings", diags)
+	}
+	if s := diags[0].Summary(); s != "The backup_on_destroy of account "+guardAcct+": reuse_within not applied" ||
+		!strings.Contains(diags[0].Detail(), "the clocks are 60s apart") {
+		t.Errorf("first %q %q: want why reuse_within was not applied, naming the guard", s, diags[0].Detail())
+	}
+	if !strings.Contains(diags[1].Summary(), "was destroyed after backup "+guardBkp) {
+		t.Errorf("second %q: want the backup the destroy went ahead after", diags[1].Summary())
+	}
+	o.ReuseRefused = nil
+	if diags := destroyedDiagnostics(guardAcct, o, false, "15m"); len(diags) != 1 {
+		t.Errorf("diagnostics %v: want the backup's warning alone when reuse_within was read", diags)
+	}
+}
