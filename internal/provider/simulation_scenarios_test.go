@@ -295,6 +295,8 @@ func TestSimRegressionSeeds(t *testing.T) {
 		414043: "a replacement following a trigger whose read was empty, joined by another create's backup: a backup older than the read adopted",
 		409121: "a change after one whose backup failed, with reuse_within: it counts above that change's read before its trigger (a stated limit)",
 		382733: "a trigger that does not wait took another deleted trigger's accepted trigger, not found, whose backup had failed: it went ahead",
+		430187: "a destroy stopped on a clock ahead, the next refused a listing and stopped: the record, re-armed, stood past resume_within",
+		461015: "the same on a runner and a front's Date 20 minutes ahead",
 		1501:   "a stopped destroy's record written on a runner clock 9 s ahead",
 		27:     "a 202's backup stamped below older ones by a clock set back: the replacement sent it again",
 		539:    "a replacement of a trigger not identified, beside one whose floor is unknown, forgot its record",

@@ -363,16 +363,22 @@ func StillCounts(b client.Backup) bool {
 // AfterStoppedDestroy is what a stopped destroy leaves for the next, until
 // now plus resume: its backup, none after a failure, else r (no second backup).
 func (r Record) AfterStoppedDestroy(o Outcome, now time.Time, resume time.Duration) Record {
+	tooLong, renewed := r.StandsTooLong(now, resume), false
 	switch o.Kind {
 	case Failed:
 		return Record{}
 	case NotIdentified, Unsettled:
 		if o.Kind == NotIdentified || o.Backup.ID != "" {
-			r = r.After(o)
+			r, renewed = r.After(o), true
 		}
 	}
 	if r.Phase == phaseNone {
 		return Record{}
+	}
+	if tooLong && !renewed {
+		// Not followed, and nothing queued in its place: kept as it was, never made to stand again (deep-run
+		// seeds 430187 and 461015: written on a clock ahead, re-armed by a stop on a right one, it stood past resume_within).
+		return r
 	}
 	r.CountsUntil = now.Add(resume).Truncate(time.Second) // as the state shows it
 	// Not identified, it stopped after its trigger: the read before it is an earlier, safe, stand-in.

@@ -216,6 +216,11 @@ func TestDestroyRecord(t *testing.T) {
 	// counts_until is whole seconds, as the state shows it: the record
 	// stands exactly as long as users read.
 	now := t0.Add(time.Hour + 300*time.Millisecond)
+	aheadRec := rec
+	aheadRec.CountsUntil = now.Add(timeout + 3*time.Minute).Truncate(time.Second)
+	if !aheadRec.StandsTooLong(now, timeout) {
+		t.Fatal("the record written on a clock ahead must stand too long")
+	}
 	for _, tc := range []struct {
 		name    string
 		earlier Record
@@ -230,6 +235,9 @@ func TestDestroyRecord(t *testing.T) {
 		{"a transient error keeps what was followed", rec, Outcome{Kind: Refused, Err: &UnreadError{BackupID: rec.BackupID, Err: errors.New("503")}},
 			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0, CountsUntil: now.Add(timeout).Truncate(time.Second)}},
 		{"refused before any backup", Record{}, refused(client.ErrUnprocessable), Record{}},
+		// Written on a clock ahead, not followed, and nothing queued in its place: kept as it was, so that it never
+		// stands again (deep-run seeds 430187 and 461015).
+		{"one that stood too long, refused", aheadRec, refused(client.ErrUnprocessable), aheadRec},
 	} {
 		if got := tc.earlier.AfterStoppedDestroy(tc.o, now, timeout); got != tc.want {
 			t.Errorf("%s: %+v\nwant %+v", tc.name, got, tc.want)
