@@ -219,12 +219,12 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	if !ok {
 		return
 	}
+	accountID := m.AccountID.ValueString()
 	timeout, diags := m.Timeouts.Delete(ctx, defaultTimeout)
-	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(namingGuard(accountID, diags)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	accountID := m.AccountID.ValueString()
 	ctx, cancel := boundedFor(ctx, r.data.clock, timeout, accountID)
 	defer cancel()
 	opts := workflow.RunOptions{
@@ -272,13 +272,12 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 	// The destroy fails: record what the next one follows, for
 	// resume_within from now (workflow.Record.AfterStoppedDestroy).
 	next := kept.AfterStoppedDestroy(o, r.data.clock.Now(), resume)
-	saveRecord(ctx, resp.Private, next, &resp.Diagnostics)
-	// The kept state shows the record: Terraform stores the state a failed destroy returns.
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pendingObject(next))...)
-
 	var stopped diag.Diagnostics
+	saveRecord(ctx, resp.Private, next, &stopped)
+	// The kept state shows the record: Terraform stores the state a failed destroy returns.
+	stopped.Append(resp.State.SetAttribute(ctx, path.Root("pending_destroy_backup"), pendingObject(next))...)
 	if errors.Is(o.Err, client.ErrGone) {
-		stopped.AddError("Account "+accountID+" does not exist for this API key", describeError(o.Err, goneAdvice(accountID)))
+		stopped.AddError("Its account does not exist for this API key", describeError(o.Err, goneAdvice(accountID)))
 	} else {
 		report(&stopped, destroyCaller(next.StandsUntil()), timeout, o)
 	}

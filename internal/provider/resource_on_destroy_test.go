@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 	"github.com/backup-service/terraform-provider-backup/internal/clock/clocktest"
@@ -691,5 +694,34 @@ func TestDestroyedSaysWhyNoBackupWasReused(t *testing.T) {
 	o.ReuseRefused = nil
 	if diags := destroyedDiagnostics(guardAcct, o, false, "15m"); len(diags) != 1 {
 		t.Errorf("diagnostics %v: want the backup's warning alone when reuse_within was read", diags)
+	}
+}
+
+// A destroy whose account the service proves gone (its 404) stops, naming
+// the guard and its account once, and saying what was kept (an audit found
+// the account named twice).
+func TestDestroyOfAGoneAccountNamesItOnce(t *testing.T) {
+	t.Parallel()
+	a := ruleAnswers[0] // the service's 404
+	srv, sch := configured(t, ruleService(t, a.status, a.contentType, a.body, http.StatusOK))
+	schema := sch.ResourceSchemas["backup_on_destroy"]
+	null, err := tfprotov6.NewDynamicValue(schema.ValueType(), tftypes.NewValue(schema.ValueType(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := &null
+	resp, err := srv.ApplyResourceChange(context.Background(), &tfprotov6.ApplyResourceChangeRequest{
+		TypeName: "backup_on_destroy",
+		PriorState: object(t, schema, map[string]tftypes.Value{"id": tfStr(ruleAccount), "account_id": tfStr(ruleAccount),
+			"on_conflict": tfStr("wait"), "resume_within": tfStr("10m")}),
+		PlannedState: none,
+		Config:       none,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Kept the backup_on_destroy of account " + ruleAccount + " and what it guards: its account does not exist for this API key"
+	if len(resp.Diagnostics) != 1 || resp.Diagnostics[0].Summary != want {
+		t.Errorf("diagnostics %s\nwant one error, %q", diagText(resp.Diagnostics), want)
 	}
 }
