@@ -61,21 +61,11 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request, requestID st
 		s.resetControls()
 		w.WriteHeader(http.StatusNoContent)
 	case r.Method == http.MethodPost && r.URL.Path == "/_mock/faults":
-		var f Fault
-		if err := json.NewDecoder(r.Body).Decode(&f); err != nil || !f.Kind.valid() {
-			writeReply(w, problemReply(http.StatusBadRequest, titleBadRequest, "want a JSON fault", r, requestID))
-			return
-		}
-		if err := checkLatency(f.Latency); err != nil {
-			writeReply(w, problemReply(http.StatusBadRequest, titleBadRequest, err.Error(), r, requestID))
-			return
-		}
-		s.AddFault(f)
-		w.WriteHeader(http.StatusNoContent)
+		writeControlResult(w, r, requestID, s.controlFault(r))
 	case r.Method == http.MethodPost && r.URL.Path == "/_mock/rate-limit":
 		n, err := strconv.Atoi(r.URL.Query().Get("n"))
 		if err != nil || n < 1 {
-			writeReply(w, problemReply(http.StatusBadRequest, titleBadRequest, "want n=positive integer", r, requestID))
+			writeControlResult(w, r, requestID, &fieldError{"n", fmt.Sprintf("(a query parameter) must be a positive integer, not %q", r.URL.Query().Get("n"))})
 			return
 		}
 		s.SetRateLimit(n)

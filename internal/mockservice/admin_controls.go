@@ -344,6 +344,25 @@ func (s *Server) serveClock(w http.ResponseWriter, r *http.Request, requestID st
 	writeControlResult(w, r, requestID, s.controlClock(r))
 }
 
+// faultFields are the fields of POST /_mock/faults, as the integration guide names them.
+var faultFields = []string{"Kind", "Route", "AccountID", "Times", "PerRoute", "Probability", "RetryAfter", "Latency", "Location"}
+
+// controlFault switches on the fault in the body, read as strictly as the other controls.
+func (s *Server) controlFault(r *http.Request) error {
+	var f Fault
+	if err := decodeControl(r, &f, faultFields...); err != nil {
+		return err
+	}
+	if !f.Kind.valid() {
+		return &fieldError{"Kind", fmt.Sprintf("must be a fault kind from %d to %d (the integration guide's table), not %d", FaultServerError, FaultRedirect, f.Kind)}
+	}
+	if err := checkLatency(f.Latency); err != nil {
+		return &fieldError{"Latency", "is out of range: " + err.Error()}
+	}
+	s.AddFault(f)
+	return nil
+}
+
 func (s *Server) controlClock(r *http.Request) error {
 	var body struct {
 		Offset *string `json:"offset"`

@@ -519,6 +519,13 @@ func TestControlRefusals(t *testing.T) {
 		{"/_mock/listing-lag", `{}`, "lag", "is required"},
 		{"/_mock/listing-lag", `{"lag": "-1s"}`, "lag", "must be from 0s to 1h0m0s"},
 		{"/_mock/listing-lag", `{"lag": "2h"}`, "lag", "not 2h0m0s"},
+		{"/_mock/faults", `{}`, "Kind", "must be a fault kind from 1 to 8"},
+		{"/_mock/faults", `{"Kind": 99}`, "Kind", "not 99"},
+		{"/_mock/faults", `{"Kind": 4, "Latency": 3600000000000}`, "Latency", "is out of range"},
+		{"/_mock/faults", `{"Kind": 3, "Count": 2}`, "Count", "its fields: Kind, Route"},
+		{"/_mock/faults", `{"Kind": "overload"}`, "Kind", "not a JSON string"},
+		{"/_mock/rate-limit?n=0", ``, "n", `must be a positive integer, not "0"`},
+		{"/_mock/rate-limit", ``, "n", `not ""`},
 	} {
 		r := e.admin(c.path, c.body)
 		if r.status != http.StatusBadRequest {
