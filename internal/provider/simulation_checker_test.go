@@ -426,11 +426,28 @@ func (ws *simWorkspace) lineage(addr string) *simLineage {
 	return l
 }
 
-// forgetTrigger: a destroyed trigger's history ends; a new one has none.
+// forgetTrigger: a destroyed trigger's history ends, a new one has none,
+// once its deletion is persisted (settleForgotten): a runner killed before
+// its remote state was written leaves the trigger in the state, and its
+// change goes on (deep-run seed 439262: its next apply's resumed wait, taken
+// for a new change, was judged without the create that queued its backup).
 func (w *simWorld) forgetTrigger(ws *simWorkspace, addr string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	delete(ws.lineages, addr)
+	ws.forgetting = append(ws.forgetting, addr)
+}
+
+// settleForgotten ends the history of each trigger destroyed since the
+// workspace's last command that the persisted state no longer holds.
+func (w *simWorld) settleForgotten(ws *simWorkspace) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, addr := range ws.forgetting {
+		if ws.state.objects[addr] == nil && len(ws.state.deposed[addr]) == 0 {
+			delete(ws.lineages, addr)
+		}
+	}
+	ws.forgetting = nil
 }
 
 // belowFloor says whether the floor the previous change left lists b: it

@@ -332,6 +332,8 @@ type simWorkspace struct {
 	serial    int
 	saved     *simPlan // terraform plan -out, until applied
 	lineages  map[string]*simLineage
+	// forgetting: triggers destroyed whose deletion may not be persisted yet (forgetTrigger).
+	forgetting []string
 	// lastInvocation is when its latest invocation went ahead.
 	lastInvocation time.Time
 }
@@ -731,6 +733,7 @@ const simRetryAfter = 7 * time.Second
 func (a *simAttempt) run() {
 	a.start = time.Now()
 	cmd := a.cmd
+	a.w.settleForgotten(cmd.ws)
 	if cmd.fault != nil && a.n == 0 {
 		a.w.addFault(*cmd.fault)
 	}
