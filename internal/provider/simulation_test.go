@@ -1604,8 +1604,10 @@ func (w *simWorld) firstReadEmptySteps(account string) []simEpisodeStep {
 	var ws *simWorkspace
 	first := w.episodeCommand(nil, simCmdApply, func(c *simCommand) {
 		t := &simTriggerConf{addr: "backup_trigger.t1", account: account, release: 1, wait: true, timeout: "30s"}
-		ws = &simWorkspace{w: w, id: len(w.spaces) + 1, conf: simConfig{triggers: []*simTriggerConf{t}}, state: newSimState(),
-			lineages: map[string]*simLineage{}}
+		// An action on its account too, with the defaults: a later step may invoke it (deep-run seed 454830: none, and an
+		// invocation of no account was refused).
+		conf := simConfig{triggers: []*simTriggerConf{t}, action: simActionConf{accounts: []string{account}}}
+		ws = &simWorkspace{w: w, id: len(w.spaces) + 1, conf: conf, state: newSimState(), lineages: map[string]*simLineage{}}
 		w.spaces = append(w.spaces, ws)
 		c.ws = ws
 		c.fault = &mockservice.Fault{Kind: mockservice.FaultEmptyHistory, Route: mockservice.RouteListBackups, AccountID: account, Probability: 1}
