@@ -345,15 +345,8 @@ func TestCreateTriggerRetakeReusesAboveThePreviousChange(t *testing.T) {
 // change (simulation seed 328).
 func TestCreateTriggerNeverResendsAnAcceptedTrigger(t *testing.T) {
 	t.Parallel()
-	f := newRunFixture(t)
-	acct := f.srv.AccountIDs()[0]
-	c := f.client(t)
+	f, c, acct, o := acceptedNotListed(t, RunOptions{WaitForCompletion: true})
 	ctx := context.Background()
-	f.srv.SetListingLag(5 * time.Minute)
-	o := c.Run(ctx, acct, RunOptions{WaitForCompletion: true})
-	if o.Kind != NotIdentified || !o.Confirmed {
-		t.Fatalf("the trigger: %d confirmed %t (%v); want it accepted, not identified", o.Kind, o.Confirmed, o.Err)
-	}
 	rec := Record{}.After(o)
 	tainted, err := FromTriggerState(Record{TriggeredAt: rec.TriggeredAt, Prior: rec.Prior, Confirmed: true}, nil)
 	if err != nil || !tainted.Confirmed {
@@ -375,22 +368,32 @@ func TestCreateTriggerNeverResendsAnAcceptedTrigger(t *testing.T) {
 // 382733); its own trigger not found is not one.
 func TestCreateTriggerSaysItAdoptedATriggerNotFound(t *testing.T) {
 	t.Parallel()
-	f := newRunFixture(t)
-	acct := f.srv.AccountIDs()[0]
-	c := f.client(t)
-	ctx := context.Background()
-	f.srv.SetListingLag(5 * time.Minute)
-	o := c.Run(ctx, acct, RunOptions{})
-	if o.Kind != NotIdentified || !o.Confirmed || o.Adopted {
-		t.Fatalf("the trigger: %d confirmed %t adopted %t (%v); want it accepted, not identified, its own", o.Kind, o.Confirmed, o.Adopted, o.Err)
+	f, c, acct, o := acceptedNotListed(t, RunOptions{})
+	if o.Adopted {
+		t.Fatalf("the trigger says it adopted another's (%v); want its own", o.Err)
 	}
 	reps := NewReplacements()
 	reps.Remember(acct, "v1", Record{}.After(o))
-	o, _ = c.CreateTrigger(ctx, reps, acct, "v1", RunOptions{})
+	o, _ = c.CreateTrigger(context.Background(), reps, acct, "v1", RunOptions{})
 	if queued := f.srv.Stats().BackupsQueued[acct]; o.Kind != NotIdentified || !o.Adopted || queued != 1 {
 		t.Fatalf("the replacement: %d adopted %t (%v), %d backups queued; want the accepted trigger adopted, not found, one backup",
 			o.Kind, o.Adopted, o.Err, queued)
 	}
+}
+
+// acceptedNotListed is a trigger the service accepted (202) whose backup a
+// listing lagging 5 minutes hides: not identified.
+func acceptedNotListed(t *testing.T, opts RunOptions) (*runFixture, *Runner, string, Outcome) {
+	t.Helper()
+	f := newRunFixture(t)
+	acct := f.srv.AccountIDs()[0]
+	c := f.client(t)
+	f.srv.SetListingLag(5 * time.Minute)
+	o := c.Run(context.Background(), acct, opts)
+	if o.Kind != NotIdentified || !o.Confirmed {
+		t.Fatalf("the trigger: %d confirmed %t (%v); want it accepted, not identified", o.Kind, o.Confirmed, o.Err)
+	}
+	return f, c, acct, o
 }
 
 // A replaced trigger's backup not identified is never one that another
