@@ -142,14 +142,7 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 	accountID := o.AccountID
 	summary := fmt.Sprintf("Unable to trigger a backup of account %s", accountID)
 	at := path.Root("account_id")
-	if o.ReuseRefused != nil {
-		advice := "Check the clock of this machine (NTP) and of anything between it and the Backup Service."
-		if errors.Is(o.ReuseRefused, workflow.ErrNoEarlierChange) || errors.Is(o.ReuseRefused, workflow.ErrEmptyEarlierChange) {
-			advice = "The next replacement of this trigger counts a recent backup listed since this one's change went ahead."
-		}
-		diags.AddAttributeWarning(path.Root("reuse_within"), fmt.Sprintf("reuse_within not applied to account %s", accountID),
-			fmt.Sprintf("No recent backup was reused: %v. A new backup was taken instead. %s", o.ReuseRefused, advice))
-	}
+	reportReuseRefused(diags, o)
 	switch o.Kind {
 	case workflow.Succeeded:
 	case workflow.NotWaited:
@@ -187,6 +180,19 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 	default:
 		diags.AddError(summary, fmt.Sprintf("The run ended in an outcome this release does not know (%d): no good backup.", o.Kind))
 	}
+}
+
+// reportReuseRefused says why reuse_within took no recent backup, when it could not be read; nothing otherwise.
+func reportReuseRefused(diags *diag.Diagnostics, o workflow.Outcome) {
+	if o.ReuseRefused == nil {
+		return
+	}
+	advice := "Check the clock of this machine (NTP) and of anything between it and the Backup Service."
+	if errors.Is(o.ReuseRefused, workflow.ErrNoEarlierChange) || errors.Is(o.ReuseRefused, workflow.ErrEmptyEarlierChange) {
+		advice = "The next replacement of this trigger counts a recent backup listed since this one's change went ahead."
+	}
+	diags.AddAttributeWarning(path.Root("reuse_within"), fmt.Sprintf("reuse_within not applied to account %s", o.AccountID),
+		fmt.Sprintf("No recent backup was reused: %v. A new backup was taken instead. %s", o.ReuseRefused, advice))
 }
 
 // conflictNotOver says that the wait for another's backup stopped, and that none was queued.

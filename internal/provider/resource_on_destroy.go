@@ -291,7 +291,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 // backup, when it took none (as a failed destroy would), then the backup the destroy went ahead after.
 func destroyedDiagnostics(accountID string, o workflow.Outcome, followed bool, reuseWithin string) diag.Diagnostics {
 	var said diag.Diagnostics
-	report(&said, destroyCaller(time.Time{}), 0, o) // of a good outcome, only why reuse_within was not applied
+	reportReuseRefused(&said, o)
 	out := namingGuard(accountID, said)
 	out.AddWarning(destroyedAfter(accountID, *o.Backup, o.Reused, followed, reuseWithin))
 	return out

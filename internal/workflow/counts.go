@@ -66,9 +66,15 @@ func (m *Mark) with(id string) *Mark {
 	case m == nil, id == "", m.has(id):
 		return m
 	case len(m.IDs) == 0 && !m.readAt.IsZero():
-		return &Mark{IDs: []string{"", id}, readAt: m.readAt}
+		return emptyReadWith([]string{id}, m.readAt)
 	}
 	return &Mark{IDs: append(slices.Clip(m.IDs), id), below: m.below, readAt: m.readAt}
+}
+
+// emptyReadWith is the mark of a read that listed nothing at readAt (zero:
+// unknown), joined by ids: they follow its empty first one, as stored.
+func emptyReadWith(ids []string, readAt time.Time) *Mark {
+	return &Mark{IDs: append([]string{""}, ids...), readAt: readAt}
 }
 
 // readEmpty says whether m was made from a read that listed nothing.
@@ -110,7 +116,7 @@ func union(a, b *Mark) *Mark {
 func (m *Mark) joined(n *Mark) *Mark {
 	u := union(m, n)
 	if m.readEmpty() && u.anchored() {
-		return &Mark{IDs: append([]string{""}, u.IDs...), readAt: m.readAt}
+		return emptyReadWith(u.IDs, m.readAt)
 	}
 	return u
 }

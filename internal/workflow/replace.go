@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 )
 
 // Replacing a trigger: Terraform deletes the replaced trigger and creates
@@ -153,7 +154,7 @@ func (s *Replacements) floor(accountID string, own int, taken bool) (m *Mark, re
 		}
 	}
 	if empty && m.anchored() {
-		m = &Mark{IDs: append([]string{""}, m.IDs...)}
+		m = emptyReadWith(m.IDs, time.Time{})
 	}
 	return m, replaced
 }
