@@ -274,6 +274,9 @@ type rule struct {
 	// own read before its POST or, for reuse_within, the previous change's
 	// (nil: none known, and nothing is reused unless Unrecorded).
 	Mark *Mark
+	// Claimed are backups other operations of this process queued or took
+	// for their changes: listed above Mark, yet never this one's.
+	Claimed *Mark
 	// Unrecorded: the caller records no change (an action, a guard's
 	// destroy), so for reuse_within a backup counts wherever it is listed.
 	Unrecorded bool
@@ -327,10 +330,12 @@ func countable(b client.Backup) error {
 // the backups other pipelines queued after it ended.
 func (r rule) identify(p client.BackupsPage) *client.Backup {
 	above := r.Mark.above(p)
-	if len(above) == 0 {
-		return nil
+	for i := len(above) - 1; i >= 0; i-- {
+		if !r.Claimed.has(above[i].ID) {
+			return &above[i]
+		}
 	}
-	return &above[len(above)-1]
+	return nil
 }
 
 // unexplained is a backup p lists that the mark's read did not, below

@@ -30,6 +30,11 @@ type FollowOptions struct {
 	// stands for went ahead (a replacement that cannot tell which of the
 	// replaced triggers it is).
 	Above *Mark
+	// Claimed, for a record not identified, are backups other creates of
+	// this process queued or took: skipped, never cut at, where its backup
+	// is looked for above its Prior, for its own may be listed below them
+	// (deep-run seed 482951).
+	Claimed *Mark
 }
 
 // standsAt says whether the record stands as of page's answer; a backup
@@ -69,7 +74,7 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 		if r.Prior == nil {
 			return unidentified(errNoPrior)
 		}
-		mine := rule{AccountID: accountID, Mark: r.Prior.readSince(r.TriggeredAt)}
+		mine := rule{AccountID: accountID, Mark: r.Prior.readSince(r.TriggeredAt), Claimed: opts.Claimed}
 		within := w.set.IdentifyWithin
 		if !r.Confirmed {
 			// What is left of the grace, on this machine's clock, and never more than the whole of it; all of

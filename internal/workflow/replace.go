@@ -49,13 +49,11 @@ func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountI
 		// took that same new backup an apply later.
 		return w.RunInPlaceOf(ctx, accountID, old.Record, opts), Record{}
 	}
-	if old.Record.Unidentified() {
-		// Its backup is looked for above what it listed before its trigger: never one another create of
-		// this process queued or took (deep-run seed 74910: another trigger's, whose change went ahead).
-		old.Record.Prior = old.Record.Prior.joined(reps.claimed(accountID))
-	}
 	w.log.Debug(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
-	o := w.Follow(ctx, accountID, old.Record, FollowOptions{RunOptions: opts, Counts: StillCounts, Renew: true, Above: above})
+	// Not identified, its backup is never one another create of this process queued or took (deep-run seed
+	// 74910: another trigger's, whose change went ahead), though it may be listed below one (seed 482951).
+	o := w.Follow(ctx, accountID, old.Record, FollowOptions{RunOptions: opts, Counts: StillCounts, Renew: true, Above: above,
+		Claimed: reps.claimed(accountID)})
 	// Not shown above the others' floors (unread, or not found yet), it is kept with them: replaced alone by the
 	// next apply, this trigger never counts a backup listed below them (deep-run seed 227670: a 404 page kept
 	// the record without the other's floor, and the next apply adopted a backup older than the other's change).

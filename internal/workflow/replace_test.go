@@ -419,6 +419,34 @@ func TestCreateTriggerNeverAdoptsAnotherCreatesBackup(t *testing.T) {
 	}
 }
 
+// Its own backup, listed below one another create of the process took, is
+// still found: the other's is skipped, not cut at (deep-run seed 482951:
+// the other reused the account's newest backup, and the replacement failed
+// in a healthy window).
+func TestCreateTriggerFindsItsBackupBelowAnotherCreatesBackup(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	acct := f.srv.AccountIDs()[0]
+	c := f.client(t)
+	ctx := context.Background()
+	queuedOnce(t, c, acct)
+	f.mockClock.Advance(time.Minute)
+	before := look(t, c, acct).mark
+	own := queuedOnce(t, c, acct)
+	lost := Record{Phase: phaseUnidentified, Confirmed: true, TriggeredAt: own.CreatedAt, Prior: before}
+	f.mockClock.Advance(time.Minute) // its own has ended
+	reps := NewReplacements()
+	other, _ := c.CreateTrigger(ctx, reps, acct, "v9", RunOptions{WaitForCompletion: true})
+	if other.Backup == nil || other.Backup.ID == own.ID {
+		t.Fatalf("the other create: %d, %+v, %v; want a backup of its own", other.Kind, other.Backup, other.Err)
+	}
+	reps.Remember(acct, "v2", lost)
+	o, _ := c.CreateTrigger(ctx, reps, acct, "v2", RunOptions{})
+	if o.Backup == nil || o.Backup.ID != own.ID {
+		t.Fatalf("the replacement: %d %+v %v; want %s, its own, adopted", o.Kind, o.Backup, o.Err, own.ID)
+	}
+}
+
 // A create that adopts its replaced trigger's backup keeps that record, and
 // a backup the replaced trigger reused is still reused; a create that takes
 // a new backup builds a new record on the replaced trigger's floor.
