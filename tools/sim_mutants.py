@@ -96,7 +96,7 @@ M = [
   "case m.readAt.IsZero(), p.At.Received.IsZero(), p.At.Received.Sub(m.readAt) > horizon:",
   "case m.readAt.IsZero(), p.At.Received.IsZero():"),
  ("mark: a backup joined to an empty read anchors it", "internal/workflow/counts.go",
-  "\tcase len(m.IDs) == 0 && !m.readAt.IsZero():\n\t\treturn &Mark{IDs: []string{\"\", id}, readAt: m.readAt}\n", ""),
+  "\tcase len(m.IDs) == 0 && !m.readAt.IsZero():\n\t\treturn emptyReadWith([]string{id}, m.readAt)\n", ""),
  ("look: a listing that lost a page the look read is looked at again", "internal/workflow/run.go",
   "\t\t\t\tshown.contradictedBy(p) || !mine.Mark.ranSince", "\t\t\t\t!mine.Mark.ranSince"),
  ("wait: a backup past the first page read from a first page again", "internal/workflow/run.go",
