@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -45,6 +46,11 @@ const (
 	// replaced trigger's delete saved, the create's record lost). See
 	// checkDuplicates.
 	grantKilledRunner simGrant = "a killed runner retries with a second backup"
+	// grantLostAnswerHidden: a trigger answered with a 5xx (or none) that
+	// the service did process is sent again once none is listed within the
+	// grace, and a listing that lags longer hides its backup: each resend
+	// may queue one more (stated limit 1). See checkDuplicates.
+	grantLostAnswerHidden simGrant = "a lost answer's backup hidden past the grace by a lagging listing"
 	// grantLaggingListing: a listing that lags may hide, from the read
 	// before the POST, a backup started up to that lag before the
 	// operation began, which may then count (stated limit 2).
@@ -1129,6 +1135,9 @@ func (w *simWorld) checkDuplicates() {
 				case slices.ContainsFunc(bs, func(x mockservice.BackupTruth) bool { return followedFailed(x, b, bs, truth) }):
 					allowed++
 					why = append(why, b.ID+": "+string(grantStampedBelow))
+				case w.lostAnswerHidden(bs, b):
+					allowed++
+					why = append(why, b.ID+": "+string(grantLostAnswerHidden))
 				case w.resumeClockMoved(c, op):
 					allowed++
 					why = append(why, b.ID+": "+string(grantResumeClock))
@@ -1146,6 +1155,46 @@ func (w *simWorld) checkDuplicates() {
 			}
 		}
 	}
+}
+
+// lostAnswerHidden says whether b, a change's later backup, was queued
+// while the listing's lag still hid x, an earlier one of the change whose
+// trigger's answer was lost once the service processed it
+// (grantLostAnswerHidden).
+func (w *simWorld) lostAnswerHidden(bs []mockservice.BackupTruth, b mockservice.BackupTruth) bool {
+	return slices.ContainsFunc(bs, func(x mockservice.BackupTruth) bool {
+		w.mu.Lock()
+		op := w.ops[x.QueuedBy]
+		w.mu.Unlock()
+		// Sent again by the same operation once none was listed within IdentifyWithin, else by a later one
+		// once none was listed within UncertainGrace of it, on both clocks.
+		grace := simUncertainGrace
+		if x.QueuedBy == b.QueuedBy {
+			grace = simIdentifyWithin
+		}
+		since := b.CreatedAt.Sub(x.CreatedAt)
+		return since >= grace && op != nil && op.a != nil && answerLost(op.a.cmd.fault) && w.longestLag(x.CreatedAt, b.CreatedAt) > since
+	})
+}
+
+// How long an operation looks for a lost answer's backup before it sends
+// the trigger again (workflow's defaults): in the operation that sent it
+// (IdentifyWithin), and in a later one (UncertainGrace).
+const (
+	simIdentifyWithin = 30 * time.Second
+	simUncertainGrace = 60 * time.Second
+)
+
+// answerLost says whether f loses the answer to a trigger the service processed.
+func answerLost(f *mockservice.Fault) bool {
+	if f == nil || f.Route != "" && f.Route != mockservice.RouteTrigger {
+		return false
+	}
+	switch f.Kind {
+	case mockservice.FaultAcceptThenError, mockservice.FaultLatency, mockservice.FaultMalformedJSON, mockservice.FaultTruncatedBody:
+		return true
+	}
+	return f.Kind == mockservice.FaultFront && f.Front.Processed
 }
 
 // hiddenByLag says whether a lagging listing may have hidden b from the
@@ -2218,35 +2267,58 @@ func TestSimGuardResumeIsNarrow(t *testing.T) {
 // create (grantCreateFirst), or after the first failed.
 func TestSimDuplicateGrantsAreNarrow(t *testing.T) {
 	t.Parallel()
+	lost := &mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger}
 	for _, tc := range []struct {
 		name                          string
 		killed, saved, first, failing bool
+		same                          bool               // one operation sent both
+		fault                         *mockservice.Fault // the first's command's
+		lag, gap                      time.Duration      // the listing's lag; between the two (default a minute)
 		duplicate                     bool
 	}{
-		{"two backups", false, false, false, false, true},
-		{"the first by a runner killed before it saved", true, false, false, false, false},
-		{"the first by a runner killed after it saved", true, true, false, false, true},
-		{"the second by create_before_destroy's create", false, false, true, false, false},
-		{"the first failed", false, false, false, true, false},
+		{name: "two backups", duplicate: true},
+		{name: "the first by a runner killed before it saved", killed: true},
+		{name: "the first by a runner killed after it saved", killed: true, saved: true, duplicate: true},
+		{name: "the second by create_before_destroy's create", first: true},
+		{name: "the first failed", failing: true},
+		{name: "the first's answer lost, hidden past the grace by the lag", fault: lost, lag: 2 * time.Minute},
+		{name: "the first's answer lost, hidden past the grace, sent again by the same operation", fault: lost, lag: 2 * time.Minute,
+			gap: 30 * time.Second, same: true},
+		{name: "the first's answer lost, sent again by the same operation before the grace", fault: lost, lag: 2 * time.Minute,
+			gap: 29 * time.Second, same: true, duplicate: true},
+		{name: "the first's answer lost, sent again before the grace", fault: lost, lag: 2 * time.Minute, gap: 59 * time.Second, duplicate: true},
+		{name: "the first's answer lost, listed before the second", fault: lost, lag: 50 * time.Second, duplicate: true},
+		{name: "the first's answer lost unprocessed", fault: &mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteTrigger},
+			lag: 2 * time.Minute, duplicate: true},
+		{name: "the first's answer received, hidden by the lag", lag: 2 * time.Minute, duplicate: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				w := newBareSimWorld(t, 1)
 				acc := w.accounts[0]
+				w.setLag(tc.lag)
 				c := w.newChange("w1.t1@v1", simTriggerChange, time.Time{}, time.Time{})
 				for i := range 2 {
 					a := &simAttempt{w: w, cmd: &simCommand{num: i + 1}}
+					if i == 0 {
+						a.cmd.fault = tc.fault
+					}
 					a.killed.Store(i == 0 && tc.killed)
-					op := &simResOp{label: fmt.Sprintf("c%d.0/w1/backup_trigger.t1/create#%d", i+1, i+1), a: a, change: c,
-						saved: tc.saved, createFirst: i == 1 && tc.first}
-					w.ops[op.label] = op
+					label := fmt.Sprintf("c%d.0/w1/backup_trigger.t1/create#%d", i+1, i+1)
+					if tc.same {
+						label = "c1.0/w1/backup_trigger.t1/create#1"
+					}
+					op := &simResOp{label: label, a: a, change: c, saved: tc.saved, createFirst: i == 1 && tc.first}
+					if w.ops[op.label] == nil {
+						w.ops[op.label] = op
+					}
 					if i == 0 && tc.failing {
 						w.srv.SetAccountFailure(acc, "storage quota exceeded")
 					}
 					w.triggerDirect(t, acc, op.label)
 					w.srv.SetAccountFailure(acc, "")
-					time.Sleep(time.Minute)
+					time.Sleep(cmp.Or(tc.gap, time.Minute))
 				}
 				w.checkDuplicates()
 				if got := len(w.violations) > 0; got != tc.duplicate {

@@ -201,7 +201,9 @@ type simWorld struct {
 	// late draws whether that episode goes on with a new trigger's first read empty, apart from the streams above.
 	late *rand.Rand
 	// ended draws the episodes of a wait stopped as it reads its backup ended (drawEndedEpisode), likewise.
-	ended    *rand.Rand
+	ended *rand.Rand
+	// resend draws the episodes of a lost answer sent again (drawResendEpisode), likewise.
+	resend   *rand.Rand
 	srv      *mockservice.Server
 	schema   *tfprotov6.GetProviderSchemaResponse
 	accounts []string
@@ -269,7 +271,7 @@ func newBareSimWorld(t *testing.T, seed uint64) *simWorld {
 		unread: rand.New(rand.NewPCG(seed, 0x404)), ahead: rand.New(rand.NewPCG(seed, 0xa4ead)),
 		unknown: rand.New(rand.NewPCG(seed, 0xf1002)), other: rand.New(rand.NewPCG(seed, 0x07e4)),
 		pages: rand.New(rand.NewPCG(seed, 0xca9)), empty: rand.New(rand.NewPCG(seed, 0xe3e)), late: rand.New(rand.NewPCG(seed, 0x1a7e)),
-		ended: rand.New(rand.NewPCG(seed, 0xe4d)), start: time.Now(), ops: map[string]*simResOp{},
+		ended: rand.New(rand.NewPCG(seed, 0xe4d)), resend: rand.New(rand.NewPCG(seed, 0x5e4d)), start: time.Now(), ops: map[string]*simResOp{},
 		reads: map[string][]time.Time{}}
 	w.srv = mockservice.New(mockservice.Options{Seed: seed, Accounts: 2, RateLimit: 10000})
 	w.key = w.srv.DemoKey()
@@ -808,6 +810,9 @@ func (w *simWorld) step(i int) {
 	if len(w.episode) == 0 && w.other.IntN(simAltEpisodeOdds) == 0 && !simPinnedEarly[w.seed] && !*simCalm {
 		w.episode = w.drawOtherHistoryEpisode()
 	}
+	if len(w.episode) == 0 && w.resend.IntN(simAltEpisodeOdds) == 0 && !simPinnedBeforeResend(w.seed) && !*simCalm {
+		w.episode = w.drawResendEpisode()
+	}
 	if len(w.episode) == 0 && rng.IntN(8) == 0 && !*simCalm {
 		w.episode = w.drawEpisode()
 	}
@@ -942,6 +947,7 @@ const (
 	simClockOffset                              // the service's clock moves
 	simListingLag                               // the listing lags behind (or no more)
 	simPageCap                                  // pages hold at most so many records (0: as asked)
+	simHeldHidden                               // the account's next backup runs d, and the listing lags d
 )
 
 // simMisbehaviour is one drawn change of the service.
@@ -970,6 +976,8 @@ func (m simMisbehaviour) String() string {
 		return fmt.Sprintf("clock offset %s", m.d)
 	case simPageCap:
 		return fmt.Sprintf("pages of at most %d", m.cap)
+	case simHeldHidden:
+		return fmt.Sprintf("the next backup of %s held %s, the listing lagging as long", m.account, m.d)
 	default:
 		return fmt.Sprintf("listing lag %s", m.d)
 	}
@@ -1036,6 +1044,9 @@ func (w *simWorld) misbehave(m simMisbehaviour) string {
 		w.setLag(m.d)
 	case simPageCap:
 		w.srv.SetPageCap(m.cap)
+	case simHeldHidden:
+		w.hold(m.account, m.d)
+		w.setLag(m.d)
 	}
 	return m.String()
 }
@@ -1046,6 +1057,20 @@ func (w *simWorld) setOffset(d time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.svc.offsets = append(w.svc.offsets, simAt{time.Now(), d})
+}
+
+// hold keeps the account's backup in progress, or else its next one,
+// running for d, through the mock's admin API (a module's test would).
+func (w *simWorld) hold(account string, d time.Duration) {
+	body := strings.NewReader(fmt.Sprintf(`{"duration": %q}`, d))
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/_mock/accounts/"+account+"/hold", body)
+	req.Header.Set("Authorization", "Bearer "+w.srv.AdminToken())
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	w.srv.ServeHTTP(rec, req)
+	if rec.Code != http.StatusNoContent && rec.Code != http.StatusOK && rec.Code != http.StatusNotFound {
+		w.t.Errorf("hold of %s: HTTP %d %s", account, rec.Code, rec.Body)
+	}
 }
 
 // setLag makes the listing lag, and logs it.
@@ -1615,6 +1640,83 @@ func (w *simWorld) firstReadEmptySteps(account string) []simEpisodeStep {
 	return []simEpisodeStep{
 		{gap: time.Second, draft: first},
 		{gap: 2 * time.Hour, draft: func() *simCommand { return w.episodeCommand(ws, simCmdApply, nil)() }},
+	}
+}
+
+// simPinnedBeforeResend says whether seed is a regression seed pinned
+// before drawResendEpisode (all below 500,000): it never plays it, so that
+// it still plays its case.
+func simPinnedBeforeResend(seed uint64) bool {
+	_, pinned := simRegressionSeeds[seed]
+	return pinned && seed < 500_000 || simPinnedEarly[seed]
+}
+
+// drawResendEpisode draws, from w.resend, a waited trigger whose answer is
+// lost once the service queued its backup, which runs on (held) while a
+// listing that lags hides it past the grace before a resend; Ctrl-C stops
+// the look for it. The next apply, the grace over, sends the trigger
+// again: the 409 it meets is that backup's, the change's own, not another's
+// to wait out and follow with a second (sim mutant 27). The apply after,
+// the listing caught up, settles. Or the same of a guard's destroy
+// (lostAnswerDestroySteps).
+func (w *simWorld) drawResendEpisode() []simEpisodeStep {
+	rng := w.resend
+	if rng.IntN(2) == 0 {
+		return w.lostAnswerDestroySteps(rng)
+	}
+	ws := w.spaces[rng.IntN(len(w.spaces))]
+	if len(ws.conf.triggers) == 0 {
+		return nil
+	}
+	t := ws.conf.triggers[rng.IntN(len(ws.conf.triggers))]
+	hidden := pick(rng, 3*time.Minute, 5*time.Minute)
+	return []simEpisodeStep{
+		{svc: &simMisbehaviour{kind: simHeldHidden, account: t.account, d: hidden}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.wait, t.timeout, t.reuse, t.onConflict = true, "", "", "wait" }))
+			c.fault = &mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, AccountID: t.account, Times: 1}
+			c.stop = simStop{after: pick(rng, 3*time.Second, 10*time.Second) + time.Duration(rng.IntN(1000))*time.Millisecond}
+		})},
+		{gap: pick(rng, 0, time.Second, 5*time.Second), draft: w.episodeCommand(ws, simCmdApply, nil)},
+		{gap: hidden + w.maxLength, svc: &simMisbehaviour{kind: simListingLag}, draft: w.episodeCommand(ws, simCmdApply, nil)},
+	}
+}
+
+// lostAnswerDestroySteps: a guard's destroy whose trigger's answer is lost
+// once the service queued its backup, which a lagging listing hides;
+// Ctrl-C stops the look for it, and the stopped destroy keeps the
+// trigger's start on both clocks. The next destroy, before the grace is
+// over, must not send it again; the one after, the listing caught up,
+// settles. None when no pipeline has a guard to destroy.
+func (w *simWorld) lostAnswerDestroySteps(rng *rand.Rand) []simEpisodeStep {
+	var guarded []*simWorkspace
+	for _, ws := range w.spaces {
+		if g := ws.conf.guard; g != nil && g.present && ws.state.objects[simGuardAddr] != nil {
+			guarded = append(guarded, ws)
+		}
+	}
+	if len(guarded) == 0 {
+		return nil
+	}
+	ws := guarded[rng.IntN(len(guarded))]
+	g := ws.conf.guard
+	hidden := pick(rng, 70*time.Second, 100*time.Second)
+	return []simEpisodeStep{
+		{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			g.reuse, g.resume, g.onConflict, g.timeout = "", "10m", "wait", ""
+			g.reuseWithin, g.resumeWithin, g.timeoutFull = 0, 10*time.Minute, defaultTimeout
+			c.edits = append(c.edits, fmt.Sprintf("guard{reuse=%q resume=%q on_conflict=%q timeout=%q}", g.reuse, g.resume, g.onConflict, g.timeout))
+		})},
+		{gap: pick(rng, 0, time.Second), svc: &simMisbehaviour{kind: simListingLag, d: hidden}, draft: w.episodeCommand(ws, simCmdDestroy, func(c *simCommand) {
+			c.clock = simRunnerClock{}
+			c.fault = &mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, AccountID: g.account, Times: 1}
+			c.stop = simStop{after: pick(rng, 3*time.Second, 10*time.Second) + time.Duration(rng.IntN(1000))*time.Millisecond}
+		})},
+		{gap: pick(rng, 0, time.Second, 5*time.Second), draft: w.episodeCommand(ws, simCmdDestroy, func(c *simCommand) {
+			c.clock = simRunnerClock{}
+		})},
+		{gap: hidden + w.maxLength, svc: &simMisbehaviour{kind: simListingLag}, draft: w.episodeCommand(ws, simCmdDestroy, func(c *simCommand) {
+			c.clock = simRunnerClock{}
+		})},
 	}
 }
 
