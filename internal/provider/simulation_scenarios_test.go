@@ -298,6 +298,7 @@ var simRegressionSeeds = map[uint64]string{
 	439262: "a destroy killed before its remote state was written: the trigger it deleted stays, and its change goes on",
 	454830: "the workspace an empty-history episode adds, its action invoked by a later step",
 	482951: "a create_before_destroy trigger took a tainted trigger's record by its value, its backup below the one another create reused: stuck",
+	494374: "a stopped destroy's record, written on a clock ahead, renewed on the service's clock, re-armed by a stop that met a 409: counted 45 minutes later",
 	1501:   "a stopped destroy's record written on a runner clock 9 s ahead",
 	27:     "a 202's backup stamped below older ones by a clock set back: the replacement sent it again",
 	539:    "a replacement of a trigger not identified, beside one whose floor is unknown, forgot its record",

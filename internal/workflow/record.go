@@ -353,6 +353,14 @@ func (r Record) StandsOnService(at client.AnswerTime, resume time.Duration) bool
 		apart <= defaultClockAllowance && apart >= -defaultClockAllowance
 }
 
+// overOnService: an answer at whose Date agrees with this machine's clock
+// within the allowance shows r's resume_within on the service's clock over.
+func (r Record) overOnService(at client.AnswerTime, resume time.Duration) bool {
+	apart := at.Service.Sub(at.Received)
+	return !r.StoppedOnService.IsZero() && !at.Service.IsZero() && at.Service.After(r.StoppedOnService.Add(resume)) &&
+		apart <= defaultClockAllowance && apart >= -defaultClockAllowance
+}
+
 // StillCounts says whether a backup an earlier operation of the change
 // began (a stopped destroy's, a replaced trigger's), as now read, can still
 // let the change go ahead: in progress or good.
@@ -363,7 +371,9 @@ func StillCounts(b client.Backup) bool {
 // AfterStoppedDestroy is what a stopped destroy leaves for the next, until
 // now plus resume: its backup, none after a failure, else r (no second backup).
 func (r Record) AfterStoppedDestroy(o Outcome, now time.Time, resume time.Duration) Record {
-	tooLong, renewed := r.StandsTooLong(now, resume), false
+	// Its resume_within over on this machine's clock from now, or on the service's as this destroy's last answer
+	// shows it (o.At, after a renewal): a stop now must not make it stand again.
+	over, renewed := r.StandsTooLong(now, resume) || o.Renewed && r.overOnService(o.At, resume), false
 	switch o.Kind {
 	case Failed:
 		return Record{}
@@ -375,9 +385,11 @@ func (r Record) AfterStoppedDestroy(o Outcome, now time.Time, resume time.Durati
 	if r.Phase == phaseNone {
 		return Record{}
 	}
-	if tooLong && !renewed {
+	if over && !renewed {
 		// Not followed, and nothing queued in its place: kept as it was, never made to stand again (deep-run
-		// seeds 430187 and 461015: written on a clock ahead, re-armed by a stop on a right one, it stood past resume_within).
+		// seeds 430187 and 461015: written on a clock ahead, re-armed by a stop on a right one, it stood past
+		// resume_within; 494374: over on the service's clock, re-armed by a stop that waited out another's backup,
+		// it counted 45 minutes later). A renewal that could not tell (clocks apart) re-arms it (seed 125452).
 		return r
 	}
 	r.CountsUntil = now.Add(resume).Truncate(time.Second) // as the state shows it

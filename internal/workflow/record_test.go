@@ -216,6 +216,11 @@ func TestDestroyRecord(t *testing.T) {
 	// counts_until is whole seconds, as the state shows it: the record
 	// stands exactly as long as users read.
 	now := t0.Add(time.Hour + 300*time.Millisecond)
+	stoppedOn := func(t time.Time) Record {
+		r := rec
+		r.CountsUntil, r.StoppedOnService = now.Add(time.Minute).Truncate(time.Second), t
+		return r
+	}
 	aheadRec := rec
 	aheadRec.CountsUntil = now.Add(timeout + 3*time.Minute).Truncate(time.Second)
 	if !aheadRec.StandsTooLong(now, timeout) {
@@ -238,6 +243,16 @@ func TestDestroyRecord(t *testing.T) {
 		// Written on a clock ahead, not followed, and nothing queued in its place: kept as it was, so that it never
 		// stands again (deep-run seeds 430187 and 461015).
 		{"one that stood too long, refused", aheadRec, refused(client.ErrUnprocessable), aheadRec},
+		// Followed no longer (it stood on this machine's clock, not on the service's), and nothing queued in its
+		// place: kept as it was (deep-run seed 494374: re-armed, a backup 45 minutes old counted for the next destroy).
+		{"one over on the service's clock, renewed, refused", stoppedOn(now.Add(-timeout - time.Second)),
+			Outcome{Kind: Refused, Err: client.ErrConflict, Renewed: true, At: client.AnswerTime{Service: now, Received: now}},
+			stoppedOn(now.Add(-timeout - time.Second))},
+		// The clocks apart, the renewal could not tell: re-armed, as a stop of the same destroy (seed 125452).
+		{"one renewed on clocks apart, refused", stoppedOn(now.Add(-timeout - time.Second)),
+			Outcome{Kind: Refused, Err: client.ErrConflict, Renewed: true, At: client.AnswerTime{Service: now, Received: now.Add(time.Minute)}},
+			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0,
+				CountsUntil: now.Add(timeout).Truncate(time.Second), StoppedOnService: now}},
 	} {
 		if got := tc.earlier.AfterStoppedDestroy(tc.o, now, timeout); got != tc.want {
 			t.Errorf("%s: %+v\nwant %+v", tc.name, got, tc.want)
