@@ -345,7 +345,7 @@ func (s *Server) serveClock(w http.ResponseWriter, r *http.Request, requestID st
 }
 
 // faultFields are the fields of POST /_mock/faults, as the integration guide names them.
-var faultFields = []string{"Kind", "Route", "AccountID", "Times", "PerRoute", "Probability", "RetryAfter", "Latency", "Location"}
+var faultFields = []string{"Kind", "Route", "AccountID", "Times", "PerRoute", "Probability", "RetryAfter", "Latency", "Location", "Front"}
 
 // controlFault switches on the fault in the body, read as strictly as the other controls.
 func (s *Server) controlFault(r *http.Request) error {
@@ -354,10 +354,13 @@ func (s *Server) controlFault(r *http.Request) error {
 		return err
 	}
 	if !f.Kind.valid() {
-		return &fieldError{"Kind", fmt.Sprintf("must be a fault kind from %d to %d (the integration guide's table), not %d", FaultServerError, FaultRedirect, f.Kind)}
+		return &fieldError{"Kind", fmt.Sprintf("must be a fault kind from %d to %d (the integration guide's table), not %d", FaultServerError, FaultEmptyHistory, f.Kind)}
 	}
 	if err := checkLatency(f.Latency); err != nil {
 		return &fieldError{"Latency", "is out of range: " + err.Error()}
+	}
+	if err := f.Front.check(); err != nil {
+		return &fieldError{"Front", "is out of range: " + err.Error()}
 	}
 	s.AddFault(f)
 	return nil

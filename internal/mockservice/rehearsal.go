@@ -19,6 +19,20 @@ var faultNames = map[string]FaultKind{
 	"truncated-body":    FaultTruncatedBody,
 	"invalid-cursor":    FaultInvalidCursor,
 	"redirect":          FaultRedirect,
+	// Misreports: the service's own answers altered, or a front's in their place.
+	"proxy-not-found": FaultProxyNotFound,
+	"shuffled-page":   FaultShuffledPage,
+	"duplicate-item":  FaultDuplicateItem,
+	"front":           FaultFront,
+	"foreign-item":    FaultForeignItem,
+	"other-history":   FaultOtherHistory,
+	"empty-history":   FaultEmptyHistory,
+}
+
+// frontDates are a front's Date settings by the names its users write.
+var frontDates = map[string]FrontDate{
+	"true": FrontDateTrue, "skewed": FrontDateSkewed, "year-1": FrontDateYear1, "year-9999": FrontDateYear9999,
+	"unparsable": FrontDateUnparsable, "none": FrontDateNone,
 }
 
 // FaultNames lists the names ParseFault knows, sorted.
@@ -31,7 +45,7 @@ func FaultNames() []string {
 	return names
 }
 
-func (k FaultKind) valid() bool { return k >= FaultServerError && k <= FaultRedirect }
+func (k FaultKind) valid() bool { return k >= FaultServerError && k <= FaultEmptyHistory }
 
 // ParseFault reads a fault written as
 //
@@ -69,6 +83,21 @@ func ParseFault(spec string) (Fault, error) {
 			}
 		case "location":
 			f.Location = value
+		case "status":
+			f.Front.Status, err = strconv.Atoi(value)
+		case "json":
+			f.Front.JSON = true
+		case "date":
+			var ok bool
+			if f.Front.Date, ok = frontDates[value]; !ok {
+				err = fmt.Errorf("unknown date; known: true, skewed, year-1, year-9999, unparsable, none")
+			}
+		case "skew":
+			f.Front.Skew, err = time.ParseDuration(value)
+		case "processed":
+			f.Front.Processed = true
+		case "relay":
+			f.Front.Relay = true
 		default:
 			err = fmt.Errorf("unknown setting")
 		}
@@ -79,7 +108,24 @@ func ParseFault(spec string) (Fault, error) {
 	if f.Kind == FaultLatency && f.Latency <= 0 {
 		return Fault{}, fmt.Errorf("fault %q: latency needs latency=DURATION", spec)
 	}
+	if err := f.Front.check(); err != nil {
+		return Fault{}, fmt.Errorf("fault %q: %w", spec, err)
+	}
 	return f, nil
+}
+
+// check refuses a front's settings that no front sends: a status that is
+// no error, a Date setting the mock does not know, a skew beyond a year.
+func (f Front) check() error {
+	switch {
+	case f.Status != 0 && (f.Status < 400 || f.Status > 599):
+		return fmt.Errorf("a front's status must be 400 to 599 (0: 502), not %d", f.Status)
+	case f.Date < FrontDateTrue || f.Date > FrontDateNone:
+		return fmt.Errorf("a front's date must be %d to %d, not %d", FrontDateTrue, FrontDateNone, f.Date)
+	case f.Skew < -maxOffset || f.Skew > maxOffset:
+		return fmt.Errorf("a front's skew must be at most %v either way, not %v", maxOffset, f.Skew)
+	}
+	return nil
 }
 
 // checkLatency refuses a latency fault's delay over MaxLatency.

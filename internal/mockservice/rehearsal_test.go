@@ -21,7 +21,16 @@ func TestParseFault(t *testing.T) {
 	if f, err := ParseFault("redirect,location=http://127.0.0.2:9"); err != nil || f.Kind != FaultRedirect || f.Location != "http://127.0.0.2:9" {
 		t.Errorf("redirect: %+v, %v", f, err)
 	}
-	for _, bad := range []string{"", "explode", "overload,route=nowhere", "overload,times=x", "latency", "overload,colour=red"} {
+	f, err = ParseFault("front,route=list_backups,status=503,json,date=skewed,skew=-30m,processed,relay")
+	wantFront := Front{Status: 503, JSON: true, Date: FrontDateSkewed, Skew: -30 * time.Minute, Processed: true, Relay: true}
+	if err != nil || f.Kind != FaultFront || f.Route != RouteListBackups || f.Front != wantFront {
+		t.Errorf("front: %+v, %v; want its settings %+v", f, err, wantFront)
+	}
+	if f, err := ParseFault("other-history,route=list_backups,p=0.5"); err != nil || f.Kind != FaultOtherHistory || f.Probability != 0.5 {
+		t.Errorf("other-history: %+v, %v", f, err)
+	}
+	for _, bad := range []string{"", "explode", "overload,route=nowhere", "overload,times=x", "latency", "overload,colour=red",
+		"front,status=200", "front,date=tomorrow", "front,skew=-400d", "front,skew=9000h"} {
 		if _, err := ParseFault(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
