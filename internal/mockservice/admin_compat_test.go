@@ -370,7 +370,6 @@ func checkDocFault(t *testing.T, guide, body string) {
 	if err := json.Unmarshal([]byte(body), &got); err != nil {
 		t.Fatal(err)
 	}
-	got.AccountID = "" // the -fault flag has no account setting
 	var shown []string
 	for _, m := range regexp.MustCompile("`-fault ([^`]*)`").FindAllStringSubmatch(section(t, guide, "Faults"), -1) {
 		if _, example := faultNames[strings.Split(m[1], ",")[0]]; !example {

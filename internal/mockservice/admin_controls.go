@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -345,7 +346,8 @@ func (s *Server) serveClock(w http.ResponseWriter, r *http.Request, requestID st
 }
 
 // faultFields are the fields of POST /_mock/faults, as the integration guide names them.
-var faultFields = []string{"Kind", "Route", "AccountID", "Times", "PerRoute", "Probability", "RetryAfter", "Latency", "Location", "Front"}
+var faultFields = []string{"Kind", "Route", "AccountID", "Times", "PerRoute", "Probability", "RetryAfter", "Latency", "Location",
+	"Front (Status, JSON, Date, Skew, Processed, Relay)"}
 
 // controlFault switches on the fault in the body, read as strictly as the other controls.
 func (s *Server) controlFault(r *http.Request) error {
@@ -356,11 +358,14 @@ func (s *Server) controlFault(r *http.Request) error {
 	if !f.Kind.valid() {
 		return &fieldError{"Kind", fmt.Sprintf("must be a fault kind from %d to %d (the integration guide's table), not %d", FaultServerError, FaultEmptyHistory, f.Kind)}
 	}
-	if err := checkLatency(f.Latency); err != nil {
-		return &fieldError{"Latency", "is out of range: " + err.Error()}
+	if err := f.check(); err != nil {
+		return err
 	}
-	if err := f.Front.check(); err != nil {
-		return &fieldError{"Front", "is out of range: " + err.Error()}
+	s.mu.Lock()
+	_, known := s.accounts[f.AccountID]
+	s.mu.Unlock()
+	if f.AccountID != "" && !known {
+		return &fieldError{"AccountID", "is no account of this mock: " + strconv.Quote(f.AccountID)}
 	}
 	s.AddFault(f)
 	return nil
@@ -459,9 +464,11 @@ func decodeControl(r *http.Request, v any, fields ...string) error {
 // jsonKind names the JSON kind of a Go field type.
 func jsonKind(goType string) string {
 	switch strings.TrimPrefix(goType, "*") {
-	case "int":
+	case "int", "mockservice.FaultKind", "mockservice.FrontDate":
 		return "number (an integer)"
-	case "string":
+	case "time.Duration":
+		return "number (nanoseconds)"
+	case "string", "mockservice.Route":
 		return "string"
 	}
 	return goType

@@ -49,7 +49,9 @@ func (k FaultKind) valid() bool { return k >= FaultServerError && k <= FaultEmpt
 
 // ParseFault reads a fault written as
 //
-//	kind[,route=R][,times=N][,per-route][,p=F][,retry-after=D][,latency=D][,location=URL]
+//	kind[,route=R][,account=ID][,times=N][,per-route][,p=F][,retry-after=D][,latency=D][,location=URL]
+//
+// and, for a front, [,status=N][,json][,date=D][,skew=D][,processed][,relay]
 //
 // for example "overload,route=trigger_backup,times=2,retry-after=3s";
 // latency is at most MaxLatency.
@@ -83,6 +85,8 @@ func ParseFault(spec string) (Fault, error) {
 			}
 		case "location":
 			f.Location = value
+		case "account":
+			f.AccountID = value
 		case "status":
 			f.Front.Status, err = strconv.Atoi(value)
 		case "json":
@@ -108,22 +112,40 @@ func ParseFault(spec string) (Fault, error) {
 	if f.Kind == FaultLatency && f.Latency <= 0 {
 		return Fault{}, fmt.Errorf("fault %q: latency needs latency=DURATION", spec)
 	}
-	if err := f.Front.check(); err != nil {
-		return Fault{}, fmt.Errorf("fault %q: %w", spec, err)
+	if err := f.check(); err != nil {
+		return Fault{}, fmt.Errorf("fault %q: %s %s", spec, err.name, err.reason)
 	}
 	return f, nil
 }
 
+// check refuses a fault's settings that are out of range, as the admin API
+// names them (a front's as Front.Status, ...).
+func (f Fault) check() *fieldError {
+	switch {
+	case f.Route != "" && !slices.Contains(routes, f.Route):
+		return &fieldError{"Route", "must be one of " + joinRoutes() + ", or left out for every route, not " + strconv.Quote(string(f.Route))}
+	case f.Times < 0:
+		return &fieldError{"Times", fmt.Sprintf("must be 0 (every request) or more, not %d", f.Times)}
+	case f.Probability < 0 || f.Probability > 1:
+		return &fieldError{"Probability", fmt.Sprintf("must be 0 to 1 (0: every matching request), not %v", f.Probability)}
+	case f.Latency < 0 || f.Latency > MaxLatency:
+		return &fieldError{"Latency", fmt.Sprintf("must be 0 to at most %v, not %v", MaxLatency, f.Latency)}
+	case f.Kind != FaultFront && f.Front != Front{}:
+		return &fieldError{"Front", "is a front's (Kind 12) only"}
+	}
+	return f.Front.check()
+}
+
 // check refuses a front's settings that no front sends: a status that is
 // no error, a Date setting the mock does not know, a skew beyond a year.
-func (f Front) check() error {
+func (f Front) check() *fieldError {
 	switch {
 	case f.Status != 0 && (f.Status < 400 || f.Status > 599):
-		return fmt.Errorf("a front's status must be 400 to 599 (0: 502), not %d", f.Status)
+		return &fieldError{"Front.Status", fmt.Sprintf("must be 400 to 599 (0: 502), not %d", f.Status)}
 	case f.Date < FrontDateTrue || f.Date > FrontDateNone:
-		return fmt.Errorf("a front's date must be %d to %d, not %d", FrontDateTrue, FrontDateNone, f.Date)
+		return &fieldError{"Front.Date", fmt.Sprintf("must be %d to %d, not %d", FrontDateTrue, FrontDateNone, f.Date)}
 	case f.Skew < -maxOffset || f.Skew > maxOffset:
-		return fmt.Errorf("a front's skew must be at most %v either way, not %v", maxOffset, f.Skew)
+		return &fieldError{"Front.Skew", fmt.Sprintf("must be at most %v either way, not %v", maxOffset, f.Skew)}
 	}
 	return nil
 }

@@ -21,16 +21,17 @@ func TestParseFault(t *testing.T) {
 	if f, err := ParseFault("redirect,location=http://127.0.0.2:9"); err != nil || f.Kind != FaultRedirect || f.Location != "http://127.0.0.2:9" {
 		t.Errorf("redirect: %+v, %v", f, err)
 	}
-	f, err = ParseFault("front,route=list_backups,status=503,json,date=skewed,skew=-30m,processed,relay")
+	f, err = ParseFault("front,route=list_backups,account=acc_0123456789abcdef,status=503,json,date=skewed,skew=-30m,processed,relay")
 	wantFront := Front{Status: 503, JSON: true, Date: FrontDateSkewed, Skew: -30 * time.Minute, Processed: true, Relay: true}
-	if err != nil || f.Kind != FaultFront || f.Route != RouteListBackups || f.Front != wantFront {
+	if err != nil || f.Kind != FaultFront || f.Route != RouteListBackups || f.AccountID != "acc_0123456789abcdef" || f.Front != wantFront {
 		t.Errorf("front: %+v, %v; want its settings %+v", f, err, wantFront)
 	}
 	if f, err := ParseFault("other-history,route=list_backups,p=0.5"); err != nil || f.Kind != FaultOtherHistory || f.Probability != 0.5 {
 		t.Errorf("other-history: %+v, %v", f, err)
 	}
 	for _, bad := range []string{"", "explode", "overload,route=nowhere", "overload,times=x", "latency", "overload,colour=red",
-		"front,status=200", "front,date=tomorrow", "front,skew=-400d", "front,skew=9000h"} {
+		"front,status=200", "front,date=tomorrow", "front,skew=-400d", "front,skew=9000h", "front,route=list_backup",
+		"other-history,p=1.5", "other-history,p=-1", "overload,times=-1", "shuffled-page,date=skewed"} {
 		if _, err := ParseFault(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

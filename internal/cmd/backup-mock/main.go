@@ -61,9 +61,11 @@ func run() error {
 			"restricted, foreign; expired, read-only, owner revoked, other organization, restricted, expiring keys) and print them")
 		faults faultFlags
 	)
-	flag.Var(&faults, "fault", "switch a fault on (repeatable): kind[,route=R][,times=N][,per-route][,p=F][,retry-after=D][,latency=D][,location=URL]\n"+
+	flag.Var(&faults, "fault", "switch a fault on (repeatable): kind[,route=R][,account=ID][,times=N][,per-route][,p=F][,retry-after=D][,latency=D]"+
+		"[,location=URL]\n"+
 		"kinds: "+strings.Join(mockservice.FaultNames(), ", ")+"; latency at most "+mockservice.MaxLatency.String()+"\n"+
-		"routes: token, list_accounts, get_account, trigger_backup, list_backups, audit_logs")
+		"routes: token, list_accounts, get_account, trigger_backup, list_backups, audit_logs\n"+
+		"a front's settings: status=400..599, json, date=true|skewed|year-1|year-9999|unparsable|none, skew=D, processed, relay")
 	flag.Parse()
 	if *showVer {
 		fmt.Println("backup-mock", buildVersion())
