@@ -602,7 +602,7 @@ func (e *testEnv) rawClient(t *testing.T, mods ...func(*client.Options)) *client
 // service would, outside Terraform, and returns it.
 func (e *testEnv) outsideBackup(t *testing.T, accountID string) client.Backup {
 	t.Helper()
-	o := workflow.New(e.rawClient(t), e.clockOrWall(), nil, workflow.Settings{}).Run(t.Context(), accountID, workflow.RunOptions{})
+	o := workflow.New(e.rawClient(t), e.clockOrWall(), nil, workflow.Settings{}).RunMany(t.Context(), []string{accountID}, workflow.RunOptions{}, nil, nil)[0]
 	if o.Kind != workflow.NotWaited {
 		t.Fatalf("outside backup of %s: %d %v", accountID, o.Kind, o.Err)
 	}

@@ -235,30 +235,10 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		Progress:          progress(ctx, nil, m.AccountID.ValueString()),
 	}
 	resume := cmp.Or(durationOf(m.Resume), defaultResume) // unset in a state a test wrote by hand
-	// Follow the backup an earlier destroy began while it stands (workflow.StillCounts), or take a new one.
-	earlier := destroyRecord(ctx, req.Private)
-	kept := earlier // what a stop leaves for the next destroy
-	var o workflow.Outcome
-	switch {
-	case earlier.StandsForDestroy(r.data.clock.Now(), resume):
-		tflog.Info(ctx, "following the backup an earlier destroy began", map[string]any{"record": earlier.String()})
-		o = r.data.runner.Follow(ctx, accountID, earlier, workflow.FollowOptions{RunOptions: opts, Counts: workflow.StillCounts, Renew: true,
-			StandsAt: func(at client.AnswerTime) bool { return earlier.StandsOnService(at, resume) }})
-	case !earlier.Empty():
-		// It stood for a destroy that stopped before resume_within: the data may have changed since.
-		tflog.Info(ctx, "the backup an earlier destroy began no longer counts for this one; taking a new backup",
-			map[string]any{"record": earlier.String()})
-		if !earlier.StandsTooLong(r.data.clock.Now(), resume) {
-			// Expired, not read on a clock that moved: a stop here must not make it stand again (seed 149421).
-			kept = workflow.Record{}
-		}
-		o = r.data.runner.RunInPlaceOf(ctx, accountID, earlier, opts)
-	default:
-		o = r.data.runner.Run(ctx, accountID, opts)
-	}
+	o, next, followed := r.data.runner.Destroy(ctx, accountID, destroyRecord(ctx, req.Private), opts, resume)
 	if o.Good(true) {
 		tflog.Info(ctx, "backup before destroy succeeded", map[string]any{"backup_id": o.Backup.ID})
-		resp.Diagnostics.Append(destroyedDiagnostics(accountID, o, !earlier.Empty() && !o.Renewed, m.Reuse.ValueString())...)
+		resp.Diagnostics.Append(destroyedDiagnostics(accountID, o, followed, m.Reuse.ValueString())...)
 		return
 	}
 	if r.data.release.covers(accountID) {
@@ -269,9 +249,7 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		}
 	}
 
-	// The destroy fails: record what the next one follows, for
-	// resume_within from now (workflow.Record.AfterStoppedDestroy).
-	next := kept.AfterStoppedDestroy(o, r.data.clock.Now(), resume)
+	// The destroy fails: record what the next one follows, for resume_within from now.
 	var stopped diag.Diagnostics
 	saveRecord(ctx, resp.Private, next, &stopped)
 	// The kept state shows the record: Terraform stores the state a failed destroy returns.

@@ -536,7 +536,7 @@ func TestDestroyBackupRecord(t *testing.T) {
 			if !ok {
 				return
 			}
-			if !d.CountsUntil.Equal(tc.wantUntil) || !d.StandsForDestroy(tc.wantUntil, time.Hour) || d.StandsForDestroy(tc.wantUntil.Add(time.Second), time.Hour) {
+			if !d.CountsUntil.Equal(tc.wantUntil) || !d.StandsUntil().Equal(tc.wantUntil) {
 				t.Errorf("counts until %s, want %s", d.CountsUntil, tc.wantUntil)
 			}
 			obj := pendingObject(d)
@@ -550,10 +550,9 @@ func TestDestroyBackupRecord(t *testing.T) {
 		})
 	}
 	// What Delete writes reads back the same.
-	running := client.Backup{ID: "bkp_0123456789abcdef", Status: client.StatusRunning, CreatedAt: triggered}
-	d := workflow.Record{}.AfterStoppedDestroy(workflow.Outcome{Kind: workflow.Unsettled, Backup: &running}, triggered, time.Hour)
-	raw := workflow.Encode(d)
-	if back := destroyRecord(t.Context(), privateBytes{workflow.Key: raw}); back != d {
+	d := destroyRecord(t.Context(), privateBytes{workflow.Key: []byte(`{"v":1,"phase":"identified","backup_id":"bkp_0123456789abcdef",` +
+		`"status":"running","triggered_at":"2026-11-20T10:00:00Z","counts_until":"2026-11-20T11:00:00Z","stopped_on_service":"2026-11-20T10:00:00Z"}`)})
+	if back := destroyRecord(t.Context(), privateBytes{workflow.Key: workflow.Encode(d)}); back != d || d.Empty() {
 		t.Errorf("round trip: %+v, want %+v", back, d)
 	}
 }

@@ -1448,7 +1448,7 @@ func (w *simWorld) timedOutThenOther(ws *simWorkspace, t1, t2 *simTriggerConf, s
 // runner clock minutes ahead, and the next one past resume_within on a
 // clock that is right, behind a front whose Date is as far behind: each
 // clock alone would let the stopped destroy's record stand too long, and
-// the two bounds (workflow.Record.StandsForDestroy, StandsOnService) keep
+// the two bounds (workflow.Runner.Destroy: standsForDestroy, standsOnService) keep
 // it to resume_within. None when no pipeline has a guard to destroy.
 func (w *simWorld) drawResumeEpisode() []simEpisodeStep {
 	return w.stoppedDestroyEpisode(w.resume, func(off time.Duration) (atStop, next *mockservice.Fault) {

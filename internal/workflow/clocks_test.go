@@ -16,13 +16,13 @@ import (
 // the user asked for a duration: a backup's age for reuse_within (reusable,
 // ageOf), the grace before a resend (graceOver), and the trigger's start that
 // this grace is measured from (trigger), and a stopped destroy's
-// resume_within (answeredAt, AfterStoppedDestroy, standsAt). The client
+// resume_within (answeredAt, afterStoppedDestroy, standsAt, Destroy). The client
 // keeps no clock offset to read. (identify, above, pageMark and unexplained
 // read none.) An answer's receipt on this machine's clock (At.Received) is
 // no reading of the service's: an empty read's duration since (ranSince).
 func TestOnlyDurationsReadTheServiceClock(t *testing.T) {
 	t.Parallel()
-	allowed := []string{"reusable", "ageOf", "graceOver", "trigger", "answeredAt", "AfterStoppedDestroy", "standsAt"}
+	allowed := []string{"reusable", "ageOf", "graceOver", "trigger", "answeredAt", "afterStoppedDestroy", "standsAt", "Destroy"}
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

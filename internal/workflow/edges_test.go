@@ -238,7 +238,7 @@ func TestPollingFailureIsUnsettled(t *testing.T) {
 			fs.listingStatus = 500
 		}
 	}
-	o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
+	o := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
 	if o.Kind != Unsettled || !serverError(o.Err) || o.Backup == nil || o.Backup.Status != client.StatusRunning {
 		t.Fatalf("outcome %d, %v, %+v; want Unsettled with the 500, the backup still running", o.Kind, o.Err, o.Backup)
 	}
@@ -361,7 +361,7 @@ func TestRunTakesNothingAboveTheFloorBesideAnotherListingsRead(t *testing.T) {
 		`"completed_at":"` + later + `"},{"id":"` + floor.ID + `","account_id":"` + fs.account + `","status":"success","created_at":"` + stamp +
 		`","completed_at":"` + stamp + `"}],"pagination":{"limit":50,"next_cursor":null}}`
 	fs.mu.Unlock()
-	o := w.Run(context.Background(), fs.account, RunOptions{Since: &Mark{IDs: []string{floor.ID}}})
+	o := w.backUp(context.Background(), fs.account, RunOptions{Since: &Mark{IDs: []string{floor.ID}}})
 	if o.Kind != NotIdentified || o.Backup != nil {
 		t.Fatalf("outcome %d, backup %+v (%v); want none identified", o.Kind, o.Backup, o.Err)
 	}
@@ -378,7 +378,7 @@ func TestRunRefusesAReadThatLostThePreviousChange(t *testing.T) {
 	fs.mu.Lock()
 	fs.rawListing = `{"data":[],"pagination":{"limit":50,"next_cursor":null}}`
 	fs.mu.Unlock()
-	o := w.Run(context.Background(), fs.account, RunOptions{Since: &Mark{IDs: []string{floor.ID}}})
+	o := w.backUp(context.Background(), fs.account, RunOptions{Since: &Mark{IDs: []string{floor.ID}}})
 	if posts, _ := fs.counts(); o.Kind != Refused || !errors.Is(o.Err, errReadLost) || posts != 0 {
 		t.Fatalf("outcome %d (%v) after %d POSTs; want refused before any", o.Kind, o.Err, posts)
 	}
@@ -545,7 +545,7 @@ func TestRetakeTakesNothingAboveItsBackupAfterAnEmptyRead(t *testing.T) {
 	fs.resetPOSTs = 1
 	fs.mu.Unlock()
 	rec := Record{Phase: phaseIdentified, BackupID: failed.ID, Status: failed.Status, TriggeredAt: failed.CreatedAt}
-	o := w.RunInPlaceOf(context.Background(), fs.account, rec, RunOptions{})
+	o := w.runInPlaceOf(context.Background(), fs.account, rec, RunOptions{})
 	if o.Backup != nil && o.Backup.ID == other.ID {
 		t.Fatalf("run = %d %+v %v; took %s, another's backup listed before the retake's read", o.Kind, o.Backup, o.Err, other.ID)
 	}
@@ -573,7 +573,7 @@ func TestALaterLookProvesNoEmptyRead(t *testing.T) {
 	fs.rawListing = `{"data":[],"pagination":{"limit":50,"next_cursor":null}}`
 	fs.resetPOSTs, fs.runFor = 1, time.Minute
 	fs.mu.Unlock()
-	o := w.Run(context.Background(), fs.account, RunOptions{})
+	o := w.backUp(context.Background(), fs.account, RunOptions{})
 	if o.Kind != NotIdentified {
 		t.Fatalf("run = %d %+v (%v); want none identified", o.Kind, o.Backup, o.Err)
 	}

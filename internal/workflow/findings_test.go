@@ -43,7 +43,7 @@ func TestWrongDateChangesNothingButReuse(t *testing.T) {
 				fs, w := newFaultyService(t)
 				fs.date, fs.resetPOSTs = tc.date(fs), 1
 				fs.addOld(client.StatusSuccess, time.Hour)
-				o := w.Run(context.Background(), fs.account, RunOptions{})
+				o := w.backUp(context.Background(), fs.account, RunOptions{})
 				if posts, _ := fs.counts(); o.Kind != NotWaited || posts != 1 || len(fs.queuedIDs()) != 1 || o.Backup.ID != fs.queuedIDs()[0] {
 					t.Fatalf("outcome %d (%v) after %d POSTs, queued %v; want the one backup, found", o.Kind, o.Err, posts, fs.queuedIDs())
 				}
@@ -52,7 +52,7 @@ func TestWrongDateChangesNothingButReuse(t *testing.T) {
 				t.Parallel()
 				fs, w := newFaultyService(t)
 				fs.date, fs.runFor = tc.date(fs), time.Minute
-				o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
+				o := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
 				if o.Kind != Succeeded || !o.Seen.has(o.Backup.ID) {
 					t.Fatalf("outcome %d (%v), seen %v; want it succeeded, and the next change's floor with it", o.Kind, o.Err, o.Seen)
 				}
@@ -62,7 +62,7 @@ func TestWrongDateChangesNothingButReuse(t *testing.T) {
 				fs, w := newFaultyService(t)
 				fs.date, fs.runFor = tc.date(fs), time.Minute
 				recent := fs.addOld(client.StatusSuccess, time.Minute)
-				o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: time.Hour, Unrecorded: true})
+				o := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: time.Hour, Unrecorded: true})
 				if o.Kind != Succeeded || o.Reused || o.Backup.ID == recent.ID || o.ReuseRefused == nil || !strings.Contains(o.ReuseRefused.Error(), tc.why) {
 					t.Fatalf("outcome %d reused %t (%v), refused: %v; want a new backup, and %q", o.Kind, o.Reused, o.Err, o.ReuseRefused, tc.why)
 				}
@@ -86,7 +86,7 @@ func TestServiceClockOffNeverStopsIdentification(t *testing.T) {
 				if lost {
 					fs.resetPOSTs = 1
 				}
-				o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
+				o := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
 				if posts, _ := fs.counts(); o.Kind != Succeeded || posts != 1 || o.Backup.ID != fs.queuedIDs()[0] {
 					t.Fatalf("outcome %d (%v) after %d POSTs; want its own backup, one POST", o.Kind, o.Err, posts)
 				}
@@ -111,7 +111,7 @@ func TestAnotherPipelinesRunningBackupIsNeverAdopted(t *testing.T) {
 			fs.backups = append([]client.Backup{other}, fs.backups...)
 			fs.mu.Unlock()
 			fs.failPOSTs = 1 // a front's 500: not processed
-			o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, WaitOnConflict: wait})
+			o := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true, WaitOnConflict: wait})
 			if o.Backup != nil && o.Backup.ID == other.ID {
 				t.Fatalf("adopted %s, another pipeline's, running before the trigger", other.ID)
 			}
@@ -142,7 +142,7 @@ func TestTheSameSecondIsInTheFloor(t *testing.T) {
 			fs.backups = append([]client.Backup{late}, fs.backups...)
 		}
 	}
-	o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: time.Hour, Unrecorded: true})
+	o := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: time.Hour, Unrecorded: true})
 	if o.Kind != Succeeded || !o.Reused || o.Backup.ID != shared.ID {
 		t.Fatalf("outcome %d reused %t (%v); want the shared backup joined", o.Kind, o.Reused, o.Err)
 	}
@@ -152,7 +152,7 @@ func TestTheSameSecondIsInTheFloor(t *testing.T) {
 	}
 	fs.onListing = nil
 	fs.clock.Advance(time.Minute) // the late one succeeds, well within the window
-	next := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: time.Hour, Since: rec.Floor()})
+	next := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: time.Hour, Since: rec.Floor()})
 	if next.Backup == nil || next.Backup.ID == late.ID || next.Backup.ID == shared.ID || next.Reused {
 		t.Fatalf("the next change: outcome %d (%v) %+v; want a new backup, never one listed when this change went ahead", next.Kind, next.Err, next.Backup)
 	}
@@ -167,7 +167,7 @@ func TestAFloorIsNeverStuckInTheFuture(t *testing.T) {
 	fs, w := newFaultyService(t)
 	fs.runFor = time.Minute
 	fs.date = fs.now().Add(365 * 24 * time.Hour).UTC().Format(http.TimeFormat)
-	o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
+	o := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
 	if o.Kind != Succeeded {
 		t.Fatalf("outcome %d (%v)", o.Kind, o.Err)
 	}
@@ -175,12 +175,12 @@ func TestAFloorIsNeverStuckInTheFuture(t *testing.T) {
 	fs.date = ""
 	fs.clock.Advance(10 * time.Minute)
 	since := fs.addOld(client.StatusSuccess, time.Minute) // another's, since
-	next := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: time.Hour, Since: rec.Floor()})
+	next := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: time.Hour, Since: rec.Floor()})
 	if next.Kind != Succeeded || !next.Reused || next.Backup.ID != since.ID {
 		t.Fatalf("reuse: outcome %d reused %t (%v) %+v; want %s", next.Kind, next.Reused, next.Err, next.Backup, since.ID)
 	}
 	fs.resetPOSTs = 1
-	lost := w.Run(context.Background(), fs.account, RunOptions{Since: rec.Floor()})
+	lost := w.backUp(context.Background(), fs.account, RunOptions{Since: rec.Floor()})
 	if posts, _ := fs.counts(); lost.Kind != NotWaited || posts != 2 {
 		t.Fatalf("a lost answer: outcome %d (%v) after %d POSTs in all; want it found, not sent again", lost.Kind, lost.Err, posts)
 	}
@@ -203,7 +203,7 @@ func TestAFrontsPagesNeverMakeABackupCount(t *testing.T) {
 			fs.listingStatus = http.StatusBadGateway // the front again, after the read before the trigger
 		}
 	}
-	o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
+	o := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
 	if o.Kind != NotIdentified || o.Confirmed || o.Backup != nil || !o.Before.has(old.ID) {
 		t.Fatalf("outcome %d (%v) %+v, before %v; want not identified, unconfirmed, the good one before it", o.Kind, o.Err, o.Backup, o.Before)
 	}
@@ -227,7 +227,7 @@ func TestAFrontsPagesNeverMakeABackupCount(t *testing.T) {
 	fs2, w2 := newFaultyService(t)
 	fs2.addOld(client.StatusSuccess, 12*time.Minute)
 	fs2.date, fs2.listingStatus = "Mon, 01 Jan 0001 00:00:00 GMT", http.StatusBadGateway
-	o = w2.Run(context.Background(), fs2.account, RunOptions{WaitForCompletion: true})
+	o = w2.backUp(context.Background(), fs2.account, RunOptions{WaitForCompletion: true})
 	if posts, _ := fs2.counts(); o.Kind != Refused || posts != 0 || !errors.Is(o.Err, errLookFailed) {
 		t.Fatalf("outcome %d (%v) after %d POSTs; want refused before any", o.Kind, o.Err, posts)
 	}
@@ -243,7 +243,7 @@ func TestAClockSetBackCostsABackupNeverCountsOne(t *testing.T) {
 	fs.addOld(client.StatusSuccess, 5*time.Minute)
 	fs.addOld(client.StatusSuccess, time.Hour)
 	fs.skew = -30 * time.Minute // set back since: new backups list below top
-	o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
+	o := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
 	if o.Kind != NotIdentified || !o.Confirmed || o.Backup != nil {
 		t.Fatalf("after a 202: outcome %d (%v) %+v; want not identified, never another", o.Kind, o.Err, o.Backup)
 	}
@@ -251,7 +251,7 @@ func TestAClockSetBackCostsABackupNeverCountsOne(t *testing.T) {
 	fs2.byCreated = true
 	fs2.addOld(client.StatusSuccess, 5*time.Minute)
 	fs2.skew, fs2.resetPOSTs = -30*time.Minute, 1
-	o = w2.Run(context.Background(), fs2.account, RunOptions{})
+	o = w2.backUp(context.Background(), fs2.account, RunOptions{})
 	if posts, _ := fs2.counts(); o.Kind != NotIdentified || posts != 1 || !strings.Contains(fmt.Sprint(o.Err), "not sent again") {
 		t.Fatalf("after a lost answer: outcome %d (%v) after %d POSTs; want not identified, not sent again", o.Kind, o.Err, posts)
 	}
@@ -272,7 +272,7 @@ func TestAConflictWaitedOutJoinsTheMark(t *testing.T) {
 			fs.backups = append([]client.Backup{other}, fs.backups...)
 		}
 	}
-	o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, WaitOnConflict: true})
+	o := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true, WaitOnConflict: true})
 	if q := fs.queuedIDs(); o.Kind != Succeeded || len(q) != 1 || o.Backup.ID != q[0] {
 		t.Fatalf("outcome %d (%v) %+v, queued %v; want its own, not %s", o.Kind, o.Err, o.Backup, q, other.ID)
 	}
@@ -285,7 +285,7 @@ func TestOwnContradictorySuccessFails(t *testing.T) {
 	fs, w := newFaultyService(t)
 	fs.runFor = time.Minute
 	fs.spoil = func(b *client.Backup) { text := "partially failed"; b.Error = &text }
-	o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
+	o := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true})
 	if o.Kind != Failed || o.Backup == nil || o.Backup.Status != client.StatusSuccess || !errors.Is(o.Err, errNotCounted) {
 		t.Fatalf("outcome %d (%v) %+v; want it failed: no good backup", o.Kind, o.Err, o.Backup)
 	}

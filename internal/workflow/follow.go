@@ -148,15 +148,15 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts Fo
 	return w.waitOwn(ctx, accountID, b, page, opts.WaitForCompletion, start, emit)
 }
 
-// RunInPlaceOf runs in place of r's backup, which no longer stands: never the run's own.
-func (w *Runner) RunInPlaceOf(ctx context.Context, accountID string, r Record, opts RunOptions) Outcome {
+// runInPlaceOf runs in place of r's backup, which no longer stands: never the run's own.
+func (w *Runner) runInPlaceOf(ctx context.Context, accountID string, r Record, opts RunOptions) Outcome {
 	return w.renew(ctx, accountID, opts, r.BackupID)
 }
 
 // renew runs again in place of the record's backup (backupID), which is never the run's own.
 func (w *Runner) renew(ctx context.Context, accountID string, opts RunOptions, backupID string) Outcome {
 	opts.replaced = backupID
-	o := w.Run(ctx, accountID, opts)
+	o := w.backUp(ctx, accountID, opts)
 	o.Renewed = true
 	return o
 }

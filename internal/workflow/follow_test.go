@@ -216,7 +216,7 @@ func TestFollowAboveOthersFloors(t *testing.T) {
 			}
 			before := f.srv.Stats().BackupsQueued[acct]
 			rec := Record{BackupID: o.Backup.ID, Status: o.Backup.Status}
-			got := c.follow(context.Background(), acct, rec, FollowOptions{Counts: StillCounts, Renew: true, Above: floor})
+			got := c.follow(context.Background(), acct, rec, FollowOptions{Counts: stillCounts, Renew: true, Above: floor})
 			switch {
 			case tc.readAfter && (got.Kind != Refused || !errors.Is(got.Err, errNotAboveReplaced)):
 				t.Fatalf("Follow: %d, %v; want it refused, not above the others' floors", got.Kind, got.Err)
@@ -244,7 +244,7 @@ func TestFollowRenewsARecordThatNoLongerStands(t *testing.T) {
 		}
 		before := f.srv.Stats().BackupsQueued[acct]
 		rec := Record{Phase: phaseIdentified, BackupID: o.Backup.ID, Status: o.Backup.Status}
-		got := c.follow(context.Background(), acct, rec, FollowOptions{Counts: StillCounts, Renew: true,
+		got := c.follow(context.Background(), acct, rec, FollowOptions{Counts: stillCounts, Renew: true,
 			StandsAt: func(at client.AnswerTime) bool { return stands && !at.Service.IsZero() }})
 		want := 1
 		if stands {
@@ -271,7 +271,7 @@ func TestFollowOfAnUnidentifiedRecordFailsClosedWhenNothingIsRead(t *testing.T) 
 		c := f.client(t)
 		rec := Record{Phase: phaseUnidentified, TriggeredAt: f.clock.Now(), Confirmed: true, Prior: look(t, c, acct).mark, Ahead: ahead}
 		f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteListBackups})
-		o := c.follow(context.Background(), acct, rec, FollowOptions{Counts: StillCounts})
+		o := c.follow(context.Background(), acct, rec, FollowOptions{Counts: stillCounts})
 		var unread *UnreadError
 		switch {
 		case !ahead && (o.Kind != Refused || !errors.As(o.Err, &unread) || unread.BackupID != ""):
@@ -297,7 +297,7 @@ func TestRenewNeverTakesTheRecordsOwnBackup(t *testing.T) {
 		}
 	}
 	rec := Record{Phase: phaseFailed, BackupID: failed.ID, Status: failed.Status, TriggeredAt: failed.CreatedAt, Prior: &Mark{IDs: []string{floor.ID}}}
-	o := c.Follow(context.Background(), fs.account, rec, FollowOptions{RunOptions: RunOptions{Since: rec.Prior}, Counts: StillCounts, Renew: true})
+	o := c.Follow(context.Background(), fs.account, rec, FollowOptions{RunOptions: RunOptions{Since: rec.Prior}, Counts: stillCounts, Renew: true})
 	if o.Backup == nil || o.Backup.ID == failed.ID || !slices.Contains(fs.queuedIDs(), o.Backup.ID) || !o.Renewed {
 		t.Fatalf("renewed = %d %+v %v (Renewed %t); want the backup its trigger queued (%v), never %s", o.Kind, o.Backup, o.Err, o.Renewed, fs.queuedIDs(), failed.ID)
 	}
@@ -316,7 +316,7 @@ func TestRunInPlaceOfNeverTakesTheRecordsBackup(t *testing.T) {
 		}
 	}
 	rec := Record{Phase: phaseIdentified, BackupID: stale.ID, Status: stale.Status, TriggeredAt: stale.CreatedAt}
-	o := c.RunInPlaceOf(context.Background(), fs.account, rec, RunOptions{})
+	o := c.runInPlaceOf(context.Background(), fs.account, rec, RunOptions{})
 	if o.Backup == nil || o.Backup.ID == stale.ID || !slices.Contains(fs.queuedIDs(), o.Backup.ID) || !o.Renewed {
 		t.Fatalf("run = %d %+v %v (Renewed %t); want the backup its trigger queued (%v), never %s", o.Kind, o.Backup, o.Err, o.Renewed, fs.queuedIDs(), stale.ID)
 	}
@@ -332,7 +332,7 @@ func TestFollowOfAnUnidentifiedRecordRenewsAFailedBackup(t *testing.T) {
 	floor := fs.addOld(client.StatusSuccess, 10*time.Minute)
 	failed := fs.addOld(client.StatusFailed, time.Minute)
 	rec := Record{Phase: phaseUnidentified, TriggeredAt: failed.CreatedAt.Add(-time.Second), Prior: &Mark{IDs: []string{floor.ID}}}
-	o := c.Follow(context.Background(), fs.account, rec, FollowOptions{Counts: StillCounts, Renew: true})
+	o := c.Follow(context.Background(), fs.account, rec, FollowOptions{Counts: stillCounts, Renew: true})
 	if o.Backup == nil || o.Backup.ID == failed.ID || !slices.Contains(fs.queuedIDs(), o.Backup.ID) || !o.Renewed {
 		t.Fatalf("followed = %d %+v %v (Renewed %t); want a new backup queued (%v), not %s reported", o.Kind, o.Backup, o.Err, o.Renewed, fs.queuedIDs(), failed.ID)
 	}

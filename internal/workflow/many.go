@@ -12,7 +12,7 @@ import (
 // client's limiter keeps their requests within the key's allowance.
 const maxBackupsInFlight = 1000
 
-// RunMany runs Run for every account at once. progress calls may overlap;
+// RunMany takes a backup (backUp) of every account at once. progress calls may overlap;
 // ended calls never do.
 func (w *Runner) RunMany(ctx context.Context, accountIDs []string, opts RunOptions,
 	progress func(accountID string, ev Event), ended func(o Outcome, finished int),
@@ -24,7 +24,7 @@ func (w *Runner) RunMany(ctx context.Context, accountIDs []string, opts RunOptio
 		if progress != nil {
 			o.Progress = func(ev Event) { progress(id, ev) }
 		}
-		outcomes[i] = w.Run(ctx, id, o)
+		outcomes[i] = w.backUp(ctx, id, o)
 	}, func(i, finished int) {
 		if ended != nil {
 			ended(outcomes[i], finished)

@@ -297,7 +297,7 @@ func (r Record) TakesConfigTriggers() bool { return r.Phase == phaseImported }
 
 // awaitsItsBackup: the record's change queued a backup (or may have) and
 // never went ahead, so a replacement of the same triggers may adopt it while
-// it still counts (StillCounts). One whose change went ahead with it does
+// it still counts (stillCounts). One whose change went ahead with it does
 // not, even while it runs: the replacement may be another trigger created
 // with those triggers, which Terraform does not tell apart (seed 303), nor
 // one not identified whose change went ahead unwaited (seed 11138); nor an
@@ -322,32 +322,32 @@ func (r Record) CarriesAChange() bool {
 // StandsUntil is when a stopped destroy's record stops standing (zero: none).
 func (r Record) StandsUntil() time.Time { return r.CountsUntil }
 
-// StandsForDestroy: a stopped destroy's record stands until CountsUntil,
+// standsForDestroy: a stopped destroy's record stands until CountsUntil,
 // and never longer than resume from now, give or take the clock allowance (a
 // clock ahead wrote a later one; the service's clock bounds it too, see
-// StandsOnService).
-func (r Record) StandsForDestroy(now time.Time, resume time.Duration) bool {
+// standsOnService).
+func (r Record) standsForDestroy(now time.Time, resume time.Duration) bool {
 	return r.Phase != phaseNone && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil) && r.CountsUntil.Sub(now) <= resume+defaultClockAllowance
 }
 
-// StandsTooLong: a stopped destroy's record does not stand only because its
+// standsTooLong: a stopped destroy's record does not stand only because its
 // CountsUntil lies further from now than resume allows, give or take the
 // clock allowance (a clock moved between the two destroys): it is kept for
-// the next destroy, never made to stand longer (see AfterStoppedDestroy).
-func (r Record) StandsTooLong(now time.Time, resume time.Duration) bool {
+// the next destroy, never made to stand longer (see afterStoppedDestroy).
+func (r Record) standsTooLong(now time.Time, resume time.Duration) bool {
 	return r.Phase != phaseNone && r.CountsUntil.Sub(now) > resume+defaultClockAllowance
 }
 
-// StandsOnService: a stopped destroy's record stands, as of an answer at
+// standsOnService: a stopped destroy's record stands, as of an answer at
 // at, for resume_within from its stop on the service's clock as well as on
-// this machine's (StandsForDestroy), so that a runner's clock that ran ahead
+// this machine's (standsForDestroy), so that a runner's clock that ran ahead
 // at the stop cannot make it stand longer. Neither a stop whose service time
 // is unknown (no answer with a Date) nor an answer without a Date can show
 // that the record still stands: that costs a backup. Nor can an answer
 // whose Date is apart from this machine's clock beyond the allowance: one
 // of the two is wrong, and both set back would let it stand too long
 // (deep-run seed 72536: a service 30 minutes behind, a runner 3).
-func (r Record) StandsOnService(at client.AnswerTime, resume time.Duration) bool {
+func (r Record) standsOnService(at client.AnswerTime, resume time.Duration) bool {
 	apart := at.Service.Sub(at.Received)
 	return !r.StoppedOnService.IsZero() && !at.Service.IsZero() && !at.Service.After(r.StoppedOnService.Add(resume)) &&
 		apart <= defaultClockAllowance && apart >= -defaultClockAllowance
@@ -361,19 +361,19 @@ func (r Record) overOnService(at client.AnswerTime, resume time.Duration) bool {
 		apart <= defaultClockAllowance && apart >= -defaultClockAllowance
 }
 
-// StillCounts says whether a backup an earlier operation of the change
+// stillCounts says whether a backup an earlier operation of the change
 // began (a stopped destroy's, a replaced trigger's), as now read, can still
 // let the change go ahead: in progress or good.
-func StillCounts(b client.Backup) bool {
+func stillCounts(b client.Backup) bool {
 	return client.InProgress(b.Status) || b.Good()
 }
 
-// AfterStoppedDestroy is what a stopped destroy leaves for the next, until
+// afterStoppedDestroy is what a stopped destroy leaves for the next, until
 // now plus resume: its backup, none after a failure, else r (no second backup).
-func (r Record) AfterStoppedDestroy(o Outcome, now time.Time, resume time.Duration) Record {
+func (r Record) afterStoppedDestroy(o Outcome, now time.Time, resume time.Duration) Record {
 	// Its resume_within over on this machine's clock from now, or on the service's as this destroy's last answer
 	// shows it (o.At, after a renewal): a stop now must not make it stand again.
-	over, renewed := r.StandsTooLong(now, resume) || o.Renewed && r.overOnService(o.At, resume), false
+	over, renewed := r.standsTooLong(now, resume) || o.Renewed && r.overOnService(o.At, resume), false
 	switch o.Kind {
 	case Failed:
 		return Record{}

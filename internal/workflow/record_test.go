@@ -177,7 +177,7 @@ func TestReplacedAdoptable(t *testing.T) {
 		{"succeeded, imported and never applied", ImportedAs(good.ID), good, false},
 		{"failed", waiting, bad, false},
 	} {
-		if got := tc.rec.awaitsItsBackup() && StillCounts(tc.read); got != tc.want {
+		if got := tc.rec.awaitsItsBackup() && stillCounts(tc.read); got != tc.want {
 			t.Errorf("%s: adopted %t, want %t", tc.name, got, tc.want)
 		}
 	}
@@ -208,7 +208,7 @@ func TestDestroyRecord(t *testing.T) {
 		{"counts_until beyond resume_within and the allowance from now", rec, t0.Add(45*time.Minute - 10*time.Minute - defaultClockAllowance - time.Second), false},
 		{"counts_until resume_within and the allowance from now", rec, t0.Add(45*time.Minute - 10*time.Minute - defaultClockAllowance), true},
 	} {
-		if got := tc.r.StandsForDestroy(tc.at, 10*time.Minute); got != tc.want {
+		if got := tc.r.standsForDestroy(tc.at, 10*time.Minute); got != tc.want {
 			t.Errorf("%s: stands %t, want %t", tc.name, got, tc.want)
 		}
 	}
@@ -223,7 +223,7 @@ func TestDestroyRecord(t *testing.T) {
 	}
 	aheadRec := rec
 	aheadRec.CountsUntil = now.Add(timeout + 3*time.Minute).Truncate(time.Second)
-	if !aheadRec.StandsTooLong(now, timeout) {
+	if !aheadRec.standsTooLong(now, timeout) {
 		t.Fatal("the record written on a clock ahead must stand too long")
 	}
 	for _, tc := range []struct {
@@ -254,11 +254,11 @@ func TestDestroyRecord(t *testing.T) {
 			Record{Phase: phaseIdentified, BackupID: running.ID, Status: client.StatusRunning, TriggeredAt: t0,
 				CountsUntil: now.Add(timeout).Truncate(time.Second), StoppedOnService: now}},
 	} {
-		if got := tc.earlier.AfterStoppedDestroy(tc.o, now, timeout); got != tc.want {
+		if got := tc.earlier.afterStoppedDestroy(tc.o, now, timeout); got != tc.want {
 			t.Errorf("%s: %+v\nwant %+v", tc.name, got, tc.want)
 		}
 	}
-	if !StillCounts(running) || !StillCounts(good) || StillCounts(bad) {
+	if !stillCounts(running) || !stillCounts(good) || stillCounts(bad) {
 		t.Error("an earlier destroy's backup counts while in progress or succeeded, never failed")
 	}
 }
@@ -383,16 +383,16 @@ func TestStandsOnService(t *testing.T) {
 		{"the clocks apart within it", r, client.AnswerTime{Received: stop.Add(time.Minute + 10*time.Second), Service: stop.Add(time.Minute)}, true},
 		{"the service's clock ahead by the allowance", r, client.AnswerTime{Received: stop.Add(time.Minute), Service: stop.Add(time.Minute + 10*time.Second)}, true},
 	} {
-		if got := tc.rec.StandsOnService(tc.at, 30*time.Minute); got != tc.want {
+		if got := tc.rec.standsOnService(tc.at, 30*time.Minute); got != tc.want {
 			t.Errorf("%s: stands %t, want %t", tc.name, got, tc.want)
 		}
 	}
 	o := Outcome{Kind: Unsettled, Backup: &client.Backup{ID: "bkp_0123456789abcdef", Status: client.StatusRunning}, At: at(5 * time.Minute)}
-	if got := (Record{}).AfterStoppedDestroy(o, stop, time.Minute).StoppedOnService; !got.Equal(stop.Add(5 * time.Minute)) {
+	if got := (Record{}).afterStoppedDestroy(o, stop, time.Minute).StoppedOnService; !got.Equal(stop.Add(5 * time.Minute)) {
 		t.Errorf("stopped on the service at %s, want the last page's Date", got)
 	}
 	unread := Outcome{Kind: Refused, Err: &UnreadError{BackupID: o.Backup.ID, Err: errors.New("account has no backup")}}
-	if got := r.AfterStoppedDestroy(unread, stop.Add(time.Hour), time.Minute).StoppedOnService; !got.Equal(stop) {
+	if got := r.afterStoppedDestroy(unread, stop.Add(time.Hour), time.Minute).StoppedOnService; !got.Equal(stop) {
 		t.Errorf("a stop no answer dated is stopped on the service at %s, want the earlier stop's", got)
 	}
 }
@@ -483,7 +483,7 @@ func TestStandsTooLong(t *testing.T) {
 		{"expired", rec(-time.Second), false},
 		{"none", Record{CountsUntil: now.Add(time.Hour)}, false},
 	} {
-		if got := tc.r.StandsTooLong(now, resume); got != tc.want {
+		if got := tc.r.standsTooLong(now, resume); got != tc.want {
 			t.Errorf("%s: stands too long %t, want %t", tc.name, got, tc.want)
 		}
 	}

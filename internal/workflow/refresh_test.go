@@ -24,7 +24,7 @@ func TestRefresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := w.Run(ctx, ids[0], RunOptions{})
+	o := w.backUp(ctx, ids[0], RunOptions{})
 	if o.Kind != NotWaited {
 		t.Fatalf("run: %+v", o)
 	}
@@ -83,7 +83,7 @@ func TestCheckDestroy(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, mockservice.Options{Seed: 4702, Accounts: 1}, nil)
 	w, ctx, id := f.client, context.Background(), f.srv.AccountIDs()[0]
-	if o := w.Run(ctx, id, RunOptions{}); o.Kind != NotWaited {
+	if o := w.backUp(ctx, id, RunOptions{}); o.Kind != NotWaited {
 		t.Fatalf("run: %+v", o)
 	}
 	if c := w.CheckDestroy(ctx, id, false); c.Verdict != Busy || !client.InProgress(c.Account.BackupStatus) {

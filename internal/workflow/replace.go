@@ -16,7 +16,7 @@ import (
 
 // CreateTrigger takes a trigger's backup or, when this create replaces a
 // trigger of the same account and triggers deleted in this command (reps),
-// follows that one's backup while it stands (StillCounts). Only a
+// follows that one's backup while it stands (stillCounts). Only a
 // backup listed above the floors of the triggers of the account deleted in
 // this command may be reused or adopted; a create that replaced none knows
 // no floor, and reuse_within takes no shortcut. It returns the record the
@@ -30,7 +30,7 @@ func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountI
 		if replacedFree && reps.serve(accountID) {
 			opts.Since = since
 		}
-		return w.Run(ctx, accountID, opts), Record{Prior: opts.Since}
+		return w.backUp(ctx, accountID, opts), Record{Prior: opts.Since}
 	}
 	others, replaced := reps.floor(accountID, own, true)
 	// Not adopted, its backup is the previous change's: a new one counts above its floor too.
@@ -47,12 +47,12 @@ func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountI
 		// A deleted trigger's floor is unknown: its backup cannot be shown to stand for this change (it may predate the
 		// other's change: seed 136118), so a new one is taken, above no floor. Deferring it to the next apply (seed 539)
 		// took that same new backup an apply later.
-		return w.RunInPlaceOf(ctx, accountID, old.Record, opts), Record{}
+		return w.runInPlaceOf(ctx, accountID, old.Record, opts), Record{}
 	}
 	w.log.Debug(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
 	// Not identified, its backup is never one another create of this process queued or took (deep-run seed
 	// 74910: another trigger's, whose change went ahead), though it may be listed below one (seed 482951).
-	o := w.Follow(ctx, accountID, old.Record, FollowOptions{RunOptions: opts, Counts: StillCounts, Renew: true, Above: above,
+	o := w.Follow(ctx, accountID, old.Record, FollowOptions{RunOptions: opts, Counts: stillCounts, Renew: true, Above: above,
 		Claimed: reps.claimed(accountID)})
 	// Not shown above the others' floors (unread, or not found yet), it is kept with them: replaced alone by the
 	// next apply, this trigger never counts a backup listed below them (deep-run seed 227670: a 404 page kept

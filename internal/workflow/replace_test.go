@@ -317,7 +317,7 @@ func TestCreateTriggerRetakeReusesAboveThePreviousChange(t *testing.T) {
 	f.srv.SetAccountFailure(acct, "disk full")
 	doomed := c.run(ctx, acct, RunOptions{}) // another pipeline's, running, to fail
 	reuse := RunOptions{ReuseWithin: 10 * time.Minute, Since: floor, WaitOnConflict: true}
-	joined := c.Run(ctx, acct, reuse)
+	joined := c.backUp(ctx, acct, reuse)
 	if !joined.Reused || joined.Backup == nil || joined.Backup.ID != doomed.Backup.ID {
 		t.Fatalf("the first attempt: %+v (%v); want it to join %s", joined.Backup, joined.Err, doomed.Backup.ID)
 	}
@@ -389,7 +389,7 @@ func acceptedNotListed(t *testing.T, opts RunOptions) (*runFixture, *Runner, str
 	acct := f.srv.AccountIDs()[0]
 	c := f.client(t)
 	f.srv.SetListingLag(5 * time.Minute)
-	o := c.Run(context.Background(), acct, opts)
+	o := c.backUp(context.Background(), acct, opts)
 	if o.Kind != NotIdentified || !o.Confirmed {
 		t.Fatalf("the trigger: %d confirmed %t (%v); want it accepted, not identified", o.Kind, o.Confirmed, o.Err)
 	}

@@ -79,7 +79,7 @@ func TestReuseWithin(t *testing.T) {
 			fs, w := newFaultyService(t)
 			tc.setup(fs)
 			var reusedEvents int
-			o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: tc.waits, WaitOnConflict: true, ReuseWithin: window, Unrecorded: true,
+			o := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: tc.waits, WaitOnConflict: true, ReuseWithin: window, Unrecorded: true,
 				Progress: func(ev Event) {
 					if ev.Kind == EventReused {
 						reusedEvents++
@@ -115,7 +115,7 @@ func TestReuseFallsBackToAnOlderGoodBackup(t *testing.T) {
 			good := fs.addOld(client.StatusSuccess, 10*time.Minute)
 			joined := fs.addOld(client.StatusRunning, 2*time.Minute)
 			fs.failing = map[string]bool{joined.ID: true}
-			o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, WaitOnConflict: true, ReuseWithin: window, Unrecorded: true})
+			o := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true, WaitOnConflict: true, ReuseWithin: window, Unrecorded: true})
 			posts, _ := fs.counts()
 			switch {
 			case o.Kind != Succeeded || o.Reused != tc.reused || o.Backup == nil:
@@ -136,7 +136,7 @@ func TestReuseCostsOneListing(t *testing.T) {
 	t.Parallel()
 	fs, w := newFaultyService(t)
 	good := fs.addOld(client.StatusSuccess, 5*time.Minute)
-	o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: window, Unrecorded: true})
+	o := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: window, Unrecorded: true})
 	if posts, listings := fs.counts(); posts != 0 || listings != 1 || o.Backup == nil || o.Backup.ID != good.ID {
 		t.Errorf("%d POSTs, %d listings, backup %+v; want 0, 1, %s", posts, listings, o.Backup, good.ID)
 	}
@@ -152,7 +152,7 @@ func TestReuseLeavesAnOlderBackupToOnConflict(t *testing.T) {
 			t.Parallel()
 			fs, w := newFaultyService(t)
 			fs.addOld(client.StatusRunning, window+time.Minute)
-			o := w.Run(context.Background(), fs.account, RunOptions{WaitForCompletion: true, WaitOnConflict: waitOnConflict, ReuseWithin: window, Unrecorded: true})
+			o := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true, WaitOnConflict: waitOnConflict, ReuseWithin: window, Unrecorded: true})
 			switch {
 			case o.Reused:
 				t.Fatalf("reused %+v, older than the window", o.Backup)
@@ -196,7 +196,7 @@ func TestReuseTakesNothingAboveAnEmptyFloor(t *testing.T) {
 		fs, w := newFaultyService(t)
 		fs.addOld(client.StatusFailed, time.Hour)
 		before := fs.addOld(client.StatusSuccess, 5*time.Minute) // before the previous change went ahead
-		o := w.Run(context.Background(), fs.account, RunOptions{ReuseWithin: window, Since: floor})
+		o := w.backUp(context.Background(), fs.account, RunOptions{ReuseWithin: window, Since: floor})
 		if o.Backup == nil || o.Backup.ID == before.ID || o.Reused || !errors.Is(o.ReuseRefused, ErrEmptyEarlierChange) {
 			t.Errorf("floor %q: run = %d %+v reused=%t (%v); want a new backup, reuse refused for the empty floor", floor.IDs, o.Kind, o.Backup, o.Reused, o.ReuseRefused)
 		}

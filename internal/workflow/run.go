@@ -129,9 +129,9 @@ func failed(b client.Backup, why error) Outcome {
 	return Outcome{Kind: Failed, Backup: &b, Err: why}
 }
 
-// Run queues one backup of the account and, with WaitForCompletion, waits
+// backUp queues one backup of the account and, with WaitForCompletion, waits
 // for it to end; with ReuseWithin, a recent backup may count instead.
-func (w *Runner) Run(ctx context.Context, accountID string, opts RunOptions) Outcome {
+func (w *Runner) backUp(ctx context.Context, accountID string, opts RunOptions) Outcome {
 	var o Outcome
 	if opts.ReuseWithin > 0 {
 		o = w.reuse(ctx, accountID, opts)

@@ -307,7 +307,7 @@ func TestRunNeverIdentifiesABackupOfThePreviousChange(t *testing.T) {
 	f.clock.Advance(skip)
 	f.mockClock.Advance(skip)
 	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, AccountID: acct, Times: 1})
-	o := c.Run(ctx, acct, RunOptions{WaitForCompletion: true, Since: floor})
+	o := c.backUp(ctx, acct, RunOptions{WaitForCompletion: true, Since: floor})
 	if o.Backup != nil && o.Backup.ID == prev.Backup.ID {
 		t.Fatalf("the run took %s, the previous change's backup, as its own (%d, %v)", prev.Backup.ID, o.Kind, o.Err)
 	}
@@ -370,7 +370,7 @@ func TestRunWithoutReuseWithinReusesNothing(t *testing.T) {
 	f.srv.SetClockOffset(5 * time.Second)
 	queuedOnce(t, c, acct)
 	f.srv.SetClockOffset(0)
-	o := c.Run(ctx, acct, RunOptions{Unrecorded: true})
+	o := c.backUp(ctx, acct, RunOptions{Unrecorded: true})
 	if o.Kind != Refused || !errors.Is(o.Err, client.ErrConflict) || o.Reused {
 		t.Fatalf("run = %d %v, reused %t; want the 409 of the other's backup", o.Kind, o.Err, o.Reused)
 	}
