@@ -1141,7 +1141,7 @@ func (w *simWorld) checkDuplicates() {
 				case w.resumeClockMoved(c, op):
 					allowed++
 					why = append(why, b.ID+": "+string(grantResumeClock))
-				case w.resumeEdge(op):
+				case w.resumeEdge(op, b, bs):
 					allowed++
 					why = append(why, b.ID+": "+string(grantResumeEdge))
 				case op.jumpedForward() && slices.ContainsFunc(bs, func(x mockservice.BackupTruth) bool { return x.ID != b.ID && x.QueuedBy == b.QueuedBy }):
@@ -1300,15 +1300,31 @@ func (w *simWorld) resumeClockMoved(c *simChange, op *simResOp) bool {
 	return false
 }
 
-// resumeEdge says whether op, a guard's destroy that continues a stopped
-// one's change, began within the allowance and the longest poll interval
-// before the end of that one's resume_within (grantResumeEdge).
-func (w *simWorld) resumeEdge(op *simResOp) bool {
-	if op.kind != simOpDelete || op.chain == nil || len(op.chain.ops) < 2 {
+// resumeEdge says whether op, a guard's destroy, queued b after a destroy
+// of its change (op itself, or one before it) began near the end of the
+// resume_within of the one that stopped before that one: within the clock
+// allowance and the longest poll before it (grantResumeEdge). That destroy
+// may have found the record no longer standing, and begun anew without it
+// (deep-run seed 501247: it met the record's own backup running, stopped,
+// and the next destroy queued a second), while bs holds one queued before.
+func (w *simWorld) resumeEdge(op *simResOp, b mockservice.BackupTruth, bs []mockservice.BackupTruth) bool {
+	if op.kind != simOpDelete || op.chain == nil {
 		return false
 	}
-	stopped := op.chain.ops[len(op.chain.ops)-2]
-	return !op.start.Before(stopped.end.Add(op.resume - simAllowance - simPollMax))
+	ops := op.chain.ops[:slices.Index(op.chain.ops, op)+1]
+	for i := 1; i < len(ops); i++ {
+		stopped, edge := ops[i-1], ops[i]
+		before := func(x mockservice.BackupTruth) bool { return x.ID != b.ID && x.CreatedAt.Before(edge.start) }
+		// b is the first since that destroy began: one more is a second for the change it began.
+		between := func(x mockservice.BackupTruth) bool {
+			return x.ID != b.ID && !before(x) && x.CreatedAt.Before(b.CreatedAt)
+		}
+		if edge.kind == simOpDelete && !edge.start.Before(stopped.end.Add(edge.resume-simAllowance-simPollMax)) &&
+			slices.ContainsFunc(bs, before) && !slices.ContainsFunc(bs, between) {
+			return true
+		}
+	}
+	return false
 }
 
 // jumpedForward says whether op's runner clock stepped forward while it ran.
@@ -1724,7 +1740,7 @@ func readKey(ws *simWorkspace, addr string) string { return fmt.Sprintf("w%d/%s"
 
 // checkFollowedNotFailed: a trigger's create, or a guard's destroy, that
 // follows an earlier operation's backup takes a new one when that backup
-// had failed before it began (workflow.StillCounts): it never reports that
+// had failed before it began (workflow.stillCounts): it never reports that
 // failure as its own outcome. A lagging listing aside, which may show
 // another's ended backup as new.
 func (w *simWorld) checkFollowedNotFailed(cmd *simCommand) {
@@ -2224,20 +2240,36 @@ func TestSimResumeEdgeIsNarrow(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	stopped := &simResOp{kind: simOpDelete, end: t0}
 	edge := t0.Add(time.Minute - simAllowance - simPollMax)
+	earlier := mockservice.BackupTruth{ID: "bkp_earlier", CreatedAt: t0.Add(-time.Minute)}
+	second := mockservice.BackupTruth{ID: "bkp_second", CreatedAt: edge.Add(time.Hour)}
+	bs := []mockservice.BackupTruth{earlier, second}
 	next := func(start time.Time) *simResOp {
-		op := &simResOp{kind: simOpDelete, start: start, resume: time.Minute}
+		op := &simResOp{kind: simOpDelete, start: start, end: start.Add(time.Minute), resume: time.Minute}
 		op.chain = &simChain{ops: []*simResOp{stopped, op}}
 		return op
 	}
 	w := &simWorld{}
-	if !w.resumeEdge(next(edge)) {
+	if !w.resumeEdge(next(edge), second, bs) {
 		t.Error("no grant at the edge")
 	}
-	if w.resumeEdge(next(edge.Add(-time.Nanosecond))) {
+	if w.resumeEdge(next(edge.Add(-time.Nanosecond)), second, bs) {
 		t.Error("a grant before the edge")
 	}
-	if w.resumeEdge(&simResOp{kind: simOpDelete, start: edge, resume: time.Minute}) {
+	if w.resumeEdge(&simResOp{kind: simOpDelete, start: edge, resume: time.Minute}, second, bs) {
 		t.Error("a grant for a destroy that continues none")
+	}
+	// A later destroy of the change, its record dropped by the one at the edge (deep-run seed 501247).
+	atEdge := next(edge)
+	later := &simResOp{kind: simOpDelete, start: atEdge.end.Add(time.Second), resume: time.Minute, chain: atEdge.chain}
+	atEdge.chain.ops = append(atEdge.chain.ops, later)
+	if !w.resumeEdge(later, second, bs) {
+		t.Error("no grant after a destroy at the edge")
+	}
+	if w.resumeEdge(later, second, []mockservice.BackupTruth{{ID: "bkp_since", CreatedAt: edge.Add(time.Second)}, second}) {
+		t.Error("a grant for a second backup after one the edge's destroy queued itself")
+	}
+	if w.resumeEdge(later, second, []mockservice.BackupTruth{earlier, {ID: "bkp_since", CreatedAt: edge.Add(time.Second)}, second}) {
+		t.Error("a grant for a third backup, the second since the edge")
 	}
 }
 

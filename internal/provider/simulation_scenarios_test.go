@@ -207,7 +207,7 @@ func TestSimScenarioStoppedDestroyResumes(t *testing.T) {
 // behind a front whose Date is as far ahead, writes a record that stands 21
 // minutes by either clock; the next, with both right, past resume_within,
 // reads it as standing on the service's: only the bound on this machine's
-// clock keeps it to resume_within (Record.StandsForDestroy), and it takes a
+// clock keeps it to resume_within (workflow.Runner.Destroy), and it takes a
 // new backup.
 func TestSimScenarioStoppedDestroyOnClocksAhead(t *testing.T) {
 	t.Parallel()
@@ -299,6 +299,7 @@ var simRegressionSeeds = map[uint64]string{
 	454830: "the workspace an empty-history episode adds, its action invoked by a later step",
 	482951: "a create_before_destroy trigger took a tainted trigger's record by its value, its backup below the one another create reused: stuck",
 	494374: "a stopped destroy's record, written on a clock ahead, renewed on the service's clock, re-armed by a stop that met a 409: counted 45 minutes later",
+	501247: "a destroy 3 s past the stopped one's counts_until, refused by that backup's 409: the next destroy's second backup (a checker fix)",
 	1501:   "a stopped destroy's record written on a runner clock 9 s ahead",
 	27:     "a 202's backup stamped below older ones by a clock set back: the replacement sent it again",
 	539:    "a replacement of a trigger not identified, beside one whose floor is unknown, forgot its record",
