@@ -45,7 +45,7 @@ M = [
  ("adoption: one replaced trigger taken by two creates", "internal/workflow/replace.go",
   "\tlist[found].taken = true\n", ""),
  ("adoption: beside a floor unknown, the record's backup followed", "internal/workflow/replace.go",
-  "\t\treturn w.RunInPlaceOf(ctx, accountID, old.Record, opts), Record{}\n", ""),
+  "\t\treturn w.runInPlaceOf(ctx, accountID, old.Record, opts), Record{}\n", ""),
  ("adoption: below another replaced trigger's floor", "internal/workflow/follow.go",
   "\tif opts.Above != nil && !opts.above(*b, page) {", "\tif false && opts.Above != nil && !opts.above(*b, page) {"),
  ("adoption: a record gone ahead, not identified", "internal/workflow/record.go",
