@@ -158,6 +158,7 @@ func runSimulation(t *testing.T, seed uint64, steps int) []simViolation {
 			for i := range steps {
 				w.step(i)
 			}
+			w.coda(steps)
 			// Requests the service still holds (latency faults) end before
 			// the bubble does.
 			time.Sleep(2 * mockservice.MaxLatency)
@@ -809,9 +810,6 @@ func (w *simWorld) step(i int) {
 	}
 	if len(w.episode) == 0 && w.other.IntN(simAltEpisodeOdds) == 0 && !simPinnedEarly[w.seed] && !*simCalm {
 		w.episode = w.drawOtherHistoryEpisode()
-	}
-	if len(w.episode) == 0 && w.resend.IntN(simAltEpisodeOdds) == 0 && !simPinnedBeforeResend(w.seed) && !*simCalm {
-		w.episode = w.drawResendEpisode()
 	}
 	if len(w.episode) == 0 && rng.IntN(8) == 0 && !*simCalm {
 		w.episode = w.drawEpisode()
@@ -1643,13 +1641,20 @@ func (w *simWorld) firstReadEmptySteps(account string) []simEpisodeStep {
 	}
 }
 
-// simPinnedBeforeResend says whether seed is a regression seed pinned
-// before drawResendEpisode (all below 500,000): it never plays it, so that
-// it still plays its case.
-func simPinnedBeforeResend(seed uint64) bool {
-	_, pinned := simRegressionSeeds[seed]
-	return pinned && seed < 500_000 || simPinnedEarly[seed]
+// coda plays, after a sequence's steps, one time in simCodaOdds, an
+// episode of drawResendEpisode: after them, so that no step of any seed
+// changes, and every sequence still plays what it played before.
+func (w *simWorld) coda(steps int) {
+	if *simCalm || w.resend.IntN(simCodaOdds) != 0 {
+		return
+	}
+	for i, e := range w.drawResendEpisode() {
+		w.playEpisodeStep(steps+i, e)
+	}
 }
+
+// simCodaOdds: one sequence in so many ends with a coda.
+const simCodaOdds = 4
 
 // drawResendEpisode draws, from w.resend, a waited trigger whose answer is
 // lost once the service queued its backup, which runs on (held) while a
