@@ -1470,16 +1470,10 @@ func (w *simWorld) drawAheadEpisode() []simEpisodeStep {
 // a clock that is right, each behind the front fronts gives for off (nil:
 // none). None when no pipeline has a guard to destroy.
 func (w *simWorld) stoppedDestroyEpisode(rng *rand.Rand, fronts func(off time.Duration) (atStop, next *mockservice.Fault)) []simEpisodeStep {
-	var guarded []*simWorkspace
-	for _, ws := range w.spaces {
-		if g := ws.conf.guard; g != nil && g.present && ws.state.objects[simGuardAddr] != nil {
-			guarded = append(guarded, ws)
-		}
-	}
-	if len(guarded) == 0 {
+	ws := w.guardedSpace(rng)
+	if ws == nil {
 		return nil
 	}
-	ws := guarded[rng.IntN(len(guarded))]
 	g := ws.conf.guard
 	off := pick(rng, 3*time.Minute, 20*time.Minute)
 	atStop, next := fronts(off)
@@ -1686,13 +1680,9 @@ func (w *simWorld) drawResendEpisode() []simEpisodeStep {
 	}
 }
 
-// lostAnswerDestroySteps: a guard's destroy whose trigger's answer is lost
-// once the service queued its backup, which a lagging listing hides;
-// Ctrl-C stops the look for it, and the stopped destroy keeps the
-// trigger's start on both clocks. The next destroy, before the grace is
-// over, must not send it again; the one after, the listing caught up,
-// settles. None when no pipeline has a guard to destroy.
-func (w *simWorld) lostAnswerDestroySteps(rng *rand.Rand) []simEpisodeStep {
+// guardedSpace draws, from rng, a pipeline whose guard is in its
+// configuration and its state; nil when none is.
+func (w *simWorld) guardedSpace(rng *rand.Rand) *simWorkspace {
 	var guarded []*simWorkspace
 	for _, ws := range w.spaces {
 		if g := ws.conf.guard; g != nil && g.present && ws.state.objects[simGuardAddr] != nil {
@@ -1702,7 +1692,20 @@ func (w *simWorld) lostAnswerDestroySteps(rng *rand.Rand) []simEpisodeStep {
 	if len(guarded) == 0 {
 		return nil
 	}
-	ws := guarded[rng.IntN(len(guarded))]
+	return guarded[rng.IntN(len(guarded))]
+}
+
+// lostAnswerDestroySteps: a guard's destroy whose trigger's answer is lost
+// once the service queued its backup, which a lagging listing hides;
+// Ctrl-C stops the look for it, and the stopped destroy keeps the
+// trigger's start on both clocks. The next destroy, before the grace is
+// over, must not send it again; the one after, the listing caught up,
+// settles. None when no pipeline has a guard to destroy.
+func (w *simWorld) lostAnswerDestroySteps(rng *rand.Rand) []simEpisodeStep {
+	ws := w.guardedSpace(rng)
+	if ws == nil {
+		return nil
+	}
 	g := ws.conf.guard
 	hidden := pick(rng, 70*time.Second, 100*time.Second)
 	return []simEpisodeStep{
