@@ -494,3 +494,26 @@ func TestReplacementsClaimWhatCreatesQueuedOrReused(t *testing.T) {
 		t.Errorf("another account's claims: %v, want none, known", other)
 	}
 }
+
+// A trigger sent again after an unknown outcome that meets a 409 whose
+// backup no listing shows is not confirmed: the 409 proves that a backup
+// runs, not that it is this trigger's (deep-run seed 510231: the previous
+// change's, hidden by a listing that lagged since, and a trigger that does
+// not wait went ahead on it).
+func TestResendMeetingAHiddenBackupIsNotConfirmed(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	acct := f.srv.AccountIDs()[0]
+	c := f.client(t)
+	ctx := context.Background()
+	queuedOnce(t, c, acct) // another's, running
+	f.srv.SetListingLag(5 * time.Minute)
+	l, err := c.look(ctx, acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, o := c.trigger(ctx, acct, l, true)
+	if tr != nil || o.Kind != NotIdentified || o.Confirmed {
+		t.Fatalf("%+v, %d confirmed %t (%v); want not identified, not confirmed", tr, o.Kind, o.Confirmed, o.Err)
+	}
+}

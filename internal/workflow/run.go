@@ -656,10 +656,10 @@ func unexplainedError(b client.Backup) error {
 func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict error) (*triggered, Outcome) {
 	l, err := w.look(ctx, mine.AccountID)
 	if err != nil {
-		return nil, Outcome{Kind: NotIdentified, Confirmed: true, Err: errors.Join(conflict, err)}
+		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: errors.Join(conflict, err)}
 	}
 	if !mine.Mark.ranSince(l.page, w.set.ClockAllowance, w.set.emptyReadHorizon()) {
-		return nil, Outcome{Kind: NotIdentified, Confirmed: true, Err: errors.Join(conflict, ErrListingLost)}
+		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: errors.Join(conflict, ErrListingLost)}
 	}
 	mine.Mark, _ = w.provenBelow(ctx, mine.AccountID, mine.Mark, l.page)
 	running := inProgress(l.page)
@@ -672,11 +672,11 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict
 	case running != nil:
 		// In progress, not listed before, yet listed below what was: it is
 		// neither waited out as another's nor sent again.
-		return nil, Outcome{Kind: NotIdentified, Confirmed: true, Err: errors.Join(conflict, unexplainedError(*running))}
+		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: errors.Join(conflict, unexplainedError(*running))}
 	}
 	tr, err := w.identify(ctx, nil, mine, true)
 	if tr == nil {
-		return nil, Outcome{Kind: NotIdentified, Confirmed: true, Err: err}
+		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: err}
 	}
 	return tr, Outcome{}
 }
