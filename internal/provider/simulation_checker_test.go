@@ -1013,6 +1013,13 @@ func (w *simWorld) guardAhead(a *simAttempt) {
 	if slices.ContainsFunc(truth, func(b mockservice.BackupTruth) bool { cat, _ := w.judge(op.chain, b, true, at); return cat == "" }) {
 		return
 	}
+	if m := simDestroyedAfter.FindStringSubmatch(op.warnings); m != nil &&
+		!slices.ContainsFunc(truth, func(b mockservice.BackupTruth) bool { return b.ID == m[1] }) {
+		if !w.heardOnlyOtherHistory(op) { // stated limit 2, as for a trigger (deep-run seed 514687)
+			w.violate(a, "unknown-backup", "the guarded data was destroyed after backup %s, which account %s never had", m[1], acc)
+		}
+		return
+	}
 	if a.cmd.ws.release && acc == w.accounts[0] {
 		// destroy_without_backup: the account truly cannot be backed up.
 		deleted, state := w.srv.AccountTruth(acc)
