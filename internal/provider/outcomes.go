@@ -317,18 +317,15 @@ func progressLine(ev workflow.Event, accountID string) string {
 }
 
 // reportUnidentified says what is known of an unidentified trigger (its account, triggered_at and
-// prior_backup_ids), and returns its record: an error when the caller waits for the backup or the outcome
-// is unknown or a replaced trigger's (Adopted), else a warning, and the change goes ahead.
-func reportUnidentified(m *triggerModel, rec workflow.Record, o workflow.Outcome, diags *diag.Diagnostics, by caller) workflow.Record {
+// prior_backup_ids): a warning when the apply goes on past it (Outcome.UnidentifiedGoesOn), else an error.
+func reportUnidentified(m *triggerModel, o workflow.Outcome, diags *diag.Diagnostics, by caller) {
 	what := " and the Backup Service accepted it (a backup was queued), but"
 	if !o.Confirmed {
 		what = ", but the outcome of the request is unknown (the service may have queued a backup), and"
 	}
-	summary, add, next := "Backup queued but not identified yet", diags.AddAttributeWarning, by.says(onUnidentifiedUnwaited)
-	if m.WaitForCompletion.ValueBool() || !o.Confirmed || o.Adopted {
-		summary, add, next = "Backup queued but not identified", diags.AddAttributeError, by.says(onUnidentified)
-	} else {
-		rec = rec.GoesAhead(o) // a warning: the apply, and the change, go ahead now
+	summary, add, next := "Backup queued but not identified", diags.AddAttributeError, by.says(onUnidentified)
+	if o.UnidentifiedGoesOn(m.WaitForCompletion.ValueBool()) { // a warning: the apply, and the change, go ahead now
+		summary, add, next = "Backup queued but not identified yet", diags.AddAttributeWarning, by.says(onUnidentifiedUnwaited)
 	}
 	wayOut := fmt.Sprintf("If you know that no backup was queued, `terraform apply -replace` on this resource looks once more and, "+
 		"if still none is listed, sends a new trigger (after %s from this one, the time an unanswered request is given to show up).",
@@ -346,5 +343,4 @@ func reportUnidentified(m *triggerModel, rec workflow.Record, o workflow.Outcome
 	add(path.Root("id"), summary, fmt.Sprintf("A backup of account %s was triggered at %s%s the account's backups list none "+
 		"above those they listed just before it (prior_backup_ids):\n\n%s\n\n%s %s",
 		m.AccountID.ValueString(), timeValue(o.TriggeredAt).ValueString(), what, describeError(o.Err), next, wayOut))
-	return rec
 }

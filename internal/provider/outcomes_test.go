@@ -298,7 +298,7 @@ func TestUnidentifiedWayOutIsTrue(t *testing.T) {
 		{"the listing lost", workflow.ErrListingLost, "-replace included; a new `triggers` value takes a new backup"},
 	} {
 		var diags diag.Diagnostics
-		reportUnidentified(m, workflow.Record{}, workflow.Outcome{Kind: workflow.NotIdentified, Err: tc.err}, &diags, createCaller)
+		reportUnidentified(m, workflow.Outcome{Kind: workflow.NotIdentified, Err: tc.err}, &diags, createCaller)
 		if len(diags) != 1 || !strings.Contains(strings.Join(strings.Fields(diags[0].Detail()), " "), tc.want) {
 			t.Errorf("%s: %v; want it to say %q", tc.name, diags, tc.want)
 		}
@@ -314,7 +314,8 @@ func TestUnidentifiedAdoptedTriggerStopsTheChange(t *testing.T) {
 	for _, adopted := range []bool{false, true} {
 		var diags diag.Diagnostics
 		o := workflow.Outcome{Kind: workflow.NotIdentified, Confirmed: true, Adopted: adopted, Err: errNotListed}
-		rec := reportUnidentified(m, workflow.Record{}, o, &diags, createCaller)
+		reportUnidentified(m, o, &diags, createCaller)
+		rec, _ := workflow.Record{}.Saved(o, workflow.Saving{Creating: true})
 		if diags.HasError() != adopted || rec.Ahead == adopted {
 			t.Errorf("adopted %t: %v, record %s; want an error, the change not gone ahead, only for the adopted trigger", adopted, diags, rec)
 		}

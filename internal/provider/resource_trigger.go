@@ -153,30 +153,16 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior workflow.Record, o workflow.Outcome, by caller,
 	timeout time.Duration, private privateSetter, state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics,
 ) {
-	rec := prior.After(o)
-	switch o.Kind {
-	case workflow.NotIdentified:
-		rec = reportUnidentified(m, rec, o, diags, by)
-	case workflow.Refused:
+	rec, save := prior.Saved(o, workflow.Saving{Creating: by.role == creating, Importing: by.recordsImport,
+		Waits: m.WaitForCompletion.ValueBool(), Stopped: errors.Is(ctx.Err(), context.Canceled)})
+	switch {
+	case o.Kind == workflow.NotIdentified:
+		reportUnidentified(m, o, diags, by)
+	case o.Kind != workflow.NotWaited || !by.recordsImport:
 		report(diags, by, timeout, o)
-		if by.role != creating || !prior.CarriesAChange() {
-			return
-		}
-		// A replacement that queued no backup: saved, tainted, to carry the replaced change's floor
-		// (prior_backup_ids) to the next attempt, and which backup it may still adopt.
-		rec = prior
-	default:
-		if o.Kind != workflow.NotWaited || !by.recordsImport {
-			report(diags, by, timeout, o)
-		}
-		if !diags.HasError() && o.Kind != workflow.Unsettled && !errors.Is(ctx.Err(), context.Canceled) {
-			// The apply goes on: its change goes ahead now (an import's first
-			// apply too), and the next change counts only backups listed since.
-			// A stopped wait never goes ahead: an interrupted one (a warning) stops before its dependents; so does one whose
-			// stop came as it returned (Terraform starts no dependent then): the next plan settles it.
-			// Its own timeout running out as it returned stops nothing (seed 12144).
-			rec = rec.GoesAhead(o)
-		}
+	}
+	if !save {
+		return
 	}
 	m.setRecord(rec)
 	saveRecord(ctx, private, rec, diags)

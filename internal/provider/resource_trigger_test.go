@@ -1292,7 +1292,7 @@ func TestTriggerUpdateRecordsTheFloorWhenTheChangeGoesAhead(t *testing.T) {
 	}
 	config := object(t, s, map[string]tftypes.Value{"account_id": tfStr(ruleAccount), "wait_for_completion": tftypes.NewValue(tftypes.Bool, false)})
 	running := client.Backup{ID: ruleBackup, AccountID: ruleAccount, Status: client.StatusRunning, CreatedAt: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
-	interrupted := workflow.Record{}.After(workflow.Outcome{Kind: workflow.Unsettled, Backup: &running})
+	interrupted, _ := workflow.Record{}.Saved(workflow.Outcome{Kind: workflow.Unsettled, Backup: &running}, workflow.Saving{Creating: true})
 	private := privateOf(t, workflow.Key, workflow.Encode(interrupted))
 	plan, err := srv.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
 		TypeName: "backup_trigger", PriorState: object(t, s, state(true, before)), ProposedNewState: object(t, s, state(false, before)),

@@ -325,16 +325,16 @@ func TestRecordFloor(t *testing.T) {
 	before := mark(lb("t", stSuccess, -time.Hour))
 	own := lb("n", stRunning, 0)
 	o := Outcome{Kind: NotWaited, Backup: &own, Before: before, Seen: mark(own, lb("t", stSuccess, -time.Hour))}
-	rec := Record{}.After(o)
+	rec := Record{}.after(o)
 	if rec.Ahead || rec.Prior.has(own.ID) || !slices.Equal(rec.Prior.IDs, before.IDs) {
 		t.Fatalf("after the run, before it goes ahead: %+v", rec)
 	}
-	ahead := rec.GoesAhead(o)
+	ahead := rec.goesAhead(o)
 	if !ahead.Ahead || !ahead.Prior.has(own.ID) || ahead.Floor() != ahead.Prior {
 		t.Fatalf("gone ahead: %+v; want the page it was seen on, with it", ahead)
 	}
 	// Without the page it was seen on, the read before it with it.
-	if got := rec.GoesAhead(Outcome{Backup: &own}); !got.Prior.has(own.ID) || !got.Prior.has("bkp_t000000000000000") {
+	if got := rec.goesAhead(Outcome{Backup: &own}); !got.Prior.has(own.ID) || !got.Prior.has("bkp_t000000000000000") {
 		t.Fatalf("gone ahead unseen: %+v", got)
 	}
 	// Read back from the state alone (a tainted object's Delete has no private state).
@@ -349,11 +349,11 @@ func TestRecordFloor(t *testing.T) {
 		}
 	}
 	// Not identified: looked for above the read before it; gone ahead, it gives no floor.
-	un := Record{}.After(Outcome{Kind: NotIdentified, TriggeredAt: tm0, Confirmed: true, Before: before})
+	un := Record{}.after(Outcome{Kind: NotIdentified, TriggeredAt: tm0, Confirmed: true, Before: before})
 	if un.Floor() != before {
 		t.Errorf("not identified, not gone ahead: floor %v", un.Floor())
 	}
-	if f := un.GoesAhead(Outcome{}).Floor(); f != nil {
+	if f := un.goesAhead(Outcome{}).Floor(); f != nil {
 		t.Errorf("not identified, gone ahead: floor %v; want none: its backup may be listed above any mark", f.IDs)
 	}
 	// Without its private state it is a tainted trigger's, whose change did not go ahead (seed 6773).
@@ -365,7 +365,7 @@ func TestRecordFloor(t *testing.T) {
 	if back, err := FromTriggerState(Record{Prior: before}, nil); err != nil || back.Phase != phaseNone || back.Floor() != before {
 		t.Errorf("a replacement without a backup: %+v (%v)", back, err)
 	}
-	if got := (Record{Prior: before}).After(Outcome{Kind: Refused}); got.Floor() != before {
+	if got := (Record{Prior: before}).after(Outcome{Kind: Refused}); got.Floor() != before {
 		t.Errorf("refused: %+v; want the floor carried", got)
 	}
 }

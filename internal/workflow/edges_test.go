@@ -549,7 +549,7 @@ func TestRetakeTakesNothingAboveItsBackupAfterAnEmptyRead(t *testing.T) {
 	if o.Backup != nil && o.Backup.ID == other.ID {
 		t.Fatalf("run = %d %+v %v; took %s, another's backup listed before the retake's read", o.Kind, o.Backup, o.Err, other.ID)
 	}
-	next := rec.After(o)
+	next := rec.after(o)
 	if next.Prior == nil || len(next.Prior.IDs) != 2 || next.Prior.IDs[0] != "" || next.Prior.IDs[1] != failed.ID {
 		t.Fatalf("record after = %s; want its read shown empty, then %s", next, failed.ID)
 	}
@@ -577,7 +577,7 @@ func TestALaterLookProvesNoEmptyRead(t *testing.T) {
 	if o.Kind != NotIdentified {
 		t.Fatalf("run = %d %+v (%v); want none identified", o.Kind, o.Backup, o.Err)
 	}
-	next := Record{}.After(o)
+	next := Record{}.after(o)
 	fs.clock.Advance(time.Hour)
 	if o := w.Follow(context.Background(), fs.account, next, FollowOptions{}); o.Backup != nil || !errors.Is(o.Err, ErrListingLost) {
 		t.Fatalf("followed %+v (%v) an hour later; want none identified, the listing lost", o.Backup, o.Err)

@@ -146,7 +146,7 @@ func TestTheSameSecondIsInTheFloor(t *testing.T) {
 	if o.Kind != Succeeded || !o.Reused || o.Backup.ID != shared.ID {
 		t.Fatalf("outcome %d reused %t (%v); want the shared backup joined", o.Kind, o.Reused, o.Err)
 	}
-	rec := Record{}.After(o).GoesAhead(o)
+	rec := Record{}.after(o).goesAhead(o)
 	if !rec.Prior.has(late.ID) || !rec.Prior.has(shared.ID) {
 		t.Fatalf("floor %v; want the backup queued in that second in it", rec.Prior)
 	}
@@ -171,7 +171,7 @@ func TestAFloorIsNeverStuckInTheFuture(t *testing.T) {
 	if o.Kind != Succeeded {
 		t.Fatalf("outcome %d (%v)", o.Kind, o.Err)
 	}
-	rec := Record{}.After(o).GoesAhead(o)
+	rec := Record{}.after(o).goesAhead(o)
 	fs.date = ""
 	fs.clock.Advance(10 * time.Minute)
 	since := fs.addOld(client.StatusSuccess, time.Minute) // another's, since
@@ -207,7 +207,7 @@ func TestAFrontsPagesNeverMakeABackupCount(t *testing.T) {
 	if o.Kind != NotIdentified || o.Confirmed || o.Backup != nil || !o.Before.has(old.ID) {
 		t.Fatalf("outcome %d (%v) %+v, before %v; want not identified, unconfirmed, the good one before it", o.Kind, o.Err, o.Backup, o.Before)
 	}
-	rec := Record{}.After(o)
+	rec := Record{}.after(o)
 	// The next apply, the front gone: the tainted trigger's replacement follows
 	// its record, from the state alone (no private state).
 	back, err := FromTriggerState(Record{TriggeredAt: rec.TriggeredAt, Prior: rec.Prior}, nil)

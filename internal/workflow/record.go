@@ -165,16 +165,55 @@ func (r Record) above(m *Mark) Record {
 	return r
 }
 
-// GoesAhead is the record once its change goes ahead, after o: its Prior
+// goesAhead is the record once its change goes ahead, after o: its Prior
 // becomes the listing o last read (Outcome.Seen), with its backup, or
 // failing that the read before it with its backup; a trigger not
 // identified keeps the read before it, to be looked for above.
-func (r Record) GoesAhead(o Outcome) Record {
+func (r Record) goesAhead(o Outcome) Record {
 	r.Ahead = true
 	if r.BackupID != "" && !r.Prior.has(r.BackupID) {
 		r.Prior = cmp.Or(o.Seen, r.Prior.with(r.BackupID))
 	}
 	return r
+}
+
+// Saving says how a trigger's create or update came to its outcome.
+type Saving struct {
+	Creating  bool // a create: refused, it keeps the record it replaces
+	Importing bool // an import's first apply: a backup it does not wait for goes ahead as it is
+	Waits     bool // wait_for_completion
+	Stopped   bool // interrupted as it returned (Ctrl-C)
+}
+
+// Saved is the record a trigger's create or update saves after o, and
+// whether it saves one: a refused create keeps the record of the change it
+// replaces (its floor, the backup it may still adopt), another refusal
+// saves nothing. Its change goes ahead now only when the apply goes on past
+// it, so that the next change counts only backups listed since; a stopped
+// wait never does (Terraform starts no dependent then: the next plan settles it).
+func (r Record) Saved(o Outcome, s Saving) (Record, bool) {
+	next := r.after(o)
+	switch {
+	case o.Kind == Refused:
+		return r, s.Creating && r.carriesAChange()
+	case o.Kind == NotIdentified:
+		if !o.UnidentifiedGoesOn(s.Waits) {
+			return next, true
+		}
+	case s.Stopped:
+		return next, true
+	case o.Kind == Succeeded, o.Kind == NotWaited && (s.Importing || o.Good(false)):
+	default:
+		return next, true
+	}
+	return next.goesAhead(o), true
+}
+
+// UnidentifiedGoesOn says whether the apply goes on past a trigger not
+// identified (a warning): one accepted, not waited for, and not a replaced
+// trigger's to adopt.
+func (o Outcome) UnidentifiedGoesOn(waits bool) bool {
+	return o.Kind == NotIdentified && !waits && o.Confirmed && !o.Adopted
 }
 
 // identified is an unidentified record once a look found its backup b on
@@ -188,10 +227,10 @@ func (r Record) identified(b client.Backup, page *client.BackupsPage) Record {
 	return r
 }
 
-// After is the record once a run or a Follow of r came to o, its change
-// not gone ahead unless it had (see GoesAhead); None, with r's floor, when
+// after is the record once a run or a Follow of r came to o, its change
+// not gone ahead unless it had (see goesAhead); None, with r's floor, when
 // no backup is known to have been queued.
-func (r Record) After(o Outcome) Record {
+func (r Record) after(o Outcome) Record {
 	switch {
 	case o.Backup != nil:
 		next := r // its times, where the run read none
@@ -312,10 +351,10 @@ func (r Record) Empty() bool { return r.Phase == phaseNone }
 // Unidentified: its backup was triggered and never identified.
 func (r Record) Unidentified() bool { return r.Phase == phaseUnidentified }
 
-// CarriesAChange: the record holds something a replacement of its trigger
+// carriesAChange: the record holds something a replacement of its trigger
 // needs (a floor, a backup, or one it awaits), so a create that queued
 // nothing still saves it.
-func (r Record) CarriesAChange() bool {
+func (r Record) carriesAChange() bool {
 	return r.Floor() != nil || r.BackupID != "" || r.awaitsItsBackup()
 }
 
@@ -379,7 +418,7 @@ func (r Record) afterStoppedDestroy(o Outcome, now time.Time, resume time.Durati
 		return Record{}
 	case NotIdentified, Unsettled:
 		if o.Kind == NotIdentified || o.Backup.ID != "" {
-			r, renewed = r.After(o), true
+			r, renewed = r.after(o), true
 		}
 	}
 	if r.Phase == phaseNone {

@@ -66,8 +66,56 @@ func TestAfter(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := tc.prior.After(tc.o); got != tc.want {
-				t.Errorf("After = %+v\nwant    %+v", got, tc.want)
+			if got := tc.prior.after(tc.o); got != tc.want {
+				t.Errorf("after = %+v\nwant    %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A create or an update saves what its outcome left, and its change goes
+// ahead only when the apply goes on past it.
+func TestSaved(t *testing.T) {
+	t.Parallel()
+	floor := &Mark{IDs: []string{"bkp_t000000000000000"}}
+	replaced := Record{Phase: phaseIdentified, BackupID: bad.ID, Status: client.StatusFailed, Prior: floor}
+	accepted := Outcome{Kind: NotIdentified, TriggeredAt: t0, Confirmed: true, Err: errNotListed}
+	unknown := Outcome{Kind: NotIdentified, TriggeredAt: t0, Err: errNotListed}
+	adopted := accepted
+	adopted.Adopted = true
+	failedNotWaited := notWaited(&bad, nil)
+	for _, tc := range []struct {
+		name        string
+		prior       Record
+		o           Outcome
+		s           Saving
+		saved, goes bool
+	}{
+		{"succeeded", Record{}, Outcome{Kind: Succeeded, Backup: &good}, Saving{Creating: true, Waits: true}, true, true},
+		{"succeeded, the apply interrupted as it returned", Record{}, Outcome{Kind: Succeeded, Backup: &good}, Saving{Creating: true, Waits: true, Stopped: true}, true, false},
+		{"not waited, running", Record{}, notWaited(&running, nil), Saving{Creating: true}, true, true},
+		{"not waited, already failed", Record{}, failedNotWaited, Saving{Creating: true}, true, false},
+		{"an import's first apply, not waited, failed", Record{}, failedNotWaited, Saving{Importing: true}, true, true},
+		{"failed", Record{}, failed(bad, nil), Saving{Creating: true, Waits: true}, true, false},
+		{"wait interrupted", Record{}, stopped(Unsettled, running, context.Canceled), Saving{Creating: true, Waits: true}, true, false},
+		{"wait timed out", Record{}, stopped(Unsettled, running, context.DeadlineExceeded), Saving{Creating: true, Waits: true}, true, false},
+		{"accepted, not identified, not waited", Record{}, accepted, Saving{Creating: true}, true, true},
+		{"accepted, not identified, the apply interrupted", Record{}, accepted, Saving{Creating: true, Stopped: true}, true, true},
+		{"accepted, not identified, waited", Record{}, accepted, Saving{Creating: true, Waits: true}, true, false},
+		{"unknown outcome, not identified", Record{}, unknown, Saving{Creating: true}, true, false},
+		{"a replaced trigger's adopted, not identified", Record{}, adopted, Saving{Creating: true}, true, false},
+		{"refused, replacing a change", replaced, refused(client.ErrUnprocessable), Saving{Creating: true}, true, false},
+		{"refused, replacing nothing", Record{}, refused(client.ErrUnprocessable), Saving{Creating: true}, false, false},
+		{"refused, an update", replaced, refused(client.ErrUnprocessable), Saving{}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, saved := tc.prior.Saved(tc.o, tc.s)
+			if saved != tc.saved || got.Ahead != tc.goes {
+				t.Errorf("Saved = %s, saved %t; want saved %t, gone ahead %t", got, saved, tc.saved, tc.goes)
+			}
+			if tc.o.Kind == Refused && saved && got != tc.prior {
+				t.Errorf("Saved = %s; want the record it replaces, %s", got, tc.prior)
 			}
 		})
 	}

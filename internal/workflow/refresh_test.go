@@ -29,7 +29,7 @@ func TestRefresh(t *testing.T) {
 		t.Fatalf("run: %+v", o)
 	}
 	requests()
-	inProgress := Record{}.After(o)
+	inProgress := Record{}.after(o)
 	if c := w.Refresh(ctx, ids[0], inProgress, false); c.Verdict != Current || c.Backup == nil || c.Backup.ID != o.Backup.ID || requests() != 1 {
 		t.Errorf("in progress: %+v", c)
 	}

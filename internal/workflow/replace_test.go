@@ -240,7 +240,7 @@ func TestCreateTriggerNotAdoptedKeepsTheOthersFloor(t *testing.T) {
 			f.srv.ClearFaults()
 			f.srv.SetListingLag(0)
 			// What the provider saves, tainted (resource_trigger.go, record): a refused create keeps the record.
-			saved := kept.After(o)
+			saved := kept.after(o)
 			if o.Kind == Refused {
 				saved = kept
 			}
@@ -321,7 +321,7 @@ func TestCreateTriggerRetakeReusesAboveThePreviousChange(t *testing.T) {
 	if !joined.Reused || joined.Backup == nil || joined.Backup.ID != doomed.Backup.ID {
 		t.Fatalf("the first attempt: %+v (%v); want it to join %s", joined.Backup, joined.Err, doomed.Backup.ID)
 	}
-	rec := Record{Prior: floor}.After(joined)
+	rec := Record{Prior: floor}.after(joined)
 	f.clock.Advance(time.Minute)
 	f.mockClock.Advance(time.Minute)
 	f.srv.SetAccountFailure(acct, "")
@@ -347,7 +347,7 @@ func TestCreateTriggerNeverResendsAnAcceptedTrigger(t *testing.T) {
 	t.Parallel()
 	f, c, acct, o := acceptedNotListed(t, RunOptions{WaitForCompletion: true})
 	ctx := context.Background()
-	rec := Record{}.After(o)
+	rec := Record{}.after(o)
 	tainted, err := FromTriggerState(Record{TriggeredAt: rec.TriggeredAt, Prior: rec.Prior, Confirmed: true}, nil)
 	if err != nil || !tainted.Confirmed {
 		t.Fatalf("from the state alone: %+v, %v; want it accepted", tainted, err)
@@ -373,7 +373,7 @@ func TestCreateTriggerSaysItAdoptedATriggerNotFound(t *testing.T) {
 		t.Fatalf("the trigger says it adopted another's (%v); want its own", o.Err)
 	}
 	reps := NewReplacements()
-	reps.Remember(acct, "v1", Record{}.After(o))
+	reps.Remember(acct, "v1", Record{}.after(o))
 	o, _ = c.CreateTrigger(context.Background(), reps, acct, "v1", RunOptions{})
 	if queued := f.srv.Stats().BackupsQueued[acct]; o.Kind != NotIdentified || !o.Adopted || queued != 1 {
 		t.Fatalf("the replacement: %d adopted %t (%v), %d backups queued; want the accepted trigger adopted, not found, one backup",

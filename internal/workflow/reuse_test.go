@@ -174,11 +174,11 @@ func TestRecordKeepsReused(t *testing.T) {
 	t.Parallel()
 	o := stopped(Unsettled, running, context.Canceled)
 	o.Reused = true
-	rec := Record{}.After(o)
+	rec := Record{}.after(o)
 	if !rec.Reused || rec.Phase != phaseIdentified {
 		t.Fatalf("record %+v", rec)
 	}
-	if next := rec.After(Outcome{Kind: Succeeded, Backup: &good}); !next.Reused || next.Phase != phaseIdentified {
+	if next := rec.after(Outcome{Kind: Succeeded, Backup: &good}); !next.Reused || next.Phase != phaseIdentified {
 		t.Errorf("after the resumed wait: %+v", next)
 	}
 	if back, err := Decode(Encode(rec)); err != nil || !back.Reused {

@@ -75,7 +75,7 @@ type Outcome struct {
 	// the floor the reuse counted above): its backup is listed above it.
 	Before *Mark
 	// Seen is the mark of the last first page read, with Backup: the next
-	// change's floor if this one goes ahead now (Record.GoesAhead).
+	// change's floor if this one goes ahead now (Record.goesAhead).
 	Seen   *Mark
 	Reused bool // no backup queued: a recent one counts (RunOptions.ReuseWithin)
 	// Renewed: a run in place of a record's backup, which no longer counted or was never
