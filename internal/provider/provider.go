@@ -229,8 +229,7 @@ func (p *backupProvider) connect(ctx context.Context, conf configuration, resp *
 	if d := durationOf(conf.model.KeyExpiryWarning); d > 0 {
 		warnKeyExpiry(ctx, cl, clk.Now(), d, &resp.Diagnostics)
 	}
-	data := &providerData{client: cl, runner: workflow.New(cl, clk, conf.client.Logger, conf.runner), clock: clk,
-		replacements: workflow.NewReplacements(), release: conf.release}
+	data := &providerData{client: cl, runner: workflow.New(cl, clk, conf.client.Logger, conf.runner), clock: clk, release: conf.release}
 	resp.DataSourceData = data
 	resp.ResourceData = data
 	resp.ActionData = data

@@ -16,11 +16,10 @@ import (
 // providerData is what Configure hands to everything: it lives for one process, one Terraform command.
 type providerData struct {
 	client *client.Client
-	// runner takes backups through client; clock is theirs: the wall clock, or a test's.
+	// runner takes backups through client, and keeps what this process's trigger deletes leave their replacements;
+	// clock is theirs: the wall clock, or a test's.
 	runner *workflow.Runner
 	clock  clock.Clock
-	// replacements: what this process's trigger deletes leave their replacements.
-	replacements *workflow.Replacements
 	// release is destroy_without_backup; nil when unset.
 	release *guardRelease
 }

@@ -144,7 +144,7 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 	ctx, cancel := boundedFor(ctx, r.data.clock, timeout, plan.AccountID.ValueString())
 	defer cancel()
 
-	o, prior := r.data.runner.CreateTrigger(ctx, r.data.replacements, plan.AccountID.ValueString(), triggersKey(plan.Triggers), r.runOptions(ctx, &plan))
+	o, prior := r.data.runner.CreateTrigger(ctx, plan.AccountID.ValueString(), triggersKey(plan.Triggers), r.runOptions(ctx, &plan))
 	r.record(ctx, &plan, prior, o, createCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
@@ -296,7 +296,7 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 }
 
 // Delete forgets the resource (backups are never deleted), keeping what its replacement needs to adopt its backup
-// or count above its floor (workflow.Replacements): all of it in the state, which Terraform gives a tainted object's
+// or count above its floor (workflow.Runner.DeleteTrigger): all of it in the state, which Terraform gives a tainted object's
 // Delete too; an unreadable record is not kept, and the replacement takes a new backup.
 func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	state, ok := decode[triggerModel](ctx, req.State, &resp.Diagnostics)
@@ -308,7 +308,7 @@ func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest
 	if !ok {
 		return
 	}
-	r.data.replacements.Remember(state.AccountID.ValueString(), triggersKey(state.Triggers), rec)
+	r.data.runner.DeleteTrigger(state.AccountID.ValueString(), triggersKey(state.Triggers), rec)
 }
 
 func (r *triggerResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {

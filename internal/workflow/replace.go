@@ -15,13 +15,26 @@ import (
 // delete leaves, the create adopts or counts above.
 
 // CreateTrigger takes a trigger's backup or, when this create replaces a
-// trigger of the same account and triggers deleted in this command (reps),
-// follows that one's backup while it stands (stillCounts). Only a
-// backup listed above the floors of the triggers of the account deleted in
-// this command may be reused or adopted; a create that replaced none knows
+// trigger of the same account and triggers deleted in this process
+// (DeleteTrigger), follows that one's backup while it stands (stillCounts).
+// Only a backup listed above the floors of the triggers of the account
+// deleted here may be reused or adopted; a create that replaced none knows
 // no floor, and reuse_within takes no shortcut. It returns the record the
 // outcome builds on.
-func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountID, triggers string, opts RunOptions) (Outcome, Record) {
+func (w *Runner) CreateTrigger(ctx context.Context, accountID, triggers string, opts RunOptions) (Outcome, Record) {
+	return w.createTrigger(ctx, w.replaced, accountID, triggers, opts)
+}
+
+// DeleteTrigger keeps what a trigger's delete leaves its replacement (a
+// trigger's backup is never deleted): the create of the same account and
+// triggers in this process adopts its backup, and every create of the
+// account counts only above its floor.
+func (w *Runner) DeleteTrigger(accountID, triggers string, rec Record) {
+	w.replaced.remember(accountID, triggers, rec)
+}
+
+// createTrigger is CreateTrigger with the triggers deleted in reps.
+func (w *Runner) createTrigger(ctx context.Context, reps *replacements, accountID, triggers string, opts RunOptions) (Outcome, Record) {
 	opts.Progress = reps.claiming(accountID, opts.Progress)
 	old, own := reps.take(accountID, triggers)
 	// A trigger another create adopted has its replacement: its floor says nothing of this one's change.
@@ -81,13 +94,13 @@ func (w *Runner) CreateTrigger(ctx context.Context, reps *Replacements, accountI
 	return o, Record{Prior: opts.Since} // a new backup, or one identified
 }
 
-// Replacements holds, for one provider process (one phase of one command),
-// the triggers deleted (Remember), so that the Create replacing one (same
+// replacements holds, for one provider process (one phase of one command),
+// the triggers deleted (remember), so that the Create replacing one (same
 // account, same triggers) adopts its backup instead of queueing a second,
 // and every Create of the account counts only above their floors. That
 // relies on Terraform deleting before creating in the same process: with
 // create_before_destroy the replacement knows no floor and takes a new backup (see docs).
-type Replacements struct {
+type replacements struct {
 	mu       sync.Mutex
 	replaced map[string][]replacedTrigger // by account id
 	served   map[string]int               // creates of the account that replace one of them
@@ -101,14 +114,14 @@ type replacedTrigger struct {
 	taken    bool // by the create that adopts its backup
 }
 
-// NewReplacements is an empty registry: one per provider process.
-func NewReplacements() *Replacements {
-	return &Replacements{replaced: map[string][]replacedTrigger{}, served: map[string]int{}, claims: map[string]*Mark{}}
+// newReplacements is an empty registry: one per provider process.
+func newReplacements() *replacements {
+	return &replacements{replaced: map[string][]replacedTrigger{}, served: map[string]int{}, claims: map[string]*Mark{}}
 }
 
 // claiming is progress that also notes each backup a create of the account
 // queued or took (claimed).
-func (s *Replacements) claiming(accountID string, progress func(Event)) func(Event) {
+func (s *replacements) claiming(accountID string, progress func(Event)) func(Event) {
 	return func(ev Event) {
 		if ev.Kind == EventQueued || ev.Kind == EventReused {
 			s.mu.Lock()
@@ -122,14 +135,14 @@ func (s *Replacements) claiming(accountID string, progress func(Event)) func(Eve
 }
 
 // claimed is the mark of the backups the account's creates queued or took.
-func (s *Replacements) claimed(accountID string) *Mark {
+func (s *replacements) claimed(accountID string) *Mark {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return cmp.Or(s.claims[accountID], &Mark{IDs: []string{}})
 }
 
-// Remember keeps what a trigger's delete leaves for its replacement.
-func (s *Replacements) Remember(accountID, triggers string, rec Record) {
+// remember keeps what a trigger's delete leaves for its replacement.
+func (s *replacements) remember(accountID, triggers string, rec Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.replaced[accountID] = append(s.replaced[accountID], replacedTrigger{triggers: triggers, Record: rec})
@@ -141,7 +154,7 @@ func (s *Replacements) Remember(accountID, triggers string, rec Record) {
 // other creates took; nil when one of them is unknown. replaced: whether
 // there was any. One of them made from an empty read makes it one too: it
 // proves nothing later (ErrEmptyEarlierChange).
-func (s *Replacements) floor(accountID string, own int, taken bool) (m *Mark, replaced bool) {
+func (s *replacements) floor(accountID string, own int, taken bool) (m *Mark, replaced bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, empty := &Mark{IDs: []string{}}, false
@@ -164,7 +177,7 @@ func (s *Replacements) floor(accountID string, own int, taken bool) (m *Mark, re
 // adopted backup counts only above the floor of every other trigger of the
 // account deleted here (seed 664). One whose backup no other's floor lists
 // is taken first, then the earliest triggered.
-func (s *Replacements) take(accountID, triggers string) (replacedTrigger, int) {
+func (s *replacements) take(accountID, triggers string) (replacedTrigger, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.replaced[accountID]
@@ -199,7 +212,7 @@ func (s *Replacements) take(accountID, triggers string) (replacedTrigger, int) {
 // of its previous change (seed 12724). One that runs between another
 // trigger's delete and create still takes that slot: Terraform names
 // neither, and that narrow order is the one this cannot tell.
-func (s *Replacements) serve(accountID string) bool {
+func (s *replacements) serve(accountID string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.served[accountID] >= len(s.replaced[accountID]) {

@@ -15,9 +15,9 @@ import (
 // their replacements, whatever the order of the Deletes, and each create
 // counts above the floor of every deleted trigger but the one it took.
 func TestReplacementsKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
-	s := NewReplacements()
-	s.Remember("acc_0123456789abcdef", "a", Record{Phase: phaseIdentified, BackupID: "bkp_a", Prior: &Mark{IDs: []string{"bkp_a"}}})
-	s.Remember("acc_0123456789abcdef", "b", Record{Phase: phaseIdentified, BackupID: "bkp_b", Prior: &Mark{IDs: []string{"bkp_b"}}})
+	s := newReplacements()
+	s.remember("acc_0123456789abcdef", "a", Record{Phase: phaseIdentified, BackupID: "bkp_a", Prior: &Mark{IDs: []string{"bkp_a"}}})
+	s.remember("acc_0123456789abcdef", "b", Record{Phase: phaseIdentified, BackupID: "bkp_b", Prior: &Mark{IDs: []string{"bkp_b"}}})
 	if m, replaced := s.floor("acc_0123456789abcdef", -1, true); !replaced || !m.has("bkp_a") || !m.has("bkp_b") {
 		t.Fatalf("floor %v, %t: want both floors", m, replaced)
 	}
@@ -38,7 +38,7 @@ func TestReplacementsKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
 		t.Fatalf("floor of the triggers not taken: %v, %t: want none", m, replaced)
 	}
 	// One whose floor is unknown makes the account's unknown; none replaced is none known.
-	s.Remember("acc_0123456789abcdef", "c", Record{})
+	s.remember("acc_0123456789abcdef", "c", Record{})
 	if m, replaced := s.floor("acc_0123456789abcdef", -1, true); !replaced || m != nil {
 		t.Errorf("floor %v, %t: want none known", m, replaced)
 	}
@@ -51,12 +51,12 @@ func TestReplacementsKeepsEveryReplacedTriggerOfAnAccount(t *testing.T) {
 // account's replaced triggers: reuse_within takes no shortcut above it.
 func TestReplacementsFloorKeepsAnEmptyRead(t *testing.T) {
 	t.Parallel()
-	s := NewReplacements()
-	s.Remember("acc_0123456789abcdef", "a", Record{Phase: phaseUnidentified, Prior: &Mark{IDs: []string{"", "bkp_a"}}})
+	s := newReplacements()
+	s.remember("acc_0123456789abcdef", "a", Record{Phase: phaseUnidentified, Prior: &Mark{IDs: []string{"", "bkp_a"}}})
 	if m, replaced := s.floor("acc_0123456789abcdef", -1, true); !replaced || !m.readEmpty() || !m.has("bkp_a") {
 		t.Fatalf("floor %v, %t: want the empty read kept, with bkp_a", m, replaced)
 	}
-	s.Remember("acc_0123456789abcdef", "b", Record{Phase: phaseIdentified, BackupID: "bkp_b", Prior: &Mark{IDs: []string{"bkp_b"}}})
+	s.remember("acc_0123456789abcdef", "b", Record{Phase: phaseIdentified, BackupID: "bkp_b", Prior: &Mark{IDs: []string{"bkp_b"}}})
 	if m, replaced := s.floor("acc_0123456789abcdef", -1, true); !replaced || !m.readEmpty() || !m.has("bkp_a") || !m.has("bkp_b") {
 		t.Fatalf("floor %v, %t: want the empty read kept beside the other's floor", m, replaced)
 	}
@@ -65,12 +65,12 @@ func TestReplacementsFloorKeepsAnEmptyRead(t *testing.T) {
 // Each deleted trigger of an account is the floor of one create that adopts
 // none; a create beyond them replaces none, and counts above no floor.
 func TestReplacementsServesOneCreatePerDeletedTrigger(t *testing.T) {
-	s := NewReplacements()
+	s := newReplacements()
 	if s.serve("acc_0123456789abcdef") {
 		t.Fatal("served with none deleted")
 	}
-	s.Remember("acc_0123456789abcdef", "a", Record{Phase: phaseIdentified, BackupID: "bkp_a", Ahead: true, Prior: &Mark{IDs: []string{"bkp_a"}}})
-	s.Remember("acc_0123456789abcdef", "b", Record{Phase: phaseIdentified, BackupID: "bkp_b", Prior: &Mark{IDs: []string{"bkp_b"}}})
+	s.remember("acc_0123456789abcdef", "a", Record{Phase: phaseIdentified, BackupID: "bkp_a", Ahead: true, Prior: &Mark{IDs: []string{"bkp_a"}}})
+	s.remember("acc_0123456789abcdef", "b", Record{Phase: phaseIdentified, BackupID: "bkp_b", Prior: &Mark{IDs: []string{"bkp_b"}}})
 	if _, own := s.take("acc_0123456789abcdef", "b"); own < 0 {
 		t.Fatal("b not adopted")
 	}
@@ -88,11 +88,11 @@ func TestReplacementsServesOneCreatePerDeletedTrigger(t *testing.T) {
 // counts above the others' floors too (seed 664); one whose change went
 // ahead unidentified is taken by none, and its floor is unknown (seed 11138).
 func TestReplacementsPairsTwoAlike(t *testing.T) {
-	s := NewReplacements()
+	s := newReplacements()
 	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-	s.Remember("acc_0123456789abcdef", "v2", Record{Phase: phaseUnidentified, Ahead: true, TriggeredAt: at, Prior: &Mark{IDs: []string{"bkp_a"}}})
-	s.Remember("acc_0123456789abcdef", "v2", Record{Phase: phaseIdentified, BackupID: "bkp_c", TriggeredAt: at.Add(2 * time.Minute), Prior: &Mark{IDs: []string{"bkp_c"}}})
-	s.Remember("acc_0123456789abcdef", "v2", Record{Phase: phaseUnidentified, TriggeredAt: at.Add(time.Minute), Prior: &Mark{IDs: []string{"bkp_b"}}})
+	s.remember("acc_0123456789abcdef", "v2", Record{Phase: phaseUnidentified, Ahead: true, TriggeredAt: at, Prior: &Mark{IDs: []string{"bkp_a"}}})
+	s.remember("acc_0123456789abcdef", "v2", Record{Phase: phaseIdentified, BackupID: "bkp_c", TriggeredAt: at.Add(2 * time.Minute), Prior: &Mark{IDs: []string{"bkp_c"}}})
+	s.remember("acc_0123456789abcdef", "v2", Record{Phase: phaseUnidentified, TriggeredAt: at.Add(time.Minute), Prior: &Mark{IDs: []string{"bkp_b"}}})
 	for _, want := range []string{"bkp_b", "bkp_c"} {
 		got, own := s.take("acc_0123456789abcdef", "v2")
 		if own < 0 || !got.Record.Prior.has(want) {
@@ -112,10 +112,10 @@ func TestReplacementsPairsTwoAlike(t *testing.T) {
 // trigger read it before its own trigger), and taking it would defer the
 // create and cost the change a second backup (simulation seed 55400).
 func TestReplacementsTakesTheAdoptableFirst(t *testing.T) {
-	s := NewReplacements()
+	s := newReplacements()
 	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-	s.Remember("acc_0123456789abcdef", "v1", Record{Phase: phaseIdentified, BackupID: "bkp_a", TriggeredAt: at, Prior: &Mark{IDs: []string{"bkp_0"}}})
-	s.Remember("acc_0123456789abcdef", "v1", Record{Phase: phaseIdentified, BackupID: "bkp_b", TriggeredAt: at.Add(time.Minute), Prior: &Mark{IDs: []string{"bkp_a", "bkp_0"}}})
+	s.remember("acc_0123456789abcdef", "v1", Record{Phase: phaseIdentified, BackupID: "bkp_a", TriggeredAt: at, Prior: &Mark{IDs: []string{"bkp_0"}}})
+	s.remember("acc_0123456789abcdef", "v1", Record{Phase: phaseIdentified, BackupID: "bkp_b", TriggeredAt: at.Add(time.Minute), Prior: &Mark{IDs: []string{"bkp_a", "bkp_0"}}})
 	if got, own := s.take("acc_0123456789abcdef", "v1"); own < 0 || got.Record.BackupID != "bkp_b" {
 		t.Fatalf("took %+v (%d); want the one of bkp_b, listed above the other's floor", got, own)
 	}
@@ -132,9 +132,9 @@ func TestReplacementsTakesTheEarliestTriggeredFirst(t *testing.T) {
 	early := Record{Phase: phaseIdentified, BackupID: "bkp_a", TriggeredAt: at, Prior: &Mark{IDs: []string{"bkp_0"}}}
 	late := Record{Phase: phaseIdentified, BackupID: "bkp_b", TriggeredAt: at.Add(time.Minute), Prior: &Mark{IDs: []string{"bkp_0"}}}
 	for _, order := range [][]Record{{early, late}, {late, early}} {
-		s := NewReplacements()
+		s := newReplacements()
 		for _, r := range order {
-			s.Remember("acc_0123456789abcdef", "v1", r)
+			s.remember("acc_0123456789abcdef", "v1", r)
 		}
 		if got, own := s.take("acc_0123456789abcdef", "v1"); own < 0 || got.Record.BackupID != "bkp_a" {
 			t.Errorf("remembered %s first: took %+v (%d); want the earlier, bkp_a", order[0].BackupID, got, own)
@@ -163,11 +163,11 @@ func TestCreateTriggerDeferredKeepsTheOthersFloor(t *testing.T) {
 		t.Fatal(x.Err)
 	}
 	went := Record{Phase: phaseIdentified, BackupID: x.Backup.ID, Ahead: true, Prior: look(t, c, acct).mark}
-	reps := NewReplacements()
-	reps.Remember(acct, "v2", lost)
-	reps.Remember(acct, "v1", went)
+	reps := newReplacements()
+	reps.remember(acct, "v2", lost)
+	reps.remember(acct, "v1", went)
 	before := f.srv.Stats().BackupsQueued[acct]
-	o, kept := c.CreateTrigger(ctx, reps, acct, "v2", opts)
+	o, kept := c.createTrigger(ctx, reps, acct, "v2", opts)
 	if o.Kind != Refused || !errors.Is(o.Err, errNotAboveReplaced) {
 		t.Fatalf("CreateTrigger: %d, %v; want it refused, X below the other's floor", o.Kind, o.Err)
 	}
@@ -175,9 +175,9 @@ func TestCreateTriggerDeferredKeepsTheOthersFloor(t *testing.T) {
 		t.Fatalf("kept %v: want the other's floor in it", kept.Prior)
 	}
 	// The next apply replaces this trigger alone.
-	again := NewReplacements()
-	again.Remember(acct, "v2", kept)
-	o, _ = c.CreateTrigger(ctx, again, acct, "v2", opts)
+	again := newReplacements()
+	again.remember(acct, "v2", kept)
+	o, _ = c.createTrigger(ctx, again, acct, "v2", opts)
 	if o.Backup != nil && o.Backup.ID == x.Backup.ID {
 		t.Fatalf("the next apply took %s, the other trigger's previous backup, for this change", x.Backup.ID)
 	}
@@ -226,14 +226,14 @@ func TestCreateTriggerNotAdoptedKeepsTheOthersFloor(t *testing.T) {
 			f.mockClock.Advance(10 * time.Minute)
 			f.clock.Advance(10 * time.Minute)
 			second := Record{Phase: phaseIdentified, BackupID: b.Backup.ID, Ahead: true, Prior: look(t, c, acct).mark}
-			reps := NewReplacements()
-			reps.Remember(acct, "v2", first)
-			reps.Remember(acct, "v1", second)
+			reps := newReplacements()
+			reps.remember(acct, "v2", first)
+			reps.remember(acct, "v1", second)
 			if tc.fault.Kind != 0 {
 				f.srv.AddFault(tc.fault)
 			}
 			f.srv.SetListingLag(tc.lag)
-			o, kept := c.CreateTrigger(ctx, reps, acct, "v2", opts)
+			o, kept := c.createTrigger(ctx, reps, acct, "v2", opts)
 			if o.Backup != nil && o.Backup.ID == b.Backup.ID && o.Good(true) {
 				t.Fatalf("CreateTrigger took %s, listed below the other's floor", b.Backup.ID)
 			}
@@ -245,9 +245,9 @@ func TestCreateTriggerNotAdoptedKeepsTheOthersFloor(t *testing.T) {
 				saved = kept
 			}
 			// The next apply replaces this trigger alone.
-			again := NewReplacements()
-			again.Remember(acct, "v2", saved)
-			o, _ = c.CreateTrigger(ctx, again, acct, "v2", opts)
+			again := newReplacements()
+			again.remember(acct, "v2", saved)
+			o, _ = c.createTrigger(ctx, again, acct, "v2", opts)
 			if o.Backup != nil && o.Backup.ID == b.Backup.ID {
 				t.Fatalf("the next apply took %s, started before the other trigger's change went ahead (outcome %d, %v)", b.Backup.ID, o.Kind, o.Err)
 			}
@@ -272,14 +272,14 @@ func TestCreateTriggerBesideAnUnknownFloorTakesANewBackup(t *testing.T) {
 	if b.Backup == nil {
 		t.Fatal(b.Err)
 	}
-	reps := NewReplacements()
-	reps.Remember(acct, "v3", Record{Phase: phaseIdentified, BackupID: b.Backup.ID, Status: b.Backup.Status, TriggeredAt: b.Backup.CreatedAt, Prior: before})
+	reps := newReplacements()
+	reps.remember(acct, "v3", Record{Phase: phaseIdentified, BackupID: b.Backup.ID, Status: b.Backup.Status, TriggeredAt: b.Backup.CreatedAt, Prior: before})
 	// The second's change went ahead after B, its own backup never identified: its floor is unknown.
-	reps.Remember(acct, "v2", Record{Phase: phaseUnidentified, Ahead: true, TriggeredAt: f.clock.Now(), Prior: look(t, c, acct).mark})
+	reps.remember(acct, "v2", Record{Phase: phaseUnidentified, Ahead: true, TriggeredAt: f.clock.Now(), Prior: look(t, c, acct).mark})
 	f.mockClock.Advance(10 * time.Minute) // B has ended, good and recent
 	f.clock.Advance(10 * time.Minute)
 	queued := f.srv.Stats().BackupsQueued[acct]
-	o, rec := c.CreateTrigger(ctx, reps, acct, "v3", opts)
+	o, rec := c.createTrigger(ctx, reps, acct, "v3", opts)
 	if o.Err != nil || o.Backup == nil || o.Backup.ID == b.Backup.ID || o.Reused {
 		t.Fatalf("CreateTrigger: %d %+v reused %t (%v); want a new backup, never %s", o.Kind, o.Backup, o.Reused, o.Err, b.Backup.ID)
 	}
@@ -326,10 +326,10 @@ func TestCreateTriggerRetakeReusesAboveThePreviousChange(t *testing.T) {
 	f.mockClock.Advance(time.Minute)
 	f.srv.SetAccountFailure(acct, "")
 	before := f.srv.Stats().BackupsQueued[acct]
-	reps := NewReplacements()
-	reps.Remember(acct, "v2", rec)
+	reps := newReplacements()
+	reps.remember(acct, "v2", rec)
 	reuse.Since, reuse.WaitForCompletion = nil, true
-	o, _ := c.CreateTrigger(ctx, reps, acct, "v2", reuse)
+	o, _ := c.createTrigger(ctx, reps, acct, "v2", reuse)
 	if !o.Reused || o.Backup == nil || o.Backup.ID != good.Backup.ID {
 		t.Fatalf("the retake: %+v reused %t (%v); want %s reused", o.Backup, o.Reused, o.Err, good.Backup.ID)
 	}
@@ -354,9 +354,9 @@ func TestCreateTriggerNeverResendsAnAcceptedTrigger(t *testing.T) {
 	}
 	f.clock.Advance(2 * DefaultUncertainGrace)
 	f.mockClock.Advance(2 * DefaultUncertainGrace)
-	reps := NewReplacements()
-	reps.Remember(acct, "v1", tainted)
-	o, _ = c.CreateTrigger(ctx, reps, acct, "v1", RunOptions{WaitForCompletion: true})
+	reps := newReplacements()
+	reps.remember(acct, "v1", tainted)
+	o, _ = c.createTrigger(ctx, reps, acct, "v1", RunOptions{WaitForCompletion: true})
 	if queued := f.srv.Stats().BackupsQueued[acct]; o.Kind != NotIdentified || queued != 1 {
 		t.Fatalf("the replacement: %d (%v), %d backups queued; want it still looked for, one backup", o.Kind, o.Err, queued)
 	}
@@ -372,9 +372,9 @@ func TestCreateTriggerSaysItAdoptedATriggerNotFound(t *testing.T) {
 	if o.Adopted {
 		t.Fatalf("the trigger says it adopted another's (%v); want its own", o.Err)
 	}
-	reps := NewReplacements()
-	reps.Remember(acct, "v1", Record{}.after(o))
-	o, _ = c.CreateTrigger(context.Background(), reps, acct, "v1", RunOptions{})
+	reps := newReplacements()
+	reps.remember(acct, "v1", Record{}.after(o))
+	o, _ = c.createTrigger(context.Background(), reps, acct, "v1", RunOptions{})
 	if queued := f.srv.Stats().BackupsQueued[acct]; o.Kind != NotIdentified || !o.Adopted || queued != 1 {
 		t.Fatalf("the replacement: %d adopted %t (%v), %d backups queued; want the accepted trigger adopted, not found, one backup",
 			o.Kind, o.Adopted, o.Err, queued)
@@ -407,13 +407,13 @@ func TestCreateTriggerNeverAdoptsAnotherCreatesBackup(t *testing.T) {
 	c := f.client(t)
 	ctx := context.Background()
 	lost := Record{Phase: phaseUnidentified, TriggeredAt: f.clock.Now(), Prior: look(t, c, acct).mark} // its trigger queued nothing
-	reps := NewReplacements()
-	other, _ := c.CreateTrigger(ctx, reps, acct, "v9", RunOptions{WaitForCompletion: true})
+	reps := newReplacements()
+	other, _ := c.createTrigger(ctx, reps, acct, "v9", RunOptions{WaitForCompletion: true})
 	if other.Backup == nil {
 		t.Fatalf("the other create: %d, %v", other.Kind, other.Err)
 	}
-	reps.Remember(acct, "v2", lost)
-	o, _ := c.CreateTrigger(ctx, reps, acct, "v2", RunOptions{WaitForCompletion: true})
+	reps.remember(acct, "v2", lost)
+	o, _ := c.createTrigger(ctx, reps, acct, "v2", RunOptions{WaitForCompletion: true})
 	if o.Backup != nil && o.Backup.ID == other.Backup.ID {
 		t.Fatalf("the replacement took %s, the other create's backup (%d)", other.Backup.ID, o.Kind)
 	}
@@ -435,13 +435,13 @@ func TestCreateTriggerFindsItsBackupBelowAnotherCreatesBackup(t *testing.T) {
 	own := queuedOnce(t, c, acct)
 	lost := Record{Phase: phaseUnidentified, Confirmed: true, TriggeredAt: own.CreatedAt, Prior: before}
 	f.mockClock.Advance(time.Minute) // its own has ended
-	reps := NewReplacements()
-	other, _ := c.CreateTrigger(ctx, reps, acct, "v9", RunOptions{WaitForCompletion: true})
+	reps := newReplacements()
+	other, _ := c.createTrigger(ctx, reps, acct, "v9", RunOptions{WaitForCompletion: true})
 	if other.Backup == nil || other.Backup.ID == own.ID {
 		t.Fatalf("the other create: %d, %+v, %v; want a backup of its own", other.Kind, other.Backup, other.Err)
 	}
-	reps.Remember(acct, "v2", lost)
-	o, _ := c.CreateTrigger(ctx, reps, acct, "v2", RunOptions{})
+	reps.remember(acct, "v2", lost)
+	o, _ := c.createTrigger(ctx, reps, acct, "v2", RunOptions{})
 	if o.Backup == nil || o.Backup.ID != own.ID {
 		t.Fatalf("the replacement: %d %+v %v; want %s, its own, adopted", o.Kind, o.Backup, o.Err, own.ID)
 	}
@@ -460,17 +460,17 @@ func TestCreateTriggerAdoptsTheReplacedRecord(t *testing.T) {
 	queued := queuedOnce(t, c, acct)
 	replaced := Record{Phase: phaseIdentified, BackupID: queued.ID, Status: queued.Status, TriggeredAt: queued.CreatedAt,
 		Prior: before, Reused: true}
-	reps := NewReplacements()
-	reps.Remember(acct, "v2", replaced)
-	o, rec := c.CreateTrigger(ctx, reps, acct, "v2", RunOptions{})
+	reps := newReplacements()
+	reps.remember(acct, "v2", replaced)
+	o, rec := c.createTrigger(ctx, reps, acct, "v2", RunOptions{})
 	if o.Backup == nil || o.Backup.ID != queued.ID || !o.Reused || rec.BackupID != queued.ID {
 		t.Fatalf("adopting: %d %v, reused %t, record %s; want %s adopted, still reused, its record kept", o.Kind, o.Err, o.Reused, rec, queued.ID)
 	}
 	// A replaced trigger whose lost answer queued nothing, long ago: a new backup, on a new record.
 	lost := Record{Phase: phaseUnidentified, TriggeredAt: f.clock.Now().Add(-time.Hour), Prior: look(t, c, acct).mark}
-	reps = NewReplacements()
-	reps.Remember(acct, "v3", lost)
-	o, rec = c.CreateTrigger(ctx, reps, acct, "v3", RunOptions{})
+	reps = newReplacements()
+	reps.remember(acct, "v3", lost)
+	o, rec = c.createTrigger(ctx, reps, acct, "v3", RunOptions{})
 	if o.Backup == nil || o.Backup.ID == queued.ID || rec.Unidentified() || rec.BackupID != "" {
 		t.Fatalf("retaking: %d %v %+v, record %s; want a new backup on a new record", o.Kind, o.Err, o.Backup, rec)
 	}
@@ -480,7 +480,7 @@ func TestCreateTriggerAdoptsTheReplacedRecord(t *testing.T) {
 // never one they only read; progress still hears each event.
 func TestReplacementsClaimWhatCreatesQueuedOrReused(t *testing.T) {
 	t.Parallel()
-	s := NewReplacements()
+	s := newReplacements()
 	var heard int
 	progress := s.claiming("acc_0123456789abcdef", func(Event) { heard++ })
 	for kind, id := range map[EventKind]string{EventQueued: "bkp_q", EventReused: "bkp_r", EventStatus: "bkp_s", EventConflict: "bkp_c"} {

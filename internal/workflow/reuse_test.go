@@ -210,9 +210,9 @@ func TestReuseTakesNothingAboveAReplacedEmptyFloor(t *testing.T) {
 	fs, w := newFaultyService(t)
 	failed := fs.addOld(client.StatusFailed, time.Hour)
 	before := fs.addOld(client.StatusSuccess, 5*time.Minute)
-	reps := NewReplacements()
-	reps.Remember(fs.account, "v1", Record{Phase: phaseUnidentified, TriggeredAt: fs.clock.Now().Add(-time.Hour), Prior: &Mark{IDs: []string{"", failed.ID}}})
-	o, _ := w.CreateTrigger(context.Background(), reps, fs.account, "v2", RunOptions{ReuseWithin: window})
+	reps := newReplacements()
+	reps.remember(fs.account, "v1", Record{Phase: phaseUnidentified, TriggeredAt: fs.clock.Now().Add(-time.Hour), Prior: &Mark{IDs: []string{"", failed.ID}}})
+	o, _ := w.createTrigger(context.Background(), reps, fs.account, "v2", RunOptions{ReuseWithin: window})
 	if o.Backup == nil || o.Backup.ID == before.ID || o.Reused || !errors.Is(o.ReuseRefused, ErrEmptyEarlierChange) {
 		t.Errorf("create = %d %+v reused=%t (%v); want a new backup, reuse refused for the empty floor", o.Kind, o.Backup, o.Reused, o.ReuseRefused)
 	}

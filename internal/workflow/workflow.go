@@ -39,7 +39,8 @@ type Runner struct {
 	clock    clock.Clock
 	log      client.Logger
 	set      Settings
-	accounts accountReads // see Runner.account
+	accounts accountReads  // see Runner.account
+	replaced *replacements // the triggers deleted in this process, for their replacements
 }
 
 // New is a runner of c's backups on clk (nil: the wall clock), logging to log (nil: nowhere).
@@ -55,7 +56,7 @@ func New(c *client.Client, clk clock.Clock, log client.Logger, s Settings) *Runn
 	s.ClockAllowance = cmp.Or(max(s.ClockAllowance, 0), defaultClockAllowance)
 	s.IdentifyWithin = cmp.Or(max(s.IdentifyWithin, 0), defaultIdentifyWithin)
 	s.UncertainGrace = cmp.Or(max(s.UncertainGrace, 0), DefaultUncertainGrace)
-	return &Runner{c: c, clock: clk, log: log, set: s, accounts: accountReads{index: c.NewAccountIndex()}}
+	return &Runner{c: c, clock: clk, log: log, set: s, accounts: accountReads{index: c.NewAccountIndex()}, replaced: newReplacements()}
 }
 
 // detached outlives ctx's end, briefly, to learn what the service already did.
