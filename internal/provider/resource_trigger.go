@@ -289,9 +289,7 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	if !rec.Unidentified() && plan.WaitForCompletion.ValueBool() {
 		tflog.Info(wctx, "waiting for the backup", map[string]any{"backup_id": state.ID.ValueString(), "status": state.BackupStatus.ValueString()})
 	}
-	opts := r.runOptions(wctx, &plan)
-	opts.Since = rec.Floor() // for a trigger sent again (workflow.Follow)
-	o := r.data.runner.Follow(wctx, accountID, rec, workflow.FollowOptions{RunOptions: opts})
+	o := r.data.runner.UpdateTrigger(wctx, accountID, rec, r.runOptions(wctx, &plan))
 	r.record(ctx, &plan, rec, o, by, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 

@@ -330,7 +330,7 @@ func TestRecordFloor(t *testing.T) {
 		t.Fatalf("after the run, before it goes ahead: %+v", rec)
 	}
 	ahead := rec.goesAhead(o)
-	if !ahead.Ahead || !ahead.Prior.has(own.ID) || ahead.Floor() != ahead.Prior {
+	if !ahead.Ahead || !ahead.Prior.has(own.ID) || ahead.floor() != ahead.Prior {
 		t.Fatalf("gone ahead: %+v; want the page it was seen on, with it", ahead)
 	}
 	// Without the page it was seen on, the read before it with it.
@@ -344,28 +344,28 @@ func TestRecordFloor(t *testing.T) {
 		ahead bool
 	}{{"not gone ahead", rec, false}, {"gone ahead", ahead, true}} {
 		back, err := FromTriggerState(Record{BackupID: tc.r.BackupID, Status: tc.r.Status, TriggeredAt: tc.r.TriggeredAt, Prior: tc.r.Prior}, nil)
-		if err != nil || back.Ahead != tc.ahead || back.Floor() != tc.r.Prior {
+		if err != nil || back.Ahead != tc.ahead || back.floor() != tc.r.Prior {
 			t.Errorf("%s: read back as %+v (%v)", tc.name, back, err)
 		}
 	}
 	// Not identified: looked for above the read before it; gone ahead, it gives no floor.
 	un := Record{}.after(Outcome{Kind: NotIdentified, TriggeredAt: tm0, Confirmed: true, Before: before})
-	if un.Floor() != before {
-		t.Errorf("not identified, not gone ahead: floor %v", un.Floor())
+	if un.floor() != before {
+		t.Errorf("not identified, not gone ahead: floor %v", un.floor())
 	}
-	if f := un.goesAhead(Outcome{}).Floor(); f != nil {
+	if f := un.goesAhead(Outcome{}).floor(); f != nil {
 		t.Errorf("not identified, gone ahead: floor %v; want none: its backup may be listed above any mark", f.IDs)
 	}
 	// Without its private state it is a tainted trigger's, whose change did not go ahead (seed 6773).
 	back, err := FromTriggerState(Record{TriggeredAt: tm0, Prior: before}, nil)
-	if err != nil || back.Phase != phaseUnidentified || back.Ahead || back.Floor() != before {
+	if err != nil || back.Phase != phaseUnidentified || back.Ahead || back.floor() != before {
 		t.Errorf("not identified, without its private state: %+v (%v); want it looked for above its mark, not gone ahead", back, err)
 	}
 	// A replacement that queued nothing carries the floor it was given.
-	if back, err := FromTriggerState(Record{Prior: before}, nil); err != nil || back.Phase != phaseNone || back.Floor() != before {
+	if back, err := FromTriggerState(Record{Prior: before}, nil); err != nil || back.Phase != phaseNone || back.floor() != before {
 		t.Errorf("a replacement without a backup: %+v (%v)", back, err)
 	}
-	if got := (Record{Prior: before}).after(Outcome{Kind: Refused}); got.Floor() != before {
+	if got := (Record{Prior: before}).after(Outcome{Kind: Refused}); got.floor() != before {
 		t.Errorf("refused: %+v; want the floor carried", got)
 	}
 }

@@ -17,7 +17,7 @@ func (w *Runner) Destroy(ctx context.Context, accountID string, earlier Record, 
 	switch {
 	case earlier.standsForDestroy(w.clock.Now(), resume):
 		w.log.Debug(ctx, "following the backup an earlier destroy began", map[string]any{"record": earlier.String()})
-		o = w.Follow(ctx, accountID, earlier, FollowOptions{RunOptions: opts, Counts: stillCounts, Renew: true,
+		o = w.follow(ctx, accountID, earlier, followOptions{RunOptions: opts, Counts: stillCounts, Renew: true,
 			StandsAt: func(at client.AnswerTime) bool { return earlier.standsOnService(at, resume) }})
 	case !earlier.Empty():
 		// It stood for a destroy that stopped before resume_within: the data may have changed since.

@@ -59,7 +59,7 @@ func TestFollowUnconfirmedSendsAgainFromTheGrace(t *testing.T) {
 			}
 			var postedAt time.Time
 			fs.onPOST = func(int) { postedAt = fs.clock.Now() }
-			o := w.Follow(context.Background(), fs.account, rec, FollowOptions{})
+			o := w.follow(context.Background(), fs.account, rec, followOptions{})
 			posts, _ := fs.counts()
 			if posts != tc.posts {
 				t.Fatalf("%d POSTs, want %d (outcome %d, %v)", posts, tc.posts, o.Kind, o.Err)
@@ -85,7 +85,7 @@ func TestFollowUnconfirmedWithoutTheServicesStartWaitsAWholeGrace(t *testing.T) 
 	var postedAt time.Time
 	fs.onPOST = func(int) { postedAt = fs.clock.Now() }
 	rec := Record{TriggeredAt: start.Add(-20 * time.Minute), Prior: &Mark{IDs: []string{}}}
-	o := w.Follow(context.Background(), fs.account, rec, FollowOptions{})
+	o := w.follow(context.Background(), fs.account, rec, followOptions{})
 	if posts, _ := fs.counts(); posts != 1 || postedAt.Sub(start) < DefaultUncertainGrace {
 		t.Fatalf("%d POSTs, the last %s after the follow began (outcome %d, %v); want one, a grace after", posts, postedAt.Sub(start), o.Kind, o.Err)
 	}
@@ -93,7 +93,7 @@ func TestFollowUnconfirmedWithoutTheServicesStartWaitsAWholeGrace(t *testing.T) 
 	fs, w = newFaultyService(t)
 	fs.date = "not a date"
 	rec = Record{TriggeredAt: fs.clock.Now().Add(-20 * time.Minute), TriggeredOnService: fs.now().Add(-20 * time.Minute), Prior: &Mark{IDs: []string{}}}
-	if o := w.Follow(context.Background(), fs.account, rec, FollowOptions{}); o.Kind != NotIdentified {
+	if o := w.follow(context.Background(), fs.account, rec, followOptions{}); o.Kind != NotIdentified {
 		t.Errorf("undated answers: outcome %d (%v); want NotIdentified, not sent again", o.Kind, o.Err)
 	}
 	if posts, _ := fs.counts(); posts != 0 {
@@ -118,7 +118,7 @@ func TestFollowUnconfirmedAdoptsTheLateBackupItsResendMeets(t *testing.T) {
 	fs.onPOST = func(int) { fs.hiddenFor[late.ID] = 1 } // the lag ends as the trigger is sent again
 	fs.mu.Unlock()
 	rec := Record{TriggeredAt: fs.clock.Now().Add(-DefaultUncertainGrace), Prior: &Mark{IDs: []string{old.ID}}}
-	o := w.Follow(context.Background(), fs.account, rec, FollowOptions{RunOptions: RunOptions{WaitOnConflict: true}})
+	o := w.follow(context.Background(), fs.account, rec, followOptions{RunOptions: RunOptions{WaitOnConflict: true}})
 	posts, _ := fs.counts()
 	if fs.mu.Lock(); len(fs.backups) != 2 {
 		t.Errorf("%d backups queued; want none but the late one", len(fs.backups)-1)
@@ -141,7 +141,7 @@ func TestFollowUnconfirmedTakesABackupListedSinceIt(t *testing.T) {
 	since := client.Backup{ID: "bkp_sincethetrigger1", AccountID: fs.account, Status: client.StatusRunning, CreatedAt: fs.now().Add(-59 * time.Minute)}
 	fs.backups = append([]client.Backup{since}, fs.backups...)
 	fs.mu.Unlock()
-	o := w.Follow(context.Background(), fs.account, Record{TriggeredAt: began, Prior: &Mark{IDs: []string{old.ID}}}, FollowOptions{})
+	o := w.follow(context.Background(), fs.account, Record{TriggeredAt: began, Prior: &Mark{IDs: []string{old.ID}}}, followOptions{})
 	if posts, _ := fs.counts(); posts != 0 || o.Kind != NotWaited || o.Backup.ID != since.ID {
 		t.Fatalf("%d POSTs, outcome %d (%v); want none, %s", posts, o.Kind, o.Err, since.ID)
 	}
@@ -414,15 +414,15 @@ func TestAnEmptyAccountsFirstBackupIsIdentified(t *testing.T) {
 	}
 	r := Record{TriggeredAt: fs.clock.Now(), Prior: &Mark{IDs: []string{}}, Confirmed: true}
 	fs.clock.Advance(time.Minute) // it ran 30 s, and succeeded
-	if o := w.Follow(context.Background(), fs.account, r, FollowOptions{}); o.Backup == nil || o.Backup.ID != tr.Backup.ID {
+	if o := w.follow(context.Background(), fs.account, r, followOptions{}); o.Backup == nil || o.Backup.ID != tr.Backup.ID {
 		t.Fatalf("followed %+v (%v); want %s", o.Backup, o.Err, tr.Backup.ID)
 	}
 	fs.clock.Advance(time.Hour)
-	if o := w.Follow(context.Background(), fs.account, r, FollowOptions{}); o.Backup != nil || !errors.Is(o.Err, ErrListingLost) {
+	if o := w.follow(context.Background(), fs.account, r, followOptions{}); o.Backup != nil || !errors.Is(o.Err, ErrListingLost) {
 		t.Fatalf("followed %+v (%v) an hour later; want none identified, the listing lost", o.Backup, o.Err)
 	}
 	r.TriggeredAt = fs.clock.Now().Add(-10 * time.Second) // a record whose read came after it ran
-	if o := w.Follow(context.Background(), fs.account, r, FollowOptions{}); o.Backup != nil {
+	if o := w.follow(context.Background(), fs.account, r, followOptions{}); o.Backup != nil {
 		t.Fatalf("followed %s, which ran longer than the time since the read", o.Backup.ID)
 	}
 }
@@ -554,7 +554,7 @@ func TestRetakeTakesNothingAboveItsBackupAfterAnEmptyRead(t *testing.T) {
 		t.Fatalf("record after = %s; want its read shown empty, then %s", next, failed.ID)
 	}
 	fs.clock.Advance(time.Hour) // the next apply, once the retake's own backup ended
-	if o := w.Follow(context.Background(), fs.account, next, FollowOptions{}); o.Backup != nil && o.Backup.ID == other.ID {
+	if o := w.follow(context.Background(), fs.account, next, followOptions{}); o.Backup != nil && o.Backup.ID == other.ID {
 		t.Fatalf("followed %+v (%v); took %s, another's backup listed before the retake's read", o.Backup, o.Err, other.ID)
 	}
 }
@@ -579,7 +579,7 @@ func TestALaterLookProvesNoEmptyRead(t *testing.T) {
 	}
 	next := Record{}.after(o)
 	fs.clock.Advance(time.Hour)
-	if o := w.Follow(context.Background(), fs.account, next, FollowOptions{}); o.Backup != nil || !errors.Is(o.Err, ErrListingLost) {
+	if o := w.follow(context.Background(), fs.account, next, followOptions{}); o.Backup != nil || !errors.Is(o.Err, ErrListingLost) {
 		t.Fatalf("followed %+v (%v) an hour later; want none identified, the listing lost", o.Backup, o.Err)
 	}
 }
@@ -622,7 +622,7 @@ func TestWaitReadsOnFromItsOwnFirstPage(t *testing.T) {
 	}
 	fs.mu.Unlock()
 	rec := Record{Phase: phaseIdentified, BackupID: "bkp_elsewhere0000001", Status: client.StatusRunning, TriggeredAt: fs.clock.Now()}
-	o := w.Follow(context.Background(), fs.account, rec, FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}})
+	o := w.follow(context.Background(), fs.account, rec, followOptions{RunOptions: RunOptions{WaitForCompletion: true}})
 	if o.Kind == Succeeded || o.Backup != nil && o.Backup.Status == client.StatusSuccess {
 		t.Fatalf("followed = %d %+v (%v); want the wait stopped, not another listing's backup followed to its success", o.Kind, o.Backup, o.Err)
 	}

@@ -152,7 +152,7 @@ func TestTheSameSecondIsInTheFloor(t *testing.T) {
 	}
 	fs.onListing = nil
 	fs.clock.Advance(time.Minute) // the late one succeeds, well within the window
-	next := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: time.Hour, Since: rec.Floor()})
+	next := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: time.Hour, Since: rec.floor()})
 	if next.Backup == nil || next.Backup.ID == late.ID || next.Backup.ID == shared.ID || next.Reused {
 		t.Fatalf("the next change: outcome %d (%v) %+v; want a new backup, never one listed when this change went ahead", next.Kind, next.Err, next.Backup)
 	}
@@ -175,12 +175,12 @@ func TestAFloorIsNeverStuckInTheFuture(t *testing.T) {
 	fs.date = ""
 	fs.clock.Advance(10 * time.Minute)
 	since := fs.addOld(client.StatusSuccess, time.Minute) // another's, since
-	next := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: time.Hour, Since: rec.Floor()})
+	next := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true, ReuseWithin: time.Hour, Since: rec.floor()})
 	if next.Kind != Succeeded || !next.Reused || next.Backup.ID != since.ID {
 		t.Fatalf("reuse: outcome %d reused %t (%v) %+v; want %s", next.Kind, next.Reused, next.Err, next.Backup, since.ID)
 	}
 	fs.resetPOSTs = 1
-	lost := w.backUp(context.Background(), fs.account, RunOptions{Since: rec.Floor()})
+	lost := w.backUp(context.Background(), fs.account, RunOptions{Since: rec.floor()})
 	if posts, _ := fs.counts(); lost.Kind != NotWaited || posts != 2 {
 		t.Fatalf("a lost answer: outcome %d (%v) after %d POSTs in all; want it found, not sent again", lost.Kind, lost.Err, posts)
 	}
@@ -218,7 +218,7 @@ func TestAFrontsPagesNeverMakeABackupCount(t *testing.T) {
 	fs.failPOSTs, fs.listingStatus, fs.onListing, fs.date = 0, 0, nil, ""
 	fs.mu.Unlock()
 	fs.clock.Advance(2 * time.Minute)
-	got := w.Follow(context.Background(), fs.account, back, FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}, Renew: true})
+	got := w.follow(context.Background(), fs.account, back, followOptions{RunOptions: RunOptions{WaitForCompletion: true}, Renew: true})
 	if got.Kind != Succeeded || got.Backup.ID == old.ID || len(fs.queuedIDs()) != 1 || got.Backup.ID != fs.queuedIDs()[0] {
 		t.Fatalf("the replacement: outcome %d (%v) %+v, queued %v; want a new backup, never %s", got.Kind, got.Err, got.Backup, fs.queuedIDs(), old.ID)
 	}

@@ -10,14 +10,14 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// FollowOptions shape a follow.
-type FollowOptions struct {
+// followOptions shape a follow.
+type followOptions struct {
 	RunOptions
 	// Counts says whether the recorded backup, as read by its id, still
 	// stands for the change; nil counts every backup.
 	Counts func(client.Backup) bool
 	// Renew runs again (Run, with RunOptions.Since, so reuse_within too)
-	// when the recorded backup no longer counts; without it Follow returns
+	// when the recorded backup no longer counts; without it follow returns
 	// what it read.
 	Renew bool
 	// StandsAt, when set, says whether the record still stands as of a
@@ -39,28 +39,37 @@ type FollowOptions struct {
 
 // standsAt says whether the record stands as of page's answer; a backup
 // found beyond the first page gives no time, and cannot show that it does.
-func (o FollowOptions) standsAt(page *client.BackupsPage) bool {
+func (o followOptions) standsAt(page *client.BackupsPage) bool {
 	return page != nil && o.StandsAt(page.At)
 }
 
 // above says whether b, read on page (nil: beyond the first), is listed
 // above the Above mark.
-func (o FollowOptions) above(b client.Backup, page *client.BackupsPage) bool {
+func (o followOptions) above(b client.Backup, page *client.BackupsPage) bool {
 	return page != nil && slices.ContainsFunc(o.Above.above(*page), func(x client.Backup) bool { return x.ID == b.ID })
 }
 
-// Follow carries on with the backup of a record (see follow).
-func (w *Runner) Follow(ctx context.Context, accountID string, r Record, opts FollowOptions) Outcome {
-	o := w.follow(ctx, accountID, r, opts)
+// UpdateTrigger carries on with a trigger's recorded backup (an interrupted
+// wait, an import's first apply, a trigger not identified): a new backup
+// only where its trigger is sent again (see followRecord), counted above
+// the record's floor.
+func (w *Runner) UpdateTrigger(ctx context.Context, accountID string, r Record, opts RunOptions) Outcome {
+	opts.Since = r.floor()
+	return w.follow(ctx, accountID, r, followOptions{RunOptions: opts})
+}
+
+// follow carries on with the backup of a record (see followRecord).
+func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts followOptions) Outcome {
+	o := w.followRecord(ctx, accountID, r, opts)
 	o.AccountID = accountID
 	return o
 }
 
-// follow carries on with the backup of r, the one way a resource resumes
+// followRecord carries on with the backup of r, the one way a resource resumes
 // one. A trigger not identified is looked for above the mark read before
 // it (Record.Prior); an unconfirmed one is sent again only once none is
 // listed after UncertainGrace, which the look waits out.
-func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts FollowOptions) Outcome {
+func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, opts followOptions) Outcome {
 	start, emit := w.progress(opts.RunOptions)
 	var b *client.Backup
 	var page *client.BackupsPage

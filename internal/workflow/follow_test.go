@@ -11,7 +11,7 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
-// Follow resumes a recorded backup the one way every resource does: it
+// follow resumes a recorded backup the one way every resource does: it
 // reads what it must and no more, follows what counts, renews only when
 // asked, and never queues a backup for an identified one it could not read.
 func TestFollow(t *testing.T) {
@@ -36,10 +36,10 @@ func TestFollow(t *testing.T) {
 		name string
 		// known builds the record from a fixture and its account.
 		known      func(f *runFixture, c *Runner, acct string) Record
-		opts       FollowOptions
+		opts       followOptions
 		wantStatus string // "" for no backup returned
 		wantErr    func(Outcome) bool
-		wantQueued int // backups queued by Follow itself
+		wantQueued int // backups queued by follow itself
 	}{
 		{
 			name: "in progress, waited for: the wait's polls read it",
@@ -51,7 +51,7 @@ func TestFollow(t *testing.T) {
 				b := o.Backup
 				return Record{BackupID: b.ID, Status: b.Status, TriggeredAt: b.CreatedAt}
 			},
-			opts:       FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}},
+			opts:       followOptions{RunOptions: RunOptions{WaitForCompletion: true}},
 			wantStatus: client.StatusSuccess,
 		},
 		{
@@ -60,7 +60,7 @@ func TestFollow(t *testing.T) {
 				b := finished(f, acct, false)
 				return Record{BackupID: b.ID, Status: client.StatusRunning}
 			},
-			opts:       FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}, Counts: func(client.Backup) bool { return true }, Renew: true},
+			opts:       followOptions{RunOptions: RunOptions{WaitForCompletion: true}, Counts: func(client.Backup) bool { return true }, Renew: true},
 			wantStatus: client.StatusSuccess,
 		},
 		{
@@ -68,7 +68,7 @@ func TestFollow(t *testing.T) {
 			known: func(f *runFixture, c *Runner, acct string) Record {
 				return Record{BackupID: finished(f, acct, true).ID, Status: client.StatusFailed}
 			},
-			opts:       FollowOptions{Counts: never, Renew: true},
+			opts:       followOptions{Counts: never, Renew: true},
 			wantStatus: client.StatusPending,
 			wantQueued: 1,
 		},
@@ -77,7 +77,7 @@ func TestFollow(t *testing.T) {
 			known: func(f *runFixture, c *Runner, acct string) Record {
 				return Record{BackupID: finished(f, acct, true).ID, Status: client.StatusRunning}
 			},
-			opts:       FollowOptions{Counts: never},
+			opts:       followOptions{Counts: never},
 			wantStatus: client.StatusFailed,
 		},
 		{
@@ -85,7 +85,7 @@ func TestFollow(t *testing.T) {
 			known: func(f *runFixture, c *Runner, acct string) Record {
 				return Record{BackupID: finished(f, acct, true).ID, Status: client.StatusRunning}
 			},
-			opts:       FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}},
+			opts:       followOptions{RunOptions: RunOptions{WaitForCompletion: true}},
 			wantStatus: client.StatusFailed,
 			wantErr:    func(o Outcome) bool { return o.Kind == Failed },
 		},
@@ -94,7 +94,7 @@ func TestFollow(t *testing.T) {
 			known: func(f *runFixture, c *Runner, acct string) Record {
 				return Record{BackupID: "bkp_0000000000000000", Status: client.StatusRunning}
 			},
-			opts: FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}, Counts: never, Renew: true},
+			opts: followOptions{RunOptions: RunOptions{WaitForCompletion: true}, Counts: never, Renew: true},
 			wantErr: func(o Outcome) bool {
 				var unread *UnreadError
 				return o.Kind == Refused && errors.As(o.Err, &unread) && unread.BackupID == "bkp_0000000000000000" && errors.Is(o.Err, client.ErrNotFound)
@@ -110,7 +110,7 @@ func TestFollow(t *testing.T) {
 				}
 				return Record{TriggeredAt: began, Confirmed: true, Prior: l.mark}
 			},
-			opts:       FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}},
+			opts:       followOptions{RunOptions: RunOptions{WaitForCompletion: true}},
 			wantStatus: client.StatusSuccess,
 		},
 		{
@@ -157,23 +157,23 @@ func TestFollow(t *testing.T) {
 			b := o.Backup
 			switch {
 			case tc.wantErr == nil && o.Err != nil:
-				t.Fatalf("Follow: %v", o.Err)
+				t.Fatalf("follow: %v", o.Err)
 			case tc.wantErr != nil && !tc.wantErr(o):
-				t.Fatalf("Follow outcome %d, %v, not the one expected", o.Kind, o.Err)
+				t.Fatalf("follow outcome %d, %v, not the one expected", o.Kind, o.Err)
 			}
 			if got := ""; b != nil {
 				got = b.Status
 				if got != tc.wantStatus {
-					t.Errorf("Follow = %s (%s), want status %q", b.ID, got, tc.wantStatus)
+					t.Errorf("follow = %s (%s), want status %q", b.ID, got, tc.wantStatus)
 				}
 			} else if tc.wantStatus != "" {
-				t.Errorf("Follow returned no backup, want one %s", tc.wantStatus)
+				t.Errorf("follow returned no backup, want one %s", tc.wantStatus)
 			}
 			if queued := f.srv.Stats().BackupsQueued[acct] - before; queued != tc.wantQueued {
-				t.Errorf("Follow queued %d backups, want %d", queued, tc.wantQueued)
+				t.Errorf("follow queued %d backups, want %d", queued, tc.wantQueued)
 			}
 			if o.Renewed != (tc.wantQueued > 0) { // what a guard's destroy says it queued (seed 232669)
-				t.Errorf("Renewed %t, with %d backups queued by Follow", o.Renewed, tc.wantQueued)
+				t.Errorf("Renewed %t, with %d backups queued by follow", o.Renewed, tc.wantQueued)
 			}
 		})
 	}
@@ -216,15 +216,15 @@ func TestFollowAboveOthersFloors(t *testing.T) {
 			}
 			before := f.srv.Stats().BackupsQueued[acct]
 			rec := Record{BackupID: o.Backup.ID, Status: o.Backup.Status}
-			got := c.follow(context.Background(), acct, rec, FollowOptions{Counts: stillCounts, Renew: true, Above: floor})
+			got := c.follow(context.Background(), acct, rec, followOptions{Counts: stillCounts, Renew: true, Above: floor})
 			switch {
 			case tc.readAfter && (got.Kind != Refused || !errors.Is(got.Err, errNotAboveReplaced)):
-				t.Fatalf("Follow: %d, %v; want it refused, not above the others' floors", got.Kind, got.Err)
+				t.Fatalf("follow: %d, %v; want it refused, not above the others' floors", got.Kind, got.Err)
 			case !tc.readAfter && (got.Backup == nil || got.Backup.ID != o.Backup.ID):
-				t.Fatalf("Follow: %d, %v; want the recorded backup", got.Kind, got.Err)
+				t.Fatalf("follow: %d, %v; want the recorded backup", got.Kind, got.Err)
 			}
 			if queued := f.srv.Stats().BackupsQueued[acct] - before; queued != 0 {
-				t.Errorf("Follow queued %d backups, want none", queued)
+				t.Errorf("follow queued %d backups, want none", queued)
 			}
 		})
 	}
@@ -244,7 +244,7 @@ func TestFollowRenewsARecordThatNoLongerStands(t *testing.T) {
 		}
 		before := f.srv.Stats().BackupsQueued[acct]
 		rec := Record{Phase: phaseIdentified, BackupID: o.Backup.ID, Status: o.Backup.Status}
-		got := c.follow(context.Background(), acct, rec, FollowOptions{Counts: stillCounts, Renew: true,
+		got := c.follow(context.Background(), acct, rec, followOptions{Counts: stillCounts, Renew: true,
 			StandsAt: func(at client.AnswerTime) bool { return stands && !at.Service.IsZero() }})
 		want := 1
 		if stands {
@@ -271,7 +271,7 @@ func TestFollowOfAnUnidentifiedRecordFailsClosedWhenNothingIsRead(t *testing.T) 
 		c := f.client(t)
 		rec := Record{Phase: phaseUnidentified, TriggeredAt: f.clock.Now(), Confirmed: true, Prior: look(t, c, acct).mark, Ahead: ahead}
 		f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteListBackups})
-		o := c.follow(context.Background(), acct, rec, FollowOptions{Counts: stillCounts})
+		o := c.follow(context.Background(), acct, rec, followOptions{Counts: stillCounts})
 		var unread *UnreadError
 		switch {
 		case !ahead && (o.Kind != Refused || !errors.As(o.Err, &unread) || unread.BackupID != ""):
@@ -297,7 +297,7 @@ func TestRenewNeverTakesTheRecordsOwnBackup(t *testing.T) {
 		}
 	}
 	rec := Record{Phase: phaseFailed, BackupID: failed.ID, Status: failed.Status, TriggeredAt: failed.CreatedAt, Prior: &Mark{IDs: []string{floor.ID}}}
-	o := c.Follow(context.Background(), fs.account, rec, FollowOptions{RunOptions: RunOptions{Since: rec.Prior}, Counts: stillCounts, Renew: true})
+	o := c.follow(context.Background(), fs.account, rec, followOptions{RunOptions: RunOptions{Since: rec.Prior}, Counts: stillCounts, Renew: true})
 	if o.Backup == nil || o.Backup.ID == failed.ID || !slices.Contains(fs.queuedIDs(), o.Backup.ID) || !o.Renewed {
 		t.Fatalf("renewed = %d %+v %v (Renewed %t); want the backup its trigger queued (%v), never %s", o.Kind, o.Backup, o.Err, o.Renewed, fs.queuedIDs(), failed.ID)
 	}
@@ -332,7 +332,7 @@ func TestFollowOfAnUnidentifiedRecordRenewsAFailedBackup(t *testing.T) {
 	floor := fs.addOld(client.StatusSuccess, 10*time.Minute)
 	failed := fs.addOld(client.StatusFailed, time.Minute)
 	rec := Record{Phase: phaseUnidentified, TriggeredAt: failed.CreatedAt.Add(-time.Second), Prior: &Mark{IDs: []string{floor.ID}}}
-	o := c.Follow(context.Background(), fs.account, rec, FollowOptions{Counts: stillCounts, Renew: true})
+	o := c.follow(context.Background(), fs.account, rec, followOptions{Counts: stillCounts, Renew: true})
 	if o.Backup == nil || o.Backup.ID == failed.ID || !slices.Contains(fs.queuedIDs(), o.Backup.ID) || !o.Renewed {
 		t.Fatalf("followed = %d %+v %v (Renewed %t); want a new backup queued (%v), not %s reported", o.Kind, o.Backup, o.Err, o.Renewed, fs.queuedIDs(), failed.ID)
 	}

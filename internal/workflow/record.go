@@ -143,11 +143,11 @@ func phaseOf(b client.Backup, was phase) phase {
 	}
 }
 
-// Floor is the mark a change replacing this record's must count above
+// floor is the mark a change replacing this record's must count above
 // (RunOptions.Since): its Prior, which holds its backup once it went
 // ahead. None for a trigger that went ahead before its backup was
 // identified: that backup may yet be listed above any mark.
-func (r Record) Floor() *Mark {
+func (r Record) floor() *Mark {
 	if r.Phase == phaseUnidentified && r.Ahead {
 		return nil
 	}
@@ -227,7 +227,7 @@ func (r Record) identified(b client.Backup, page *client.BackupsPage) Record {
 	return r
 }
 
-// after is the record once a run or a Follow of r came to o, its change
+// after is the record once a run or a follow of r came to o, its change
 // not gone ahead unless it had (see goesAhead); None, with r's floor, when
 // no backup is known to have been queued.
 func (r Record) after(o Outcome) Record {
@@ -237,7 +237,7 @@ func (r Record) after(o Outcome) Record {
 		if r.BackupID != o.Backup.ID {
 			// Another backup: the read before its trigger, else what r
 			// leaves the next change, never with it until its change goes ahead.
-			next = Record{Prior: cmp.Or(o.Before, r.Floor()).without(o.Backup.ID)}
+			next = Record{Prior: cmp.Or(o.Before, r.floor()).without(o.Backup.ID)}
 		}
 		next.Phase = phaseNone // decided by this outcome alone (an import is adopted by now)
 		next = next.Observe(*o.Backup)
@@ -247,7 +247,7 @@ func (r Record) after(o Outcome) Record {
 		return Record{Phase: phaseUnidentified, TriggeredAt: o.TriggeredAt, TriggeredOnService: o.TriggeredOnService,
 			Confirmed: o.Confirmed, Prior: o.Before, Ahead: r.Ahead}
 	}
-	return Record{Prior: r.Floor()}
+	return Record{Prior: r.floor()}
 }
 
 // ImportedAs is the record of an import of backupID, before its first read.
@@ -355,7 +355,7 @@ func (r Record) Unidentified() bool { return r.Phase == phaseUnidentified }
 // needs (a floor, a backup, or one it awaits), so a create that queued
 // nothing still saves it.
 func (r Record) carriesAChange() bool {
-	return r.Floor() != nil || r.BackupID != "" || r.awaitsItsBackup()
+	return r.floor() != nil || r.BackupID != "" || r.awaitsItsBackup()
 }
 
 // StandsUntil is when a stopped destroy's record stops standing (zero: none).

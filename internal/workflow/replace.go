@@ -47,7 +47,7 @@ func (w *Runner) createTrigger(ctx context.Context, reps *replacements, accountI
 	}
 	others, replaced := reps.floor(accountID, own, true)
 	// Not adopted, its backup is the previous change's: a new one counts above its floor too.
-	opts.Since = old.Record.Floor()
+	opts.Since = old.Record.floor()
 	var above *Mark
 	if replaced {
 		opts.Since = union(since, opts.Since)
@@ -65,7 +65,7 @@ func (w *Runner) createTrigger(ctx context.Context, reps *replacements, accountI
 	w.log.Debug(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
 	// Not identified, its backup is never one another create of this process queued or took (deep-run seed
 	// 74910: another trigger's, whose change went ahead), though it may be listed below one (seed 482951).
-	o := w.Follow(ctx, accountID, old.Record, FollowOptions{RunOptions: opts, Counts: stillCounts, Renew: true, Above: above,
+	o := w.follow(ctx, accountID, old.Record, followOptions{RunOptions: opts, Counts: stillCounts, Renew: true, Above: above,
 		Claimed: reps.claimed(accountID)})
 	// Not shown above the others' floors (unread, or not found yet), it is kept with them: replaced alone by the
 	// next apply, this trigger never counts a backup listed below them (deep-run seed 227670: a 404 page kept
@@ -160,7 +160,7 @@ func (s *replacements) floor(accountID string, own int, taken bool) (m *Mark, re
 	m, empty := &Mark{IDs: []string{}}, false
 	for i, r := range s.replaced[accountID] {
 		if i != own && (taken || !r.taken) {
-			f := r.Record.Floor()
+			f := r.Record.floor()
 			m, replaced, empty = union(m, f), true, empty || f.readEmpty()
 		}
 	}
@@ -181,10 +181,10 @@ func (s *replacements) take(accountID, triggers string) (replacedTrigger, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.replaced[accountID]
-	// One whose backup another's floor lists cannot be adopted (Follow's Above): the others first (seed 55400).
+	// One whose backup another's floor lists cannot be adopted (followOptions.Above): the others first (seed 55400).
 	belowOther := func(i int) bool {
 		return slices.ContainsFunc(list, func(o replacedTrigger) bool {
-			return o.Record.BackupID != list[i].Record.BackupID && o.Record.Floor().has(list[i].Record.BackupID)
+			return o.Record.BackupID != list[i].Record.BackupID && o.Record.floor().has(list[i].Record.BackupID)
 		})
 	}
 	found := -1

@@ -163,7 +163,7 @@ func TestWaitTimeoutRereadsStatus(t *testing.T) {
 	c := newRunner(t, client.Options{BaseURL: f.url, APIKey: f.srv.DemoKey(), Clock: stuckClock{}}, Settings{})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	o = c.follow(ctx, tr.Backup.AccountID, Record{BackupID: tr.Backup.ID, Status: tr.Backup.Status, TriggeredAt: tr.Backup.CreatedAt}, FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}})
+	o = c.follow(ctx, tr.Backup.AccountID, Record{BackupID: tr.Backup.ID, Status: tr.Backup.Status, TriggeredAt: tr.Backup.CreatedAt}, followOptions{RunOptions: RunOptions{WaitForCompletion: true}})
 	if o.Kind != Unsettled || !errors.Is(o.Err, context.DeadlineExceeded) {
 		t.Fatalf("outcome %d, %v, want Unsettled for the deadline", o.Kind, o.Err)
 	}
@@ -183,7 +183,7 @@ func TestWaitForBackupStopsOnCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	o = f.client(t).follow(ctx, acct, Record{BackupID: tr.Backup.ID, Status: tr.Backup.Status, TriggeredAt: tr.Backup.CreatedAt}, FollowOptions{RunOptions: RunOptions{WaitForCompletion: true}})
+	o = f.client(t).follow(ctx, acct, Record{BackupID: tr.Backup.ID, Status: tr.Backup.Status, TriggeredAt: tr.Backup.CreatedAt}, followOptions{RunOptions: RunOptions{WaitForCompletion: true}})
 	if o.Kind != Unsettled || !errors.Is(o.Err, context.Canceled) || o.Backup.ID != tr.Backup.ID {
 		t.Fatalf("the resumed wait after cancel = %+v, %v; want Interrupted for %s", o.Backup, o.Err, tr.Backup.ID)
 	}
