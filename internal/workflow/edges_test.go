@@ -604,6 +604,39 @@ func TestTriggerTakesNothingFromAListingThatLostAPageItShowed(t *testing.T) {
 	}
 }
 
+// A page that contradicts itself, met while looking for the trigger's
+// backup, ends the look: the next look's page, another host's history
+// that lists a backup above the read (itself that host's), is not believed
+// (deep-run seed 524455: the service's pages, out of order by a record
+// dated 30 days late, were refused, and another host's backup was taken).
+func TestLookEndsAtAPageThatContradictsItself(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	read, later := fs.elsewhere(1), fs.elsewhere(2)
+	disordered := `{"data":[` +
+		fmt.Sprintf(`{"id":"bkp_old0000000000001","account_id":%q,"status":"success","created_at":"2001-01-01T00:00:00Z","completed_at":"2001-01-01T00:01:00Z"},`, fs.account) +
+		fmt.Sprintf(`{"id":"bkp_old0000000000002","account_id":%q,"status":"success","created_at":"2001-02-01T00:00:00Z","completed_at":"2001-02-01T00:01:00Z"}`, fs.account) +
+		`],"pagination":{"limit":50,"next_cursor":null}}`
+	fs.mu.Lock()
+	fs.rawListing = read
+	fs.onListing = func(n int) {
+		switch n {
+		case 2:
+			fs.rawListing = disordered
+		case 3:
+			fs.rawListing = later
+		}
+	}
+	fs.mu.Unlock()
+	tr, o := triggerOnce(t, w, context.Background(), fs.account)
+	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, errListingContradicts) {
+		t.Fatalf("triggered %+v, outcome %d (%v); want none identified, the look ended at the page that contradicts itself", tr, o.Kind, o.Err)
+	}
+	if posts, listings := fs.counts(); posts != 1 || listings != 2 {
+		t.Errorf("%d POSTs, %d listings; want one POST, and no look after that page", posts, listings)
+	}
+}
+
 // A wait reads its backup past the first page from that page's cursor, in
 // one pass: a pass started again from a first page, which another host may
 // answer with its own history, took that history's backup, followed to its

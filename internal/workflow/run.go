@@ -563,6 +563,13 @@ var ErrListingLost = errors.New("the account's backups listing no longer lists a
 	"absence: it may be another listing (a wrong host behind a load balancer, a front's or a cache's page), so no backup it " +
 	"shows can be told to be this trigger's")
 
+// errListingContradicts: a first page read while looking for the trigger's
+// backup contradicted itself; a host that answers so (a front, a wrong
+// host behind a load balancer) may answer the next look with a history of
+// its own.
+var errListingContradicts = errors.New("a page of the account's backups listing contradicted itself while the trigger's backup was " +
+	"looked for, so no page read after it can be told to be the service's, and no backup it shows to be this trigger's")
+
 // errNotListed: the listing never held the trigger's backup.
 var errNotListed = errors.New("the account's backups listing shows no backup above those it listed before the trigger")
 
@@ -716,6 +723,10 @@ func (w *Runner) lookFor(ctx context.Context, mine rule, within time.Duration) (
 	var shown newest
 	for interval := identifyInterval; ; interval = min(2*interval, identifyMaxInterval) {
 		p, err := w.c.FirstBackupsPage(ctx, mine.AccountID)
+		if errors.Is(err, client.ErrInconsistentListing) {
+			// Not the service's listing as documented: no page read after it can be told to be (deep-run seed 524455).
+			return nil, last, errors.Join(errListingContradicts, err)
+		}
 		if err == nil {
 			last = &p
 			var lost bool
