@@ -129,6 +129,38 @@ func TestFollowUnconfirmedAdoptsTheLateBackupItsResendMeets(t *testing.T) {
 	}
 }
 
+// An unconfirmed trigger's record followed past the grace, its backup
+// hidden by a lagging listing through the look and listed by the read
+// before sending it again: that backup is the earlier trigger's, followed,
+// and nothing is sent (deep-run seed 526915: the read took it for
+// another's, the resend met its 409, and the next apply queued a second).
+func TestFollowUnconfirmedTakesTheBackupItsResendsReadLists(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	old := fs.addOld(client.StatusSuccess, time.Hour)
+	late := client.Backup{ID: "bkp_queuedlate000001", AccountID: fs.account, Status: client.StatusRunning, CreatedAt: fs.now()}
+	lookEnds := fs.clock.Now().Add(w.set.IdentifyWithin)
+	after := 0
+	fs.mu.Lock()
+	fs.backups = append([]client.Backup{late}, fs.backups...)
+	fs.hiddenFor[late.ID] = -1
+	fs.onListing = func(int) {
+		if !fs.clock.Now().Before(lookEnds) {
+			if after++; after == 2 { // the look's last read, then the read before sending it again
+				fs.hiddenFor[late.ID] = 0
+			}
+		}
+	}
+	fs.mu.Unlock()
+	// Its start on the service's clock known, the look lasts IdentifyWithin, the grace being over.
+	rec := Record{TriggeredAt: fs.clock.Now().Add(-DefaultUncertainGrace), TriggeredOnService: fs.now().Add(-DefaultUncertainGrace),
+		Prior: &Mark{IDs: []string{old.ID}}}
+	o := w.follow(context.Background(), fs.account, rec, followOptions{})
+	if posts, _ := fs.counts(); posts != 0 || o.Backup == nil || o.Backup.ID != late.ID || o.Renewed {
+		t.Fatalf("%d POSTs, outcome %d (%v), renewed %t, backup %+v; want no POST, %s followed", posts, o.Kind, o.Err, o.Renewed, o.Backup, late.ID)
+	}
+}
+
 // An unconfirmed trigger whose record is followed takes a backup listed
 // above the mark read before it, whoever queued it (it started since the
 // trigger began), and sends nothing.

@@ -106,16 +106,24 @@ func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, o
 						// Listed since, below the mark: it may be that trigger's (a clock set back).
 						return unidentified(unexplainedError(*b))
 					}
-					w.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
-						map[string]any{"account_id": accountID, "triggered_at": r.TriggeredAt.UTC().Format(time.RFC3339)})
-					again := opts.RunOptions
-					again.afterUnknown = true
-					o := w.run(ctx, accountID, again)
-					o.Renewed = !o.earlier // its own backup, not the earlier trigger's (seed 232669), unless refused for that one's
-					return o
+					l, stop := w.lookFirst(ctx, accountID)
+					if stop != nil {
+						return *stop
+					}
+					// The read before sending it again may list that trigger's backup, which a lagging listing
+					// hid from the look: it is that trigger's, not another's to wait out (deep-run seed 526915).
+					if b, err = w.seen(ctx, &mine, &newest{}, l.page); err != nil {
+						return unidentified(err)
+					}
+					if b == nil {
+						return w.resend(ctx, accountID, r, mine, l, opts.RunOptions)
+					}
+					page = &l.page
 				}
 			}
-			return unidentified(err)
+			if b == nil {
+				return unidentified(err)
+			}
 		}
 	case client.InProgress(r.Status) && opts.WaitForCompletion && opts.Counts == nil:
 		// The wait's first poll reads it.
@@ -155,6 +163,20 @@ func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, o
 		return Outcome{Kind: Refused, Err: fmt.Errorf("%w: backup %s", errNotAboveReplaced, b.ID)}
 	}
 	return w.waitOwn(ctx, accountID, b, page, opts.WaitForCompletion, start, emit)
+}
+
+// resend sends again r's trigger, whose outcome is unknown, after l, a
+// read that lists nothing above mine: no backup of it was ever listed.
+func (w *Runner) resend(ctx context.Context, accountID string, r Record, mine rule, l looked, opts RunOptions) Outcome {
+	if b := mine.unexplained(l.page); b != nil {
+		return Outcome{Kind: NotIdentified, TriggeredAt: r.TriggeredAt, TriggeredOnService: r.TriggeredOnService, Err: unexplainedError(*b), Before: r.Prior}
+	}
+	w.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
+		map[string]any{"account_id": accountID, "triggered_at": r.TriggeredAt.UTC().Format(time.RFC3339)})
+	opts.afterUnknown = true
+	o := w.runFrom(ctx, accountID, opts, l)
+	o.Renewed = !o.earlier // its own backup, not the earlier trigger's (seed 232669), unless refused for that one's
+	return o
 }
 
 // runInPlaceOf runs in place of r's backup, which no longer stands: never the run's own.

@@ -729,14 +729,9 @@ func (w *Runner) lookFor(ctx context.Context, mine rule, within time.Duration) (
 		}
 		if err == nil {
 			last = &p
-			var lost bool
-			if mine.Mark, lost = w.provenBelow(ctx, mine.AccountID, mine.Mark, p); lost || mine.Mark.lostFrom(p) ||
-				shown.contradictedBy(p) || !mine.Mark.ranSince(p, w.set.ClockAllowance, w.set.emptyReadHorizon()) {
-				return nil, last, ErrListingLost
-			}
-			shown.add(p)
-			if found := mine.identify(p); found != nil {
-				return found, last, nil
+			found, lerr := w.seen(ctx, &mine, &shown, p)
+			if lerr != nil || found != nil {
+				return found, last, lerr
 			}
 		}
 		err = cmp.Or(err, errNotListed)
@@ -747,6 +742,19 @@ func (w *Runner) lookFor(ctx context.Context, mine rule, within time.Duration) (
 			return nil, last, err // the time ran out, or the context ended while asleep
 		}
 	}
+}
+
+// seen is the trigger's backup as p, a first page, lists it (nil: none
+// yet), after the pages shown before (shown); ErrListingLost when p shows
+// the listing lost, and nothing it lists can be told to be the trigger's.
+func (w *Runner) seen(ctx context.Context, mine *rule, shown *newest, p client.BackupsPage) (*client.Backup, error) {
+	var lost bool
+	if mine.Mark, lost = w.provenBelow(ctx, mine.AccountID, mine.Mark, p); lost || mine.Mark.lostFrom(p) ||
+		shown.contradictedBy(p) || !mine.Mark.ranSince(p, w.set.ClockAllowance, w.set.emptyReadHorizon()) {
+		return nil, ErrListingLost
+	}
+	shown.add(p)
+	return mine.identify(p), nil
 }
 
 // findTriggered looks once for the backup of an unidentified record: one
