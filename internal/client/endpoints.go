@@ -148,7 +148,7 @@ type BackupNotFoundError struct {
 }
 
 func (e *BackupNotFoundError) Error() string {
-	return "account " + e.AccountID + " has no backup " + e.BackupID
+	return "the backups listing of account " + e.AccountID + " does not hold backup " + e.BackupID
 }
 
 // Is makes errors.Is(err, ErrNotFound) true.

@@ -102,6 +102,10 @@ func transportAdvice(err error) string {
 		return "The listing is out of order or inconsistent: the Backup Service, or a proxy in front of it (a cache, a load balancer, " +
 			"a lagging replica), answered pages that contradict each other or the documented newest-first order, at the two records " +
 			"named above. Nothing was concluded from it. Try again; if it happens again, report the two records to the service's support."
+	case errors.As(err, new(*client.BackupNotFoundError)):
+		return "The Backup Service never deletes a backup while its account exists, so a listing that does not hold one this " +
+			"provider recorded, or was told of, is behind or not the service's (a proxy, a wrong base_url, another deployment " +
+			"behind a load balancer): nothing was concluded from it, and no other backup was queued. Check base_url and try again."
 	case errors.As(err, &le):
 		return "The listing was stopped so that the plan does not page forever or fill memory: the service (or a proxy in front of it) " +
 			"is not answering as the API documents. Check base_url."

@@ -334,7 +334,9 @@ func reportUnidentified(m *triggerModel, o workflow.Outcome, diags *diag.Diagnos
 	case errors.Is(o.Err, workflow.ErrListingLost):
 		// No later look can show whether it queued one: -replace would look again, and find the same.
 		wayOut = "No listing can show any more whether this trigger queued a backup, so no other is sent for this change, " +
-			"-replace included; a new `triggers` value takes a new backup for a new change."
+			"-replace included. If the account's backups (data source backup_account_backups) show the one it queued, record it: " +
+			"`terraform state rm` this resource, then `terraform import` it with acc_.../bkp_...; else a new `triggers` value " +
+			"takes a new backup for a new change."
 	case o.Confirmed:
 		// Accepted: sending again could queue a second backup for the change, whatever a lagging listing shows.
 		wayOut = "The service accepted this trigger (trigger_accepted), so no other is sent for this change, -replace included; " +

@@ -236,6 +236,19 @@ func TestCausedErrorReadsAsASentence(t *testing.T) {
 	}
 }
 
+// A backup a listing does not hold, in a wait or a follow, is not said to
+// be gone: the listing is behind or not the service's, and the user is told
+// what to check (a helper's user path: "account … has no backup …", bare).
+func TestMissingBackupSaysWhatToCheck(t *testing.T) {
+	t.Parallel()
+	err := fmt.Errorf("waiting 4s for the backup already in progress: %w", &client.BackupNotFoundError{AccountID: "acc_0123456789abcdef", BackupID: "bkp_0123456789abcdef"})
+	got := strings.Join(strings.Fields(describeError(err)), " ")
+	if strings.Contains(got, "has no backup") || !strings.Contains(got, "does not hold backup bkp_0123456789abcdef") ||
+		!strings.Contains(got, "never deletes a backup") || !strings.Contains(got, "Check base_url") {
+		t.Errorf("%q", got)
+	}
+}
+
 // Progress reads as sentences to the user and as phrases in the log (no
 // ".:" before the log's fields); a long wait says what it waits for, and a
 // conflict's wait reads unlike a slow backup's.
@@ -295,7 +308,7 @@ func TestUnidentifiedWayOutIsTrue(t *testing.T) {
 		want string
 	}{
 		{"none listed yet", errNotListed, "if still none is listed, sends a new trigger"},
-		{"the listing lost", workflow.ErrListingLost, "-replace included; a new `triggers` value takes a new backup"},
+		{"the listing lost", workflow.ErrListingLost, "-replace included. If the account's backups (data source backup_account_backups) show the one it queued, record it: `terraform state rm` this resource, then `terraform import`"},
 	} {
 		var diags diag.Diagnostics
 		reportUnidentified(m, workflow.Outcome{Kind: workflow.NotIdentified, Err: tc.err}, &diags, createCaller)

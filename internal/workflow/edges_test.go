@@ -669,6 +669,42 @@ func TestLookEndsAtAPageThatContradictsItself(t *testing.T) {
 	}
 }
 
+// A wait reads past up to maxMisreads listings in a row that misreport its
+// backup (a page out of order, one without it), and fails on one more: one
+// such page failed the wait (a helper's user path, shuffled-page at p=0.5).
+func TestWaitReadsPastAFewMisreports(t *testing.T) {
+	t.Parallel()
+	for _, misreads := range []int{maxMisreads, maxMisreads + 1} {
+		fs, w := newFaultyService(t)
+		fs.addOld(client.StatusSuccess, time.Hour)
+		fs.runFor = time.Minute
+		b := client.Backup{ID: "bkp_waited0000000001", AccountID: fs.account, Status: client.StatusRunning, CreatedAt: fs.now()}
+		disordered := `{"data":[` +
+			fmt.Sprintf(`{"id":"bkp_old0000000000001","account_id":%q,"status":"success","created_at":"2001-01-01T00:00:00Z","completed_at":"2001-01-01T00:01:00Z"},`, fs.account) +
+			fmt.Sprintf(`{"id":"bkp_old0000000000002","account_id":%q,"status":"success","created_at":"2001-02-01T00:00:00Z","completed_at":"2001-02-01T00:01:00Z"}`, fs.account) +
+			`],"pagination":{"limit":50,"next_cursor":null}}`
+		fs.mu.Lock()
+		fs.backups = append([]client.Backup{b}, fs.backups...)
+		fs.onListing = func(n int) {
+			switch {
+			case n > misreads:
+			case n%2 == 1:
+				fs.rawListing = disordered
+			default:
+				fs.rawListing = fs.elsewhere(1) // ends without the backup
+			}
+		}
+		fs.mu.Unlock()
+		o := w.waitFrom(context.Background(), fs.account, &b, nil, fs.clock.Now(), func(EventKind, client.Backup, string) {})
+		if misreads <= maxMisreads && o.Kind != Succeeded {
+			t.Errorf("%d misreports: outcome %d (%v); want the wait to read past them to the success", misreads, o.Kind, o.Err)
+		}
+		if misreads > maxMisreads && (o.Kind != Unsettled || !misreports(o.Err)) {
+			t.Errorf("%d misreports: outcome %d (%v); want the wait failed on the misreport", misreads, o.Kind, o.Err)
+		}
+	}
+}
+
 // A wait reads its backup past the first page from that page's cursor, in
 // one pass: a pass started again from a first page, which another host may
 // answer with its own history, took that history's backup, followed to its
