@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -102,10 +103,6 @@ func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, o
 			}
 			if !r.Confirmed && errors.Is(err, errNotListed) {
 				if err = w.graceOver(r, page, start); err == nil {
-					if b := mine.unexplained(*page); b != nil {
-						// Listed since, below the mark: it may be that trigger's (a clock set back).
-						return unidentified(unexplainedError(*b))
-					}
 					l, stop := w.lookFirst(ctx, accountID)
 					if stop != nil {
 						return *stop
@@ -116,7 +113,7 @@ func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, o
 						return unidentified(err)
 					}
 					if b == nil {
-						return w.resend(ctx, accountID, r, mine, l, opts.RunOptions)
+						return w.resend(ctx, accountID, r, mine, *page, l, opts.RunOptions)
 					}
 					page = &l.page
 				}
@@ -165,10 +162,12 @@ func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, o
 	return w.waitOwn(ctx, accountID, b, page, opts.WaitForCompletion, start, emit)
 }
 
-// resend sends again r's trigger, whose outcome is unknown, after l, a
-// read that lists nothing above mine: no backup of it was ever listed.
-func (w *Runner) resend(ctx context.Context, accountID string, r Record, mine rule, l looked, opts RunOptions) Outcome {
-	if b := mine.unexplained(l.page); b != nil {
+// resend sends again r's trigger, whose outcome is unknown, after the
+// look's last page and l, a read since, list nothing above mine: no backup
+// of it was ever listed. A backup either lists since, below the mark, may
+// be that trigger's (a clock set back): then nothing is sent.
+func (w *Runner) resend(ctx context.Context, accountID string, r Record, mine rule, lastLook client.BackupsPage, l looked, opts RunOptions) Outcome {
+	if b := cmp.Or(mine.unexplained(lastLook), mine.unexplained(l.page)); b != nil {
 		return Outcome{Kind: NotIdentified, TriggeredAt: r.TriggeredAt, TriggeredOnService: r.TriggeredOnService, Err: unexplainedError(*b), Before: r.Prior}
 	}
 	w.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
