@@ -36,6 +36,7 @@ func (w *Runner) DeleteTrigger(accountID, triggers string, rec Record) {
 // createTrigger is CreateTrigger with the triggers deleted in reps.
 func (w *Runner) createTrigger(ctx context.Context, reps *replacements, accountID, triggers string, opts RunOptions) (Outcome, Record) {
 	opts.Progress = reps.claiming(accountID, opts.Progress)
+	opts.predates = reps.predating(accountID)
 	old, own := reps.take(accountID, triggers)
 	// A trigger another create adopted has its replacement: its floor says nothing of this one's change.
 	since, replacedFree := reps.floor(accountID, own, false)
@@ -168,6 +169,21 @@ func (s *replacements) floor(accountID string, own int, taken bool) (m *Mark, re
 		m = emptyReadWith(m.IDs, time.Time{})
 	}
 	return m, replaced
+}
+
+// predating is what every trigger of the account deleted in this command
+// listed before its trigger (its Prior, floor or not): backups older than
+// any create here; nil when none listed any.
+func (s *replacements) predating(accountID string) *Mark {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var m *Mark
+	for _, r := range s.replaced[accountID] {
+		if p := r.Record.Prior; p != nil && len(p.IDs) > 0 {
+			m = union(cmp.Or(m, &Mark{IDs: []string{}}), &Mark{IDs: slices.DeleteFunc(slices.Clone(p.IDs), func(id string) bool { return id == "" })})
+		}
+	}
+	return m
 }
 
 // take returns the deleted trigger of the account with the same triggers

@@ -517,3 +517,24 @@ func TestResendMeetingAHiddenBackupIsNotConfirmed(t *testing.T) {
 		t.Fatalf("%+v, %d confirmed %t (%v); want not identified, not confirmed", tr, o.Kind, o.Confirmed, o.Err)
 	}
 }
+
+// A create beside a replaced trigger that went ahead before its backup was
+// identified (its floor unknown) still never takes a backup that trigger
+// listed before its own: a lagging listing hid it from this create's read,
+// and listed it above that read afterwards (deep-run seed 538772).
+func TestCreateTriggerNeverTakesWhatAReplacedTriggerListed(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	old := fs.addOld(client.StatusSuccess, time.Hour)
+	recent := fs.addOld(client.StatusSuccess, time.Minute)
+	fs.mu.Lock()
+	fs.hiddenFor[recent.ID] = 1 // the read before this create's trigger
+	fs.mu.Unlock()
+	reps := newReplacements()
+	reps.remember(fs.account, "v1", Record{Phase: phaseUnidentified, TriggeredAt: fs.clock.Now(), Confirmed: true, Ahead: true,
+		Prior: &Mark{IDs: []string{recent.ID, old.ID}}})
+	o, _ := w.createTrigger(context.Background(), reps, fs.account, "v2", RunOptions{})
+	if o.Backup == nil || o.Backup.ID == recent.ID || !strings.HasPrefix(o.Backup.ID, "bkp_new") {
+		t.Fatalf("outcome %d (%v), backup %+v; want the create's own backup, never %s", o.Kind, o.Err, o.Backup, recent.ID)
+	}
+}

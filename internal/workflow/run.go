@@ -211,6 +211,11 @@ type RunOptions struct {
 	// listing that drops it hid it from the read before the trigger (deep-run
 	// seed 126609).
 	replaced string
+	// predates are backups the triggers this create replaces listed before
+	// their trigger: never the run's own, even where their floor is unknown
+	// (a trigger gone ahead unidentified) and a lagging listing hides them
+	// from the read before this trigger (deep-run seed 538772).
+	predates *Mark
 	// afterUnknown: the run sends again a trigger whose outcome is unknown,
 	// which the service may yet process: a 409 may be that trigger's backup
 	// running, and is read as after an unknown outcome (deep-run seed 283844).
@@ -293,6 +298,9 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 		// What the previous change listed predates this run, even where a lagging listing hid it from the
 		// read before it: never this run's (a new user's run: release 1's backup taken for release 3).
 		l.mark = union(l.mark, opts.Since)
+	}
+	if opts.predates != nil {
+		l.mark = union(l.mark, opts.predates)
 	}
 	l.mark = l.mark.with(opts.replaced)
 	for {
