@@ -17,7 +17,7 @@ type followOptions struct {
 	// Counts says whether the recorded backup, as read by its id, still
 	// stands for the change; nil counts every backup.
 	Counts func(client.Backup) bool
-	// Renew runs again (Run, with RunOptions.Since, so reuse_within too)
+	// Renew runs again (backUp, with RunOptions.Since, so reuse_within too)
 	// when the recorded backup no longer counts; without it follow returns
 	// what it read.
 	Renew bool
