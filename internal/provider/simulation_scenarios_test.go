@@ -305,6 +305,8 @@ var simRegressionSeeds = map[uint64]string{
 	524455: "a trigger's look met the service's pages out of order (a record dated 30 days late), then another host's history: its backup was taken as the trigger's",
 	526915: "a lost answer's backup, hidden by a lagging listing from the look, listed by the read before sending it again: taken for another's, and the next apply queued a second",
 	538772: "a create beside a replaced trigger gone ahead unidentified (floor unknown) took a backup that trigger had listed, hidden by a lagging listing from its own read",
+	546677: "a wait read past a listing that ended without its backup (3 allowed in a row), and another host's next page followed that host's backup to its success",
+	550739: "the same as 546677, of another trigger: a wait ends at the first listing that misreports its backup",
 	1501:   "a stopped destroy's record written on a runner clock 9 s ahead",
 	27:     "a 202's backup stamped below older ones by a clock set back: the replacement sent it again",
 	539:    "a replacement of a trigger not identified, beside one whose floor is unknown, forgot its record",
