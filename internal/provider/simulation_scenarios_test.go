@@ -307,6 +307,7 @@ var simRegressionSeeds = map[uint64]string{
 	538772: "a create beside a replaced trigger gone ahead unidentified (floor unknown) took a backup that trigger had listed, hidden by a lagging listing from its own read",
 	546677: "a wait read past a listing that ended without its backup (3 allowed in a row), and another host's next page followed that host's backup to its success",
 	550739: "the same as 546677, of another trigger: a wait ends at the first listing that misreports its backup",
+	560472: "a guard's destroy stopped after a POST that got no answer was dated by its trigger's start on the service's clock, two minutes early: its record no longer stood a second later, and the next destroy queued a second backup",
 	1501:   "a stopped destroy's record written on a runner clock 9 s ahead",
 	27:     "a 202's backup stamped below older ones by a clock set back: the replacement sent it again",
 	539:    "a replacement of a trigger not identified, beside one whose floor is unknown, forgot its record",

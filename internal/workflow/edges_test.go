@@ -669,6 +669,33 @@ func TestLookEndsAtAPageThatContradictsItself(t *testing.T) {
 	}
 }
 
+// A trigger stopped after its POST, its backup not identified, is dated by
+// the last page it read, not only by the read before it: a stopped
+// destroy's record stands for resume_within from its stop on the service's
+// clock too (deep-run seed 560472: dated by the trigger's start, two
+// minutes before the stop, the record no longer stood a second after it,
+// and the next destroy queued a second backup).
+func TestStoppedTriggerIsDatedByItsLastRead(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.addOld(client.StatusSuccess, time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fs.mu.Lock()
+	fs.dropPOSTs, fs.processLater = 1, 1000 // no answer, and nothing listed
+	fs.onPOST = func(int) { cancel() }      // Ctrl-C while the POST is on its way
+	fs.mu.Unlock()
+	l, err := w.look(context.Background(), fs.account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.clock.Advance(time.Minute)
+	_, o := w.trigger(ctx, fs.account, l, false)
+	if o.Kind != NotIdentified || o.At.Service.IsZero() || !o.At.Service.After(o.TriggeredOnService) {
+		t.Fatalf("outcome %d (%v), dated %v, triggered on the service at %v; want it dated by the look after the POST", o.Kind, o.Err, o.At.Service, o.TriggeredOnService)
+	}
+}
+
 // A wait ends at a listing that misreports its backup (a page out of
 // order, one that ends without it): read past, another host's next page
 // could follow that host's backup to its success (deep-run seeds 546677

@@ -77,9 +77,9 @@ func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, o
 	var err error
 	switch {
 	case r.BackupID == "":
-		unidentified := func(err error) Outcome {
+		unidentified := func(err error) Outcome { // dated by the last page read, if any: a stopped destroy's record is dated at its stop
 			return Outcome{Kind: NotIdentified, TriggeredAt: r.TriggeredAt, TriggeredOnService: r.TriggeredOnService,
-				Confirmed: r.Confirmed, Err: err, Before: r.Prior}
+				Confirmed: r.Confirmed, Err: err, Before: r.Prior, At: answeredAt(page)}
 		}
 		if r.Prior == nil {
 			return unidentified(errNoPrior)

@@ -589,8 +589,10 @@ var errNotListed = errors.New("the account's backups listing shows no backup abo
 func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterUnknown bool) (*triggered, Outcome) {
 	mine := rule{AccountID: accountID, Mark: l.mark}
 	began := w.clock.Now()
+	var read *client.BackupsPage // the last page read since the POST: a stopped destroy's record is dated at its stop (deep-run seed 560472)
 	unidentified := func(queued bool, err error) Outcome {
-		return Outcome{Kind: NotIdentified, TriggeredAt: began, TriggeredOnService: l.page.At.Service, Confirmed: queued, Err: err, Before: l.mark}
+		return Outcome{Kind: NotIdentified, TriggeredAt: began, TriggeredOnService: l.page.At.Service, Confirmed: queued, Err: err, Before: l.mark,
+			At: answeredAt(read)}
 	}
 	post := w.c.Trigger(accountID)
 	uncertain, mayHaveQueued := afterUnknown, false // mayHaveQueued: a trigger of this run may have been processed
@@ -616,9 +618,11 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterU
 				return nil, refused(ctx.Err())
 			}
 			// A POST may have been on its way: look once, briefly, so that the caller records it.
-			if found, page, _ := w.lookDetached(ctx, mine); found != nil {
+			found, page, _ := w.lookDetached(ctx, mine)
+			if found != nil {
 				return &triggered{Backup: *found, Page: page, Recovered: true}, Outcome{}
 			}
+			read = cmp.Or(page, read)
 			return nil, unidentified(false, ctx.Err())
 		case errors.Is(err, client.ErrConflict) && uncertain:
 			tr, o := w.conflictAfterUncertain(ctx, mine, err)
@@ -643,6 +647,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterU
 			if found != nil {
 				return &triggered{Backup: *found, Page: page, Recovered: true}, Outcome{}
 			}
+			read = cmp.Or(page, read)
 			if lerr != nil && !errors.Is(lerr, errNotListed) {
 				// Nothing can be seen: sending again could queue a second backup.
 				return nil, unidentified(false, errors.Join(err, lerr))
