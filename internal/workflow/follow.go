@@ -168,7 +168,8 @@ func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, o
 // be that trigger's (a clock set back): then nothing is sent.
 func (w *Runner) resend(ctx context.Context, accountID string, r Record, mine rule, lastLook client.BackupsPage, l looked, opts RunOptions) Outcome {
 	if b := cmp.Or(mine.unexplained(lastLook), mine.unexplained(l.page)); b != nil {
-		return Outcome{Kind: NotIdentified, TriggeredAt: r.TriggeredAt, TriggeredOnService: r.TriggeredOnService, Err: unexplainedError(*b), Before: r.Prior}
+		return Outcome{Kind: NotIdentified, TriggeredAt: r.TriggeredAt, TriggeredOnService: r.TriggeredOnService, Err: unexplainedError(*b),
+			Before: r.Prior, At: answeredAt(&l.page)} // dated at the stop, as followRecord's own (seed 560472)
 	}
 	w.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
 		map[string]any{"account_id": accountID, "triggered_at": r.TriggeredAt.UTC().Format(time.RFC3339)})
