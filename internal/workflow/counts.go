@@ -253,6 +253,9 @@ func (n *newest) contradictedBy(p client.BackupsPage) bool {
 	return !p.More && slices.ContainsFunc(n.ids, func(id string) bool { return !listed(p, id) })
 }
 
+// clone is n, to be added to apart from n.
+func (n newest) clone() newest { return newest{ids: slices.Clone(n.ids)} }
+
 // add notes p's newest backup.
 func (n *newest) add(p client.BackupsPage) {
 	if len(p.Backups) == 0 || slices.Contains(n.ids, p.Backups[0].ID) {
@@ -277,6 +280,9 @@ type rule struct {
 	// Claimed are backups other operations of this process queued or took
 	// for their changes: listed above Mark, yet never this one's.
 	Claimed *Mark
+	// Shown is the newest backup of each first page read before the POST
+	// since Mark's own read (a conflict's wait): a listing that ends lists each.
+	Shown newest
 	// Unrecorded: the caller records no change (an action, a guard's
 	// destroy), so for reuse_within a backup counts wherever it is listed.
 	Unrecorded bool

@@ -751,3 +751,35 @@ func TestWaitReadsOnFromItsOwnFirstPage(t *testing.T) {
 		t.Errorf("%d listings; want 2: the first page, then its cursor", listings)
 	}
 }
+
+// The read a conflict's wait ends on is a read before the next trigger: a
+// listing after that trigger's POST that ends without its newest backup is
+// another listing (deep-run seed 570657: the read before the first POST
+// came from another host's history, the wait read the service's, and the
+// other host's listing after the second POST, which holds the first read's
+// newest backup, had its new backup taken as the trigger's).
+func TestTriggerAfterAConflictBelievesNoListingWithoutTheWaitsRead(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.addOld(client.StatusSuccess, time.Hour)
+	fs.runFor = time.Minute
+	fs.mu.Lock()
+	fs.backups = append([]client.Backup{{ID: "bkp_running000000001", AccountID: fs.account, Status: client.StatusRunning, CreatedAt: fs.now()}}, fs.backups...)
+	fs.rawListing = fs.elsewhere(1) // the read before the trigger: another host's history
+	fs.onPOST = func(n int) {
+		if n == 2 {
+			fs.rawListing = fs.elsewhere(2) // that host again, with a new backup above the first read's
+		}
+	}
+	fs.mu.Unlock()
+	o := w.backUp(context.Background(), fs.account, RunOptions{WaitForCompletion: true, WaitOnConflict: true})
+	if o.Kind == Succeeded || o.Backup != nil && strings.HasPrefix(o.Backup.ID, "bkp_elsewhere") {
+		t.Fatalf("outcome %d, backup %+v (%v); want none identified: the listing lacks the service's backup the wait read", o.Kind, o.Backup, o.Err)
+	}
+	if !errors.Is(o.Err, ErrListingLost) {
+		t.Errorf("outcome %d (%v); want ErrListingLost", o.Kind, o.Err)
+	}
+	if posts, _ := fs.counts(); posts != 2 {
+		t.Errorf("%d POSTs; want 2 (the 409, then the trigger)", posts)
+	}
+}

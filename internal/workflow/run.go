@@ -239,6 +239,8 @@ func (w *Runner) progress(opts RunOptions) (start time.Time, emit emitFunc) {
 type looked struct {
 	page client.BackupsPage
 	mark *Mark
+	// shown is the newest backup of each page read before it since the mark's own read (a conflict's wait).
+	shown newest
 }
 
 // look reads the account's first page of backups: the read before any
@@ -324,7 +326,11 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 		// The wait's last read is the read before the next trigger: what it lists predates that POST, and its
 		// Date is the trigger's start on the service (deep-run seed 78363: the first read's, minutes earlier,
 		// let a stopped destroy's record stand for no time at all, and the next destroy queued a second backup).
-		l = looked{page: seen.page, mark: l.mark.then(seen.mark)}
+		// Each read's newest backup stays one a listing after the trigger must hold (deep-run seed 570657: the
+		// first read was another host's, and that host's listing after the POST, lacking the wait's, was believed).
+		shown := l.shown
+		shown.add(seen.page)
+		l = looked{page: seen.page, mark: l.mark.then(seen.mark), shown: shown}
 		if running != nil {
 			l.mark = l.mark.with(running.ID)
 		}
@@ -587,7 +593,7 @@ var errNotListed = errors.New("the account's backups listing shows no backup abo
 // after an unknown outcome the listing is looked at before any resend.
 // Its backup is one listed above l's mark (rule.identify).
 func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterUnknown bool) (*triggered, Outcome) {
-	mine := rule{AccountID: accountID, Mark: l.mark}
+	mine := rule{AccountID: accountID, Mark: l.mark, Shown: l.shown}
 	began := w.clock.Now()
 	var read *client.BackupsPage // the last page read since the POST: a stopped destroy's record is dated at its stop (deep-run seed 560472)
 	unidentified := func(queued bool, err error) Outcome {
@@ -680,7 +686,7 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict
 	if err != nil {
 		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: errors.Join(conflict, err)}
 	}
-	if !mine.Mark.ranSince(l.page, w.set.ClockAllowance, w.set.emptyReadHorizon()) {
+	if !mine.Mark.ranSince(l.page, w.set.ClockAllowance, w.set.emptyReadHorizon()) || mine.Shown.contradictedBy(l.page) {
 		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: errors.Join(conflict, ErrListingLost)}
 	}
 	mine.Mark, _ = w.provenBelow(ctx, mine.AccountID, mine.Mark, l.page)
@@ -735,7 +741,7 @@ const (
 func (w *Runner) lookFor(ctx context.Context, mine rule, within time.Duration) (*client.Backup, *client.BackupsPage, error) {
 	deadline := w.clock.Now().Add(within)
 	var last *client.BackupsPage
-	var shown newest
+	shown := mine.Shown.clone()
 	for interval := identifyInterval; ; interval = min(2*interval, identifyMaxInterval) {
 		p, err := w.c.FirstBackupsPage(ctx, mine.AccountID)
 		if errors.Is(err, client.ErrInconsistentListing) {
