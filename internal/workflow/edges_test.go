@@ -696,6 +696,39 @@ func TestStoppedTriggerIsDatedByItsLastRead(t *testing.T) {
 	}
 }
 
+// So is one whose backup the listing never shows, after a 202 or after a
+// 409 that followed an unknown outcome: each looks for it, and its last
+// page dates it, not the read before the POST.
+func TestUnidentifiedTriggerIsDatedByItsLastLook(t *testing.T) {
+	t.Parallel()
+	for _, answer := range []string{"202", "409 after an unknown outcome"} {
+		fs, w := newFaultyService(t)
+		fs.addOld(client.StatusSuccess, time.Hour)
+		var last time.Time // the service's time at the last listing
+		fs.mu.Lock()
+		fs.lag = -1 // never listed
+		fs.onListing = func(int) { last = fs.now() }
+		if answer != "202" {
+			fs.resetPOSTs = 1 // processed, unanswered; sent again, it meets its own backup's 409
+		}
+		fs.mu.Unlock()
+		l, err := w.look(context.Background(), fs.account)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, o := w.trigger(context.Background(), fs.account, l, false)
+		fs.mu.Lock()
+		lastListed := last
+		fs.mu.Unlock()
+		if o.Kind != NotIdentified || !o.At.Service.Truncate(time.Second).Equal(lastListed) || !lastListed.After(o.TriggeredOnService) {
+			t.Errorf("%s: outcome %d (%v), dated %v, triggered on the service at %v; want it dated by its last look, at %v", answer, o.Kind, o.Err, o.At.Service, o.TriggeredOnService, lastListed)
+		}
+		if posts, _ := fs.counts(); answer != "202" && posts != 2 {
+			t.Errorf("%s: %d POSTs; want 2, the second answered 409", answer, posts)
+		}
+	}
+}
+
 // A wait ends at a listing that misreports its backup (a page out of
 // order, one that ends without it): read past, another host's next page
 // could follow that host's backup to its success (deep-run seeds 546677

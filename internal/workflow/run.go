@@ -614,8 +614,9 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterU
 					map[string]any{"account_id": accountID, "answered_for": acct.ID})
 				acct = nil
 			}
-			tr, err := w.identify(ctx, acct, mine, false)
+			tr, page, err := w.identify(ctx, acct, mine, false)
 			if tr == nil {
+				read = cmp.Or(page, read)
 				return nil, unidentified(true, err)
 			}
 			return tr, Outcome{}
@@ -631,8 +632,9 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterU
 			read = cmp.Or(page, read)
 			return nil, unidentified(false, ctx.Err())
 		case errors.Is(err, client.ErrConflict) && uncertain:
-			tr, o := w.conflictAfterUncertain(ctx, mine, err)
+			tr, o, page := w.conflictAfterUncertain(ctx, mine, err)
 			if o.Kind == NotIdentified {
+				read = cmp.Or(page, read)
 				o = unidentified(o.Confirmed, o.Err)
 			}
 			if tr != nil {
@@ -680,46 +682,49 @@ func unexplainedError(b client.Backup) error {
 // conflictAfterUncertain reads a 409 after an unknown outcome: a backup in
 // progress listed before the trigger is another's, and the 409 stands; one
 // listed above the mark started since, and counts; none listed yet (a
-// lagging listing) is looked for.
-func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict error) (*triggered, Outcome) {
+// lagging listing) is looked for. read is the last page it read.
+func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict error) (tr *triggered, o Outcome, read *client.BackupsPage) {
 	l, err := w.look(ctx, mine.AccountID)
 	if err != nil {
-		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: errors.Join(conflict, err)}
+		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: errors.Join(conflict, err)}, nil
 	}
 	if !mine.Mark.ranSince(l.page, w.set.ClockAllowance, w.set.emptyReadHorizon()) || mine.Shown.contradictedBy(l.page) {
-		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: errors.Join(conflict, ErrListingLost)}
+		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: errors.Join(conflict, ErrListingLost)}, &l.page
 	}
 	mine.Mark, _ = w.provenBelow(ctx, mine.AccountID, mine.Mark, l.page)
 	running := inProgress(l.page)
 	found := mine.identify(l.page)
 	switch {
 	case running != nil && mine.Mark.has(running.ID):
-		return nil, refused(&RefusalError{Err: conflict})
+		return nil, refused(&RefusalError{Err: conflict}), &l.page
 	case found != nil:
-		return &triggered{Backup: *found, Page: &l.page, Recovered: true}, Outcome{}
+		return &triggered{Backup: *found, Page: &l.page, Recovered: true}, Outcome{}, &l.page
 	case running != nil:
 		// In progress, not listed before, yet listed below what was: it is
 		// neither waited out as another's nor sent again.
-		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: errors.Join(conflict, unexplainedError(*running))}
+		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: errors.Join(conflict, unexplainedError(*running))}, &l.page
 	}
-	tr, err := w.identify(ctx, nil, mine, true)
+	tr, page, err := w.identify(ctx, nil, mine, true)
 	if tr == nil {
-		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: err}
+		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: err}, cmp.Or(page, &l.page)
 	}
-	return tr, Outcome{}
+	return tr, Outcome{}, tr.Page
 }
 
 // identify finds a backup the service accepted, for IdentifyWithin and,
-// when the context ends first, once more, detached; nil and why not.
-func (w *Runner) identify(ctx context.Context, acct *client.Account, mine rule, recovered bool) (*triggered, error) {
+// when the context ends first, once more, detached; nil, the last page
+// read and why not.
+func (w *Runner) identify(ctx context.Context, acct *client.Account, mine rule, recovered bool) (*triggered, *client.BackupsPage, error) {
 	found, page, err := w.lookFor(ctx, mine, w.set.IdentifyWithin)
 	if found == nil && ctx.Err() != nil {
-		found, page, err = w.lookDetached(ctx, mine)
+		var last *client.BackupsPage
+		found, last, err = w.lookDetached(ctx, mine)
+		page = cmp.Or(last, page)
 	}
 	if found == nil {
-		return nil, err
+		return nil, page, err
 	}
-	return &triggered{Account: acct, Backup: *found, Page: page, Recovered: recovered}, nil
+	return &triggered{Account: acct, Backup: *found, Page: page, Recovered: recovered}, page, nil
 }
 
 // lookDetached looks once (a look of no length) for the trigger's backup after ctx ended, briefly.
