@@ -315,6 +315,8 @@ type simResOp struct {
 	// chain of the object it deleted.
 	deletedAccount string
 	deleted        *simChain
+	// took is the backup a create's result names: one it queued or joined.
+	took string
 }
 
 // simChangeKind is what a change is.
@@ -1682,19 +1684,23 @@ func (w *simWorld) checkReuseTaken(cmd *simCommand) {
 
 // passedOverBefore says whether an earlier attempt of op's change, or of a
 // change of its resource since the previous one went ahead (one that never
-// did), started after b did and queued a backup of its own: its read before
-// that trigger listed b, and a retake of its failed backup, or the next
-// change, counts only above that read, a limit the lifecycle guide states
-// (deep-run seed 409121).
+// did), started after b did and queued a backup of its own, or joined a
+// later one in progress (reuse_within): its read listed b, and a retake of
+// that backup's failure, or the next change, counts only above that read,
+// a limit the lifecycle guide states (deep-run seeds 409121 and 582049).
 func (w *simWorld) passedOverBefore(op *simResOp, truth []mockservice.BackupTruth, b mockservice.BackupTruth) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	sameResource := func(o *simResOp) bool {
 		return o.a != nil && op.a != nil && o.a.cmd.ws == op.a.cmd.ws && o.addr == op.addr && o.start.After(op.change.prevAhead)
 	}
+	tookOneAfter := func(o *simResOp) bool {
+		return slices.ContainsFunc(truth, func(x mockservice.BackupTruth) bool {
+			return x.QueuedBy == o.label || x.ID == o.took && x.ID != b.ID && x.CreatedAt.After(b.CreatedAt)
+		})
+	}
 	for _, o := range w.ops {
-		if o != op && (o.change == op.change || sameResource(o)) && o.start.Before(op.start) && o.start.After(b.CreatedAt) &&
-			slices.ContainsFunc(truth, func(x mockservice.BackupTruth) bool { return x.QueuedBy == o.label }) {
+		if o != op && (o.change == op.change || sameResource(o)) && o.start.Before(op.start) && o.start.After(b.CreatedAt) && tookOneAfter(o) {
 			return true
 		}
 	}

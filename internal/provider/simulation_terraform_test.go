@@ -746,6 +746,9 @@ func (a *simAttempt) createNode(p *simProcess, ch *simPlanned) (ok, applied bool
 		return false, true
 	}
 	newVal := a.w.value(s, resp.NewState)
+	if !newVal.IsNull() {
+		op.took = attrOf(newVal, "id")
+	}
 	errs = diagText(resp.Diagnostics)
 	if why := conforms(planned, newVal); errs == "" && why != "" {
 		a.w.violate(a, "inconsistent-result", "the new state of %s differs from its plan: %s", ch.addr, why)
