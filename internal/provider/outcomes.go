@@ -332,9 +332,10 @@ func reportUnidentified(m *triggerModel, o workflow.Outcome, diags *diag.Diagnos
 		workflow.DefaultUncertainGrace)
 	switch {
 	case errors.Is(o.Err, workflow.ErrListingLost):
-		// No later look can show whether it queued one: -replace would look again, and find the same.
-		wayOut = "No listing can show any more whether this trigger queued a backup, so no other is sent for this change, " +
-			"-replace included. If the account's backups (data source backup_account_backups) show the one it queued, record it: " +
+		// A later look finds it once the service's own listing answers; one whose read before it was another's never does.
+		wayOut = "While the listings disagree so, no other trigger is sent for this change, -replace included; a later look finds " +
+			"this one once the service's own listing answers. If every look fails so, the read before the trigger came from another " +
+			"listing: if the account's backups (data source backup_account_backups) show the one it queued, record it: " +
 			"`terraform state rm` this resource, then `terraform import` it with acc_.../bkp_...; else a new `triggers` value " +
 			"takes a new backup for a new change."
 	case o.Confirmed:

@@ -297,8 +297,9 @@ func TestProgressLogLineHasNoStrayPeriod(t *testing.T) {
 	}
 }
 
-// A trigger no listing can identify any more is not told that -replace
-// sends another: -replace would look again and find the same.
+// A trigger a listing lost is not told that -replace sends another
+// (-replace would look again and find the same), nor that no look finds it:
+// one at the service's own listing does.
 func TestUnidentifiedWayOutIsTrue(t *testing.T) {
 	t.Parallel()
 	m := &triggerModel{AccountID: types.StringValue("acc_0123456789abcdef"), WaitForCompletion: types.BoolValue(true)}
@@ -308,7 +309,7 @@ func TestUnidentifiedWayOutIsTrue(t *testing.T) {
 		want string
 	}{
 		{"none listed yet", errNotListed, "if still none is listed, sends a new trigger"},
-		{"the listing lost", workflow.ErrListingLost, "-replace included. If the account's backups (data source backup_account_backups) show the one it queued, record it: `terraform state rm` this resource, then `terraform import`"},
+		{"the listing lost", workflow.ErrListingLost, "-replace included; a later look finds this one once the service's own listing answers. If every look fails so"},
 	} {
 		var diags diag.Diagnostics
 		reportUnidentified(m, workflow.Outcome{Kind: workflow.NotIdentified, Err: tc.err}, &diags, createCaller)

@@ -816,3 +816,24 @@ func TestTriggerAfterAConflictBelievesNoListingWithoutTheWaitsRead(t *testing.T)
 		t.Errorf("%d POSTs; want 2 (the 409, then the trigger)", posts)
 	}
 }
+
+// A trigger whose look met another listing (ErrListingLost) after a read
+// of the service's own is found by a later look at the service's listing:
+// what its message tells the user.
+func TestLostListingsTriggerIsFoundByALaterLook(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.addOld(client.StatusSuccess, time.Hour)
+	fs.mu.Lock()
+	fs.onPOST = func(int) { fs.rawListing = fs.elsewhere(1) }
+	fs.mu.Unlock()
+	tr, o := triggerOnce(t, w, context.Background(), fs.account)
+	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, ErrListingLost) {
+		t.Fatalf("triggered %+v, outcome %d (%v); want none identified, the listing lost", tr, o.Kind, o.Err)
+	}
+	rec, _ := Record{}.Saved(o, Saving{Creating: true})
+	got := w.follow(context.Background(), fs.account, rec, followOptions{})
+	if queued := fs.queuedIDs(); got.Backup == nil || len(queued) != 1 || got.Backup.ID != queued[0] {
+		t.Errorf("followed %d %+v (%v), queued %v; want the one backup queued found", got.Kind, got.Backup, got.Err, queued)
+	}
+}
