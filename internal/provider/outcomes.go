@@ -208,8 +208,8 @@ func conflictNotOver(diags *diag.Diagnostics, by caller, summary string, timeout
 			"No backup was queued. Raise %s, or set on_conflict = \"fail\" to fail at once. %s",
 			running, o.Waited.Round(time.Second), by.says(timeoutName), timeout, by.says(timeoutName), by.says(settingsFrom))))
 	case errors.Is(o.Err, context.Canceled):
-		diags.AddAttributeError(at, summary, "Interrupted while waiting for a backup already in progress; no backup was queued, "+
-			"and nothing was recorded: running it again starts over.")
+		diags.AddAttributeError(at, summary, "Interrupted while waiting for a backup already in progress; no backup was queued "+
+			"for this change: running it again starts over.")
 	default:
 		diags.AddError(summary, describeError(fmt.Errorf("waiting %s for the backup already in progress: %w", o.Waited.Round(time.Second), wait.Err)))
 	}

@@ -337,6 +337,7 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 		{req.State, "reused", &state.Reused}, {req.State, "wait_for_completion", &state.WaitForCompletion}, {req.State, "triggers", &state.Triggers},
 		{req.State, "prior_backup_ids", &state.PriorBackupIDs}, {req.State, "trigger_accepted", &state.TriggerAccepted},
 		{req.Plan, "account_id", &plan.AccountID}, {req.Plan, "wait_for_completion", &plan.WaitForCompletion}, {req.Plan, "triggers", &plan.Triggers},
+		{req.Plan, "reuse_within", &plan.ReuseWithin},
 	} {
 		resp.Diagnostics.Append(a.from.GetAttribute(ctx, path.Root(a.name), a.to)...)
 	}
@@ -370,9 +371,13 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 		if !state.WaitForCompletion.ValueBool() || !plan.WaitForCompletion.ValueBool() {
 			why = "the change it was taken for never went ahead (its wait was interrupted or ran out)"
 		}
+		instead := ""
+		if durationOf(plan.ReuseWithin) > 0 {
+			instead = " (or to count another good backup within reuse_within, as the lifecycle guide says)"
+		}
 		resp.Diagnostics.AddWarning("The backup of this trigger did not succeed",
 			fmt.Sprintf("Backup %s of account %s ended with status %q and is not a good backup, and %s: the trigger is "+
-				"replaced to take a new backup.", state.ID.ValueString(), state.AccountID.ValueString(), state.BackupStatus.ValueString(), why))
+				"replaced to take a new backup%s.", state.ID.ValueString(), state.AccountID.ValueString(), state.BackupStatus.ValueString(), why, instead))
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("backup_status"))
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/compare"
@@ -1734,5 +1736,43 @@ resource "backup_trigger" "release" {
 	}
 	if q := e.srv.BackupsQueued(id); q != 2 {
 		t.Fatalf("%d backups queued; want one per change", q)
+	}
+}
+
+// A trigger whose backup failed is planned for replacement with a warning
+// that names reuse_within when it is set: the replacement may count a good
+// backup in the window instead of taking a new one (a helper's user path:
+// the warning promised a new backup, and a good one was reused).
+func TestRetakeWarningNamesReuseWithin(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var sch fwresource.SchemaResponse
+	(&triggerResource{}).Schema(ctx, fwresource.SchemaRequest{}, &sch)
+	typ := sch.Schema.Type().TerraformType(ctx).(tftypes.Object)
+	value := func(reuse string) tftypes.Value {
+		attrs := map[string]tftypes.Value{}
+		for name, at := range typ.AttributeTypes {
+			attrs[name] = tftypes.NewValue(at, nil)
+		}
+		attrs["id"] = tftypes.NewValue(tftypes.String, "bkp_0123456789abcdef")
+		attrs["account_id"] = tftypes.NewValue(tftypes.String, "acc_0123456789abcdef")
+		attrs["backup_status"] = tftypes.NewValue(tftypes.String, client.StatusFailed)
+		attrs["wait_for_completion"] = tftypes.NewValue(tftypes.Bool, true)
+		attrs["triggers"] = tftypes.NewValue(tftypes.Map{ElementType: tftypes.String}, map[string]tftypes.Value{"release": tftypes.NewValue(tftypes.String, "v1")})
+		if reuse != "" {
+			attrs["reuse_within"] = tftypes.NewValue(tftypes.String, reuse)
+		}
+		return tftypes.NewValue(typ, attrs)
+	}
+	for _, reuse := range []string{"", "30m"} {
+		plan := tfsdk.Plan{Schema: sch.Schema, Raw: value(reuse)}
+		resp := &fwresource.ModifyPlanResponse{Plan: plan}
+		(&triggerResource{}).ModifyPlan(ctx, fwresource.ModifyPlanRequest{State: tfsdk.State{Schema: sch.Schema, Raw: value("")}, Plan: plan}, resp)
+		if len(resp.Diagnostics) != 1 || len(resp.RequiresReplace) == 0 {
+			t.Fatalf("reuse_within %q: %v, replaces %v; want one warning and a replacement", reuse, resp.Diagnostics, resp.RequiresReplace)
+		}
+		if named := strings.Contains(resp.Diagnostics[0].Detail(), "reuse_within"); named != (reuse != "") {
+			t.Errorf("reuse_within %q: %q; want reuse_within named only when set", reuse, resp.Diagnostics[0].Detail())
+		}
 	}
 }

@@ -1684,10 +1684,11 @@ func (w *simWorld) checkReuseTaken(cmd *simCommand) {
 
 // passedOverBefore says whether an earlier attempt of op's change, or of a
 // change of its resource since the previous one went ahead (one that never
-// did), started after b did and queued a backup of its own, or joined a
-// later one in progress (reuse_within): its read listed b, and a retake of
-// that backup's failure, or the next change, counts only above that read,
-// a limit the lifecycle guide states (deep-run seeds 409121 and 582049).
+// did), started after b did and queued a backup of its own, or went ahead
+// on a later one in progress it joined without waiting (reuse_within): its
+// read listed b, and a retake of that backup's failure, or the next change,
+// counts only above that read, a limit the lifecycle guide states (deep-run
+// seeds 409121 and 582049).
 func (w *simWorld) passedOverBefore(op *simResOp, truth []mockservice.BackupTruth, b mockservice.BackupTruth) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -1696,7 +1697,8 @@ func (w *simWorld) passedOverBefore(op *simResOp, truth []mockservice.BackupTrut
 	}
 	tookOneAfter := func(o *simResOp) bool {
 		return slices.ContainsFunc(truth, func(x mockservice.BackupTruth) bool {
-			return x.QueuedBy == o.label || x.ID == o.took && x.ID != b.ID && x.CreatedAt.After(b.CreatedAt)
+			joined := x.ID == o.took && !o.waits && o.returned && o.errs == ""
+			return x.QueuedBy == o.label || joined && x.ID != b.ID && x.CreatedAt.After(b.CreatedAt)
 		})
 	}
 	for _, o := range w.ops {
