@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/action/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
@@ -63,7 +64,7 @@ func (a *triggerAction) Schema(ctx context.Context, _ action.SchemaRequest, resp
 				Description: "IDs of several accounts to back up at once, instead of `account_id`: all are triggered and waited for " +
 					"concurrently, and the invocation fails naming every account without a good backup. An empty set fails too " +
 					"(see Several accounts).",
-				Validators: []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.ValueStringsAre(accountIDValidator())},
+				Validators: []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.NoNullValues(), setvalidator.ValueStringsAre(accountIDValidator())},
 			},
 			"wait_for_completion": schema.BoolAttribute{
 				Optional: true,
@@ -212,7 +213,11 @@ func (a *triggerAction) invoke(ctx context.Context, ids []string, many bool, opt
 		}
 		return
 	}
-	diags.AddError(fmt.Sprintf("%d of %d accounts have no good backup from this invocation", len(lines), len(ids)),
+	have := "have"
+	if len(lines) == 1 {
+		have = "has"
+	}
+	diags.AddError(fmt.Sprintf("%d of %d accounts %s no good backup from this invocation", len(lines), len(ids), have),
 		fmt.Sprintf("%s ended with a good backup. These did not, each with its reason:\n%s",
 			plural(len(ids)-len(lines), "account"), listSome(lines, 50, "\n")))
 }
@@ -230,8 +235,17 @@ func oneLine(d diag.Diagnostic) string {
 		}
 		parts = append(parts, p)
 	}
-	return cut(d.Summary()+": "+strings.Join(parts, " "), 600)
+	line := d.Summary() + ": " + strings.Join(parts, " ")
+	if i := strings.LastIndex(line, "Request ID: "); i >= 0 && utf8.RuneCountInString(line) > oneLineMax {
+		// Cut before the request id, the one thing a user can quote to support.
+		tail := cut(line[i:], oneLineMax/4)
+		return cut(line[:i], oneLineMax-utf8.RuneCountInString(tail)-1) + " " + tail
+	}
+	return cut(line, oneLineMax)
 }
+
+// oneLineMax bounds one account's reason in a fleet's error.
+const oneLineMax = 600
 
 // addNoAccountsError refuses an empty account_ids: backing up nothing must
 // not let the change the action guards go ahead as if it had a backup.

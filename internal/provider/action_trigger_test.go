@@ -159,6 +159,9 @@ func TestAccActionValidation(t *testing.T) {
 			words(`timeouts.invoke must be a duration: a number followed by a unit (ns, us, ms, s, m or h), such as "30m", "1h" or "1h30m"; got "soon".`)},
 		{guarded(id, "    timeouts {\n      invoke = \"1d\"\n    }\n", "v1", "after_create"),
 			words(`got "1d".`)},
+		// A null among account_ids is refused here, not met at invoke as a conversion error that blames the provider.
+		{strings.Replace(guarded(id, "", "v1", "after_create"), fmt.Sprintf("account_id = %q", id), fmt.Sprintf("account_ids = [%q, null]", id), 1),
+			"contains a null value"},
 	} {
 		steps = append(steps, resource.TestStep{Config: e.config(c.config), ExpectError: regexp.MustCompile(c.want)})
 	}

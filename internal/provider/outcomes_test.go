@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -204,6 +205,18 @@ func TestOneLineKeepsSentences(t *testing.T) {
 		"backupable state: paused. The account cannot be backed up. Request ID: r1."
 	if got := oneLine(d); got != want {
 		t.Errorf("%q\nwant %q", got, want)
+	}
+}
+
+// A reason cut to its bound keeps its request id, the one thing a user can
+// quote to support (a helper's user path: a 403's was cut off).
+func TestOneLineKeepsTheRequestID(t *testing.T) {
+	t.Parallel()
+	d := diag.NewErrorDiagnostic("Unable to trigger a backup of account acc_0123456789abcdef",
+		"GET /x: HTTP 403 Forbidden: "+strings.Repeat("the key may not back up this account, ", 30)+"\n\nRequest ID: 3f8e2c1a-0b7d-4c3e-9a51-2d8e4f7b6a10 (quote it to the Backup Service's support).")
+	got := oneLine(d)
+	if !strings.HasSuffix(got, "Request ID: 3f8e2c1a-0b7d-4c3e-9a51-2d8e4f7b6a10 (quote it to the Backup Service's support).") || utf8.RuneCountInString(got) > oneLineMax+1 {
+		t.Errorf("%q (%d runes); want it within %d, ending with the request id", got, utf8.RuneCountInString(got), oneLineMax)
 	}
 }
 
