@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/action/timeouts"
-	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/action"
@@ -34,12 +33,12 @@ var (
 type triggerAction struct{ data *providerData }
 
 type triggerActionModel struct {
-	AccountID         types.String         `tfsdk:"account_id"`
-	AccountIDs        types.Set            `tfsdk:"account_ids"`
-	WaitForCompletion types.Bool           `tfsdk:"wait_for_completion"`
-	OnConflict        types.String         `tfsdk:"on_conflict"`
-	ReuseWithin       timetypes.GoDuration `tfsdk:"reuse_within"`
-	Timeouts          timeouts.Value       `tfsdk:"timeouts"`
+	AccountID         types.String   `tfsdk:"account_id"`
+	AccountIDs        types.Set      `tfsdk:"account_ids"`
+	WaitForCompletion types.Bool     `tfsdk:"wait_for_completion"`
+	OnConflict        types.String   `tfsdk:"on_conflict"`
+	ReuseWithin       duration       `tfsdk:"reuse_within"`
+	Timeouts          timeouts.Value `tfsdk:"timeouts"`
 }
 
 func (a *triggerAction) Metadata(_ context.Context, req action.MetadataRequest, resp *action.MetadataResponse) {
@@ -74,7 +73,7 @@ func (a *triggerAction) Schema(ctx context.Context, _ action.SchemaRequest, resp
 			"reuse_within": schema.StringAttribute{
 				Optional:    true,
 				Description: reuseWithinDescription("invocation") + " With `account_ids`, each account on its own.",
-				CustomType:  timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
+				CustomType:  durationType{}, Validators: []validator.String{positiveDuration},
 			},
 			"on_conflict": schema.StringAttribute{
 				Optional: true,

@@ -26,14 +26,14 @@ const (
 type staleAccountsDataSource struct{ dataSource }
 
 type staleAccountsModel struct {
-	MaxAge       timetypes.GoDuration `tfsdk:"max_age"`
-	Platform     types.String         `tfsdk:"platform"`
-	BackupStatus types.String         `tfsdk:"backup_status"`
-	ServiceType  types.String         `tfsdk:"service_type"`
-	Checked      types.Int64          `tfsdk:"checked"`
-	Accounts     []staleAccountModel  `tfsdk:"accounts"`
-	IDs          []types.String       `tfsdk:"ids"`
-	GoneIDs      []types.String       `tfsdk:"gone_ids"`
+	MaxAge       duration            `tfsdk:"max_age"`
+	Platform     types.String        `tfsdk:"platform"`
+	BackupStatus types.String        `tfsdk:"backup_status"`
+	ServiceType  types.String        `tfsdk:"service_type"`
+	Checked      types.Int64         `tfsdk:"checked"`
+	Accounts     []staleAccountModel `tfsdk:"accounts"`
+	IDs          []types.String      `tfsdk:"ids"`
+	GoneIDs      []types.String      `tfsdk:"gone_ids"`
 }
 
 type staleAccountModel struct {
@@ -55,7 +55,7 @@ func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaR
 				Required: true,
 				Description: "How old the latest successful backup may be, as a Go duration such as `24h` or `36h30m`, " +
 					"measured from its `completed_at` to now.",
-				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
+				CustomType: durationType{}, Validators: []validator.String{positiveDuration},
 			},
 			"platform":      accountFilter("platform"),
 			"backup_status": accountFilter("backup_status"),

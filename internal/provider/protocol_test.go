@@ -152,7 +152,9 @@ func TestProtocolValidation(t *testing.T) {
 		{"account backups unknown status", "data", "backup_account_backups", map[string]tftypes.Value{"account_id": tfStr(acc), "statuses": strList("done")}, []string{"done"}},
 		{"stale accounts bad max_age", "data", "backup_stale_accounts", map[string]tftypes.Value{"max_age": tfStr("a week")}, []string{"a week"}},
 		{"stale accounts ok", "data", "backup_stale_accounts", map[string]tftypes.Value{"max_age": tfStr("24h")}, nil},
-		{"trigger reuse_within not a duration", "resource", "backup_trigger", map[string]tftypes.Value{"account_id": tfStr(acc), "reuse_within": tfStr("2d")}, []string{"Given Value: 2d"}},
+		{"trigger reuse_within not a duration", "resource", "backup_trigger", map[string]tftypes.Value{"account_id": tfStr(acc), "reuse_within": tfStr("2d")}, []string{`reuse_within must be a duration: a number followed by a unit (ns, us, ms, s, m or h), such as "30m", "1h" or "1h30m"; got "2d".`}},
+		{"on_destroy resume_within in words", "resource", "backup_on_destroy", map[string]tftypes.Value{"account_id": tfStr(acc), "resume_within": tfStr("30 minutes")}, []string{`resume_within must be a duration`, `got "30 minutes".`}},
+		{"action reuse_within in words", "action", "backup_trigger", map[string]tftypes.Value{"account_id": tfStr(acc), "reuse_within": tfStr("15 minutes")}, []string{`reuse_within must be a duration`, `got "15 minutes".`}},
 		{"trigger reuse_within zero", "resource", "backup_trigger", map[string]tftypes.Value{"account_id": tfStr(acc), "reuse_within": tfStr("0s")}, []string{`reuse_within must be positive; got "0s"`}},
 		{"on_destroy resume_within negative", "resource", "backup_on_destroy", map[string]tftypes.Value{"account_id": tfStr(acc), "resume_within": tfStr("-1m")}, []string{`resume_within must be positive; got "-1m"`}},
 		{"action reuse_within ok", "action", "backup_trigger", map[string]tftypes.Value{"account_id": tfStr(acc), "reuse_within": tfStr("1h30m")}, nil},
@@ -199,6 +201,9 @@ func TestProtocolValidation(t *testing.T) {
 				if !strings.Contains(got, w) {
 					t.Errorf("the error does not name %q:\n%s", w, got)
 				}
+			}
+			if strings.Contains(got, "Given Value") {
+				t.Errorf("a library's message beside the provider's (a literal \\n\\n, a negative example):\n%s", got)
 			}
 		})
 	}

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -54,17 +53,17 @@ func New(version string) func() provider.Provider {
 }
 
 type providerModel struct {
-	BaseURL           types.String         `tfsdk:"base_url"`
-	APIKey            types.String         `tfsdk:"api_key"`
-	MaxRetries        types.Number         `tfsdk:"max_retries"`
-	RequestTimeout    timetypes.GoDuration `tfsdk:"request_timeout"`
-	RetryBudget       timetypes.GoDuration `tfsdk:"retry_budget"`
-	AllowInsecureHTTP types.Bool           `tfsdk:"allow_insecure_http"`
-	CACertFile        types.String         `tfsdk:"ca_cert_file"`
-	CACertPEM         types.String         `tfsdk:"ca_cert_pem"`
-	OrganizationID    types.String         `tfsdk:"organization_id"`
-	KeyExpiryWarning  timetypes.GoDuration `tfsdk:"key_expiry_warning"`
-	DestroyWithout    types.Object         `tfsdk:"destroy_without_backup"`
+	BaseURL           types.String `tfsdk:"base_url"`
+	APIKey            types.String `tfsdk:"api_key"`
+	MaxRetries        types.Number `tfsdk:"max_retries"`
+	RequestTimeout    duration     `tfsdk:"request_timeout"`
+	RetryBudget       duration     `tfsdk:"retry_budget"`
+	AllowInsecureHTTP types.Bool   `tfsdk:"allow_insecure_http"`
+	CACertFile        types.String `tfsdk:"ca_cert_file"`
+	CACertPEM         types.String `tfsdk:"ca_cert_pem"`
+	OrganizationID    types.String `tfsdk:"organization_id"`
+	KeyExpiryWarning  duration     `tfsdk:"key_expiry_warning"`
+	DestroyWithout    types.Object `tfsdk:"destroy_without_backup"`
 }
 
 func (p *backupProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -129,7 +128,7 @@ func optionalString(description string, validators ...validator.String) schema.S
 func optionalDuration(description string) schema.StringAttribute {
 	return schema.StringAttribute{
 		Optional: true, Description: description,
-		CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
+		CustomType: durationType{}, Validators: []validator.String{positiveDuration},
 	}
 }
 

@@ -128,7 +128,7 @@ data "backup_token" "this" {}`, e.key)),
   request_timeout = "soon"
 }
 data "backup_token" "this" {}`, e.url, e.key)),
-				ExpectError: expectError(`Invalid Time Duration String Value`, `Given Value: soon`),
+				ExpectError: expectError("Invalid duration", `request_timeout must be a duration: a number followed by a unit`, `got "soon".`),
 			},
 			{
 				Config: withProvider(fmt.Sprintf(`provider "backup" {

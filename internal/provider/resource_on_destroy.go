@@ -47,13 +47,13 @@ var (
 type onDestroyResource struct{ backupResource }
 
 type onDestroyModel struct {
-	ID         types.String         `tfsdk:"id"`
-	AccountID  types.String         `tfsdk:"account_id"`
-	OnConflict types.String         `tfsdk:"on_conflict"`
-	Resume     timetypes.GoDuration `tfsdk:"resume_within"`
-	Reuse      timetypes.GoDuration `tfsdk:"reuse_within"`
-	Pending    types.Object         `tfsdk:"pending_destroy_backup"`
-	Timeouts   timeouts.Value       `tfsdk:"timeouts"`
+	ID         types.String   `tfsdk:"id"`
+	AccountID  types.String   `tfsdk:"account_id"`
+	OnConflict types.String   `tfsdk:"on_conflict"`
+	Resume     duration       `tfsdk:"resume_within"`
+	Reuse      duration       `tfsdk:"reuse_within"`
+	Pending    types.Object   `tfsdk:"pending_destroy_backup"`
+	Timeouts   timeouts.Value `tfsdk:"timeouts"`
 }
 
 func newOnDestroyResource() resource.Resource {
@@ -83,7 +83,7 @@ func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest
 				Description: "How long after a destroy stopped (interrupted, timed out, or unable to identify its backup) the backup " +
 					"it began still counts for the next destroy, as a Go duration such as `10m`. Defaults to `" + defaultResumeWithin +
 					"`: the retry of a stopped destroy. Later, a destroy takes a new backup, since the data may have changed.",
-				CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
+				CustomType: durationType{}, Validators: []validator.String{positiveDuration},
 			},
 			"reuse_within":           reuseWithinArgument("destroy"),
 			"pending_destroy_backup": pendingAttribute(),

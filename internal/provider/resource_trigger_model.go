@@ -20,19 +20,19 @@ import (
 )
 
 type triggerModel struct {
-	ID                types.String         `tfsdk:"id"`
-	AccountID         types.String         `tfsdk:"account_id"`
-	Triggers          types.Map            `tfsdk:"triggers"`
-	WaitForCompletion types.Bool           `tfsdk:"wait_for_completion"`
-	OnConflict        types.String         `tfsdk:"on_conflict"`
-	BackupStatus      types.String         `tfsdk:"backup_status"`
-	TriggeredAt       timetypes.RFC3339    `tfsdk:"triggered_at"`
-	CompletedAt       timetypes.RFC3339    `tfsdk:"completed_at"`
-	ReuseWithin       timetypes.GoDuration `tfsdk:"reuse_within"`
-	Reused            types.Bool           `tfsdk:"reused"`
-	PriorBackupIDs    types.String         `tfsdk:"prior_backup_ids"`
-	TriggerAccepted   types.Bool           `tfsdk:"trigger_accepted"`
-	Timeouts          timeouts.Value       `tfsdk:"timeouts"`
+	ID                types.String      `tfsdk:"id"`
+	AccountID         types.String      `tfsdk:"account_id"`
+	Triggers          types.Map         `tfsdk:"triggers"`
+	WaitForCompletion types.Bool        `tfsdk:"wait_for_completion"`
+	OnConflict        types.String      `tfsdk:"on_conflict"`
+	BackupStatus      types.String      `tfsdk:"backup_status"`
+	TriggeredAt       timetypes.RFC3339 `tfsdk:"triggered_at"`
+	CompletedAt       timetypes.RFC3339 `tfsdk:"completed_at"`
+	ReuseWithin       duration          `tfsdk:"reuse_within"`
+	Reused            types.Bool        `tfsdk:"reused"`
+	PriorBackupIDs    types.String      `tfsdk:"prior_backup_ids"`
+	TriggerAccepted   types.Bool        `tfsdk:"trigger_accepted"`
+	Timeouts          timeouts.Value    `tfsdk:"timeouts"`
 }
 
 // triggerIdentity identifies a trigger by its backup (Terraform and OpenTofu 1.12+ import by it).
@@ -81,7 +81,7 @@ func importedModel(b *client.Backup) triggerModel {
 		Triggers:          types.MapNull(types.StringType),
 		WaitForCompletion: types.BoolValue(false),
 		OnConflict:        types.StringValue(onConflictWait),
-		ReuseWithin:       timetypes.NewGoDurationNull(),
+		ReuseWithin:       durationNull(),
 		Timeouts:          timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType})},
 	}
 	m.setRecord(workflow.Record{}.Observe(*b))

@@ -1776,3 +1776,23 @@ func TestRetakeWarningNamesReuseWithin(t *testing.T) {
 		}
 	}
 }
+
+// A duration written another way ("60m", then "1h") is a change of a
+// setting: an update in place, which queues nothing.
+func TestAccTriggerDurationWrittenAnotherWay(t *testing.T) {
+	e := newTestEnv(t, mockservice.Options{Seed: 717})
+	id := e.srv.AccountIDs()[0]
+	written := func(d string) string {
+		return e.config(triggerConfig(id, fmt.Sprintf("  reuse_within = %q\n  triggers = { release = \"v1\" }\n", d)))
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.factories(),
+		Steps: []resource.TestStep{
+			{Config: written("60m")},
+			{Config: written("1h"), ConfigPlanChecks: expectAction(plancheck.ResourceActionUpdate)},
+		},
+	})
+	if n := e.srv.BackupsQueued(id); n != 1 {
+		t.Errorf("%d backups queued, want 1", n)
+	}
+}

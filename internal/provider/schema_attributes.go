@@ -161,7 +161,7 @@ func reuseWithinDescription(operation string) string {
 func reuseWithinArgument(operation string) rschema.StringAttribute {
 	return rschema.StringAttribute{
 		Optional: true, Description: reuseWithinDescription(operation),
-		CustomType: timetypes.GoDurationType{}, Validators: []validator.String{positiveDuration},
+		CustomType: durationType{}, Validators: []validator.String{positiveDuration},
 	}
 }
 

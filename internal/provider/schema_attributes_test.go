@@ -33,7 +33,7 @@ func TestDataSourceSchemasMatchModels(t *testing.T) {
 		"backup_account_backups": accountBackupsModel{AccountID: types.StringValue("acc_1"), MaxResults: types.NumberValue(big.NewFloat(5)),
 			Statuses: []types.String{types.StringValue("success")}, Truncated: types.BoolValue(true),
 			Backups: []backupModel{backupToModel(client.Backup{ID: "bkp_1", CreatedAt: now, CompletedAt: &now, Error: &errText})}},
-		"backup_stale_accounts": staleAccountsModel{MaxAge: timetypes.NewGoDurationValueFromStringMust("24h"), Platform: types.StringNull(), BackupStatus: types.StringNull(),
+		"backup_stale_accounts": staleAccountsModel{MaxAge: duration{timetypes.NewGoDurationValueFromStringMust("24h")}, Platform: types.StringNull(), BackupStatus: types.StringNull(),
 			ServiceType: types.StringNull(), Checked: types.Int64Value(2), IDs: []types.String{types.StringValue("acc_1")},
 			Accounts: []staleAccountModel{{ID: types.StringValue("acc_1"), Name: types.StringValue("n"), Platform: types.StringValue("p"),
 				BackupStatus: types.StringValue("failed"), LastSuccessAt: timetypes.NewRFC3339Null(), Reason: types.StringValue(staleNever)}}},

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -40,7 +39,7 @@ func (c valueCheck) ValidateNumber(_ context.Context, req validator.NumberReques
 }
 
 // positiveDuration refuses a duration that is not positive; the attribute's
-// type (timetypes.GoDuration) refuses one that does not parse.
+// type (duration) refuses one that does not parse.
 var positiveDuration = valueCheck{desc: "value must be a positive duration", str: func(v string, at path.Path, diags *diag.Diagnostics) {
 	if d, err := time.ParseDuration(v); err == nil && d <= 0 {
 		diags.AddAttributeError(at, "Invalid duration", fmt.Sprintf("%s must be positive; got %q. Write %s.", at, v, durationForm))
@@ -48,7 +47,7 @@ var positiveDuration = valueCheck{desc: "value must be a positive duration", str
 }}
 
 // durationOf is a validated duration; zero when null or unknown (ValueGoDuration's answer then).
-func durationOf(v timetypes.GoDuration) time.Duration {
+func durationOf(v duration) time.Duration {
 	d, _ := v.ValueGoDuration()
 	return max(d, 0)
 }
