@@ -107,10 +107,11 @@ var destroyFollowUps = map[followUp]string{
 	timeoutName:  "timeouts.delete",
 	stopsSummary: "The wait for its backup was interrupted",
 	settingsFrom: "A destroy uses timeouts.delete, on_conflict and resume_within as the state holds them: change them and apply before " +
-		"destroying again (with the guard's block removed, they cannot change; see Troubleshooting).",
+		"destroying again (that apply clears the pending backup, so the next destroy takes a new one; with the guard's block removed, " +
+		"they cannot change: see Troubleshooting in the provider's documentation).",
 	wayOut: "If the account cannot be backed up and the destroy must go ahead without a backup, name it in the provider's " +
 		"destroy_without_backup (with a reason), or forget this guard instead of destroying it: a removed block with " +
-		"lifecycle { destroy = false } (1.7+), or state rm (see Troubleshooting).",
+		"lifecycle { destroy = false } (1.7+), or state rm (see Troubleshooting in the provider's documentation).",
 	onInterrupt: "The destroy stopped: neither this resource nor the resources it guards (those it depends on) were destroyed. " +
 		"A destroy {until} resumes waiting for this same backup without queueing another; a later one takes a new backup.",
 	onTimeout:      destroyKeep + "waits for this same backup while it is in progress, instead of queueing another; a later one takes a new backup.",

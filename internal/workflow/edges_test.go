@@ -837,3 +837,22 @@ func TestLostListingsTriggerIsFoundByALaterLook(t *testing.T) {
 		t.Errorf("followed %d %+v (%v), queued %v; want the one backup queued found", got.Kind, got.Backup, got.Err, queued)
 	}
 }
+
+// A 202 whose backup is listed below backups listed before it (a backup
+// dated in the future tops the listing) is not identified, and the error
+// names the backup listed since, so that the user can look at the clocks
+// (a helper's user path: the mock's clock control left a backup dated
+// ahead, and every later destroy said only that none was listed).
+func TestUnidentifiedTriggerNamesABackupListedBelow(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.addOld(client.StatusSuccess, -time.Hour) // dated an hour ahead
+	fs.mu.Lock()
+	fs.byCreated = true
+	fs.mu.Unlock()
+	tr, o := triggerOnce(t, w, context.Background(), fs.account)
+	queued := fs.queuedIDs()
+	if tr != nil || o.Kind != NotIdentified || len(queued) != 1 || !strings.Contains(fmt.Sprint(o.Err), queued[0]) {
+		t.Fatalf("triggered %+v, outcome %d (%v), queued %v; want none identified, the error naming the backup listed below", tr, o.Kind, o.Err, queued)
+	}
+}

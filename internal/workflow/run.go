@@ -617,6 +617,9 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterU
 			tr, page, err := w.identify(ctx, acct, mine, false)
 			if tr == nil {
 				read = cmp.Or(page, read)
+				if b := unexplainedOn(mine, page); b != nil && errors.Is(err, errNotListed) {
+					err = errors.Join(err, listedBelowError(*b)) // what the user can check: a clock, or a backup dated ahead
+				}
 				return nil, unidentified(true, err)
 			}
 			return tr, Outcome{}
@@ -671,6 +674,20 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterU
 			return nil, refused(&RefusalError{Err: err})
 		}
 	}
+}
+
+// unexplainedOn is mine.unexplained on page; nil for none.
+func unexplainedOn(mine rule, page *client.BackupsPage) *client.Backup {
+	if page == nil {
+		return nil
+	}
+	return mine.unexplained(*page)
+}
+
+// listedBelowError says what a backup listed below the mark since may be: the trigger's.
+func listedBelowError(b client.Backup) error {
+	return fmt.Errorf("backup %s (%s, created_at %s) is listed since the trigger, below backups listed before it: the service's clock "+
+		"was set back, or a backup above it is dated in the future; it may be this trigger's, and is not taken for it", b.ID, b.Status, stamp(b.CreatedAt))
 }
 
 // unexplainedError says why a backup listed below the mark since stops a resend.
