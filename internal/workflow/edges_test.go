@@ -856,3 +856,29 @@ func TestUnidentifiedTriggerNamesABackupListedBelow(t *testing.T) {
 		t.Fatalf("triggered %+v, outcome %d (%v), queued %v; want none identified, the error naming the backup listed below", tr, o.Kind, o.Err, queued)
 	}
 }
+
+// A resend after an unknown outcome that meets a 409 whose backup is
+// listed below backups listed before it (it may be the earlier trigger's)
+// stops there, not identified: it is not waited out as another's and sent
+// again (deep-run seed 601591: the outcome not identified still wrapped the
+// 409, so the run waited it out, and the next apply queued a second backup).
+func TestResendStopsAtAConflictItCannotPlace(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.addOld(client.StatusSuccess, -time.Hour) // dated ahead: what starts now is listed below it
+	fs.runFor = time.Minute
+	fs.mu.Lock()
+	fs.byCreated = true
+	fs.mu.Unlock()
+	l, err := w.look(context.Background(), fs.account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.mu.Lock()
+	fs.backups = append([]client.Backup{{ID: "bkp_earlier000000001", AccountID: fs.account, Status: client.StatusRunning, CreatedAt: fs.now()}}, fs.backups...)
+	fs.mu.Unlock()
+	o := w.runFrom(context.Background(), fs.account, RunOptions{WaitOnConflict: true, afterUnknown: true}, l)
+	if posts, _ := fs.counts(); o.Kind != NotIdentified || posts != 1 {
+		t.Errorf("outcome %d (%v) after %d POSTs; want none identified after the one 409, nothing waited out or sent again", o.Kind, o.Err, posts)
+	}
+}

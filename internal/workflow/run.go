@@ -316,7 +316,9 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 			o.Before, o.earlier = l.mark, tr.Earlier
 			return o
 		}
-		if !opts.WaitOnConflict || !errors.Is(o.Err, client.ErrConflict) {
+		// Only a refused trigger's 409 is another's backup to wait out: one not identified after an unknown outcome
+		// may be that trigger's own (deep-run seed 601591: waited out, the next apply queued a second backup).
+		if o.Kind != Refused || !opts.WaitOnConflict || !errors.Is(o.Err, client.ErrConflict) {
 			return o
 		}
 		running, seen, stopped := w.waitOutConflict(ctx, accountID, l, start, emit)
