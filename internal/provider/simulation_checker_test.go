@@ -1471,7 +1471,29 @@ func (cmd *simCommand) unhealthy() string {
 		}
 	}
 	w.mu.Unlock()
+	if why := cmd.othersBegan(); why != "" {
+		return why
+	}
 	return cmd.tooSlow()
+}
+
+// othersBegan says which account a backup another queued began on while
+// cmd ran ("": none): a POST delayed from an earlier command, or a killed
+// runner's, is in progress beside cmd's own (deep-run seed 618520: a 409
+// refused on_conflict = "fail" from a POST 40 s late).
+func (cmd *simCommand) othersBegan() string {
+	ours := map[string]bool{}
+	for _, op := range cmd.w.opsOf(cmd) {
+		ours[op.label] = true
+	}
+	for _, acc := range cmd.accountsOf() {
+		if slices.ContainsFunc(cmd.w.srv.Truth(acc), func(b mockservice.BackupTruth) bool {
+			return !ours[b.QueuedBy] && !b.CreatedAt.Before(cmd.start) && !b.CreatedAt.After(cmd.end)
+		}) {
+			return "a backup of " + acc + " another queued began beside it"
+		}
+	}
+	return ""
 }
 
 // tooSlow says why the command's timeouts may not hold every backup it
