@@ -129,6 +129,15 @@ func (c *Client) FindBackupAfter(ctx context.Context, accountID, backupID string
 	return nil, &BackupNotFoundError{AccountID: accountID, BackupID: backupID}
 }
 
+// BackupsAfter reads on from first, a first page, in one pass (a refused
+// cursor ends it), at most pages pages: the backups listed below it.
+func (c *Client) BackupsAfter(ctx context.Context, accountID string, first BackupsPage, pages int) iter.Seq2[Backup, error] {
+	if !first.More || first.next == "" {
+		return func(func(Backup, error) bool) {}
+	}
+	return c.Backups(ctx, accountID, ListOptions{Unbroken: true, Pages: pages, from: first.next})
+}
+
 // firstBackup is the newest of an account's backups that match, or nil.
 func (c *Client) firstBackup(ctx context.Context, accountID string, match func(*Backup) bool) (*Backup, error) {
 	for b, err := range c.Backups(ctx, accountID, ListOptions{}) {

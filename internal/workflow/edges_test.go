@@ -882,3 +882,33 @@ func TestResendStopsAtAConflictItCannotPlace(t *testing.T) {
 		t.Errorf("outcome %d (%v) after %d POSTs; want none identified after the one 409, nothing waited out or sent again", o.Kind, o.Err, posts)
 	}
 }
+
+// A trigger whose answer was lost is not sent again while a backup listed
+// since below the backups listed before it may be its own, even where a
+// short first page hides it: the listing is read on until it has shown
+// every backup of the mark (deep-run seed 619763: pages of one hid the
+// trigger's backup, stamped below a backup dated ahead, and the resend
+// queued a second).
+func TestResendReadsOnPastAShortPage(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.addOld(client.StatusSuccess, 2*time.Hour)
+	fs.addOld(client.StatusSuccess, -time.Hour) // dated ahead: what starts now is listed below it
+	fs.mu.Lock()
+	fs.byCreated = true
+	fs.mu.Unlock()
+	l, err := w.look(context.Background(), fs.account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.mu.Lock()
+	fs.pageSize, fs.resetPOSTs = 1, 1 // pages of one from now on; the POST processed, its answer lost
+	fs.mu.Unlock()
+	tr, o := w.trigger(context.Background(), fs.account, l, false)
+	if posts, _ := fs.counts(); tr != nil || o.Kind != NotIdentified || posts != 1 {
+		t.Fatalf("triggered %+v, outcome %d (%v), %d POSTs; want none identified and the trigger not sent again", tr, o.Kind, o.Err, posts)
+	}
+	if queued := fs.queuedIDs(); len(queued) != 1 || !strings.Contains(fmt.Sprint(o.Err), queued[0]) {
+		t.Errorf("%v; want the error to name the backup listed below, %v", o.Err, queued)
+	}
+}

@@ -167,8 +167,12 @@ func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, o
 // of it was ever listed. A backup either lists since, below the mark, may
 // be that trigger's (a clock set back): then nothing is sent.
 func (w *Runner) resend(ctx context.Context, accountID string, r Record, mine rule, lastLook client.BackupsPage, l looked, opts RunOptions) Outcome {
-	if b := cmp.Or(mine.unexplained(lastLook), mine.unexplained(l.page)); b != nil {
-		return Outcome{Kind: NotIdentified, TriggeredAt: r.TriggeredAt, TriggeredOnService: r.TriggeredOnService, Err: unexplainedError(*b),
+	b, err := mine.unexplained(lastLook), error(nil)
+	if b == nil {
+		b, err = w.hiddenBelow(ctx, mine, l.page)
+	}
+	if b != nil || err != nil {
+		return Outcome{Kind: NotIdentified, TriggeredAt: r.TriggeredAt, TriggeredOnService: r.TriggeredOnService, Err: cmp.Or(err, unexplainedOf(b)),
 			Before: r.Prior, At: answeredAt(&l.page)} // dated at the stop, as followRecord's own (seed 560472)
 	}
 	w.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",
