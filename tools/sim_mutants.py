@@ -106,4 +106,8 @@ M = [
   "\tif !p.More {\n\t\treturn nil, nil, &client.BackupNotFoundError{AccountID: accountID, BackupID: backupID}\n\t}\n\tb, err := w.c.FindBackup(ctx, accountID, backupID)\n"),
  ("conflict wait: a listing after the trigger without the wait's newest believed", "internal/workflow/run.go",
   "\t\tl = looked{page: seen.page, mark: l.mark.then(seen.mark), shown: shown}", "\t\tl = looked{page: seen.page, mark: l.mark.then(seen.mark)}"),
+ ("resend: a 409 not identified after an unknown outcome waited out as another's", "internal/workflow/run.go",
+  "if o.Kind != Refused || !opts.WaitOnConflict || !errors.Is(o.Err, client.ErrConflict) {", "if !opts.WaitOnConflict || !errors.Is(o.Err, client.ErrConflict) {"),
+ ("resend: a short first page not read on for a backup listed since below the mark", "internal/workflow/run.go",
+  "if b := mine.unexplained(p); b != nil || !p.More || !mine.Mark.anchored() {", "if b := mine.unexplained(p); true || b != nil || !p.More || !mine.Mark.anchored() {"),
 ]
