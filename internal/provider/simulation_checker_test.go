@@ -867,6 +867,28 @@ func (w *simWorld) judge(chain *simChain, b mockservice.BackupTruth, waits bool,
 	return "", ""
 }
 
+// TestSimHiddenThroughoutIsNarrow: 611595's excuse holds for the lagging
+// listing's grant, of an operation that went ahead not identified, alone.
+func TestSimHiddenThroughoutIsNarrow(t *testing.T) {
+	t.Parallel()
+	unidentified := &simResOp{warnings: "Backup queued but not identified yet: …"}
+	for _, tc := range []struct {
+		grant simGrant
+		op    *simResOp
+		want  bool
+	}{
+		{grantLaggingListing, unidentified, true},
+		{grantLaggingListing, &simResOp{}, false},
+		{grantReuseWithin, unidentified, false},
+		{grantIdentifiedLater, unidentified, false},
+		{grantLaggingListing, nil, false},
+	} {
+		if got := hiddenThroughout(tc.grant, tc.op); got != tc.want {
+			t.Errorf("hiddenThroughout(%q, %+v) = %v, want %v", tc.grant, tc.op, got, tc.want)
+		}
+	}
+}
+
 // hiddenThroughout says whether op went ahead on its accepted trigger, not
 // identified, while a lagging listing hid b (grantLaggingListing): b, which
 // started before op's read, counts for it, though it may have failed before
