@@ -912,3 +912,43 @@ func TestResendReadsOnPastAShortPage(t *testing.T) {
 		t.Errorf("%v; want the error to name the backup listed below, %v", o.Err, queued)
 	}
 }
+
+// The pass past a short first page counts each backup of the mark once: a
+// page that lists again one the first page listed (an untrusted service)
+// does not stand for one it has not shown, and the backup listed since
+// among them is still found.
+func TestResendPassCountsEachBackupOnce(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	old := fs.addOld(client.StatusSuccess, time.Hour)
+	ahead := fs.addOld(client.StatusSuccess, -time.Hour)
+	top := fs.addOld(client.StatusSuccess, -2*time.Hour)
+	fs.mu.Lock()
+	fs.byCreated = true
+	fs.mu.Unlock()
+	l, err := w.look(context.Background(), fs.account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	since := client.Backup{ID: "bkp_since00000000001", AccountID: fs.account, Status: client.StatusSuccess, CreatedAt: fs.now()}
+	item := func(b client.Backup) string {
+		return fmt.Sprintf(`{"id":%q,"account_id":%q,"status":"success","created_at":%q,"completed_at":%q}`,
+			b.ID, b.AccountID, b.CreatedAt.Format(time.RFC3339), b.CreatedAt.Add(time.Minute).Format(time.RFC3339))
+	}
+	fs.mu.Lock()
+	fs.pageSize = 1 // the first page lists top alone, and goes on
+	fs.onListing = func(n int) {
+		if n == 3 { // the page after it lists top again, then ahead, the backup listed since, and old
+			fs.rawListing = `{"data":[` + item(top) + "," + item(ahead) + "," + item(since) + "," + item(old) + `],"pagination":{"limit":50,"next_cursor":null}}`
+		}
+	}
+	fs.mu.Unlock()
+	p, err := w.c.FirstBackupsPage(context.Background(), fs.account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := w.hiddenBelow(context.Background(), rule{AccountID: fs.account, Mark: l.mark}, p)
+	if b == nil || b.ID != since.ID {
+		t.Errorf("hiddenBelow = %+v, %v; want %s, listed among the mark's backups", b, err, since.ID)
+	}
+}

@@ -172,7 +172,7 @@ func (w *Runner) resend(ctx context.Context, accountID string, r Record, mine ru
 		b, err = w.hiddenBelow(ctx, mine, l.page)
 	}
 	if b != nil || err != nil {
-		return Outcome{Kind: NotIdentified, TriggeredAt: r.TriggeredAt, TriggeredOnService: r.TriggeredOnService, Err: cmp.Or(err, unexplainedOf(b)),
+		return Outcome{Kind: NotIdentified, TriggeredAt: r.TriggeredAt, TriggeredOnService: r.TriggeredOnService, Err: cmp.Or(err, unexplainedError(b)),
 			Before: r.Prior, At: answeredAt(&l.page)} // dated at the stop, as followRecord's own (seed 560472)
 	}
 	w.log.Warn(ctx, "no backup of the earlier trigger, whose outcome was unknown, was ever listed; queueing one now",

@@ -619,8 +619,8 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterU
 			tr, page, err := w.identify(ctx, acct, mine, false)
 			if tr == nil {
 				read = cmp.Or(page, read)
-				if b := unexplainedOn(mine, page); b != nil && errors.Is(err, errNotListed) {
-					err = errors.Join(err, listedBelowError(*b)) // what the user can check: a clock, or a backup dated ahead
+				if page != nil && errors.Is(err, errNotListed) {
+					err = errors.Join(err, unexplainedError(mine.unexplained(*page))) // what the user can check: a clock, or a backup dated ahead
 				}
 				return nil, unidentified(true, err)
 			}
@@ -667,7 +667,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterU
 			}
 			if b, herr := w.hiddenBelow(ctx, mine, *page); b != nil || herr != nil {
 				// Listed since, below the mark, or not shown not to be: it may be this trigger's.
-				return nil, unidentified(false, errors.Join(err, lerr, herr, unexplainedOf(b)))
+				return nil, unidentified(false, errors.Join(err, lerr, herr, unexplainedError(b)))
 			}
 			if werr := post.Wait(ctx, err); werr != nil {
 				return nil, unidentified(false, werr)
@@ -676,20 +676,6 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterU
 			return nil, refused(&RefusalError{Err: err})
 		}
 	}
-}
-
-// unexplainedOn is mine.unexplained on page; nil for none.
-func unexplainedOn(mine rule, page *client.BackupsPage) *client.Backup {
-	if page == nil {
-		return nil
-	}
-	return mine.unexplained(*page)
-}
-
-// listedBelowError says what a backup listed below the mark since may be: the trigger's.
-func listedBelowError(b client.Backup) error {
-	return fmt.Errorf("backup %s (%s, created_at %s) is listed since the trigger, below backups listed before it: the service's clock "+
-		"was set back, or a backup above it is dated in the future; it may be this trigger's, and is not taken for it", b.ID, b.Status, stamp(b.CreatedAt))
 }
 
 // hiddenBelow is a backup listed since the mark's read among or below its
@@ -702,13 +688,13 @@ func (w *Runner) hiddenBelow(ctx context.Context, mine rule, p client.BackupsPag
 	if b := mine.unexplained(p); b != nil || !p.More || !mine.Mark.anchored() {
 		return b, nil
 	}
-	left := 0 // backups of the mark p does not list
+	left := map[string]bool{} // backups of the mark not listed yet: a page that lists one again counts it once
 	for _, id := range mine.Mark.IDs {
 		if !listed(p, id) {
-			left++
+			left[id] = true
 		}
 	}
-	if left == 0 {
+	if len(left) == 0 {
 		return nil, nil
 	}
 	for b, err := range w.c.BackupsAfter(ctx, mine.AccountID, p, proofPages) {
@@ -716,7 +702,7 @@ func (w *Runner) hiddenBelow(ctx context.Context, mine rule, p client.BackupsPag
 		case err != nil:
 			return nil, errors.Join(errBelowUnshown, err)
 		case mine.Mark.has(b.ID):
-			if left--; left == 0 {
+			if delete(left, b.ID); len(left) == 0 {
 				return nil, nil
 			}
 		case !mine.Claimed.has(b.ID):
@@ -732,18 +718,15 @@ func (w *Runner) hiddenBelow(ctx context.Context, mine rule, p client.BackupsPag
 var errBelowUnshown = errors.New("the account's backups listing, read on from a first page that goes on, did not show every backup " +
 	"listed before the trigger, so a backup listed since among them, which may be this trigger's, cannot be ruled out: it is not sent again")
 
-// unexplainedOf is unexplainedError of b; nil for none.
-func unexplainedOf(b *client.Backup) error {
+// unexplainedError says why a backup listed since below the mark is
+// neither taken for the trigger's nor lets it be sent again; nil for none.
+func unexplainedError(b *client.Backup) error {
 	if b == nil {
 		return nil
 	}
-	return unexplainedError(*b)
-}
-
-// unexplainedError says why a backup listed below the mark since stops a resend.
-func unexplainedError(b client.Backup) error {
-	return fmt.Errorf("backup %s (%s, created_at %s) is listed since the trigger, below backups listed before it "+
-		"(a clock set back, or a listing that lags): it may be this trigger's, so the trigger is not sent again", b.ID, b.Status, stamp(b.CreatedAt))
+	return fmt.Errorf("backup %s (%s, created_at %s) is listed since the trigger, below backups listed before it (the service's clock set "+
+		"back, a backup above it dated in the future, or a listing that lags): it may be this trigger's, so it is not taken for it, and "+
+		"the trigger is not sent again", b.ID, b.Status, stamp(b.CreatedAt))
 }
 
 // conflictAfterUncertain reads a 409 after an unknown outcome: a backup in
@@ -769,7 +752,7 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict
 	case running != nil:
 		// In progress, not listed before, yet listed below what was: it is
 		// neither waited out as another's nor sent again.
-		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: errors.Join(conflict, unexplainedError(*running))}, &l.page
+		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: errors.Join(conflict, unexplainedError(running))}, &l.page
 	}
 	tr, page, err := w.identify(ctx, nil, mine, true)
 	if tr == nil {
