@@ -295,7 +295,8 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 
 // Delete forgets the resource (backups are never deleted), keeping what its replacement needs to adopt its backup
 // or count above its floor (workflow.Runner.DeleteTrigger): all of it in the state, which Terraform gives a tainted object's
-// Delete too; an unreadable record is not kept, and the replacement takes a new backup.
+// Delete too; an unreadable record is not kept, and the replacement takes a new backup. One gone ahead on a backup not
+// listed yet fails: Terraform keeps it.
 func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	state, ok := decode[triggerModel](ctx, req.State, &resp.Diagnostics)
 	if !ok || r.data == nil {
@@ -306,7 +307,9 @@ func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest
 	if !ok {
 		return
 	}
-	r.data.runner.DeleteTrigger(state.AccountID.ValueString(), triggersKey(state.Triggers), rec)
+	if err := r.data.runner.DeleteTrigger(ctx, state.AccountID.ValueString(), triggersKey(state.Triggers), rec); err != nil {
+		addAPIError(&resp.Diagnostics, "Unable to delete the backup_trigger of account "+state.AccountID.ValueString(), err)
+	}
 }
 
 func (r *triggerResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {

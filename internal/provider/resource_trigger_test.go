@@ -1511,6 +1511,40 @@ func TestAccTriggerStaleDateNeverIdentifiesAnOlderBackup(t *testing.T) {
 	}
 }
 
+// A trigger that does not wait goes ahead on its 202 while the listing,
+// lagging, does not show its backup. Replaced for a new release before the
+// listing catches up, its delete fails and keeps it, and nothing is queued:
+// the replacement's own read lags too, and would take that backup for its
+// own (deep-run seed 650160). Once listed, the replacement takes a new one.
+func TestAccTriggerReplacementWaitsForThePreviousBackupToBeListed(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, mockservice.Options{Seed: 6501})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	e.srv.AddHistory(id, mockservice.BackupSpec{CreatedAt: e.clock.Now().Add(-time.Hour)})
+	e.srv.SetListingLag(10 * time.Minute)
+	release := func(v string) string { return e.config(triggerConfig(id, "  triggers = { release = \""+v+"\" }\n")) }
+	c := newCLI(t, e, release("v1"))
+	if out := c.run("apply", "-auto-approve", "-no-color"); !strings.Contains(out, "Backup queued but not identified yet") {
+		t.Fatalf("the first apply:\n%s", out)
+	}
+	first := e.srv.NewestBackupID(id)
+	e.clock.Advance(time.Minute) // that backup has ended; the listing still hides it
+	c.write(release("v2"))
+	out, err := c.exec(nil, "apply", "-auto-approve", "-no-color")
+	if err == nil || !strings.Contains(out, "Unable to delete the backup_trigger of account "+id) || !strings.Contains(out, "is not listed") {
+		t.Fatalf("the replacement while the listing hides the previous backup: %v\n%s", err, out)
+	}
+	if got := c.state("backup_trigger.this"); got["triggered_at"] == nil || got["id"] != nil || e.srv.BackupsQueued(id) != 1 {
+		t.Fatalf("after the failed replacement: %v, %d queued; want the v1 trigger kept and nothing queued", got, e.srv.BackupsQueued(id))
+	}
+	e.clock.Advance(10 * time.Minute) // the listing catches up
+	e.srv.SetListingLag(0)
+	c.run("apply", "-auto-approve", "-no-color")
+	if got := c.state("backup_trigger.this"); got["id"] == first || got["id"] != e.srv.NewestBackupID(id) || e.srv.BackupsQueued(id) != 2 {
+		t.Errorf("the replacement once listed: %v, %d queued; want a new backup, never %s", got, e.srv.BackupsQueued(id), first)
+	}
+}
+
 // backup_trigger with reuse_within, replaced for a new release: a good
 // backup listed since the previous change went ahead, inside the window,
 // is adopted; one in progress is joined and waited for; one outside the

@@ -28,9 +28,29 @@ func (w *Runner) CreateTrigger(ctx context.Context, accountID, triggers string, 
 // DeleteTrigger keeps what a trigger's delete leaves its replacement (a
 // trigger's backup is never deleted): the create of the same account and
 // triggers in this process adopts its backup, and every create of the
-// account counts only above its floor.
-func (w *Runner) DeleteTrigger(accountID, triggers string, rec Record) {
+// account counts only above its floor. A trigger whose change went ahead
+// before its backup was listed is looked for first: its replacement counts
+// only above that backup, and a listing that does not show it yet would let
+// it count as the replacement's (deep-run seed 650160: a lagging listing).
+// Not found, nothing is kept and the delete fails: Terraform keeps the trigger.
+func (w *Runner) DeleteTrigger(ctx context.Context, accountID, triggers string, rec Record) error {
+	if rec.Phase == phaseUnidentified && rec.Ahead {
+		b, page, err := w.findTriggered(ctx, accountID, rec)
+		if b == nil {
+			return fmt.Errorf("%w: %w", unlistedAhead(rec), cmp.Or(err, errNotListed))
+		}
+		rec = rec.identified(*b, page)
+	}
 	w.replaced.remember(accountID, triggers, rec)
+	return nil
+}
+
+// unlistedAhead says why a trigger gone ahead on a backup not yet listed is kept.
+func unlistedAhead(r Record) error {
+	return fmt.Errorf("the backup its change went ahead on (triggered at %s, accepted by the Backup Service) is not listed above "+
+		"prior_backup_ids yet, and a trigger that replaced it could take that backup for its own: the trigger is kept, "+
+		"and no backup was queued. Apply again once the listing shows it (a listing can lag behind the service's writes)",
+		r.TriggeredAt.UTC().Format(time.RFC3339))
 }
 
 // createTrigger is CreateTrigger with the triggers deleted in reps.

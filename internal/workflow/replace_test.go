@@ -538,3 +538,37 @@ func TestCreateTriggerNeverTakesWhatAReplacedTriggerListed(t *testing.T) {
 		t.Fatalf("outcome %d (%v), backup %+v; want the create's own backup, never %s", o.Kind, o.Err, o.Backup, recent.ID)
 	}
 }
+
+// A trigger whose change went ahead before its backup was listed is kept
+// while the listing does not show that backup: a replacement whose read
+// before its trigger lags too would take it for its own (deep-run seed
+// 650160). Once found, the replacement counts above it, however the
+// listing lags.
+func TestDeleteTriggerKeepsOneGoneAheadOnABackupNotListed(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	ctx := context.Background()
+	old := fs.addOld(client.StatusSuccess, time.Hour)
+	previous := fs.addOld(client.StatusSuccess, 5*time.Second) // the previous change's, accepted, never identified
+	fs.mu.Lock()
+	fs.hiddenFor[previous.ID] = 1
+	fs.mu.Unlock()
+	rec := Record{Phase: phaseUnidentified, TriggeredAt: fs.clock.Now().Add(-6 * time.Second), Confirmed: true, Ahead: true,
+		Prior: &Mark{IDs: []string{old.ID}}}
+	if err := w.DeleteTrigger(ctx, fs.account, "v2", rec); !errors.Is(err, errNotListed) {
+		t.Fatalf("delete while the listing hides the backup: %v; want it kept (errNotListed)", err)
+	}
+	if posts, _ := fs.counts(); posts != 0 {
+		t.Fatalf("%d POSTs; want none", posts)
+	}
+	if err := w.DeleteTrigger(ctx, fs.account, "v2", rec); err != nil {
+		t.Fatalf("delete once listed: %v", err)
+	}
+	fs.mu.Lock()
+	fs.hiddenFor[previous.ID] = 1 // the read before the replacement's trigger lags again
+	fs.mu.Unlock()
+	o, _ := w.CreateTrigger(ctx, fs.account, "v3", RunOptions{})
+	if o.Backup == nil || !strings.HasPrefix(o.Backup.ID, "bkp_new") {
+		t.Fatalf("outcome %d (%v), backup %+v; want the create's own backup, never %s", o.Kind, o.Err, o.Backup, previous.ID)
+	}
+}
