@@ -110,4 +110,6 @@ M = [
   "if o.Kind != Refused || !opts.WaitOnConflict || !errors.Is(o.Err, client.ErrConflict) {", "if !opts.WaitOnConflict || !errors.Is(o.Err, client.ErrConflict) {"),
  ("resend: a short first page not read on for a backup listed since below the mark", "internal/workflow/run.go",
   "if b := mine.unexplained(p); b != nil || !p.More || !mine.Mark.anchored() {", "if b := mine.unexplained(p); true || b != nil || !p.More || !mine.Mark.anchored() {"),
+ ("delete: a trigger gone ahead on a backup not yet listed not looked for", "internal/workflow/replace.go",
+  "\tif rec.Phase == phaseUnidentified && rec.Ahead {", "\tif false && rec.Phase == phaseUnidentified && rec.Ahead {"),
 ]
