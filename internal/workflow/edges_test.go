@@ -74,6 +74,24 @@ func TestFollowUnconfirmedSendsAgainFromTheGrace(t *testing.T) {
 	}
 }
 
+// A record stamped on a runner clock 9 s ahead of this one: read on this
+// machine's clock, the grace never ends within the look's wait of a whole
+// grace; this operation's own time since it began is a floor of the time
+// since the trigger, so the trigger is sent again once that wait is over
+// (deep-run seed 631460: it failed after 60 s, reading 56).
+func TestFollowUnconfirmedCountsItsOwnTimeAsAFloor(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	start := fs.clock.Now()
+	var postedAt time.Time
+	fs.onPOST = func(int) { postedAt = fs.clock.Now() }
+	rec := Record{TriggeredAt: start.Add(5 * time.Second), TriggeredOnService: fs.now().Add(-4 * time.Second), Prior: &Mark{IDs: []string{}}}
+	o := w.follow(context.Background(), fs.account, rec, followOptions{})
+	if posts, _ := fs.counts(); posts != 1 || postedAt.Sub(start) < DefaultUncertainGrace {
+		t.Fatalf("%d POSTs, the last %s after the follow began (outcome %d, %v); want one, a grace after", posts, postedAt.Sub(start), o.Kind, o.Err)
+	}
+}
+
 // A record whose trigger's start on the service's clock is unknown (a
 // tainted trigger's replacement has no stored record), stamped on a runner
 // clock 20 minutes behind: it is sent again only a whole grace after this

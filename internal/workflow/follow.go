@@ -210,13 +210,13 @@ var errNotAboveReplaced = errors.New("the backup of the trigger this one replace
 // record; an answer without a Date), this operation's own time since start
 // reads instead: TriggeredAt may be another runner's clock, minutes off
 // (deep-run seed 283844: 20 minutes behind, the trigger sent again while
-// the first was still on its way).
+// the first was still on its way). That time is a floor either way: the
+// trigger was sent before this operation began (deep-run seed 631460: a
+// record stamped on a clock 9 s ahead read 56 s after a wait of 60).
 func (w *Runner) graceOver(r Record, page *client.BackupsPage, start time.Time) error {
-	elapsed := w.clock.Now().Sub(r.TriggeredAt)
+	elapsed := w.clock.Now().Sub(start)
 	if page != nil && !page.At.Service.IsZero() && !r.TriggeredOnService.IsZero() {
-		elapsed = min(elapsed, page.At.Service.Sub(r.TriggeredOnService))
-	} else {
-		elapsed = min(elapsed, w.clock.Now().Sub(start))
+		elapsed = max(elapsed, min(w.clock.Now().Sub(r.TriggeredAt), page.At.Service.Sub(r.TriggeredOnService)))
 	}
 	if elapsed >= w.set.UncertainGrace {
 		return nil
