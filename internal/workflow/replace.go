@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
 // Replacing a trigger: Terraform deletes the replaced trigger and creates
@@ -32,14 +34,24 @@ func (w *Runner) CreateTrigger(ctx context.Context, accountID, triggers string, 
 // before its backup was listed is looked for first: its replacement counts
 // only above that backup, and a listing that does not show it yet would let
 // it count as the replacement's (deep-run seed 650160: a lagging listing).
-// Not found, nothing is kept and the delete fails: Terraform keeps the trigger.
+// Not listed, nothing is kept and the delete fails: Terraform keeps the trigger.
 func (w *Runner) DeleteTrigger(ctx context.Context, accountID, triggers string, rec Record) error {
 	if rec.Phase == phaseUnidentified && rec.Ahead {
 		b, page, err := w.findTriggered(ctx, accountID, rec)
-		if b == nil {
+		var below *client.Backup
+		if b == nil && err == nil && page != nil {
+			below = rule{Mark: rec.Prior}.unexplained(*page)
+		}
+		switch {
+		case b != nil:
+			rec = rec.identified(*b, page)
+		case below != nil:
+			// Listed below the backups listed before it (a clock set back), where it may stay: listed, and
+			// kept from the replacement (predating) even where the replacement's read lags.
+			rec.Prior = rec.Prior.with(below.ID)
+		default:
 			return fmt.Errorf("%w: %w", unlistedAhead(rec), cmp.Or(err, errNotListed))
 		}
-		rec = rec.identified(*b, page)
 	}
 	w.replaced.remember(accountID, triggers, rec)
 	return nil
@@ -49,7 +61,8 @@ func (w *Runner) DeleteTrigger(ctx context.Context, accountID, triggers string, 
 func unlistedAhead(r Record) error {
 	return fmt.Errorf("the backup its change went ahead on (triggered at %s, accepted by the Backup Service) is not listed above "+
 		"prior_backup_ids yet, and a trigger that replaced it could take that backup for its own: the trigger is kept, "+
-		"and no backup was queued. Apply again once the listing shows it (a listing can lag behind the service's writes)",
+		"and no backup was queued. Apply again once the listing shows it (a listing can lag behind the service's writes); only if "+
+		"the service will never list it, remove the trigger from the state (terraform state rm) and apply, which takes a new backup",
 		r.TriggeredAt.UTC().Format(time.RFC3339))
 }
 

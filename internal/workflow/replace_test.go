@@ -572,3 +572,28 @@ func TestDeleteTriggerKeepsOneGoneAheadOnABackupNotListed(t *testing.T) {
 		t.Fatalf("outcome %d (%v), backup %+v; want the create's own backup, never %s", o.Kind, o.Err, o.Backup, previous.ID)
 	}
 }
+
+// A trigger gone ahead whose backup is listed below the backups listed
+// before it (a service clock set back), where it may stay, is deleted: its
+// backup is listed, and kept from its replacement.
+func TestDeleteTriggerTakesABackupListedBelowAsListed(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	ctx := context.Background()
+	fs.addOld(client.StatusSuccess, -time.Hour) // dated ahead: what starts now is listed below it
+	fs.mu.Lock()
+	fs.byCreated = true
+	fs.mu.Unlock()
+	l, err := w.look(ctx, fs.account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	below := fs.addOld(client.StatusSuccess, 0) // the previous change's, accepted, never identified
+	rec := Record{Phase: phaseUnidentified, TriggeredAt: fs.clock.Now(), Confirmed: true, Ahead: true, Prior: l.mark}
+	if err := w.DeleteTrigger(ctx, fs.account, "v1", rec); err != nil {
+		t.Fatalf("delete: %v; want it deleted", err)
+	}
+	if !w.replaced.predating(fs.account).has(below.ID) {
+		t.Errorf("%s is not kept from the replacement: %v", below.ID, w.replaced.predating(fs.account))
+	}
+}
