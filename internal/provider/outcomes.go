@@ -338,11 +338,15 @@ func reportUnidentified(m *triggerModel, o workflow.Outcome, diags *diag.Diagnos
 			"this one once the service's own listing answers. If every look fails so, the read before the trigger came from another " +
 			"listing: if the account's backups (data source backup_account_backups) show the one it queued, record it: " +
 			"`terraform state rm` this resource, then `terraform import` it with acc_.../bkp_...; else a new `triggers` value " +
-			"takes a new backup for a new change."
+			"takes a new backup for a new change, once a backup is listed since this trigger."
 	case o.Confirmed:
 		// Accepted: sending again could queue a second backup for the change, whatever a lagging listing shows.
 		wayOut = "The service accepted this trigger (trigger_accepted), so no other is sent for this change, -replace included; " +
 			"a new `triggers` value takes a new backup for a new change."
+		if o.UnidentifiedGoesOn(m.WaitForCompletion.ValueBool()) {
+			wayOut = strings.TrimSuffix(wayOut, ".") + " once a backup is listed since this trigger: until then its replacement, " +
+				"as a destroy, fails and keeps it, so that no later trigger takes this one's backup for its own."
+		}
 	}
 	add(path.Root("id"), summary, fmt.Sprintf("A backup of account %s was triggered at %s%s the account's backups list none "+
 		"above those they listed just before it (prior_backup_ids):\n\n%s\n\n%s %s",

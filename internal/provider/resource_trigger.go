@@ -213,6 +213,15 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 		addImportNotFound(&resp.Diagnostics, accountID, backupID, c.Err)
 	case workflow.Unread:
 		var missing *client.BackupNotFoundError
+		if rec.Unidentified() {
+			// Nothing to update: the plan goes on, so that a new triggers value can replace a trigger no look can identify.
+			if !c.Report {
+				return
+			}
+			resp.Diagnostics.AddWarning(unread, describeError(c.Err, "The trigger is kept as it is. The next apply that changes or "+
+				"follows it looks for its backup again first, and fails as this refresh did while no backup can be told to be its own."))
+			return
+		}
 		if !errors.As(c.Err, &missing) {
 			if c.Report { // else another resource reports this shared failure; the plan fails on it
 				addAPIError(&resp.Diagnostics, unread, c.Err)
@@ -308,7 +317,8 @@ func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest
 		return
 	}
 	if err := r.data.runner.DeleteTrigger(ctx, state.AccountID.ValueString(), triggersKey(state.Triggers), rec); err != nil {
-		addAPIError(&resp.Diagnostics, "Unable to delete the backup_trigger of account "+state.AccountID.ValueString(), err)
+		addAPIError(&resp.Diagnostics, fmt.Sprintf("Unable to delete the backup_trigger of account %s (triggered at %s)",
+			state.AccountID.ValueString(), state.TriggeredAt.ValueString()), err)
 	}
 }
 

@@ -54,6 +54,11 @@ func pageMark(p client.BackupsPage) (*Mark, error) {
 	return m, nil
 }
 
+// listsBeyond says whether p lists a backup the mark does not hold.
+func (m *Mark) listsBeyond(p client.BackupsPage) bool {
+	return slices.ContainsFunc(p.Backups, func(b client.Backup) bool { return !m.has(b.ID) })
+}
+
 // has says whether id, a backup's, is in the mark; never for none.
 func (m *Mark) has(id string) bool { return m != nil && id != "" && slices.Contains(m.IDs, id) }
 

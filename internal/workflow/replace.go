@@ -8,8 +8,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
 // Replacing a trigger: Terraform deletes the replaced trigger and creates
@@ -34,21 +32,20 @@ func (w *Runner) CreateTrigger(ctx context.Context, accountID, triggers string, 
 // before its backup was listed is looked for first: its replacement counts
 // only above that backup, and a listing that does not show it yet would let
 // it count as the replacement's (deep-run seed 650160: a lagging listing).
-// Not listed, nothing is kept and the delete fails: Terraform keeps the trigger.
+// One listed where no look takes it (below the backups listed before it,
+// or after an empty read too long ago) is kept from the replacement with
+// every backup listed since (predating). While nothing is listed since,
+// nothing is kept and the delete fails: Terraform keeps the trigger.
 func (w *Runner) DeleteTrigger(ctx context.Context, accountID, triggers string, rec Record) error {
 	if rec.Phase == phaseUnidentified && rec.Ahead {
 		b, page, err := w.findTriggered(ctx, accountID, rec)
-		var below *client.Backup
-		if b == nil && err == nil && page != nil {
-			below = rule{Mark: rec.Prior}.unexplained(*page)
-		}
 		switch {
 		case b != nil:
 			rec = rec.identified(*b, page)
-		case below != nil:
-			// Listed below the backups listed before it (a clock set back), where it may stay: listed, and
-			// kept from the replacement (predating) even where the replacement's read lags.
-			rec.Prior = rec.Prior.with(below.ID)
+		case page != nil && (err == nil || rec.Prior.readEmpty() && errors.Is(err, ErrListingLost)) && rec.Prior.listsBeyond(*page):
+			for _, listed := range page.Backups {
+				rec.Prior = rec.Prior.with(listed.ID)
+			}
 		default:
 			return fmt.Errorf("%w: %w", unlistedAhead(rec), cmp.Or(err, errNotListed))
 		}
@@ -59,10 +56,11 @@ func (w *Runner) DeleteTrigger(ctx context.Context, accountID, triggers string, 
 
 // unlistedAhead says why a trigger gone ahead on a backup not yet listed is kept.
 func unlistedAhead(r Record) error {
-	return fmt.Errorf("the backup its change went ahead on (triggered at %s, accepted by the Backup Service) is not listed above "+
-		"prior_backup_ids yet, and a trigger that replaced it could take that backup for its own: the trigger is kept, "+
-		"and no backup was queued. Apply again once the listing shows it (a listing can lag behind the service's writes); only if "+
-		"the service will never list it, remove the trigger from the state (terraform state rm) and apply, which takes a new backup",
+	return fmt.Errorf("its change went ahead on the backup its trigger queued at %s (accepted by the Backup Service), which the "+
+		"account's backups do not list yet: a trigger replacing it now could take that backup for its own. The trigger is kept "+
+		"(a new triggers value replaces it by deleting it first; a destroy deletes it), and nothing was queued for it. Run the command "+
+		"again once the listing shows that backup (a listing can lag behind the service's writes); only if the service will never "+
+		"list it, remove the trigger from the state (terraform state rm) and apply, which takes a new backup",
 		r.TriggeredAt.UTC().Format(time.RFC3339))
 }
 
