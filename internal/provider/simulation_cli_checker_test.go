@@ -255,7 +255,7 @@ func (w *cliSimWorld) judgeRun(run *cliSimRun) {
 	case run.timedOut:
 		w.violate("hang", run.label, fmt.Sprintf("still running after %s; killed", cliSimRunTimeout), w.runDetail(run))
 	case run.exit != 0 && sig == 0 && len(faults) == 0:
-		w.violate("liveness", run.label, fmt.Sprintf("exit %d with no signal and no fault", run.exit), w.runDetail(run))
+		w.violate("liveness", run.label, fmt.Sprintf("exit %d with no signal and no fault", run.exit), w.runDetail(run)+w.signalsDuring(run))
 	}
 	if run.exit != 0 || run.change == nil {
 		return
@@ -297,6 +297,21 @@ func (w *cliSimWorld) finish() {
 }
 
 // runDetail describes a command: what it ran, when, its signal and exit, the faults it met, its output's end.
+// signalsDuring names the signals any command got while run ran, and their
+// process groups beside run's own: a signal run's output shows, which its
+// own trap did not send (seed 481052469, w1.36), is then told apart.
+func (w *cliSimWorld) signalsDuring(run *cliSimRun) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := fmt.Sprintf("\n  its process group %d; signals sent meanwhile:", run.pgid)
+	for _, r := range w.runs {
+		if r.signal != 0 && !r.signalAt.Before(run.start) && !r.signalAt.After(run.end) {
+			s += fmt.Sprintf(" %s %s to %d at %s;", r.label, r.signal, r.pgid, w.at(r.signalAt))
+		}
+	}
+	return s
+}
+
 func (w *cliSimWorld) runDetail(run *cliSimRun) string {
 	return w.runLine(run) + "\n" + indent(tail(run.output, 25))
 }

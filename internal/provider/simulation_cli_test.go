@@ -644,7 +644,7 @@ func (ws *cliSimWorkspace) exec(run *cliSimRun) {
 		ws.w.t.Fatalf("%s: %v", run.label, err)
 	}
 	ws.w.mu.Lock()
-	run.proc = p
+	run.proc, run.pgid = p, p.cmd.Process.Pid
 	ws.w.mu.Unlock()
 	if run.trap != nil && run.trap.moment == "after" {
 		timer := time.AfterFunc(run.trap.delay, func() { run.fire() })
@@ -760,6 +760,7 @@ type cliSimRun struct {
 	// Under w.mu:
 	signal     syscall.Signal // the signal sent, 0 if none
 	signalAt   time.Time
+	pgid       int // its process group, which its signal goes to
 	requests   map[mockservice.Route]int
 	posts      int
 	lostAnswer bool      // a trigger's answer may not have reached it whole (a fault, a 5xx, a signal)
