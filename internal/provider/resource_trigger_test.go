@@ -1511,6 +1511,25 @@ func TestAccTriggerStaleDateNeverIdentifiesAnOlderBackup(t *testing.T) {
 	}
 }
 
+// releasedWhileLagging applies release v1 of a trigger that does not wait,
+// on an account (with an hour-old backup when history) whose listing lags
+// by lag: it goes ahead on its 202, its backup not identified yet.
+func releasedWhileLagging(t *testing.T, seed uint64, lag time.Duration, history bool) (*testEnv, *cli, string, func(string) string) {
+	t.Helper()
+	e := newTestEnv(t, mockservice.Options{Seed: seed})
+	id := e.srv.AddAccount(mockservice.AccountSpec{})
+	if history {
+		e.srv.AddHistory(id, mockservice.BackupSpec{CreatedAt: e.clock.Now().Add(-time.Hour)})
+	}
+	e.srv.SetListingLag(lag)
+	release := func(v string) string { return e.config(triggerConfig(id, "  triggers = { release = \""+v+"\" }\n")) }
+	c := newCLI(t, e, release("v1"))
+	if out := c.run("apply", "-auto-approve", "-no-color"); !strings.Contains(out, "Backup queued but not identified yet") {
+		t.Fatalf("the first apply:\n%s", out)
+	}
+	return e, c, id, release
+}
+
 // A trigger that does not wait goes ahead on its 202 while the listing,
 // lagging, does not show its backup. Replaced for a new release before the
 // listing catches up, its delete fails and keeps it, and nothing is queued:
@@ -1518,15 +1537,7 @@ func TestAccTriggerStaleDateNeverIdentifiesAnOlderBackup(t *testing.T) {
 // own (deep-run seed 650160). Once listed, the replacement takes a new one.
 func TestAccTriggerReplacementWaitsForThePreviousBackupToBeListed(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, mockservice.Options{Seed: 6501})
-	id := e.srv.AddAccount(mockservice.AccountSpec{})
-	e.srv.AddHistory(id, mockservice.BackupSpec{CreatedAt: e.clock.Now().Add(-time.Hour)})
-	e.srv.SetListingLag(10 * time.Minute)
-	release := func(v string) string { return e.config(triggerConfig(id, "  triggers = { release = \""+v+"\" }\n")) }
-	c := newCLI(t, e, release("v1"))
-	if out := c.run("apply", "-auto-approve", "-no-color"); !strings.Contains(out, "Backup queued but not identified yet") {
-		t.Fatalf("the first apply:\n%s", out)
-	}
+	e, c, id, release := releasedWhileLagging(t, 6501, 10*time.Minute, true)
 	first := e.srv.NewestBackupID(id)
 	e.clock.Advance(time.Minute) // that backup has ended; the listing still hides it
 	c.write(release("v2"))
@@ -1553,14 +1564,7 @@ func TestAccTriggerReplacementWaitsForThePreviousBackupToBeListed(t *testing.T) 
 // plan failed, and the way out did not work).
 func TestAccTriggerNeverIdentifiedAfterAnEmptyReadIsReplacedByANewValue(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, mockservice.Options{Seed: 6502})
-	id := e.srv.AddAccount(mockservice.AccountSpec{})
-	e.srv.SetListingLag(3 * time.Minute)
-	release := func(v string) string { return e.config(triggerConfig(id, "  triggers = { release = \""+v+"\" }\n")) }
-	c := newCLI(t, e, release("v1"))
-	if out := c.run("apply", "-auto-approve", "-no-color"); !strings.Contains(out, "Backup queued but not identified yet") {
-		t.Fatalf("the first apply:\n%s", out)
-	}
+	e, c, id, release := releasedWhileLagging(t, 6502, 3*time.Minute, false)
 	first := e.srv.NewestBackupID(id)
 	e.clock.Advance(4 * time.Minute) // listed now, but too long after the empty read to tell
 	if out := c.run("plan", "-no-color"); !strings.Contains(out, "Warning: Unable to look for the backup of the trigger") {
