@@ -78,20 +78,22 @@ func (s *Server) serveAccountControl(w http.ResponseWriter, r *http.Request, req
 	writeControlResult(w, r, requestID, err)
 }
 
-// errNoAccount: the account of a control is not one the mock serves.
-var errNoAccount = errors.New("no account")
+// noAccountError: the account of a control is not one the mock serves.
+type noAccountError struct{ id string }
+
+func (e *noAccountError) Error() string { return "No account " + e.id + "." }
 
 // writeControlResult answers a control: 204 when it took, else the refusal.
 func writeControlResult(w http.ResponseWriter, r *http.Request, requestID string, err error) {
 	var invalid *fieldError
+	var missing *noAccountError
 	switch {
 	case err == nil:
 		w.WriteHeader(http.StatusNoContent)
 	case errors.As(err, &invalid):
 		writeReply(w, invalidReply(invalid, r, requestID))
-	case errors.Is(err, errNoAccount):
-		id, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/_mock/accounts/"), "/")
-		writeReply(w, problemReply(http.StatusNotFound, titleNotFound, "No account "+id+".", r, requestID))
+	case errors.As(err, &missing):
+		writeReply(w, problemReply(http.StatusNotFound, titleNotFound, missing.Error(), r, requestID))
 	default:
 		writeReply(w, problemReply(http.StatusConflict, titleConflict, err.Error(), r, requestID))
 	}
@@ -104,7 +106,7 @@ func (s *Server) withAccount(id string, f func(*account)) error {
 	defer s.mu.Unlock()
 	acc := s.accounts[id]
 	if acc == nil || acc.deleted {
-		return errNoAccount
+		return &noAccountError{id}
 	}
 	f(acc)
 	return nil
@@ -319,6 +321,9 @@ func (s *Server) controlAnswers(r *http.Request) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if acc := s.accounts[a.accountID]; a.accountID != "" && (acc == nil || acc.deleted) {
+		return &noAccountError{a.accountID} // an answer aimed at no account would wait in a slot for ever
+	}
 	if !s.ctl.addAnswer(a) {
 		return fmt.Errorf("%d answers are already waiting to be given; POST /_mock/reset drops them", maxAnswerControls)
 	}
@@ -402,17 +407,22 @@ func positiveCount(count *int) (int, error) {
 	return *count, nil
 }
 
-// parseDuration reads a field written as a Go duration ("30s", "-1m30s").
+// parseDuration reads a field written as a Go duration ("30s"; a clock
+// offset may be negative, "-1m30s").
 func parseDuration(name string, v *string, required bool) (time.Duration, error) {
+	example := `"30s"`
+	if name == "offset" {
+		example = `"30s" or "-1m30s"`
+	}
 	if v == nil {
 		if required {
-			return 0, &fieldError{name, `is required: a duration such as "30s" or "-1m30s"`}
+			return 0, &fieldError{name, "is required: a duration such as " + example}
 		}
 		return 0, nil
 	}
 	d, err := time.ParseDuration(*v)
 	if err != nil {
-		return 0, &fieldError{name, `must be a duration such as "30s" or "-1m30s"` + got(v)}
+		return 0, &fieldError{name, "must be a duration such as " + example + got(v)}
 	}
 	return d, nil
 }

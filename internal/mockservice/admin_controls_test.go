@@ -566,8 +566,13 @@ func TestControlRefusals(t *testing.T) {
 		{acc, "No such admin endpoint"},
 		{"/_mock/accounts/acc_0000000000000000/state", "No account acc_0000000000000000."},
 		{"/_mock/answer", "No such admin endpoint"},
+		{"/_mock/answers", "No account acc_0000000000000000."}, // an answer aimed at no account
 	} {
-		r := e.admin(c.path, `{"state": "paused"}`)
+		body := `{"state": "paused"}`
+		if c.path == "/_mock/answers" {
+			body = `{"status": 503, "account_id": "acc_0000000000000000"}`
+		}
+		r := e.admin(c.path, body)
 		checkProblem(t, r, http.StatusNotFound, "Resource not found.")
 		if !strings.Contains(r.raw, c.want) {
 			t.Errorf("POST %s: %s, want %q", c.path, r.raw, c.want)

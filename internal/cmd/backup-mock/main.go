@@ -113,8 +113,9 @@ func run() error {
 		fmt.Fprintf(os.Stderr, "backup-mock: %d fault(s) on; POST %s/_mock/reset (admin token, Content-Type: application/json) switches them off\n", len(faults), baseURL)
 	}
 	fmt.Fprintf(os.Stderr, "backup-mock: serving the Backup Service API at %s (inspection: %s/_mock/stats, "+
-		"failure controls: %s/_mock/accounts/{id}/{state,fail-backups,hold,lose-trigger-answer}, "+
-		"with Authorization: Bearer $BACKUP_MOCK_ADMIN_TOKEN); Ctrl-C stops\n", baseURL, baseURL, baseURL)
+		"failure controls: %s/_mock/accounts/{id}/{state,fail-backups,hold,lose-trigger-answer,record-quirk} and "+
+		"%s/_mock/{answers,clock,listing-lag,faults,rate-limit,reset}, "+
+		"with Authorization: Bearer $BACKUP_MOCK_ADMIN_TOKEN); Ctrl-C stops\n", baseURL, baseURL, baseURL, baseURL)
 	if *envFile != "" {
 		if err := writeEnvFile(*envFile, settings); err != nil {
 			return err
