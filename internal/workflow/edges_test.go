@@ -970,3 +970,29 @@ func TestResendPassCountsEachBackupOnce(t *testing.T) {
 		t.Errorf("hiddenBelow = %+v, %v; want %s, listed among the mark's backups", b, err, since.ID)
 	}
 }
+
+// A followed trigger the service accepted, whose backup is listed below
+// the backups listed before it (a clock set back since a backup was dated
+// ahead), stays not identified, and the error names that backup and how to
+// record it (a helper's user path: later applies named nothing).
+func TestFollowAcceptedNamesABackupListedBelow(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.addOld(client.StatusSuccess, -time.Hour) // dated ahead: what starts now is listed below it
+	fs.mu.Lock()
+	fs.byCreated = true
+	fs.mu.Unlock()
+	l, err := w.look(context.Background(), fs.account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	below := fs.addOld(client.StatusSuccess, 0)
+	rec := Record{Phase: phaseUnidentified, TriggeredAt: fs.clock.Now(), Confirmed: true, Prior: l.mark}
+	o := w.follow(context.Background(), fs.account, rec, followOptions{})
+	if o.Kind != NotIdentified || !strings.Contains(fmt.Sprint(o.Err), below.ID) || !strings.Contains(fmt.Sprint(o.Err), "terraform import") {
+		t.Errorf("outcome %d (%v); want none identified, the error naming %s and how to record it", o.Kind, o.Err, below.ID)
+	}
+	if posts, _ := fs.counts(); posts != 0 {
+		t.Errorf("%d POSTs; want none", posts)
+	}
+}

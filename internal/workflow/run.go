@@ -726,7 +726,8 @@ func unexplainedError(b *client.Backup) error {
 	}
 	return fmt.Errorf("backup %s (%s, created_at %s) is listed since the trigger, below backups listed before it (the service's clock set "+
 		"back, a backup above it dated in the future, or a listing that lags): it may be this trigger's, so it is not taken for it, and "+
-		"the trigger is not sent again", b.ID, b.Status, stamp(b.CreatedAt))
+		"the trigger is not sent again; if it is this trigger's, record it: `terraform state rm` the trigger, then `terraform import` "+
+		"it with %s/%s", b.ID, b.Status, stamp(b.CreatedAt), b.AccountID, b.ID)
 }
 
 // conflictAfterUncertain reads a 409 after an unknown outcome: a backup in
