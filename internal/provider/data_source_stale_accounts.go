@@ -13,13 +13,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
+	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
 // Why an account is stale.
 const (
-	staleNever      = "never"      // no successful backup
-	staleOld        = "old"        // the latest success is older than max_age
-	staleUnreadable = "unreadable" // its backups cannot be read (403)
+	staleNever      = "never"       // no successful backup
+	staleOld        = "old"         // the latest success is older than max_age
+	staleUnreadable = "unreadable"  // its backups cannot be read (403)
+	staleAhead      = "dated_ahead" // the latest success ended after now: its age cannot be read
 )
 
 // staleAccountsDataSource is backup_stale_accounts: the accounts without a successful backup within max_age.
@@ -73,7 +75,9 @@ func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaR
 				"last_success_at": computedTime("When the latest successful backup ended, RFC 3339 in UTC; null when the account " +
 					"has none, or its backups cannot be read."),
 				"reason": computedString("Why the account is stale: `never` (no successful backup), `old` (the latest is older than " +
-					"`max_age`) or `unreadable` (the key may not read its backups: 403; a freshness check cannot vouch for it)."),
+					"`max_age`), `unreadable` (the key may not read its backups: 403; a freshness check cannot vouch for it) or " +
+					"`dated_ahead` (the latest ended after now on this machine's clock, past a 10 s allowance: a clock set ahead " +
+					"dated it, so its age cannot be read, and it cannot vouch for the account)."),
 			}),
 			"ids": computedStrings("Ids of the stale accounts, in the same order as `accounts`."),
 			"gone_ids": computedStrings("Ids of accounts that were listed but that the Backup Service then proved gone when their " +
@@ -107,9 +111,10 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 			return
 		}
 
-		cutoff := d.data.clock.Now().Add(-durationOf(m.MaxAge))
+		now := d.data.clock.Now()
+		cutoff := now.Add(-durationOf(m.MaxAge))
 		m.Accounts, m.IDs, m.GoneIDs = []staleAccountModel{}, []types.String{}, []types.String{}
-		var unreadable, gone []string
+		var unreadable, gone, ahead []string
 		for i, a := range accounts {
 			o := outcomes[i]
 			row := staleAccountModel{ID: types.StringValue(a.ID), Name: types.StringValue(a.Name), Platform: types.StringValue(a.Platform),
@@ -129,10 +134,15 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 				row.Reason = types.StringValue(staleNever)
 			default:
 				at := client.SuccessTime(o.Latest)
-				if !at.Before(cutoff) {
+				switch {
+				case at.After(now.Add(workflow.DefaultClockAllowance)): // a wrong clock may cost a backup, never make one count
+					row.Reason = types.StringValue(staleAhead)
+					ahead = append(ahead, a.ID)
+				case !at.Before(cutoff):
 					continue // fresh
+				default:
+					row.Reason = types.StringValue(staleOld)
 				}
-				row.Reason = types.StringValue(staleOld)
 				row.LastSuccessAt = timetypes.NewRFC3339TimeValue(at.UTC())
 			}
 			m.Accounts = append(m.Accounts, row)
@@ -143,6 +153,12 @@ func (d *staleAccountsDataSource) Read(ctx context.Context, req datasource.ReadR
 				fmt.Sprintf("The Backup Service listed %s, then proved it does not exist for this API key when its backups were read "+
 					"(deleted since the listing, or outside the key's organization). It is not checked, not counted in checked, and "+
 					"listed in gone_ids.", listSome(gone, 5, ", ")))
+		}
+		if len(ahead) > 0 {
+			resp.Diagnostics.AddWarning(fmt.Sprintf("The latest successful backup of %s is dated in the future", plural(len(ahead), "account")),
+				fmt.Sprintf("The latest successful backup of %s ended after now on this machine's clock, by more than %s: the service's "+
+					"clock (or this machine's) is off, so the backup's age cannot be read, and it is listed as stale with reason "+
+					"\"dated_ahead\". Check both clocks; it counts once its time has passed.", listSome(ahead, 5, ", "), workflow.DefaultClockAllowance))
 		}
 		if len(unreadable) > 0 {
 			resp.Diagnostics.AddWarning(fmt.Sprintf("The backups of %s could not be read", plural(len(unreadable), "account")),

@@ -366,7 +366,7 @@ func (r Record) StandsUntil() time.Time { return r.CountsUntil }
 // clock ahead wrote a later one; the service's clock bounds it too, see
 // standsOnService).
 func (r Record) standsForDestroy(now time.Time, resume time.Duration) bool {
-	return r.Phase != phaseNone && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil) && r.CountsUntil.Sub(now) <= resume+defaultClockAllowance
+	return r.Phase != phaseNone && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil) && r.CountsUntil.Sub(now) <= resume+DefaultClockAllowance
 }
 
 // standsTooLong: a stopped destroy's record does not stand only because its
@@ -374,7 +374,7 @@ func (r Record) standsForDestroy(now time.Time, resume time.Duration) bool {
 // clock allowance (a clock moved between the two destroys): it is kept for
 // the next destroy, never made to stand longer (see afterStoppedDestroy).
 func (r Record) standsTooLong(now time.Time, resume time.Duration) bool {
-	return r.Phase != phaseNone && r.CountsUntil.Sub(now) > resume+defaultClockAllowance
+	return r.Phase != phaseNone && r.CountsUntil.Sub(now) > resume+DefaultClockAllowance
 }
 
 // standsOnService: a stopped destroy's record stands, as of an answer at
@@ -389,7 +389,7 @@ func (r Record) standsTooLong(now time.Time, resume time.Duration) bool {
 func (r Record) standsOnService(at client.AnswerTime, resume time.Duration) bool {
 	apart := at.Service.Sub(at.Received)
 	return !r.StoppedOnService.IsZero() && !at.Service.IsZero() && !at.Service.After(r.StoppedOnService.Add(resume)) &&
-		apart <= defaultClockAllowance && apart >= -defaultClockAllowance
+		apart <= DefaultClockAllowance && apart >= -DefaultClockAllowance
 }
 
 // overOnService: an answer at whose Date agrees with this machine's clock
@@ -397,7 +397,7 @@ func (r Record) standsOnService(at client.AnswerTime, resume time.Duration) bool
 func (r Record) overOnService(at client.AnswerTime, resume time.Duration) bool {
 	apart := at.Service.Sub(at.Received)
 	return !r.StoppedOnService.IsZero() && !at.Service.IsZero() && at.Service.After(r.StoppedOnService.Add(resume)) &&
-		apart <= defaultClockAllowance && apart >= -defaultClockAllowance
+		apart <= DefaultClockAllowance && apart >= -DefaultClockAllowance
 }
 
 // stillCounts says whether a backup an earlier operation of the change

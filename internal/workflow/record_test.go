@@ -253,8 +253,8 @@ func TestDestroyRecord(t *testing.T) {
 		// Written by a runner whose clock ran ahead: never longer than
 		// resume_within from now on this machine, give or take the clock
 		// allowance (simulation seed 1501: a runner 9 s ahead at the stop).
-		{"counts_until beyond resume_within and the allowance from now", rec, t0.Add(45*time.Minute - 10*time.Minute - defaultClockAllowance - time.Second), false},
-		{"counts_until resume_within and the allowance from now", rec, t0.Add(45*time.Minute - 10*time.Minute - defaultClockAllowance), true},
+		{"counts_until beyond resume_within and the allowance from now", rec, t0.Add(45*time.Minute - 10*time.Minute - DefaultClockAllowance - time.Second), false},
+		{"counts_until resume_within and the allowance from now", rec, t0.Add(45*time.Minute - 10*time.Minute - DefaultClockAllowance), true},
 	} {
 		if got := tc.r.standsForDestroy(tc.at, 10*time.Minute); got != tc.want {
 			t.Errorf("%s: stands %t, want %t", tc.name, got, tc.want)
@@ -525,8 +525,8 @@ func TestStandsTooLong(t *testing.T) {
 		r    Record
 		want bool
 	}{
-		{"beyond resume_within and the allowance", rec(resume + defaultClockAllowance + time.Second), true},
-		{"at resume_within and the allowance", rec(resume + defaultClockAllowance), false},
+		{"beyond resume_within and the allowance", rec(resume + DefaultClockAllowance + time.Second), true},
+		{"at resume_within and the allowance", rec(resume + DefaultClockAllowance), false},
 		{"within resume_within", rec(resume), false},
 		{"expired", rec(-time.Second), false},
 		{"none", Record{CountsUntil: now.Add(time.Hour)}, false},

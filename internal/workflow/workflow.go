@@ -13,9 +13,9 @@ import (
 
 // Defaults of Settings.
 const (
-	// defaultClockAllowance: how far the clocks may disagree; NTP keeps them
+	// DefaultClockAllowance: how far the clocks may disagree; NTP keeps them
 	// well within it, and a wider one lets another's backup pass for ours.
-	defaultClockAllowance = 10 * time.Second
+	DefaultClockAllowance = 10 * time.Second
 	defaultIdentifyWithin = 30 * time.Second // looking for an accepted backup in a lagging listing
 	DefaultUncertainGrace = 60 * time.Second // for a POST without answer to show up before it is sent again
 )
@@ -53,7 +53,7 @@ func New(c *client.Client, clk clock.Clock, log client.Logger, s Settings) *Runn
 	}
 	s.Poll = s.Poll.orDefault()
 	// A zero or negative duration takes the default.
-	s.ClockAllowance = cmp.Or(max(s.ClockAllowance, 0), defaultClockAllowance)
+	s.ClockAllowance = cmp.Or(max(s.ClockAllowance, 0), DefaultClockAllowance)
 	s.IdentifyWithin = cmp.Or(max(s.IdentifyWithin, 0), defaultIdentifyWithin)
 	s.UncertainGrace = cmp.Or(max(s.UncertainGrace, 0), DefaultUncertainGrace)
 	return &Runner{c: c, clock: clk, log: log, set: s, accounts: accountReads{index: c.NewAccountIndex()}, replaced: newReplacements()}

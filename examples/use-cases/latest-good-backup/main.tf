@@ -21,9 +21,10 @@ locals {
 
 check "crm_backup_is_fresh" {
   assert {
-    # try(): no successful backup at all fails the check too.
-    condition     = try(timecmp(local.crm_latest_good.completed_at, timeadd(plantimestamp(), "-24h")) > 0, false)
-    error_message = "The CRM account has no successful backup in the last 24 hours (latest: ${try(local.crm_latest_good.completed_at, "none")})."
+    # try(): no successful backup at all fails the check too; one dated ahead of now (a clock set ahead) proves nothing.
+    condition = try(timecmp(local.crm_latest_good.completed_at, timeadd(plantimestamp(), "-24h")) > 0 &&
+    timecmp(local.crm_latest_good.completed_at, timeadd(plantimestamp(), "10s")) <= 0, false)
+    error_message = "The CRM account has no successful backup in the last 24 hours, dated before now (latest: ${try(local.crm_latest_good.completed_at, "none")})."
   }
 }
 
