@@ -319,7 +319,7 @@ func warnKeyExpiry(ctx context.Context, c *client.Client, now time.Time, window 
 		return
 	}
 	when := "expires in " + left.Round(time.Minute).String()
-	switch days := int(left / (24 * time.Hour)); {
+	switch days := int(left.Round(24*time.Hour) / (24 * time.Hour)); { // 6 days 23 h reads 7 days, as a key made to last 7
 	case left <= 0:
 		when = "has expired"
 	case days >= 2:

@@ -726,7 +726,7 @@ func TestAccProviderOrganizationGuardsActions(t *testing.T) {
 func TestAccKeyExpiryWarning(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, mockservice.Options{Seed: 4110})
-	expires := e.clock.Now().Add(10 * 24 * time.Hour).UTC().Truncate(time.Second)
+	expires := e.clock.Now().Add(10*24*time.Hour - time.Minute).UTC().Truncate(time.Second) // reads 10 days (a helper: 6 d 23 h read 6)
 	soon := e.srv.AddKey(mockservice.KeySpec{Name: "ci-soon", ExpiresAt: expires})
 	later := e.srv.AddKey(mockservice.KeySpec{Name: "ci-later", ExpiresAt: e.clock.Now().Add(60 * 24 * time.Hour)})
 	provider := func(key string) string {
