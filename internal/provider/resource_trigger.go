@@ -215,11 +215,10 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 		var missing *client.BackupNotFoundError
 		if rec.Unidentified() {
 			// Nothing to update: the plan goes on, so that a new triggers value can replace a trigger no look can identify.
-			if !c.Report {
-				return
+			if c.Report {
+				resp.Diagnostics.AddWarning(unread, describeError(c.Err, "The trigger is kept as it is. The next apply that changes "+
+					"or follows it looks for its backup again first, and fails as this refresh did while no backup can be told to be its own."))
 			}
-			resp.Diagnostics.AddWarning(unread, describeError(c.Err, "The trigger is kept as it is. The next apply that changes or "+
-				"follows it looks for its backup again first, and fails as this refresh did while no backup can be told to be its own."))
 			return
 		}
 		if !errors.As(c.Err, &missing) {
@@ -302,10 +301,9 @@ func (r *triggerResource) Update(ctx context.Context, req resource.UpdateRequest
 	r.record(ctx, &plan, rec, o, by, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
-// Delete forgets the resource (backups are never deleted), keeping what its replacement needs to adopt its backup
-// or count above its floor (workflow.Runner.DeleteTrigger): all of it in the state, which Terraform gives a tainted object's
-// Delete too; an unreadable record is not kept, and the replacement takes a new backup. One gone ahead on a backup not
-// listed yet fails: Terraform keeps it.
+// Delete forgets the resource (backups are never deleted), keeping what its replacement needs (workflow.Runner.DeleteTrigger):
+// all of it in the state, which Terraform gives a tainted object's Delete too; an unreadable record is not kept, and the
+// replacement takes a new backup. One gone ahead on a backup not listed yet fails: Terraform keeps it.
 func (r *triggerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	state, ok := decode[triggerModel](ctx, req.State, &resp.Diagnostics)
 	if !ok || r.data == nil {
