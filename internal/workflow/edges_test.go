@@ -883,15 +883,8 @@ func TestUnidentifiedTriggerNamesABackupListedBelow(t *testing.T) {
 func TestResendStopsAtAConflictItCannotPlace(t *testing.T) {
 	t.Parallel()
 	fs, w := newFaultyService(t)
-	fs.addOld(client.StatusSuccess, -time.Hour) // dated ahead: what starts now is listed below it
 	fs.runFor = time.Minute
-	fs.mu.Lock()
-	fs.byCreated = true
-	fs.mu.Unlock()
-	l, err := w.look(context.Background(), fs.account)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := datedAhead(t, fs, w)
 	fs.mu.Lock()
 	fs.backups = append([]client.Backup{{ID: "bkp_earlier000000001", AccountID: fs.account, Status: client.StatusRunning, CreatedAt: fs.now()}}, fs.backups...)
 	fs.mu.Unlock()
@@ -911,14 +904,7 @@ func TestResendReadsOnPastAShortPage(t *testing.T) {
 	t.Parallel()
 	fs, w := newFaultyService(t)
 	fs.addOld(client.StatusSuccess, 2*time.Hour)
-	fs.addOld(client.StatusSuccess, -time.Hour) // dated ahead: what starts now is listed below it
-	fs.mu.Lock()
-	fs.byCreated = true
-	fs.mu.Unlock()
-	l, err := w.look(context.Background(), fs.account)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := datedAhead(t, fs, w)
 	fs.mu.Lock()
 	fs.pageSize, fs.resetPOSTs = 1, 1 // pages of one from now on; the POST processed, its answer lost
 	fs.mu.Unlock()
@@ -978,14 +964,7 @@ func TestResendPassCountsEachBackupOnce(t *testing.T) {
 func TestFollowAcceptedNamesABackupListedBelow(t *testing.T) {
 	t.Parallel()
 	fs, w := newFaultyService(t)
-	fs.addOld(client.StatusSuccess, -time.Hour) // dated ahead: what starts now is listed below it
-	fs.mu.Lock()
-	fs.byCreated = true
-	fs.mu.Unlock()
-	l, err := w.look(context.Background(), fs.account)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := datedAhead(t, fs, w)
 	below := fs.addOld(client.StatusSuccess, 0)
 	rec := Record{Phase: phaseUnidentified, TriggeredAt: fs.clock.Now(), Confirmed: true, Prior: l.mark}
 	o := w.follow(context.Background(), fs.account, rec, followOptions{})

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -109,6 +110,22 @@ func (fs *faultyService) addOld(status string, age time.Duration) client.Backup 
 	b := client.Backup{ID: fmt.Sprintf("bkp_old%013d", len(fs.backups)), AccountID: fs.account, Status: status, CreatedAt: created, CompletedAt: &done}
 	fs.backups = append([]client.Backup{b}, fs.backups...)
 	return b
+}
+
+// datedAhead adds to fs's account a backup dated an hour ahead, listed by
+// created_at (what starts now is listed below it, as after a clock set
+// back), and returns the read before a trigger there.
+func datedAhead(t *testing.T, fs *faultyService, w *Runner) looked {
+	t.Helper()
+	fs.addOld(client.StatusSuccess, -time.Hour)
+	fs.mu.Lock()
+	fs.byCreated = true
+	fs.mu.Unlock()
+	l, err := w.look(context.Background(), fs.account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // queue creates a backup as the service does on an accepted POST.

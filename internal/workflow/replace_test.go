@@ -580,14 +580,7 @@ func TestDeleteTriggerTakesABackupListedBelowAsListed(t *testing.T) {
 	t.Parallel()
 	fs, w := newFaultyService(t)
 	ctx := context.Background()
-	fs.addOld(client.StatusSuccess, -time.Hour) // dated ahead: what starts now is listed below it
-	fs.mu.Lock()
-	fs.byCreated = true
-	fs.mu.Unlock()
-	l, err := w.look(ctx, fs.account)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := datedAhead(t, fs, w)
 	below := fs.addOld(client.StatusSuccess, 0) // the previous change's, accepted, never identified
 	rec := Record{Phase: phaseUnidentified, TriggeredAt: fs.clock.Now(), Confirmed: true, Ahead: true, Prior: l.mark}
 	if err := w.DeleteTrigger(ctx, fs.account, "v1", rec); err != nil {
