@@ -314,6 +314,8 @@ var simRegressionSeeds = map[uint64]string{
 	619763: "pages of one hid a lost answer's backup, stamped below a backup dated ahead, from the resend's check: sent again, it queued a second",
 	650160: "a change gone ahead on a backup not yet listed was replaced while a lagging listing still hid it: the replacement took it for its own",
 	631460: "a lost answer's record stamped on a runner clock 9 s ahead: its rerun waited the whole grace, read 56 s on this machine's clock, and failed in a healthy window",
+	727310: "a replacement's read before its trigger, a whole listing lagging 2 minutes, lacked the previous change's backup and an older one: that older one, listed above it after the POST, was taken",
+	735552: "a lost answer's trigger, past the grace, whose read before the resend timed out was refused and saved with only its floor: the next apply sent a new trigger, a second backup",
 	582049: "a retake after a joined backup in progress failed passed over an older good one its join's read listed (reuse_within): a stated limit, a checker fix",
 	570657: "a trigger's read before its POST came from another host's history, its conflict's wait from the service's: that host's listing after the POST, lacking the wait's newest backup, had its own taken as the trigger's",
 	1501:   "a stopped destroy's record written on a runner clock 9 s ahead",

@@ -434,6 +434,32 @@ func TestRunRefusesAReadThatLostThePreviousChange(t *testing.T) {
 	}
 }
 
+// A whole listing read before the trigger that lacks the newest backup
+// the previous change listed lags (or is another's): no trigger is sent,
+// for an older backup it hid would read as new above it (deep-run seed
+// 727310: a 2-minute lag hid the previous change's backup and an older
+// one, listed above the read after the POST and taken). One that lists it
+// sends the trigger.
+func TestRunRefusesAReadWithoutThePreviousChangesNewest(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	old := fs.addOld(client.StatusSuccess, 2*time.Hour)
+	hidden := fs.addOld(client.StatusSuccess, 3*time.Minute)
+	previous := fs.addOld(client.StatusSuccess, time.Minute)
+	fs.mu.Lock()
+	fs.hiddenFor[hidden.ID], fs.hiddenFor[previous.ID] = 1, 1
+	fs.mu.Unlock()
+	since := &Mark{IDs: []string{previous.ID, hidden.ID, old.ID}}
+	o := w.backUp(context.Background(), fs.account, RunOptions{Since: since})
+	if posts, _ := fs.counts(); o.Kind != Refused || !errors.Is(o.Err, errReadLost) || posts != 0 {
+		t.Fatalf("outcome %d (%v) after %d POSTs; want refused before any", o.Kind, o.Err, posts)
+	}
+	o = w.backUp(context.Background(), fs.account, RunOptions{Since: since}) // the listing caught up
+	if o.Backup == nil || !strings.HasPrefix(o.Backup.ID, "bkp_new") {
+		t.Fatalf("outcome %d (%v), backup %+v; want the trigger's own", o.Kind, o.Err, o.Backup)
+	}
+}
+
 // An empty read before the trigger is absence, proven only by durations:
 // what is listed above it ran one at a time since, so an account's old
 // backups, listed after a front's or a cache's empty page, are not new.
@@ -973,5 +999,36 @@ func TestFollowAcceptedNamesABackupListedBelow(t *testing.T) {
 	}
 	if posts, _ := fs.counts(); posts != 0 {
 		t.Errorf("%d POSTs; want none", posts)
+	}
+}
+
+// A lost answer's trigger whose read before it is sent again fails sends
+// nothing and stays not identified, its record kept: refused, it carried
+// only its floor, and the next apply sent a new trigger while the first
+// one's backup was listed (deep-run seed 735552: a second backup).
+func TestFollowUnconfirmedKeepsItsTriggerWhenTheReadBeforeTheResendFails(t *testing.T) {
+	t.Parallel()
+	play := func(failListing int) (Outcome, int, int) {
+		fs, w := newFaultyService(t)
+		old := fs.addOld(client.StatusSuccess, time.Hour)
+		postedAfter := 0
+		fs.onListing = func(n int) {
+			if n == failListing {
+				fs.listingStatus = 500
+			}
+		}
+		fs.onPOST = func(int) { postedAfter = fs.listings }
+		rec := Record{Phase: phaseUnidentified, TriggeredAt: fs.clock.Now().Add(-2 * DefaultUncertainGrace), Prior: &Mark{IDs: []string{old.ID}}}
+		o := w.follow(context.Background(), fs.account, rec, followOptions{})
+		posts, _ := fs.counts()
+		return o, posts, postedAfter
+	}
+	_, posts, readBefore := play(0) // the listing read just before the POST is the read before the resend
+	if posts != 1 {
+		t.Fatalf("%d POSTs past the grace; want the trigger sent again", posts)
+	}
+	o, posts, _ := play(readBefore)
+	if posts != 0 || o.Kind != NotIdentified || o.TriggeredAt.IsZero() || !serverError(o.Err) {
+		t.Fatalf("outcome %d (%v), triggered at %v, %d POSTs; want nothing sent, the trigger kept not identified", o.Kind, o.Err, o.TriggeredAt, posts)
 	}
 }

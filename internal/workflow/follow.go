@@ -105,7 +105,9 @@ func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, o
 				if err = w.graceOver(r, page, start); err == nil {
 					l, stop := w.lookFirst(ctx, accountID)
 					if stop != nil {
-						return *stop
+						// Nothing sent: the trigger stays, looked for again (deep-run seed 735552: refused, the
+						// record carried only its floor, and the next apply queued a second backup).
+						return unidentified(stop.Err)
 					}
 					// The read before sending it again may list that trigger's backup, which a lagging listing
 					// hid from the look: it is that trigger's, not another's to wait out (deep-run seed 526915).

@@ -293,7 +293,7 @@ func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) Out
 // waits out joins the mark: it is not this run's.
 func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions, l looked) Outcome {
 	start, emit := w.progress(opts)
-	if opts.Since.emptiedOf(l.page) {
+	if opts.Since.emptiedOf(l.page) || opts.Since.lostFrom(l.page) {
 		return refused(errReadLost)
 	}
 	if opts.Since != nil {
@@ -564,12 +564,13 @@ type triggered struct {
 	Earlier   bool                // found after a 409 to an afterUnknown run's only trigger: not that trigger's
 }
 
-// errReadLost: the read before a trigger listed nothing, though its
-// previous change listed backups; counted above them, an old backup would
-// read as new (an empty page a front or a cache answered).
-var errReadLost = errors.New("the account's newest backups, read before the trigger, are none, though backups were listed when this " +
-	"trigger's previous change went ahead (prior_backup_ids) and the service never removes one: it is another listing (a wrong host " +
-	"behind a load balancer, a front's or a cache's page), so no backup was queued")
+// errReadLost: the read before a trigger, a whole listing, lacks the
+// newest backup its previous change listed (or lists none); counted above
+// it, an old backup would read as new (an empty page a front or a cache
+// answered; a lagging listing, deep-run seed 727310).
+var errReadLost = errors.New("the account's newest backups, read before the trigger, do not list the newest backup listed when this " +
+	"trigger's previous change went ahead (prior_backup_ids), and the service never removes one: it is another listing (a wrong host " +
+	"behind a load balancer, a front's or a cache's page) or one that lags behind the service's writes, so no backup was queued")
 
 // ErrListingLost: a listing ended without a backup listed before the
 // trigger, or an empty read is no longer proven; what any listing shows
