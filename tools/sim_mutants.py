@@ -112,4 +112,8 @@ M = [
   "if b := mine.unexplained(p); b != nil || !p.More || !mine.Mark.anchored() {", "if b := mine.unexplained(p); true || b != nil || !p.More || !mine.Mark.anchored() {"),
  ("delete: a trigger gone ahead on a backup not yet listed not looked for", "internal/workflow/replace.go",
   "\tif rec.Phase == phaseUnidentified && rec.Ahead {", "\tif false && rec.Phase == phaseUnidentified && rec.Ahead {"),
+ ("read before the trigger: a whole listing without the previous change's newest believed", "internal/workflow/run.go",
+  "if opts.Since.emptiedOf(l.page) || opts.Since.lostFrom(l.page) {", "if opts.Since.emptiedOf(l.page) {"),
+ ("resend: a failed read before it refuses, the record keeping only its floor", "internal/workflow/follow.go",
+  "\t\t\t\t\t\treturn unidentified(stop.Err)", "\t\t\t\t\t\treturn *stop"),
 ]
