@@ -121,8 +121,10 @@ func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, o
 				}
 			}
 			if b == nil {
-				if page != nil && errors.Is(err, errNotListed) && mine.unexplained(*page) != nil {
-					err = errors.Join(err, unexplainedError(mine.unexplained(*page))) // named, so that the user can record it
+				if page != nil && errors.Is(err, errNotListed) {
+					if below := mine.unexplained(*page); below != nil {
+						err = errors.Join(err, unexplainedError(below)) // named, so that the user can record it
+					}
 				}
 				return unidentified(err)
 			}
