@@ -570,7 +570,8 @@ type triggered struct {
 // answered; a lagging listing, deep-run seed 727310).
 var errReadLost = errors.New("the account's newest backups, read before the trigger, do not list the newest backup listed when this " +
 	"trigger's previous change went ahead (prior_backup_ids), and the service never removes one: it is another listing (a wrong host " +
-	"behind a load balancer, a front's or a cache's page) or one that lags behind the service's writes, so no backup was queued")
+	"behind a load balancer, a front's or a cache's page) or one that lags behind the service's writes, so no backup was queued. " +
+	"Try again; if every read lacks it, prior_backup_ids came from another listing: `terraform state rm` the trigger, and apply")
 
 // ErrListingLost: a listing ended without a backup listed before the
 // trigger, or an empty read is no longer proven; what any listing shows
