@@ -316,6 +316,7 @@ var simRegressionSeeds = map[uint64]string{
 	631460: "a lost answer's record stamped on a runner clock 9 s ahead: its rerun waited the whole grace, read 56 s on this machine's clock, and failed in a healthy window",
 	727310: "a replacement's read before its trigger, a whole listing lagging 2 minutes, lacked the previous change's backup and an older one: that older one, listed above it after the POST, was taken",
 	735552: "a lost answer's trigger, past the grace, whose read before the resend timed out was refused and saved with only its floor: the next apply sent a new trigger, a second backup",
+	755886: "a stopped destroy, then two stopped on a listing that did not hold its backup: dated by the first stop on the service's clock, the destroy after its window queued a second backup",
 	582049: "a retake after a joined backup in progress failed passed over an older good one its join's read listed (reuse_within): a stated limit, a checker fix",
 	570657: "a trigger's read before its POST came from another host's history, its conflict's wait from the service's: that host's listing after the POST, lacking the wait's newest backup, had its own taken as the trigger's",
 	1501:   "a stopped destroy's record written on a runner clock 9 s ahead",

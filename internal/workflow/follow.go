@@ -135,7 +135,9 @@ func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, o
 		return w.waitFrom(ctx, accountID, b, nil, start, emit)
 	default:
 		if b, page, err = w.find(ctx, accountID, r.BackupID); err != nil {
-			return Outcome{Kind: Refused, Err: &UnreadError{BackupID: r.BackupID, Err: err}}
+			// Dated by the page read, if any: a stopped destroy's window runs from this stop on both clocks
+			// (deep-run seed 755886: dated by the first stop on the service's, the next destroy took a second backup).
+			return Outcome{Kind: Refused, Err: &UnreadError{BackupID: r.BackupID, Err: err}, At: answeredAt(page)}
 		}
 	}
 	if opts.StandsAt != nil && !opts.standsAt(page) {

@@ -499,7 +499,8 @@ func (w *Runner) poll(ctx context.Context, accountID string, last *client.Backup
 // reading on from that page when it is further down (page nil), never
 // from a first page again: a restarted pass could take it from another
 // listing's first page (deep-run seed 358686: a wait followed another
-// history's backup to its success).
+// history's backup to its success). Not found further down, the first page
+// is returned with the error, for its time.
 func (w *Runner) find(ctx context.Context, accountID, backupID string) (*client.Backup, *client.BackupsPage, error) {
 	p, err := w.c.FirstBackupsPage(ctx, accountID)
 	if err != nil {
@@ -511,7 +512,10 @@ func (w *Runner) find(ctx context.Context, accountID, backupID string) (*client.
 		}
 	}
 	b, err := w.c.FindBackupAfter(ctx, accountID, backupID, p)
-	return b, nil, err
+	if err != nil {
+		return nil, &p, err
+	}
+	return b, nil, nil
 }
 
 // provenBelow is m, shown further down than p when p goes on without m's
