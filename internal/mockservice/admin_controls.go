@@ -1,6 +1,7 @@
 package mockservice
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -438,9 +439,17 @@ func got(v *string) string {
 // decodeControl reads a control's body, a JSON object of the named fields
 // (an empty body is an empty object), into v.
 func decodeControl(r *http.Request, v any, fields ...string) error {
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return decodeError(err, fields)
+	}
+	if name, ok := repeatedField(body); ok {
+		// encoding/json keeps the last of two: a control that did the one the user did not mean.
+		return &fieldError{name, "is given more than once"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	err = dec.Decode(v)
 	if errors.Is(err, io.EOF) {
 		return nil
 	}
@@ -450,6 +459,36 @@ func decodeControl(r *http.Request, v any, fields ...string) error {
 		}
 		return nil
 	}
+	return decodeError(err, fields)
+}
+
+// repeatedField is the first field a JSON object names twice; false for
+// anything else (what the decoder then refuses, it names).
+func repeatedField(body []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		name, isName := t.(string)
+		if err != nil || !isName {
+			return "", false
+		}
+		if seen[name] {
+			return name, true
+		}
+		seen[name] = true
+		if dec.Decode(&json.RawMessage{}) != nil {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// decodeError names the field or the part of a control's body a decode refused.
+func decodeError(err error, fields []string) error {
 	var (
 		syntax   *json.SyntaxError
 		typ      *json.UnmarshalTypeError

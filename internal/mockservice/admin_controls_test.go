@@ -486,6 +486,8 @@ func TestControlRefusals(t *testing.T) {
 		{acc + "/state", `{"status": "paused"}`, "status", "is not a field of this control; its fields: state"},
 		{acc + "/state", `{"state": "paused"`, "body", "must be complete JSON"},
 		{acc + "/state", `{"state": "paused"} {}`, "body", "nothing after it"},
+		{acc + "/state", `{"state": "active", "state": "paused"}`, "state", "is given more than once"},
+		{acc + "/fail-backups", `{"count": 1, "error": {"a": 1, "a": 2}, "count": 2}`, "count", "is given more than once"},
 		{acc + "/state", `["paused"]`, "body", "must be a JSON object, not a JSON array"},
 		{acc + "/state", `paused`, "body", "must be JSON"},
 		{acc + "/fail-backups", `{"count": -1}`, "count", "must be 0 or more"},
