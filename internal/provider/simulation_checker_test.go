@@ -699,12 +699,14 @@ func (w *simWorld) unpaired(chain *simChain, b mockservice.BackupTruth) bool {
 	return w.unpairedDeleted(chain, last, b)
 }
 
-// unpairedDeleted says whether last may have taken b as the backup a
-// later read of an unidentified trigger finds (grantIdentifiedLater): a
+// unpairedDeleted says whether last may have taken b as the backup of a
 // trigger of its workspace, account and triggers value deleted before it in
-// its process, whose object's own operations all failed, even when that
-// trigger's change went ahead on its create_before_destroy replacement,
-// created first (seed 117733: Terraform names neither to the provider).
+// its process, whose object's own operations all failed: b counts for that
+// object's operations, or is what a later read of its unidentified trigger
+// finds (grantIdentifiedLater). So even when that trigger's change went
+// ahead on its create_before_destroy replacement, created first (seeds
+// 117733 and 741423: Terraform names neither to the provider; the guide's
+// replacement limit).
 func (w *simWorld) unpairedDeleted(chain *simChain, last *simResOp, b mockservice.BackupTruth) bool {
 	value := func(c *simChange) string { return c.key[strings.LastIndex(c.key, "@"):] }
 	last.a.mu.Lock()
@@ -716,8 +718,10 @@ func (w *simWorld) unpairedDeleted(chain *simChain, last *simResOp, b mockservic
 			gone.change == chain.change || gone.change.kind != simTriggerChange || value(gone.change) != value(chain.change) {
 			continue
 		}
-		if !slices.ContainsFunc(gone.ops, func(op *simResOp) bool { return op.errs == "" }) &&
-			slices.ContainsFunc(gone.ops, func(op *simResOp) bool { return w.identifiedLater(op, b) }) {
+		if slices.ContainsFunc(gone.ops, func(op *simResOp) bool { return op.errs == "" }) {
+			continue
+		}
+		if _, ok := w.countsWithin(gone, b); ok || slices.ContainsFunc(gone.ops, func(op *simResOp) bool { return w.identifiedLater(op, b) }) {
 			return true
 		}
 	}
