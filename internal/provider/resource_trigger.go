@@ -60,9 +60,9 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"triggers": schema.MapAttribute{
 				Optional:    true,
 				ElementType: types.StringType,
-				Description: "Arbitrary values; a change of any value takes a new backup, for example `{ release = var.release }`. " +
-					"Entries whose value is null count as absent, and an empty map is the same as no map, so adding `{}` or " +
-					"`{ a = null }` takes no backup. A trigger adopted by import takes the configuration's `triggers` without a new backup.",
+				Description: "Arbitrary values; a change of any value takes a new backup, for example `{ release = var.release }`. Entries whose " +
+					"value is null count as absent, and an empty map is the same as no map, so adding `{}` or `{ a = null }` takes no backup. A trigger adopted by import takes the configuration's `triggers` without a new backup. " +
+					"Give each trigger of one account a value of its own (`{ migration = \"orders\", release = var.release }`): Terraform does not tell a provider which trigger a replacement replaces, so a trigger created with the value of another of the account that is replaced, interrupted, in the same apply may follow that one's backup (see Which backup counts in the lifecycle guide).",
 			},
 			"wait_for_completion": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
