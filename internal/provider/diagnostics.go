@@ -73,7 +73,9 @@ func describeError(err error, hints ...string) string {
 		}
 	}
 	for _, h := range hints {
-		fmt.Fprintf(&b, "\n\n%s", h)
+		if h != "" { // a caller with nothing to say there
+			fmt.Fprintf(&b, "\n\n%s", h)
+		}
 	}
 	return b.String() + tail
 }
@@ -117,6 +119,10 @@ func transportAdvice(err error) string {
 		return "The request failed on every attempt; check the base URL and the network, or raise max_retries."
 	case errors.As(err, &te):
 		return "Raise request_timeout if the service is slow to answer."
+	case errors.Is(err, context.DeadlineExceeded):
+		return "The operation's timeout (its timeouts setting) ran out first."
+	case errors.Is(err, context.Canceled):
+		return "The operation was interrupted first (Ctrl-C, or Terraform stopping)."
 	}
 	return ""
 }

@@ -68,6 +68,7 @@ const (
 	onFailure                              // after a failed backup
 	onUnidentified                         // after a backup queued (or perhaps queued) and not identified, that what follows waits for
 	onUnidentifiedUnwaited                 // the same, for a trigger that does not wait for it
+	onUnread                               // after a stopped operation's backup could not be read
 )
 
 const (
@@ -117,6 +118,7 @@ var destroyFollowUps = map[followUp]string{
 	onTimeout:      destroyKeep + "waits for this same backup while it is in progress, instead of queueing another; a later one takes a new backup.",
 	onFailure:      "The destroy stopped and this resource is kept, with the resources it guards; destroying again takes a new backup.",
 	onUnidentified: destroyKeep + "looks for this backup before it sends any new trigger; a later one takes a new backup.",
+	onUnread:       destroyKeep + "looks for this same backup again instead of queueing another; a later one takes a new backup.",
 }
 
 // invokeFollowUps: the action's invocation.
@@ -172,9 +174,10 @@ func report(diags *diag.Diagnostics, by caller, timeout time.Duration, o workflo
 		case errors.As(o.Err, &wait):
 			conflictNotOver(diags, by, summary, timeout, o, wait)
 		case errors.As(o.Err, &unread) && unread.BackupID == "":
-			addAPIError(diags, fmt.Sprintf("Unable to look for the backup of the earlier trigger of account %s", accountID), unread.Err)
+			diags.AddError(fmt.Sprintf("Unable to look for the backup of the earlier trigger of account %s", accountID),
+				describeError(unread.Err, by.says(onUnread)))
 		case errors.As(o.Err, &unread):
-			addAPIError(diags, fmt.Sprintf("Unable to read backup %s of account %s", unread.BackupID, accountID), unread.Err)
+			diags.AddError(fmt.Sprintf("Unable to read backup %s of account %s", unread.BackupID, accountID), describeError(unread.Err, by.says(onUnread)))
 		default:
 			refused(diags, by, summary, o.Err)
 		}

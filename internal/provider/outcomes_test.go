@@ -196,6 +196,36 @@ func TestDestroyCallerNamesItsMoment(t *testing.T) {
 	}
 }
 
+// A destroy stopped because the listing did not hold the stopped one's
+// backup is a stop too: it names when its record stops counting, as the
+// timed-out one does; a trigger's read says nothing of a window (a
+// helper's user path: "Check base_url and try again", and no window).
+func TestUnreadBackupStopNamesTheWindow(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	missing := &client.BackupNotFoundError{AccountID: "acc_0123456789abcdef", BackupID: "bkp_0123456789abcdef"}
+	for _, unread := range []*workflow.UnreadError{{BackupID: missing.BackupID, Err: missing}, {Err: context.DeadlineExceeded}} {
+		for name, c := range map[string]caller{"destroy": destroyCaller(at), "create": createCaller} {
+			var diags diag.Diagnostics
+			report(&diags, c, time.Minute, workflow.Outcome{Kind: workflow.Refused, AccountID: missing.AccountID, Err: unread})
+			got := strings.Join(strings.Fields(diags[0].Detail()), " ")
+			if names := strings.Contains(got, "before 2026-11-25T10:00:00Z"); names != (name == "destroy") || strings.Contains(got, "\n\n\n") {
+				t.Errorf("%s, %v: names the window %t: %q", name, unread.Err, names, got)
+			}
+		}
+	}
+}
+
+// An operation's own deadline or interruption is told as such, not as a bare Go error.
+func TestContextErrorsSayWhatHappened(t *testing.T) {
+	t.Parallel()
+	for err, want := range map[error]string{context.DeadlineExceeded: "timeouts setting", context.Canceled: "interrupted"} {
+		if got := describeError(fmt.Errorf("looking for the backup: %w", err)); !strings.Contains(got, want) {
+			t.Errorf("%v: %q", err, got)
+		}
+	}
+}
+
 // One account's reason in a fleet's error keeps its sentences apart.
 func TestOneLineKeepsSentences(t *testing.T) {
 	t.Parallel()
