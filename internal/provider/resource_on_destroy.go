@@ -283,7 +283,7 @@ func destroyedAfter(accountID string, b client.Backup, reused, followed bool, re
 	if b.CompletedAt != nil {
 		completed = "at " + b.CompletedAt.UTC().Format(time.RFC3339)
 	}
-	how := "This destroy queued it."
+	how := "This destroy queued it: it is the first backup listed above those listed just before its trigger."
 	switch {
 	case reused:
 		how = fmt.Sprintf("This destroy queued no backup: backup %s, created at %s, is within reuse_within (%s).",

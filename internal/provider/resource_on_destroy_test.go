@@ -655,7 +655,7 @@ func TestDestroyedAfterNamesTheBackup(t *testing.T) {
 		reused, followed bool
 		want             string
 	}{
-		"its own":         {want: "This destroy queued it."},
+		"its own":         {want: "This destroy queued it: it is the first backup listed above"},
 		"reused":          {reused: true, want: "This destroy queued no backup: backup " + guardBkp + ", created at 2026-11-23T10:00:00Z, is within reuse_within (15m)."},
 		"a stopped one's": {followed: true, want: "it followed backup " + guardBkp},
 	} {
