@@ -702,8 +702,9 @@ func (w *simWorld) unpaired(chain *simChain, b mockservice.BackupTruth) bool {
 // unpairedDeleted says whether last may have taken b as the backup of a
 // trigger of its workspace, account and triggers value deleted before it in
 // its process, whose object's own operations all failed: b counts for that
-// object's operations, or is what a later read of its unidentified trigger
-// finds (grantIdentifiedLater). So even when that trigger's change went
+// object's operations and started after this change's previous one went
+// ahead, or is what a later read of its unidentified trigger finds
+// (grantIdentifiedLater). So even when that trigger's change went
 // ahead on its create_before_destroy replacement, created first (seeds
 // 117733 and 741423: Terraform names neither to the provider; the guide's
 // replacement limit).
@@ -721,7 +722,12 @@ func (w *simWorld) unpairedDeleted(chain *simChain, last *simResOp, b mockservic
 		if slices.ContainsFunc(gone.ops, func(op *simResOp) bool { return op.errs == "" }) {
 			continue
 		}
-		if _, ok := w.countsWithin(gone, b); ok || slices.ContainsFunc(gone.ops, func(op *simResOp) bool { return w.identifiedLater(op, b) }) {
+		// Its own backup, only when it started after this change's previous one went ahead (none, for a new trigger):
+		// one before it is the guide's floor-unknown case, where the create takes a new backup (sim mutant 17).
+		if _, ok := w.countsWithin(gone, b); ok && b.CreatedAt.After(chain.change.prevAhead) {
+			return true
+		}
+		if slices.ContainsFunc(gone.ops, func(op *simResOp) bool { return w.identifiedLater(op, b) }) {
 			return true
 		}
 	}
