@@ -774,13 +774,24 @@ func (w *simWorld) reused(c *simChange, op *simResOp, b mockservice.BackupTruth)
 	return "", false
 }
 
-// queuedUnsaved says whether b was queued by an operation of op's resource
-// whose runner was killed before its result was saved with the state.
+// queuedUnsaved says whether b was queued, or taken, by an operation of op's
+// resource whose runner was killed before its result was saved with the state.
 func (w *simWorld) queuedUnsaved(op *simResOp, b mockservice.BackupTruth) bool {
+	unsaved := func(q *simResOp) bool {
+		return q != nil && q.a != nil && op.a != nil && q.a.cmd.ws == op.a.cmd.ws && q.addr == op.addr && q.a.killed.Load() && !q.saved
+	}
 	w.mu.Lock()
-	q := w.ops[b.QueuedBy]
-	w.mu.Unlock()
-	return q != nil && q.a != nil && op.a != nil && q.a.cmd.ws == op.a.cmd.ws && q.addr == op.addr && q.a.killed.Load() && !q.saved
+	defer w.mu.Unlock()
+	if unsaved(w.ops[b.QueuedBy]) {
+		return true
+	}
+	// Or one such an operation took (reuse_within): that change's backup too (deep-run seed 776579).
+	for _, q := range w.ops {
+		if q.took == b.ID && unsaved(q) {
+			return true
+		}
+	}
+	return false
 }
 
 // mayBeServed says whether op, a trigger's create that knows no floor of
@@ -2032,6 +2043,16 @@ func TestSimGrantsAreNarrow(t *testing.T) {
 			x.op.a.ops = append(x.op.a.ops, &simResOp{kind: simOpCreate, addr: "backup_trigger.t2", accounts: []string{"acc"}, start: t0.Add(-nano)})
 		}
 	}
+	// tookBefore has the resource's previous change, gone ahead a minute
+	// before op, take backup "bkp" in an attempt killed or not, saved or not.
+	tookBefore := func(x world, killed, saved bool) {
+		ws := &simWorkspace{}
+		x.op.reuse, x.op.addr, x.chain.change.prevAhead = reuse, "backup_trigger.t1", t0.Add(-time.Minute)
+		x.op.a = &simAttempt{cmd: &simCommand{ws: ws}}
+		prev := &simAttempt{cmd: &simCommand{ws: ws}}
+		prev.killed.Store(killed)
+		x.w.ops = map[string]*simResOp{"c0": {label: "c0", a: prev, addr: "backup_trigger.t1", took: "bkp", saved: saved}}
+	}
 	for _, tc := range []struct {
 		name  string
 		set   func(x world)
@@ -2114,6 +2135,12 @@ func TestSimGrantsAreNarrow(t *testing.T) {
 		{"the previous change unknown to the create, beyond reuse_within", func(x world) {
 			x.op.reuse, x.op.floorUnknown, x.chain.change.prevAhead = reuse, true, t0.Add(-time.Minute)
 		}, at(edge.Add(-nano)), "", false},
+		{"taken by the previous change, in an apply killed before its state was saved", func(x world) { tookBefore(x, true, false) },
+			at(t0.Add(-2 * time.Minute)), grantKilledRunner, true},
+		{"taken by the previous change, in an apply killed after its state was saved", func(x world) { tookBefore(x, true, true) },
+			at(t0.Add(-2 * time.Minute)), "", false},
+		{"taken by the previous change, in an apply not killed", func(x world) { tookBefore(x, false, false) },
+			at(t0.Add(-2 * time.Minute)), "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

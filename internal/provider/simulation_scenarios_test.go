@@ -363,6 +363,7 @@ var simRegressionSeeds = map[uint64]string{
 	192320: "a guard destroy read the service's clock 10.9 s behind the runner's (1 s behind, the runner 9 s ahead, the Date truncated): the stopped one's record could not stand, a second backup (grantResumeClock)",
 	170532: "a trigger went ahead unidentified under a lagging listing; the next plan identified it with a later backup listed, kept in its floor: not reused by the next change",
 	158850: "a change went ahead in an apply killed before its state was saved; the next change reused that change's backup as recent (grantKilledRunner)",
+	776579: "a change went ahead in an apply killed before its state was saved on a backup it reused; the next change reused that same backup as recent (grantKilledRunner, a checker fix)",
 	148830: "a stopped destroy's lost trigger, processed late, failed: the next destroy found it above the read and reported that failure instead of taking a new backup",
 	149421: "a stopped destroy's record read on a clock 12 s behind, as standing too long, was dropped by the next destroy's stop: a later one queued a second backup",
 	137631: "a trigger's backup, stamped below older ones, went unidentified; a refresh took a later one as its own, in the floor: not reused by the next change",

@@ -747,7 +747,9 @@ func (a *simAttempt) createNode(p *simProcess, ch *simPlanned) (ok, applied bool
 	}
 	newVal := a.w.value(s, resp.NewState)
 	if !newVal.IsNull() {
+		a.w.mu.Lock() // the checker reads it across operations (queuedUnsaved)
 		op.took = attrOf(newVal, "id")
+		a.w.mu.Unlock()
 	}
 	errs = diagText(resp.Diagnostics)
 	if why := conforms(planned, newVal); errs == "" && why != "" {
