@@ -1192,7 +1192,9 @@ func (w *simWorld) checkDuplicates() {
 				case w.unpairedDeferred(c, bs, b):
 					allowed++
 					why = append(why, b.ID+": "+string(grantUnpairedDeferred))
-				case slices.ContainsFunc(bs, func(x mockservice.BackupTruth) bool { return followedFailed(x, b, bs, truth) }):
+				case slices.ContainsFunc(bs, func(x mockservice.BackupTruth) bool {
+					return followedFailed(x, b, bs, truth) || w.lostAnswerStampedBelow(x, b, truth)
+				}):
 					allowed++
 					why = append(why, b.ID+": "+string(grantStampedBelow))
 				case w.lostAnswerHidden(bs, b):
@@ -1235,6 +1237,24 @@ func (w *simWorld) lostAnswerHidden(bs []mockservice.BackupTruth, b mockservice.
 		since := b.CreatedAt.Sub(x.CreatedAt)
 		return since >= grace && op != nil && op.a != nil && answerLost(op.a.cmd.fault) && w.longestLag(x.CreatedAt, b.CreatedAt) > since
 	})
+}
+
+// lostAnswerStampedBelow says whether b, a change's later backup, was
+// queued by the trigger sent again after x's, whose answer was lost once
+// the service processed it, and which the service stamped below older
+// backups: below those the read before the trigger listed, where no look
+// recognises it (grantStampedBelow; deep-run seed 787564, a first page of
+// one backup).
+func (w *simWorld) lostAnswerStampedBelow(x, b mockservice.BackupTruth, truth []mockservice.BackupTruth) bool {
+	w.mu.Lock()
+	op := w.ops[x.QueuedBy]
+	w.mu.Unlock()
+	grace := simUncertainGrace
+	if x.QueuedBy == b.QueuedBy {
+		grace = simIdentifyWithin
+	}
+	return x.ID != b.ID && b.CreatedAt.Sub(x.CreatedAt) >= grace && op != nil && op.a != nil && answerLost(op.a.cmd.fault) &&
+		stampedBelow(x, truth)
 }
 
 // How long an operation looks for a lost answer's backup before it sends
@@ -2552,5 +2572,33 @@ func TestSimHeardOnlyOtherHistoryIsNarrow(t *testing.T) {
 	list(op.label, false)
 	if w.heardOnlyOtherHistory(op) {
 		t.Fatal("excused, though the service answered one of its listings")
+	}
+}
+
+// A lost answer's trigger sent again counts as one backup more only when
+// the service stamped the first one below an older backup, the grace
+// after it (grantStampedBelow, deep-run seed 787564).
+func TestSimLostAnswerStampedBelow(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	lost := &mockservice.Fault{Kind: mockservice.FaultAcceptThenError}
+	older := mockservice.BackupTruth{ID: "bkp_old", CreatedAt: t0.Add(-time.Minute), StampOffset: 10 * time.Minute}
+	for _, tc := range []struct {
+		name  string
+		fault *mockservice.Fault
+		x     mockservice.BackupTruth
+		after time.Duration // b's start after x's
+		ok    bool
+	}{
+		{"stamped below an older one, sent again past the grace", lost, mockservice.BackupTruth{ID: "bkp_x", CreatedAt: t0, QueuedBy: "c1"}, simUncertainGrace, true},
+		{"stamped in order", lost, mockservice.BackupTruth{ID: "bkp_x", CreatedAt: t0.Add(10 * time.Minute), QueuedBy: "c1"}, simUncertainGrace, false},
+		{"within the grace", lost, mockservice.BackupTruth{ID: "bkp_x", CreatedAt: t0, QueuedBy: "c1"}, simUncertainGrace - time.Nanosecond, false},
+		{"its answer not lost", nil, mockservice.BackupTruth{ID: "bkp_x", CreatedAt: t0, QueuedBy: "c1"}, simUncertainGrace, false},
+	} {
+		w := &simWorld{ops: map[string]*simResOp{"c1": {label: "c1", a: &simAttempt{cmd: &simCommand{fault: tc.fault}}}}}
+		b := mockservice.BackupTruth{ID: "bkp_b", CreatedAt: tc.x.CreatedAt.Add(tc.after), QueuedBy: "c2"}
+		if got := w.lostAnswerStampedBelow(tc.x, b, []mockservice.BackupTruth{b, tc.x, older}); got != tc.ok {
+			t.Errorf("%s: %t, want %t", tc.name, got, tc.ok)
+		}
 	}
 }

@@ -364,6 +364,7 @@ var simRegressionSeeds = map[uint64]string{
 	170532: "a trigger went ahead unidentified under a lagging listing; the next plan identified it with a later backup listed, kept in its floor: not reused by the next change",
 	158850: "a change went ahead in an apply killed before its state was saved; the next change reused that change's backup as recent (grantKilledRunner)",
 	776579: "a change went ahead in an apply killed before its state was saved on a backup it reused; the next change reused that same backup as recent (grantKilledRunner, a checker fix)",
+	787564: "a lost answer's backup, hidden by a 100 s lag from the first resend (a 409) and stamped below a backup dated ahead, the one backup of a first page: the next destroy, finding nothing above that page's backup, sent the trigger again (grantStampedBelow, a checker fix)",
 	148830: "a stopped destroy's lost trigger, processed late, failed: the next destroy found it above the read and reported that failure instead of taking a new backup",
 	149421: "a stopped destroy's record read on a clock 12 s behind, as standing too long, was dropped by the next destroy's stop: a later one queued a second backup",
 	137631: "a trigger's backup, stamped below older ones, went unidentified; a refresh took a later one as its own, in the floor: not reused by the next change",
