@@ -1225,27 +1225,23 @@ func (w *simWorld) checkDuplicates() {
 // (grantLostAnswerHidden).
 func (w *simWorld) lostAnswerHidden(bs []mockservice.BackupTruth, b mockservice.BackupTruth) bool {
 	return slices.ContainsFunc(bs, func(x mockservice.BackupTruth) bool {
-		w.mu.Lock()
-		op := w.ops[x.QueuedBy]
-		w.mu.Unlock()
-		// Sent again by the same operation once none was listed within IdentifyWithin, else by a later one
-		// once none was listed within UncertainGrace of it, on both clocks.
-		grace := simUncertainGrace
-		if x.QueuedBy == b.QueuedBy {
-			grace = simIdentifyWithin
-		}
-		since := b.CreatedAt.Sub(x.CreatedAt)
-		return since >= grace && op != nil && op.a != nil && answerLost(op.a.cmd.fault) && w.longestLag(x.CreatedAt, b.CreatedAt) > since
+		return w.sentAgainAfter(x, b) && w.longestLag(x.CreatedAt, b.CreatedAt) > b.CreatedAt.Sub(x.CreatedAt)
 	})
 }
 
-// lostAnswerStampedBelow says whether b, a change's later backup, was
-// queued by the trigger sent again after x's, whose answer was lost once
-// the service processed it, and which the service stamped below older
-// backups: below those the read before the trigger listed, where no look
-// recognises it (grantStampedBelow; deep-run seed 787564, a first page of
-// one backup).
+// lostAnswerStampedBelow says whether b was queued by the trigger sent
+// again after x's, which the service stamped below older backups: below
+// those the read before the trigger listed, where no look recognises it
+// (grantStampedBelow; deep-run seed 787564, a first page of one backup).
 func (w *simWorld) lostAnswerStampedBelow(x, b mockservice.BackupTruth, truth []mockservice.BackupTruth) bool {
+	return w.sentAgainAfter(x, b) && stampedBelow(x, truth)
+}
+
+// sentAgainAfter says whether b may have been queued by the trigger sent
+// again after x's, whose answer was lost once the service processed it: by
+// the same operation once none was listed within IdentifyWithin, else by a
+// later one once none was listed within UncertainGrace of it.
+func (w *simWorld) sentAgainAfter(x, b mockservice.BackupTruth) bool {
 	w.mu.Lock()
 	op := w.ops[x.QueuedBy]
 	w.mu.Unlock()
@@ -1253,8 +1249,7 @@ func (w *simWorld) lostAnswerStampedBelow(x, b mockservice.BackupTruth, truth []
 	if x.QueuedBy == b.QueuedBy {
 		grace = simIdentifyWithin
 	}
-	return x.ID != b.ID && b.CreatedAt.Sub(x.CreatedAt) >= grace && op != nil && op.a != nil && answerLost(op.a.cmd.fault) &&
-		stampedBelow(x, truth)
+	return x.ID != b.ID && b.CreatedAt.Sub(x.CreatedAt) >= grace && op != nil && op.a != nil && answerLost(op.a.cmd.fault)
 }
 
 // How long an operation looks for a lost answer's backup before it sends
