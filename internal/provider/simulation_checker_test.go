@@ -723,7 +723,7 @@ func (w *simWorld) unpairedDeleted(chain *simChain, last *simResOp, b mockservic
 			continue
 		}
 		// Its own backup, only when it started after this change's previous one went ahead (none, for a new trigger):
-		// one before it is the guide's floor-unknown case, where the create takes a new backup (sim mutant 17).
+		// one before it is the guide's floor-unknown case, where the create takes a new backup (seed 136118).
 		if _, ok := w.countsWithin(gone, b); ok && b.CreatedAt.After(chain.change.prevAhead) {
 			return true
 		}
