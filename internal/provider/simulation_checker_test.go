@@ -2597,3 +2597,42 @@ func TestSimLostAnswerStampedBelow(t *testing.T) {
 		}
 	}
 }
+
+// A trigger deleted before a create, of its account and triggers value,
+// whose own operations all failed, lends that create its own backup only
+// when the backup started after the create's change's previous one went
+// ahead: one before is the floor-unknown case (seeds 741423 and 136118).
+func TestSimUnpairedDeletedLendsOnlyALaterBackup(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		prevAhead time.Time
+		valueOf   string
+		failed    bool
+		ok        bool
+	}{
+		{"a new trigger", time.Time{}, "@v1", true, true},
+		{"started after the previous change went ahead", t0.Add(-3 * time.Minute), "@v1", true, true},
+		{"started before the previous change went ahead", t0.Add(-time.Minute), "@v1", true, false},
+		{"another triggers value", time.Time{}, "@v2", true, false},
+		{"the deleted trigger's operation did not fail", time.Time{}, "@v1", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &simWorld{start: t0, srv: mockservice.New(mockservice.Options{Seed: 1})}
+			goneOp := &simResOp{label: "c0/w1/backup_trigger.t1/create#1", start: t0.Add(-2 * time.Minute), end: t0.Add(-time.Minute)}
+			if tc.failed {
+				goneOp.errs = "interrupted"
+			}
+			gone := &simChain{change: &simChange{key: "w1.t1" + tc.valueOf, kind: simTriggerChange}, ops: []*simResOp{goneOp}}
+			last := &simResOp{kind: simOpCreate, label: "c1/w1/backup_trigger.t3/create#1", accounts: []string{"acc"}, start: t0}
+			del := &simResOp{kind: simOpDelete, deletedAccount: "acc", deleted: gone, start: t0.Add(-time.Second)}
+			last.a = &simAttempt{cmd: &simCommand{}, ops: []*simResOp{del, last}}
+			chain := &simChain{change: &simChange{key: "w1.t3@v1", kind: simTriggerChange, prevAhead: tc.prevAhead}, ops: []*simResOp{last}}
+			b := mockservice.BackupTruth{ID: "bkp", CreatedAt: t0.Add(-90 * time.Second)} // within the deleted trigger's create
+			if got := w.unpairedDeleted(chain, last, b); got != tc.ok {
+				t.Errorf("unpairedDeleted = %v, want %v", got, tc.ok)
+			}
+		})
+	}
+}
