@@ -14,13 +14,10 @@ import (
 // Kind is what became of a run, a follow-up or one account of many.
 type Kind int
 
-// The kinds. Only Succeeded, and NotWaited for a caller that does not
-// wait, let a guarded change go ahead (Outcome.Good).
+// The kinds. Only Succeeded, and NotWaited for a caller that does not wait, let a guarded change go ahead (Outcome.Good).
 const (
-	// Refused: no backup was queued or followed: refused, or not sent; Err
-	// says why (a *RefusalError: the service refused the trigger; a
-	// *ConflictWaitError: a wait stopped; an *UnreadError: the recorded
-	// backup could not be read).
+	// Refused: no backup was queued or followed (refused, or not sent); Err says why: *RefusalError (the service refused
+	// the trigger), *ConflictWaitError (a wait stopped), *UnreadError (the recorded backup could not be read).
 	Refused       Kind = iota + 1
 	NotIdentified      // a backup was queued (Confirmed), or perhaps queued, and never found
 	NotWaited          // the backup is known, and nobody waited for it to end
@@ -29,9 +26,8 @@ const (
 	Unsettled          // the wait stopped, the backup goes on; Err says why: out of time, interrupted, or polling failed
 )
 
-// ConflictWaitError: the wait for a backup already in progress (Running,
-// when it was seen) stopped, for Err (out of time, interrupted, or a read
-// that failed); none was queued.
+// ConflictWaitError: the wait for a backup in progress (Running, when seen) stopped for Err (out of time, interrupted,
+// a failed read); none was queued.
 type ConflictWaitError struct {
 	Running *client.Backup
 	Err     error
@@ -41,16 +37,14 @@ func (e *ConflictWaitError) Error() string { return e.Err.Error() }
 
 func (e *ConflictWaitError) Unwrap() error { return e.Err }
 
-// RefusalError: the service answered the trigger's own POST with Err, and
-// queued nothing; a read before or after it that fails is never one.
+// RefusalError: the service answered the trigger's own POST with Err, queuing nothing (never a failed read before or after).
 type RefusalError struct{ Err error }
 
 func (e *RefusalError) Error() string { return e.Err.Error() }
 
 func (e *RefusalError) Unwrap() error { return e.Err }
 
-// UnreadError: the recorded backup BackupID (empty: one not identified,
-// looked for) could not be read, for Err.
+// UnreadError: the recorded backup BackupID (empty: one not identified, looked for) could not be read, for Err.
 type UnreadError struct {
 	BackupID string
 	Err      error
@@ -67,36 +61,29 @@ type Outcome struct {
 	Backup    *client.Backup // as last read; nil when none is known
 	Err       error          // why the outcome is not good; nil for Succeeded and NotWaited
 	Waited    time.Duration  // how long the wait that stopped had lasted
-	// TriggeredAt, TriggeredOnService and Confirmed describe a NotIdentified
-	// trigger (see Record).
+	// TriggeredAt, TriggeredOnService and Confirmed describe a NotIdentified trigger (see Record).
 	TriggeredAt, TriggeredOnService time.Time
 	Confirmed                       bool
-	// Before is the mark of the read before this run's trigger (or, reused,
-	// the floor the reuse counted above): its backup is listed above it.
+	// Before: the mark of the read before this run's trigger (reused: the floor counted above); its backup is above it.
 	Before *Mark
-	// Seen is the mark of the last first page read, with Backup: the next
-	// change's floor if this one goes ahead now (Record.goesAhead).
+	// Seen: the last first page read's mark, with Backup: the next change's floor if it goes ahead now (Record.goesAhead).
 	Seen   *Mark
 	Reused bool // no backup queued: a recent one counts (RunOptions.ReuseWithin)
-	// Renewed: a run in place of a record's backup, which no longer counted or was never
-	// listed: the backup is this run's, never that one.
+	// Renewed: a run in place of a record's backup that no longer counted or was never listed: the backup is this run's.
 	Renewed bool
 	// Adopted: NotIdentified, the trigger of a replaced trigger whose change never went ahead
 	// (CreateTrigger): the change goes ahead on it only once it is found, waited for or not.
 	Adopted bool
 	// ReuseRefused says why reuse_within could not be read: a new backup was taken.
 	ReuseRefused error
-	// At is when the last first page a stopped wait read was answered, on
-	// both clocks (zero when none was read): a stopped destroy's record
-	// stands for resume_within on the service's clock too.
+	// At: when the last first page a stopped wait read was answered, on both clocks (zero: none read), so that a stopped
+	// destroy's record stands for resume_within on the service's clock too.
 	At client.AnswerTime
-	// earlier: an afterUnknown run's backup, found when its own trigger was
-	// refused (409): the earlier trigger's, not the run's.
+	// earlier: an afterUnknown run's backup found when its own trigger got a 409: the earlier trigger's, not the run's.
 	earlier bool
 }
 
-// Good says whether the change may go ahead: a backup seen to succeed or,
-// for a caller that does not wait, one queued that has not failed.
+// Good says whether the change may go ahead: a backup seen to succeed or, not waiting, one queued that has not failed.
 func (o Outcome) Good(waits bool) bool {
 	if waits || o.Kind != NotWaited {
 		return o.Kind == Succeeded
@@ -104,8 +91,7 @@ func (o Outcome) Good(waits bool) bool {
 	return o.Backup != nil && (client.InProgress(o.Backup.Status) || o.Backup.Good())
 }
 
-// Reason is the service's error text for a backup that did not succeed,
-// or says there was none.
+// Reason is the service's error text for a backup that did not succeed, or says there was none.
 func (o Outcome) Reason() string {
 	if o.Backup != nil && o.Backup.Error != nil && *o.Backup.Error != "" {
 		return *o.Backup.Error
@@ -120,8 +106,7 @@ func notWaited(b *client.Backup, page *client.BackupsPage) Outcome {
 	return Outcome{Kind: NotWaited, Backup: b, Seen: markOf(page, b.ID)}
 }
 
-// failed: b ended in another status than success or, with why (counted's
-// reason), in a success that does not count.
+// failed: b ended in another status than success or, with why (counted's reason), in a success that does not count.
 func failed(b client.Backup, why error) Outcome {
 	if why == nil {
 		why = fmt.Errorf("backup %s of account %s ended with status %q: %s", b.ID, b.AccountID, b.Status, Outcome{Backup: &b}.Reason())
@@ -129,8 +114,7 @@ func failed(b client.Backup, why error) Outcome {
 	return Outcome{Kind: Failed, Backup: &b, Err: why}
 }
 
-// backUp queues one backup of the account and, with WaitForCompletion, waits
-// for it to end; with ReuseWithin, a recent backup may count instead.
+// backUp queues one backup and, with WaitForCompletion, waits for it; with ReuseWithin, a recent backup may count instead.
 func (w *Runner) backUp(ctx context.Context, accountID string, opts RunOptions) Outcome {
 	var o Outcome
 	if opts.ReuseWithin > 0 {
@@ -142,15 +126,13 @@ func (w *Runner) backUp(ctx context.Context, accountID string, opts RunOptions) 
 	return o
 }
 
-// pollSettings shape a wait: a poll waits a tenth of the time waited so
-// far, at least Initial and at most Max.
+// pollSettings shape a wait: a poll waits a tenth of the time waited so far, at least Initial and at most Max.
 type pollSettings struct {
 	Initial time.Duration
 	Max     time.Duration
 }
 
-// defaultPoll notices a backup's end within max(2 s, 10% of the wait), at
-// two requests a minute in a long wait.
+// defaultPoll notices a backup's end within max(2 s, 10% of the wait), at two requests a minute in a long wait.
 var defaultPoll = pollSettings{Initial: 2 * time.Second, Max: 30 * time.Second}
 
 func (p pollSettings) interval(waited time.Duration) time.Duration {
@@ -176,9 +158,8 @@ const (
 	EventReused                        // a backup this run did not queue counts for it (ReuseWithin)
 )
 
-// StillWaitingEvery is how long a wait goes without news before an
-// EventStatus with no change (or, for another's backup, EventConflict again) says that it
-// goes on: a long wait is not silent.
+// StillWaitingEvery is how long a wait goes without news before an EventStatus with no change (or, for another's backup,
+// EventConflict again) says that it goes on: a long wait is not silent.
 const StillWaitingEvery = time.Minute
 
 // Event reports progress of a backup run.
@@ -194,31 +175,23 @@ type Event struct {
 type RunOptions struct {
 	WaitOnConflict    bool // wait for a backup already in progress, then queue one; else the 409 is the outcome
 	WaitForCompletion bool
-	// ReuseWithin, when positive, lets a backup started no more than this
-	// long before the run count for it (see reuse).
+	// ReuseWithin, when positive, lets a backup started at most this long before the run count for it (see reuse).
 	ReuseWithin time.Duration
-	// Since is the mark of the listing when the resource's previous change
-	// went ahead: only a backup listed above it may be reused (rule.Mark).
-	// Nil: none is known, and reuse_within takes no shortcut unless Unrecorded.
+	// Since: the listing's mark when the resource's previous change went ahead; only a backup above it may be reused
+	// (rule.Mark). Nil: none is known, and reuse_within takes no shortcut unless Unrecorded.
 	Since *Mark
-	// Unrecorded: the caller records no change (an action, a guard's
-	// destroy): a backup within reuse_within counts wherever it is listed.
+	// Unrecorded: the caller records no change (an action, a guard's destroy): a recent backup counts wherever listed.
 	Unrecorded bool
 	// Progress, when set, is told of each step, from the caller's goroutine.
 	Progress func(Event)
-	// replaced is the backup of the record this run replaces (one that no
-	// longer counts, or no longer stands): never the run's own, even when a
-	// listing that drops it hid it from the read before the trigger (deep-run
-	// seed 126609).
+	// replaced: the backup of the record this run replaces (no longer counting or standing): never the run's own, even
+	// when a listing that drops it hid it from the read before the trigger (deep-run seed 126609).
 	replaced string
-	// predates are backups the triggers this create replaces listed before
-	// their trigger: never the run's own, even where their floor is unknown
-	// (a trigger gone ahead unidentified) and a lagging listing hides them
-	// from the read before this trigger (deep-run seed 538772).
+	// predates: backups the triggers this create replaces listed before their trigger: never the run's own, even with
+	// their floor unknown (gone ahead unidentified) and a lagging listing hiding them from this read (deep-run seed 538772).
 	predates *Mark
-	// afterUnknown: the run sends again a trigger whose outcome is unknown,
-	// which the service may yet process: a 409 may be that trigger's backup
-	// running, and is read as after an unknown outcome (deep-run seed 283844).
+	// afterUnknown: the run sends again a trigger of unknown outcome, which the service may yet process: a 409 may be
+	// that trigger's backup running, and is read as after an unknown outcome (deep-run seed 283844).
 	afterUnknown bool
 }
 
@@ -234,8 +207,7 @@ func (w *Runner) progress(opts RunOptions) (start time.Time, emit emitFunc) {
 	}
 }
 
-// looked is a read of an account's first page of backups before a trigger:
-// the page, and its mark.
+// looked is a read of an account's first page of backups before a trigger: the page, and its mark.
 type looked struct {
 	page client.BackupsPage
 	mark *Mark
@@ -243,8 +215,7 @@ type looked struct {
 	shown newest
 }
 
-// look reads the account's first page of backups: the read before any
-// trigger, which lets its backup be told from every other by listing.
+// look reads the account's first page of backups: the read before any trigger, which tells its backup from every other.
 func (w *Runner) look(ctx context.Context, accountID string) (looked, error) {
 	p, err := w.c.FirstBackupsPage(ctx, accountID)
 	if err != nil {
@@ -257,14 +228,11 @@ func (w *Runner) look(ctx context.Context, accountID string) (looked, error) {
 	return looked{page: p, mark: m.readSince(p.At.Received)}, nil
 }
 
-// errLookFailed: without the read before the trigger, its backup could not
-// be told from another's, so none is queued.
 var errLookFailed = errors.New("reading the account's newest backups before the trigger failed, so its backup could not be told " +
 	"from any other: no backup was queued")
 
-// lookFirst is the read before a trigger, or the outcome that fails closed.
-// The key's organization is checked first (once per client), as the
-// trigger's POST checks it: a key of another organization reads nothing.
+// lookFirst is the read before a trigger, or the outcome that fails closed. The key's organization is checked first
+// (once per client), as the trigger's POST checks it: a key of another organization reads nothing.
 func (w *Runner) lookFirst(ctx context.Context, accountID string) (looked, *Outcome) {
 	if err := w.c.CheckOrganization(ctx); err != nil {
 		o := refused(err)
@@ -278,9 +246,8 @@ func (w *Runner) lookFirst(ctx context.Context, accountID string) (looked, *Outc
 	return l, nil
 }
 
-// run queues one backup of the account and, with WaitForCompletion, waits
-// for it to end, for the resources and the action alike: it reads the
-// account's newest backups first, and fails closed when it cannot.
+// run queues one backup and, with WaitForCompletion, waits for it (resources and action alike): it reads the account's
+// newest backups first, and fails closed when it cannot.
 func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) Outcome {
 	l, stop := w.lookFirst(ctx, accountID)
 	if stop != nil {
@@ -289,8 +256,7 @@ func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) Out
 	return w.runFrom(ctx, accountID, opts, l)
 }
 
-// runFrom is run after the read before the trigger. A backup a conflict
-// waits out joins the mark: it is not this run's.
+// runFrom is run after the read before the trigger. A backup a conflict waits out joins the mark: it is not this run's.
 func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions, l looked) Outcome {
 	start, emit := w.progress(opts)
 	if opts.Since.emptiedOf(l.page) || opts.Since.lostFrom(l.page) {
@@ -325,11 +291,10 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 		if stopped != nil {
 			return *stopped
 		}
-		// The wait's last read is the read before the next trigger: what it lists predates that POST, and its
-		// Date is the trigger's start on the service (deep-run seed 78363: the first read's, minutes earlier,
-		// let a stopped destroy's record stand for no time at all, and the next destroy queued a second backup).
-		// Each read's newest backup stays one a listing after the trigger must hold (deep-run seed 570657: the
-		// first read was another host's, and that host's listing after the POST, lacking the wait's, was believed).
+		// The wait's last read is the read before the next trigger: what it lists predates that POST, its Date is
+		// the trigger's start on the service (deep-run seed 78363: the first read's Date, minutes earlier, let a stopped
+		// destroy's record stand for no time, and the next destroy queued a second backup). Each read's newest stays one a
+		// later listing must hold (deep-run seed 570657: another host's listing after the POST, lacking it, was believed).
 		shown := l.shown
 		shown.add(seen.page)
 		l = looked{page: seen.page, mark: l.mark.then(seen.mark), shown: shown}
@@ -339,8 +304,7 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 	}
 }
 
-// waitOwn tells of b, which this change queued (on page, when read from a
-// first page), and waits for it if the caller does.
+// waitOwn tells of b, which this change queued (on page, if read from a first page), and waits for it if the caller does.
 func (w *Runner) waitOwn(ctx context.Context, accountID string, b *client.Backup, page *client.BackupsPage, waits bool, start time.Time, emit emitFunc) Outcome {
 	emit(EventQueued, *b, "")
 	if !waits {
@@ -349,14 +313,11 @@ func (w *Runner) waitOwn(ctx context.Context, accountID string, b *client.Backup
 	return w.waitFrom(ctx, accountID, b, page, start, emit)
 }
 
-// waitOutConflict waits for the account's backup in progress to end, and
-// returns it (nil when none was listed) and the last first page it read;
-// stopped is the outcome when the wait stopped, dated by the last page read
-// (a stopped destroy's stop on the service's clock: deep-run seed 125452).
-// Unless the read before the trigger (before) listed one in progress, a 409
-// whose backup is neither listed in progress nor above its mark is behind a
-// lagging listing: it is waited for until listed, since the next trigger's
-// backup is the first listed above the mark, and that one would be the first.
+// waitOutConflict waits for the account's backup in progress to end: it (nil: none listed) and the last first page read;
+// stopped, when the wait stopped, is dated by the last page read (the stop on the service's clock: deep-run seed 125452).
+// Unless before listed one in progress, a 409 whose backup is neither listed in progress nor above the mark is behind a
+// lagging listing: waited for until listed, since the next trigger's backup is the first listed above the mark, and it
+// would be the first.
 func (w *Runner) waitOutConflict(ctx context.Context, accountID string, before looked, start time.Time, emit emitFunc) (running *client.Backup, seen looked, stopped *Outcome) {
 	mark, explained, read := before.mark, inProgress(before.page) != nil, &before.page
 	var err error
@@ -408,9 +369,7 @@ func inProgress(p client.BackupsPage) *client.Backup {
 	return nil
 }
 
-// waitFrom waits for b, this operation's as just read (on page, when read
-// from a first page), to end; it counts only if it is then a good backup
-// of the account (counted).
+// waitFrom waits for b (as just read, on page if from a first page) to end; it counts only if then a good backup (counted).
 func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backup, page *client.BackupsPage, start time.Time, emit emitFunc) Outcome {
 	still := w.stillWaiting(emit, EventStatus)
 	last, page, err := w.poll(ctx, accountID, b, page, func(now client.Backup, prev string) {
@@ -427,8 +386,7 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 	})
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			// Read the status once more, briefly, so that the message tells the truth
-			// (and a stopped destroy's record is dated by the service at its stop).
+			// Read once more, briefly, for a true message and a stopped destroy's record dated by the service at its stop.
 			rctx, cancel := detached(ctx)
 			if now, p, rerr := w.find(rctx, accountID, last.ID); rerr == nil {
 				last = now
@@ -454,8 +412,7 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 	return Outcome{Kind: Succeeded, Backup: last, Seen: markOf(page, last.ID)}
 }
 
-// stillWaiting returns what a wait tells of each read of a backup still in
-// progress: an event of kind once StillWaitingEvery has passed without news.
+// stillWaiting tells of each read of a backup in progress: an event of kind once StillWaitingEvery passed without news.
 // Told the zero Backup, it only notes news told otherwise.
 func (w *Runner) stillWaiting(emit emitFunc, kind EventKind) func(client.Backup) {
 	last := w.clock.Now()
@@ -471,10 +428,8 @@ func (w *Runner) stillWaiting(emit emitFunc, kind EventKind) func(client.Backup)
 	}
 }
 
-// poll reads the backup, as read on page, from one interval on, until it
-// is no longer in progress, telling seen of each read; on error it returns
-// the last state it saw. It returns the first page the last read found it on (nil: it was
-// further down, or never read from one).
+// poll reads the backup (as read on page) from one interval on until no longer in progress, telling seen of each read;
+// on error, the last state seen. It returns the first page the last read found it on (nil: further down, or none read).
 func (w *Runner) poll(ctx context.Context, accountID string, last *client.Backup, page *client.BackupsPage,
 	seen func(now client.Backup, prev string),
 ) (*client.Backup, *client.BackupsPage, error) {
@@ -495,12 +450,9 @@ func (w *Runner) poll(ctx context.Context, accountID string, last *client.Backup
 	return last, page, nil
 }
 
-// find reads one backup by id: from the first page, which it returns, or
-// reading on from that page when it is further down (page nil), never
-// from a first page again: a restarted pass could take it from another
-// listing's first page (deep-run seed 358686: a wait followed another
-// history's backup to its success). Not found further down, the first page
-// is returned with the error, for its time.
+// find reads one backup by id from the first page, which it returns, or on from it when further down (page nil), never
+// from a first page again: a restarted pass could take it from another listing's first page (deep-run seed 358686: a
+// wait followed another history's backup to its success). Not found further down: the first page and the error.
 func (w *Runner) find(ctx context.Context, accountID, backupID string) (*client.Backup, *client.BackupsPage, error) {
 	p, err := w.c.FirstBackupsPage(ctx, accountID)
 	if err != nil {
@@ -518,14 +470,10 @@ func (w *Runner) find(ctx context.Context, accountID, backupID string) (*client.
 	return b, nil, nil
 }
 
-// provenBelow is m, shown further down than p when p goes on without m's
-// anchor: only then is the listing read on (a request a page, at most
-// proofPages) until p's last backup and, after it, the anchor are listed.
-// Unshown (a listing that never lists it, or a read that fails), m is
-// returned as it was, and nothing p lists counts as above it; lost when
-// the pass read the whole listing without it, or without p's own last
-// backup (the service never removes one: another host's listing, seeds 815
-// and 306878).
+// provenBelow is m shown further down than p when p goes on without m's anchor: only then is the listing read on (a
+// request a page, at most proofPages) until p's last backup and, after it, the anchor are listed. Unshown (never
+// listed, or a failed read), m is returned as it was, and nothing p lists counts above it; lost when the pass read the
+// whole listing without it or p's own last backup (the service never removes one: another host's, seeds 815 and 306878).
 func (w *Runner) provenBelow(ctx context.Context, accountID string, m *Mark, p client.BackupsPage) (shown *Mark, lost bool) {
 	if !m.unproven(p) {
 		return m, false
@@ -568,38 +516,31 @@ type triggered struct {
 	Earlier   bool                // found after a 409 to an afterUnknown run's only trigger: not that trigger's
 }
 
-// errReadLost: the read before a trigger, a whole listing, lacks the
-// newest backup its previous change listed (or lists none); counted above
-// it, an old backup would read as new (an empty page a front or a cache
-// answered; a lagging listing, deep-run seed 727310).
+// errReadLost: the read before a trigger, a whole listing, lacks the newest backup its previous change listed (or lists
+// none): an old backup counted above it would read as new (a front's or cache's empty page; lagging: deep-run seed 727310).
 var errReadLost = errors.New("the account's newest backups, read before the trigger, do not list the newest backup listed when this " +
 	"trigger's previous change went ahead (prior_backup_ids), and the service never removes one: it is another listing (a wrong host " +
 	"behind a load balancer, a front's or a cache's page) or one that lags behind the service's writes, so no backup was queued. " +
 	"Try again; if every read lacks it, prior_backup_ids came from another listing: `terraform state rm` the trigger, and apply")
 
-// ErrListingLost: a listing ended without a backup listed before the
-// trigger, or an empty read is no longer proven; what any listing shows
-// since proves nothing (seed 815 of the simulation: the trigger's read came
-// from another host's listing).
+// ErrListingLost: a listing ended without a backup listed before the trigger, or an empty read is no longer proven; what
+// any listing shows since proves nothing (seed 815 of the simulation: the trigger's read came from another host's listing).
 var ErrListingLost = errors.New("the account's backups listing no longer lists a backup it showed before (the newest one read before " +
 	"the trigger, or the newest of a page read since), though the service never removes one; or, after a read before the trigger " +
 	"that listed none, it lists backups that ran longer than the time since, or is read too long after that read to show " +
 	"absence: it may be another listing (a wrong host behind a load balancer, a front's or a cache's page), so no backup it " +
 	"shows can be told to be this trigger's")
 
-// errListingContradicts: a first page read while looking for the trigger's
-// backup contradicted itself; a host that answers so (a front, a wrong
-// host behind a load balancer) may answer the next look with a history of
-// its own.
+// errListingContradicts: a first page read while looking for the trigger's backup contradicted itself; a host that
+// answers so (a front, a wrong host behind a load balancer) may answer the next look with a history of its own.
 var errListingContradicts = errors.New("a page of the account's backups listing contradicted itself while the trigger's backup was " +
 	"looked for, so no page read after it can be told to be the service's, and no backup it shows to be this trigger's")
 
 // errNotListed: the listing never held the trigger's backup.
 var errNotListed = errors.New("the account's backups listing shows no backup above those it listed before the trigger")
 
-// trigger queues one backup, or says why not. The POST is not idempotent:
-// after an unknown outcome the listing is looked at before any resend.
-// Its backup is one listed above l's mark (rule.identify).
+// trigger queues one backup (listed above l's mark: rule.identify), or says why not. The POST is not idempotent: after
+// an unknown outcome the listing is looked at before any resend.
 func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterUnknown bool) (*triggered, Outcome) {
 	mine := rule{AccountID: accountID, Mark: l.mark, Shown: l.shown}
 	began := w.clock.Now()
@@ -656,8 +597,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterU
 			uncertain, mayHaveQueued = true, true
 			w.log.Warn(ctx, "the outcome of a backup trigger is unknown; looking for the backup before sending it again",
 				map[string]any{"account_id": accountID, "error": err.Error()})
-			// A listing may lag behind the POST, as after a 202; with no
-			// answer, the request may still be on its way through the service.
+			// A listing may lag behind the POST, as after a 202; with no answer, the request may still be on its way.
 			grace := w.set.IdentifyWithin
 			if !unsure.Answered {
 				grace = max(grace, w.set.UncertainGrace)
@@ -684,12 +624,9 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterU
 	}
 }
 
-// hiddenBelow is a backup listed since the mark's read among or below its
-// backups (rule.unexplained) on p or, when p goes on before it lists every
-// backup of the mark, on the pages after it, read on from p (at most
-// proofPages): a short page hides one a clock set back stamped below older
-// ones (deep-run seed 619763: sent again, it queued a second backup). An
-// error when that pass fails or ends short of the mark.
+// hiddenBelow is a backup listed since the mark's read among or below its backups (rule.unexplained) on p or, when p
+// goes on short of the mark, on the pages after it (at most proofPages; an error when that pass fails or ends short of
+// it): a short page hides one a clock set back stamped below older ones (deep-run seed 619763: resent, a second backup).
 func (w *Runner) hiddenBelow(ctx context.Context, mine rule, p client.BackupsPage) (*client.Backup, error) {
 	if b := mine.unexplained(p); b != nil || !p.More || !mine.Mark.anchored() {
 		return b, nil
@@ -718,14 +655,10 @@ func (w *Runner) hiddenBelow(ctx context.Context, mine rule, p client.BackupsPag
 	return nil, errBelowUnshown
 }
 
-// errBelowUnshown: the listing read on from a short first page did not show
-// every backup listed before the trigger, so one listed since among them,
-// which may be the trigger's, cannot be ruled out.
 var errBelowUnshown = errors.New("the account's backups listing, read on from a first page that goes on, did not show every backup " +
 	"listed before the trigger, so a backup listed since among them, which may be this trigger's, cannot be ruled out: it is not sent again")
 
-// unexplainedError says why a backup listed since below the mark is
-// neither taken for the trigger's nor lets it be sent again; nil for none.
+// unexplainedError says why a backup listed since below the mark is not taken for the trigger's, nor lets it be resent.
 func unexplainedError(b *client.Backup) error {
 	if b == nil {
 		return nil
@@ -736,10 +669,8 @@ func unexplainedError(b *client.Backup) error {
 		"it with %s/%s", b.ID, b.Status, stamp(b.CreatedAt), b.AccountID, b.ID)
 }
 
-// conflictAfterUncertain reads a 409 after an unknown outcome: a backup in
-// progress listed before the trigger is another's, and the 409 stands; one
-// listed above the mark started since, and counts; none listed yet (a
-// lagging listing) is looked for. read is the last page it read.
+// conflictAfterUncertain reads a 409 after an unknown outcome: a backup in progress listed before the trigger is another's
+// (the 409 stands); one above the mark started since, and counts; none listed yet (lagging) is looked for. read: last page.
 func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict error) (tr *triggered, o Outcome, read *client.BackupsPage) {
 	l, err := w.look(ctx, mine.AccountID)
 	if err != nil {
@@ -757,8 +688,7 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict
 	case found != nil:
 		return &triggered{Backup: *found, Page: &l.page, Recovered: true}, Outcome{}, &l.page
 	case running != nil:
-		// In progress, not listed before, yet listed below what was: it is
-		// neither waited out as another's nor sent again.
+		// In progress, not listed before, yet listed below what was: neither waited out as another's nor sent again.
 		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: errors.Join(conflict, unexplainedError(running))}, &l.page
 	}
 	tr, page, err := w.identify(ctx, nil, mine, true)
@@ -768,9 +698,8 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict
 	return tr, Outcome{}, tr.Page
 }
 
-// identify finds a backup the service accepted, for IdentifyWithin and,
-// when the context ends first, once more, detached; nil, the last page
-// read and why not.
+// identify finds a backup the service accepted, for IdentifyWithin and, if ctx ends first, once more, detached; else nil,
+// the last page read and why not.
 func (w *Runner) identify(ctx context.Context, acct *client.Account, mine rule, recovered bool) (*triggered, *client.BackupsPage, error) {
 	found, page, err := w.lookFor(ctx, mine, w.set.IdentifyWithin)
 	if found == nil && ctx.Err() != nil {
@@ -797,9 +726,8 @@ const (
 	identifyMaxInterval = 8 * time.Second
 )
 
-// lookFor looks for the trigger's backup (rule.identify) until within has
-// passed, and returns it with the page it is on; else the last page read
-// and the last error (errNotListed when the listing held none).
+// lookFor looks for the trigger's backup (rule.identify) until within has passed: it and its page, else the last page
+// read and the last error (errNotListed when the listing held none).
 func (w *Runner) lookFor(ctx context.Context, mine rule, within time.Duration) (*client.Backup, *client.BackupsPage, error) {
 	deadline := w.clock.Now().Add(within)
 	var last *client.BackupsPage
@@ -827,9 +755,8 @@ func (w *Runner) lookFor(ctx context.Context, mine rule, within time.Duration) (
 	}
 }
 
-// seen is the trigger's backup as p, a first page, lists it (nil: none
-// yet), after the pages shown before (shown); ErrListingLost when p shows
-// the listing lost, and nothing it lists can be told to be the trigger's.
+// seen is the trigger's backup as first page p lists it (nil: none yet), after the pages shown before; ErrListingLost when
+// p shows the listing lost, and nothing it lists can be told to be the trigger's.
 func (w *Runner) seen(ctx context.Context, mine *rule, shown *newest, p client.BackupsPage) (*client.Backup, error) {
 	var lost bool
 	if mine.Mark, lost = w.provenBelow(ctx, mine.AccountID, mine.Mark, p); lost || mine.Mark.lostFrom(p) ||
@@ -840,9 +767,7 @@ func (w *Runner) seen(ctx context.Context, mine *rule, shown *newest, p client.B
 	return mine.identify(p), nil
 }
 
-// findTriggered looks once for the backup of an unidentified record: one
-// listed above the mark read before its trigger; nil, nil when none is
-// listed yet. page is the page read.
+// findTriggered looks once for an unidentified record's backup, above the mark read before its trigger (nil, nil: none yet).
 func (w *Runner) findTriggered(ctx context.Context, accountID string, r Record) (*client.Backup, *client.BackupsPage, error) {
 	if r.Prior == nil {
 		return nil, nil, errNoPrior
@@ -854,5 +779,4 @@ func (w *Runner) findTriggered(ctx context.Context, accountID string, r Record) 
 	return b, page, err
 }
 
-// errNoPrior: a record of a trigger not identified that holds no mark.
 var errNoPrior = errors.New("the record of this trigger holds no list of the backups listed before it (prior_backup_ids), so its backup cannot be told from another's")
