@@ -9,37 +9,25 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// Which backup counts for an operation is decided here, from what the
-// service lists, never by comparing a record's time with a clock. The
-// service runs at most one backup of an account at a time (a POST while one
-// runs is refused with 409), backup ids are unique, the listing is newest
-// first, and a record that has ended never changes (api-contract.md). So an
-// operation that may POST first reads the account's newest backups and
-// keeps a Mark of them; afterwards, a backup listed above every backup of
-// the mark was not listed then: it started after that read, whoever queued
-// it. A clock set back may list a new backup below the mark: it is then
-// not recognised, which fails the operation closed, or lets a backup listed
-// above the mark later (one started since the read too) be followed
-// instead, which costs a backup if that one fails (seed 15060).
+// Which backup counts is decided here from what the service lists, never by comparing a record's time with a clock. The
+// service runs one backup of an account at a time (a POST while one runs gets a 409), ids are unique, the listing is newest
+// first, and an ended record never changes (api-contract.md). So an operation that may POST first reads the account's newest
+// backups into a Mark; a backup later listed above every backup of it started after that read, whoever queued it. A clock
+// set back may list a new backup below the mark: unrecognised, it fails the operation closed, or lets a backup listed above
+// the mark later (one started since the read too) be followed instead, which costs a backup if that one fails (seed 15060).
 
-// Mark is what one read of an account's first page of backups showed: the
-// ids of every backup on it. A backup started since has none of them; one
-// listed above all of them started since, and one listed among or below
-// them that is none of them was listed since (a clock set back stamps it
-// below older ones). A nil *Mark is none known.
+// Mark is what one read of an account's first page of backups showed: the ids of every backup on it. A backup started since
+// has none of them; one listed above all of them started since, and one listed among or below them that is none of them was
+// listed since (a clock set back stamps it below older ones). A nil *Mark is none known.
 type Mark struct {
 	IDs []string `json:"ids"`
-	// below is a backup a listing read on past a first page showed above
-	// IDs[0], never stored: a first page that lists it, and goes on, lists
-	// only backups started since the read (provenBelow).
+	// below: a backup a listing read on past a first page showed above IDs[0], never stored: a first page that lists it,
+	// and goes on, lists only backups started since the read (provenBelow).
 	below string
-	// readAt is when an empty read's answer came, on this machine's clock,
-	// never stored: what is listed above it must have run since (ranSince).
+	// readAt: an empty read's answer time (this machine's clock), never stored: all above it must have run since (ranSince).
 	readAt time.Time
 }
 
-// errEmptyFirstPage: a first page that holds nothing and names a next one
-// cannot tell what is listed.
 var errEmptyFirstPage = errors.New("the account's first page of backups is empty but names a next page, so what it lists is unknown")
 
 // pageMark is the mark of a first page of backups.
@@ -62,10 +50,8 @@ func (m *Mark) listsBeyond(p client.BackupsPage) bool {
 // has says whether id, a backup's, is in the mark; never for none.
 func (m *Mark) has(id string) bool { return m != nil && id != "" && slices.Contains(m.IDs, id) }
 
-// with is the mark and id: a backup that is no longer new (its operation's
-// own, or one a conflict waited out). An empty read stays one: its ids
-// follow an empty first one, stored so (prior_backup_ids ",bkp_…"), for
-// id proves no absence above it (ranSince).
+// with is the mark and id, a backup no longer new (its operation's own, or one a conflict waited out). An empty read stays
+// one: its ids follow an empty first one as stored (prior_backup_ids ",bkp_…"), for id proves no absence above it (ranSince).
 func (m *Mark) with(id string) *Mark {
 	switch {
 	case m == nil, id == "", m.has(id):
@@ -76,8 +62,7 @@ func (m *Mark) with(id string) *Mark {
 	return &Mark{IDs: append(slices.Clip(m.IDs), id), below: m.below, readAt: m.readAt}
 }
 
-// emptyReadWith is the mark of a read that listed nothing at readAt (zero:
-// unknown), joined by ids: they follow its empty first one, as stored.
+// emptyReadWith is the mark of an empty read at readAt (zero: unknown) joined by ids, after its empty first one as stored.
 func emptyReadWith(ids []string, readAt time.Time) *Mark {
 	return &Mark{IDs: append([]string{""}, ids...), readAt: readAt}
 }
@@ -96,9 +81,8 @@ func (m *Mark) without(id string) *Mark {
 	return &Mark{IDs: slices.DeleteFunc(slices.Clone(m.IDs), func(s string) bool { return s == id })}
 }
 
-// union is what both marks hold: a backup above it is new since both
-// reads. After an empty read a, absence is proven from the later empty
-// read (ranSince). None when either is unknown.
+// union is what both marks hold: a backup above it is new since both reads. After an empty read a, absence is proven from
+// the later empty read (ranSince). None when either is unknown.
 func union(a, b *Mark) *Mark {
 	if a == nil || b == nil {
 		return nil
@@ -113,11 +97,9 @@ func union(a, b *Mark) *Mark {
 	return u
 }
 
-// joined is m, a read's mark, with n's backups: an empty read stays one
-// (its ids after an empty first one), proven by time alone (ranSince),
-// whatever a union with another mark anchors (deep-run seed 414043: an
-// empty read joined by another create's backup became anchored by it, and
-// a backup listed above that one, older than the read, was adopted).
+// joined is m, a read's mark, with n's backups: an empty read stays one (its ids after an empty first one), proven by time
+// alone (ranSince), whatever a union anchors (deep-run seed 414043: an empty read joined by another create's backup became
+// anchored by it, and a backup listed above that one, older than the read, was adopted).
 func (m *Mark) joined(n *Mark) *Mark {
 	u := union(m, n)
 	if m.readEmpty() && u.anchored() {
@@ -126,8 +108,7 @@ func (m *Mark) joined(n *Mark) *Mark {
 	return u
 }
 
-// then is m, a read's mark, and n, a later read's: n anchors it when it
-// listed backups, as a first read that did would.
+// then is m, a read's mark, and n, a later read's: n anchors it when it listed backups, as a first read that did would.
 func (m *Mark) then(n *Mark) *Mark {
 	if m.readEmpty() && n.anchored() {
 		return union(n, m)
@@ -135,17 +116,12 @@ func (m *Mark) then(n *Mark) *Mark {
 	return union(m, n)
 }
 
-// above is what p lists above every backup of m: the backups started since
-// m was read. m's first id, its anchor, is the newest backup of the read
-// it was made from (pageMark keeps a page's order; union and with keep it
-// first): p must list it, or a listing read on past p must have shown it
-// further down (provenBelow). Else nothing on p counts: a first page that
-// goes on without it, or a listing that ends without it (the service
-// never removes a backup), is another listing, a wrong host's or a
-// front's, beside which m's older backups prove nothing (simulation seeds
-// 227, 493 and 815; edges_test.go). m's other backups may be missing: a
-// bad earlier read must not hold every later change back. All of p is
-// above an empty mark (nothing was listed); nothing is above an unknown one.
+// above is what p lists above every backup of m: the backups started since m was read. m's anchor, its first id, is its
+// read's newest backup (pageMark keeps a page's order; union and with keep it first): p must list it, or a listing read on
+// past p must have shown it further down (provenBelow). Else nothing on p counts: a first page going on without it, or a
+// listing ending without it (the service never removes a backup), is another listing, a wrong host's or a front's, beside
+// which m's older backups prove nothing (simulation seeds 227, 493 and 815; edges_test.go). m's other backups may be missing:
+// a bad earlier read must not hold every later change back. All of p is above an empty mark; nothing is above an unknown one.
 func (m *Mark) above(p client.BackupsPage) []client.Backup {
 	switch {
 	case m == nil:
@@ -166,43 +142,33 @@ func listed(p client.BackupsPage, id string) bool {
 	return slices.ContainsFunc(p.Backups, func(b client.Backup) bool { return b.ID == id })
 }
 
-// lostFrom says whether p, a listing that ends, lacks m's anchor: the
-// service never removes a backup, so p, or the read m was made from, is
-// another listing (a wrong host, a front), and no later page can show what
-// started since m was read.
+// lostFrom says whether p, a listing that ends, lacks m's anchor: the service never removes a backup, so p, or m's read,
+// is another listing (a wrong host, a front), and no later page can show what started since m was read.
 func (m *Mark) lostFrom(p client.BackupsPage) bool {
 	return m.anchored() && !p.More && !listed(p, m.IDs[0])
 }
 
-// emptiedOf says whether p, an empty listing, lists none of m's backups,
-// though m listed some: the service never removes one.
+// emptiedOf says whether p, an empty listing, lacks all of m's backups though m listed some: the service never removes one.
 func (m *Mark) emptiedOf(p client.BackupsPage) bool {
 	return m != nil && len(m.IDs) > 0 && len(p.Backups) == 0 && !p.More
 }
 
-// furtherDown says whether p goes on and lists the backup a listing read
-// on past a first page showed above m's anchor.
+// furtherDown says whether p goes on and lists the backup a listing read on past a first page showed above m's anchor.
 func (m *Mark) furtherDown(p client.BackupsPage) bool {
 	return p.More && m.below != "" && listed(p, m.below)
 }
 
-// unproven says whether p goes on without m's anchor, so that only a
-// listing read past p can show that every backup on p started since m.
+// unproven says whether p goes on without m's anchor: only a listing read past p can show every backup on p started since m.
 func (m *Mark) unproven(p client.BackupsPage) bool {
 	return m.anchored() && p.More && len(p.Backups) > 0 && !listed(p, m.IDs[0]) && !m.furtherDown(p)
 }
 
-// ranSince says whether what p lists above m, made from an empty read
-// (nothing was listed, whatever ids joined it since), can all have
-// started since that read: those backups ran one at a time, so their run
-// times, on the service's stamps, add up to no more than the time from the
-// read to p's answer on this machine's clock, and the allowance (a second
-// more each, for stamps in whole seconds). An empty page is absence,
-// proven only so, and only within the horizon after it: a front's or a
-// cache's empty page lists an account's old backups afterwards as new,
-// and the later the look, the more of them fit the time since. Clocks
-// measure durations only, and only to refuse; a mark whose read listed a
-// backup needs none of it.
+// ranSince says whether what p lists above m, made from an empty read (whatever ids joined it since), can all have started
+// since that read: run one at a time, their run times (service stamps) add up to no more than the time from the read to
+// p's answer on this machine's clock, plus the allowance (a second more each, for whole-second stamps). An empty page is
+// absence, proven only so, and only within the horizon after it: a front's or a cache's empty page lists old backups
+// afterwards as new, and the later the look, the more fit the time since. Clocks measure durations only, and only to
+// refuse; a mark whose read listed a backup needs none of it.
 func (m *Mark) ranSince(p client.BackupsPage, allowance, horizon time.Duration) bool {
 	if !m.readEmpty() {
 		return true
@@ -226,8 +192,7 @@ func (m *Mark) ranSince(p client.BackupsPage, allowance, horizon time.Duration) 
 // maxRun bounds a sum of run times: longer than any wait.
 const maxRun = 100 * 365 * 24 * time.Hour
 
-// readSince is m, made from an empty read at t (this machine's clock); a
-// mark whose read listed backups, as is.
+// readSince is m, made from an empty read at t (this machine's clock); a mark whose read listed backups, as is.
 func (m *Mark) readSince(t time.Time) *Mark {
 	if !m.readEmpty() {
 		return m
@@ -240,20 +205,16 @@ func (m *Mark) shownBelow(id string) *Mark {
 	return &Mark{IDs: m.IDs, below: id, readAt: m.readAt}
 }
 
-// newest is the newest backup of each first page an operation read: a
-// listing that ends lists every one of them, since the service never
-// removes a backup. One that does not is another listing (a wrong host
-// behind a load balancer answering some reads), and what it shows proves
-// nothing (deep-run seed 332449: a trigger read from another history, whose
-// first page the service's own contradicted, took a backup of that
-// history's as its own).
+// newest is the newest backup of each first page an operation read: a listing that ends lists every one, since the service
+// never removes a backup. One that does not is another listing (a wrong host behind a load balancer answering some reads),
+// and what it shows proves nothing (deep-run seed 332449: a trigger read from another history, whose first page the
+// service's own contradicted, took a backup of that history's as its own).
 type newest struct{ ids []string }
 
 // newestKept bounds newest: a look reads a few dozen pages.
 const newestKept = 16
 
-// contradictedBy says whether p, a listing that ends, lacks a backup a
-// first page read before it showed newest.
+// contradictedBy says whether p, a listing that ends, lacks a backup a first page read before it showed newest.
 func (n *newest) contradictedBy(p client.BackupsPage) bool {
 	return !p.More && slices.ContainsFunc(n.ids, func(id string) bool { return !listed(p, id) })
 }
@@ -272,27 +233,21 @@ func (n *newest) add(p client.BackupsPage) {
 	n.ids = append(n.ids, p.Backups[0].ID)
 }
 
-// rule is which backup counts for one operation; its methods alone decide.
-// It holds no time and no clock: identity is by listing, and a backup's age
-// (reuse_within) is read from the page that lists it. Its pages list the
-// account's own backups only: the client leaves out any other's.
+// rule is which backup counts for one operation; its methods alone decide. No time, no clock: identity is by listing, and a
+// backup's age (reuse_within) is read from the page listing it, which lists only the account's own (the client drops others).
 type rule struct {
 	AccountID string
-	// Mark is what a backup must be listed above to count: the operation's
-	// own read before its POST or, for reuse_within, the previous change's
-	// (nil: none known, and nothing is reused unless Unrecorded).
+	// Mark: what a backup must be listed above to count: the operation's read before its POST or, for reuse_within, the
+	// previous change's (nil: none known, and nothing is reused unless Unrecorded).
 	Mark *Mark
-	// Claimed are backups other operations of this process queued or took
-	// for their changes: listed above Mark, yet never this one's.
+	// Claimed: backups other operations of this process queued or took for their changes: above Mark, yet never this one's.
 	Claimed *Mark
-	// Shown is the newest backup of each first page read before the POST
-	// since Mark's own read (a conflict's wait): a listing that ends lists each.
+	// Shown: the newest backup of each first page read before the POST since Mark's read (a conflict's wait): a listing
+	// that ends lists each.
 	Shown newest
-	// Unrecorded: the caller records no change (an action, a guard's
-	// destroy), so for reuse_within a backup counts wherever it is listed.
+	// Unrecorded: the caller records no change (an action, a guard's destroy): a recent backup counts wherever listed.
 	Unrecorded bool
-	// ReuseWithin, when positive, lets a backup started within it before
-	// the page was read count (reuse_within).
+	// ReuseWithin, when positive, lets a backup started within it before the page was read count (reuse_within).
 	ReuseWithin time.Duration
 	Allowance   time.Duration // how far the two readings of an age may disagree
 }
@@ -315,9 +270,7 @@ func (e *notCountedError) Error() string {
 
 func (e *notCountedError) Is(target error) bool { return target == errNotCounted }
 
-// counted says why b, known to be the operation's (by id, or above its
-// mark), does not count once it has ended: nil when it is a good backup by
-// a consistent record.
+// counted says why the operation's b (by id or above its mark) does not count once ended: nil if good by a consistent record.
 func counted(b client.Backup) error {
 	if !b.Good() {
 		return &notCountedError{Backup: b, Why: fmt.Sprintf("it is not a good backup by a consistent record (%s)", describeRecord(b))}
@@ -333,12 +286,9 @@ func countable(b client.Backup) error {
 	return nil
 }
 
-// identify is the operation's backup as p lists it: of the backups above
-// the mark, the oldest listed; nil when p lists none above it. Each of them
-// started after the operation's read, so any keeps its promise; the first to
-// start since is the trigger's own (one backup runs at a time, and the read
-// is a moment before the POST), while a look made minutes later also lists
-// the backups other pipelines queued after it ended.
+// identify is the operation's backup as p lists it: the oldest listed above the mark (nil: none). Each of them started after
+// the operation's read, so any keeps its promise; the first to start since is the trigger's own (one backup runs at a time,
+// and the read is a moment before the POST), while a look minutes later also lists backups other pipelines queued after it.
 func (r rule) identify(p client.BackupsPage) *client.Backup {
 	above := r.Mark.above(p)
 	for i := len(above) - 1; i >= 0; i-- {
@@ -349,12 +299,9 @@ func (r rule) identify(p client.BackupsPage) *client.Backup {
 	return nil
 }
 
-// unexplained is a backup p lists that the mark's read did not, below
-// the mark, where identify does not take it: a clock set back since
-// stamped it below older backups, or the listing lagged. It may be the
-// operation's own, so nothing is sent again while it is listed. Nil when
-// there is none: sending the trigger again cannot queue a second backup
-// that is already listed.
+// unexplained is a backup p lists that the mark's read did not, below the mark, where identify does not take it: a clock
+// set back since stamped it below older backups, or the listing lagged. It may be the operation's own, so nothing is sent
+// again while it is listed. Nil for none: a resent trigger cannot queue a second backup that is already listed.
 func (r rule) unexplained(p client.BackupsPage) *client.Backup {
 	for i := len(r.Mark.above(p)); i < len(p.Backups); i++ {
 		if !r.Mark.has(p.Backups[i].ID) {
@@ -364,25 +311,21 @@ func (r rule) unexplained(p client.BackupsPage) *client.Backup {
 	return nil
 }
 
-// ErrNoEarlierChange: reuse_within takes no shortcut for a change whose
-// previous change left no mark the provider can read.
+// ErrNoEarlierChange: reuse_within takes no shortcut for a change whose previous change left no mark the provider can read.
 var ErrNoEarlierChange = errors.New("this trigger's state records no earlier change of it (it is created for the first time, its replaced " +
 	"trigger was not deleted first by this command, as with create_before_destroy, or a runner was killed between the two; or another " +
 	"trigger of its account replaced in this command has no known prior_backup_ids, and Terraform does not say which one this replaces), " +
 	"so a backup of the previous change could not be told from a later one")
 
-// ErrEmptyEarlierChange: reuse_within takes no shortcut above a previous
-// change whose listing showed no backup: an empty page proves no absence
-// afterwards (Mark.ranSince), so a backup it hid may predate that change.
+// ErrEmptyEarlierChange: reuse_within takes no shortcut above a previous change whose listing showed no backup: an empty
+// page proves no absence afterwards (Mark.ranSince), so a backup it hid may predate that change.
 var ErrEmptyEarlierChange = errors.New("this trigger's previous change went ahead on a listing of the account that showed no backup " +
 	"(prior_backup_ids empty, or starting with an empty entry), which a cache's or a wrong host's empty page also shows, so a " +
 	"backup of that change's time could not be told from a later one")
 
-// reusable is the newest backup p lists that reuse_within lets count: above
-// the previous change's mark, in progress or good, and started within the
-// window as the older of its two readings dates it (age). refused says why
-// no backup was reused when one may have been (an unknown mark, clocks that
-// cannot be read or disagree); nil, nil when none is recent.
+// reusable is the newest backup p lists that reuse_within lets count: above the previous change's mark, in progress or
+// good, started within the window as the older of its two readings dates it (age). refused says why none was reused when
+// one may have been (an unknown mark, clocks unreadable or disagreeing); nil, nil when none is recent.
 func (r rule) reusable(p client.BackupsPage) (found *client.Backup, age time.Duration, refused error) {
 	candidates := p.Backups
 	if !r.Unrecorded && r.Mark != nil {
@@ -409,11 +352,9 @@ func (r rule) reusable(p client.BackupsPage) (found *client.Backup, age time.Dur
 	return nil, 0, nil
 }
 
-// ageOf is how long before its page's answer b started, the older of two
-// readings: on the service's clock (the answer's Date) and on this
-// machine's (the record's time read as its own). An error when the
-// service's clock could not be read, or the readings are apart beyond the
-// allowance: then the window cannot be measured.
+// ageOf is how long before its page's answer b started, the older of two readings: the service's clock (the answer's
+// Date) and this machine's (the record's time read as its own). An error when the service's clock is unreadable, or the
+// readings are apart beyond the allowance: then the window cannot be measured.
 func ageOf(b client.Backup, at client.AnswerTime, allowance time.Duration) (time.Duration, error) {
 	if at.Service.IsZero() {
 		return 0, errors.New("the service's clock could not be read from the listing's answer (no Date header that parses and is " +
@@ -446,8 +387,7 @@ func describeRecord(b client.Backup) string {
 	return fmt.Sprintf("status %q, created_at %s, %s, %s", b.Status, stamp(b.CreatedAt), completed, errText)
 }
 
-// markOf is the mark of a page that lists backup (the outcome's), with it:
-// the floor of the next change if this one goes ahead now. Nil when page is.
+// markOf is the mark of a page listing backup (the outcome's), with it: the next change's floor if it goes ahead now.
 func markOf(p *client.BackupsPage, backup string) *Mark {
 	if p == nil {
 		return nil
