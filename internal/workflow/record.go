@@ -29,35 +29,28 @@ const (
 	phaseImported     phase = "imported"     // until the first apply takes the configuration
 )
 
-// Record is what a resource or an invocation knows of the backup it stands
-// for; it is also the private state's format (Encode, Decode).
+// Record is what a resource or invocation knows of the backup it stands for; the private state's format (Encode, Decode).
 type Record struct {
 	Phase    phase  `json:"phase"`
 	BackupID string `json:"backup_id,omitempty"` // "" while unidentified or none
 	Status   string `json:"status,omitempty"`    // as last read; "" before an import's first read
-	// TriggeredAt: when the backup was created or, unidentified, when its
-	// trigger began (this machine's clock).
+	// TriggeredAt: when the backup was created or, unidentified, when its trigger began (this machine's clock).
 	TriggeredAt time.Time `json:"triggered_at,omitzero"`
-	// TriggeredOnService: an unidentified trigger's start on the service's
-	// clock, from the Date of the page read just before it: only for the
-	// grace before it is sent again, never to tell which backup is its.
+	// TriggeredOnService: an unidentified trigger's start on the service's clock (the Date of the page read just before
+	// it): only for the grace before it is sent again, never to tell which backup is its.
 	TriggeredOnService time.Time `json:"triggered_on_service,omitzero"`
 	CompletedAt        time.Time `json:"completed_at,omitzero"`
 	Confirmed          bool      `json:"confirmed,omitempty"`   // the service accepted an unidentified backup's trigger
 	CountsUntil        time.Time `json:"counts_until,omitzero"` // a stopped destroy's record stands until then
-	// StoppedOnService is when a stopped destroy stopped on the service's
-	// clock (the Date of the last page it read; zero when unknown): its
-	// record stands for resume_within on that clock too.
+	// StoppedOnService: when a stopped destroy stopped on the service's clock (the last page read's Date; zero: unknown):
+	// its record stands for resume_within on that clock too.
 	StoppedOnService time.Time `json:"stopped_on_service,omitzero"`
 	Reused           bool      `json:"reused,omitempty"` // a recent backup counted (reuse_within)
-	// Prior is a mark of the account's backups (a trigger shows it as
-	// prior_backup_ids): until the change goes ahead, the read before its
-	// trigger, above which its backup is listed (never with it); once it
-	// went ahead, the read when it did, with its backup: the next change's
-	// floor. Nil: none is known.
+	// Prior: a mark of the account's backups (a trigger shows it as prior_backup_ids): until the change goes ahead, the
+	// read before its trigger, above which its backup is listed (never with it); once it went ahead, the read when it did,
+	// with its backup: the next change's floor. Nil: none is known.
 	Prior *Mark `json:"prior,omitempty"`
-	// Ahead: the change went ahead. A trigger's record shows it by its
-	// backup in Prior; this field says it for one not identified.
+	// Ahead: the change went ahead. A trigger's record shows it by its backup in Prior; this says it for one not identified.
 	Ahead bool `json:"ahead,omitempty"`
 }
 
@@ -96,11 +89,9 @@ func Decode(raw []byte) (Record, error) {
 	return s.Record, nil
 }
 
-// FromTriggerState is a trigger's record from its state (shown: its
-// attributes, prior_backup_ids among them) and its stored record, which
-// adds what the state cannot say; the state wins. Terraform gives a
-// tainted object's Delete no private state: everything a replacement needs
-// is in the state.
+// FromTriggerState is a trigger's record from its state (shown: its attributes, prior_backup_ids among them) and its stored
+// record, which adds what the state cannot say; the state wins. Terraform gives a tainted object's Delete no private state:
+// everything a replacement needs is in the state.
 func FromTriggerState(shown Record, raw []byte) (Record, error) {
 	kept, err := Decode(raw)
 	if err != nil {
@@ -129,9 +120,8 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 	return r, nil
 }
 
-// phaseOf is the phase of a record in phase was once it read b: an import
-// stays imported. A success that contradicts itself (client.Backup.Good)
-// is a failure.
+// phaseOf is the phase of a record in phase was once it read b: an import stays imported; a success that contradicts
+// itself (client.Backup.Good) is a failure.
 func phaseOf(b client.Backup, was phase) phase {
 	switch {
 	case was == phaseImported:
@@ -143,10 +133,8 @@ func phaseOf(b client.Backup, was phase) phase {
 	}
 }
 
-// floor is the mark a change replacing this record's must count above
-// (RunOptions.Since): its Prior, which holds its backup once it went
-// ahead. None for a trigger that went ahead before its backup was
-// identified: that backup may yet be listed above any mark.
+// floor is the mark a change replacing this record's must count above (RunOptions.Since): its Prior, which holds its
+// backup once it went ahead. None for a trigger gone ahead unidentified: its backup may yet be listed above any mark.
 func (r Record) floor() *Mark {
 	if r.Phase == phaseUnidentified && r.Ahead {
 		return nil
@@ -154,9 +142,8 @@ func (r Record) floor() *Mark {
 	return r.Prior
 }
 
-// above is the record counting only above m too: its mark holds m's
-// backups, and one of them recorded as its backup reads as gone ahead
-// (FromTriggerState), so that no create adopts it.
+// above is the record counting only above m too: its mark holds m's backups, and one of them recorded as its backup reads
+// as gone ahead (FromTriggerState), so that no create adopts it.
 func (r Record) above(m *Mark) Record {
 	r.Prior = r.Prior.joined(m)
 	if r.BackupID != "" {
@@ -165,10 +152,8 @@ func (r Record) above(m *Mark) Record {
 	return r
 }
 
-// goesAhead is the record once its change goes ahead, after o: its Prior
-// becomes the listing o last read (Outcome.Seen), with its backup, or
-// failing that the read before it with its backup; a trigger not
-// identified keeps the read before it, to be looked for above.
+// goesAhead is the record once its change goes ahead after o: its Prior becomes the listing o last read (Outcome.Seen),
+// or failing that the read before it, with its backup; one not identified keeps the read before it, to be looked for above.
 func (r Record) goesAhead(o Outcome) Record {
 	r.Ahead = true
 	if r.BackupID != "" && !r.Prior.has(r.BackupID) {
@@ -185,11 +170,9 @@ type Saving struct {
 	Stopped   bool // interrupted as it returned (Ctrl-C)
 }
 
-// Saved is the record a trigger's create or update saves after o, and
-// whether it saves one: a refused create keeps the record of the change it
-// replaces (its floor, the backup it may still adopt), another refusal
-// saves nothing. Its change goes ahead now only when the apply goes on past
-// it, so that the next change counts only backups listed since; a stopped
+// Saved is the record a trigger's create or update saves after o, and whether it saves one: a refused create keeps the
+// record of the change it replaces (its floor, the backup it may still adopt), another refusal saves nothing. Its change
+// goes ahead now only when the apply goes on past it, so that the next change counts only backups listed since; a stopped
 // wait never does (Terraform starts no dependent then: the next plan settles it).
 func (r Record) Saved(o Outcome, s Saving) (Record, bool) {
 	next := r.after(o)
@@ -209,15 +192,13 @@ func (r Record) Saved(o Outcome, s Saving) (Record, bool) {
 	return next.goesAhead(o), true
 }
 
-// UnidentifiedGoesOn says whether the apply goes on past a trigger not
-// identified (a warning): one accepted, not waited for, and not a replaced
-// trigger's to adopt.
+// UnidentifiedGoesOn says whether the apply goes on past a trigger not identified (a warning): one accepted, not waited
+// for, and not a replaced trigger's to adopt.
 func (o Outcome) UnidentifiedGoesOn(waits bool) bool {
 	return o.Kind == NotIdentified && !waits && o.Confirmed && !o.Adopted
 }
 
-// identified is an unidentified record once a look found its backup b on
-// page: after its change went ahead, that page (read since) is the floor.
+// identified is an unidentified record once a look found its backup b on page: the floor (read since) if it went ahead.
 func (r Record) identified(b client.Backup, page *client.BackupsPage) Record {
 	ahead, prior := r.Ahead, r.Prior
 	r = r.Observe(b)
@@ -227,16 +208,14 @@ func (r Record) identified(b client.Backup, page *client.BackupsPage) Record {
 	return r
 }
 
-// after is the record once a run or a follow of r came to o, its change
-// not gone ahead unless it had (see goesAhead); None, with r's floor, when
-// no backup is known to have been queued.
+// after is the record once a run or a follow of r came to o, its change not gone ahead unless it had (see goesAhead);
+// None, with r's floor, when no backup is known to have been queued.
 func (r Record) after(o Outcome) Record {
 	switch {
 	case o.Backup != nil:
 		next := r // its times, where the run read none
 		if r.BackupID != o.Backup.ID {
-			// Another backup: the read before its trigger, else what r
-			// leaves the next change, never with it until its change goes ahead.
+			// Another backup: the read before its trigger, else r's floor; never with it until its change goes ahead.
 			next = Record{Prior: cmp.Or(o.Before, r.floor()).without(o.Backup.ID)}
 		}
 		next.Phase = phaseNone // decided by this outcome alone (an import is adopted by now)
@@ -255,11 +234,9 @@ func ImportedAs(backupID string) Record {
 	return Record{Phase: phaseImported, BackupID: backupID}
 }
 
-// Observe is the record after a read of its backup; an import stays
-// imported until adopted.
+// Observe is the record after a read of its backup; an import stays imported until adopted.
 func (r Record) Observe(b client.Backup) Record {
-	// A record in progress may still change (only an ended one never does):
-	// triggered_at stays what it first read, so that no plan is contradicted.
+	// A record in progress may still change: triggered_at stays what it first read, so that no plan is contradicted.
 	if !b.CreatedAt.IsZero() && (r.BackupID != b.ID || r.TriggeredAt.IsZero()) {
 		r.TriggeredAt = b.CreatedAt
 	}
@@ -272,8 +249,7 @@ func (r Record) Observe(b client.Backup) Record {
 	return r
 }
 
-// Adopted is an imported record once the first apply took the
-// configuration: from then on, the phase of its status.
+// Adopted is an imported record once the first apply took the configuration: from then on, the phase of its status.
 func (r Record) Adopted() Record {
 	if r.Phase == phaseImported && r.Status != "" {
 		r.Phase = phaseOf(r.backup(), phaseNone) // imported no more
@@ -290,8 +266,7 @@ func (r Record) backup() client.Backup {
 	return b
 }
 
-// Finished: the backup ended and the record knows when it began; it never
-// changes again.
+// Finished: the backup ended and the record knows when it began; it never changes again.
 func (r Record) Finished() bool {
 	return r.Status != "" && !client.InProgress(r.Status) && !r.TriggeredAt.IsZero()
 }
@@ -306,8 +281,7 @@ const (
 	Retake             // replace the trigger, which takes a new backup
 )
 
-// Next is the step of the next apply for a trigger that waited
-// (waitedBefore) and now waits (waitsNow) for its backup.
+// Next is the step of the next apply for a trigger that waited (waitedBefore) and now waits (waitsNow) for its backup.
 func (r Record) Next(waitedBefore, waitsNow bool) Step {
 	switch {
 	case r.Phase == phaseNone:
@@ -330,17 +304,13 @@ func (r Record) Next(waitedBefore, waitsNow bool) Step {
 	return keep
 }
 
-// TakesConfigTriggers: an imported trigger adopts the configuration's
-// triggers in place on its first apply.
+// TakesConfigTriggers: an imported trigger adopts the configuration's triggers in place on its first apply.
 func (r Record) TakesConfigTriggers() bool { return r.Phase == phaseImported }
 
-// awaitsItsBackup: the record's change queued a backup (or may have) and
-// never went ahead, so a replacement of the same triggers may adopt it while
-// it still counts (stillCounts). One whose change went ahead with it does
-// not, even while it runs: the replacement may be another trigger created
-// with those triggers, which Terraform does not tell apart (seed 303), nor
-// one not identified whose change went ahead unwaited (seed 11138); nor an
-// import never applied.
+// awaitsItsBackup: the record's change queued a backup (or may have) and never went ahead, so a replacement of the same
+// triggers may adopt it while it still counts (stillCounts). Not one whose change went ahead with it, even running: the
+// replacement may be another trigger created with those triggers, which Terraform does not tell apart (seed 303); nor one
+// not identified whose change went ahead unwaited (seed 11138); nor an import never applied.
 func (r Record) awaitsItsBackup() bool {
 	return r.Phase != phaseNone && r.Phase != phaseImported && !r.Ahead
 }
@@ -351,9 +321,8 @@ func (r Record) Empty() bool { return r.Phase == phaseNone }
 // Unidentified: its backup was triggered and never identified.
 func (r Record) Unidentified() bool { return r.Phase == phaseUnidentified }
 
-// carriesAChange: the record holds something a replacement of its trigger
-// needs (a floor, a backup, or one it awaits), so a create that queued
-// nothing still saves it.
+// carriesAChange: the record holds what a replacement of its trigger needs (a floor, a backup, or one it awaits), so a
+// create that queued nothing still saves it.
 func (r Record) carriesAChange() bool {
 	return r.floor() != nil || r.BackupID != "" || r.awaitsItsBackup()
 }
@@ -361,48 +330,40 @@ func (r Record) carriesAChange() bool {
 // StandsUntil is when a stopped destroy's record stops standing (zero: none).
 func (r Record) StandsUntil() time.Time { return r.CountsUntil }
 
-// standsForDestroy: a stopped destroy's record stands until CountsUntil,
-// and never longer than resume from now, give or take the clock allowance (a
-// clock ahead wrote a later one; the service's clock bounds it too, see
-// standsOnService).
+// standsForDestroy: a stopped destroy's record stands until CountsUntil, never longer than resume from now, give or take
+// the clock allowance (a clock ahead wrote a later one; the service's clock bounds it too: standsOnService).
 func (r Record) standsForDestroy(now time.Time, resume time.Duration) bool {
 	return r.Phase != phaseNone && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil) && r.CountsUntil.Sub(now) <= resume+DefaultClockAllowance
 }
 
-// standsTooLong: a stopped destroy's record does not stand only because its
-// CountsUntil lies further from now than resume allows, give or take the
-// clock allowance (a clock moved between the two destroys): it is kept for
-// the next destroy, never made to stand longer (see afterStoppedDestroy).
+// standsTooLong: a stopped destroy's record does not stand only because its CountsUntil lies further from now than resume
+// allows, give or take the clock allowance (a clock moved between the two destroys): kept for the next destroy, never
+// made to stand longer (see afterStoppedDestroy).
 func (r Record) standsTooLong(now time.Time, resume time.Duration) bool {
 	return r.Phase != phaseNone && r.CountsUntil.Sub(now) > resume+DefaultClockAllowance
 }
 
-// standsOnService: a stopped destroy's record stands, as of an answer at
-// at, for resume_within from its stop on the service's clock as well as on
-// this machine's (standsForDestroy), so that a runner's clock that ran ahead
-// at the stop cannot make it stand longer. Neither a stop whose service time
-// is unknown (no answer with a Date) nor an answer without a Date can show
-// that the record still stands: that costs a backup. Nor can an answer
-// whose Date is apart from this machine's clock beyond the allowance: one
-// of the two is wrong, and both set back would let it stand too long
-// (deep-run seed 72536: a service 30 minutes behind, a runner 3).
+// standsOnService: a stopped destroy's record stands, as of an answer at at, for resume_within from its stop on the
+// service's clock as well as this machine's (standsForDestroy), so a runner's clock ahead at the stop cannot make it stand
+// longer. A stop of unknown service time (no answer with a Date) or an answer without a Date cannot show it still stands:
+// that costs a backup. Nor can an answer whose Date is apart from this machine's clock beyond the allowance: one of the
+// two is wrong, and both set back would let it stand too long (deep-run seed 72536: a service 30 minutes behind, a runner 3).
 func (r Record) standsOnService(at client.AnswerTime, resume time.Duration) bool {
 	apart := at.Service.Sub(at.Received)
 	return !r.StoppedOnService.IsZero() && !at.Service.IsZero() && !at.Service.After(r.StoppedOnService.Add(resume)) &&
 		apart <= DefaultClockAllowance && apart >= -DefaultClockAllowance
 }
 
-// overOnService: an answer at whose Date agrees with this machine's clock
-// within the allowance shows r's resume_within on the service's clock over.
+// overOnService: an answer at whose Date is within the allowance of this machine's clock shows r's resume_within over on
+// the service's clock.
 func (r Record) overOnService(at client.AnswerTime, resume time.Duration) bool {
 	apart := at.Service.Sub(at.Received)
 	return !r.StoppedOnService.IsZero() && !at.Service.IsZero() && at.Service.After(r.StoppedOnService.Add(resume)) &&
 		apart <= DefaultClockAllowance && apart >= -DefaultClockAllowance
 }
 
-// stillCounts says whether a backup an earlier operation of the change
-// began (a stopped destroy's, a replaced trigger's), as now read, can still
-// let the change go ahead: in progress or good.
+// stillCounts says whether a backup an earlier operation of the change began (a stopped destroy's, a replaced trigger's),
+// as now read, can still let the change go ahead: in progress or good.
 func stillCounts(b client.Backup) bool {
 	return client.InProgress(b.Status) || b.Good()
 }
