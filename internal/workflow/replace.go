@@ -10,32 +10,24 @@ import (
 	"time"
 )
 
-// Replacing a trigger: Terraform deletes the replaced trigger and creates
-// its replacement as two calls, and names neither to the other; what the
-// delete leaves, the create adopts or counts above.
+// Replacing a trigger: Terraform deletes the replaced trigger and creates its replacement as two calls, naming neither to
+// the other; what the delete leaves, the create adopts or counts above.
 
-// CreateTrigger takes a trigger's backup or, when this create replaces a
-// trigger of the same account and triggers deleted in this process
-// (DeleteTrigger), follows that one's backup while it stands (stillCounts).
-// Only a backup listed above the floors of the triggers of the account
-// deleted here may be reused or adopted; a create that replaced none knows
-// no floor, and reuse_within takes no shortcut. It returns the record the
-// outcome builds on.
+// CreateTrigger takes a trigger's backup or, replacing a trigger of the same account and triggers deleted in this process
+// (DeleteTrigger), follows that one's backup while it stands (stillCounts). Only a backup listed above the floors of the
+// account's triggers deleted here may be reused or adopted; a create that replaced none knows no floor, and reuse_within
+// takes no shortcut. It returns the record the outcome builds on.
 func (w *Runner) CreateTrigger(ctx context.Context, accountID, triggers string, opts RunOptions) (Outcome, Record) {
 	return w.createTrigger(ctx, w.replaced, accountID, triggers, opts)
 }
 
-// DeleteTrigger keeps what a trigger's delete leaves its replacement (a
-// trigger's backup is never deleted): the create of the same account and
-// triggers in this process adopts its backup, and every create of the
-// account counts only above its floor. A trigger whose change went ahead
-// before its backup was listed is looked for first: its replacement counts
-// only above that backup, and a listing that does not show it yet would let
-// it count as the replacement's (deep-run seed 650160: a lagging listing).
-// One listed where no look takes it (below the backups listed before it,
-// or after an empty read too long ago) is kept from the replacement with
-// every backup listed since (predating). While nothing is listed since,
-// nothing is kept and the delete fails: Terraform keeps the trigger.
+// DeleteTrigger keeps what a trigger's delete leaves its replacement (a trigger's backup is never deleted): the create of
+// the same account and triggers in this process adopts its backup, and every create of the account counts only above its
+// floor. A trigger gone ahead before its backup was listed is looked for first: its replacement counts only above that
+// backup, which a listing not showing it yet would let count as the replacement's (deep-run seed 650160: a lagging listing).
+// One listed where no look takes it (below the backups listed before it, or after an empty read too long ago) is kept from
+// the replacement with every backup listed since (predating). While none is listed since, nothing is kept and the delete
+// fails: Terraform keeps the trigger.
 func (w *Runner) DeleteTrigger(ctx context.Context, accountID, triggers string, rec Record) error {
 	if rec.Phase == phaseUnidentified && rec.Ahead {
 		b, page, err := w.findTriggered(ctx, accountID, rec)
@@ -83,9 +75,8 @@ func (w *Runner) createTrigger(ctx context.Context, reps *replacements, accountI
 	var above *Mark
 	if replaced {
 		opts.Since = union(since, opts.Since)
-		// Terraform does not say which deleted trigger this create replaces: adopted, the backup must
-		// have been listed after the change of every other trigger of the account deleted here went
-		// ahead, so that it stands for whichever this one is (none known: a new backup).
+		// Terraform does not say which deleted trigger this create replaces: an adopted backup must be listed after every
+		// other deleted trigger of the account went ahead, so it stands for whichever this one is (none known: a new backup).
 		above = others
 	}
 	if replaced && others == nil {
@@ -126,11 +117,9 @@ func (w *Runner) createTrigger(ctx context.Context, reps *replacements, accountI
 	return o, Record{Prior: opts.Since} // a new backup, or one identified
 }
 
-// replacements holds, for one provider process (one phase of one command),
-// the triggers deleted (remember), so that the Create replacing one (same
-// account, same triggers) adopts its backup instead of queueing a second,
-// and every Create of the account counts only above their floors. That
-// relies on Terraform deleting before creating in the same process: with
+// replacements holds, for one provider process (one phase of one command), the triggers deleted (remember), so that the
+// Create replacing one (same account, same triggers) adopts its backup instead of queueing a second, and every Create of
+// the account counts only above their floors. That relies on Terraform deleting before creating in the same process: with
 // create_before_destroy the replacement knows no floor and takes a new backup (see docs).
 type replacements struct {
 	mu       sync.Mutex
@@ -151,8 +140,7 @@ func newReplacements() *replacements {
 	return &replacements{replaced: map[string][]replacedTrigger{}, served: map[string]int{}, claims: map[string]*Mark{}}
 }
 
-// claiming is progress that also notes each backup a create of the account
-// queued or took (claimed).
+// claiming is progress that also notes each backup a create of the account queued or took (claimed).
 func (s *replacements) claiming(accountID string, progress func(Event)) func(Event) {
 	return func(ev Event) {
 		if ev.Kind == EventQueued || ev.Kind == EventReused {
@@ -180,12 +168,9 @@ func (s *replacements) remember(accountID, triggers string, rec Record) {
 	s.replaced[accountID] = append(s.replaced[accountID], replacedTrigger{triggers: triggers, Record: rec})
 }
 
-// floor is what a trigger of the account created in this command counts
-// above: the union of the floors of the triggers of the account deleted
-// before it, but the one it took (own; -1: none) and, unless taken, those
-// other creates took; nil when one of them is unknown. replaced: whether
-// there was any. One of them made from an empty read makes it one too: it
-// proves nothing later (ErrEmptyEarlierChange).
+// floor is what a trigger of the account created in this command counts above: the union of the floors of the account's
+// triggers deleted before it, but the one it took (own; -1: none) and, unless taken, those other creates took; nil when
+// one is unknown; replaced: any was. One from an empty read makes it one: it proves nothing later (ErrEmptyEarlierChange).
 func (s *replacements) floor(accountID string, own int, taken bool) (m *Mark, replaced bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -202,9 +187,8 @@ func (s *replacements) floor(accountID string, own int, taken bool) (m *Mark, re
 	return m, replaced
 }
 
-// predating is what every trigger of the account deleted in this command
-// listed before its trigger (its Prior, floor or not): backups older than
-// any create here; nil when none listed any.
+// predating is what every trigger of the account deleted in this command listed before its trigger (its Prior, floor or
+// not): backups older than any create here; nil when none listed any.
 func (s *replacements) predating(accountID string) *Mark {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -217,13 +201,10 @@ func (s *replacements) predating(accountID string) *Mark {
 	return m
 }
 
-// take returns the deleted trigger of the account with the same triggers
-// and a backup to adopt (its change never went ahead), and its place for
-// floor (-1: none). Terraform names neither to the provider, so when several
-// match, each create takes one: any pairing keeps the promise, since an
-// adopted backup counts only above the floor of every other trigger of the
-// account deleted here (seed 664). One whose backup no other's floor lists
-// is taken first, then the earliest triggered.
+// take returns the account's deleted trigger with the same triggers and a backup to adopt (its change never went ahead),
+// and its place for floor (-1: none). Terraform names neither to the provider, so when several match, each create takes
+// one: any pairing keeps the promise, since an adopted backup counts only above the floor of every other trigger of the
+// account deleted here (seed 664). One whose backup no other's floor lists is taken first, then the earliest triggered.
 func (s *replacements) take(accountID, triggers string) (replacedTrigger, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -252,13 +233,10 @@ func (s *replacements) take(accountID, triggers string) (replacedTrigger, int) {
 	return list[found], found
 }
 
-// serve counts a create that adopts none as the replacement of one of the
-// account's deleted triggers, while there are more of them than such
-// creates; false once each has one: this create replaces none of them
-// (create_before_destroy's, or a new trigger), and their floors say nothing
-// of its previous change (seed 12724). One that runs between another
-// trigger's delete and create still takes that slot: Terraform names
-// neither, and that narrow order is the one this cannot tell.
+// serve counts a create that adopts none as the replacement of one of the account's deleted triggers while there are more
+// of them than such creates; false once each has one: this create replaces none of them (create_before_destroy's, or a
+// new trigger), and their floors say nothing of its previous change (seed 12724). One running between another trigger's
+// delete and create still takes that slot: Terraform names neither, and that narrow order is the one this cannot tell.
 func (s *replacements) serve(accountID string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
