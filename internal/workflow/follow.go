@@ -14,46 +14,34 @@ import (
 // followOptions shape a follow.
 type followOptions struct {
 	RunOptions
-	// Counts says whether the recorded backup, as read by its id, still
-	// stands for the change; nil counts every backup.
+	// Counts says whether the recorded backup, read by its id, still stands for the change; nil counts every backup.
 	Counts func(client.Backup) bool
-	// Renew runs again (backUp, with RunOptions.Since, so reuse_within too)
-	// when the recorded backup no longer counts; without it follow returns
-	// what it read.
+	// Renew runs again (backUp, with RunOptions.Since, so reuse_within too) when the recorded backup no longer counts;
+	// without it follow returns what it read.
 	Renew bool
-	// StandsAt, when set, says whether the record still stands as of a
-	// page's answer (a stopped destroy's resume_within on the service's
-	// clock); one that no longer does is renewed like a backup that no
-	// longer counts.
+	// StandsAt, when set, says whether the record still stands as of a page's answer (a stopped destroy's resume_within
+	// on the service's clock); one that no longer does is renewed like a backup that no longer counts.
 	StandsAt func(client.AnswerTime) bool
-	// Above, when set, is a mark the recorded backup must be listed above on
-	// the first page to count: it started after every change that mark
-	// stands for went ahead (a replacement that cannot tell which of the
-	// replaced triggers it is).
+	// Above, when set, is a mark the recorded backup must be listed above on the first page to count: it started after
+	// every change the mark stands for went ahead (a replacement that cannot tell which replaced trigger it is).
 	Above *Mark
-	// Claimed, for a record not identified, are backups other creates of
-	// this process queued or took: skipped, never cut at, where its backup
-	// is looked for above its Prior, for its own may be listed below them
-	// (deep-run seed 482951).
+	// Claimed, for a record not identified: backups other creates of this process queued or took, skipped (never cut at)
+	// where its backup is looked for above its Prior, for its own may be listed below them (deep-run seed 482951).
 	Claimed *Mark
 }
 
-// standsAt says whether the record stands as of page's answer; a backup
-// found beyond the first page gives no time, and cannot show that it does.
+// standsAt says whether the record stands as of page's answer; a backup found past the first page gives no time to show it.
 func (o followOptions) standsAt(page *client.BackupsPage) bool {
 	return page != nil && o.StandsAt(page.At)
 }
 
-// above says whether b, read on page (nil: beyond the first), is listed
-// above the Above mark.
+// above says whether b, read on page (nil: beyond the first), is listed above the Above mark.
 func (o followOptions) above(b client.Backup, page *client.BackupsPage) bool {
 	return page != nil && slices.ContainsFunc(o.Above.above(*page), func(x client.Backup) bool { return x.ID == b.ID })
 }
 
-// UpdateTrigger carries on with a trigger's recorded backup (an interrupted
-// wait, an import's first apply, a trigger not identified): a new backup
-// only where its trigger is sent again (see followRecord), counted above
-// the record's floor.
+// UpdateTrigger carries on with a trigger's recorded backup (an interrupted wait, an import's first apply, a trigger not
+// identified): a new backup only where its trigger is sent again (see followRecord), counted above the record's floor.
 func (w *Runner) UpdateTrigger(ctx context.Context, accountID string, r Record, opts RunOptions) Outcome {
 	opts.Since = r.floor()
 	return w.follow(ctx, accountID, r, followOptions{RunOptions: opts})
@@ -66,10 +54,9 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts fo
 	return o
 }
 
-// followRecord carries on with the backup of r, the one way a resource resumes
-// one. A trigger not identified is looked for above the mark read before
-// it (Record.Prior); an unconfirmed one is sent again only once none is
-// listed after UncertainGrace, which the look waits out.
+// followRecord carries on with r's backup, the one way a resource resumes one. One not identified is looked for above the
+// mark read before it (Record.Prior); unconfirmed, it is sent again only once none is listed after UncertainGrace, which
+// the look waits out.
 func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, opts followOptions) Outcome {
 	start, emit := w.progress(opts.RunOptions)
 	var b *client.Backup
@@ -147,10 +134,9 @@ func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, o
 		}
 		return notWaited(b, page)
 	}
-	// A backup found above the mark read before its trigger is that
-	// trigger's own: it is followed whatever it became, unless the caller
-	// counts it (Counts) and it no longer does, as the record's own would not
-	// (seed 148830: a stopped destroy's lost trigger, processed late, failed).
+	// A backup found above the mark read before its trigger is that trigger's own: it is followed whatever it became, unless
+	// the caller counts it (Counts) and it no longer does, as the record's own would not (seed 148830: a stopped destroy's
+	// lost trigger, processed late, failed).
 	if opts.Counts != nil && !opts.Counts(*b) {
 		if opts.Renew {
 			return w.renew(ctx, accountID, opts.RunOptions, b.ID) // a new backup, or with reuse_within a recent one above Since
@@ -171,10 +157,9 @@ func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, o
 	return w.waitOwn(ctx, accountID, b, page, opts.WaitForCompletion, start, emit)
 }
 
-// resend sends again r's trigger, whose outcome is unknown, after the
-// look's last page and l, a read since, list nothing above mine: no backup
-// of it was ever listed. A backup either lists since, below the mark, may
-// be that trigger's (a clock set back): then nothing is sent.
+// resend sends again r's trigger, of unknown outcome, after the look's last page and l, a read since, list nothing above
+// mine: no backup of it was ever listed. A backup either lists since, below the mark, may be that trigger's (a clock set
+// back): then nothing is sent.
 func (w *Runner) resend(ctx context.Context, accountID string, r Record, mine rule, lastLook client.BackupsPage, l looked, opts RunOptions) Outcome {
 	b, err := mine.unexplained(lastLook), error(nil)
 	if b == nil {
@@ -205,23 +190,17 @@ func (w *Runner) renew(ctx context.Context, accountID string, opts RunOptions, b
 	return o
 }
 
-// errNotAboveReplaced: the backup a replacement would adopt is not listed
-// above the floor of another trigger of the account replaced with it.
 var errNotAboveReplaced = errors.New("the backup of the trigger this one replaces, queued for its change, is not listed above the " +
 	"backups recorded when another trigger of the account replaced in this apply went ahead (its prior_backup_ids), " +
 	"so it cannot be shown to stand for this trigger, and a new trigger could be a second backup for its change")
 
-// graceOver says why an unconfirmed trigger, of which page (the last read)
-// lists nothing, is not sent again yet: it began less than UncertainGrace
-// ago by either reading, on this machine's clock or on the service's (the
-// Dates of the page read before it and of page): the younger one counts.
-// Without the service's (a tainted trigger's replacement has no stored
-// record; an answer without a Date), this operation's own time since start
-// reads instead: TriggeredAt may be another runner's clock, minutes off
-// (deep-run seed 283844: 20 minutes behind, the trigger sent again while
-// the first was still on its way). That time is a floor either way: the
-// trigger was sent before this operation began (deep-run seed 631460: a
-// record stamped on a clock 9 s ahead read 56 s after a wait of 60).
+// graceOver says why an unconfirmed trigger, of which page (the last read) lists nothing, is not sent again yet: it began
+// less than UncertainGrace ago by either reading, on this machine's clock or the service's (the Dates of the page read
+// before it and of page): the younger counts. Without the service's (a tainted trigger's replacement has no stored record;
+// an answer without a Date), this operation's own time since start reads instead: TriggeredAt may be another runner's
+// clock, minutes off (deep-run seed 283844: 20 minutes behind, the trigger sent again while the first was still on its
+// way). That time is a floor either way: the trigger was sent before this operation began (deep-run seed 631460: a record
+// stamped on a clock 9 s ahead read 56 s after a wait of 60).
 func (w *Runner) graceOver(r Record, page *client.BackupsPage, start time.Time) error {
 	elapsed := w.clock.Now().Sub(start)
 	if page != nil && !page.At.Service.IsZero() && !r.TriggeredOnService.IsZero() {
