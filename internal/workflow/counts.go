@@ -30,7 +30,6 @@ type Mark struct {
 
 var errEmptyFirstPage = errors.New("the account's first page of backups is empty but names a next page, so what it lists is unknown")
 
-// pageMark is the mark of a first page of backups.
 func pageMark(p client.BackupsPage) (*Mark, error) {
 	if len(p.Backups) == 0 && p.More {
 		return nil, errEmptyFirstPage
@@ -73,7 +72,6 @@ func (m *Mark) readEmpty() bool { return m != nil && (len(m.IDs) == 0 || m.IDs[0
 // anchored says whether m has an anchor: a backup its read listed.
 func (m *Mark) anchored() bool { return m != nil && !m.readEmpty() }
 
-// without is the mark less id.
 func (m *Mark) without(id string) *Mark {
 	if !m.has(id) {
 		return m
@@ -137,7 +135,6 @@ func (m *Mark) above(p client.BackupsPage) []client.Backup {
 	return p.Backups
 }
 
-// listed says whether p lists the backup id.
 func listed(p client.BackupsPage, id string) bool {
 	return slices.ContainsFunc(p.Backups, func(b client.Backup) bool { return b.ID == id })
 }
@@ -219,10 +216,8 @@ func (n *newest) contradictedBy(p client.BackupsPage) bool {
 	return !p.More && slices.ContainsFunc(n.ids, func(id string) bool { return !listed(p, id) })
 }
 
-// clone is n, to be added to apart from n.
 func (n newest) clone() newest { return newest{ids: slices.Clone(n.ids)} }
 
-// add notes p's newest backup.
 func (n *newest) add(p client.BackupsPage) {
 	if len(p.Backups) == 0 || slices.Contains(n.ids, p.Backups[0].ID) {
 		return

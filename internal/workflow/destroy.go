@@ -7,11 +7,9 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// Destroy takes a guard's destroy-time backup: it follows the backup an
-// earlier, stopped destroy began (earlier) while that record stands for
-// resume on both clocks, else takes a new one. next is what the next
-// destroy follows should this one stop (see afterStoppedDestroy); followed
-// says whether the outcome is the earlier destroy's backup.
+// Destroy takes a guard's destroy-time backup: it follows the backup an earlier, stopped destroy began (earlier) while that
+// record stands for resume on both clocks, else takes a new one. next is what the next destroy follows should this one stop
+// (see afterStoppedDestroy); followed says whether the outcome is the earlier destroy's backup.
 func (w *Runner) Destroy(ctx context.Context, accountID string, earlier Record, opts RunOptions, resume time.Duration) (o Outcome, next Record, followed bool) {
 	kept := earlier // what a stop leaves for the next destroy
 	switch {

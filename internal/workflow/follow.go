@@ -11,7 +11,6 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// followOptions shape a follow.
 type followOptions struct {
 	RunOptions
 	// Counts says whether the recorded backup, read by its id, still stands for the change; nil counts every backup.
@@ -47,7 +46,6 @@ func (w *Runner) UpdateTrigger(ctx context.Context, accountID string, r Record, 
 	return w.follow(ctx, accountID, r, followOptions{RunOptions: opts})
 }
 
-// follow carries on with the backup of a record (see followRecord).
 func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts followOptions) Outcome {
 	o := w.followRecord(ctx, accountID, r, opts)
 	o.AccountID = accountID

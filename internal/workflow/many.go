@@ -12,8 +12,7 @@ import (
 // client's limiter keeps their requests within the key's allowance.
 const maxBackupsInFlight = 1000
 
-// RunMany takes a backup (backUp) of every account at once. progress calls may overlap;
-// ended calls never do.
+// RunMany takes a backup (backUp) of every account at once. progress calls may overlap; ended calls never do.
 func (w *Runner) RunMany(ctx context.Context, accountIDs []string, opts RunOptions,
 	progress func(accountID string, ev Event), ended func(o Outcome, finished int),
 ) []Outcome {

@@ -48,8 +48,8 @@ type Check struct {
 	Report  bool // for Unread: false when another resource tells the same shared failure
 }
 
-// Refresh reads what became of a record's backup by the cheapest read that
-// can change it: a finished backup never changes, so only its account is checked.
+// Refresh reads what became of a record's backup by the cheapest read that can change it: a finished backup never
+// changes, so only its account is checked.
 func (w *Runner) Refresh(ctx context.Context, accountID string, r Record, waits bool) Check {
 	var b *client.Backup
 	var page *client.BackupsPage

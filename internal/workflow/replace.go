@@ -154,14 +154,12 @@ func (s *replacements) claiming(accountID string, progress func(Event)) func(Eve
 	}
 }
 
-// claimed is the mark of the backups the account's creates queued or took.
 func (s *replacements) claimed(accountID string) *Mark {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return cmp.Or(s.claims[accountID], &Mark{IDs: []string{}})
 }
 
-// remember keeps what a trigger's delete leaves for its replacement.
 func (s *replacements) remember(accountID, triggers string, rec Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

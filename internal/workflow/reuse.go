@@ -9,10 +9,8 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// reuse is a run in which a recent backup (reuse_within) counts, good or in
-// progress; else a new one is queued. Its read of the first page is the
-// read before the trigger too: a reuse costs no request more than a run.
-// ReuseRefused: why the window could not be read.
+// reuse is a run in which a recent backup (reuse_within) counts, good or in progress, else a new one is queued; ReuseRefused
+// says why the window could not be read. Its first page read is the read before the trigger too: no request more than a run.
 func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) Outcome {
 	start, emit := w.progress(opts)
 	l, stop := w.lookFirst(ctx, accountID)
@@ -64,21 +62,18 @@ func (w *Runner) reusable(ctx context.Context, r *rule, p client.BackupsPage) (*
 	return r.reusable(p)
 }
 
-// reuseRule is the rule by which a run with opts reuses a backup.
 func (w *Runner) reuseRule(accountID string, opts RunOptions) rule {
 	return rule{AccountID: accountID, Mark: opts.Since, Unrecorded: opts.Unrecorded, ReuseWithin: opts.ReuseWithin, Allowance: w.set.ClockAllowance}
 }
 
-// refusedReuse logs why reuse_within could not be applied, when it could not.
 func (w *Runner) refusedReuse(ctx context.Context, accountID string, why error) {
 	if why != nil {
 		w.log.Warn(ctx, "reuse_within cannot be applied; taking a new backup", map[string]any{"account_id": accountID, "error": why.Error()})
 	}
 }
 
-// join makes a recent backup b, when one was listed (on l's page, age old),
-// this run's, and waits for it if the caller does; ok unless there was none
-// or it failed.
+// join makes a recent backup b, when one was listed (on l's page, age old), this run's, and waits for it if the caller
+// does; ok unless there was none or it failed.
 func (w *Runner) join(ctx context.Context, accountID string, b *client.Backup, age time.Duration, l looked, opts RunOptions,
 	start time.Time, emit emitFunc,
 ) (o Outcome, ok bool) {

@@ -351,7 +351,6 @@ func (w *Runner) waitOutConflict(ctx context.Context, accountID string, before l
 	return running, seen, nil
 }
 
-// answeredAt is when page was answered; zero for none.
 func answeredAt(page *client.BackupsPage) client.AnswerTime {
 	if page == nil {
 		return client.AnswerTime{}
@@ -505,9 +504,6 @@ func (w *Runner) provenBelow(ctx context.Context, accountID string, m *Mark, p c
 // proofPages bounds provenBelow: a thousand backups started since the read.
 const proofPages = 20
 
-// Queueing: the trigger, and recognising the backup it queued.
-
-// triggered is what a trigger queued.
 type triggered struct {
 	Account   *client.Account // as the answer gave it; nil when it could not be read
 	Backup    client.Backup
@@ -536,7 +532,6 @@ var ErrListingLost = errors.New("the account's backups listing no longer lists a
 var errListingContradicts = errors.New("a page of the account's backups listing contradicted itself while the trigger's backup was " +
 	"looked for, so no page read after it can be told to be the service's, and no backup it shows to be this trigger's")
 
-// errNotListed: the listing never held the trigger's backup.
 var errNotListed = errors.New("the account's backups listing shows no backup above those it listed before the trigger")
 
 // trigger queues one backup (listed above l's mark: rule.identify), or says why not. The POST is not idempotent: after

@@ -1,5 +1,4 @@
-// Package workflow takes a backup of an account and says what became of it
-// (Outcome, Record); it calls internal/client, which knows nothing of it.
+// Package workflow takes a backup and says what became of it (Outcome, Record); internal/client knows nothing of it.
 package workflow
 
 import (
@@ -13,8 +12,7 @@ import (
 
 // Defaults of Settings.
 const (
-	// DefaultClockAllowance: how far the clocks may disagree; NTP keeps them
-	// well within it, and a wider one lets another's backup pass for ours.
+	// DefaultClockAllowance: how far clocks may disagree (NTP keeps them within it); wider, another's backup passes for ours.
 	DefaultClockAllowance = 10 * time.Second
 	defaultIdentifyWithin = 30 * time.Second // looking for an accepted backup in a lagging listing
 	DefaultUncertainGrace = 60 * time.Second // for a POST without answer to show up before it is sent again
@@ -28,9 +26,8 @@ type Settings struct {
 	UncertainGrace time.Duration
 }
 
-// emptyReadHorizon is how long after an empty read its absence can be
-// proven (Mark.ranSince): the looks of the operation that made it, never a
-// later one's.
+// emptyReadHorizon is how long after an empty read its absence can be proven (Mark.ranSince): the looks of the operation
+// that made it, never a later one's.
 func (s Settings) emptyReadHorizon() time.Duration { return s.UncertainGrace + s.IdentifyWithin }
 
 // Runner takes and follows backups through one client.
