@@ -9,12 +9,11 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// Which backup counts is decided here from what the service lists, never by comparing a record's time with a clock. The
-// service runs one backup of an account at a time (a POST while one runs gets a 409), ids are unique, the listing is newest
-// first, and an ended record never changes (api-contract.md). So an operation that may POST first reads the account's newest
-// backups into a Mark; a backup later listed above every backup of it started after that read, whoever queued it. A clock
-// set back may list a new backup below the mark: unrecognised, it fails the operation closed, or lets a backup listed above
-// the mark later (one started since the read too) be followed instead, which costs a backup if that one fails (seed 15060).
+// Which backup counts is decided from what the service lists, never by a record's time against a clock. The service runs one
+// backup of an account at a time (409 otherwise), ids are unique, the listing is newest first, an ended record never changes
+// (api-contract.md). An operation that may POST first reads the newest backups into a Mark: a backup later listed above
+// all of it started after that read, whoever queued it. A clock set back may list a new one below the mark: unrecognised,
+// it fails closed, or one listed above later (started since too) is followed, costing a backup if it fails (seed 15060).
 
 // Mark is what one read of an account's first page of backups showed: the ids of every backup on it. A backup started since
 // has none of them; one listed above all of them started since, and one listed among or below them that is none of them was
@@ -139,8 +138,7 @@ func listed(p client.BackupsPage, id string) bool {
 	return slices.ContainsFunc(p.Backups, func(b client.Backup) bool { return b.ID == id })
 }
 
-// lostFrom says whether p, a listing that ends, lacks m's anchor: the service never removes a backup, so p, or m's read,
-// is another listing (a wrong host, a front), and no later page can show what started since m was read.
+// lostFrom: p, a listing that ends, lacks m's anchor, which the service never removes: p or m's read is another listing.
 func (m *Mark) lostFrom(p client.BackupsPage) bool {
 	return m.anchored() && !p.More && !listed(p, m.IDs[0])
 }
@@ -160,12 +158,11 @@ func (m *Mark) unproven(p client.BackupsPage) bool {
 	return m.anchored() && p.More && len(p.Backups) > 0 && !listed(p, m.IDs[0]) && !m.furtherDown(p)
 }
 
-// ranSince says whether what p lists above m, made from an empty read (whatever ids joined it since), can all have started
-// since that read: run one at a time, their run times (service stamps) add up to no more than the time from the read to
-// p's answer on this machine's clock, plus the allowance (a second more each, for whole-second stamps). An empty page is
-// absence, proven only so, and only within the horizon after it: a front's or a cache's empty page lists old backups
-// afterwards as new, and the later the look, the more fit the time since. Clocks measure durations only, and only to
-// refuse; a mark whose read listed a backup needs none of it.
+// ranSince says whether what p lists above m, made from an empty read (whatever ids joined since), all started since it: run
+// one at a time, their run times (service stamps) add up to at most the time from the read to p's answer (this machine's
+// clock), plus the allowance and a second each (whole-second stamps). An empty page proves absence only so, within the
+// horizon: a front's or a cache's empty page lists old backups afterwards as new, the more the later the look. Clocks
+// measure durations only, and only to refuse; a mark whose read listed a backup needs none of it.
 func (m *Mark) ranSince(p client.BackupsPage, allowance, horizon time.Duration) bool {
 	if !m.readEmpty() {
 		return true
@@ -202,10 +199,9 @@ func (m *Mark) shownBelow(id string) *Mark {
 	return &Mark{IDs: m.IDs, below: id, readAt: m.readAt}
 }
 
-// newest is the newest backup of each first page an operation read: a listing that ends lists every one, since the service
-// never removes a backup. One that does not is another listing (a wrong host behind a load balancer answering some reads),
-// and what it shows proves nothing (deep-run seed 332449: a trigger read from another history, whose first page the
-// service's own contradicted, took a backup of that history's as its own).
+// newest is the newest backup of each first page an operation read: a listing that ends lists them all (the service never
+// removes one); one that does not is another listing (a wrong host behind a load balancer), proving nothing
+// (deep-run seed 332449: a trigger read from another history, contradicted by the service's first page, took its backup).
 type newest struct{ ids []string }
 
 // newestKept bounds newest: a look reads a few dozen pages.
@@ -232,8 +228,7 @@ func (n *newest) add(p client.BackupsPage) {
 // backup's age (reuse_within) is read from the page listing it, which lists only the account's own (the client drops others).
 type rule struct {
 	AccountID string
-	// Mark: what a backup must be listed above to count: the operation's read before its POST or, for reuse_within, the
-	// previous change's (nil: none known, and nothing is reused unless Unrecorded).
+	// Mark: what a backup must be above to count: the read before the POST or, for reuse_within, the previous change's.
 	Mark *Mark
 	// Claimed: backups other operations of this process queued or took for their changes: above Mark, yet never this one's.
 	Claimed *Mark
@@ -281,9 +276,8 @@ func countable(b client.Backup) error {
 	return nil
 }
 
-// identify is the operation's backup as p lists it: the oldest listed above the mark (nil: none). Each of them started after
-// the operation's read, so any keeps its promise; the first to start since is the trigger's own (one backup runs at a time,
-// and the read is a moment before the POST), while a look minutes later also lists backups other pipelines queued after it.
+// identify is the operation's backup on p: the oldest above the mark (nil: none). Any keeps the promise (all started since
+// its read); the oldest is the trigger's own (one runs at a time; the read just precedes the POST); later ones are others'.
 func (r rule) identify(p client.BackupsPage) *client.Backup {
 	above := r.Mark.above(p)
 	for i := len(above) - 1; i >= 0; i-- {
@@ -294,9 +288,8 @@ func (r rule) identify(p client.BackupsPage) *client.Backup {
 	return nil
 }
 
-// unexplained is a backup p lists that the mark's read did not, below the mark, where identify does not take it: a clock
-// set back since stamped it below older backups, or the listing lagged. It may be the operation's own, so nothing is sent
-// again while it is listed. Nil for none: a resent trigger cannot queue a second backup that is already listed.
+// unexplained is a backup below the mark its read did not list (a clock set back, a lagging listing), which identify skips:
+// maybe the operation's own, so nothing is resent while it is listed; nil: a resend cannot double a backup already listed.
 func (r rule) unexplained(p client.BackupsPage) *client.Backup {
 	for i := len(r.Mark.above(p)); i < len(p.Backups); i++ {
 		if !r.Mark.has(p.Backups[i].ID) {
@@ -318,9 +311,8 @@ var ErrEmptyEarlierChange = errors.New("this trigger's previous change went ahea
 	"(prior_backup_ids empty, or starting with an empty entry), which a cache's or a wrong host's empty page also shows, so a " +
 	"backup of that change's time could not be told from a later one")
 
-// reusable is the newest backup p lists that reuse_within lets count: above the previous change's mark, in progress or
-// good, started within the window as the older of its two readings dates it (age). refused says why none was reused when
-// one may have been (an unknown mark, clocks unreadable or disagreeing); nil, nil when none is recent.
+// reusable is the newest backup p lists that reuse_within lets count: above the previous change's mark, in progress or good,
+// in the window by the older of its two readings (age). refused: why none was reused when one may have been; nil, nil: none.
 func (r rule) reusable(p client.BackupsPage) (found *client.Backup, age time.Duration, refused error) {
 	candidates := p.Backups
 	if !r.Unrecorded && r.Mark != nil {
@@ -347,9 +339,8 @@ func (r rule) reusable(p client.BackupsPage) (found *client.Backup, age time.Dur
 	return nil, 0, nil
 }
 
-// ageOf is how long before its page's answer b started, the older of two readings: the service's clock (the answer's
-// Date) and this machine's (the record's time read as its own). An error when the service's clock is unreadable, or the
-// readings are apart beyond the allowance: then the window cannot be measured.
+// ageOf is how long before its page's answer b started, the older of the service's reading (the answer's Date) and this
+// machine's (the record's time as its own); an error when the service's clock is unreadable or apart beyond the allowance.
 func ageOf(b client.Backup, at client.AnswerTime, allowance time.Duration) (time.Duration, error) {
 	if at.Service.IsZero() {
 		return 0, errors.New("the service's clock could not be read from the listing's answer (no Date header that parses and is " +

@@ -26,8 +26,7 @@ const (
 	Unsettled          // the wait stopped, the backup goes on; Err says why: out of time, interrupted, or polling failed
 )
 
-// ConflictWaitError: the wait for a backup in progress (Running, when seen) stopped for Err (out of time, interrupted,
-// a failed read); none was queued.
+// ConflictWaitError: the wait for a backup in progress (Running, when seen) stopped for Err; none was queued.
 type ConflictWaitError struct {
 	Running *client.Backup
 	Err     error
@@ -71,8 +70,7 @@ type Outcome struct {
 	Reused bool // no backup queued: a recent one counts (RunOptions.ReuseWithin)
 	// Renewed: a run in place of a record's backup that no longer counted or was never listed: the backup is this run's.
 	Renewed bool
-	// Adopted: NotIdentified, the trigger of a replaced trigger whose change never went ahead
-	// (CreateTrigger): the change goes ahead on it only once it is found, waited for or not.
+	// Adopted: NotIdentified, a replaced trigger's (CreateTrigger): the change goes ahead only once found, waited for or not.
 	Adopted bool
 	// ReuseRefused says why reuse_within could not be read: a new backup was taken.
 	ReuseRefused error
@@ -177,8 +175,7 @@ type RunOptions struct {
 	WaitForCompletion bool
 	// ReuseWithin, when positive, lets a backup started at most this long before the run count for it (see reuse).
 	ReuseWithin time.Duration
-	// Since: the listing's mark when the resource's previous change went ahead; only a backup above it may be reused
-	// (rule.Mark). Nil: none is known, and reuse_within takes no shortcut unless Unrecorded.
+	// Since: the listing's mark when the previous change went ahead; reuse only above it (nil: unknown; Unrecorded only).
 	Since *Mark
 	// Unrecorded: the caller records no change (an action, a guard's destroy): a recent backup counts wherever listed.
 	Unrecorded bool
@@ -246,8 +243,7 @@ func (w *Runner) lookFirst(ctx context.Context, accountID string) (looked, *Outc
 	return l, nil
 }
 
-// run queues one backup and, with WaitForCompletion, waits for it (resources and action alike): it reads the account's
-// newest backups first, and fails closed when it cannot.
+// run reads the account's newest backups, else fails closed, then queues a backup (and waits for it with WaitForCompletion).
 func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) Outcome {
 	l, stop := w.lookFirst(ctx, accountID)
 	if stop != nil {
@@ -315,9 +311,8 @@ func (w *Runner) waitOwn(ctx context.Context, accountID string, b *client.Backup
 
 // waitOutConflict waits for the account's backup in progress to end: it (nil: none listed) and the last first page read;
 // stopped, when the wait stopped, is dated by the last page read (the stop on the service's clock: deep-run seed 125452).
-// Unless before listed one in progress, a 409 whose backup is neither listed in progress nor above the mark is behind a
-// lagging listing: waited for until listed, since the next trigger's backup is the first listed above the mark, and it
-// would be the first.
+// Unless before listed one in progress, a 409 whose backup is neither in progress nor above the mark is behind a lagging
+// listing: waited for until listed, else it would be the first above the mark, which the next trigger's backup is.
 func (w *Runner) waitOutConflict(ctx context.Context, accountID string, before looked, start time.Time, emit emitFunc) (running *client.Backup, seen looked, stopped *Outcome) {
 	mark, explained, read := before.mark, inProgress(before.page) != nil, &before.page
 	var err error
@@ -411,8 +406,7 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 	return Outcome{Kind: Succeeded, Backup: last, Seen: markOf(page, last.ID)}
 }
 
-// stillWaiting tells of each read of a backup in progress: an event of kind once StillWaitingEvery passed without news.
-// Told the zero Backup, it only notes news told otherwise.
+// stillWaiting emits kind for a read of a backup in progress once StillWaitingEvery passed without news (zero Backup: news).
 func (w *Runner) stillWaiting(emit emitFunc, kind EventKind) func(client.Backup) {
 	last := w.clock.Now()
 	return func(b client.Backup) {
@@ -469,10 +463,10 @@ func (w *Runner) find(ctx context.Context, accountID, backupID string) (*client.
 	return b, nil, nil
 }
 
-// provenBelow is m shown further down than p when p goes on without m's anchor: only then is the listing read on (a
-// request a page, at most proofPages) until p's last backup and, after it, the anchor are listed. Unshown (never
-// listed, or a failed read), m is returned as it was, and nothing p lists counts above it; lost when the pass read the
-// whole listing without it or p's own last backup (the service never removes one: another host's, seeds 815 and 306878).
+// provenBelow is m shown further down than p when p goes on without m's anchor: only then is the listing read on (a request
+// a page, at most proofPages) until p's last backup and, after it, the anchor. Unshown (never listed, a failed read), m is
+// returned as is, and nothing p lists counts above it; lost when the pass read the whole listing without it or p's last
+// (the service never removes one: another host's, seeds 815 and 306878).
 func (w *Runner) provenBelow(ctx context.Context, accountID string, m *Mark, p client.BackupsPage) (shown *Mark, lost bool) {
 	if !m.unproven(p) {
 		return m, false
@@ -534,8 +528,7 @@ var errListingContradicts = errors.New("a page of the account's backups listing 
 
 var errNotListed = errors.New("the account's backups listing shows no backup above those it listed before the trigger")
 
-// trigger queues one backup (listed above l's mark: rule.identify), or says why not. The POST is not idempotent: after
-// an unknown outcome the listing is looked at before any resend.
+// trigger queues a backup (above l's mark: rule.identify) or says why not. The POST is not idempotent: look before resending.
 func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterUnknown bool) (*triggered, Outcome) {
 	mine := rule{AccountID: accountID, Mark: l.mark, Shown: l.shown}
 	began := w.clock.Now()
@@ -693,8 +686,7 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict
 	return tr, Outcome{}, tr.Page
 }
 
-// identify finds a backup the service accepted, for IdentifyWithin and, if ctx ends first, once more, detached; else nil,
-// the last page read and why not.
+// identify finds an accepted backup for IdentifyWithin (once more, detached, if ctx ends first); else nil, last page, why.
 func (w *Runner) identify(ctx context.Context, acct *client.Account, mine rule, recovered bool) (*triggered, *client.BackupsPage, error) {
 	found, page, err := w.lookFor(ctx, mine, w.set.IdentifyWithin)
 	if found == nil && ctx.Err() != nil {
@@ -721,8 +713,7 @@ const (
 	identifyMaxInterval = 8 * time.Second
 )
 
-// lookFor looks for the trigger's backup (rule.identify) until within has passed: it and its page, else the last page
-// read and the last error (errNotListed when the listing held none).
+// lookFor looks for the trigger's backup (rule.identify) for within: it and its page, else the last page read and why not.
 func (w *Runner) lookFor(ctx context.Context, mine rule, within time.Duration) (*client.Backup, *client.BackupsPage, error) {
 	deadline := w.clock.Now().Add(within)
 	var last *client.BackupsPage
