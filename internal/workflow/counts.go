@@ -199,9 +199,9 @@ func (m *Mark) shownBelow(id string) *Mark {
 	return &Mark{IDs: m.IDs, below: id, readAt: m.readAt}
 }
 
-// newest is the newest backup of each first page an operation read: a listing that ends lists them all (the service never
-// removes one); one that does not is another listing (a wrong host behind a load balancer), proving nothing
-// (deep-run seed 332449: a trigger read from another history, contradicted by the service's first page, took its backup).
+// newest is each first page's newest backup an operation read: a listing that ends lists them all (the service never removes
+// one); one that does not is another listing (a wrong host behind a load balancer), proving nothing (deep-run seed 332449:
+// a trigger read from another history, which the service's first page contradicted, took that history's backup as its own).
 type newest struct{ ids []string }
 
 // newestKept bounds newest: a look reads a few dozen pages.
