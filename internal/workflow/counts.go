@@ -15,9 +15,8 @@ import (
 // all of it started after that read, whoever queued it. A clock set back may list a new one below the mark: unrecognised,
 // it fails closed, or one listed above later (started since too) is followed, costing a backup if it fails (seed 15060).
 
-// Mark is what one read of an account's first page of backups showed: the ids of every backup on it. A backup started since
-// has none of them; one listed above all of them started since, and one listed among or below them that is none of them was
-// listed since (a clock set back stamps it below older ones). A nil *Mark is none known.
+// Mark is what one read of an account's first page showed: every backup's id. One listed above them all started since; one
+// among or below them that is none of them was listed since (a clock set back stamps it below older ones). Nil: none known.
 type Mark struct {
 	IDs []string `json:"ids"`
 	// below: a backup a listing read on past a first page showed above IDs[0], never stored: a first page that lists it,
@@ -232,8 +231,7 @@ type rule struct {
 	Mark *Mark
 	// Claimed: backups other operations of this process queued or took for their changes: above Mark, yet never this one's.
 	Claimed *Mark
-	// Shown: the newest backup of each first page read before the POST since Mark's read (a conflict's wait): a listing
-	// that ends lists each.
+	// Shown: each first page's newest read before the POST since Mark's (a conflict's wait): a listing that ends lists each.
 	Shown newest
 	// Unrecorded: the caller records no change (an action, a guard's destroy): a recent backup counts wherever listed.
 	Unrecorded bool

@@ -52,9 +52,8 @@ func (w *Runner) follow(ctx context.Context, accountID string, r Record, opts fo
 	return o
 }
 
-// followRecord carries on with r's backup, the one way a resource resumes one. One not identified is looked for above the
-// mark read before it (Record.Prior); unconfirmed, it is sent again only once none is listed after UncertainGrace, which
-// the look waits out.
+// followRecord carries on with r's backup, the one way a resource resumes one: one not identified is looked for above Prior
+// and, unconfirmed, sent again only once none is listed after UncertainGrace, which the look waits out.
 func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, opts followOptions) Outcome {
 	start, emit := w.progress(opts.RunOptions)
 	var b *client.Backup
@@ -72,8 +71,7 @@ func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, o
 		mine := rule{AccountID: accountID, Mark: r.Prior.readSince(r.TriggeredAt), Claimed: opts.Claimed}
 		within := w.set.IdentifyWithin
 		if !r.Confirmed {
-			// What is left of the grace, on this machine's clock, and never more than the whole of it; all of
-			// it when the trigger's start on the service's clock is unknown (graceOver).
+			// The grace left on this machine's clock (at most all of it); all if the service's start is unknown (graceOver).
 			left := w.set.UncertainGrace - w.clock.Now().Sub(r.TriggeredAt)
 			if r.TriggeredOnService.IsZero() {
 				left = w.set.UncertainGrace
@@ -132,9 +130,8 @@ func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, o
 		}
 		return notWaited(b, page)
 	}
-	// A backup found above the mark read before its trigger is that trigger's own: it is followed whatever it became, unless
-	// the caller counts it (Counts) and it no longer does, as the record's own would not (seed 148830: a stopped destroy's
-	// lost trigger, processed late, failed).
+	// A backup above the mark read before its trigger is its own, followed whatever it became, unless Counts says it no longer
+	// counts, as the record's own would not (seed 148830: a stopped destroy's lost trigger, processed late, failed).
 	if opts.Counts != nil && !opts.Counts(*b) {
 		if opts.Renew {
 			return w.renew(ctx, accountID, opts.RunOptions, b.ID) // a new backup, or with reuse_within a recent one above Since
@@ -148,16 +145,14 @@ func (w *Runner) followRecord(ctx context.Context, accountID string, r Record, o
 		opts.Above, _ = w.provenBelow(ctx, accountID, opts.Above, *page)
 	}
 	if opts.Above != nil && !opts.above(*b, page) {
-		// It may be this change's, yet not the change of whichever replaced
-		// trigger this is: neither followed nor taken again (seed 7087).
+		// It may be this change's, not that of whichever replaced trigger this is: neither followed nor retaken (seed 7087).
 		return Outcome{Kind: Refused, Err: fmt.Errorf("%w: backup %s", errNotAboveReplaced, b.ID)}
 	}
 	return w.waitOwn(ctx, accountID, b, page, opts.WaitForCompletion, start, emit)
 }
 
-// resend sends again r's trigger, of unknown outcome, after the look's last page and l, a read since, list nothing above
-// mine: no backup of it was ever listed. A backup either lists since, below the mark, may be that trigger's (a clock set
-// back): then nothing is sent.
+// resend sends again r's trigger, of unknown outcome, when the look's last page and l (read since) list none above mine; not
+// when a backup either lists since, below the mark, may be that trigger's (a clock set back).
 func (w *Runner) resend(ctx context.Context, accountID string, r Record, mine rule, lastLook client.BackupsPage, l looked, opts RunOptions) Outcome {
 	b, err := mine.unexplained(lastLook), error(nil)
 	if b == nil {
@@ -192,13 +187,12 @@ var errNotAboveReplaced = errors.New("the backup of the trigger this one replace
 	"backups recorded when another trigger of the account replaced in this apply went ahead (its prior_backup_ids), " +
 	"so it cannot be shown to stand for this trigger, and a new trigger could be a second backup for its change")
 
-// graceOver says why an unconfirmed trigger, of which page (the last read) lists nothing, is not sent again yet: it began
-// less than UncertainGrace ago by either reading, on this machine's clock or the service's (the Dates of the page read
-// before it and of page): the younger counts. Without the service's (a tainted trigger's replacement has no stored record;
-// an answer without a Date), this operation's own time since start reads instead: TriggeredAt may be another runner's
-// clock, minutes off (deep-run seed 283844: 20 minutes behind, the trigger sent again while the first was still on its
-// way). That time is a floor either way: the trigger was sent before this operation began (deep-run seed 631460: a record
-// stamped on a clock 9 s ahead read 56 s after a wait of 60).
+// graceOver says why an unconfirmed trigger, of which page (the last read) lists nothing, is not resent yet: it began less
+// than UncertainGrace ago by either reading, this machine's clock or the service's (the Dates of the read before it and of
+// page): the younger counts. Without the service's (a tainted trigger's replacement has no stored record; no Date), this
+// operation's own time since start reads instead: TriggeredAt may be another runner's clock, minutes off
+// (deep-run seed 283844: 20 minutes behind, it was resent as the first was on its way). That time is a floor either way: the
+// trigger predates this operation (deep-run seed 631460: a record stamped on a clock 9 s ahead read 56 s after a wait of 60).
 func (w *Runner) graceOver(r Record, page *client.BackupsPage, start time.Time) error {
 	elapsed := w.clock.Now().Sub(start)
 	if page != nil && !page.At.Service.IsZero() && !r.TriggeredOnService.IsZero() {

@@ -46,9 +46,8 @@ type Record struct {
 	// its record stands for resume_within on that clock too.
 	StoppedOnService time.Time `json:"stopped_on_service,omitzero"`
 	Reused           bool      `json:"reused,omitempty"` // a recent backup counted (reuse_within)
-	// Prior: a mark of the account's backups (a trigger shows it as prior_backup_ids): until the change goes ahead, the
-	// read before its trigger, above which its backup is listed (never with it); once it went ahead, the read when it did,
-	// with its backup: the next change's floor. Nil: none is known.
+	// Prior: a mark of the account's backups (shown as prior_backup_ids): before the change goes ahead, the read before its
+	// trigger (its backup above, never in it); once ahead, the read then, with its backup, the next change's floor. Nil: none.
 	Prior *Mark `json:"prior,omitempty"`
 	// Ahead: the change went ahead. A trigger's record shows it by its backup in Prior; this says it for one not identified.
 	Ahead bool `json:"ahead,omitempty"`
@@ -120,8 +119,7 @@ func FromTriggerState(shown Record, raw []byte) (Record, error) {
 	return r, nil
 }
 
-// phaseOf is the phase of a record in phase was once it read b: an import stays imported; a success that contradicts
-// itself (client.Backup.Good) is a failure.
+// phaseOf is the phase of a record in phase was once it read b: an import stays; a self-contradicting success (Good) fails.
 func phaseOf(b client.Backup, was phase) phase {
 	switch {
 	case was == phaseImported:
@@ -170,10 +168,9 @@ type Saving struct {
 	Stopped   bool // interrupted as it returned (Ctrl-C)
 }
 
-// Saved is the record a trigger's create or update saves after o, and whether it saves one: a refused create keeps the
-// record of the change it replaces (its floor, the backup it may still adopt), another refusal saves nothing. Its change
-// goes ahead now only when the apply goes on past it, so that the next change counts only backups listed since; a stopped
-// wait never does (Terraform starts no dependent then: the next plan settles it).
+// Saved is the record a trigger's create or update saves after o, and whether it saves one: a refused create keeps the one
+// it replaces (its floor, a backup to adopt), other refusals save nothing. The change goes ahead only if the apply goes on
+// past it, so the next counts only backups listed since; not on a stopped wait (no dependent starts; the next plan settles).
 func (r Record) Saved(o Outcome, s Saving) (Record, bool) {
 	next := r.after(o)
 	switch {
@@ -192,8 +189,7 @@ func (r Record) Saved(o Outcome, s Saving) (Record, bool) {
 	return next.goesAhead(o), true
 }
 
-// UnidentifiedGoesOn says whether the apply goes on past a trigger not identified (a warning): one accepted, not waited
-// for, and not a replaced trigger's to adopt.
+// UnidentifiedGoesOn: the apply goes on (a warning) past a trigger not identified: accepted, unwaited, not Adopted.
 func (o Outcome) UnidentifiedGoesOn(waits bool) bool {
 	return o.Kind == NotIdentified && !waits && o.Confirmed && !o.Adopted
 }
@@ -291,8 +287,7 @@ func (r Record) Next(waitedBefore, waitsNow bool) Step {
 	case r.Phase == phaseFailed && r.Status != "" && !r.Ahead:
 		return Retake // its change never went ahead: not on a failed backup
 	case !r.Ahead:
-		// Its change has not gone ahead on record (a wait interrupted): the
-		// apply that lets it records when, or the next change's floor is too early.
+		// Not gone ahead on record (a wait interrupted): the apply letting it records when, or the next floor is too early.
 		return Settle
 	case !waitedBefore || !waitsNow:
 		return keep
@@ -321,8 +316,7 @@ func (r Record) Empty() bool { return r.Phase == phaseNone }
 // Unidentified: its backup was triggered and never identified.
 func (r Record) Unidentified() bool { return r.Phase == phaseUnidentified }
 
-// carriesAChange: the record holds what a replacement of its trigger needs (a floor, a backup, or one it awaits), so a
-// create that queued nothing still saves it.
+// carriesAChange: it holds a floor, a backup or one awaited, for a replacement: a create that queued nothing still saves it.
 func (r Record) carriesAChange() bool {
 	return r.floor() != nil || r.BackupID != "" || r.awaitsItsBackup()
 }
@@ -336,34 +330,30 @@ func (r Record) standsForDestroy(now time.Time, resume time.Duration) bool {
 	return r.Phase != phaseNone && !r.CountsUntil.IsZero() && !now.After(r.CountsUntil) && r.CountsUntil.Sub(now) <= resume+DefaultClockAllowance
 }
 
-// standsTooLong: a stopped destroy's record does not stand only because its CountsUntil lies further from now than resume
-// allows, give or take the clock allowance (a clock moved between the two destroys): kept for the next destroy, never
-// made to stand longer (see afterStoppedDestroy).
+// standsTooLong: a stopped destroy's record fails to stand only as CountsUntil is further than resume (± the allowance) from
+// now (a clock moved between the destroys): kept for the next destroy, never made to stand longer (afterStoppedDestroy).
 func (r Record) standsTooLong(now time.Time, resume time.Duration) bool {
 	return r.Phase != phaseNone && r.CountsUntil.Sub(now) > resume+DefaultClockAllowance
 }
 
-// standsOnService: a stopped destroy's record stands, as of an answer at at, for resume_within from its stop on the
-// service's clock as well as this machine's (standsForDestroy), so a runner's clock ahead at the stop cannot make it stand
-// longer. A stop of unknown service time (no answer with a Date) or an answer without a Date cannot show it still stands:
-// that costs a backup. Nor can an answer whose Date is apart from this machine's clock beyond the allowance: one of the
-// two is wrong, and both set back would let it stand too long (deep-run seed 72536: a service 30 minutes behind, a runner 3).
+// standsOnService: as of an answer at at, a stopped destroy's record stands for resume_within from its stop on the service's
+// clock as on this machine's (standsForDestroy), so a runner's clock ahead at the stop cannot lengthen it. A stop or answer
+// without a Date cannot show it stands (that costs a backup), nor an answer off this machine's clock beyond the allowance:
+// one is wrong, and both set back would let it stand too long (deep-run seed 72536: a service 30 minutes behind, a runner 3).
 func (r Record) standsOnService(at client.AnswerTime, resume time.Duration) bool {
 	apart := at.Service.Sub(at.Received)
 	return !r.StoppedOnService.IsZero() && !at.Service.IsZero() && !at.Service.After(r.StoppedOnService.Add(resume)) &&
 		apart <= DefaultClockAllowance && apart >= -DefaultClockAllowance
 }
 
-// overOnService: an answer at whose Date is within the allowance of this machine's clock shows r's resume_within over on
-// the service's clock.
+// overOnService: an answer at, dated within the allowance of this machine's clock, shows resume_within over on the service's.
 func (r Record) overOnService(at client.AnswerTime, resume time.Duration) bool {
 	apart := at.Service.Sub(at.Received)
 	return !r.StoppedOnService.IsZero() && !at.Service.IsZero() && at.Service.After(r.StoppedOnService.Add(resume)) &&
 		apart <= DefaultClockAllowance && apart >= -DefaultClockAllowance
 }
 
-// stillCounts says whether a backup an earlier operation of the change began (a stopped destroy's, a replaced trigger's),
-// as now read, can still let the change go ahead: in progress or good.
+// stillCounts: a backup an earlier operation of the change began (a stopped destroy's, a replaced trigger's) still counts.
 func stillCounts(b client.Backup) bool {
 	return client.InProgress(b.Status) || b.Good()
 }

@@ -98,8 +98,7 @@ func (w *Runner) CheckAccount(ctx context.Context, accountID string) Check {
 	return Check{Account: a}
 }
 
-// CheckDestroy is what a guard's destroy would meet at its account, read at
-// its plan (after the caller's check of the key's organization).
+// CheckDestroy is what a guard's destroy would meet at its account, read at its plan (after the key's organization check).
 func (w *Runner) CheckDestroy(ctx context.Context, accountID string, waitOnConflict bool) Check {
 	c := w.CheckAccount(ctx, accountID)
 	switch {

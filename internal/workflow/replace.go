@@ -14,20 +14,18 @@ import (
 // the other; what the delete leaves, the create adopts or counts above.
 
 // CreateTrigger takes a trigger's backup or, replacing a trigger of the same account and triggers deleted in this process
-// (DeleteTrigger), follows that one's backup while it stands (stillCounts). Only a backup listed above the floors of the
-// account's triggers deleted here may be reused or adopted; a create that replaced none knows no floor, and reuse_within
-// takes no shortcut. It returns the record the outcome builds on.
+// (DeleteTrigger), follows its backup while it stands (stillCounts), reused or adopted only above the floors of the account's
+// triggers deleted here (none replaced: no floor, no reuse_within shortcut). It returns the record the outcome builds on.
 func (w *Runner) CreateTrigger(ctx context.Context, accountID, triggers string, opts RunOptions) (Outcome, Record) {
 	return w.createTrigger(ctx, w.replaced, accountID, triggers, opts)
 }
 
-// DeleteTrigger keeps what a trigger's delete leaves its replacement (a trigger's backup is never deleted): the create of
-// the same account and triggers in this process adopts its backup, and every create of the account counts only above its
-// floor. A trigger gone ahead before its backup was listed is looked for first: its replacement counts only above that
-// backup, which a listing not showing it yet would let count as the replacement's (deep-run seed 650160: a lagging listing).
-// One listed where no look takes it (below the backups listed before it, or after an empty read too long ago) is kept from
-// the replacement with every backup listed since (predating). While none is listed since, nothing is kept and the delete
-// fails: Terraform keeps the trigger.
+// DeleteTrigger keeps what a trigger's delete leaves its replacement (its backup is never deleted): the create of the same
+// account and triggers in this process adopts its backup, and every create of the account counts only above its floor. One
+// gone ahead before its backup was listed is looked for first: a listing not showing it yet would let it count as the
+// replacement's (deep-run seed 650160: a lagging listing). One listed where no look takes it (below the backups listed before
+// it, or after an empty read too long ago) is kept from the replacement with every backup listed since (predating); while
+// none is, nothing is kept and the delete fails: Terraform keeps the trigger.
 func (w *Runner) DeleteTrigger(ctx context.Context, accountID, triggers string, rec Record) error {
 	if rec.Phase == phaseUnidentified && rec.Ahead {
 		b, page, err := w.findTriggered(ctx, accountID, rec)
@@ -81,8 +79,7 @@ func (w *Runner) createTrigger(ctx context.Context, reps *replacements, accountI
 	}
 	if replaced && others == nil {
 		// A deleted trigger's floor is unknown: its backup cannot be shown to stand for this change (it may predate the
-		// other's change: seed 136118), so a new one is taken, above no floor. Deferring it to the next apply (seed 539)
-		// took that same new backup an apply later.
+		// other's change: seed 136118): a new one is taken, above no floor; deferring it (seed 539) took it an apply later.
 		return w.runInPlaceOf(ctx, accountID, old.Record, opts), Record{}
 	}
 	w.log.Debug(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
@@ -117,10 +114,9 @@ func (w *Runner) createTrigger(ctx context.Context, reps *replacements, accountI
 	return o, Record{Prior: opts.Since} // a new backup, or one identified
 }
 
-// replacements holds, for one provider process (one phase of one command), the triggers deleted (remember), so that the
-// Create replacing one (same account, same triggers) adopts its backup instead of queueing a second, and every Create of
-// the account counts only above their floors. That relies on Terraform deleting before creating in the same process: with
-// create_before_destroy the replacement knows no floor and takes a new backup (see docs).
+// replacements holds one provider process's (one phase of one command) deleted triggers (remember): the Create replacing one
+// (same account and triggers) adopts its backup rather than queue a second; every Create of the account counts above their
+// floors. Terraform deletes before creating in one process; with create_before_destroy, no floor: a new backup (see docs).
 type replacements struct {
 	mu       sync.Mutex
 	replaced map[string][]replacedTrigger // by account id
@@ -199,10 +195,9 @@ func (s *replacements) predating(accountID string) *Mark {
 	return m
 }
 
-// take returns the account's deleted trigger with the same triggers and a backup to adopt (its change never went ahead),
-// and its place for floor (-1: none). Terraform names neither to the provider, so when several match, each create takes
-// one: any pairing keeps the promise, since an adopted backup counts only above the floor of every other trigger of the
-// account deleted here (seed 664). One whose backup no other's floor lists is taken first, then the earliest triggered.
+// take returns the account's deleted trigger with the same triggers and a backup to adopt (change never gone ahead), and its
+// place for floor (-1: none). Terraform names neither, so each match takes one: any pairing keeps the promise, an adopted
+// backup counting only above all others' floors (seed 664). First one whose backup no other's floor lists, then the earliest.
 func (s *replacements) take(accountID, triggers string) (replacedTrigger, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -231,10 +226,9 @@ func (s *replacements) take(accountID, triggers string) (replacedTrigger, int) {
 	return list[found], found
 }
 
-// serve counts a create that adopts none as the replacement of one of the account's deleted triggers while there are more
-// of them than such creates; false once each has one: this create replaces none of them (create_before_destroy's, or a
-// new trigger), and their floors say nothing of its previous change (seed 12724). One running between another trigger's
-// delete and create still takes that slot: Terraform names neither, and that narrow order is the one this cannot tell.
+// serve counts a create adopting none as replacing one of the account's deleted triggers while they outnumber such creates;
+// false once each has one: it replaces none (create_before_destroy's, or a new trigger), and their floors say nothing of its
+// previous change (seed 12724). A create between another's delete and create takes that slot: Terraform names neither.
 func (s *replacements) serve(accountID string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -72,8 +72,7 @@ func (w *Runner) refusedReuse(ctx context.Context, accountID string, why error) 
 	}
 }
 
-// join makes a recent backup b, when one was listed (on l's page, age old), this run's, and waits for it if the caller
-// does; ok unless there was none or it failed.
+// join makes b (a recent backup on l's page, age old) this run's, waiting if the caller does; ok unless none or it failed.
 func (w *Runner) join(ctx context.Context, accountID string, b *client.Backup, age time.Duration, l looked, opts RunOptions,
 	start time.Time, emit emitFunc,
 ) (o Outcome, ok bool) {

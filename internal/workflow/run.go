@@ -74,8 +74,7 @@ type Outcome struct {
 	Adopted bool
 	// ReuseRefused says why reuse_within could not be read: a new backup was taken.
 	ReuseRefused error
-	// At: when the last first page a stopped wait read was answered, on both clocks (zero: none read), so that a stopped
-	// destroy's record stands for resume_within on the service's clock too.
+	// At: a stopped wait's last first-page answer time, both clocks (zero: none): a stopped destroy's record stands on both.
 	At client.AnswerTime
 	// earlier: an afterUnknown run's backup found when its own trigger got a 409: the earlier trigger's, not the run's.
 	earlier bool
