@@ -227,7 +227,7 @@ func (n *newest) add(p client.BackupsPage) {
 // backup's age (reuse_within) is read from the page listing it, which lists only the account's own (the client drops others).
 type rule struct {
 	AccountID string
-	// Mark: what a backup must be above to count: the read before the POST or, for reuse_within, the previous change's.
+	// Mark: what a backup must be above: the read before the POST or, for reuse_within, the previous change's (nil: unknown).
 	Mark *Mark
 	// Claimed: backups other operations of this process queued or took for their changes: above Mark, yet never this one's.
 	Claimed *Mark
