@@ -311,7 +311,7 @@ func (w *Runner) waitOwn(ctx context.Context, accountID string, b *client.Backup
 // waitOutConflict waits for the account's backup in progress to end: it (nil: none listed) and the last first page read;
 // stopped, when the wait stopped, is dated by the last page read (the stop on the service's clock: deep-run seed 125452).
 // Unless before listed one in progress, a 409 whose backup is neither in progress nor above the mark is behind a lagging
-// listing: waited for until listed, since the next trigger's backup is the first listed above the mark, and it would be.
+// listing: waited for until listed, or it would be the first above the mark, taken for the next trigger's backup.
 func (w *Runner) waitOutConflict(ctx context.Context, accountID string, before looked, start time.Time, emit emitFunc) (running *client.Backup, seen looked, stopped *Outcome) {
 	mark, explained, read := before.mark, inProgress(before.page) != nil, &before.page
 	var err error
