@@ -208,6 +208,10 @@ func TestTriggerSendsAtMostMaxRetriesAgain(t *testing.T) {
 	if o.Kind != NotIdentified || o.Confirmed || !errors.As(o.Err, &re) {
 		t.Fatalf("outcome %d, %v; want an unconfirmed NotIdentified from the retry limit", o.Kind, o.Err)
 	}
+	// The look comes first in the message: the retry limit is only why it was not sent again.
+	if msg := o.Err.Error(); !strings.HasPrefix(msg, "no backup of it was listed in the 1m0s it was looked for, and it was not sent again: giving up") {
+		t.Errorf("message %q; want it to say what the look found first", msg)
+	}
 	if posts, _ := fs.counts(); posts != 2 {
 		t.Errorf("%d POSTs, want 2 (max_retries = 1)", posts)
 	}

@@ -603,7 +603,9 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterU
 				return nil, unidentified(false, errors.Join(err, lerr, herr, unexplainedError(b)))
 			}
 			if werr := post.Wait(ctx, err); werr != nil {
-				return nil, unidentified(false, werr)
+				// Say what the look found first: the POST's retry error reads as the cause otherwise.
+				return nil, unidentified(false, fmt.Errorf("no backup of it was listed in the %s it was looked for, and it was not sent again: %w",
+					grace, werr))
 			}
 		default:
 			return nil, refused(&RefusalError{Err: err})
