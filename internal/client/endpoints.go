@@ -102,11 +102,7 @@ func (c *Client) AuditLogs(ctx context.Context, opts ListOptions) iter.Seq2[Audi
 // FindBackup looks for one backup of an account, paging as far as needed:
 // a *BackupNotFoundError when it is not listed (which proves nothing).
 func (c *Client) FindBackup(ctx context.Context, accountID, backupID string) (*Backup, error) {
-	b, err := c.firstBackup(ctx, accountID, func(b *Backup) bool { return b.ID == backupID })
-	if b == nil && err == nil {
-		return nil, &BackupNotFoundError{AccountID: accountID, BackupID: backupID}
-	}
-	return b, err
+	return findBackup(c.Backups(ctx, accountID, ListOptions{}), accountID, backupID)
 }
 
 // FindBackupAfter looks for one backup of an account past first, a first
@@ -115,18 +111,7 @@ func (c *Client) FindBackup(ctx context.Context, accountID, backupID string) (*B
 // answering some reads) and join it to this one. A *BackupNotFoundError
 // when the pass ends without it (which proves nothing).
 func (c *Client) FindBackupAfter(ctx context.Context, accountID, backupID string, first BackupsPage) (*Backup, error) {
-	if !first.More || first.next == "" {
-		return nil, &BackupNotFoundError{AccountID: accountID, BackupID: backupID}
-	}
-	for b, err := range c.Backups(ctx, accountID, ListOptions{Unbroken: true, from: first.next}) {
-		if err != nil {
-			return nil, err
-		}
-		if b.ID == backupID {
-			return &b, nil
-		}
-	}
-	return nil, &BackupNotFoundError{AccountID: accountID, BackupID: backupID}
+	return findBackup(c.BackupsAfter(ctx, accountID, first, 0), accountID, backupID)
 }
 
 // BackupsAfter reads on from first, a first page, in one pass (a refused
@@ -138,9 +123,18 @@ func (c *Client) BackupsAfter(ctx context.Context, accountID string, first Backu
 	return c.Backups(ctx, accountID, ListOptions{Unbroken: true, Pages: pages, from: first.next})
 }
 
-// firstBackup is the newest of an account's backups that match, or nil.
-func (c *Client) firstBackup(ctx context.Context, accountID string, match func(*Backup) bool) (*Backup, error) {
-	for b, err := range c.Backups(ctx, accountID, ListOptions{}) {
+// findBackup is backupID's record in backups, or a *BackupNotFoundError.
+func findBackup(backups iter.Seq2[Backup, error], accountID, backupID string) (*Backup, error) {
+	b, err := firstBackup(backups, func(b *Backup) bool { return b.ID == backupID })
+	if b == nil && err == nil {
+		return nil, &BackupNotFoundError{AccountID: accountID, BackupID: backupID}
+	}
+	return b, err
+}
+
+// firstBackup is the first of backups that matches, or nil.
+func firstBackup(backups iter.Seq2[Backup, error], match func(*Backup) bool) (*Backup, error) {
+	for b, err := range backups {
 		if err != nil {
 			return nil, err
 		}
@@ -189,7 +183,7 @@ func (c *Client) LatestSuccesses(ctx context.Context, accountIDs []string, done 
 	outcomes := make([]SuccessOutcome, len(accountIDs))
 	read := make([]bool, len(accountIDs))
 	fleet.Each(ctx, len(accountIDs), LatestSuccessesInFlight, func(ctx context.Context, i int) {
-		b, err := c.firstBackup(ctx, accountIDs[i], func(b *Backup) bool { return b.Good() })
+		b, err := firstBackup(c.Backups(ctx, accountIDs[i], ListOptions{}), func(b *Backup) bool { return b.Good() })
 		outcomes[i], read[i] = SuccessOutcome{Latest: b, Err: err}, true
 	}, func(_, finished int) {
 		if done != nil {
