@@ -90,17 +90,13 @@ func New(opts Options) (*Client, error) {
 		return nil, err
 	}
 	key := newSecret(opts.APIKey)
-	c := &Client{
-		key:   key,
-		guard: textGuard{key: key},
-	}
-	base, err := parseBaseURL(opts.BaseURL, opts.AllowInsecureHTTP, c.guard)
-	if err != nil {
+	c := &Client{key: key, guard: textGuard{key: key}}
+	var err error
+	if c.base, err = parseBaseURL(opts.BaseURL, opts.AllowInsecureHTTP, c.guard); err != nil {
 		return nil, err
 	}
-	c.base = base
 	if opts.HTTPClient == nil {
-		ts := settingsFor(base, opts)
+		ts := settingsFor(c.base, opts)
 		c.noHTTP2 = ts.noHTTP2
 		opts.HTTPClient = &http.Client{Transport: newTransport(ts)}
 	}
@@ -239,11 +235,8 @@ func unparsable(err error) string {
 // isLoopback says whether host is "localhost" or a loopback IP; the name
 // is trusted because loopbackOnlyDialer checks the address dialled.
 func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
 	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()
 }
 
 // BaseURLMayHoldSecrets says whether messages show less than raw; then a
