@@ -221,7 +221,6 @@ type UnsureError struct {
 }
 
 func (e *UnsureError) Error() string { return e.Err.Error() }
-
 func (e *UnsureError) Unwrap() error { return e.Err }
 
 // Post checks the organization, sends the trigger and returns the account

@@ -102,10 +102,7 @@ type transportError struct {
 	Err    error
 }
 
-func (e *transportError) Error() string {
-	return fmt.Sprintf("%s %s: %v", e.Method, e.Path, e.Err)
-}
-
+func (e *transportError) Error() string { return fmt.Sprintf("%s %s: %v", e.Method, e.Path, e.Err) }
 func (e *transportError) Unwrap() error { return e.Err }
 
 // decodeError is a successful response whose body could not be decoded.
