@@ -16,9 +16,7 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/fleet"
 )
 
-func accountPath(accountID string) string {
-	return "/api/v1/accounts/" + url.PathEscape(accountID)
-}
+func accountPath(accountID string) string { return "/api/v1/accounts/" + url.PathEscape(accountID) }
 
 // Token returns what the service knows of the presented key.
 func (c *Client) Token(ctx context.Context) (*Token, error) {
@@ -85,11 +83,9 @@ func (c *Client) FirstBackupsPage(ctx context.Context, accountID string) (Backup
 	var p BackupsPage
 	opts := ListOptions{Pages: 1, Ended: func(complete bool) { p.More = !complete }, answered: func(at AnswerTime) { p.At = at },
 		next: func(cursor string) { p.next = cursor }}
-	for b, err := range c.Backups(ctx, accountID, opts) {
-		if err != nil {
-			return BackupsPage{}, err
-		}
-		p.Backups = append(p.Backups, b)
+	var err error
+	if p.Backups, err = Collect(c.Backups(ctx, accountID, opts)); err != nil {
+		return BackupsPage{}, err
 	}
 	return p, nil
 }
@@ -146,9 +142,7 @@ func firstBackup(backups iter.Seq2[Backup, error], match func(*Backup) bool) (*B
 }
 
 // BackupNotFoundError says an account's backups listing has no such backup.
-type BackupNotFoundError struct {
-	AccountID, BackupID string
-}
+type BackupNotFoundError struct{ AccountID, BackupID string }
 
 func (e *BackupNotFoundError) Error() string {
 	return "the backups listing of account " + e.AccountID + " does not hold backup " + e.BackupID
