@@ -33,8 +33,7 @@ const (
 	StatusFailed  = "failed"
 )
 
-// InProgress reports whether a backup or account status means a backup is
-// still under way.
+// InProgress reports whether a backup or account status means a backup is still under way.
 func InProgress(status string) bool { return status == StatusPending || status == StatusRunning }
 
 // Account is an account of the organization. Unknown fields are ignored.
@@ -156,12 +155,12 @@ const (
 	OrderDesc Order = "desc"
 )
 
-// errMissing: a field the API contract requires is absent or empty, so
-// that `{}` from a proxy does not pass as "no backups".
-var errMissing = errors.New("a field the API contract requires is missing")
-
-// errMalformedID: an id without the documented format.
-var errMalformedID = errors.New("an id does not have the documented format")
+// A record is refused for a field the API contract requires absent or empty
+// (so that `{}` from a proxy does not pass as "no backups"), or a malformed id.
+var (
+	errMissing     = errors.New("a field the API contract requires is missing")
+	errMalformedID = errors.New("an id does not have the documented format")
+)
 
 func missing(what string) error { return fmt.Errorf("%w: %s", errMissing, what) }
 
@@ -169,9 +168,7 @@ func missing(what string) error { return fmt.Errorf("%w: %s", errMissing, what) 
 // required fields and ids. Ids are checked, not cleaned, so that cleaning
 // cannot make a hostile id look valid; text is cleaned before the check, so
 // that a status of control characters fails.
-type record interface {
-	admit(textGuard) error
-}
+type record interface{ admit(textGuard) error }
 
 // streamed is a record that reads itself from the decoder in one pass.
 type streamed interface{ decodeFrom(dec *json.Decoder) error }
@@ -194,11 +191,12 @@ func decodeStrict(body []byte, out record, g textGuard) error {
 	return out.admit(g)
 }
 
-// maxShownText bounds a server string shown to the user, in characters.
-const maxShownText = 300
-
-// maxShownRequestID bounds a request id that is not a UUID.
-const maxShownRequestID = 64
+// Bounds, in characters, of the service's strings shown to the user.
+const (
+	maxShownText      = 300 // a server string
+	maxShownWord      = 64  // a short server string: a status, a platform
+	maxShownRequestID = 64  // a request id that is not a UUID
+)
 
 // redacted replaces the API key wherever the service echoed it.
 const redacted = "[REDACTED]"
@@ -209,12 +207,8 @@ var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[
 // masked, control characters (escape sequences among them) removed, cut.
 type textGuard struct{ key *secret }
 
-// text cleans s and cuts it to maxShownText characters.
+// text and word clean s and cut it to maxShownText or maxShownWord characters.
 func (g textGuard) text(s string) string { return g.cut(g.clean(s), maxShownText) }
-
-// maxShownWord bounds a short server string: a status, a platform.
-const maxShownWord = 64
-
 func (g textGuard) word(s string) string { return g.cut(g.clean(s), maxShownWord) }
 
 // clean folds s with the key masked before, after, and in its folded form:
@@ -275,6 +269,4 @@ func (e *guardedError) Error() string { return e.shown }
 func (e *guardedError) Unwrap() error { return e.err }
 
 // wrap is given only errors that are there (non-nil).
-func (g textGuard) wrap(err error) error {
-	return &guardedError{shown: g.text(err.Error()), err: err}
-}
+func (g textGuard) wrap(err error) error { return &guardedError{shown: g.text(err.Error()), err: err} }
