@@ -35,8 +35,7 @@ type call struct {
 	idempotent bool // retried after server and transport errors too
 }
 
-// announceWaitsOver: longer waits are logged at WARN, so that "Still
-// creating..." never hides why.
+// announceWaitsOver: longer waits are logged at WARN, so that "Still creating..." never hides why.
 const announceWaitsOver = 5 * time.Second
 
 // do performs cl with retries and decodes a 2xx body into out (when non-nil).
@@ -146,8 +145,7 @@ func (c *Client) attempt(ctx context.Context, cl call, out record) error {
 	if err := c.limiter.wait(ctx); err != nil {
 		return err
 	}
-	var header http.Header
-	status := 0
+	header, status := http.Header(nil), 0
 	defer func() {
 		if reset := c.limiter.done(header, status); !reset.IsZero() {
 			c.opts.Logger.Warn(ctx, "the Backup Service announced a rate-limit window ending implausibly far away; "+
@@ -278,12 +276,9 @@ func answerTime(date string, received time.Time) AnswerTime {
 	return at
 }
 
-// dated is a record that keeps when its answer came: only an answer the
-// client decoded as the service's own is dated, never an error page (a
-// proxy's, a load balancer's, whose Date may be stale).
-type dated interface {
-	answeredAt(AnswerTime)
-}
+// dated is a record that keeps when its answer came: only an answer the client decoded
+// as the service's own is dated, never an error page (a proxy's, whose Date may be stale).
+type dated interface{ answeredAt(AnswerTime) }
 
 // Pacing: the rate-limit headers, and the limiter every attempt waits on.
 
