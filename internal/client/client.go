@@ -232,15 +232,13 @@ func unparsable(err error) string {
 	return "it is not a valid URL"
 }
 
-// isLoopback says whether host is "localhost" or a loopback IP; the name
-// is trusted because loopbackOnlyDialer checks the address dialled.
+// isLoopback: host is "localhost" (trusted: loopbackOnlyDialer checks what it dials) or a loopback IP.
 func isLoopback(host string) bool {
 	ip := net.ParseIP(host)
 	return strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()
 }
 
-// BaseURLMayHoldSecrets says whether messages show less than raw; then a
-// caller must not show raw by other means either.
+// BaseURLMayHoldSecrets says whether messages show less than raw, which callers must then not show.
 func BaseURLMayHoldSecrets(raw, key string) bool {
 	return shownBaseURL(raw, textGuard{key: newSecret(key)}) != strings.TrimSpace(raw)
 }

@@ -77,8 +77,7 @@ type BackupsPage struct {
 	next    string     // its next page's cursor, when More
 }
 
-// FirstBackupsPage reads the first page of an account's backups listing:
-// one request.
+// FirstBackupsPage reads the first page of an account's backups listing: one request.
 func (c *Client) FirstBackupsPage(ctx context.Context, accountID string) (BackupsPage, error) {
 	var p BackupsPage
 	opts := ListOptions{Pages: 1, Ended: func(complete bool) { p.More = !complete }, answered: func(at AnswerTime) { p.At = at },
@@ -161,8 +160,7 @@ type SuccessOutcome struct {
 	Err    error
 }
 
-// SuccessTime is when a successful backup ended: completed_at, or
-// created_at when the service left completed_at out.
+// SuccessTime is when a successful backup ended: completed_at, or created_at when it is absent.
 func SuccessTime(b *Backup) time.Time {
 	if b.CompletedAt != nil {
 		return *b.CompletedAt
@@ -170,9 +168,8 @@ func SuccessTime(b *Backup) time.Time {
 	return b.CreatedAt
 }
 
-// LatestSuccesses reads every account's newest good backup (Backup.Good: a
-// success whose record does not contradict itself), several at once; done,
-// when set, is called (never at once) as each read ends.
+// LatestSuccesses reads every account's newest good backup (Backup.Good), several at once;
+// done, when set, is called (never at once) as each read ends.
 func (c *Client) LatestSuccesses(ctx context.Context, accountIDs []string, done func(finished int)) []SuccessOutcome {
 	outcomes := make([]SuccessOutcome, len(accountIDs))
 	read := make([]bool, len(accountIDs))
@@ -208,8 +205,7 @@ func (c *Client) Trigger(accountID string) *Trigger { return &Trigger{c: c, acco
 // UnsureError is a failed trigger that the service may have processed all
 // the same: a server error, or no answer to a request that reached it.
 type UnsureError struct {
-	// Answered: a server error came back. Otherwise no answer came, and the
-	// service may still be processing the request.
+	// Answered: a server error came back; else no answer came, and the service may still be at work.
 	Answered bool
 	Err      error
 }
@@ -247,8 +243,7 @@ func (t *Trigger) Post(ctx context.Context) (*Account, error) {
 	return nil, err
 }
 
-// Sent says whether any POST of t reached the wire, so that a caller whose
-// context ended knows a backup may be queued.
+// Sent says whether any POST of t reached the wire: even if ctx ended, a backup may be queued.
 func (t *Trigger) Sent() bool { return t.sent }
 
 // Wait waits before t is sent again after the failure last, as the client's
@@ -270,8 +265,7 @@ func (t *Trigger) call() call {
 // ErrWrongOrganization matches an *organizationMismatchError.
 var ErrWrongOrganization = errors.New("the API key belongs to another organization")
 
-// organizationMismatchError: the key belongs to another organization than
-// Options.Organization, so nothing was changed.
+// organizationMismatchError: the key belongs to another organization than Options.Organization.
 type organizationMismatchError struct {
 	Expected string
 	Actual   Organization
@@ -319,9 +313,8 @@ func (c *Client) KeyToken(ctx context.Context) (*Token, error) {
 	})
 }
 
-// CheckOrganization returns nil when Options.Organization is unset or is
-// the key's organization; a failed read is asked again. KeyToken remembers
-// the token whenever the answer here is final.
+// CheckOrganization returns nil when Options.Organization is unset or is the key's organization;
+// a failed read is asked again, and KeyToken remembers the token whenever this answer is final.
 func (c *Client) CheckOrganization(ctx context.Context) error {
 	if c.opts.Organization == "" {
 		return nil
@@ -391,8 +384,7 @@ func (c *Client) baseProven() {
 	_, _ = c.proof.get(func() (struct{}, error, bool) { return struct{}{}, nil, true })
 }
 
-// notFromService says why e is not the service's own problem document (a
-// proxy's page or a look-alike), or "" when it is.
+// notFromService says why e is not the service's own problem document (a proxy's, a look-alike), or "".
 func (e *APIError) notFromService() string {
 	switch {
 	case e.NotProblem:
@@ -407,9 +399,8 @@ func (e *APIError) notFromService() string {
 	return ""
 }
 
-// judgeAbsence applies the absence rule to err, from a request on
-// accountID's paths: a *goneError, an *UnprovenAbsenceError, or err itself.
-// err comes from c.do or a listing, never judged before.
+// judgeAbsence applies the absence rule to err (from c.do or a listing on accountID's paths, never
+// judged before): a *goneError, an *UnprovenAbsenceError, or err itself.
 func (c *Client) judgeAbsence(ctx context.Context, accountID string, err error) error {
 	var apiErr *APIError
 	if !errors.As(err, &apiErr) || (apiErr.StatusCode != http.StatusNotFound && apiErr.StatusCode != http.StatusGone) {

@@ -10,8 +10,7 @@ import (
 	"time"
 )
 
-// Sentinel errors for errors.Is. An *APIError matches the one that fits its
-// status code.
+// Sentinel errors for errors.Is; an *APIError matches the one that fits its status code.
 var (
 	errBadRequest      = errors.New("bad request")
 	errUnauthenticated = errors.New("unauthenticated")
@@ -22,8 +21,7 @@ var (
 	errRateLimited     = errors.New("rate limited")
 	errServer          = errors.New("server error")
 
-	// ErrInsecureURL: plain http to a host that is not loopback, without
-	// Options.AllowInsecureHTTP (from New, or dialling).
+	// ErrInsecureURL: plain http to a non-loopback host without AllowInsecureHTTP (New, or dialling).
 	ErrInsecureURL = errors.New("plain http to a non-loopback host would send the API key in clear")
 	// ErrInvalidBaseURL and ErrInvalidAPIKey: settings no request could succeed with.
 	ErrInvalidBaseURL = errors.New("invalid base URL")
@@ -39,8 +37,7 @@ type rateLimit struct {
 	HasLimit   bool // a usable X-RateLimit-Limit came
 }
 
-// APIError is an error response, from its RFC 7807 problem document or
-// described from whatever else the body held.
+// APIError is an error response, from its RFC 7807 problem document or described from its body.
 type APIError struct {
 	Method     string
 	Path       string
@@ -53,8 +50,7 @@ type APIError struct {
 	RateLimit  *rateLimit
 	NotProblem bool // the body was not a problem document; Detail describes it
 
-	// The body's own status and request_id tell the service's answer from a
-	// look-alike (see FromService).
+	// The body's own status and request_id tell the service's answer from a look-alike (FromService).
 	problemStatus    int
 	problemRequestID string
 }
@@ -151,8 +147,7 @@ func (e *redirectError) Error() string {
 // Is makes errors.Is(err, errRedirect) work.
 func (e *redirectError) Is(target error) bool { return target == errRedirect }
 
-// RetryError is returned when retrying stopped before success. It unwraps
-// to the last attempt's error.
+// RetryError: retrying stopped before success. It unwraps to the last attempt's error.
 type RetryError struct {
 	Attempts int
 	Cause    RetryCause
@@ -160,8 +155,7 @@ type RetryError struct {
 	Err      error
 }
 
-// RetryCause says which bound stopped the retries, so that advice names a
-// setting that can help.
+// RetryCause says which bound stopped the retries, so that advice names a setting that can help.
 type RetryCause int
 
 // Causes of a RetryError.

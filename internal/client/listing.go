@@ -56,9 +56,8 @@ type ListOptions struct {
 	Ended func(complete bool)
 	// Pages, when positive, stops the listing after that many pages.
 	Pages int
-	// Unbroken: a refused cursor stops the listing with its error rather
-	// than restarting it, so that every record comes from one pass, each
-	// page reached by the cursor of the one before.
+	// Unbroken: a refused cursor stops the listing with its error, not a restart, so that every
+	// record comes from one pass, each page reached by the cursor of the one before.
 	Unbroken bool
 	// answered, when set, is told when each page's answer came.
 	answered func(AnswerTime)
@@ -145,9 +144,8 @@ func listing[T any](ctx context.Context, c *Client, path string, opts ListOption
 				example = p.first // "" on a page without malformed records
 			}
 			skipped += p.malformed
-			// The whole page is checked before any of it is handed out: a
-			// caller that stops at its first record still gets only a page
-			// that holds together.
+			// The whole page is checked before any of it is handed out: a caller that
+			// stops at its first record still gets only a page that holds together.
 			fresh := make([]int, 0, len(p.Data)) // the records not seen before
 			for i := range p.Data {
 				repeat, err := seen.see(idOf(&p.Data[i]), &p.Data[i], pages)
@@ -224,10 +222,9 @@ func (d *pageDecoder[T]) hasNext() bool {
 	return d.Pagination.NextCursor != nil && *d.Pagination.NextCursor != ""
 }
 
-// decodeFrom reads a page from dec in one pass, records as they come: a
-// listing page is most of what a wait reads. Keys match as encoding/json
-// matches a struct's (case folded); every data value must be an array of
-// records, and the last one is the page's.
+// decodeFrom reads a page from dec in one pass, records as they come (a listing page is most
+// of what a wait reads). Keys match as encoding/json matches a struct's (case folded); every
+// data value must be an array of records, and the last one is the page's.
 func (d *pageDecoder[T]) decodeFrom(dec *json.Decoder) error {
 	tok, err := dec.Token()
 	if err != nil || tok == nil {
@@ -297,8 +294,7 @@ func (d *pageDecoder[T]) decodeData(dec *json.Decoder) error {
 	return err
 }
 
-// admit requires the data array (null is not an empty page) and admits
-// every record.
+// admit requires the data array (null is not an empty page) and admits every record.
 func (d *pageDecoder[T]) admit(g textGuard) error {
 	if d.Data == nil {
 		return missing("the listing's data array")
@@ -380,8 +376,7 @@ func (s idsSeen[T]) see(id string, _ *T, _ int) (bool, error) {
 
 func (idsSeen[T]) restart() {}
 
-// backupSeen is what a backups listing keeps of each backup: a few words,
-// not the record.
+// backupSeen is what a backups listing keeps of each backup: a few words, not the record.
 type backupSeen struct {
 	listedRecord
 	sum uint64 // every field the record holds, hashed
@@ -413,8 +408,7 @@ func (s *backupsChecked) see(_ string, b *Backup, page int) (bool, error) {
 		s.seen[b.ID] = now // a later change is judged against this one
 		return true, nil
 	}
-	// A repeat is not judged by its place: offset cursors list again what a
-	// new backup pushed down.
+	// A repeat is not judged by its place: offset cursors list again what a new backup pushed down.
 	if s.oldest.ID != "" && b.CreatedAt.Sub(s.oldest.CreatedAt) > listingClockAllowance {
 		return false, &inconsistentListingError{Kind: outOfOrder, Earlier: s.oldest, Later: now.listedRecord}
 	}

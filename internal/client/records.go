@@ -164,10 +164,9 @@ var (
 
 func missing(what string) error { return fmt.Errorf("%w: %s", errMissing, what) }
 
-// record is every decoded answer: admit cleans its strings, then checks its
-// required fields and ids. Ids are checked, not cleaned, so that cleaning
-// cannot make a hostile id look valid; text is cleaned before the check, so
-// that a status of control characters fails.
+// record is every decoded answer: admit cleans its strings, then checks its required fields
+// and ids. Ids are checked, not cleaned, so that cleaning cannot make a hostile id look valid;
+// text is cleaned before the check, so that a status of control characters fails.
 type record interface{ admit(textGuard) error }
 
 // streamed is a record that reads itself from the decoder in one pass.

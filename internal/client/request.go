@@ -248,13 +248,11 @@ func safeLocation(raw string) string {
 	return u.Redacted()
 }
 
-// AnswerTime is when an answer of the service came: on this client's clock,
-// and on the service's, as the answer's Date said.
+// AnswerTime is when an answer of the service came: on this client's clock, and as its Date said.
 type AnswerTime struct {
 	Received time.Time // this client's clock
-	// Service is the answer's Date, centred on its second (half a second
-	// added to its one-second resolution); zero when the answer had none
-	// that parses, or one more than a year from Received.
+	// Service is the answer's Date, centred on its second (half a second added); zero when
+	// the answer had none that parses, or one more than a year from Received.
 	Service time.Time
 }
 
@@ -365,8 +363,7 @@ func (l *limiter) spacing() time.Duration {
 // absorbs network delay at a window's edge (BENCHMARKS.md, section 8).
 const allowanceUse = 0.92
 
-// intervalFor is the spacing of request starts for an allowance of limit
-// requests per second.
+// intervalFor is the spacing of request starts for an allowance of limit requests per second.
 func intervalFor(limit int) time.Duration {
 	return time.Duration(float64(time.Second) / (allowanceUse * float64(max(limit, 1))))
 }
@@ -375,8 +372,7 @@ func intervalFor(limit int) time.Duration {
 // limiter stops probing one request at a time (a proxy may strip them).
 const maxHeaderlessProbes = 3
 
-// wait blocks until the caller may send a request, or ctx is done. Each
-// successful wait is followed by one call to done.
+// wait blocks until a request may be sent, or ctx is done; a nil return is followed by one done.
 func (l *limiter) wait(ctx context.Context) error {
 	for {
 		l.mu.Lock()
@@ -405,8 +401,7 @@ func (l *limiter) wait(ctx context.Context) error {
 			if !l.known {
 				l.probing = true
 			}
-			// Space from the slot this request was due, not from now; after
-			// idleness, start afresh.
+			// Space from the slot this request was due, not from now; after idleness, start afresh.
 			iv := l.spacing()
 			if now.Sub(l.next) > iv {
 				l.next = now
@@ -468,8 +463,7 @@ func (l *limiter) endOfWindow(t time.Time) (time.Time, bool) {
 	return l.windowEnd.Add(time.Duration(int64(d/time.Second)+1) * time.Second), true
 }
 
-// How the share and fillAt move; tuned with TestSharedKeySimulation
-// (BENCHMARKS.md, section 7).
+// How the share and fillAt move; tuned with TestSharedKeySimulation (BENCHMARKS.md, section 7).
 const (
 	minShare     = 0.02                   // the least part of the allowance a client keeps
 	refusedShare = 0.6                    // the part of its share a refusal leaves
@@ -488,8 +482,7 @@ const (
 	deepSpacing = 2 * time.Second // or a request every two windows
 )
 
-// maxResetAhead is the furthest ahead a window's reset is believed; one
-// further away is read as the end of a one-second window.
+// maxResetAhead: a window's reset further ahead is read as the end of a one-second window.
 const maxResetAhead = 2 * time.Second
 
 // done reports the outcome of a request allowed by wait (nil and 0 when

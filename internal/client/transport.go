@@ -125,16 +125,14 @@ func http2DebugLogging() bool {
 // HTTP2Off says whether c turned HTTP/2 off (see http2DebugLogging).
 func (c *Client) HTTP2Off() bool { return c.noHTTP2 }
 
-// Failures to connect that no retry can fix: the Reason of a *ConnectionError
-// (as is ErrInsecureURL).
+// Failures to connect that no retry can fix: a *ConnectionError's Reason (as is ErrInsecureURL).
 var (
 	ErrUntrustedCertificate = errors.New("the server's TLS certificate is not trusted")
 	ErrHostNotFound         = errors.New("the host name does not resolve")
 	ErrNotTLS               = errors.New("the server does not speak TLS")
 )
 
-// ConnectionError is a failure to connect that retrying cannot fix; the
-// request was never sent.
+// ConnectionError is a failure to connect that retrying cannot fix; the request was never sent.
 type ConnectionError struct {
 	Host   string
 	Reason error
