@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -39,16 +38,13 @@ type rateLimit struct {
 
 // APIError is an error response, from its RFC 7807 problem document or described from its body.
 type APIError struct {
-	Method     string
-	Path       string
-	StatusCode int
-	Type       string
-	Title      string
-	Detail     string
-	Instance   string
-	RequestID  string
-	RateLimit  *rateLimit
-	NotProblem bool // the body was not a problem document; Detail describes it
+	Method, Path string
+	StatusCode   int
+
+	Type, Title, Detail, Instance string
+	RequestID                     string
+	RateLimit                     *rateLimit
+	NotProblem                    bool // the body was not a problem document; Detail describes it
 
 	// The body's own status and request_id tell the service's answer from a look-alike (FromService).
 	problemStatus    int
@@ -56,20 +52,17 @@ type APIError struct {
 }
 
 func (e *APIError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: HTTP %d", e.Method, e.Path, e.StatusCode)
+	s := fmt.Sprintf("%s %s: HTTP %d", e.Method, e.Path, e.StatusCode)
 	if e.Title != "" {
-		fmt.Fprintf(&b, " %s", e.Title)
+		s += " " + e.Title
 	}
 	if e.Detail != "" {
-		fmt.Fprintf(&b, ": %s", e.Detail)
+		s += ": " + e.Detail
 	}
-	if e.RequestID != "" {
-		fmt.Fprintf(&b, " (request id %s)", e.RequestID)
-	} else {
-		b.WriteString(" (no request id in the response)")
+	if e.RequestID == "" {
+		return s + " (no request id in the response)"
 	}
-	return b.String()
+	return s + " (request id " + e.RequestID + ")"
 }
 
 // FromService says whether the answer is the service's own problem document.
@@ -92,10 +85,9 @@ func (e *APIError) Is(target error) bool {
 
 // transportError is a failure to get a complete response.
 type transportError struct {
-	Method string
-	Path   string
-	Sent   bool // the request may have reached the service
-	Err    error
+	Method, Path string
+	Sent         bool // the request may have reached the service
+	Err          error
 }
 
 func (e *transportError) Error() string { return fmt.Sprintf("%s %s: %v", e.Method, e.Path, e.Err) }
@@ -103,11 +95,10 @@ func (e *transportError) Unwrap() error { return e.Err }
 
 // decodeError is a successful response whose body could not be decoded.
 type decodeError struct {
-	Method     string
-	Path       string
-	StatusCode int
-	RequestID  string
-	Err        error
+	Method, Path string
+	StatusCode   int
+	RequestID    string
+	Err          error
 }
 
 func (e *decodeError) Error() string {
@@ -123,12 +114,11 @@ var errRedirect = errors.New("redirect refused")
 // redirectError is a 3xx answer, never followed: Go's HTTP client would
 // carry X-API-Key to whatever host the Location names.
 type redirectError struct {
-	Method     string
-	Path       string
-	StatusCode int
-	Location   string // without credentials; empty when none came
-	Origin     string // base_url's scheme://host[:port]
-	RequestID  string
+	Method, Path string
+	StatusCode   int
+	Location     string // without credentials; empty when none came
+	Origin       string // base_url's scheme://host[:port]
+	RequestID    string
 }
 
 func (e *redirectError) Error() string {

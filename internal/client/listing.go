@@ -32,10 +32,9 @@ var (
 
 // ListingError stops a listing: which listing, how far it got, and why.
 type ListingError struct {
-	Path  string
-	Pages int
-	Items int
-	Err   error
+	Path         string
+	Pages, Items int
+	Err          error
 }
 
 func (e *ListingError) Error() string {

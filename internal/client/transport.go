@@ -134,9 +134,8 @@ var (
 
 // ConnectionError is a failure to connect that retrying cannot fix; the request was never sent.
 type ConnectionError struct {
-	Host   string
-	Reason error
-	Err    error
+	Host        string
+	Reason, Err error
 }
 
 func (e *ConnectionError) Error() string {
