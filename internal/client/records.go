@@ -47,10 +47,8 @@ type Account struct {
 }
 
 func (a *Account) admit(g textGuard) error {
-	a.Name = g.text(a.Name)
-	a.BackupStatus = g.word(a.BackupStatus)
-	a.Platform = g.word(a.Platform)
-	a.ServiceType = g.word(a.ServiceType)
+	a.Name, a.BackupStatus = g.text(a.Name), g.word(a.BackupStatus)
+	a.Platform, a.ServiceType = g.word(a.Platform), g.word(a.ServiceType)
 	switch {
 	case a.ID == "":
 		return missing("account id")
@@ -74,8 +72,7 @@ type Organization struct {
 }
 
 func (t *Token) admit(g textGuard) error {
-	t.Name = g.text(t.Name)
-	t.Organization.Name = g.text(t.Organization.Name)
+	t.Name, t.Organization.Name = g.text(t.Name), g.text(t.Organization.Name)
 	switch {
 	case t.Name == "":
 		return missing("token name")
@@ -136,10 +133,8 @@ type AuditLog struct {
 }
 
 func (l *AuditLog) admit(g textGuard) error {
-	l.Action = g.word(l.Action)
-	l.Actor = g.text(l.Actor)
-	l.ResourceType = g.word(l.ResourceType)
-	l.ResourceID = g.text(l.ResourceID) // any kind: no one format to check
+	l.Action, l.Actor = g.word(l.Action), g.text(l.Actor)
+	l.ResourceType, l.ResourceID = g.word(l.ResourceType), g.text(l.ResourceID) // any kind: no one format to check
 	if l.ID == "" {
 		return missing("audit log id")
 	}
