@@ -469,6 +469,8 @@ const (
 	refusedShare = 0.6                    // the part of its share a refusal leaves
 	minFillAt    = 100 * time.Millisecond // the earliest point of a window a refusal moves fillAt to
 	fillAtStep   = 20 * time.Millisecond  // fillAt's margin before a refusal, and its step on room
+	deepShare    = 0.1                    // cutDeep: at most a tenth of the allowance
+	deepSpacing  = 2 * time.Second        // or a request every two windows
 )
 
 // cutDeep tells a share cut so far that it can no longer answer twice in a
@@ -476,11 +478,6 @@ const (
 func (l *limiter) cutDeep() bool {
 	return l.share <= deepShare || l.spacing() >= deepSpacing
 }
-
-const (
-	deepShare   = 0.1             // at most a tenth of the allowance
-	deepSpacing = 2 * time.Second // or a request every two windows
-)
 
 // maxResetAhead: a window's reset further ahead is read as the end of a one-second window.
 const maxResetAhead = 2 * time.Second
@@ -517,11 +514,10 @@ func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
 	if rl != nil && rl.HasLimit {
 		iv := intervalFor(rl.Limit)
 		if !l.known || iv != l.interval {
-			l.known = true
+			l.known, l.interval = true, iv
 			if l.next.After(l.clock.Now().Add(iv)) {
 				l.next = l.clock.Now().Add(iv)
 			}
-			l.interval = iv
 		}
 		if placed && !rl.Reset.After(now.Add(time.Second)) && rl.Reset.After(now) {
 			at := now.Sub(rl.Reset.Add(-time.Second)) // how far into its window it was answered
