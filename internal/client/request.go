@@ -355,9 +355,7 @@ func newLimiter(clk clock.Clock) *limiter {
 }
 
 // spacing is the interval between request starts for this client's share.
-func (l *limiter) spacing() time.Duration {
-	return time.Duration(float64(l.interval) / l.share)
-}
+func (l *limiter) spacing() time.Duration { return time.Duration(float64(l.interval) / l.share) }
 
 // allowanceUse is the part of the allowance the limiter paces to: the rest
 // absorbs network delay at a window's edge (BENCHMARKS.md, section 8).
@@ -475,9 +473,7 @@ const (
 
 // cutDeep tells a share cut so far that it can no longer answer twice in a
 // window: one answer must then do for a window alone.
-func (l *limiter) cutDeep() bool {
-	return l.share <= deepShare || l.spacing() >= deepSpacing
-}
+func (l *limiter) cutDeep() bool { return l.share <= deepShare || l.spacing() >= deepSpacing }
 
 // maxResetAhead: a window's reset further ahead is read as the end of a one-second window.
 const maxResetAhead = 2 * time.Second
