@@ -41,7 +41,6 @@ func (c *Client) Account(ctx context.Context, accountID string) (*Account, error
 	return &a, nil
 }
 
-// errOtherAccount: an answer names another account than the one asked for.
 var errOtherAccount = errors.New("the answer names another account than the one asked for")
 
 // Accounts iterates over the organization's accounts.
@@ -308,7 +307,7 @@ func (c *Client) KeyToken(ctx context.Context) (*Token, error) {
 		if err != nil {
 			return nil, err, false
 		}
-		c.baseProven()
+		_, _ = c.proof.get(func() (struct{}, error, bool) { return struct{}{}, nil, true }) // base_url is proven too
 		return tok, nil, tok.Organization.ID != ""
 	})
 }
@@ -377,11 +376,6 @@ func (c *Client) proveBase(ctx context.Context) error {
 		return struct{}{}, err, err == nil || ctx.Err() == nil
 	})
 	return err
-}
-
-// baseProven records that KeyToken's read proved base_url as well.
-func (c *Client) baseProven() {
-	_, _ = c.proof.get(func() (struct{}, error, bool) { return struct{}{}, nil, true })
 }
 
 // notFromService says why e is not the service's own problem document (a proxy's, a look-alike), or "".

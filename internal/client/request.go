@@ -24,7 +24,6 @@ const (
 	maxSuccessBody = 8 << 20
 )
 
-// errBodyTooLarge: a response body exceeded the client's size limit.
 var errBodyTooLarge = errors.New("the response body exceeded the size limit")
 
 // call describes one logical API call.
