@@ -332,10 +332,8 @@ func (c *Client) CheckOrganization(ctx context.Context) error {
 	return nil
 }
 
-// A proxy or a wrong base_url answers 404 too: a 404 proves an account gone
-// only as the service's own answer from a base_url whose token endpoint answered.
-
-// ErrGone matches a *goneError.
+// ErrGone matches a *goneError. A proxy or a wrong base_url answers 404 too: a 404 proves an
+// account gone only as the service's own answer from a base_url whose token endpoint answered.
 var ErrGone = errors.New("the Backup Service proved the account does not exist for this key")
 
 // goneError: the service proved that the account does not exist for this
