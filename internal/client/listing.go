@@ -53,16 +53,13 @@ type ListOptions struct {
 	// Ended, when set, is called once when the listing stops without an
 	// error: complete is false when Max, Pages or the caller left records unread.
 	Ended func(complete bool)
-	// Pages, when positive, stops the listing after that many pages.
-	Pages int
+	Pages int // when positive, the listing stops after that many pages
 	// Unbroken: a refused cursor stops the listing with its error, not a restart, so that every
 	// record comes from one pass, each page reached by the cursor of the one before.
 	Unbroken bool
-	// answered, when set, is told when each page's answer came.
-	answered func(AnswerTime)
-	// from, when set, is the cursor the listing starts from (with Unbroken:
-	// a refused one is never followed by the first page); next, when set,
-	// is told each page's next cursor ("" at the end).
+	answered func(AnswerTime) // when set, told when each page's answer came
+	// from, when set, is the cursor the listing starts from (with Unbroken: a refused one is never
+	// followed by the first page); next, when set, is told each page's next cursor ("" at the end).
 	from string
 	next func(string)
 }
