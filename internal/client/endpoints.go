@@ -67,8 +67,7 @@ func (c *Client) Backups(ctx context.Context, accountID string, opts ListOptions
 	}
 }
 
-// BackupsPage is the first page of an account's backups listing, newest
-// first, checked whole as any page of a backups listing is.
+// BackupsPage is the first page of an account's backups listing, checked whole as any such page is.
 type BackupsPage struct {
 	Backups []Backup
 	More    bool       // the listing goes on past this page
@@ -277,8 +276,7 @@ func (e *organizationMismatchError) Error() string {
 
 func (e *organizationMismatchError) Is(target error) bool { return target == ErrWrongOrganization }
 
-// remembered is one read shared by a Client's callers; a read that keep
-// refuses is not remembered, and the next caller reads again.
+// remembered is one read shared by a Client's callers; one that keep refuses, the next caller reads again.
 type remembered[T any] struct {
 	mu   sync.Mutex
 	done bool

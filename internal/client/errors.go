@@ -111,8 +111,7 @@ func (e *decodeError) Unwrap() error { return e.Err }
 // errRedirect matches a *redirectError.
 var errRedirect = errors.New("redirect refused")
 
-// redirectError is a 3xx answer, never followed: Go's HTTP client would
-// carry X-API-Key to whatever host the Location names.
+// redirectError is a 3xx answer, never followed: Go would carry X-API-Key to the Location's host.
 type redirectError struct {
 	Method, Path string
 	StatusCode   int

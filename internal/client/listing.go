@@ -333,8 +333,7 @@ func (r listedRecord) String() string {
 	return fmt.Sprintf("%s (%s, created_at %s, page %d)", r.ID, r.Status, r.CreatedAt.UTC().Format(time.RFC3339Nano), r.Page)
 }
 
-// inconsistentListingError names the two records of a listing that cannot
-// both be right; it reaches callers in a *ListingError.
+// inconsistentListingError names two records of a listing that cannot both be right; in a *ListingError.
 type inconsistentListingError struct {
 	Kind           inconsistency
 	Earlier, Later listedRecord

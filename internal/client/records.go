@@ -244,8 +244,7 @@ func (g textGuard) cut(s string, n int) string {
 	return fmt.Sprintf("%s… (cut: %d more characters)", string(r[:n]), len(r)-n)
 }
 
-// requestID shows a UUID as it is, and anything else cleaned, cut and
-// quoted, so that it does not read as an id to trust.
+// requestID shows a UUID as it is, anything else cleaned, cut and quoted: not an id to trust.
 func (g textGuard) requestID(s string) string {
 	if s == "" || uuidRE.MatchString(s) {
 		return s

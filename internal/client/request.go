@@ -255,8 +255,7 @@ type AnswerTime struct {
 	Service time.Time
 }
 
-// maxDateSkew: a Date further than this from the client's clock is not a
-// clock that runs off but a header that lies; it tells nothing.
+// maxDateSkew: a Date further off the client's clock is no clock that runs off but a header that lies.
 const maxDateSkew = 366 * 24 * time.Hour
 
 // answerTime is the time of an answer received at received with Date date.
@@ -470,8 +469,7 @@ const (
 	deepSpacing  = 2 * time.Second        // or a request every two windows
 )
 
-// cutDeep tells a share cut so far that it can no longer answer twice in a
-// window: one answer must then do for a window alone.
+// cutDeep: the share is cut so far that it cannot answer twice in a window; one must do for a window.
 func (l *limiter) cutDeep() bool { return l.share <= deepShare || l.spacing() >= deepSpacing }
 
 // maxResetAhead: a window's reset further ahead is read as the end of a one-second window.

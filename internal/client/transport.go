@@ -36,8 +36,7 @@ func settingsFor(base *url.URL, opts Options) transportSettings {
 	}
 }
 
-// newTransport is http.DefaultTransport's set-up, with idle connections
-// enough for Terraform's ten parallel operations.
+// newTransport is http.DefaultTransport's set-up, idle connections enough for Terraform's -parallelism=10.
 func newTransport(s transportSettings) *http.Transport {
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Resolver: s.resolver}
 	dial := dialer.DialContext
@@ -77,8 +76,7 @@ type notLoopbackError struct{ addr netip.Addr }
 
 func (e *notLoopbackError) Error() string { return e.addr.String() + " is not a loopback address" }
 
-// refuseNonLoopback is a net.Dialer's Control: it runs before the
-// connection is made, so a refused address is never sent a byte.
+// refuseNonLoopback, a net.Dialer's Control, runs before connecting: a refused address gets no byte.
 func refuseNonLoopback(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
