@@ -39,8 +39,7 @@ func (x *AccountIndex) Lookup(ctx context.Context, accountID string) (account *A
 		if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return nil, false, err // only this caller gave up: the next lists again
 		}
-		x.listed, x.err = true, err
-		x.accounts = map[string]Account{}
+		x.listed, x.err, x.accounts = true, err, map[string]Account{}
 		for _, a := range accounts {
 			x.accounts[a.ID] = a
 		}
