@@ -489,8 +489,7 @@ func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
 	placed := rl != nil && !rl.Reset.IsZero() && !rl.Reset.After(now.Add(maxResetAhead))
 	if rl != nil && !rl.Reset.IsZero() && !placed {
 		if !l.warnedReset {
-			l.warnedReset = true
-			implausibleReset = rl.Reset
+			l.warnedReset, implausibleReset = true, rl.Reset
 		}
 		if l.windowEnd.After(now) && !l.windowEnd.After(now.Add(maxResetAhead)) {
 			rl.Reset = l.windowEnd
@@ -524,8 +523,7 @@ func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
 		}
 		if rl.Reset.After(l.windowEnd) { // a new window
 			if !l.othersSeen && (l.mine > 1 || l.mine == 1 && l.cutDeep()) { // the last one alone
-				l.share = min(1, l.share*2)
-				l.fillAt = min(time.Second, 2*l.fillAt)
+				l.share, l.fillAt = min(1, l.share*2), min(time.Second, 2*l.fillAt)
 			}
 			l.windowEnd, l.budget, l.mine, l.othersSeen = rl.Reset, rl.Remaining, 0, false
 		}
@@ -544,9 +542,8 @@ func (l *limiter) done(h http.Header, status int) (implausibleReset time.Time) {
 // shareWindow takes the window's count beyond this client's own requests
 // as other clients', and cuts share and budget to this client's part.
 func (l *limiter) shareWindow(rl *rateLimit) {
-	counted := rl.Limit - rl.Remaining
 	own := l.mine + l.inflight
-	others := counted - own
+	others := rl.Limit - rl.Remaining - own // the window's count beyond own
 	if others <= 0 {
 		return
 	}
