@@ -241,8 +241,7 @@ func (d *pageDecoder[T]) decodeFrom(dec *json.Decoder) error {
 		case strings.EqualFold(key, "pagination"):
 			err = dec.Decode(&d.Pagination)
 		default:
-			var skipped json.RawMessage
-			err = dec.Decode(&skipped)
+			err = dec.Decode(new(json.RawMessage)) // skipped
 		}
 		if err != nil {
 			return err
