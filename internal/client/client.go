@@ -153,8 +153,7 @@ const maxShownBaseURL = 100
 // after the first "?" or "#"), or "". Messages never quote url.Parse's errors.
 func shownBaseURL(raw string, g textGuard) string {
 	s := g.clean(raw)
-	scheme := ""
-	start, end := 0, len(s)
+	scheme, start, end := "", 0, len(s)
 	if i := strings.Index(s, "//"); i >= 0 && !strings.ContainsAny(s[:i], "@?#") {
 		scheme, start = s[:i+2], i+2
 	}
