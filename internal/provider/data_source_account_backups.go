@@ -9,10 +9,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
-	"github.com/hashicorp/terraform-plugin-framework/path"
-
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -35,6 +34,25 @@ type accountBackupsModel struct {
 	CompletedBefore timetypes.RFC3339 `tfsdk:"completed_before"`
 	Backups         []backupModel     `tfsdk:"backups"`
 	Truncated       types.Bool        `tfsdk:"truncated"`
+}
+
+// backupModel is one backup in state.
+type backupModel struct {
+	ID          types.String      `tfsdk:"id"`
+	Status      types.String      `tfsdk:"status"`
+	CreatedAt   timetypes.RFC3339 `tfsdk:"created_at"`
+	CompletedAt timetypes.RFC3339 `tfsdk:"completed_at"`
+	Error       types.String      `tfsdk:"error"`
+}
+
+func backupToModel(b client.Backup) backupModel {
+	return backupModel{
+		ID:          types.StringValue(b.ID),
+		Status:      types.StringValue(b.Status),
+		CreatedAt:   timeValue(b.CreatedAt),
+		CompletedAt: timePtrValue(b.CompletedAt),
+		Error:       types.StringPointerValue(b.Error),
+	}
 }
 
 func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/big"
 
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -20,6 +21,27 @@ type auditLogsModel struct {
 	Order      types.String    `tfsdk:"order"`
 	MaxResults types.Number    `tfsdk:"max_results"`
 	AuditLogs  []auditLogModel `tfsdk:"audit_logs"`
+}
+
+// auditLogModel is one audit log record in state.
+type auditLogModel struct {
+	ID           types.String      `tfsdk:"id"`
+	CreatedAt    timetypes.RFC3339 `tfsdk:"created_at"`
+	Action       types.String      `tfsdk:"action"`
+	Actor        types.String      `tfsdk:"actor"`
+	ResourceType types.String      `tfsdk:"resource_type"`
+	ResourceID   types.String      `tfsdk:"resource_id"`
+}
+
+func auditLogToModel(l client.AuditLog) auditLogModel {
+	return auditLogModel{
+		ID:           types.StringValue(l.ID),
+		CreatedAt:    timeValue(l.CreatedAt),
+		Action:       types.StringValue(l.Action),
+		Actor:        types.StringValue(l.Actor),
+		ResourceType: types.StringValue(l.ResourceType),
+		ResourceID:   types.StringValue(l.ResourceID),
+	}
 }
 
 func (d *auditLogsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {

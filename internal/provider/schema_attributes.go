@@ -69,20 +69,6 @@ func objectList(description string, fields map[string]schema.Attribute) schema.L
 	}
 }
 
-// accountAttributes describe an account's computed attributes.
-func accountAttributes() map[string]schema.Attribute {
-	return map[string]schema.Attribute{
-		"id":            schema.StringAttribute{Computed: true, Description: "Account id: `acc_` followed by 16 letters or digits."},
-		"name":          schema.StringAttribute{Computed: true, Description: "Display name of the account."},
-		"backup_status": schema.StringAttribute{Computed: true, Description: backupStatusDescription},
-		"platform":      schema.StringAttribute{Computed: true, Description: "Lower-case identifier of the platform whose data is backed up."},
-		"service_type":  schema.StringAttribute{Computed: true, Description: "Kind of service, for example `backup`."},
-	}
-}
-
-const backupStatusDescription = "Status of the account's latest backup: `pending` or `running` while a backup is in progress, " +
-	"`success` or `failed` when it ended. The service may add other values; only `success` means a good backup."
-
 // accountIDArgument is the account id a data source reads.
 func accountIDArgument() schema.StringAttribute {
 	return schema.StringAttribute{
