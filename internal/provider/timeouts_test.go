@@ -112,8 +112,8 @@ func TestTimeoutProblem(t *testing.T) {
 		{"30 m", form + `"30 m".`},
 		{"9999999h", form + `"9999999h".`},
 	} {
-		if got := timeoutProblem("timeouts.create", tc.value); got != tc.want {
-			t.Errorf("timeoutProblem(%q):\n got %s\nwant %s", tc.value, got, tc.want)
+		if got := durationProblem("timeouts.create", tc.value); got != tc.want {
+			t.Errorf("durationProblem(%q):\n got %s\nwant %s", tc.value, got, tc.want)
 		}
 	}
 }

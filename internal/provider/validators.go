@@ -6,7 +6,6 @@ import (
 	"math/big"
 	"os"
 	"regexp"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -36,20 +35,6 @@ func (c valueCheck) ValidateNumber(_ context.Context, req validator.NumberReques
 	if !req.ConfigValue.IsNull() && !req.ConfigValue.IsUnknown() {
 		c.num(req.ConfigValue.ValueBigFloat(), req.Path, &resp.Diagnostics)
 	}
-}
-
-// positiveDuration refuses a duration that is not positive; the attribute's
-// type (duration) refuses one that does not parse.
-var positiveDuration = valueCheck{desc: "value must be a positive duration", str: func(v string, at path.Path, diags *diag.Diagnostics) {
-	if d, err := time.ParseDuration(v); err == nil && d <= 0 {
-		diags.AddAttributeError(at, "Invalid duration", fmt.Sprintf("%s must be positive; got %q. Write %s.", at, v, durationForm))
-	}
-}}
-
-// durationOf is a validated duration; zero when null or unknown (ValueGoDuration's answer then).
-func durationOf(v duration) time.Duration {
-	d, _ := v.ValueGoDuration()
-	return max(d, 0)
 }
 
 // accountIDValidator refuses, before any request, an id the service would
@@ -91,9 +76,6 @@ func wholeValue(n types.Number) int64 {
 	i, _ := n.ValueBigFloat().Int64()
 	return i
 }
-
-// durationForm is what a Go duration looks like, for messages.
-const durationForm = `a number followed by a unit (ns, us, ms, s, m or h), such as "30m", "1h" or "1h30m"`
 
 // pemValidator refuses, at validate time, a PEM (or, with file, a PEM file) that holds no certificate.
 func pemValidator(file bool) validator.String {
