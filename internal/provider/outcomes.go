@@ -25,7 +25,7 @@ func boundedFor(ctx context.Context, clk clock.Clock, timeout time.Duration, acc
 // caller is what runs a backup; every message about an outcome takes what follows from the
 // caller's own follow-ups, so that none names a setting its caller does not have.
 type caller struct {
-	role     role
+	creates  bool // a trigger's create, not its update (workflow.Saving.Creating)
 	followUp map[followUp]string
 	until    time.Time // a stopped destroy's pending_destroy_backup.counts_until; zero when none was recorded
 	// recordsImport: an import's first apply, which records a backup of the
@@ -33,27 +33,15 @@ type caller struct {
 	recordsImport bool
 }
 
-// role is which operation a caller is.
-type role int
-
-const (
-	creating role = iota
-	resuming
-	destroying
-	invoking
-)
-
 var (
-	createCaller = caller{role: creating, followUp: createFollowUps}
-	resumeCaller = caller{role: resuming, followUp: resumeFollowUps}
-	importCaller = caller{role: resuming, followUp: resumeFollowUps, recordsImport: true}
-	invokeCaller = caller{role: invoking, followUp: invokeFollowUps}
+	createCaller = caller{creates: true, followUp: createFollowUps}
+	resumeCaller = caller{followUp: resumeFollowUps}
+	importCaller = caller{followUp: resumeFollowUps, recordsImport: true}
+	invokeCaller = caller{followUp: invokeFollowUps}
 )
 
 // destroyCaller is a destroy that stopped, whose record stands until until.
-func destroyCaller(until time.Time) caller {
-	return caller{role: destroying, followUp: destroyFollowUps, until: until}
-}
+func destroyCaller(until time.Time) caller { return caller{followUp: destroyFollowUps, until: until} }
 
 // followUp is a kind of sentence that follows an outcome; a caller without one says nothing there.
 type followUp int

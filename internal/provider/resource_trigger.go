@@ -153,7 +153,7 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior workflow.Record, o workflow.Outcome, by caller,
 	timeout time.Duration, private privateSetter, state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics,
 ) {
-	rec, save := prior.Saved(o, workflow.Saving{Creating: by.role == creating, Importing: by.recordsImport,
+	rec, save := prior.Saved(o, workflow.Saving{Creating: by.creates, Importing: by.recordsImport,
 		Waits: m.WaitForCompletion.ValueBool(), Stopped: errors.Is(ctx.Err(), context.Canceled)})
 	switch {
 	case o.Kind == workflow.NotIdentified:
