@@ -51,36 +51,23 @@ func (a *triggerAction) Schema(ctx context.Context, _ action.SchemaRequest, resp
 			"before a resource's change (`action_trigger`) or with `terraform apply -invoke`. By default it waits, and fails " +
 			"unless the backup succeeded, so that the change it guards does not go ahead without one.",
 		Attributes: map[string]schema.Attribute{
-			"account_id": schema.StringAttribute{
-				Optional:    true,
+			"account_id": schema.StringAttribute{Optional: true,
 				Description: "ID of the account to back up: `acc_` followed by exactly 16 letters or digits. Exactly one of `account_id` and `account_ids` is set.",
 				Validators: []validator.String{accountIDValidator(),
-					stringvalidator.ExactlyOneOf(path.MatchRoot("account_id"), path.MatchRoot("account_ids"))},
-			},
-			"account_ids": schema.SetAttribute{
-				Optional:    true,
-				ElementType: types.StringType,
+					stringvalidator.ExactlyOneOf(path.MatchRoot("account_id"), path.MatchRoot("account_ids"))}},
+			"account_ids": schema.SetAttribute{Optional: true, ElementType: types.StringType,
 				Description: "IDs of several accounts to back up at once, instead of `account_id`: all are triggered and waited for " +
 					"concurrently, and the invocation fails naming every account without a good backup. An empty set fails too " +
 					"(see Several accounts).",
-				Validators: []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.NoNullValues(), setvalidator.ValueStringsAre(accountIDValidator())},
-			},
-			"wait_for_completion": schema.BoolAttribute{
-				Optional: true,
+				Validators: []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.NoNullValues(), setvalidator.ValueStringsAre(accountIDValidator())}},
+			"wait_for_completion": schema.BoolAttribute{Optional: true,
 				Description: "Wait, within `timeouts.invoke`, until the backup has finished, and fail unless it succeeded. " +
-					"Defaults to `true`: an action that guards a change waits for its backup.",
-			},
-			"reuse_within": schema.StringAttribute{
-				Optional:    true,
-				Description: reuseWithinDescription("invocation") + " With `account_ids`, each account on its own.",
-				CustomType:  durationType{}, Validators: []validator.String{positiveDuration},
-			},
-			"on_conflict": schema.StringAttribute{
-				Optional: true,
+					"Defaults to `true`: an action that guards a change waits for its backup."},
+			"reuse_within": schema.StringAttribute{Optional: true, CustomType: durationType{}, Validators: []validator.String{positiveDuration},
+				Description: reuseWithinDescription("invocation") + " With `account_ids`, each account on its own."},
+			"on_conflict": schema.StringAttribute{Optional: true, Validators: []validator.String{stringvalidator.OneOf(onConflictWait, onConflictFail)},
 				Description: "What to do when a backup of the account is already in progress: `wait` (the default) waits for it, " +
-					"then queues a new one; `fail` fails the invocation.",
-				Validators: []validator.String{stringvalidator.OneOf(onConflictWait, onConflictFail)},
-			},
+					"then queues a new one; `fail` fails the invocation."},
 		},
 		Blocks: map[string]schema.Block{
 			"timeouts": actionTimeoutsBlock(

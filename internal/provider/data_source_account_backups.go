@@ -65,15 +65,11 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 		Attributes: map[string]schema.Attribute{
 			"account_id":  accountIDArgument(),
 			"max_results": maxResultsAttribute("backups", defaultBackupsMax),
-			"statuses": schema.ListAttribute{
-				Optional:    true,
-				ElementType: types.StringType,
+			"statuses": schema.ListAttribute{Optional: true, ElementType: types.StringType, Validators: statusesValidators,
 				Description: "Keep only backups with one of these statuses: `pending`, `running`, `success`, `failed` " +
 					"(applied by the provider while paging: the API has no filters). `success` keeps only good backups: a success " +
 					"whose record contradicts itself (no `completed_at`, one before `created_at`, or an `error`) is left out, as it " +
-					"is no restore point.",
-				Validators: statusesValidators,
-			},
+					"is no restore point."},
 			"created_before": optionalTime("Keep only backups created strictly before this time (RFC 3339, for example `2026-11-24T09:00:00Z`). " +
 				"The newer backups are read and skipped: the listing is newest first and the API has no filters."),
 			"created_after": optionalTime("Keep only backups created strictly after this time (RFC 3339). The listing stops at the first " +
@@ -85,12 +81,10 @@ func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.Schema
 				"`max_results = 1`, only the pages up to the last good backup that finished before this time are read. " +
 				"`created_after` must be before it, and `statuses`, when set, must name a finished status (`success` or `failed`): " +
 				"a filter no backup can pass is refused at validate."),
-			"truncated": schema.BoolAttribute{
-				Computed: true,
+			"truncated": schema.BoolAttribute{Computed: true,
 				Description: "Whether `max_results` cut the listing: true when backups were left unread after the last one " +
 					"returned (which may or may not match `statuses`), false when `backups` holds every backup (of those " +
-					"statuses, in the window) the account has.",
-			},
+					"statuses, in the window) the account has."},
 			"backups": objectList("The backups, newest first.", map[string]schema.Attribute{
 				"id":           computedString("Backup id (`bkp_...`)."),
 				"status":       computedString("`pending`, `running`, `success` or `failed` (the service may add values; only `success` is a good backup)."),

@@ -53,20 +53,15 @@ func (d *staleAccountsDataSource) Schema(_ context.Context, _ datasource.SchemaR
 			"the input of a backup freshness check. A success whose record contradicts itself (no `completed_at`, one before " +
 			"`created_at`, or an `error`) is no good backup and does not count.",
 		Attributes: map[string]schema.Attribute{
-			"max_age": schema.StringAttribute{
-				Required: true,
+			"max_age": schema.StringAttribute{Required: true, CustomType: durationType{}, Validators: []validator.String{positiveDuration},
 				Description: "How old the latest successful backup may be, as a Go duration such as `24h` or `36h30m`, " +
-					"measured from its `completed_at` to now.",
-				CustomType: durationType{}, Validators: []validator.String{positiveDuration},
-			},
+					"measured from its `completed_at` to now."},
 			"platform":      accountFilter("platform"),
 			"backup_status": accountFilter("backup_status"),
 			"service_type":  accountFilter("service_type"),
-			"checked": schema.Int64Attribute{
-				Computed: true,
+			"checked": schema.Int64Attribute{Computed: true,
 				Description: "How many accounts were checked: those that match the filters and whose backups were read. An account " +
-					"whose backups the key may not read (`unreadable`) or that was proven gone (`gone_ids`) is not counted.",
-			},
+					"whose backups the key may not read (`unreadable`) or that was proven gone (`gone_ids`) is not counted."},
 			"accounts": objectList("The stale accounts, in the order of the accounts listing (newest first).", map[string]schema.Attribute{
 				"id":            computedString("Account id (`acc_...`)."),
 				"name":          computedString("Display name of the account."),

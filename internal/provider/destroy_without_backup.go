@@ -27,8 +27,7 @@ type destroyWithoutBackupModel struct {
 }
 
 func destroyWithoutBackupAttribute() schema.SingleNestedAttribute {
-	return schema.SingleNestedAttribute{
-		Optional: true,
+	return schema.SingleNestedAttribute{Optional: true,
 		Description: "Lets the destroy of a `backup_on_destroy` of the named accounts go ahead without a backup, when and only " +
 			"when the account cannot be backed up: the service proved it gone (deleted, or outside the key's organization), " +
 			"refused the backup as not backupable (its own 422 problem answer, not a proxy's: paused, lapsed subscription, connection needing re-authorization), or " +
@@ -36,20 +35,11 @@ func destroyWithoutBackupAttribute() schema.SingleNestedAttribute {
 			"service's) still stops the destroy. A warning names each guard it lets through, with `reason`. **Risk**: the " +
 			"guarded data is destroyed with no backup taken for it; remove the setting once that destroy is done.",
 		Attributes: map[string]schema.Attribute{
-			"account_ids": schema.ListAttribute{
-				Required:    true,
-				ElementType: types.StringType,
-				Description: "The accounts whose guards may be let through, each `acc_` followed by exactly 16 letters or digits.",
-				Validators: []validator.List{
-					listvalidator.SizeAtLeast(1),
-					listvalidator.ValueStringsAre(accountIDValidator()),
-				},
-			},
-			"reason": schema.StringAttribute{
-				Required:    true,
-				Description: "Why these guards may go without a backup (a ticket, say), repeated in each warning.",
-				Validators:  []validator.String{reasonValidator},
-			},
+			"account_ids": schema.ListAttribute{Required: true, ElementType: types.StringType,
+				Validators:  []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(accountIDValidator())},
+				Description: "The accounts whose guards may be let through, each `acc_` followed by exactly 16 letters or digits."},
+			"reason": schema.StringAttribute{Required: true, Validators: []validator.String{reasonValidator},
+				Description: "Why these guards may go without a backup (a ticket, say), repeated in each warning."},
 		},
 	}
 }

@@ -41,17 +41,10 @@ func (l *triggerList) ListResourceConfigSchema(_ context.Context, _ list.ListRes
 		Description: "Lists an account's backups, newest first, as `backup_trigger` resources that `terraform query " +
 			"-generate-config-out` can turn into import blocks. Pages at 50 backups per request and stops at the `limit`.",
 		Attributes: map[string]listschema.Attribute{
-			"account_id": listschema.StringAttribute{
-				Required:    true,
-				Description: "ID of the account whose backups to list: `acc_` followed by exactly 16 letters or digits.",
-				Validators:  []validator.String{accountIDValidator()},
-			},
-			"statuses": listschema.ListAttribute{
-				Optional:    true,
-				ElementType: types.StringType,
-				Description: "Keep only backups with one of these statuses: `pending`, `running`, `success`, `failed`.",
-				Validators:  statusesValidators,
-			},
+			"account_id": listschema.StringAttribute{Required: true, Validators: []validator.String{accountIDValidator()},
+				Description: "ID of the account whose backups to list: `acc_` followed by exactly 16 letters or digits."},
+			"statuses": listschema.ListAttribute{Optional: true, ElementType: types.StringType, Validators: statusesValidators,
+				Description: "Keep only backups with one of these statuses: `pending`, `running`, `success`, `failed`."},
 		},
 	}
 }

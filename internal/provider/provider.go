@@ -77,19 +77,13 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 		Attributes: map[string]schema.Attribute{
 			"base_url": optionalString("Base URL of the Backup Service, without `/api/v1`, for example `https://backup.example.com`. " +
 				"Defaults to the `" + EnvBaseURL + "` environment variable, which an empty value does not hide."),
-			"api_key": schema.StringAttribute{
+			"api_key": schema.StringAttribute{Optional: true, Sensitive: true,
 				Description: "API key, sent in the `X-API-Key` header. Keys are created and revoked in the Backup Service web " +
-					"application. Defaults to the `" + EnvAPIKey + "` environment variable, which an empty value does not hide.",
-				Optional:  true,
-				Sensitive: true,
-			},
-			"max_retries": schema.NumberAttribute{
+					"application. Defaults to the `" + EnvAPIKey + "` environment variable, which an empty value does not hide."},
+			"max_retries": schema.NumberAttribute{Optional: true, Validators: []validator.Number{wholeNumber(0, 20)},
 				Description: fmt.Sprintf("How many times a request that failed with a server error (5xx) or a network error is retried "+
 					"(a backup trigger only when no second backup can result). Defaults to %d. A rate-limit refusal (429) is not "+
-					"counted: it is waited out for as long as the operation's `timeouts` allow, or `retry_budget`.", client.DefaultMaxRetries),
-				Optional:   true,
-				Validators: []validator.Number{wholeNumber(0, 20)},
-			},
+					"counted: it is waited out for as long as the operation's `timeouts` allow, or `retry_budget`.", client.DefaultMaxRetries)},
 			"retry_budget": optionalDuration(fmt.Sprintf("How long one request may spend waiting to be retried, as a Go duration such as `5m`. It bounds "+
 				"server and network errors always, and rate-limit refusals (429: the key's allowance, shared by every process that "+
 				"uses the key, or the service's load) only for operations without `timeouts` of their own: data sources, "+
@@ -100,11 +94,9 @@ func (p *backupProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 				"as `720h`, naming the key and its expiry date. It costs one `GET /token` per provider process, shared with " +
 				"the `organization_id` check; `terraform validate` sends nothing. To fail a plan instead, use a `check` block " +
 				"or a postcondition on the `backup_token` data source."),
-			"allow_insecure_http": schema.BoolAttribute{
+			"allow_insecure_http": schema.BoolAttribute{Optional: true,
 				Description: "Allow a plain `http://` base URL for hosts other than loopback. The API key would travel " +
-					"in clear: use only on a trusted network. Defaults to `false`.",
-				Optional: true,
-			},
+					"in clear: use only on a trusted network. Defaults to `false`."},
 			"ca_cert_file": optionalString("Path of a PEM file of CA certificates to trust besides the system's: a private CA of a "+
 				"self-hosted service, or a TLS-inspecting proxy's. A file that cannot be read or holds no certificate "+
 				"is refused at validate time. Certificate checks are never turned off.", pemValidator(true)),
@@ -126,10 +118,8 @@ func optionalString(description string, validators ...validator.String) schema.S
 
 // optionalDuration is an optional, positive Go duration setting of the provider.
 func optionalDuration(description string) schema.StringAttribute {
-	return schema.StringAttribute{
-		Optional: true, Description: description,
-		CustomType: durationType{}, Validators: []validator.String{positiveDuration},
-	}
+	return schema.StringAttribute{Optional: true, Description: description,
+		CustomType: durationType{}, Validators: []validator.String{positiveDuration}}
 }
 
 func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {

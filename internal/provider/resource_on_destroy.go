@@ -69,22 +69,18 @@ func (r *onDestroyResource) Schema(ctx context.Context, _ resource.SchemaRequest
 		Description: "Takes one backup of an account when this resource is destroyed, and fails the destroy unless the backup " +
 			"succeeded, so that what it `depends_on` is kept. Creating it takes no backup.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-				Description: "The account ID.",
-			},
+			"id": schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+				Description: "The account ID."},
 			"account_id": replacingAccountID("ID of the account to back up on destroy: `acc_` followed by exactly 16 letters or " +
 				"digits. Changing it destroys this resource, which backs up the old account."),
 			"on_conflict": onConflictArgument("What the destroy does when a backup of the account is already in progress: `wait` " +
 				"(the default) waits for it, then takes a new one, so that the backup reflects the data as it is destroyed; `fail` " +
 				"fails the destroy."),
-			"resume_within": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultResumeWithin),
+			"resume_within": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(defaultResumeWithin),
+				CustomType: durationType{}, Validators: []validator.String{positiveDuration},
 				Description: "How long after a destroy stopped (interrupted, timed out, or unable to identify its backup) the backup " +
 					"it began still counts for the next destroy, as a Go duration such as `10m`. Defaults to `" + defaultResumeWithin +
-					"`: the retry of a stopped destroy. Later, a destroy takes a new backup, since the data may have changed.",
-				CustomType: durationType{}, Validators: []validator.String{positiveDuration},
-			},
+					"`: the retry of a stopped destroy. Later, a destroy takes a new backup, since the data may have changed."},
 			"reuse_within":           reuseWithinArgument("destroy"),
 			"pending_destroy_backup": pendingAttribute(),
 		},
@@ -372,8 +368,7 @@ func pendingObject(d workflow.Record) types.Object {
 }
 
 func pendingAttribute() schema.SingleNestedAttribute {
-	return schema.SingleNestedAttribute{
-		Computed: true,
+	return schema.SingleNestedAttribute{Computed: true,
 		Description: "The backup a destroy of this resource began and did not see succeed (it was interrupted, timed out, or " +
 			"could not identify its backup); null otherwise. A destroy before `counts_until` follows this backup instead of " +
 			"queueing another, and goes ahead only if it succeeds; a later destroy takes a new backup. Any apply that plans " +

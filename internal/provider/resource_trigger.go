@@ -46,65 +46,45 @@ func (r *triggerResource) Metadata(_ context.Context, req resource.MetadataReque
 
 func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	// Kept from the state unless planUpdate says otherwise.
-	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
+	keep, keepBool := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}, []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()}
 	resp.Schema = schema.Schema{
 		Description: "Triggers one on-demand backup of an account when it is created or replaced (a change of `account_id` or " +
 			"`triggers`), and follows its outcome. With `wait_for_completion`, what depends on it runs only after the backup succeeded.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true, PlanModifiers: keep,
-				Description: "ID of the backup this resource queued (`bkp_...`).",
-			},
+			"id": schema.StringAttribute{Computed: true, PlanModifiers: keep, Description: "ID of the backup this resource queued (`bkp_...`)."},
 			"account_id": replacingAccountID("ID of the account to back up: `acc_` followed by exactly 16 letters or digits. " +
 				"Changing it takes a new backup."),
-			"triggers": schema.MapAttribute{
-				Optional:    true,
-				ElementType: types.StringType,
+			"triggers": schema.MapAttribute{Optional: true, ElementType: types.StringType,
 				Description: "Arbitrary values; a change of any value takes a new backup, for example `{ release = var.release }`. Entries whose " +
 					"value is null count as absent, and an empty map is the same as no map, so adding `{}` or `{ a = null }` takes no backup. A trigger adopted by import takes the configuration's `triggers` without a new backup. " +
-					"Give each trigger of one account a value of its own (`{ migration = \"orders\", release = var.release }`): Terraform does not tell a provider which trigger a replacement replaces, so a trigger created with the value of another of the account that is replaced, interrupted, in the same apply may follow that one's backup (see Which backup counts in the lifecycle guide).",
-			},
-			"wait_for_completion": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+					"Give each trigger of one account a value of its own (`{ migration = \"orders\", release = var.release }`): Terraform does not tell a provider which trigger a replacement replaces, so a trigger created with the value of another of the account that is replaced, interrupted, in the same apply may follow that one's backup (see Which backup counts in the lifecycle guide)."},
+			"wait_for_completion": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				Description: "Wait, within `timeouts.create`, until the backup has finished, and fail the apply unless it succeeded; " +
 					"an interrupted or timed-out wait is resumed, not retaken, by the next apply. Defaults to `false`: the apply " +
 					"returns once the backup is queued. While it waits, Terraform prints only its own \"Still creating...\" " +
 					"lines (a resource cannot print during an apply): run with `TF_LOG_PROVIDER=INFO` to see the backup's id and " +
-					"status at each change, and every minute without one.",
-			},
+					"status at each change, and every minute without one."},
 			"on_conflict": onConflictArgument("What to do when a backup of the account is already in progress: `wait` (the default) " +
 				"waits for it to finish, within `timeouts.create`, then queues a new one, so that the backup reflects this apply; " +
 				"`fail` fails the apply."),
 			"reuse_within": reuseWithinArgument("create"),
-			"reused": schema.BoolAttribute{
-				Computed: true, PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
+			"reused": schema.BoolAttribute{Computed: true, PlanModifiers: keepBool,
 				Description: "Whether this trigger's create queued no backup because a recent one counted for it (`reuse_within`): " +
-					"true also for a retried apply that follows the backup its own killed run queued.",
-			},
-			"backup_status": schema.StringAttribute{
-				Computed: true, PlanModifiers: keep,
-				Description: "Status of the backup when last read: `pending`, `running`, `success` or `failed` " +
-					"(the service may add values; only `success` is a good backup).",
-			},
-			"triggered_at": schema.StringAttribute{
-				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,
+					"true also for a retried apply that follows the backup its own killed run queued."},
+			"backup_status": schema.StringAttribute{Computed: true, PlanModifiers: keep, Description: "Status of the backup when last read: " +
+				"`pending`, `running`, `success` or `failed` (the service may add values; only `success` is a good backup)."},
+			"triggered_at": schema.StringAttribute{Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,
 				Description: "When the backup was queued, RFC 3339 in UTC, on the Backup Service's clock (for a reused backup, when whoever " +
-					"took it queued it; for one not identified yet, when its trigger was sent, on this machine's clock).",
-			},
-			"completed_at": schema.StringAttribute{
-				Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,
-				Description: "When the backup ended, RFC 3339 in UTC; null while it is in progress.",
-			},
-			"trigger_accepted": schema.BoolAttribute{
-				Computed: true, PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
+					"took it queued it; for one not identified yet, when its trigger was sent, on this machine's clock)."},
+			"completed_at": schema.StringAttribute{Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,
+				Description: "When the backup ended, RFC 3339 in UTC; null while it is in progress."},
+			"trigger_accepted": schema.BoolAttribute{Computed: true, PlanModifiers: keepBool,
 				Description: "For a backup not identified yet (a null `id`), whether the Backup Service accepted its trigger (HTTP 202): " +
 					"a backup was queued, so every apply looks for it above `prior_backup_ids` and none sends another trigger for this " +
 					"change, `-replace` included. `false` when the request's outcome is unknown (its answer was lost): it is sent again " +
 					"only once nothing was listed since for the grace (30 seconds after a 5xx, 60 without an answer). Null once the " +
-					"backup is identified.",
-			},
-			"prior_backup_ids": schema.StringAttribute{
-				Computed: true, PlanModifiers: keep,
+					"backup is identified."},
+			"prior_backup_ids": schema.StringAttribute{Computed: true, PlanModifiers: keep,
 				Description: "The account's newest backups, by id and separated by commas, as the Backup Service listed them when this trigger's " +
 					"change went ahead, its own backup among them: a replacement of this trigger (a change of `triggers`) counts only a " +
 					"backup listed above all of them, whatever any clock says. Until the change goes ahead, the backups listed just before " +
@@ -114,8 +94,7 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 					"and a replacement reuses none of them. Empty when the account listed none (`,bkp_…` when the read before the trigger " +
 					"listed none and this one retakes the failed `bkp_…`: what is listed above counts only within 90 s of that read); null " +
 					"when none is known: a replacement then takes a new backup even with `reuse_within`. (A string, not a list: a list " +
-					"attribute costs every plan of many triggers about a tenth more.)",
-			},
+					"attribute costs every plan of many triggers about a tenth more.)"},
 		},
 		Blocks: map[string]schema.Block{
 			"timeouts": resourceTimeoutsBlock("create",

@@ -62,53 +62,38 @@ func objectList(description string, fields map[string]schema.Attribute) schema.L
 		attrTypes[n] = fields[n].GetType()
 		parts[i] = "`" + n + "` (" + strings.TrimSuffix(fields[n].GetDescription(), ".") + ")"
 	}
-	return schema.ListAttribute{
-		Computed:    true,
-		ElementType: basetypes.ObjectType{AttrTypes: attrTypes},
-		Description: description + " Each has " + strings.Join(parts, ", ") + ".",
-	}
+	return schema.ListAttribute{Computed: true, ElementType: basetypes.ObjectType{AttrTypes: attrTypes},
+		Description: description + " Each has " + strings.Join(parts, ", ") + "."}
 }
 
 // accountIDArgument is the account id a data source reads.
 func accountIDArgument() schema.StringAttribute {
-	return schema.StringAttribute{
-		Required: true, Description: "ID of the account: `acc_` followed by exactly 16 letters or digits.",
-		Validators: []validator.String{accountIDValidator()},
-	}
+	return schema.StringAttribute{Required: true, Validators: []validator.String{accountIDValidator()},
+		Description: "ID of the account: `acc_` followed by exactly 16 letters or digits."}
 }
 
 // accountFilter is the schema of an optional filter on an account field,
 // applied by the provider (the API has none).
 func accountFilter(what string) schema.StringAttribute {
-	return schema.StringAttribute{
-		Optional: true,
+	return schema.StringAttribute{Optional: true,
 		Description: "Keep only accounts whose `" + what + "` equals this value, ignoring case but not surrounding spaces " +
 			"(applied by the provider: the API has no filters). When the filters match no account, the data source warns, " +
 			"naming the values the accounts have. Must not be empty: an empty filter would match no account.",
-		// An empty filter silently matched nothing, so a for_each over
-		// the ids backed up nothing.
-		Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
-	}
+		// An empty filter silently matched nothing, so a for_each over the ids backed up nothing.
+		Validators: []validator.String{stringvalidator.LengthAtLeast(1)}}
 }
 
 // orderAttribute is the optional `order` argument of a listing: the two orders the service knows (case-sensitive).
 func orderAttribute(timestamp string) schema.StringAttribute {
-	return schema.StringAttribute{
-		Optional:    true,
-		Computed:    true,
-		Description: "Order by " + timestamp + ": `asc` (oldest first) or `desc` (newest first, the default).",
+	return schema.StringAttribute{Optional: true, Computed: true,
 		Validators:  []validator.String{stringvalidator.OneOf(string(client.OrderAsc), string(client.OrderDesc))},
-	}
+		Description: "Order by " + timestamp + ": `asc` (oldest first) or `desc` (newest first, the default)."}
 }
 
 // maxResultsAttribute is the optional cap on a listing's length.
 func maxResultsAttribute(what string, def int64) schema.NumberAttribute {
-	return schema.NumberAttribute{
-		Optional:    true,
-		Computed:    true,
-		Description: "Read at most this many " + what + " (at least 1). Defaults to " + strconv.FormatInt(def, 10) + ".",
-		Validators:  []validator.Number{wholeNumber(1, math.MaxInt32)},
-	}
+	return schema.NumberAttribute{Optional: true, Computed: true, Validators: []validator.Number{wholeNumber(1, math.MaxInt32)},
+		Description: "Read at most this many " + what + " (at least 1). Defaults to " + strconv.FormatInt(def, 10) + "."}
 }
 
 // orDefault is v, or def when v is null: the default of an optional, computed argument of a data source.
@@ -145,24 +130,18 @@ func reuseWithinDescription(operation string) string {
 
 // reuseWithinArgument is reuse_within of a resource whose operation (create, destroy) it serves.
 func reuseWithinArgument(operation string) rschema.StringAttribute {
-	return rschema.StringAttribute{
-		Optional: true, Description: reuseWithinDescription(operation),
-		CustomType: durationType{}, Validators: []validator.String{positiveDuration},
-	}
+	return rschema.StringAttribute{Optional: true, Description: reuseWithinDescription(operation),
+		CustomType: durationType{}, Validators: []validator.String{positiveDuration}}
 }
 
 // replacingAccountID is account_id of a resource: changing it replaces the resource.
 func replacingAccountID(description string) rschema.StringAttribute {
-	return rschema.StringAttribute{
-		Required: true, Description: description, Validators: []validator.String{accountIDValidator()},
-		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-	}
+	return rschema.StringAttribute{Required: true, Description: description, Validators: []validator.String{accountIDValidator()},
+		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}}
 }
 
 // onConflictArgument is on_conflict of a resource: `wait` (the default) or `fail`.
 func onConflictArgument(description string) rschema.StringAttribute {
-	return rschema.StringAttribute{
-		Optional: true, Computed: true, Default: stringdefault.StaticString(onConflictWait), Description: description,
-		Validators: []validator.String{stringvalidator.OneOf(onConflictWait, onConflictFail)},
-	}
+	return rschema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(onConflictWait), Description: description,
+		Validators: []validator.String{stringvalidator.OneOf(onConflictWait, onConflictFail)}}
 }
