@@ -22,8 +22,7 @@ const (
 	filterValueShownLen  = 64 // characters of one value kept and shown
 )
 
-// accountFilters are the account filters of backup_accounts and backup_stale_accounts: applied while
-// paging, they note what they saw, so that an empty result is explained without another request.
+// accountFilters (backup_accounts, backup_stale_accounts) apply while paging and note what they saw, to explain an empty result.
 type accountFilters struct {
 	set     []*filterField // the filters that are set, in schema order
 	listed  int            // accounts listed
@@ -96,8 +95,7 @@ func (fl *filterField) observe(value string) bool {
 	return false
 }
 
-// list pages the accounts listing once and returns the accounts every filter keeps; it warns when
-// none is kept, consequence saying what that leads to.
+// list pages the accounts once and returns those every filter keeps; when none is, it warns, consequence saying what follows.
 func (f *accountFilters) list(ctx context.Context, c *client.Client, order client.Order, dataSource, consequence string,
 	diags *diag.Diagnostics,
 ) ([]client.Account, bool) {
@@ -184,8 +182,7 @@ func cut(s string, n int) string {
 	return string([]rune(s)[:n]) + "…"
 }
 
-// quotedKeys are the keys, sorted, each quoted as Go does, so that surrounding spaces and
-// control characters show.
+// quotedKeys are the keys, sorted, each quoted as Go does, so that surrounding spaces and control characters show.
 func quotedKeys(m map[string]struct{}) []string {
 	keys := slices.Sorted(maps.Keys(m))
 	for i, k := range keys {

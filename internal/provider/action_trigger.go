@@ -233,8 +233,7 @@ func oneLine(d diag.Diagnostic) string {
 // oneLineMax bounds one account's reason in a fleet's error.
 const oneLineMax = 600
 
-// addNoAccountsError refuses an empty account_ids: backing up nothing must
-// not let the change the action guards go ahead as if it had a backup.
+// addNoAccountsError refuses an empty account_ids: backing up nothing must not let the guarded change go ahead as if backed up.
 func addNoAccountsError(diags *diag.Diagnostics) {
 	diags.AddAttributeError(path.Root("account_ids"), "No account to back up",
 		"account_ids is empty, so this invocation would take no backup and the change it guards would go ahead without one. "+

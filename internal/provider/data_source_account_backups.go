@@ -171,9 +171,8 @@ func (d *accountBackupsDataSource) Read(ctx context.Context, req datasource.Read
 	})
 }
 
-// hasStatus says whether b passes the status filter st: `success` keeps only
-// a good backup (client.Backup.Good, the rule's one test), never a success
-// whose record contradicts itself.
+// hasStatus says whether b passes the status filter st: `success` keeps only a good backup (client.Backup.Good, the rule's
+// one test), never a success whose record contradicts itself.
 func hasStatus(b client.Backup, st string) bool {
 	if st == client.StatusSuccess {
 		return b.Good()

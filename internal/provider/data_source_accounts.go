@@ -10,8 +10,7 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// accountsDataSource is backup_accounts: every account of the organization,
-// optionally filtered. The API has no filters, so they apply here.
+// accountsDataSource is backup_accounts: every account of the organization, optionally filtered (here: the API has no filters).
 type accountsDataSource struct{ dataSource }
 
 type accountsModel struct {

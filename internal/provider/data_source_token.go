@@ -11,8 +11,7 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/client"
 )
 
-// tokenDataSource is backup_token: what the service knows of the provider's
-// API key. Users check expires_at in check blocks and postconditions.
+// tokenDataSource is backup_token: the provider's API key as the service knows it; users check expires_at in checks and postconditions.
 type tokenDataSource struct{ dataSource }
 
 type tokenModel struct {

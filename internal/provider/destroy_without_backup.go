@@ -15,8 +15,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 )
 
-// destroy_without_backup lets named guards whose account cannot be backed up (cannotBackUp) be
-// destroyed; it lives in the provider block, which a destroy reads from the configuration.
+// destroy_without_backup lets named guards whose account cannot be backed up (cannotBackUp) be destroyed; it lives in the
+// provider block, which a destroy reads from the configuration.
 
 // nonBlank: a reason holds at least one letter or digit.
 var nonBlank = regexp.MustCompile(`[\p{L}\p{N}]`)
@@ -85,8 +85,7 @@ func (g *guardRelease) warning(accountID string) string {
 		accountID, g.reason)
 }
 
-// conditionalWarning is what the plan of a named guard's destroy says when the account exists: whether
-// it can be backed up shows only when its backup is triggered, at apply.
+// conditionalWarning is the plan's warning for a named guard of an existing account: only its trigger, at apply, shows if it can be backed up.
 func (g *guardRelease) conditionalWarning(accountID string) string {
 	return fmt.Sprintf("The provider's destroy_without_backup names account %s, with the reason %q. The destroy triggers a backup "+
 		"first: if it succeeds, the destroy goes ahead after it; if the Backup Service refuses it as not backupable (its own "+

@@ -20,8 +20,7 @@ func addAPIError(diags *diag.Diagnostics, summary string, err error) {
 	diags.AddError(summary, describeError(err))
 }
 
-// describeError is the detail text of addAPIError; hints, specific to the
-// operation, come after the service's explanation and before the request id.
+// describeError is the detail text of addAPIError; hints (the operation's) follow the service's explanation, before the request id.
 func describeError(err error, hints ...string) string {
 	var b strings.Builder
 	var apiErr *client.APIError
@@ -80,8 +79,7 @@ func describeError(err error, hints ...string) string {
 	return b.String() + tail
 }
 
-// transportAdvice says what to do about an error that carries no answer
-// of the service: each piece of advice names a setting that can help.
+// transportAdvice says what to do about an error without an answer of the service, naming a setting that can help.
 func transportAdvice(err error) string {
 	var ce *client.ConnectionError
 	var te *client.TimeoutError
@@ -184,8 +182,7 @@ func plural(n int, noun string) string {
 const wrongOrganizationHint = "The provider's organization_id guards against a key of another environment: " +
 	"check which key the provider was given (api_key or " + EnvAPIKey + "), or correct organization_id."
 
-// addOrganizationError says why a guard (what) cannot be planned or created: the key's organization.
-// hints follow the service's answer.
+// addOrganizationError says why a guard (what) cannot be planned or created: the key's organization; hints follow the answer.
 func addOrganizationError(diags *diag.Diagnostics, what string, err error, hints ...string) {
 	if errors.Is(err, client.ErrWrongOrganization) {
 		diags.AddError("API key of another organization for "+what, describeError(err, append([]string{wrongOrganizationHint}, hints...)...))

@@ -22,9 +22,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
-// durationType is timetypes.GoDurationType whose values refuse a string
-// that does not parse in this provider's words, as timeouts are: the
-// library's message shows a literal `\n\n` and offers "-1.5h" as an example.
+// durationType is timetypes.GoDurationType whose values refuse a string that does not parse in this provider's words, as
+// timeouts do: the library's message shows a literal `\n\n` and offers "-1.5h" as an example.
 type durationType struct{ timetypes.GoDurationType }
 
 func (t durationType) String() string { return "provider.durationType" }
@@ -80,8 +79,7 @@ func (d duration) ValidateAttribute(_ context.Context, req xattr.ValidateAttribu
 // durationNull is a null duration.
 func durationNull() duration { return duration{timetypes.NewGoDurationNull()} }
 
-// positiveDuration refuses a duration that is not positive; the attribute's
-// type (duration) refuses one that does not parse.
+// positiveDuration refuses a duration that is not positive; the attribute's type (duration) refuses one that does not parse.
 var positiveDuration = valueCheck{desc: "value must be a positive duration", str: func(v string, at path.Path, diags *diag.Diagnostics) {
 	if d, err := time.ParseDuration(v); err == nil && d <= 0 {
 		diags.AddAttributeError(at, "Invalid duration", durationProblem(at.String(), v))
@@ -97,8 +95,7 @@ func durationOf(v duration) time.Duration {
 // durationForm is what a Go duration looks like, for messages.
 const durationForm = `a number followed by a unit (ns, us, ms, s, m or h), such as "30m", "1h" or "1h30m"`
 
-// durationProblem says what is wrong with value as the duration setting
-// (timeouts.create, reuse_within...), or "" when it is a positive Go duration.
+// durationProblem says what is wrong with value as the setting (timeouts.create...); "" for a positive Go duration.
 func durationProblem(setting, value string) string {
 	d, err := time.ParseDuration(value)
 	switch {
@@ -116,8 +113,7 @@ const defaultTimeout = 30 * time.Minute
 // The timeouts blocks are built here, not by timeouts.Block, whose validators disagree with
 // validateTimeoutsBlock (it accepts "-1.5h"); names and types are the library's.
 
-// resourceTimeoutsBlock is a resource's timeouts block with the one
-// optional duration name (create, delete).
+// resourceTimeoutsBlock is a resource's timeouts block with the one optional duration name (create, delete).
 func resourceTimeoutsBlock(name, description string) schema.Block {
 	return schema.SingleNestedBlock{
 		Attributes: map[string]schema.Attribute{

@@ -22,8 +22,7 @@ func boundedFor(ctx context.Context, clk clock.Clock, timeout time.Duration, acc
 	return tflog.SetField(ctx, "account_id", accountID), cancel
 }
 
-// caller is what runs a backup; every message about an outcome takes what follows from the
-// caller's own follow-ups, so that none names a setting its caller does not have.
+// caller is what runs a backup; an outcome's messages take what follows from its follow-ups, never naming a setting it lacks.
 type caller struct {
 	creates  bool // a trigger's create, not its update (workflow.Saving.Creating)
 	followUp map[followUp]string
@@ -276,9 +275,8 @@ func progress(ctx context.Context, say func(string, ...any), accountID string) f
 	}
 }
 
-// progressLine is what an event says, as a sentence; "" for none. Its
-// "[… elapsed]" counts from the operation's start, as Terraform's "Still
-// creating..." does: a wait for another's backup first is in it.
+// progressLine is what an event says, as a sentence; "" for none. Its "[… elapsed]" counts from the operation's start, as
+// Terraform's "Still creating..." does: a wait for another's backup first is in it.
 func progressLine(ev workflow.Event, accountID string) string {
 	elapsed := ev.Elapsed.Round(time.Second)
 	switch ev.Kind {

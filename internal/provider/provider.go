@@ -128,9 +128,8 @@ func (p *backupProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	}
 }
 
-// configuration is what the provider block and the environment set: the
-// client's options and the runner's settings (the workflow's defaults: the
-// schema sets none of them), from which connect builds both.
+// configuration is what the provider block and the environment set: the client's options and the runner's settings (the
+// workflow's defaults: the schema sets none of them), from which connect builds both.
 type configuration struct {
 	model   providerModel
 	client  client.Options
@@ -281,12 +280,10 @@ func addClientConfigError(diags *diag.Diagnostics, cfg providerModel, baseURL, k
 	}
 }
 
-// EnvAppendUserAgent is read, as HashiCorp's providers read it, for text to
-// append to the User-Agent (a pipeline's name, say).
+// EnvAppendUserAgent is read, as HashiCorp's providers read it, for text to append to the User-Agent (a pipeline's name, say).
 const EnvAppendUserAgent = "TF_APPEND_USER_AGENT"
 
-// userAgent names the provider and Terraform, then what TF_APPEND_USER_AGENT
-// adds, on one line (a header cannot hold control characters).
+// userAgent names the provider and Terraform, then what TF_APPEND_USER_AGENT adds, on one line (a header holds no control characters).
 func userAgent(version, terraformVersion, appended string) string {
 	ua := fmt.Sprintf("terraform-provider-backup/%s Terraform/%s", version, terraformVersion)
 	appended = strings.Join(strings.FieldsFunc(appended, func(r rune) bool { return r < 0x20 || r == 0x7f || r == ' ' }), " ")
@@ -321,8 +318,7 @@ func warnKeyExpiry(ctx context.Context, c *client.Client, now time.Time, window 
 			tok.Name, tok.Organization.ID, tok.ExpiresAt.UTC().Format(time.RFC3339), window, EnvAPIKey))
 }
 
-// tfLogger hands the client's logs to tflog, with the API key masked in
-// messages and field values in case any text ever carried it.
+// tfLogger hands the client's logs to tflog, the API key masked in messages and field values in case any text ever carried it.
 type tfLogger struct{ key string }
 
 // mask: the key is never empty, Configure refuses an empty one.

@@ -48,8 +48,7 @@ func (d *dataSource) Configure(_ context.Context, req datasource.ConfigureReques
 	d.data = dataFrom(req.ProviderData, &resp.Diagnostics)
 }
 
-// readModel decodes a data source's configuration into its model, has read complete it and,
-// unless that reported an error, saves the model as the state.
+// readModel decodes a data source's configuration, has read complete the model and, unless it reported an error, saves it.
 func readModel[M any](ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse, read func(*M)) {
 	if m, ok := decode[M](ctx, req.Config, &resp.Diagnostics); ok {
 		read(&m)

@@ -29,8 +29,7 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
-// defaultResumeWithin: how long a stopped destroy's backup counts for the next (its retry), not
-// its timeouts.delete, since the guarded data may change in between.
+// defaultResumeWithin: how long a stopped destroy's backup counts for its retry; not timeouts.delete: the data may change meanwhile.
 const (
 	defaultResumeWithin = "10m"
 	defaultResume       = 10 * time.Minute
@@ -42,8 +41,8 @@ var (
 	_ resource.ResourceWithModifyPlan     = (*onDestroyResource)(nil)
 )
 
-// onDestroyResource is backup_on_destroy: its destroy takes a backup and fails unless it
-// succeeded, so that Terraform keeps what depends on it. Creating it takes no backup.
+// onDestroyResource is backup_on_destroy: its destroy takes a backup and fails unless it succeeded, so that Terraform keeps
+// what depends on it. Creating it takes no backup.
 type onDestroyResource struct{ backupResource }
 
 type onDestroyModel struct {
@@ -144,8 +143,7 @@ func (r *onDestroyResource) preflight(ctx context.Context, state tfsdk.State, di
 	}
 }
 
-// guardName is how every diagnostic of a guard names it: Terraform gives a
-// provider no resource address, and a guard is known by its account.
+// guardName is how every diagnostic names a guard: Terraform gives a provider no resource address; a guard is known by its account.
 func guardName(accountID string) string { return "backup_on_destroy of account " + accountID }
 
 // guardKept ends what a guard's failure says: nothing was destroyed.
@@ -163,8 +161,7 @@ func goneAdvice(accountID string) string {
 		"exist, check base_url (or %s) and the API key.", accountID, EnvBaseURL)
 }
 
-// Create checks the account and the key's organization, so that a wrong one fails the apply that
-// adds the guard, not the destroy it exists for.
+// Create checks the account and the key's organization: a wrong one fails the apply that adds the guard, not its destroy.
 func (r *onDestroyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	m, ok := decode[onDestroyModel](ctx, req.Plan, &resp.Diagnostics) // pending_destroy_backup null, as ModifyPlan planned it
 	if !ok {
@@ -183,8 +180,7 @@ func (r *onDestroyResource) Create(ctx context.Context, req resource.CreateReque
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-// Read checks the account and never removes the guard: an account proven gone is a warning here,
-// and its destroy fails closed (see preflight).
+// Read checks the account and never removes the guard: an account proven gone warns here; its destroy fails closed (preflight).
 func (r *onDestroyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	m, ok := decode[onDestroyModel](ctx, req.State, &resp.Diagnostics)
 	if !ok {

@@ -127,8 +127,8 @@ func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest
 	r.record(ctx, &plan, prior, o, createCaller, timeout, resp.Private, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
-// record saves what a create or an update learnt, in the state and private
-// state, and says what follows; a trigger without a backup is not saved unless unidentified.
+// record saves what a create or an update learnt, in state and private state, and says what follows; a trigger without a
+// backup is not saved unless unidentified.
 func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior workflow.Record, o workflow.Outcome, by caller,
 	timeout time.Duration, private privateSetter, state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics,
 ) {
@@ -149,8 +149,7 @@ func (r *triggerResource) record(ctx context.Context, m *triggerModel, prior wor
 	setIdentity(ctx, identity, m.AccountID.ValueString(), m.ID.ValueString(), diags)
 }
 
-// Read refreshes the backup's outcome, through the trigger's record; the
-// workflow says what the refresh learnt. Only the attributes that changed are set.
+// Read refreshes the backup's outcome through the trigger's record (the workflow says what it learnt), setting only what changed.
 func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	m, ok := decode[triggerModel](ctx, req.State, &resp.Diagnostics)
 	if !ok {
@@ -308,9 +307,8 @@ func (r *triggerResource) IdentitySchema(_ context.Context, _ resource.IdentityS
 	}
 }
 
-// planUpdate plans an update from the record, once: a change of triggers, then
-// what the next apply does with the backup (workflow.Record.Next) makes its
-// attributes unknown (identify, settle) or replaces the trigger (retake).
+// planUpdate plans an update from the record, once: a change of triggers, then what the next apply does with the backup
+// (workflow.Record.Next) makes its attributes unknown (identify, settle) or replaces the trigger (retake).
 // A change of account_id replaces the trigger, and nothing is planned here.
 func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	// Only the attributes it needs: decoding two whole models cost a plan of 250 triggers 3% (BENCHMARKS.md).

@@ -73,8 +73,8 @@ func triggersKey(m types.Map) string {
 	return string(key)
 }
 
-// importedModel is a trigger as an import (or a list query) records it: the
-// backup, and the settings at their defaults until the first apply adopts the configuration's.
+// importedModel is a trigger as an import (or a list query) records it: the backup, and the default settings until the
+// first apply adopts the configuration's.
 func importedModel(b *client.Backup) triggerModel {
 	m := triggerModel{
 		AccountID:         types.StringValue(b.AccountID),

@@ -24,8 +24,7 @@ import (
 
 // The schema pieces several data sources, or resources, share.
 
-// The values of on_conflict (backup_trigger, backup_on_destroy, the
-// action).
+// The values of on_conflict (backup_trigger, backup_on_destroy, the action).
 const (
 	onConflictWait = "wait"
 	onConflictFail = "fail"
@@ -41,8 +40,7 @@ func computedStrings(description string) schema.ListAttribute {
 	return schema.ListAttribute{Computed: true, ElementType: types.StringType, Description: description}
 }
 
-// computedTime is a computed timestamp attribute: a string in Terraform,
-// RFC 3339 in UTC.
+// computedTime is a computed timestamp attribute: a string in Terraform, RFC 3339 in UTC.
 func computedTime(description string) schema.StringAttribute {
 	return schema.StringAttribute{Computed: true, CustomType: timetypes.RFC3339Type{}, Description: description}
 }
@@ -72,8 +70,7 @@ func accountIDArgument() schema.StringAttribute {
 		Description: "ID of the account: `acc_` followed by exactly 16 letters or digits."}
 }
 
-// accountFilter is the schema of an optional filter on an account field,
-// applied by the provider (the API has none).
+// accountFilter is the schema of an optional filter on an account field, applied by the provider (the API has none).
 func accountFilter(what string) schema.StringAttribute {
 	return schema.StringAttribute{Optional: true,
 		Description: "Keep only accounts whose `" + what + "` equals this value, ignoring case but not surrounding spaces " +
@@ -104,8 +101,7 @@ func orDefault[T interface{ IsNull() bool }](v, def T) T {
 	return v
 }
 
-// reuseWithinDescription describes reuse_within, of the trigger, the guard
-// and the action, from the point of view of the operation it serves.
+// reuseWithinDescription describes reuse_within (trigger, guard, action) from the point of view of the operation it serves.
 func reuseWithinDescription(operation string) string {
 	since := ""
 	if operation == "create" {

@@ -10,8 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 )
 
-// NewServer is the provider as Terraform is served it (main.go and the
-// tests alike), interrupts first delivered to action invocations.
+// NewServer is the provider as Terraform is served it (main.go and tests alike), interrupts first delivered to invocations.
 func NewServer(version string) func() (tfprotov6.ProviderServer, error) {
 	return serve(New(version)())
 }
@@ -34,22 +33,19 @@ func newInterruptFirst(s fullServer) *interruptFirst {
 	return &interruptFirst{fullServer: s, running: map[chan struct{}]context.CancelFunc{}}
 }
 
-// fullServer is what the framework's server implements and the plugin
-// server looks for: resources and data sources, list resources, actions.
+// fullServer is what the framework's server implements and the plugin server looks for: resources, list resources, actions.
 type fullServer interface {
 	tfprotov6.ProviderServer
 	tfprotov6.ListResourceServer
 	tfprotov6.ActionServer
 }
 
-// stopGrace bounds how long an interrupt waits for interrupted
-// invocations to report; each reports at once, so this is a safety net.
+// stopGrace bounds an interrupt's wait for interrupted invocations to report; each reports at once: this is a safety net.
 const stopGrace = 10 * time.Second
 
-// interruptFirst makes an interrupted action invocation fail as an
-// invocation: StopProvider stops the invocations and waits for their
-// outcome before the plugin server cancels their streams, whose last event
-// terraform-plugin-go v0.31 drops (Terraform then makes the guarded change).
+// interruptFirst makes an interrupted action invocation fail as an invocation: StopProvider stops the invocations and waits
+// for their outcome before the plugin server cancels their streams, whose last event terraform-plugin-go v0.31 drops
+// (Terraform then makes the guarded change).
 type interruptFirst struct {
 	fullServer
 

@@ -11,8 +11,7 @@ import (
 	"github.com/backup-service/terraform-provider-backup/internal/workflow"
 )
 
-// Reading and writing state: decode, the workflow.Record the resources keep in
-// private state (under workflow.Key), and the conversions of Go values.
+// Reading and writing state: decode, the workflow.Record kept in private state (workflow.Key), conversions of Go values.
 
 // decode reads a configuration, plan or state into a model; false when it could not.
 func decode[T any](ctx context.Context, from interface {

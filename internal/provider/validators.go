@@ -37,8 +37,7 @@ func (c valueCheck) ValidateNumber(_ context.Context, req validator.NumberReques
 	}
 }
 
-// accountIDValidator refuses, before any request, an id the service would
-// answer with 422.
+// accountIDValidator refuses, before any request, an id the service would answer with 422.
 func accountIDValidator() validator.String {
 	return idValidator(client.AccountIDFormat,
 		"must be an account id: acc_ followed by exactly 16 letters or digits, for example acc_0123456789abcdef")
@@ -50,8 +49,7 @@ func organizationIDValidator() validator.String {
 		"must be an organization id: org_ followed by exactly 16 letters or digits, as the backup_token data source's organization_id shows")
 }
 
-// idValidator refuses a value that does not match pattern, quoting it, so
-// that a stray space or an invisible character shows in the message.
+// idValidator refuses a value that does not match pattern, quoting it so that a stray space or invisible character shows.
 func idValidator(pattern *regexp.Regexp, must string) validator.String {
 	return valueCheck{desc: "value " + must, str: func(v string, at path.Path, diags *diag.Diagnostics) {
 		if !pattern.MatchString(v) {
