@@ -167,9 +167,7 @@ func (a *triggerAction) invoke(ctx context.Context, ids []string, many bool, opt
 	}
 	bad := 0
 	outcomes := a.data.runner.RunMany(ctx, ids, opts,
-		func(accountID string, ev workflow.Event) {
-			progress(ctx, say, accountID)(ev)
-		},
+		func(accountID string, ev workflow.Event) { progress(ctx, say, accountID)(ev) },
 		func(o workflow.Outcome, finished int) {
 			if !o.Good(opts.WaitForCompletion) {
 				bad++

@@ -323,8 +323,7 @@ type tfLogger struct{ key string }
 
 // mask: the key is never empty, Configure refuses an empty one.
 func (l tfLogger) mask(ctx context.Context) context.Context {
-	ctx = tflog.MaskAllFieldValuesStrings(ctx, l.key)
-	return tflog.MaskMessageStrings(ctx, l.key)
+	return tflog.MaskMessageStrings(tflog.MaskAllFieldValuesStrings(ctx, l.key), l.key)
 }
 
 func (l tfLogger) Debug(ctx context.Context, msg string, fields map[string]any) {

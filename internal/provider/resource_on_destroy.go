@@ -233,12 +233,10 @@ func (r *onDestroyResource) Delete(ctx context.Context, req resource.DeleteReque
 		resp.Diagnostics.Append(destroyedDiagnostics(accountID, o, followed, m.Reuse.ValueString())...)
 		return
 	}
-	if r.data.release.covers(accountID) {
-		if why, ok := cannotBackUp(o); ok {
-			resp.Diagnostics.AddWarning(fmt.Sprintf("The %s was destroyed without a backup: %s", guardName(accountID), r.data.release.reason),
-				fmt.Sprintf("Account %s cannot be backed up: %s.\n\n%s", accountID, why, describeError(o.Err, r.data.release.warning(accountID))))
-			return
-		}
+	if why, ok := cannotBackUp(o); ok && r.data.release.covers(accountID) {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("The %s was destroyed without a backup: %s", guardName(accountID), r.data.release.reason),
+			fmt.Sprintf("Account %s cannot be backed up: %s.\n\n%s", accountID, why, describeError(o.Err, r.data.release.warning(accountID))))
+		return
 	}
 
 	// The destroy fails: record what the next one follows, for resume_within from now.

@@ -16,8 +16,7 @@ import (
 // decode reads a configuration, plan or state into a model; false when it could not.
 func decode[T any](ctx context.Context, from interface {
 	Get(context.Context, any) diag.Diagnostics
-}, diags *diag.Diagnostics,
-) (T, bool) {
+}, diags *diag.Diagnostics) (T, bool) {
 	var m T
 	diags.Append(from.Get(ctx, &m)...)
 	return m, !diags.HasError()
