@@ -55,10 +55,6 @@ type onDestroyModel struct {
 	Timeouts   timeouts.Value `tfsdk:"timeouts"`
 }
 
-func newOnDestroyResource() resource.Resource {
-	return &onDestroyResource{backupResource{timeout: "delete"}}
-}
-
 func (r *onDestroyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_on_destroy"
 }
