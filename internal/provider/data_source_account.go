@@ -24,13 +24,8 @@ type accountModel struct {
 }
 
 func accountToModel(a client.Account) accountModel {
-	return accountModel{
-		ID:           types.StringValue(a.ID),
-		Name:         types.StringValue(a.Name),
-		BackupStatus: types.StringValue(a.BackupStatus),
-		Platform:     types.StringValue(a.Platform),
-		ServiceType:  types.StringValue(a.ServiceType),
-	}
+	return accountModel{ID: types.StringValue(a.ID), Name: types.StringValue(a.Name), BackupStatus: types.StringValue(a.BackupStatus),
+		Platform: types.StringValue(a.Platform), ServiceType: types.StringValue(a.ServiceType)}
 }
 
 // accountAttributes describe an account's computed attributes.

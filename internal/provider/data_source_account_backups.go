@@ -46,13 +46,8 @@ type backupModel struct {
 }
 
 func backupToModel(b client.Backup) backupModel {
-	return backupModel{
-		ID:          types.StringValue(b.ID),
-		Status:      types.StringValue(b.Status),
-		CreatedAt:   timeValue(b.CreatedAt),
-		CompletedAt: timePtrValue(b.CompletedAt),
-		Error:       types.StringPointerValue(b.Error),
-	}
+	return backupModel{ID: types.StringValue(b.ID), Status: types.StringValue(b.Status), CreatedAt: timeValue(b.CreatedAt),
+		CompletedAt: timePtrValue(b.CompletedAt), Error: types.StringPointerValue(b.Error)}
 }
 
 func (d *accountBackupsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {

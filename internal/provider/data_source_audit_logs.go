@@ -34,14 +34,8 @@ type auditLogModel struct {
 }
 
 func auditLogToModel(l client.AuditLog) auditLogModel {
-	return auditLogModel{
-		ID:           types.StringValue(l.ID),
-		CreatedAt:    timeValue(l.CreatedAt),
-		Action:       types.StringValue(l.Action),
-		Actor:        types.StringValue(l.Actor),
-		ResourceType: types.StringValue(l.ResourceType),
-		ResourceID:   types.StringValue(l.ResourceID),
-	}
+	return auditLogModel{ID: types.StringValue(l.ID), CreatedAt: timeValue(l.CreatedAt), Action: types.StringValue(l.Action),
+		Actor: types.StringValue(l.Actor), ResourceType: types.StringValue(l.ResourceType), ResourceID: types.StringValue(l.ResourceID)}
 }
 
 func (d *auditLogsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {

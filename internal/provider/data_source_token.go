@@ -44,10 +44,6 @@ func (d *tokenDataSource) Read(ctx context.Context, _ datasource.ReadRequest, re
 }
 
 func tokenToModel(t client.Token) tokenModel {
-	return tokenModel{
-		Name:             types.StringValue(t.Name),
-		ExpiresAt:        timeValue(t.ExpiresAt),
-		OrganizationID:   types.StringValue(t.Organization.ID),
-		OrganizationName: types.StringValue(t.Organization.Name),
-	}
+	return tokenModel{Name: types.StringValue(t.Name), ExpiresAt: timeValue(t.ExpiresAt),
+		OrganizationID: types.StringValue(t.Organization.ID), OrganizationName: types.StringValue(t.Organization.Name)}
 }

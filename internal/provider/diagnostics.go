@@ -82,9 +82,7 @@ func describeError(err error, hints ...string) string {
 // transportAdvice says what to do about an error without an answer of the service, naming a setting that can help.
 func transportAdvice(err error) string {
 	var ce *client.ConnectionError
-	var te *client.TimeoutError
 	var re *client.RetryError
-	var le *client.ListingError
 	switch {
 	case errors.As(err, &ce):
 		switch {
@@ -106,16 +104,16 @@ func transportAdvice(err error) string {
 		return "The Backup Service never deletes a backup while its account exists, so a listing that does not hold one this " +
 			"provider recorded, or was told of, is behind or not the service's (a proxy, a wrong base_url, another deployment " +
 			"behind a load balancer): nothing was concluded from it, and no other backup was queued. Check base_url and try again."
-	case errors.As(err, &le):
+	case errors.As(err, new(*client.ListingError)):
 		return "The listing was stopped so that the plan does not page forever or fill memory: the service (or a proxy in front of it) " +
 			"is not answering as the API documents. Check base_url."
 	case errors.As(err, &re) && re.Cause == client.RetryPastDeadline:
 		return "The operation's timeout left no time for another attempt; raise its timeouts setting, or try again later."
-	case errors.As(err, &re) && errors.As(err, &te):
+	case errors.As(err, &re) && errors.As(err, new(*client.TimeoutError)):
 		return "No attempt got an answer within request_timeout; raise request_timeout if the service is slow, or max_retries."
 	case errors.As(err, &re):
 		return "The request failed on every attempt; check the base URL and the network, or raise max_retries."
-	case errors.As(err, &te):
+	case errors.As(err, new(*client.TimeoutError)):
 		return "Raise request_timeout if the service is slow to answer."
 	case errors.Is(err, context.DeadlineExceeded):
 		return "The operation's timeout (its timeouts setting) ran out first."

@@ -105,12 +105,8 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 }
 
 func (r *triggerResource) runOptions(ctx context.Context, m *triggerModel) workflow.RunOptions {
-	return workflow.RunOptions{
-		WaitOnConflict:    m.OnConflict.ValueString() == onConflictWait,
-		WaitForCompletion: m.WaitForCompletion.ValueBool(),
-		ReuseWithin:       durationOf(m.ReuseWithin),
-		Progress:          progress(ctx, nil, m.AccountID.ValueString()),
-	}
+	return workflow.RunOptions{WaitOnConflict: m.OnConflict.ValueString() == onConflictWait, WaitForCompletion: m.WaitForCompletion.ValueBool(),
+		ReuseWithin: durationOf(m.ReuseWithin), Progress: progress(ctx, nil, m.AccountID.ValueString())}
 }
 
 func (r *triggerResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -190,7 +186,6 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 		// Fails naming the ids, rather than Terraform's generic "non-existent remote object".
 		addImportNotFound(&resp.Diagnostics, accountID, backupID, c.Err)
 	case workflow.Unread:
-		var missing *client.BackupNotFoundError
 		if rec.Unidentified() {
 			// Nothing to update: the plan goes on, so that a new triggers value can replace a trigger no look can identify.
 			if c.Report {
@@ -199,7 +194,7 @@ func (r *triggerResource) Read(ctx context.Context, req resource.ReadRequest, re
 			}
 			return
 		}
-		if !errors.As(c.Err, &missing) {
+		if !errors.As(c.Err, new(*client.BackupNotFoundError)) {
 			if c.Report { // else another resource reports this shared failure; the plan fails on it
 				addAPIError(&resp.Diagnostics, unread, c.Err)
 			}
@@ -374,8 +369,7 @@ func (r *triggerResource) planUpdate(ctx context.Context, req resource.ModifyPla
 func addImportNotFound(diags *diag.Diagnostics, accountID, backupID string, err error) {
 	keyHint := "An account, and its backups, are visible only with an API key of the account's organization: check which key " +
 		"the provider is given (api_key or " + EnvAPIKey + ")."
-	var missing *client.BackupNotFoundError
-	if errors.As(err, &missing) {
+	if errors.As(err, new(*client.BackupNotFoundError)) {
 		diags.AddError(fmt.Sprintf("Cannot import backup %s of account %s: no such backup", backupID, accountID),
 			fmt.Sprintf("Account %s has no backup %s, so there is nothing to import. Check the backup id: the "+
 				"backup_account_backups data source lists the account's backups with their ids (account_id = %q). %s",
