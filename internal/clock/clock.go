@@ -1,5 +1,4 @@
-// Package clock is the project's time: the wall clock (Wall), and deadlines
-// on it or on the tests' fake (clocktest.Virtual): WithTimeout, Deadline.
+// Package clock is the project's time: the wall clock (Wall), and deadlines on it or the tests' fake (clocktest.Virtual).
 package clock
 
 import (
@@ -31,8 +30,7 @@ func Sleep(ctx context.Context, clk Clock, d time.Duration) error {
 	}
 }
 
-// WithTimeout is context.WithTimeout on clk: on a clock with timers of its
-// own (clocktest.Virtual) the context ends once that clock has moved on by d.
+// WithTimeout is context.WithTimeout on clk: on a clock with timers (clocktest.Virtual), it ends once that clock moved on by d.
 func WithTimeout(ctx context.Context, clk Clock, d time.Duration) (context.Context, context.CancelFunc) {
 	tc, ok := clk.(interface {
 		AfterFunc(d time.Duration, f func()) (stop func() bool)
@@ -65,8 +63,7 @@ func Deadline(ctx context.Context) (time.Time, bool) {
 	return ctx.Deadline()
 }
 
-// clockDeadline ends on its clock's time or with its parent. It reports
-// no Deadline, which net/http would read as the wall clock's.
+// clockDeadline ends on its clock's time or with its parent. It reports no Deadline, which net/http would read as the wall clock's.
 type clockDeadline struct {
 	context.Context
 	mu   sync.Mutex
