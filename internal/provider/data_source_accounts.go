@@ -80,12 +80,10 @@ type filterField struct {
 	want  string
 	get   func(client.Account) string
 	alone int // accounts this filter alone matches
-	// others holds distinct values of the field that do not match, up to
-	// filterValuesKept; othersLeftOut says more were seen.
+	// others holds distinct values of the field that do not match, up to filterValuesKept; othersLeftOut says more were seen.
 	others        map[string]struct{}
 	othersLeftOut bool
-	// near holds values that differ from want only in surrounding white
-	// space: the likeliest typo once case is ignored.
+	// near holds values that differ from want only in surrounding white space: the likeliest typo once case is ignored.
 	near map[string]struct{}
 }
 

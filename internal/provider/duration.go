@@ -76,9 +76,6 @@ func (d duration) ValidateAttribute(_ context.Context, req xattr.ValidateAttribu
 	}
 }
 
-// durationNull is a null duration.
-func durationNull() duration { return duration{timetypes.NewGoDurationNull()} }
-
 // positiveDuration refuses a duration that is not positive; the attribute's type (duration) refuses one that does not parse.
 var positiveDuration = valueCheck{desc: "value must be a positive duration", str: func(v string, at path.Path, diags *diag.Diagnostics) {
 	if d, err := time.ParseDuration(v); err == nil && d <= 0 {

@@ -68,8 +68,7 @@ func (l *triggerList) List(ctx context.Context, req list.ListRequest, stream *li
 	accountID := cfg.AccountID.ValueString()
 	stream.Results = func(push func(list.ListResult) bool) {
 		var sent int64
-		// The listing pages at 50 and stops when the loop does: at the
-		// limit, that is ⌈limit/50⌉ requests when nothing is filtered out.
+		// The listing pages at 50 and stops with the loop: at the limit, ⌈limit/50⌉ requests when nothing is filtered out.
 		for b, err := range l.data.client.Backups(ctx, accountID, client.ListOptions{}) {
 			if err != nil {
 				var diags diag.Diagnostics

@@ -27,8 +27,7 @@ type caller struct {
 	creates  bool // a trigger's create, not its update (workflow.Saving.Creating)
 	followUp map[followUp]string
 	until    time.Time // a stopped destroy's pending_destroy_backup.counts_until; zero when none was recorded
-	// recordsImport: an import's first apply, which records a backup of the
-	// past whatever it became, and says nothing of one nobody waits for.
+	// recordsImport: an import's first apply, which records a past backup whatever it became, silent on one nobody waits for.
 	recordsImport bool
 }
 

@@ -229,10 +229,9 @@ type providerData struct {
 	client *client.Client
 	// runner takes backups through client, and keeps what this process's trigger deletes leave their replacements;
 	// clock is theirs: the wall clock, or a test's.
-	runner *workflow.Runner
-	clock  clock.Clock
-	// release is destroy_without_backup; nil when unset.
-	release *guardRelease
+	runner  *workflow.Runner
+	clock   clock.Clock
+	release *guardRelease // destroy_without_backup; nil when unset
 }
 
 // dataFrom takes what Configure handed over; nil (before configuration, as in validation) is no error.

@@ -126,7 +126,7 @@ func (r *onDestroyResource) preflight(ctx context.Context, state tfsdk.State, di
 			describeError(c.Err, r.data.release.warning(accountID)))
 	case c.Verdict == workflow.Gone:
 		diags.AddError(fmt.Sprintf("Account %s does not exist for this API key, so its backup_on_destroy cannot take a backup", accountID),
-			describeError(c.Err, goneGuardAdvice(accountID)))
+			describeError(c.Err, goneAdvice(accountID)+" "+guardKept))
 	case c.Verdict == workflow.Busy:
 		diags.AddError(fmt.Sprintf("A backup of account %s is in progress and on_conflict is \"fail\": its backup_on_destroy cannot be destroyed now", accountID),
 			fmt.Sprintf("The account's backup_status is %q, and with on_conflict = \"fail\" the destroy would fail rather than wait for it. "+
@@ -144,9 +144,6 @@ func guardName(accountID string) string { return "backup_on_destroy of account "
 
 // guardKept ends what a guard's failure says: nothing was destroyed.
 const guardKept = "Nothing was destroyed: the guard, and every resource it depends on, stays."
-
-// goneGuardAdvice is goneAdvice after a destroy that stopped.
-func goneGuardAdvice(accountID string) string { return goneAdvice(accountID) + " " + guardKept }
 
 // goneAdvice is the way out of a guard whose account the service proved gone.
 func goneAdvice(accountID string) string {

@@ -39,8 +39,7 @@ type triggerResource struct{ backupResource }
 
 func (r *triggerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_trigger"
-	// A trigger recorded before its backup could be identified has the
-	// identity { account_id, id = null } until a later read finds it.
+	// A trigger recorded before its backup was identified has the identity { account_id, id = null } until a read finds it.
 	resp.ResourceBehavior.MutableIdentity = true
 }
 
@@ -415,7 +414,6 @@ func (r *triggerResource) ImportState(ctx context.Context, req resource.ImportSt
 	// Status and times stay null until the first refresh reads the backup.
 	m := importedModel(&client.Backup{ID: backupID, AccountID: accountID})
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-	// Imported until its first update, which takes the configuration's
-	// triggers in place.
+	// Imported until its first update, which takes the configuration's triggers in place.
 	saveRecord(ctx, resp.Private, workflow.ImportedAs(backupID), &resp.Diagnostics)
 }

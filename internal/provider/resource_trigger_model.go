@@ -81,7 +81,7 @@ func importedModel(b *client.Backup) triggerModel {
 		Triggers:          types.MapNull(types.StringType),
 		WaitForCompletion: types.BoolValue(false),
 		OnConflict:        types.StringValue(onConflictWait),
-		ReuseWithin:       durationNull(),
+		ReuseWithin:       duration{timetypes.NewGoDurationNull()},
 		Timeouts:          timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType})},
 	}
 	m.setRecord(workflow.Record{}.Observe(*b))
