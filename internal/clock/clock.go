@@ -16,8 +16,7 @@ type Clock interface {
 // Wall is the real time.
 type Wall struct{}
 
-func (Wall) Now() time.Time { return time.Now() }
-
+func (Wall) Now() time.Time                         { return time.Now() }
 func (Wall) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 // Sleep waits for d on clk, or returns ctx's error as soon as it is done.

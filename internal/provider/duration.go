@@ -26,10 +26,8 @@ import (
 // timeouts do: the library's message shows a literal `\n\n` and offers "-1.5h" as an example.
 type durationType struct{ timetypes.GoDurationType }
 
-func (t durationType) String() string { return "provider.durationType" }
-
-func (t durationType) Equal(o attr.Type) bool { _, ok := o.(durationType); return ok }
-
+func (t durationType) String() string                       { return "provider.durationType" }
+func (t durationType) Equal(o attr.Type) bool               { _, ok := o.(durationType); return ok }
 func (t durationType) ValueType(context.Context) attr.Value { return duration{} }
 
 func (t durationType) ValueFromString(_ context.Context, in basetypes.StringValue) (basetypes.StringValuable, diag.Diagnostics) {
