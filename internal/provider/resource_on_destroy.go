@@ -286,21 +286,14 @@ func namingGuard(accountID string, in diag.Diagnostics) diag.Diagnostics {
 	out := make(diag.Diagnostics, 0, len(in))
 	for _, d := range in {
 		what := lowerFirst(strings.NewReplacer(" of account "+accountID, "", " to account "+accountID, "").Replace(d.Summary()))
-		summary := fmt.Sprintf("The %s: %s", guardName(accountID), what)
+		var named diag.Diagnostic = diag.NewWarningDiagnostic(fmt.Sprintf("The %s: %s", guardName(accountID), what), d.Detail())
 		if d.Severity() == diag.SeverityError {
-			summary = fmt.Sprintf("Kept the %s and what it guards: %s", guardName(accountID), what)
+			named = diag.NewErrorDiagnostic(fmt.Sprintf("Kept the %s and what it guards: %s", guardName(accountID), what), d.Detail())
 		}
-		at, ok := d.(diag.DiagnosticWithPath)
-		switch {
-		case ok && d.Severity() == diag.SeverityError:
-			out.AddAttributeError(at.Path(), summary, d.Detail())
-		case ok:
-			out.AddAttributeWarning(at.Path(), summary, d.Detail())
-		case d.Severity() == diag.SeverityError:
-			out.AddError(summary, d.Detail())
-		default:
-			out.AddWarning(summary, d.Detail())
+		if at, ok := d.(diag.DiagnosticWithPath); ok {
+			named = diag.WithPath(at.Path(), named)
 		}
+		out.Append(named)
 	}
 	return out
 }
