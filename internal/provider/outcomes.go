@@ -62,6 +62,8 @@ const (
 	takesNew    = "The next apply takes a new backup."
 	recordsNone = "The action records nothing: follow the backup with the backup_account_backups data source."
 	destroyKeep = "The destroy stopped and this resource is kept; a destroy {until} "
+	// One wording for a stopped destroy's next one, interrupted or timed out: the record is the same.
+	destroyFollows = "follows this same backup, waiting while it is in progress, instead of queueing another; a later one takes a new backup."
 )
 
 // createFollowUps: a trigger's create.
@@ -100,8 +102,8 @@ var destroyFollowUps = map[followUp]string{
 		"destroy_without_backup (with a reason), or forget this guard instead of destroying it: a removed block with " +
 		"lifecycle { destroy = false } (1.7+), or state rm (see Troubleshooting in the provider's documentation).",
 	onInterrupt: "The destroy stopped: neither this resource nor the resources it guards (those it depends on) were destroyed. " +
-		"A destroy {until} resumes waiting for this same backup without queueing another; a later one takes a new backup.",
-	onTimeout:      destroyKeep + "waits for this same backup while it is in progress, instead of queueing another; a later one takes a new backup.",
+		"A destroy {until} " + destroyFollows,
+	onTimeout:      destroyKeep + destroyFollows,
 	onFailure:      "The destroy stopped and this resource is kept, with the resources it guards; destroying again takes a new backup.",
 	onUnidentified: destroyKeep + "looks for this backup before it sends any new trigger; a later one takes a new backup.",
 	onUnread:       destroyKeep + "looks for this same backup again instead of queueing another; a later one takes a new backup.",

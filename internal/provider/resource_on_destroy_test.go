@@ -135,7 +135,7 @@ func TestAccOnDestroyInterruptedThenResumed(t *testing.T) {
 	if err == nil {
 		t.Fatalf("the interrupted destroy succeeded:\n%s", out)
 	}
-	if !strings.Contains(strings.Join(strings.Fields(out), " "), "resumes waiting for this same backup without queueing another") {
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "follows this same backup, waiting while it is in progress, instead of queueing another") {
 		t.Errorf("the interrupted destroy did not explain itself:\n%s", out)
 	}
 	if c.state(guardAddr) == nil || c.state("terraform_data.db") == nil {
