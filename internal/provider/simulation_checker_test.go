@@ -2619,6 +2619,7 @@ func TestSimUnpairedDeletedLendsOnlyALaterBackup(t *testing.T) {
 		{"the deleted trigger's operation did not fail", time.Time{}, "@v1", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			w := &simWorld{start: t0, srv: mockservice.New(mockservice.Options{Seed: 1})}
 			goneOp := &simResOp{label: "c0/w1/backup_trigger.t1/create#1", start: t0.Add(-2 * time.Minute), end: t0.Add(-time.Minute)}
 			if tc.failed {
