@@ -376,9 +376,6 @@ func markOf(p *client.BackupsPage, backup string) *Mark {
 	if p == nil {
 		return nil
 	}
-	m, err := pageMark(*p)
-	if err != nil {
-		return nil
-	}
+	m, _ := pageMark(*p) // nil for an empty first page that goes on (errEmptyFirstPage), which with keeps
 	return m.with(backup)
 }
