@@ -236,8 +236,7 @@ func (r Record) Observe(b client.Backup) Record {
 	if !b.CreatedAt.IsZero() && (r.BackupID != b.ID || r.TriggeredAt.IsZero()) {
 		r.TriggeredAt = b.CreatedAt
 	}
-	r.BackupID, r.Status, r.Confirmed, r.TriggeredOnService = b.ID, b.Status, false, time.Time{}
-	r.CompletedAt = time.Time{}
+	r.BackupID, r.Status, r.Confirmed, r.TriggeredOnService, r.CompletedAt = b.ID, b.Status, false, time.Time{}, time.Time{}
 	if b.CompletedAt != nil {
 		r.CompletedAt = *b.CompletedAt
 	}
