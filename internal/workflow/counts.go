@@ -316,8 +316,7 @@ func (r rule) reusable(p client.BackupsPage) (found *client.Backup, age time.Dur
 	if !r.Unrecorded && r.Mark != nil {
 		candidates = r.Mark.above(p)
 	}
-	for i := range candidates {
-		b := candidates[i]
+	for i, b := range candidates {
 		if countable(b) != nil {
 			continue
 		}
