@@ -17,7 +17,7 @@ func (w *Runner) reuse(ctx context.Context, accountID string, opts RunOptions) O
 	if stop != nil {
 		return *stop
 	}
-	rule := w.reuseRule(accountID, opts)
+	rule := rule{AccountID: accountID, Mark: opts.Since, Unrecorded: opts.Unrecorded, ReuseWithin: opts.ReuseWithin, Allowance: w.set.ClockAllowance}
 	recent, age, whyNot := w.reusable(ctx, &rule, l.page)
 	w.refusedReuse(ctx, accountID, whyNot)
 	for recent != nil {
@@ -60,10 +60,6 @@ func (w *Runner) reusable(ctx context.Context, r *rule, p client.BackupsPage) (*
 		r.Mark, _ = w.provenBelow(ctx, r.AccountID, r.Mark, p)
 	}
 	return r.reusable(p)
-}
-
-func (w *Runner) reuseRule(accountID string, opts RunOptions) rule {
-	return rule{AccountID: accountID, Mark: opts.Since, Unrecorded: opts.Unrecorded, ReuseWithin: opts.ReuseWithin, Allowance: w.set.ClockAllowance}
 }
 
 func (w *Runner) refusedReuse(ctx context.Context, accountID string, why error) {
