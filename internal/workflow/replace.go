@@ -214,7 +214,7 @@ func (s *replacements) take(accountID, triggers string) (replacedTrigger, int) {
 			continue
 		}
 		if found < 0 || belowOther(found) && !belowOther(i) ||
-			belowOther(found) == belowOther(i) && takenBefore(t.Record, list[found].Record) {
+			belowOther(found) == belowOther(i) && t.Record.TriggeredAt.Before(list[found].Record.TriggeredAt) {
 			found = i
 		}
 	}
@@ -237,9 +237,4 @@ func (s *replacements) serve(accountID string) bool {
 	}
 	s.served[accountID]++
 	return true
-}
-
-// takenBefore orders the records a create may adopt (none gone ahead: awaitsItsBackup): the earliest first.
-func takenBefore(a, b Record) bool {
-	return a.TriggeredAt.Before(b.TriggeredAt)
 }
