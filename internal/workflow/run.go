@@ -231,13 +231,11 @@ var errLookFailed = errors.New("reading the account's newest backups before the 
 // (once per client), as the trigger's POST checks it: a key of another organization reads nothing.
 func (w *Runner) lookFirst(ctx context.Context, accountID string) (looked, *Outcome) {
 	if err := w.c.CheckOrganization(ctx); err != nil {
-		o := refused(err)
-		return looked{}, &o
+		return looked{}, &Outcome{Kind: Refused, Err: err}
 	}
 	l, err := w.look(ctx, accountID)
 	if err != nil {
-		o := refused(fmt.Errorf("%w: %w", errLookFailed, err))
-		return looked{}, &o
+		return looked{}, &Outcome{Kind: Refused, Err: fmt.Errorf("%w: %w", errLookFailed, err)}
 	}
 	return l, nil
 }
