@@ -288,9 +288,8 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 		// the trigger's start on the service (deep-run seed 78363: the first read's Date, minutes earlier, let a stopped
 		// destroy's record stand for no time, and the next destroy queued a second backup). Each read's newest stays one a
 		// later listing must hold (deep-run seed 570657: another host's listing after the POST, lacking it, was believed).
-		shown := l.shown
-		shown.add(seen.page)
-		l = looked{page: seen.page, mark: l.mark.then(seen.mark), shown: shown}
+		l.shown.add(seen.page)
+		l.page, l.mark = seen.page, l.mark.then(seen.mark)
 		if running != nil {
 			l.mark = l.mark.with(running.ID)
 		}
@@ -380,8 +379,7 @@ func (w *Runner) waitFrom(ctx context.Context, accountID string, b *client.Backu
 			// Read once more, briefly, for a true message and a stopped destroy's record dated by the service at its stop.
 			rctx, cancel := detached(ctx)
 			if now, p, rerr := w.find(rctx, accountID, last.ID); rerr == nil {
-				last = now
-				page = cmp.Or(p, page)
+				last, page = now, cmp.Or(p, page)
 			}
 			cancel()
 		}
