@@ -25,7 +25,7 @@ func (w *Runner) Destroy(ctx context.Context, accountID string, earlier Record, 
 			// Expired, not read on a clock that moved: a stop here must not make it stand again (seed 149421).
 			kept = Record{}
 		}
-		o = w.runInPlaceOf(ctx, accountID, earlier, opts)
+		o = w.renew(ctx, accountID, opts, earlier.BackupID)
 	default:
 		o = w.backUp(ctx, accountID, opts)
 	}

@@ -625,7 +625,7 @@ func TestRetakeTakesNothingAboveItsBackupAfterAnEmptyRead(t *testing.T) {
 	fs.resetPOSTs = 1
 	fs.mu.Unlock()
 	rec := Record{Phase: phaseIdentified, BackupID: failed.ID, Status: failed.Status, TriggeredAt: failed.CreatedAt}
-	o := w.runInPlaceOf(context.Background(), fs.account, rec, RunOptions{})
+	o := w.renew(context.Background(), fs.account, RunOptions{}, rec.BackupID)
 	if o.Backup != nil && o.Backup.ID == other.ID {
 		t.Fatalf("run = %d %+v %v; took %s, another's backup listed before the retake's read", o.Kind, o.Backup, o.Err, other.ID)
 	}

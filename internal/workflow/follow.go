@@ -170,11 +170,6 @@ func (w *Runner) resend(ctx context.Context, accountID string, r Record, mine ru
 	return o
 }
 
-// runInPlaceOf runs in place of r's backup, which no longer stands: never the run's own.
-func (w *Runner) runInPlaceOf(ctx context.Context, accountID string, r Record, opts RunOptions) Outcome {
-	return w.renew(ctx, accountID, opts, r.BackupID)
-}
-
 // renew runs again in place of the record's backup (backupID), which is never the run's own.
 func (w *Runner) renew(ctx context.Context, accountID string, opts RunOptions, backupID string) Outcome {
 	opts.replaced = backupID

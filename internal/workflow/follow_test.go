@@ -316,7 +316,7 @@ func TestRunInPlaceOfNeverTakesTheRecordsBackup(t *testing.T) {
 		}
 	}
 	rec := Record{Phase: phaseIdentified, BackupID: stale.ID, Status: stale.Status, TriggeredAt: stale.CreatedAt}
-	o := c.runInPlaceOf(context.Background(), fs.account, rec, RunOptions{})
+	o := c.renew(context.Background(), fs.account, RunOptions{}, rec.BackupID)
 	if o.Backup == nil || o.Backup.ID == stale.ID || !slices.Contains(fs.queuedIDs(), o.Backup.ID) || !o.Renewed {
 		t.Fatalf("run = %d %+v %v (Renewed %t); want the backup its trigger queued (%v), never %s", o.Kind, o.Backup, o.Err, o.Renewed, fs.queuedIDs(), stale.ID)
 	}

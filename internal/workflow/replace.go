@@ -80,7 +80,7 @@ func (w *Runner) createTrigger(ctx context.Context, reps *replacements, accountI
 	if replaced && others == nil {
 		// A deleted trigger's floor is unknown: its backup cannot be shown to stand for this change (it may predate the
 		// other's change: seed 136118): a new one is taken, above no floor; deferring it (seed 539) took it an apply later.
-		return w.runInPlaceOf(ctx, accountID, old.Record, opts), Record{}
+		return w.renew(ctx, accountID, opts, old.Record.BackupID), Record{}
 	}
 	w.log.Debug(ctx, "following the backup of the replaced trigger, queued for the same change", map[string]any{"record": old.Record.String()})
 	// Not identified, its backup is never one another create of this process queued or took (deep-run seed
