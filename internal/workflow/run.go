@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/backup-service/terraform-provider-backup/internal/client"
@@ -351,10 +352,8 @@ func answeredAt(page *client.BackupsPage) client.AnswerTime {
 
 // inProgress is the newest backup in progress a page lists, or nil.
 func inProgress(p client.BackupsPage) *client.Backup {
-	for i := range p.Backups {
-		if client.InProgress(p.Backups[i].Status) {
-			return &p.Backups[i]
-		}
+	if i := slices.IndexFunc(p.Backups, func(b client.Backup) bool { return client.InProgress(b.Status) }); i >= 0 {
+		return &p.Backups[i]
 	}
 	return nil
 }
@@ -446,10 +445,8 @@ func (w *Runner) find(ctx context.Context, accountID, backupID string) (*client.
 	if err != nil {
 		return nil, nil, err
 	}
-	for i := range p.Backups {
-		if p.Backups[i].ID == backupID {
-			return &p.Backups[i], &p, nil
-		}
+	if i := slices.IndexFunc(p.Backups, func(b client.Backup) bool { return b.ID == backupID }); i >= 0 {
+		return &p.Backups[i], &p, nil
 	}
 	b, err := w.c.FindBackupAfter(ctx, accountID, backupID, p)
 	if err != nil {
