@@ -196,10 +196,9 @@ func (o Outcome) UnidentifiedGoesOn(waits bool) bool {
 
 // identified is an unidentified record once a look found its backup b on page: the floor (read since) if it went ahead.
 func (r Record) identified(b client.Backup, page *client.BackupsPage) Record {
-	ahead, prior := r.Ahead, r.Prior
-	r = r.Observe(b)
-	if ahead {
-		r.Prior = cmp.Or(markOf(page, b.ID), prior.with(b.ID))
+	r = r.Observe(b) // keeps Ahead and Prior
+	if r.Ahead {
+		r.Prior = cmp.Or(markOf(page, b.ID), r.Prior.with(b.ID))
 	}
 	return r
 }
