@@ -176,11 +176,8 @@ func (r Record) Saved(o Outcome, s Saving) (Record, bool) {
 	switch {
 	case o.Kind == Refused:
 		return r, s.Creating && r.carriesAChange()
-	case o.Kind == NotIdentified:
-		if !o.UnidentifiedGoesOn(s.Waits) {
-			return next, true
-		}
-	case s.Stopped:
+	case o.UnidentifiedGoesOn(s.Waits):
+	case o.Kind == NotIdentified, s.Stopped:
 		return next, true
 	case o.Kind == Succeeded, o.Kind == NotWaited && (s.Importing || o.Good(false)):
 	default:
