@@ -31,8 +31,7 @@ func (w *Runner) RunMany(ctx context.Context, accountIDs []string, opts RunOptio
 	})
 	for i := range outcomes {
 		if outcomes[i].AccountID == "" { // the context ended before it started
-			outcomes[i] = refused(cmp.Or(context.Cause(ctx), errNoBackup))
-			outcomes[i].AccountID = accountIDs[i]
+			outcomes[i] = Outcome{Kind: Refused, AccountID: accountIDs[i], Err: cmp.Or(context.Cause(ctx), errNoBackup)}
 		}
 	}
 	return outcomes
