@@ -662,8 +662,7 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict
 		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: errors.Join(conflict, ErrListingLost)}, &l.page
 	}
 	mine.Mark, _ = w.provenBelow(ctx, mine.AccountID, mine.Mark, l.page)
-	running := inProgress(l.page)
-	found := mine.identify(l.page)
+	running, found := inProgress(l.page), mine.identify(l.page)
 	switch {
 	case running != nil && mine.Mark.has(running.ID):
 		return nil, refused(&RefusalError{Err: conflict}), &l.page
