@@ -116,6 +116,65 @@ func TestMarkAbove(t *testing.T) {
 	}
 }
 
+// A listing that ends empty shows a mark's backups removed only when the
+// mark listed some; a page that goes on proves an anchored mark's backups
+// below it only when it lists backups of its own.
+func TestMarkListingShapes(t *testing.T) {
+	t.Parallel()
+	a, n := lb("a", stSuccess, 0), lb("n", stRunning, time.Hour)
+	if !mark(a).emptiedOf(page(false)) {
+		t.Error("a mark with a backup, then an empty listing that ends: want it emptied")
+	}
+	if mark().emptiedOf(page(false)) || mark(a).emptiedOf(page(true)) || mark(a).emptiedOf(page(false, n)) {
+		t.Error("an empty mark, a page that goes on or one that lists a backup: want none emptied")
+	}
+	if mark(a).unproven(page(true)) {
+		t.Error("an empty page that goes on: want it not unproven (nothing on it to prove)")
+	}
+	if !mark(a).unproven(page(true, n)) || mark(a).unproven(page(true, n, a)) || mark(a).unproven(page(false, n)) {
+		t.Error("unproven: want only a page that goes on without the anchor")
+	}
+}
+
+// An empty read proves what is listed above it new only by durations: the
+// run times listed add up to at most the time since the read, plus the
+// allowance and a second per backup.
+func TestMarkRanSince(t *testing.T) {
+	t.Parallel()
+	ran := func(name string, d time.Duration) client.Backup {
+		b := lb(name, stSuccess, 0)
+		done := b.CreatedAt.Add(d)
+		b.CompletedAt = &done
+		return b
+	}
+	read := (&Mark{IDs: []string{}}).readSince(tm0)
+	answered := func(after time.Duration, bs ...client.Backup) client.BackupsPage {
+		return client.BackupsPage{Backups: bs, At: client.AnswerTime{Received: tm0.Add(after)}}
+	}
+	const allowance, horizon = 10 * time.Second, 90 * time.Second
+	for _, tc := range []struct {
+		name string
+		page client.BackupsPage
+		want bool
+	}{
+		{"nothing listed", answered(time.Minute), true},
+		{"within the time since, with the allowance", answered(time.Minute, ran("a", 65*time.Second)), true},
+		{"exactly the time since, the allowance and a second", answered(time.Minute, ran("a", 71*time.Second)), true},
+		{"a second longer", answered(time.Minute, ran("a", 72*time.Second)), false},
+		{"two backups: a second each", answered(time.Minute, ran("a", 36*time.Second), ran("b", 36*time.Second)), true},
+		{"two backups, a second longer", answered(time.Minute, ran("a", 36*time.Second), ran("b", 37*time.Second)), false},
+		{"answered past the horizon", answered(horizon+time.Second, ran("a", time.Second)), false},
+		{"an answer of unknown time", client.BackupsPage{Backups: []client.Backup{ran("a", time.Second)}}, false},
+	} {
+		if got := read.ranSince(tc.page, allowance, horizon); got != tc.want {
+			t.Errorf("%s: ran since %t, want %t", tc.name, got, tc.want)
+		}
+	}
+	if !mark(lb("a", stSuccess, 0)).ranSince(answered(0, ran("n", time.Hour)), allowance, horizon) {
+		t.Error("a mark whose read listed a backup needs no durations")
+	}
+}
+
 func TestMarkOperations(t *testing.T) {
 	t.Parallel()
 	a, b, c := lb("a", stRunning, 0), lb("b", stSuccess, -time.Hour), lb("c", stSuccess, -2*time.Hour)

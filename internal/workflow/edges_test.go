@@ -947,6 +947,28 @@ func TestResendReadsOnPastAShortPage(t *testing.T) {
 	}
 }
 
+// The same when a later apply sends again a trigger whose outcome was
+// unknown: its backup, stamped below a backup dated ahead past a short
+// first page, stops the resend.
+func TestFollowResendReadsOnPastAShortPage(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.addOld(client.StatusSuccess, 2*time.Hour)
+	l := datedAhead(t, fs, w)
+	fs.mu.Lock()
+	fs.queue() // the trigger's POST, processed, its answer lost
+	fs.pageSize = 1
+	fs.mu.Unlock()
+	rec := Record{TriggeredAt: fs.clock.Now().Add(-DefaultUncertainGrace), Prior: l.mark}
+	o := w.follow(context.Background(), fs.account, rec, followOptions{})
+	if posts, _ := fs.counts(); o.Kind != NotIdentified || posts != 0 {
+		t.Fatalf("outcome %d (%v), %d POSTs; want none identified and the trigger not sent again", o.Kind, o.Err, posts)
+	}
+	if queued := fs.queuedIDs(); len(queued) != 1 || !strings.Contains(fmt.Sprint(o.Err), queued[0]) {
+		t.Errorf("%v; want the error to name the backup listed below, %v", o.Err, queued)
+	}
+}
+
 // The pass past a short first page counts each backup of the mark once: a
 // page that lists again one the first page listed (an untrusted service)
 // does not stand for one it has not shown, and the backup listed since

@@ -230,6 +230,25 @@ func TestFollowAboveOthersFloors(t *testing.T) {
 	}
 }
 
+// The others' floor pushed past the recorded backup's page (more backups
+// since than a page holds, or a service that pages short) is read on for:
+// the backup is followed when the listing shows the floor further down.
+func TestFollowAboveOthersFloorsFurtherDown(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.addOld(client.StatusSuccess, 2*time.Hour)
+	floor := look(t, w, fs.account).mark
+	own := fs.addOld(client.StatusSuccess, 30*time.Minute)
+	fs.addOld(client.StatusSuccess, 10*time.Minute)
+	fs.mu.Lock()
+	fs.pageSize = 2 // the recorded backup's page ends above the floor
+	fs.mu.Unlock()
+	o := w.follow(context.Background(), fs.account, Record{BackupID: own.ID, Status: own.Status}, followOptions{Counts: stillCounts, Above: floor})
+	if o.Backup == nil || o.Backup.ID != own.ID {
+		t.Fatalf("follow: %d, %v; want %s, listed above the floor further down", o.Kind, o.Err, own.ID)
+	}
+}
+
 // A stopped destroy's record that no longer stands on the service's clock
 // is not followed: a new backup is taken, whatever this machine's clock says.
 func TestFollowRenewsARecordThatNoLongerStands(t *testing.T) {

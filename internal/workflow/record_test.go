@@ -409,7 +409,8 @@ func TestStored(t *testing.T) {
 
 // resume_within is read on the service's clock too: a runner's clock ahead
 // at the stop cannot make a record stand longer; and an answer whose Date
-// is apart from this machine's clock beyond the allowance shows nothing.
+// is apart from this machine's clock beyond the allowance shows nothing,
+// neither that it stands nor that it is over.
 func TestStandsOnService(t *testing.T) {
 	t.Parallel()
 	stop := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
@@ -433,6 +434,27 @@ func TestStandsOnService(t *testing.T) {
 	} {
 		if got := tc.rec.standsOnService(tc.at, 30*time.Minute); got != tc.want {
 			t.Errorf("%s: stands %t, want %t", tc.name, got, tc.want)
+		}
+	}
+	// Past resume_within on the service's clock shows it over, under the same allowance.
+	beyond := 31 * time.Minute
+	for _, tc := range []struct {
+		name string
+		rec  Record
+		at   client.AnswerTime
+		want bool
+	}{
+		{"beyond resume_within", r, at(beyond), true},
+		{"within it", r, at(30 * time.Minute), false},
+		{"an answer without a Date", r, client.AnswerTime{Received: stop.Add(beyond)}, false},
+		{"a stop of unknown service time", Record{Phase: phaseIdentified}, at(beyond), false},
+		{"the service's clock behind by the allowance", r, client.AnswerTime{Received: stop.Add(beyond + 10*time.Second), Service: stop.Add(beyond)}, true},
+		{"the service's clock ahead by the allowance", r, client.AnswerTime{Received: stop.Add(beyond), Service: stop.Add(beyond + 10*time.Second)}, true},
+		{"the clocks apart beyond it", r, client.AnswerTime{Received: stop.Add(beyond + 11*time.Second), Service: stop.Add(beyond)}, false},
+		{"the service's clock ahead beyond it", r, client.AnswerTime{Received: stop.Add(beyond), Service: stop.Add(beyond + 11*time.Second)}, false},
+	} {
+		if got := tc.rec.overOnService(tc.at, 30*time.Minute); got != tc.want {
+			t.Errorf("%s: over %t, want %t", tc.name, got, tc.want)
 		}
 	}
 	o := Outcome{Kind: Unsettled, Backup: &client.Backup{ID: "bkp_0123456789abcdef", Status: client.StatusRunning}, At: at(5 * time.Minute)}

@@ -182,13 +182,13 @@ func (s *replacements) floor(accountID string, own int, taken bool) (m *Mark, re
 }
 
 // predating is what every trigger of the account deleted in this command listed before its trigger (its Prior, floor or
-// not): backups older than any create here; nil when none listed any.
+// not): backups older than any create here; nil when none has a Prior (one that listed none adds nothing to a union).
 func (s *replacements) predating(accountID string) *Mark {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var m *Mark
 	for _, r := range s.replaced[accountID] {
-		if p := r.Record.Prior; p != nil && len(p.IDs) > 0 {
+		if p := r.Record.Prior; p != nil {
 			m = union(cmp.Or(m, &Mark{IDs: []string{}}), &Mark{IDs: slices.DeleteFunc(slices.Clone(p.IDs), func(id string) bool { return id == "" })})
 		}
 	}

@@ -393,6 +393,25 @@ func TestRunNeverTakesTheBackupA409AnsweredFor(t *testing.T) {
 	}
 }
 
+// The same with a lag shorter than the look for a trigger's backup: the
+// 409's backup is waited for until listed, and the next trigger's backup,
+// listed above it, is identified and waited for.
+func TestRunAfterA409OfAHiddenBackupTakesItsOwn(t *testing.T) {
+	t.Parallel()
+	mc := clocktest.NewVirtual(time.Now().Truncate(time.Second))
+	f := &runFixture{fixture: newFixture(t, mockservice.Options{Seed: 32, Clock: mc, PendingFor: 5 * time.Second, RunningFor: 5 * time.Second}, nil), mockClock: mc}
+	acct := f.srv.AccountIDs()[0]
+	c := f.client(t)
+	other := queuedOnce(t, c, acct)
+	f.srv.SetListingLag(15 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	o := c.run(ctx, acct, RunOptions{WaitOnConflict: true, WaitForCompletion: true})
+	if o.Kind != Succeeded || o.Backup == nil || o.Backup.ID == other.ID {
+		t.Fatalf("run = %d %v, backup %+v; want its own backup, not %s, waited for", o.Kind, o.Err, o.Backup, other.ID)
+	}
+}
+
 // A 409 for the backup the read before the trigger listed in progress is
 // over once that backup has ended: the wait does not look for another.
 func TestConflictWaitForAListedBackupEndsWithIt(t *testing.T) {
