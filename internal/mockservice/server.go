@@ -426,10 +426,25 @@ type BackupSpec struct {
 func (s *Server) AddHistory(accountID string, backups ...BackupSpec) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	acc := s.accounts[accountID]
-	if acc == nil {
-		return
+	if acc := s.accounts[accountID]; acc != nil {
+		s.addHistoryLocked(acc, backups...)
 	}
+}
+
+// AddConnectionBackups gives each of the organization's accounts without a backup, whose backup_status reads success,
+// the successful backup that status stands for, taken an hour after the account was connected: the command's accounts
+// then list what their status says.
+func (s *Server) AddConnectionBackups() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range s.sortedAccountIDs() {
+		if acc := s.accounts[id]; len(acc.backups) == 0 && acc.initialStatus == "success" {
+			s.addHistoryLocked(acc, BackupSpec{CreatedAt: acc.createdAt.Add(time.Hour)})
+		}
+	}
+}
+
+func (s *Server) addHistoryLocked(acc *account, backups ...BackupSpec) {
 	for _, spec := range backups {
 		s.seq++
 		id := spec.ID

@@ -230,6 +230,48 @@ func TestAccountErrors(t *testing.T) {
 	checkProblem(t, call(t, s, "GET", "/api/v1/accounts/"+id+"/backups", s.DemoKey()), 404, "Resource not found.")
 }
 
+// The command's accounts list the backup their status stands for: each
+// account of the organization without one, whose backup_status reads
+// success, gets a successful backup an hour after it was connected; an
+// account with a history, another status or another organization is left
+// as it is.
+func TestConnectionBackupsMatchTheStatus(t *testing.T) {
+	t.Parallel()
+	s := newTest(t, Options{Seed: 6, Accounts: 2})
+	s.AddExamples()
+	failed := s.AddAccount(AccountSpec{Name: "failed before", BackupStatus: "failed"})
+	s.AddConnectionBackups()
+	key := s.DemoKey()
+	for _, id := range s.AccountIDs() {
+		acc := call(t, s, "GET", "/api/v1/accounts/"+id, key).body
+		data, _ := call(t, s, "GET", "/api/v1/accounts/"+id+"/backups", key).body["data"].([]any)
+		switch {
+		case id == failed:
+			if len(data) != 0 || acc["backup_status"] != "failed" {
+				t.Errorf("%s: %v, status %v; want no backup made up for a failed status", id, data, acc["backup_status"])
+			}
+		case len(data) != 1:
+			t.Errorf("%s: %d backups, want one", id, len(data))
+		case id == ExampleAccountID:
+			if b := data[0].(map[string]any); b["id"] != ExampleBackupID {
+				t.Errorf("the examples' account lists %v, want its own backup only", b)
+			}
+		default:
+			b := data[0].(map[string]any)
+			created, _ := time.Parse(time.RFC3339, acc["created_at"].(string))
+			if b["status"] != "success" || acc["backup_status"] != "success" || b["created_at"] != created.Add(time.Hour).Format(time.RFC3339) {
+				t.Errorf("%s, connected %v: %v; want a success an hour after", id, acc["created_at"], b)
+			}
+		}
+	}
+	if r := call(t, s, "GET", "/api/v1/accounts/"+s.ForeignAccountID()+"/backups", key); r.status != 403 {
+		t.Errorf("another organization's account: %d", r.status)
+	}
+	if n := len(s.accounts[s.ForeignAccountID()].backups); n != 0 {
+		t.Errorf("another organization's account got %d backups", n)
+	}
+}
+
 func TestBackupStateMachine(t *testing.T) {
 	t.Parallel()
 	clock := clocktest.NewVirtual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))

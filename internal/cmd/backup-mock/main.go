@@ -96,6 +96,7 @@ func run() error {
 			fmt.Fprintf(&extra, "BACKUP_MOCK_%s=%s # %s\n", r.Name, r.Value, r.About)
 		}
 	}
+	srv.AddConnectionBackups()
 	for _, f := range faults {
 		srv.AddFault(f)
 	}
