@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/http/httptrace"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -2115,4 +2116,27 @@ func attrOf(v tftypes.Value, name string) string {
 		return fmt.Sprint(b)
 	}
 	return ""
+}
+
+// Each mutant of make mutation-sim (tools/sim_mutants.py) still finds its text once in the code it mutates: a rewording
+// would leave it unapplied, and what the simulation catches unmeasured until the next run of that slow target.
+func TestSimMutantsStillApply(t *testing.T) {
+	t.Parallel()
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("make mutation-sim needs python3")
+	}
+	const script = `import sys
+sys.path.insert(0, "../../tools")
+from sim_mutants import M
+for name, f, old, new in M:
+    n = open("../../" + f).read().count(old)
+    if n != 1:
+        print("%s (%s): its text found %d times" % (name, f, n))
+print("checked", len(M))`
+	out, err := exec.CommandContext(t.Context(), python, "-c", script).CombinedOutput()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil || len(lines) != 1 || !strings.HasPrefix(lines[0], "checked ") {
+		t.Fatalf("tools/sim_mutants.py: %v\n%s", err, out)
+	}
 }
