@@ -88,7 +88,7 @@ M = [
  ("look: a whole pass without the read is looked at again", "internal/workflow/run.go",
   "; lost || mine.Mark.lostFrom(p) ||", "; lost && false || mine.Mark.lostFrom(p) ||"),
  ("look: an empty read's listing taken whatever ran since", "internal/workflow/run.go",
-  "\t\tshown.contradictedBy(p) || !mine.Mark.ranSince(p, w.set.ClockAllowance, w.set.emptyReadHorizon()) {",
+  "\t\tshown.contradictedBy(p) || !mine.Mark.ranSince(p, w.set.emptyReadHorizon()) {",
   "\t\tshown.contradictedBy(p) || false {"),
  ("trigger: a read that lost the previous change's backups sent anyway", "internal/workflow/run.go",
   "\tif opts.Since.emptiedOf(l.page) || opts.Since.lostFrom(l.page) {\n\t\treturn refused(errReadLost)\n\t}\n", ""),

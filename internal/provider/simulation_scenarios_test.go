@@ -374,6 +374,7 @@ var simRegressionSeeds = map[uint64]string{
 	125452: "a destroy whose record stood on neither clock apart waited out a conflict and stopped, undated: the next, on the earlier stop's date, queued a second",
 	117733: "a create_before_destroy create took the unidentified record of another trigger of its value, whose own replacement had just gone ahead, and the backup a later read found for it",
 	741423: "a create took the record of another trigger of its value, interrupted with its backup queued, whose create_before_destroy replacement, created first, had gone ahead: that backup, queued 5 ms before this trigger's first create (the guide's replacement limit, a checker fix)",
+	909198: "an empty read, then an old backup of 10 s listed a moment later: within the clock allowance, it counted as the trigger's own",
 }
 
 // TestSimRegressionSeeds replays each of simRegressionSeeds.

@@ -137,8 +137,8 @@ func TestMarkListingShapes(t *testing.T) {
 }
 
 // An empty read proves what is listed above it new only by durations: the
-// run times listed add up to at most the time since the read, plus the
-// allowance and a second per backup.
+// run times listed add up to at most the time since the read, plus a second
+// per backup (whole-second stamps), and no clock allowance.
 func TestMarkRanSince(t *testing.T) {
 	t.Parallel()
 	ran := func(name string, d time.Duration) client.Backup {
@@ -151,26 +151,27 @@ func TestMarkRanSince(t *testing.T) {
 	answered := func(after time.Duration, bs ...client.Backup) client.BackupsPage {
 		return client.BackupsPage{Backups: bs, At: client.AnswerTime{Received: tm0.Add(after)}}
 	}
-	const allowance, horizon = 10 * time.Second, 90 * time.Second
+	const horizon = 90 * time.Second
 	for _, tc := range []struct {
 		name string
 		page client.BackupsPage
 		want bool
 	}{
 		{"nothing listed", answered(time.Minute), true},
-		{"within the time since, with the allowance", answered(time.Minute, ran("a", 65*time.Second)), true},
-		{"exactly the time since, the allowance and a second", answered(time.Minute, ran("a", 71*time.Second)), true},
-		{"a second longer", answered(time.Minute, ran("a", 72*time.Second)), false},
-		{"two backups: a second each", answered(time.Minute, ran("a", 36*time.Second), ran("b", 36*time.Second)), true},
-		{"two backups, a second longer", answered(time.Minute, ran("a", 36*time.Second), ran("b", 37*time.Second)), false},
+		{"within the time since", answered(time.Minute, ran("a", 55*time.Second)), true},
+		{"exactly the time since and a second", answered(time.Minute, ran("a", 61*time.Second)), true},
+		{"a second longer", answered(time.Minute, ran("a", 62*time.Second)), false},
+		{"two backups: a second each", answered(time.Minute, ran("a", 31*time.Second), ran("b", 31*time.Second)), true},
+		{"two backups, a second longer", answered(time.Minute, ran("a", 31*time.Second), ran("b", 32*time.Second)), false},
+		{"an old backup of 10 s a moment after the read (deep-run seed 909198)", answered(4*time.Millisecond, ran("a", 10*time.Second)), false},
 		{"answered past the horizon", answered(horizon+time.Second, ran("a", time.Second)), false},
 		{"an answer of unknown time", client.BackupsPage{Backups: []client.Backup{ran("a", time.Second)}}, false},
 	} {
-		if got := read.ranSince(tc.page, allowance, horizon); got != tc.want {
+		if got := read.ranSince(tc.page, horizon); got != tc.want {
 			t.Errorf("%s: ran since %t, want %t", tc.name, got, tc.want)
 		}
 	}
-	if !mark(lb("a", stSuccess, 0)).ranSince(answered(0, ran("n", time.Hour)), allowance, horizon) {
+	if !mark(lb("a", stSuccess, 0)).ranSince(answered(0, ran("n", time.Hour)), horizon) {
 		t.Error("a mark whose read listed a backup needs no durations")
 	}
 }

@@ -658,7 +658,7 @@ func (w *Runner) conflictAfterUncertain(ctx context.Context, mine rule, conflict
 	if err != nil {
 		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: errors.Join(conflict, err)}, nil
 	}
-	if !mine.Mark.ranSince(l.page, w.set.ClockAllowance, w.set.emptyReadHorizon()) || mine.Shown.contradictedBy(l.page) {
+	if !mine.Mark.ranSince(l.page, w.set.emptyReadHorizon()) || mine.Shown.contradictedBy(l.page) {
 		return nil, Outcome{Kind: NotIdentified, Confirmed: false, Err: errors.Join(conflict, ErrListingLost)}, &l.page
 	}
 	mine.Mark, _ = w.provenBelow(ctx, mine.AccountID, mine.Mark, l.page)
@@ -739,7 +739,7 @@ func (w *Runner) lookFor(ctx context.Context, mine rule, within time.Duration) (
 func (w *Runner) seen(ctx context.Context, mine *rule, shown *newest, p client.BackupsPage) (*client.Backup, error) {
 	var lost bool
 	if mine.Mark, lost = w.provenBelow(ctx, mine.AccountID, mine.Mark, p); lost || mine.Mark.lostFrom(p) ||
-		shown.contradictedBy(p) || !mine.Mark.ranSince(p, w.set.ClockAllowance, w.set.emptyReadHorizon()) {
+		shown.contradictedBy(p) || !mine.Mark.ranSince(p, w.set.emptyReadHorizon()) {
 		return nil, ErrListingLost
 	}
 	shown.add(p)
