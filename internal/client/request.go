@@ -169,6 +169,7 @@ func (c *Client) attempt(ctx context.Context, cl call, out record) error {
 	req.Header.Set("X-API-Key", c.key.value)
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.opts.UserAgent)
+	req.Header.Set("Cache-Control", "no-cache") // a cache on the way revalidates: its stale empty listing would read as absence
 
 	started := c.opts.Clock.Now()
 	res, err := c.opts.HTTPClient.Do(req)

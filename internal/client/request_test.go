@@ -72,7 +72,8 @@ func TestBaseURLAndHeaders(t *testing.T) {
 	if _, err := c.Token(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if path != "/prefix/api/v1/token" || got.Get("X-API-Key") != "secret-key" || got.Get("User-Agent") != "terraform-provider-backup/1.2.3" {
+	if path != "/prefix/api/v1/token" || got.Get("X-API-Key") != "secret-key" || got.Get("User-Agent") != "terraform-provider-backup/1.2.3" ||
+		got.Get("Cache-Control") != "no-cache" {
 		t.Errorf("path %s headers %v", path, got)
 	}
 	if got.Get("Authorization") != "" {
