@@ -141,6 +141,13 @@ const (
 	// "Monotonic Clocks"). Granted only for a second backup queued by the
 	// same operation (seed 5875).
 	grantJumpInOperation simGrant = "the runner's clock stepped forward during the operation that queued both"
+	// grantEmptyReadShort: an empty page read before a trigger (a cache's,
+	// FaultEmptyHistory) is absence proven only by durations: what is listed
+	// above it counts when its run times (whole-second stamps, a second each)
+	// fit the time since that read, within the 90 s horizon. So an old
+	// backup as short as that time, and all listed above it, can count
+	// (the lifecycle guide's words; deep-run seed 909198 at its bound).
+	grantEmptyReadShort simGrant = "an old short backup after a cache's empty page, its run times fitting the time since"
 	// grantReuseWithin: the user's own: with reuse_within, a backup that
 	// started within reuse_within before the operation began (on true
 	// time, to the second) and after the previous change of the resource
@@ -598,7 +605,45 @@ func (w *simWorld) counts(chain *simChain, b mockservice.BackupTruth) (simGrant,
 			return grantIdentifiedLater, true
 		}
 	}
+	for _, op := range chain.ops {
+		if shortSinceEmptyRead(op, chain.last(), b, w.srv.Truth(b.AccountID)) {
+			return grantEmptyReadShort, true
+		}
+	}
 	return "", false
+}
+
+// simEmptyReadHorizon is how long after an empty read a look may count what
+// is listed above it: the grace of a lost answer and the 30 s of looking.
+const simEmptyReadHorizon = simUncertainGrace + simIdentifyWithin
+
+// shortSinceEmptyRead says whether b, started before op, may have counted
+// after op's command answered its account's listings with an empty page
+// (grantEmptyReadShort): the true run times of b and of every backup of its
+// account's truth started after it by last's end add up to at most the time from
+// op's start to last's end on the runner's clock, within the horizon, with
+// two seconds each (a second for the stamps' rounding, a second the
+// provider allows).
+func shortSinceEmptyRead(op, last *simResOp, b mockservice.BackupTruth, truth []mockservice.BackupTruth) bool {
+	if op.a == nil || last.a == nil || !b.CreatedAt.Before(op.start) {
+		return false
+	}
+	if f := op.a.cmd.fault; f == nil || f.Kind != mockservice.FaultEmptyHistory || f.AccountID != b.AccountID {
+		return false
+	}
+	since := min(last.end.Add(last.a.cmd.clock.offsetAt(last.end)).Sub(op.start.Add(op.a.cmd.clock.offsetAt(op.start))), simEmptyReadHorizon)
+	var ran time.Duration
+	n := 0
+	for _, x := range truth {
+		if x.CreatedAt.Before(b.CreatedAt) || x.CreatedAt.After(last.end) {
+			continue
+		}
+		n++
+		if !x.CompletedAt.After(last.end) {
+			ran += x.CompletedAt.Sub(x.CreatedAt)
+		}
+	}
+	return ran <= since+time.Duration(2*n)*time.Second
 }
 
 // identifiedLater says whether b, started after op, may be what a later
@@ -2167,6 +2212,46 @@ func TestSimGrantsAreNarrow(t *testing.T) {
 				t.Errorf("counts = %q, %v; want %q, %v", grant, ok, tc.grant, tc.ok)
 			}
 		})
+	}
+}
+
+// grantEmptyReadShort is as narrow as its words: an old backup counts after
+// a cache's empty page only while it and all started after it ran, in all,
+// no longer than the time since the operation began (within the horizon),
+// with two seconds each; and only after such a page.
+func TestSimGrantEmptyReadShortIsNarrow(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	cache := &mockservice.Fault{Kind: mockservice.FaultEmptyHistory, AccountID: "acc"}
+	op := func(fault *mockservice.Fault, took time.Duration) *simResOp {
+		return &simResOp{start: t0, end: t0.Add(took), a: &simAttempt{cmd: &simCommand{fault: fault}}}
+	}
+	// old ran run and ended a minute before t0; own started at t0 and ran 3 s.
+	truth := func(run time.Duration) []mockservice.BackupTruth {
+		return []mockservice.BackupTruth{
+			{ID: "old", AccountID: "acc", CreatedAt: t0.Add(-time.Minute - run), CompletedAt: t0.Add(-time.Minute)},
+			{ID: "own", AccountID: "acc", CreatedAt: t0, CompletedAt: t0.Add(3 * time.Second)},
+		}
+	}
+	nano := time.Nanosecond
+	for _, tc := range []struct {
+		name string
+		op   *simResOp
+		run  time.Duration
+		ok   bool
+	}{
+		{"fits the time since, two seconds each", op(cache, 10*time.Second), 11 * time.Second, true},
+		{"a nanosecond longer", op(cache, 10*time.Second), 11*time.Second + nano, false},
+		{"fits the horizon", op(cache, time.Hour), simEmptyReadHorizon + time.Second, true},
+		{"beyond the horizon", op(cache, time.Hour), simEmptyReadHorizon + time.Second + nano, false},
+		{"no empty page", op(nil, 10*time.Second), time.Second, false},
+		{"another account's empty page", op(&mockservice.Fault{Kind: mockservice.FaultEmptyHistory, AccountID: "acc2"}, 10*time.Second), time.Second, false},
+		{"another history, not an empty one", op(&mockservice.Fault{Kind: mockservice.FaultOtherHistory, AccountID: "acc"}, 10*time.Second), time.Second, false},
+	} {
+		tr := truth(tc.run)
+		if got := shortSinceEmptyRead(tc.op, tc.op, tr[0], tr); got != tc.ok {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.ok)
+		}
 	}
 }
 
