@@ -219,7 +219,7 @@ func (c *Client) attempt(ctx context.Context, cl call, out record) error {
 			return &decodeError{Method: cl.method, Path: shown, StatusCode: res.StatusCode, RequestID: requestID, Err: c.guard.wrap(err)}
 		}
 		if d, ok := out.(dated); ok {
-			d.answeredAt(answerTime(res.Header.Get("Date"), received))
+			d.answeredAt(answerTime(res.Header, received))
 		}
 	}
 	return nil
@@ -254,15 +254,21 @@ type AnswerTime struct {
 	// Service is the answer's Date, centred on its second (half a second added); zero when
 	// the answer had none that parses, or one more than a year from Received.
 	Service time.Time
+	// Stored is how long a cache on the way had held the answer (its Age header, RFC 9111 section 5.1): zero when it
+	// has none, maxStored when it does not parse; not the service's listing as it is now when above a second.
+	Stored time.Duration
 }
+
+// maxStored bounds a cache's Age: an unparsable one reads as stored this long.
+const maxStored = 366 * 24 * time.Hour
 
 // maxDateSkew: a Date further off the client's clock is no clock that runs off but a header that lies.
 const maxDateSkew = 366 * 24 * time.Hour
 
 // answerTime is the time of an answer received at received with Date date.
-func answerTime(date string, received time.Time) AnswerTime {
-	at := AnswerTime{Received: received}
-	t, err := http.ParseTime(date)
+func answerTime(h http.Header, received time.Time) AnswerTime {
+	at := AnswerTime{Received: received, Stored: stored(h)}
+	t, err := http.ParseTime(h.Get("Date"))
 	if err != nil {
 		return at
 	}
@@ -271,6 +277,19 @@ func answerTime(date string, received time.Time) AnswerTime {
 		at.Service = t.Add(500 * time.Millisecond)
 	}
 	return at
+}
+
+// stored is how long h's Age says a cache held its answer, bounded.
+func stored(h http.Header) time.Duration {
+	age, ok := h["Age"]
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(strings.Join(age, ",")), 10, 64)
+	if err != nil || n < 0 || n > int64(maxStored/time.Second) {
+		return maxStored
+	}
+	return time.Duration(n) * time.Second
 }
 
 // dated is a record that keeps when its answer came: only an answer the client decoded

@@ -692,9 +692,39 @@ func TestAnswerTimeBoundsTheDate(t *testing.T) {
 		{"ahead beyond it", maxDateSkew + time.Second, false},
 		{"behind beyond it", -maxDateSkew - time.Second, false},
 	} {
-		at := answerTime(received.Add(tc.off).Format(http.TimeFormat), received)
+		at := answerTime(http.Header{"Date": {received.Add(tc.off).Format(http.TimeFormat)}}, received)
 		if dated := !at.Service.IsZero(); dated != tc.dated || !at.Received.Equal(received) {
 			t.Errorf("%s: %+v, dated %t; want %t", tc.name, at, dated, tc.dated)
+		}
+	}
+}
+
+// A cache's Age says how long it held the answer; one that does not parse,
+// is negative or repeats reads as held as long as the bound.
+func TestAnswerTimeReadsACachesAge(t *testing.T) {
+	t.Parallel()
+	received := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		age  []string
+		want time.Duration
+	}{
+		{nil, 0},
+		{[]string{"0"}, 0},
+		{[]string{" 600 "}, 10 * time.Minute},
+		{[]string{"31622400"}, maxStored},
+		{[]string{"31622401"}, maxStored},
+		{[]string{"99999999999999999999"}, maxStored},
+		{[]string{"-1"}, maxStored},
+		{[]string{"soon"}, maxStored},
+		{[]string{""}, maxStored},
+		{[]string{"5", "6"}, maxStored},
+	} {
+		h := http.Header{}
+		if tc.age != nil {
+			h["Age"] = tc.age
+		}
+		if got := answerTime(h, received).Stored; got != tc.want {
+			t.Errorf("Age %q: stored %v, want %v", tc.age, got, tc.want)
 		}
 	}
 }

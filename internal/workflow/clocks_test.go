@@ -19,7 +19,9 @@ import (
 // resume_within (answeredAt, afterStoppedDestroy, standsAt, Destroy). The client
 // keeps no clock offset to read. (identify, above, pageMark and unexplained
 // read none.) An answer's receipt on this machine's clock (At.Received) is
-// no reading of the service's: an empty read's duration since (ranSince).
+// no reading of the service's: an empty read's duration since (ranSince);
+// nor is how long a cache held it (At.Stored, its Age): a read before a
+// trigger from a cache's store is refused (look).
 func TestOnlyDurationsReadTheServiceClock(t *testing.T) {
 	t.Parallel()
 	allowed := []string{"reusable", "ageOf", "graceOver", "trigger", "answeredAt", "afterStoppedDestroy", "standsAt", "Destroy"}
@@ -45,14 +47,14 @@ func TestOnlyDurationsReadTheServiceClock(t *testing.T) {
 			if !ok || fn.Body == nil {
 				continue
 			}
-			received := map[ast.Expr]bool{} // X.At of X.At.Received: this machine's clock
+			received := map[ast.Expr]bool{} // X.At of X.At.Received (this machine's clock) or X.At.Stored (a cache's Age)
 			ast.Inspect(fn.Body, func(n ast.Node) bool {
 				sel, ok := n.(*ast.SelectorExpr)
 				if !ok {
 					return true
 				}
 				switch sel.Sel.Name {
-				case "Received":
+				case "Received", "Stored":
 					received[sel.X] = true
 				case "At", "AnswerTime", "ClockOffset":
 					if !received[sel] && !slices.Contains(allowed, fn.Name.Name) {

@@ -480,6 +480,33 @@ func TestTriggerTakesNothingAfterAnEmptyReadOfOldBackups(t *testing.T) {
 	}
 }
 
+// The read before a trigger answered from a cache's store, an empty page
+// held ten minutes (its Age), hides what started since: nothing is sent, and
+// the error names the cache. An answer a cache revalidated (Age 1) is read.
+func TestTriggerSendsNothingAfterACachedRead(t *testing.T) {
+	t.Parallel()
+	fs, w := newFaultyService(t)
+	fs.addOld(client.StatusSuccess, time.Hour)
+	fs.mu.Lock()
+	fs.rawListing, fs.age = `{"data":[],"pagination":{"limit":50,"next_cursor":null}}`, "600"
+	fs.mu.Unlock()
+	o := w.run(context.Background(), fs.account, RunOptions{})
+	var cached *cachedReadError
+	if posts, _ := fs.counts(); posts != 0 || o.Kind != Refused || !errors.As(o.Err, &cached) || cached.Stored != 10*time.Minute ||
+		!strings.Contains(o.Err.Error(), "cache that had held it for 10m0s") {
+		t.Fatalf("%d POSTs, outcome %d (%v); want none sent, the cached read refused", posts, o.Kind, o.Err)
+	}
+	fs.mu.Lock()
+	fs.age = "1"
+	fs.mu.Unlock()
+	if o := w.run(context.Background(), fs.account, RunOptions{}); o.Kind == Refused {
+		t.Fatalf("a revalidated read refused: %v", o.Err)
+	}
+	if posts, _ := fs.counts(); posts != 1 {
+		t.Fatalf("%d POSTs after a revalidated read; want one", posts)
+	}
+}
+
 // On an account that truly had no backup, the trigger's own is identified
 // at once, and, not identified then, by a look in the minutes after the
 // read: a later apply's look cannot tell it from an old backup a cache's

@@ -65,6 +65,9 @@ type faultyService struct {
 	// date, when set, is the Date header of every answer, as is (a cache's
 	// stale one, one years off, one that does not parse).
 	date string
+	// age, when set, is the Age header of the next listing's answer, once
+	// (a cache's stored page).
+	age string
 	// byCreated lists backups by created_at, newest first, as a service
 	// whose clock was set back lists a new backup below older ones.
 	byCreated bool
@@ -214,6 +217,10 @@ func (fs *faultyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if fs.later[i]--; fs.later[i] == 0 {
 				fs.queue()
 			}
+		}
+		if fs.age != "" {
+			w.Header().Set("Age", fs.age)
+			fs.age = ""
 		}
 		if fs.refuseCursors && r.URL.Query().Get("cursor") != "" {
 			fs.problem(w, http.StatusBadRequest, "Bad Request")

@@ -218,11 +218,26 @@ func (w *Runner) look(ctx context.Context, accountID string) (looked, error) {
 	if err != nil {
 		return looked{}, err
 	}
+	if p.At.Stored > maxStored {
+		return looked{}, &cachedReadError{Stored: p.At.Stored}
+	}
 	m, err := pageMark(p)
 	if err != nil {
 		return looked{}, err
 	}
 	return looked{page: p, mark: m.readSince(p.At.Received)}, nil
+}
+
+// maxStored is the most a cache may have held the read before a trigger (its Age): a second, as a revalidated answer's
+// rounds; one held longer hides what started since, which would then read as new.
+const maxStored = time.Second
+
+// cachedReadError: the read before a trigger came from a cache's store, not the service as it is now.
+type cachedReadError struct{ Stored time.Duration }
+
+func (e *cachedReadError) Error() string {
+	return fmt.Sprintf("the answer came from a cache that had held it for %s (its Age header), so it does not list what "+
+		"started since; let the backups listing reach the service uncached", e.Stored)
 }
 
 var errLookFailed = errors.New("reading the account's newest backups before the trigger failed, so its backup could not be told " +
