@@ -32,6 +32,7 @@ type front struct {
 	mu    sync.Mutex
 	rule  func(r *http.Request) (answer, bool)
 	date  string // the Date header of its own answers, as is; "": net/http's own
+	age   string // the Age header of its own answers (a cache's store); "": none
 }
 
 // answer is what front sends instead of the mock.
@@ -55,9 +56,16 @@ func (f *front) dated(date string) {
 	f.date = date
 }
 
+// stored gives the front's own answers this Age header, as a cache's.
+func (f *front) stored(age string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.age = age
+}
+
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
-	rule, date := f.rule, f.date
+	rule, date, age := f.rule, f.date, f.age
 	f.mu.Unlock()
 	if rule != nil {
 		if a, ok := rule(r); ok {
@@ -66,6 +74,9 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			if date != "" {
 				w.Header()["Date"] = []string{date}
+			}
+			if age != "" {
+				w.Header().Set("Age", age)
 			}
 			w.WriteHeader(a.status)
 			_, _ = w.Write([]byte(a.body))
@@ -380,6 +391,32 @@ func TestAccTriggerRefreshNeedsProvenAbsence(t *testing.T) {
 	out = c.run("plan", "-no-color")
 	if flat := strings.Join(strings.Fields(out), " "); !strings.Contains(flat, "Backup trigger removed from state") || !strings.Contains(flat, "1 to add") {
 		t.Errorf("a proven 404 at refresh:\n%s", out)
+	}
+}
+
+// A cache's stored empty page of an account's backups (Age 600), answered
+// to the read before a trigger: the apply fails naming the cache, and no
+// backup is queued; with the cache gone, the next apply takes one.
+func TestAccTriggerSendsNothingAfterACachedRead(t *testing.T) {
+	t.Parallel()
+	e, f := newFrontEnv(t, mockservice.Options{Seed: 4010, PendingFor: 50 * time.Millisecond, RunningFor: 50 * time.Millisecond})
+	id := e.srv.AccountIDs()[0]
+	f.set(func(r *http.Request) (answer, bool) {
+		return emptyListing, r.Method == http.MethodGet && r.URL.Path == "/api/v1/accounts/"+id+"/backups"
+	})
+	f.stored("600")
+	c := newCLI(t, e, e.config(triggerConfig(id, "")))
+	out, err := c.exec(nil, "apply", "-auto-approve", "-no-color")
+	if flat := strings.Join(strings.Fields(out), " "); err == nil || !strings.Contains(flat, "a cache that had held it for 10m0s") {
+		t.Errorf("an apply after a cache's stored read: %v\n%s", err, out)
+	}
+	if n := e.srv.BackupsQueued(id); n != 0 {
+		t.Errorf("%d backups queued after a cache's stored read; want none", n)
+	}
+	f.set(nil)
+	c.run("apply", "-auto-approve", "-no-color")
+	if n := e.srv.BackupsQueued(id); n != 1 {
+		t.Errorf("%d backups queued once the cache was gone; want one", n)
 	}
 }
 
