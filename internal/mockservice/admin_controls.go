@@ -353,7 +353,7 @@ func (s *Server) serveClock(w http.ResponseWriter, r *http.Request, requestID st
 
 // faultFields are the fields of POST /_mock/faults, as the integration guide names them.
 var faultFields = []string{"Kind", "Route", "AccountID", "Times", "PerRoute", "Probability", "RetryAfter", "Latency", "Location",
-	"Front (Status, JSON, Date, Skew, Processed, Relay)"}
+	"Front (Status, JSON, Date, Skew, Processed, Relay, Age)"}
 
 // controlFault switches on the fault in the body, read as strictly as the other controls.
 func (s *Server) controlFault(r *http.Request) error {

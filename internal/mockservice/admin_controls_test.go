@@ -473,6 +473,23 @@ func TestControlListingLag(t *testing.T) {
 	}
 }
 
+// A relaying front with an Age passes the service's backups listing as a
+// cache's stored answer, once; the next listing is the service's own.
+func TestControlFrontAge(t *testing.T) {
+	t.Parallel()
+	e := newControlsEnv(t, 71)
+	if r := e.admin("/_mock/faults", `{"Kind": 12, "Route": "list_backups", "Times": 1, "Front": {"Relay": true, "Age": 600000000000}}`); r.status != 204 {
+		t.Fatal(r.raw)
+	}
+	path := "/api/v1/accounts/" + e.id + "/backups"
+	if r := e.api("GET", path); r.status != 200 || r.header.Get("Age") != "600" {
+		t.Errorf("through the front: %d, Age %q; want 200, 600", r.status, r.header.Get("Age"))
+	}
+	if r := e.api("GET", path); r.status != 200 || r.header.Values("Age") != nil {
+		t.Errorf("after the front's one hit: %d, Age %q", r.status, r.header.Values("Age"))
+	}
+}
+
 // Malformed controls are refused with a 400 problem naming the field and
 // why, and change nothing; unknown endpoints and accounts answer 404.
 func TestControlRefusals(t *testing.T) {
@@ -525,7 +542,8 @@ func TestControlRefusals(t *testing.T) {
 		{"/_mock/faults", `{"Kind": 12, "Front": {"Status": 200}}`, "Front.Status", "must be 400 to 599"},
 		{"/_mock/faults", `{"Kind": 12, "Front": {"Date": 6}}`, "Front.Date", "must be 0 to 5"},
 		{"/_mock/faults", `{"Kind": 12, "Front": {"Date": "skewed"}}`, "Front.Date", "must be a JSON number (an integer)"},
-		{"/_mock/faults", `{"Kind": 12, "Front": {"Stale": true}}`, "Stale", "Front (Status, JSON, Date, Skew, Processed, Relay)"},
+		{"/_mock/faults", `{"Kind": 12, "Front": {"Stale": true}}`, "Stale", "Front (Status, JSON, Date, Skew, Processed, Relay, Age)"},
+		{"/_mock/faults", `{"Kind": 12, "Front": {"Age": -1}}`, "Front.Age", "must be 0 (none) to"},
 		{"/_mock/faults", `{"Kind": 10, "Front": {"Date": 1}}`, "Front", "is a front's (Kind 12) only"},
 		{"/_mock/faults", `{"Kind": 12, "Route": "list_backup"}`, "Route", "must be one of token, list_accounts"},
 		{"/_mock/faults", `{"Kind": 14, "Probability": 1.5}`, "Probability", "must be 0 to 1"},

@@ -3,6 +3,7 @@ package mockservice
 import (
 	"maps"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -100,6 +101,9 @@ type Front struct {
 	// Relay: the service's own answer passes, with the front's Date (a
 	// cache's header, a proxy that dates what it relays).
 	Relay bool
+	// Age, when set, is the Age header of its answers, whole seconds: a
+	// cache says it held the answer this long (RFC 9111 section 5.1).
+	Age time.Duration
 }
 
 // FrontDate is how a front's Date header reads.
@@ -307,6 +311,9 @@ func frontDated(f Front, now time.Time, rep *reply) *reply {
 		out.header.Set("Date", "yesterday, around noon")
 	case FrontDateNone:
 		out.header["Date"] = nil // present and empty: ServeHTTP sends none
+	}
+	if f.Age > 0 {
+		out.header.Set("Age", strconv.FormatInt(int64(f.Age/time.Second), 10))
 	}
 	return &out
 }

@@ -51,7 +51,7 @@ func (k FaultKind) valid() bool { return k >= FaultServerError && k <= FaultEmpt
 //
 //	kind[,route=R][,account=ID][,times=N][,per-route][,p=F][,retry-after=D][,latency=D][,location=URL]
 //
-// and, for a front, [,status=N][,json][,date=D][,skew=D][,processed][,relay]
+// and, for a front, [,status=N][,json][,date=D][,skew=D][,processed][,relay][,age=D]
 //
 // for example "overload,route=trigger_backup,times=2,retry-after=3s";
 // latency is at most MaxLatency.
@@ -102,6 +102,8 @@ func ParseFault(spec string) (Fault, error) {
 			f.Front.Processed = true
 		case "relay":
 			f.Front.Relay = true
+		case "age":
+			f.Front.Age, err = time.ParseDuration(value)
 		default:
 			err = fmt.Errorf("unknown setting")
 		}
@@ -137,7 +139,7 @@ func (f Fault) check() *fieldError {
 }
 
 // check refuses a front's settings that no front sends: a status that is
-// no error, a Date setting the mock does not know, a skew beyond a year.
+// no error, a Date setting the mock does not know, a skew or an Age beyond a year.
 func (f Front) check() *fieldError {
 	switch {
 	case f.Status != 0 && (f.Status < 400 || f.Status > 599):
@@ -146,6 +148,8 @@ func (f Front) check() *fieldError {
 		return &fieldError{"Front.Date", fmt.Sprintf("must be %d to %d, not %d", FrontDateTrue, FrontDateNone, f.Date)}
 	case f.Skew < -maxOffset || f.Skew > maxOffset:
 		return &fieldError{"Front.Skew", fmt.Sprintf("must be at most %v either way, not %v", maxOffset, f.Skew)}
+	case f.Age < 0 || f.Age > maxOffset:
+		return &fieldError{"Front.Age", fmt.Sprintf("must be 0 (none) to %v, not %v", maxOffset, f.Age)}
 	}
 	return nil
 }

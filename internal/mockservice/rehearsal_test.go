@@ -21,8 +21,8 @@ func TestParseFault(t *testing.T) {
 	if f, err := ParseFault("redirect,location=http://127.0.0.2:9"); err != nil || f.Kind != FaultRedirect || f.Location != "http://127.0.0.2:9" {
 		t.Errorf("redirect: %+v, %v", f, err)
 	}
-	f, err = ParseFault("front,route=list_backups,account=acc_0123456789abcdef,status=503,json,date=skewed,skew=-30m,processed,relay")
-	wantFront := Front{Status: 503, JSON: true, Date: FrontDateSkewed, Skew: -30 * time.Minute, Processed: true, Relay: true}
+	f, err = ParseFault("front,route=list_backups,account=acc_0123456789abcdef,status=503,json,date=skewed,skew=-30m,processed,relay,age=10m")
+	wantFront := Front{Status: 503, JSON: true, Date: FrontDateSkewed, Skew: -30 * time.Minute, Processed: true, Relay: true, Age: 10 * time.Minute}
 	if err != nil || f.Kind != FaultFront || f.Route != RouteListBackups || f.AccountID != "acc_0123456789abcdef" || f.Front != wantFront {
 		t.Errorf("front: %+v, %v; want its settings %+v", f, err, wantFront)
 	}
@@ -31,7 +31,8 @@ func TestParseFault(t *testing.T) {
 	}
 	for _, bad := range []string{"", "explode", "overload,route=nowhere", "overload,times=x", "latency", "overload,colour=red",
 		"front,status=200", "front,date=tomorrow", "front,skew=-400d", "front,skew=9000h", "front,route=list_backup",
-		"other-history,p=1.5", "other-history,p=-1", "overload,times=-1", "shuffled-page,date=skewed"} {
+		"other-history,p=1.5", "other-history,p=-1", "overload,times=-1", "shuffled-page,date=skewed",
+		"front,age=-1s", "front,age=9000h", "front,age=soon", "empty-history,age=10m"} {
 		if _, err := ParseFault(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

@@ -80,13 +80,15 @@ func TestFrontFault(t *testing.T) {
 		status    int
 		date      []string // the Date values sent; nil: none
 		processed bool
+		age       string // the Age sent; "": none
 	}{
-		{Front{Date: FrontDateSkewed, Skew: -30 * time.Minute}, 502, []string{"Sat, 21 Nov 2026 09:30:00 GMT"}, false},
-		{Front{Date: FrontDateYear1, JSON: true, Status: 503}, 503, []string{"Mon, 01 Jan 0001 00:00:00 GMT"}, false},
-		{Front{Date: FrontDateYear9999, Processed: true}, 502, []string{"Fri, 31 Dec 9999 23:59:59 GMT"}, true},
-		{Front{Date: FrontDateUnparsable}, 502, []string{"yesterday, around noon"}, false},
-		{Front{Date: FrontDateNone}, 502, nil, false},
-		{Front{Date: FrontDateTrue, Relay: true}, 202, []string{"Sat, 21 Nov 2026 15:00:00 GMT"}, true},
+		{Front{Date: FrontDateSkewed, Skew: -30 * time.Minute}, 502, []string{"Sat, 21 Nov 2026 09:30:00 GMT"}, false, ""},
+		{Front{Date: FrontDateYear1, JSON: true, Status: 503}, 503, []string{"Mon, 01 Jan 0001 00:00:00 GMT"}, false, ""},
+		{Front{Date: FrontDateYear9999, Processed: true}, 502, []string{"Fri, 31 Dec 9999 23:59:59 GMT"}, true, ""},
+		{Front{Date: FrontDateUnparsable}, 502, []string{"yesterday, around noon"}, false, ""},
+		{Front{Date: FrontDateNone}, 502, nil, false, ""},
+		{Front{Date: FrontDateTrue, Relay: true}, 202, []string{"Sat, 21 Nov 2026 15:00:00 GMT"}, true, ""},
+		{Front{Date: FrontDateTrue, Relay: true, Age: 10*time.Minute + 500*time.Millisecond}, 202, []string{"Sat, 21 Nov 2026 16:00:00 GMT"}, true, "600"},
 	} {
 		before := len(s.Truth(acc))
 		s.AddFault(Fault{Kind: FaultFront, Route: RouteTrigger, Times: 1, Front: tc.front})
@@ -99,6 +101,9 @@ func TestFrontFault(t *testing.T) {
 		if got := r.header.Values("Date"); !slices.Equal(got, tc.date) {
 			t.Errorf("%+v: Date %q, want %q", tc.front, got, tc.date)
 		}
+		if got := r.header.Get("Age"); got != tc.age {
+			t.Errorf("%+v: Age %q, want %q", tc.front, got, tc.age)
+		}
 		if tc.status != 202 && (r.header.Get("X-Request-ID") != "" || strings.Contains(r.raw, "request_id")) {
 			t.Errorf("%+v: a front's page carries the service's request id: %s", tc.front, r.raw)
 		}
@@ -107,7 +112,7 @@ func TestFrontFault(t *testing.T) {
 		}
 		vc.Advance(time.Hour) // the backup ends
 	}
-	if got := call(t, s, "GET", "/api/v1/accounts/"+acc+"/backups", key); got.status != 200 || got.header.Get("Date") != "Sat, 21 Nov 2026 16:00:00 GMT" {
+	if got := call(t, s, "GET", "/api/v1/accounts/"+acc+"/backups", key); got.status != 200 || got.header.Get("Date") != "Sat, 21 Nov 2026 17:00:00 GMT" {
 		t.Errorf("after the front's one hit: %d %q", got.status, got.header.Get("Date"))
 	}
 }
