@@ -111,14 +111,18 @@ func (c *cliSimChange) floorForNext(sameSecond time.Duration) (time.Time, string
 //   - at or after the floor, and: within an attempt's own reuse_within
 //     before that attempt began; within the listing's lag before the
 //     first attempt; or, as the rule grants, within grants.lostAnswer
-//     before an attempt whose trigger answer was lost.
+//     before an attempt whose trigger answer was lost;
+//   - before the floor, within the listing's lag before the previous
+//     change went ahead and an attempt's reuse_within: the listing that
+//     change last read, its floor, lagged and hid it (stated limit 2, the
+//     in-process judge's grantLaggingListing).
 func (c *cliSimChange) grant(b mockservice.BackupTruth) string {
 	first := c.attempts[0]
 	switch {
 	case b.CreatedAt.After(first.start):
 		return "began after the change's first attempt " + first.label
 	case !c.floor.IsZero() && b.CreatedAt.Before(c.floor):
-		return ""
+		return c.hiddenFromFloor(b)
 	case c.lag > 0 && b.CreatedAt.After(first.start.Add(-c.lag)):
 		return "within the listing lag before " + first.label
 	}
@@ -128,6 +132,21 @@ func (c *cliSimChange) grant(b mockservice.BackupTruth) string {
 		}
 		if a.lostAnswer && c.grants.lostAnswer > 0 && !b.CreatedAt.Before(a.start.Add(-c.grants.lostAnswer)) {
 			return fmt.Sprintf("within %s before %s, whose answer was lost (stated limit)", c.grants.lostAnswer, a.label)
+		}
+	}
+	return ""
+}
+
+// hiddenFromFloor grants b, started before the floor, when the listing's
+// lag may have hidden it from the page the previous change last read as it
+// went ahead (the floor less sameSecond), and an attempt reused it.
+func (c *cliSimChange) hiddenFromFloor(b mockservice.BackupTruth) string {
+	if c.lag <= 0 || !b.CreatedAt.After(c.floor.Add(c.grants.sameSecond-c.lag)) {
+		return ""
+	}
+	for _, a := range c.attempts {
+		if a.reuse > 0 && !b.CreatedAt.Before(a.start.Add(-a.reuse)) {
+			return fmt.Sprintf("hidden from the floor by the listing lag, within reuse_within %s of %s (stated limit 2)", a.reuse, a.label)
 		}
 	}
 	return ""
@@ -520,6 +539,17 @@ func TestSimulationCLIJudge(t *testing.T) {
 	lagged := &cliSimChange{key: "l", resource: "guard", lag: 5 * time.Second, attempts: []*cliSimRun{{label: "w1.5", start: at(30 * time.Second)}}}
 	if lagged.grant(backup("c", "w2.4", 26*time.Second, 27*time.Second)) == "" || lagged.grant(backup("d", "w2.4", 24*time.Second, 27*time.Second)) != "" {
 		t.Error("the listing lag grant is not its length")
+	}
+	// Before the floor, the lag grants its length before the previous change
+	// went ahead (the floor less sameSecond), to a reuse only.
+	floored := func(reuse time.Duration) *cliSimChange {
+		return &cliSimChange{key: "f", resource: "trigger", lag: 3 * time.Second, grants: cliSimRules["listing"], floor: at(20 * time.Second),
+			attempts: []*cliSimRun{{label: "w1.6", start: at(30 * time.Second), reuse: reuse}}}
+	}
+	if floored(time.Minute).grant(backup("e", "w2.5", 18*time.Second+time.Millisecond, 22*time.Second)) == "" ||
+		floored(time.Minute).grant(backup("f", "w2.5", 18*time.Second, 22*time.Second)) != "" ||
+		floored(0).grant(backup("g", "w2.5", 19*time.Second, 22*time.Second)) != "" {
+		t.Error("the lag before the floor is not granted to a reuse alone, for its length")
 	}
 }
 
