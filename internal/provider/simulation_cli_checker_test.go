@@ -139,9 +139,12 @@ func (c *cliSimChange) grant(b mockservice.BackupTruth) string {
 
 // hiddenFromFloor grants b, started before the floor, when the listing's
 // lag may have hidden it from the page the previous change last read as it
-// went ahead (the floor less sameSecond), and an attempt reused it.
+// went ahead, and an attempt reused it. The floor stands for that read (a
+// page read up to sameSecond before Terraform printed the change complete):
+// a backup listed only up to the lag after it (seed 80's r33: begun 3.007 s
+// before the print, with a 3 s lag).
 func (c *cliSimChange) hiddenFromFloor(b mockservice.BackupTruth) string {
-	if c.lag <= 0 || !b.CreatedAt.After(c.floor.Add(c.grants.sameSecond-c.lag)) {
+	if c.lag <= 0 || !b.CreatedAt.After(c.floor.Add(-c.lag)) {
 		return ""
 	}
 	for _, a := range c.attempts {
@@ -540,14 +543,14 @@ func TestSimulationCLIJudge(t *testing.T) {
 	if lagged.grant(backup("c", "w2.4", 26*time.Second, 27*time.Second)) == "" || lagged.grant(backup("d", "w2.4", 24*time.Second, 27*time.Second)) != "" {
 		t.Error("the listing lag grant is not its length")
 	}
-	// Before the floor, the lag grants its length before the previous change
-	// went ahead (the floor less sameSecond), to a reuse only.
+	// Before the floor, the lag grants its length before the floor (the
+	// previous change's last read), to a reuse only.
 	floored := func(reuse time.Duration) *cliSimChange {
 		return &cliSimChange{key: "f", resource: "trigger", lag: 3 * time.Second, grants: cliSimRules["listing"], floor: at(20 * time.Second),
 			attempts: []*cliSimRun{{label: "w1.6", start: at(30 * time.Second), reuse: reuse}}}
 	}
-	if floored(time.Minute).grant(backup("e", "w2.5", 18*time.Second+time.Millisecond, 22*time.Second)) == "" ||
-		floored(time.Minute).grant(backup("f", "w2.5", 18*time.Second, 22*time.Second)) != "" ||
+	if floored(time.Minute).grant(backup("e", "w2.5", 17*time.Second+time.Millisecond, 22*time.Second)) == "" ||
+		floored(time.Minute).grant(backup("f", "w2.5", 17*time.Second, 22*time.Second)) != "" ||
 		floored(0).grant(backup("g", "w2.5", 19*time.Second, 22*time.Second)) != "" {
 		t.Error("the lag before the floor is not granted to a reuse alone, for its length")
 	}
