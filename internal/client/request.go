@@ -255,17 +255,17 @@ type AnswerTime struct {
 	// the answer had none that parses, or one more than a year from Received.
 	Service time.Time
 	// Stored is how long a cache on the way had held the answer (its Age header, RFC 9111 section 5.1): zero when it
-	// has none, maxStored when it does not parse; not the service's listing as it is now when above a second.
+	// has none, maxStored when it does not parse.
 	Stored time.Duration
 }
-
-// maxStored bounds a cache's Age: an unparsable one reads as stored this long.
-const maxStored = 366 * 24 * time.Hour
 
 // maxDateSkew: a Date further off the client's clock is no clock that runs off but a header that lies.
 const maxDateSkew = 366 * 24 * time.Hour
 
-// answerTime is the time of an answer received at received with Date date.
+// maxStored bounds a cache's Age as a Date is bounded: an unparsable one reads as stored this long.
+const maxStored = maxDateSkew
+
+// answerTime is the time of an answer received at received, from its Date and Age headers.
 func answerTime(h http.Header, received time.Time) AnswerTime {
 	at := AnswerTime{Received: received, Stored: stored(h)}
 	t, err := http.ParseTime(h.Get("Date"))

@@ -218,7 +218,7 @@ func (w *Runner) look(ctx context.Context, accountID string) (looked, error) {
 	if err != nil {
 		return looked{}, err
 	}
-	if p.At.Stored > maxStored {
+	if p.At.Stored > maxReadAge {
 		return looked{}, &cachedReadError{Stored: p.At.Stored}
 	}
 	m, err := pageMark(p)
@@ -228,9 +228,9 @@ func (w *Runner) look(ctx context.Context, accountID string) (looked, error) {
 	return looked{page: p, mark: m.readSince(p.At.Received)}, nil
 }
 
-// maxStored is the most a cache may have held the read before a trigger (its Age): a second, as a revalidated answer's
+// maxReadAge is the most a cache may have held the read before a trigger (its Age): a second, as a revalidated answer's
 // rounds; one held longer hides what started since, which would then read as new.
-const maxStored = time.Second
+const maxReadAge = time.Second
 
 // cachedReadError: the read before a trigger came from a cache's store, not the service as it is now.
 type cachedReadError struct{ Stored time.Duration }
