@@ -205,7 +205,9 @@ type simWorld struct {
 	// ended draws the episodes of a wait stopped as it reads its backup ended (drawEndedEpisode), likewise.
 	ended *rand.Rand
 	// resend draws the episodes of a lost answer sent again (drawResendEpisode), likewise.
-	resend   *rand.Rand
+	resend *rand.Rand
+	// teeth draws the second coda (drawTeethEpisode), likewise.
+	teeth    *rand.Rand
 	srv      *mockservice.Server
 	schema   *tfprotov6.GetProviderSchemaResponse
 	accounts []string
@@ -273,7 +275,8 @@ func newBareSimWorld(t *testing.T, seed uint64) *simWorld {
 		unread: rand.New(rand.NewPCG(seed, 0x404)), ahead: rand.New(rand.NewPCG(seed, 0xa4ead)),
 		unknown: rand.New(rand.NewPCG(seed, 0xf1002)), other: rand.New(rand.NewPCG(seed, 0x07e4)),
 		pages: rand.New(rand.NewPCG(seed, 0xca9)), empty: rand.New(rand.NewPCG(seed, 0xe3e)), late: rand.New(rand.NewPCG(seed, 0x1a7e)),
-		ended: rand.New(rand.NewPCG(seed, 0xe4d)), resend: rand.New(rand.NewPCG(seed, 0x5e4d)), start: time.Now(), ops: map[string]*simResOp{},
+		ended: rand.New(rand.NewPCG(seed, 0xe4d)), resend: rand.New(rand.NewPCG(seed, 0x5e4d)),
+		teeth: rand.New(rand.NewPCG(seed, 0x7ee7)), start: time.Now(), ops: map[string]*simResOp{},
 		reads: map[string][]time.Time{}}
 	w.srv = mockservice.New(mockservice.Options{Seed: seed, Accounts: 2, RateLimit: 10000})
 	w.key = w.srv.DemoKey()
@@ -947,6 +950,8 @@ const (
 	simListingLag                               // the listing lags behind (or no more)
 	simPageCap                                  // pages hold at most so many records (0: as asked)
 	simHeldHidden                               // the account's next backup runs d, and the listing lags d
+	simHealthy                                  // the clock right, the listing current, the account active, its backups good
+	simHideRecent                               // the listing hides the account's backup of rank (0: the newest) d more
 )
 
 // simMisbehaviour is one drawn change of the service.
@@ -957,6 +962,7 @@ type simMisbehaviour struct {
 	state   mockservice.AccountState
 	d       time.Duration
 	cap     int
+	rank    int
 }
 
 func (m simMisbehaviour) String() string {
@@ -977,6 +983,10 @@ func (m simMisbehaviour) String() string {
 		return fmt.Sprintf("pages of at most %d", m.cap)
 	case simHeldHidden:
 		return fmt.Sprintf("the next backup of %s held %s, the listing lagging as long", m.account, m.d)
+	case simHealthy:
+		return "healthy for " + m.account
+	case simHideRecent:
+		return fmt.Sprintf("the backup of %s of rank %d (0: the newest) hidden %s more", m.account, m.rank, m.d)
 	default:
 		return fmt.Sprintf("listing lag %s", m.d)
 	}
@@ -1046,6 +1056,23 @@ func (w *simWorld) misbehave(m simMisbehaviour) string {
 	case simHeldHidden:
 		w.hold(m.account, m.d)
 		w.setLag(m.d)
+	case simHealthy:
+		w.setOffset(0)
+		w.setLag(0)
+		w.srv.SetAccountFailure(m.account, "")
+		w.srv.SetAccountState(m.account, mockservice.StateActive)
+		w.mu.Lock()
+		w.svc.failing[m.account] = false
+		w.mu.Unlock()
+	case simHideRecent:
+		var began []time.Time
+		for _, b := range w.srv.Truth(m.account) {
+			began = append(began, b.CreatedAt)
+		}
+		slices.SortFunc(began, func(a, b time.Time) int { return b.Compare(a) })
+		if m.rank < len(began) {
+			w.setLag(time.Since(began[m.rank]) + m.d)
+		}
 	}
 	return m.String()
 }
@@ -1640,11 +1667,137 @@ func (w *simWorld) firstReadEmptySteps(account string) []simEpisodeStep {
 // episode of drawResendEpisode: after them, so that no step of any seed
 // changes, and every sequence still plays what it played before.
 func (w *simWorld) coda(steps int) {
-	if *simCalm || w.resend.IntN(simCodaOdds) != 0 {
+	if *simCalm {
 		return
 	}
-	for i, e := range w.drawResendEpisode() {
+	var episode []simEpisodeStep
+	if w.resend.IntN(simCodaOdds) == 0 {
+		episode = w.drawResendEpisode()
+	}
+	// The second coda, after the first, so that every sequence plays that one as before.
+	if w.teeth.IntN(simTeethOdds) == 0 {
+		episode = append(episode, w.drawTeethEpisode()...)
+	}
+	for i, e := range episode {
 		w.playEpisodeStep(steps+i, e)
+	}
+}
+
+// simTeethOdds: one sequence in so many ends with drawTeethEpisode's coda.
+const simTeethOdds = 4
+
+// drawTeethEpisode draws, from w.teeth, one of three paths that only
+// deep-run seeds reached before, so that TestSimulation's sequences reach
+// each some eighty times (sim mutants 28, 36 and 42). Each begins once
+// earlier backups have ended, on a healthy service.
+func (w *simWorld) drawTeethEpisode() []simEpisodeStep {
+	rng := w.teeth
+	switch rng.IntN(3) {
+	case 0:
+		return w.lostOnClockAheadSteps(rng)
+	case 1:
+		return w.hiddenFloorSteps(rng)
+	default:
+		return w.conflictOtherHistorySteps(rng)
+	}
+}
+
+// someTrigger draws, from rng, a pipeline and one of its triggers; nil when it has none.
+func (w *simWorld) someTrigger(rng *rand.Rand) (*simWorkspace, *simTriggerConf) {
+	ws := w.spaces[rng.IntN(len(w.spaces))]
+	if len(ws.conf.triggers) == 0 {
+		return nil, nil
+	}
+	return ws, ws.conf.triggers[rng.IntN(len(ws.conf.triggers))]
+}
+
+// lostOnClockAheadSteps: a trigger's POST answered 500 before the service
+// queued anything, on a runner clock ahead within the allowance, and
+// Ctrl-C while the trigger is given time to show up. The rerun, seconds
+// later on a clock that is right, gives it the rest of that time on its
+// own clock as well, then sends it again and succeeds (deep-run seed
+// 631460; sim mutant 28 reads the stamp alone, waits 9 s too long, and
+// fails).
+func (w *simWorld) lostOnClockAheadSteps(rng *rand.Rand) []simEpisodeStep {
+	ws, t := w.someTrigger(rng)
+	if ws == nil {
+		return nil
+	}
+	return []simEpisodeStep{
+		{gap: w.maxLength, svc: &simMisbehaviour{kind: simHealthy, account: t.account}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.wait, t.timeout, t.reuse, t.onConflict = rng.IntN(2) == 0, "", "", "wait" }))
+			c.clock = simRunnerClock{skew: pick(rng, 7*time.Second, 9*time.Second)}
+			c.fault = &mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteTrigger, AccountID: t.account, Times: 1}
+			c.stop = simStop{after: pick(rng, time.Second, 2*time.Second) + time.Duration(rng.IntN(1000))*time.Millisecond}
+		})},
+		{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) { c.clock = simRunnerClock{} })},
+	}
+}
+
+// freshSpace adds a new account, with two backups hours old, and a new
+// pipeline of n triggers of it, each waited for (on_conflict = "wait"),
+// and an action on it, with no state yet: no earlier step's leftovers (a
+// tainted trigger, a lost answer, a long listing) stand in an episode's way.
+func (w *simWorld) freshSpace(n int) (*simWorkspace, []*simTriggerConf) {
+	account := w.srv.AddAccount(mockservice.AccountSpec{})
+	w.accounts = append(w.accounts, account)
+	now := time.Now()
+	w.srv.AddHistory(account, mockservice.BackupSpec{CreatedAt: now.Add(-3 * time.Hour)}, mockservice.BackupSpec{CreatedAt: now.Add(-2 * time.Hour)})
+	var ts []*simTriggerConf
+	for i := range n {
+		ts = append(ts, &simTriggerConf{addr: fmt.Sprintf("backup_trigger.t%d", i+1), account: account, release: 1, wait: true, onConflict: "wait"})
+	}
+	ws := &simWorkspace{w: w, id: len(w.spaces) + 1, conf: simConfig{triggers: ts, action: simActionConf{accounts: []string{account}, wait: "false"}},
+		state: newSimState(), lineages: map[string]*simLineage{}}
+	w.spaces = append(w.spaces, ws)
+	return ws, ts
+}
+
+// hiddenFloorSteps: on a new account, an invocation's backup, then a new
+// pipeline's change that goes ahead on its own, whose last read, in pages
+// of one, lists only that one. The next change's read before its trigger
+// comes from a listing that lags until just after the first backup: it
+// lacks both, though the floor holds the second, so nothing is sent. Sent
+// anyway, the first backup, listed a moment later above the read, would
+// pass for the new trigger's own (deep-run seed 727310, sim mutant 36).
+func (w *simWorld) hiddenFloorSteps(rng *rand.Rand) []simEpisodeStep {
+	ws, ts := w.freshSpace(1)
+	t := ts[0]
+	return []simEpisodeStep{
+		{gap: w.maxLength, svc: &simMisbehaviour{kind: simHealthy, account: t.account}, draft: w.episodeCommand(ws, simCmdInvoke, func(c *simCommand) {
+			c.edits = append(c.edits, "action on "+t.account+" not waited")
+		})},
+		{gap: w.maxLength, svc: &simMisbehaviour{kind: simPageCap, cap: 1}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.clock = simRunnerClock{}
+		})},
+		{gap: pick(rng, 0, time.Second, 5*time.Second), svc: &simMisbehaviour{kind: simHideRecent, account: t.account, rank: 1, d: pick(rng, time.Second, 2*time.Second, 3*time.Second)},
+			draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+				c.edits = append(c.edits, w.misbehave(simMisbehaviour{kind: simPageCap}), w.bump(t), w.set(t, func() { t.wait = rng.IntN(2) == 0 }))
+			})},
+		{gap: pick(rng, 0, time.Second), svc: &simMisbehaviour{kind: simListingLag}, draft: w.episodeCommand(ws, simCmdApply, nil)},
+	}
+}
+
+// conflictOtherHistorySteps: a new pipeline's two triggers of one account
+// are created in one apply, so that one waits out the other's backup
+// (on_conflict = "wait"), while half the account's listings, in short
+// pages, come from another host's history. A listing after its trigger
+// that lacks the backup its wait read last is not the service's: nothing
+// it lists is taken for the trigger's own (deep-run seed 570657, sim
+// mutant 42).
+func (w *simWorld) conflictOtherHistorySteps(rng *rand.Rand) []simEpisodeStep {
+	ws, ts := w.freshSpace(2)
+	return []simEpisodeStep{
+		{gap: w.maxLength, svc: &simMisbehaviour{kind: simHealthy, account: ts[0].account}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			for _, t := range ts {
+				c.edits = append(c.edits, w.set(t, func() { t.timeout = "30s" }))
+			}
+			c.noRefresh = true
+			c.fault = &mockservice.Fault{Kind: mockservice.FaultOtherHistory, Route: mockservice.RouteListBackups, AccountID: ts[0].account, Probability: 0.5}
+			pages := simMisbehaviour{kind: simPageCap, cap: pick(rng, 1, 2)}
+			c.edits = append(c.edits, w.misbehave(pages))
+		})},
+		{gap: pick(rng, 0, time.Second, 5*time.Second), svc: &simMisbehaviour{kind: simPageCap}, draft: w.episodeCommand(ws, simCmdApply, nil)},
 	}
 }
 
