@@ -140,11 +140,16 @@ type Fault struct {
 	Location string
 	// Front is what FaultFront answers.
 	Front Front
+	// OnceQueued holds the fault back until the service queues a backup of
+	// AccountID after it was added: a front that fails over after a write.
+	OnceQueued bool
 }
 
 type faultState struct {
 	Fault
 	hits map[Route]int
+	// queued is how many backups of AccountID were queued when it was added.
+	queued int
 }
 
 // MaxLatency caps the delay a latency fault adds to a request: more would
@@ -172,7 +177,7 @@ func (s *Server) AddFault(f Fault) {
 	f.Latency = min(f.Latency, MaxLatency)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.faults = append(s.faults, &faultState{Fault: f, hits: map[Route]int{}})
+	s.faults = append(s.faults, &faultState{Fault: f, hits: map[Route]int{}, queued: s.stats.BackupsQueued[f.AccountID]})
 }
 
 // ClearFaults switches every fault off.
@@ -203,6 +208,9 @@ func (s *Server) pickFaults(route Route, accountID string, hasCursor bool) []Fau
 			key = route
 		}
 		if f.Times > 0 && f.hits[key] >= f.Times {
+			continue
+		}
+		if f.OnceQueued && s.stats.BackupsQueued[f.AccountID] <= f.queued {
 			continue
 		}
 		if f.Probability > 0 && f.Probability < 1 && s.rng.Float64() >= f.Probability {

@@ -444,6 +444,25 @@ func TestFaults(t *testing.T) {
 	}
 }
 
+// A fault held back until a backup is queued hits nothing before it, and
+// every matching request after.
+func TestFaultOnceQueued(t *testing.T) {
+	t.Parallel()
+	s := newTest(t, Options{Seed: 8})
+	key := s.DemoKey()
+	id := s.AccountIDs()[0]
+	s.AddFault(Fault{Kind: FaultServerError, Route: RouteListBackups, AccountID: id, OnceQueued: true})
+	list := "/api/v1/accounts/" + id + "/backups"
+	if r := call(t, s, "GET", list, key); r.status != 200 {
+		t.Fatalf("listing before any backup was queued: %d", r.status)
+	}
+	if r := call(t, s, "POST", "/api/v1/accounts/"+id+"/backup", key); r.status != 202 {
+		t.Fatalf("trigger: %d", r.status)
+	}
+	checkProblem(t, call(t, s, "GET", list, key), 500, "Internal Server Error")
+	checkProblem(t, call(t, s, "GET", list, key), 500, "Internal Server Error")
+}
+
 func TestTruncatedBodyClosesEarly(t *testing.T) {
 	t.Parallel()
 	s := newTest(t, Options{Seed: 9})

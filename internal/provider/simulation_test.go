@@ -952,6 +952,7 @@ const (
 	simHeldHidden                               // the account's next backup runs d, and the listing lags d
 	simHealthy                                  // the clock right, the listing current, the account active, its backups good
 	simHideRecent                               // the listing hides the account's backup of rank (0: the newest) d more
+	simHold                                     // the account's next backup runs d
 )
 
 // simMisbehaviour is one drawn change of the service.
@@ -985,6 +986,8 @@ func (m simMisbehaviour) String() string {
 		return fmt.Sprintf("the next backup of %s held %s, the listing lagging as long", m.account, m.d)
 	case simHealthy:
 		return "healthy for " + m.account
+	case simHold:
+		return fmt.Sprintf("the next backup of %s held %s", m.account, m.d)
 	case simHideRecent:
 		return fmt.Sprintf("the backup of %s of rank %d (0: the newest) hidden %s more", m.account, m.rank, m.d)
 	default:
@@ -1064,6 +1067,8 @@ func (w *simWorld) misbehave(m simMisbehaviour) string {
 		w.mu.Lock()
 		w.svc.failing[m.account] = false
 		w.mu.Unlock()
+	case simHold:
+		w.hold(m.account, m.d)
 	case simHideRecent:
 		var began []time.Time
 		for _, b := range w.srv.Truth(m.account) {
@@ -1097,6 +1102,14 @@ func (w *simWorld) hold(account string, d time.Duration) {
 	if rec.Code != http.StatusNoContent && rec.Code != http.StatusOK && rec.Code != http.StatusNotFound {
 		w.t.Errorf("hold of %s: HTTP %d %s", account, rec.Code, rec.Body)
 	}
+}
+
+// queueBackup triggers a backup of account as another client of the key
+// would, outside any pipeline.
+func (w *simWorld) queueBackup(account string) {
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/api/v1/accounts/"+account+"/backup", nil)
+	req.Header.Set("X-API-Key", w.key)
+	w.srv.ServeHTTP(httptest.NewRecorder(), req)
 }
 
 // setLag makes the listing lag, and logs it.
@@ -1778,26 +1791,39 @@ func (w *simWorld) hiddenFloorSteps(rng *rand.Rand) []simEpisodeStep {
 	}
 }
 
-// conflictOtherHistorySteps: a new pipeline's two triggers of one account
-// are created in one apply, so that one waits out the other's backup
-// (on_conflict = "wait"), while half the account's listings, in short
-// pages, come from another host's history. A listing after its trigger
-// that lacks the backup its wait read last is not the service's: nothing
-// it lists is taken for the trigger's own (deep-run seed 570657, sim
-// mutant 42).
+// conflictOtherHistorySteps: on a new account, an invocation's backup held
+// a few seconds; a new pipeline's trigger meets its 409 and waits it out
+// (on_conflict = "wait"); its read before it, and the account's listings
+// once it is queued, come from another host's history. A listing after the trigger that lacks the
+// backup the wait read last is not the service's: nothing it lists is
+// taken for the trigger's own (deep-run seed 570657, sim mutant 42).
 func (w *simWorld) conflictOtherHistorySteps(rng *rand.Rand) []simEpisodeStep {
-	ws, ts := w.freshSpace(2)
+	ws, ts := w.freshSpace(1)
+	t := ts[0]
 	return []simEpisodeStep{
-		{gap: w.maxLength, svc: &simMisbehaviour{kind: simHealthy, account: ts[0].account}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
-			for _, t := range ts {
-				c.edits = append(c.edits, w.set(t, func() { t.timeout = "30s" }))
-			}
-			c.noRefresh = true
-			c.fault = &mockservice.Fault{Kind: mockservice.FaultOtherHistory, Route: mockservice.RouteListBackups, AccountID: ts[0].account, Probability: 0.5}
-			pages := simMisbehaviour{kind: simPageCap, cap: pick(rng, 1, 2)}
-			c.edits = append(c.edits, w.misbehave(pages))
+		{gap: w.maxLength, svc: &simMisbehaviour{kind: simHealthy, account: t.account}, draft: w.episodeCommand(ws, simCmdInvoke, func(c *simCommand) {
+			c.edits = append(c.edits, w.misbehave(simMisbehaviour{kind: simHold, account: t.account, d: pick(rng, 2*time.Second, 3*time.Second, 5*time.Second)}),
+				"action on "+t.account+" not waited")
 		})},
-		{gap: pick(rng, 0, time.Second, 5*time.Second), svc: &simMisbehaviour{kind: simPageCap}, draft: w.episodeCommand(ws, simCmdApply, nil)},
+		{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.edits = append(c.edits, w.set(t, func() { t.timeout = "30s" }))
+			c.noRefresh = true
+			// Its read before the trigger too, from the other host (no refresh reads before it).
+			w.addFault(mockservice.Fault{Kind: mockservice.FaultOtherHistory, Route: mockservice.RouteListBackups, AccountID: t.account, Times: 1})
+			c.edits = append(c.edits, "its first listing from another history")
+			c.fault = &mockservice.Fault{Kind: mockservice.FaultOtherHistory, Route: mockservice.RouteListBackups, AccountID: t.account, OnceQueued: true}
+			// The other host's new backups, begun after that read: what its listings show above it.
+			after := pick(rng, time.Second, 3*time.Second)
+			c.edits = append(c.edits, fmt.Sprintf("the other accounts' backups at +%s", after))
+			time.AfterFunc(after, func() {
+				for _, acc := range w.accounts {
+					if acc != t.account {
+						w.queueBackup(acc)
+					}
+				}
+			})
+		})},
+		{gap: pick(rng, 0, time.Second, 5*time.Second), draft: w.episodeCommand(ws, simCmdApply, nil)},
 	}
 }
 
