@@ -1699,17 +1699,19 @@ func (w *simWorld) coda(steps int) {
 // simTeethOdds: one sequence in so many ends with drawTeethEpisode's coda.
 const simTeethOdds = 4
 
-// drawTeethEpisode draws, from w.teeth, one of three paths that only
+// drawTeethEpisode draws, from w.teeth, one of four paths that only
 // deep-run seeds reached before, so that TestSimulation's sequences reach
-// each some eighty times (sim mutants 28, 36 and 42). Each begins once
+// each some sixty times (sim mutants 12, 28, 36 and 42). Each begins once
 // earlier backups have ended, on a healthy service.
 func (w *simWorld) drawTeethEpisode() []simEpisodeStep {
 	rng := w.teeth
-	switch rng.IntN(3) {
+	switch rng.IntN(4) {
 	case 0:
 		return w.lostOnClockAheadSteps(rng)
 	case 1:
 		return w.hiddenFloorSteps(rng)
+	case 2:
+		return w.lostBesideRunningSteps(rng)
 	default:
 		return w.conflictOtherHistorySteps(rng)
 	}
@@ -1788,6 +1790,30 @@ func (w *simWorld) hiddenFloorSteps(rng *rand.Rand) []simEpisodeStep {
 				c.edits = append(c.edits, w.misbehave(simMisbehaviour{kind: simPageCap}), w.bump(t), w.set(t, func() { t.wait = rng.IntN(2) == 0 }))
 			})},
 		{gap: pick(rng, 0, time.Second), svc: &simMisbehaviour{kind: simListingLag}, draft: w.episodeCommand(ws, simCmdApply, nil)},
+	}
+}
+
+// lostBesideRunningSteps: on a new account, an invocation's backup held
+// minutes; a new pipeline's trigger, sent while it runs, is answered 500
+// before it reaches the service, and Ctrl-C stops the look for it. The
+// rerun, once the grace is over, sends it again and meets that backup's
+// 409: listed by the read before the first trigger, it is another's,
+// waited out (on_conflict = "wait"), and a backup of the trigger's own
+// follows (sim mutant 12).
+func (w *simWorld) lostBesideRunningSteps(rng *rand.Rand) []simEpisodeStep {
+	ws, ts := w.freshSpace(1)
+	t := ts[0]
+	return []simEpisodeStep{
+		{gap: w.maxLength, svc: &simMisbehaviour{kind: simHealthy, account: t.account}, draft: w.episodeCommand(ws, simCmdInvoke, func(c *simCommand) {
+			c.edits = append(c.edits, w.misbehave(simMisbehaviour{kind: simHold, account: t.account, d: pick(rng, 3*time.Minute, 5*time.Minute)}),
+				"action on "+t.account+" not waited")
+		})},
+		{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.clock = simRunnerClock{}
+			c.fault = &mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteTrigger, AccountID: t.account, Times: 1}
+			c.stop = simStop{after: pick(rng, 2*time.Second, 5*time.Second) + time.Duration(rng.IntN(1000))*time.Millisecond}
+		})},
+		{gap: pick(rng, 0, time.Second, 5*time.Second), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) { c.clock = simRunnerClock{} })},
 	}
 }
 
