@@ -202,6 +202,7 @@ type simSpan struct {
 type simServiceLog struct {
 	offsets []simAt     // the service's clock offset from each time on
 	lags    []simAt     // the listing's lag from each time on
+	caps    []simAt     // the most records a page holds from each time on, as a count (0: as asked)
 	faults  []simSpan   // faults switched on and off
 	changes []time.Time // any misbehaviour
 	quirk   map[string]mockservice.RecordQuirk
@@ -1275,11 +1276,37 @@ func (w *simWorld) lostAnswerHidden(bs []mockservice.BackupTruth, b mockservice.
 }
 
 // lostAnswerStampedBelow says whether b was queued by the trigger sent
-// again after x's, which the service stamped below older backups: below
-// those the read before the trigger listed, where no look recognises it
-// (grantStampedBelow; deep-run seed 787564, a first page of one backup).
+// again after x's, which the service stamped below every backup of the
+// first page the read before the trigger could list, where no look
+// recognises it (grantStampedBelow; deep-run seed 787564, a first page of
+// one backup). Stamped below older ones within that page, it is listed
+// among those the read listed, and the trigger is not sent again.
 func (w *simWorld) lostAnswerStampedBelow(x, b mockservice.BackupTruth, truth []mockservice.BackupTruth) bool {
-	return w.sentAgainAfter(x, b) && stampedBelow(x, truth)
+	return w.sentAgainAfter(x, b) && stampedBelow(x, truth) && w.belowFirstPage(x, truth)
+}
+
+// simPageSize is the page the provider asks for (client.pageSize).
+const simPageSize = 50
+
+// belowFirstPage says whether at least a first page of backups queued
+// before x is stamped at or above it, as x was queued: a page cap then
+// (simPageCap) makes that page shorter. Backups a lag hid count too: more
+// of them only grants more.
+func (w *simWorld) belowFirstPage(x mockservice.BackupTruth, truth []mockservice.BackupTruth) bool {
+	w.mu.Lock()
+	page := int(valueAt(w.svc.caps, x.CreatedAt))
+	w.mu.Unlock()
+	if page <= 0 || page > simPageSize {
+		page = simPageSize
+	}
+	shown := func(y mockservice.BackupTruth) time.Time { return y.CreatedAt.Add(y.StampOffset).Truncate(time.Second) }
+	above := 0
+	for _, y := range truth {
+		if y.ID != x.ID && y.CreatedAt.Before(x.CreatedAt) && !shown(y).Before(shown(x)) {
+			above++
+		}
+	}
+	return above >= page
 }
 
 // sentAgainAfter says whether b may have been queued by the trigger sent
@@ -2656,8 +2683,8 @@ func TestSimHeardOnlyOtherHistoryIsNarrow(t *testing.T) {
 }
 
 // A lost answer's trigger sent again counts as one backup more only when
-// the service stamped the first one below an older backup, the grace
-// after it (grantStampedBelow, deep-run seed 787564).
+// the service stamped the first one below every backup a first page held,
+// the grace after it (grantStampedBelow, deep-run seed 787564).
 func TestSimLostAnswerStampedBelow(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -2668,14 +2695,18 @@ func TestSimLostAnswerStampedBelow(t *testing.T) {
 		fault *mockservice.Fault
 		x     mockservice.BackupTruth
 		after time.Duration // b's start after x's
+		cap   int           // the page cap as x was queued
 		ok    bool
 	}{
-		{"stamped below an older one, sent again past the grace", lost, mockservice.BackupTruth{ID: "bkp_x", CreatedAt: t0, QueuedBy: "c1"}, simUncertainGrace, true},
-		{"stamped in order", lost, mockservice.BackupTruth{ID: "bkp_x", CreatedAt: t0.Add(10 * time.Minute), QueuedBy: "c1"}, simUncertainGrace, false},
-		{"within the grace", lost, mockservice.BackupTruth{ID: "bkp_x", CreatedAt: t0, QueuedBy: "c1"}, simUncertainGrace - time.Nanosecond, false},
-		{"its answer not lost", nil, mockservice.BackupTruth{ID: "bkp_x", CreatedAt: t0, QueuedBy: "c1"}, simUncertainGrace, false},
+		{"stamped below an older one, the whole first page, sent again past the grace", lost, mockservice.BackupTruth{ID: "bkp_x", CreatedAt: t0, QueuedBy: "c1"}, simUncertainGrace, 1, true},
+		{"stamped below an older one within the first page (sim mutant 11)", lost, mockservice.BackupTruth{ID: "bkp_x", CreatedAt: t0, QueuedBy: "c1"}, simUncertainGrace, 2, false},
+		{"the same with no page cap", lost, mockservice.BackupTruth{ID: "bkp_x", CreatedAt: t0, QueuedBy: "c1"}, simUncertainGrace, 0, false},
+		{"stamped in order", lost, mockservice.BackupTruth{ID: "bkp_x", CreatedAt: t0.Add(10 * time.Minute), QueuedBy: "c1"}, simUncertainGrace, 1, false},
+		{"within the grace", lost, mockservice.BackupTruth{ID: "bkp_x", CreatedAt: t0, QueuedBy: "c1"}, simUncertainGrace - time.Nanosecond, 1, false},
+		{"its answer not lost", nil, mockservice.BackupTruth{ID: "bkp_x", CreatedAt: t0, QueuedBy: "c1"}, simUncertainGrace, 1, false},
 	} {
 		w := &simWorld{ops: map[string]*simResOp{"c1": {label: "c1", a: &simAttempt{cmd: &simCommand{fault: tc.fault}}}}}
+		w.svc.caps = []simAt{{t0.Add(-time.Hour), time.Duration(tc.cap)}}
 		b := mockservice.BackupTruth{ID: "bkp_b", CreatedAt: tc.x.CreatedAt.Add(tc.after), QueuedBy: "c2"}
 		if got := w.lostAnswerStampedBelow(tc.x, b, []mockservice.BackupTruth{b, tc.x, older}); got != tc.ok {
 			t.Errorf("%s: %t, want %t", tc.name, got, tc.ok)

@@ -1056,6 +1056,9 @@ func (w *simWorld) misbehave(m simMisbehaviour) string {
 		w.setLag(m.d)
 	case simPageCap:
 		w.srv.SetPageCap(m.cap)
+		w.mu.Lock()
+		w.svc.caps = append(w.svc.caps, simAt{time.Now(), time.Duration(m.cap)})
+		w.mu.Unlock()
 	case simHeldHidden:
 		w.hold(m.account, m.d)
 		w.setLag(m.d)
@@ -1699,19 +1702,21 @@ func (w *simWorld) coda(steps int) {
 // simTeethOdds: one sequence in so many ends with drawTeethEpisode's coda.
 const simTeethOdds = 4
 
-// drawTeethEpisode draws, from w.teeth, one of four paths that only
+// drawTeethEpisode draws, from w.teeth, one of five paths that only
 // deep-run seeds reached before, so that TestSimulation's sequences reach
-// each some sixty times (sim mutants 12, 28, 36 and 42). Each begins once
+// each some fifty times (sim mutants 11, 12, 28, 36 and 42). Each begins once
 // earlier backups have ended, on a healthy service.
 func (w *simWorld) drawTeethEpisode() []simEpisodeStep {
 	rng := w.teeth
-	switch rng.IntN(4) {
+	switch rng.IntN(5) {
 	case 0:
 		return w.lostOnClockAheadSteps(rng)
 	case 1:
 		return w.hiddenFloorSteps(rng)
 	case 2:
 		return w.lostBesideRunningSteps(rng)
+	case 3:
+		return w.lostBelowSteps(rng)
 	default:
 		return w.conflictOtherHistorySteps(rng)
 	}
@@ -1814,6 +1819,30 @@ func (w *simWorld) lostBesideRunningSteps(rng *rand.Rand) []simEpisodeStep {
 			c.stop = simStop{after: pick(rng, 2*time.Second, 5*time.Second) + time.Duration(rng.IntN(1000))*time.Millisecond}
 		})},
 		{gap: pick(rng, 0, time.Second, 5*time.Second), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) { c.clock = simRunnerClock{} })},
+	}
+}
+
+// lostBelowSteps: on a new account, an invocation's backup stamped by a
+// service clock minutes ahead, set right once it ended; a new pipeline's
+// trigger, whose read lists that backup newest, is queued but its answer
+// lost, and Ctrl-C stops the look for it: its backup is stamped below the
+// read's newest, where no look finds it. The rerun, the grace over, must
+// not send it again while a backup listed since sits below what it read
+// before: it may be the trigger's (sim mutant 11).
+func (w *simWorld) lostBelowSteps(rng *rand.Rand) []simEpisodeStep {
+	ws, ts := w.freshSpace(1)
+	t := ts[0]
+	ahead := pick(rng, 20*time.Minute, 30*time.Minute) // beyond the time the backup may take
+	return []simEpisodeStep{
+		{gap: w.maxLength, svc: &simMisbehaviour{kind: simHealthy, account: t.account}, draft: w.episodeCommand(ws, simCmdInvoke, func(c *simCommand) {
+			c.edits = append(c.edits, w.misbehave(simMisbehaviour{kind: simClockOffset, d: ahead}), "action on "+t.account+" not waited")
+		})},
+		{gap: w.maxLength, svc: &simMisbehaviour{kind: simClockOffset}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.clock = simRunnerClock{}
+			c.fault = &mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, AccountID: t.account, Times: 1}
+			c.stop = simStop{after: pick(rng, 2*time.Second, 5*time.Second) + time.Duration(rng.IntN(1000))*time.Millisecond}
+		})},
+		{gap: pick(rng, 0, time.Second, time.Minute), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) { c.clock = simRunnerClock{} })},
 	}
 }
 
