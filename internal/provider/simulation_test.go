@@ -1686,16 +1686,18 @@ func (w *simWorld) coda(steps int) {
 	if *simCalm {
 		return
 	}
-	var episode []simEpisodeStep
+	play := func(episode []simEpisodeStep) {
+		for _, e := range episode {
+			w.playEpisodeStep(steps, e)
+			steps++
+		}
+	}
 	if w.resend.IntN(simCodaOdds) == 0 {
-		episode = w.drawResendEpisode()
+		play(w.drawResendEpisode())
 	}
-	// The second coda, after the first, so that every sequence plays that one as before.
+	// The second coda, drawn once the first has played, so that every sequence plays that one as before.
 	if w.teeth.IntN(simTeethOdds) == 0 {
-		episode = append(episode, w.drawTeethEpisode()...)
-	}
-	for i, e := range episode {
-		w.playEpisodeStep(steps+i, e)
+		play(w.drawTeethEpisode())
 	}
 }
 
