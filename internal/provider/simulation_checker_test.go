@@ -1299,10 +1299,9 @@ func (w *simWorld) belowFirstPage(x mockservice.BackupTruth, truth []mockservice
 	if page <= 0 || page > simPageSize {
 		page = simPageSize
 	}
-	shown := func(y mockservice.BackupTruth) time.Time { return y.CreatedAt.Add(y.StampOffset).Truncate(time.Second) }
 	above := 0
 	for _, y := range truth {
-		if y.ID != x.ID && y.CreatedAt.Before(x.CreatedAt) && !shown(y).Before(shown(x)) {
+		if y.ID != x.ID && y.CreatedAt.Before(x.CreatedAt) && !stampShown(y).Before(stampShown(x)) {
 			above++
 		}
 	}
@@ -1393,10 +1392,14 @@ func followedFailed(x, b mockservice.BackupTruth, bs, truth []mockservice.Backup
 // no later (to the second) than that of a backup created before it: a
 // listing newest first may show it below that one.
 func stampedBelow(b mockservice.BackupTruth, truth []mockservice.BackupTruth) bool {
-	shown := func(x mockservice.BackupTruth) time.Time { return x.CreatedAt.Add(x.StampOffset).Truncate(time.Second) }
 	return slices.ContainsFunc(truth, func(x mockservice.BackupTruth) bool {
-		return x.CreatedAt.Before(b.CreatedAt) && !shown(x).Before(shown(b))
+		return x.CreatedAt.Before(b.CreatedAt) && !stampShown(x).Before(stampShown(b))
 	})
+}
+
+// stampShown is the created_at the service showed for b: its stamp, in whole seconds.
+func stampShown(b mockservice.BackupTruth) time.Time {
+	return b.CreatedAt.Add(b.StampOffset).Truncate(time.Second)
 }
 
 // resumeClockMoved says whether op, a guard's destroy, began on a runner
