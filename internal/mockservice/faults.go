@@ -141,14 +141,15 @@ type Fault struct {
 	// Front is what FaultFront answers.
 	Front Front
 	// OnceQueued holds the fault back until the service queues a backup of
-	// AccountID after it was added: a front that fails over after a write.
+	// AccountID (any account's, without one) after it was added: a front
+	// that fails over after a write.
 	OnceQueued bool
 }
 
 type faultState struct {
 	Fault
 	hits map[Route]int
-	// queued is how many backups of AccountID were queued when it was added.
+	// queued is how many backups of AccountID were queued when it was added (queuedOf).
 	queued int
 }
 
@@ -177,7 +178,20 @@ func (s *Server) AddFault(f Fault) {
 	f.Latency = min(f.Latency, MaxLatency)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.faults = append(s.faults, &faultState{Fault: f, hits: map[Route]int{}, queued: s.stats.BackupsQueued[f.AccountID]})
+	s.faults = append(s.faults, &faultState{Fault: f, hits: map[Route]int{}, queued: s.queuedOf(f.AccountID)})
+}
+
+// queuedOf is how many backups of accountID the service has queued, or of
+// every account without one. The caller holds s.mu.
+func (s *Server) queuedOf(accountID string) int {
+	if accountID != "" {
+		return s.stats.BackupsQueued[accountID]
+	}
+	n := 0
+	for _, v := range s.stats.BackupsQueued {
+		n += v
+	}
+	return n
 }
 
 // ClearFaults switches every fault off.
@@ -210,7 +224,7 @@ func (s *Server) pickFaults(route Route, accountID string, hasCursor bool) []Fau
 		if f.Times > 0 && f.hits[key] >= f.Times {
 			continue
 		}
-		if f.OnceQueued && s.stats.BackupsQueued[f.AccountID] <= f.queued {
+		if f.OnceQueued && s.queuedOf(f.AccountID) <= f.queued {
 			continue
 		}
 		if f.Probability > 0 && f.Probability < 1 && s.rng.Float64() >= f.Probability {

@@ -461,6 +461,18 @@ func TestFaultOnceQueued(t *testing.T) {
 	}
 	checkProblem(t, call(t, s, "GET", list, key), 500, "Internal Server Error")
 	checkProblem(t, call(t, s, "GET", list, key), 500, "Internal Server Error")
+
+	// Without an account, any account's backup arms it.
+	s.ClearFaults()
+	s.AddFault(Fault{Kind: FaultServerError, Route: RouteToken, OnceQueued: true})
+	if r := call(t, s, "GET", "/api/v1/token", key); r.status != 200 {
+		t.Fatalf("token before another backup was queued: %d", r.status)
+	}
+	other := s.AccountIDs()[1]
+	if r := call(t, s, "POST", "/api/v1/accounts/"+other+"/backup", key); r.status != 202 {
+		t.Fatalf("trigger of another account: %d", r.status)
+	}
+	checkProblem(t, call(t, s, "GET", "/api/v1/token", key), 500, "Internal Server Error")
 }
 
 func TestTruncatedBodyClosesEarly(t *testing.T) {
