@@ -346,6 +346,10 @@ type simChange struct {
 	// prevRead is when that change last read the account's listing before
 	// it went ahead: the floor it left is that listing (at most prevAhead).
 	prevRead time.Time
+	// prev is that change: the backups its operations queued are never
+	// this one's (a lagging listing or not: the delete looks for one it
+	// went ahead on unlisted; deep-run seed 650160).
+	prev *simChange
 	// lastInvocation: for an action, when the workspace's previous
 	// invocation went ahead (grantActionKeepsNoState).
 	lastInvocation time.Time
@@ -372,6 +376,7 @@ func (c *simChain) last() *simResOp { return c.ops[len(c.ops)-1] }
 // simLineage is a trigger's changes since it was created.
 type simLineage struct {
 	lastAhead, lastAheadRead time.Time
+	lastAheadChange          *simChange
 	changes                  map[int]*simChange
 	// firstLost: the change whose create_before_destroy create left no
 	// object (refused, with the replaced one deposed): the next create of
@@ -476,6 +481,11 @@ func (w *simWorld) belowFloor(c *simChange, b mockservice.BackupTruth) bool {
 	return !b.CreatedAt.After(read.Add(-w.longestLag(read, read)))
 }
 
+// queued says whether one of c's operations queued b.
+func (c *simChange) queued(b mockservice.BackupTruth) bool {
+	return c != nil && slices.ContainsFunc(c.ops, func(op *simResOp) bool { return op.label == b.QueuedBy })
+}
+
 // floorRead is when the floor the previous change left was read (its
 // going ahead, where unknown).
 func (c *simChange) floorRead() time.Time {
@@ -527,6 +537,7 @@ func (w *simWorld) newResOp(a *simAttempt, addr string, kind simOpKind, prior *s
 		ch := l.changes[c.release]
 		if ch == nil {
 			ch = w.newChange(fmt.Sprintf("w%d.%s@v%d", ws.id, strings.TrimPrefix(addr, "backup_trigger."), c.release), simTriggerChange, l.lastAhead, l.lastAheadRead)
+			ch.prev = l.lastAheadChange
 			l.changes[c.release] = ch
 		}
 		op.change, op.accounts, op.waits = ch, []string{c.account}, c.wait
@@ -681,7 +692,7 @@ func (w *simWorld) countsWithin(chain *simChain, b mockservice.BackupTruth) (sim
 		// Not one the previous change's floor listed: that read saw it, lagging or not (a new user's run);
 		// but a create that knows no floor has none to keep it out (seed 137380: create_before_destroy's).
 		if lag := w.longestLag(op.start, op.end); lag > 0 && !b.CreatedAt.Before(op.start.Add(-lag)) && b.CreatedAt.Before(op.start) &&
-			(op.floorUnknown || !w.belowFloor(chain.change, b)) {
+			(op.floorUnknown || !w.belowFloor(chain.change, b) && !chain.change.prev.queued(b)) {
 			return grantLaggingListing, true
 		}
 	}
@@ -1094,7 +1105,7 @@ func (w *simWorld) triggerAhead(a *simAttempt, c *simTriggerConf, obj *simObject
 	if chain.change.aheadAt.IsZero() {
 		chain.change.aheadAt = at
 	}
-	l.lastAhead, l.lastAheadRead = at, read
+	l.lastAhead, l.lastAheadRead, l.lastAheadChange = at, read, chain.change
 }
 
 // guardAhead judges a guard's destroy that went ahead now: the data it
@@ -2162,6 +2173,16 @@ func TestSimGrantsAreNarrow(t *testing.T) {
 			x.w.svc.lags = []simAt{{t0.Add(-time.Hour), 0}, {t0.Add(-2 * time.Second), 20 * time.Second}}
 			x.chain.change.prevAhead, x.chain.change.prevRead = t0.Add(-10*time.Second), t0.Add(-10*time.Second)
 		}, at(t0.Add(-15 * time.Second)), "", false},
+		{"hidden by the listing's lag, queued by the previous change, gone ahead before it was listed", func(x world) {
+			x.w.svc.lags = []simAt{{t0.Add(-time.Hour), 45 * time.Second}}
+			x.chain.change.prevAhead = t0.Add(-10 * time.Second)
+			x.chain.change.prev = &simChange{ops: []*simResOp{{label: "c0.0/w1/backup_trigger.t1/create#0"}}}
+		}, mockservice.BackupTruth{ID: "bkp", CreatedAt: t0.Add(-40 * time.Second), QueuedBy: "c0.0/w1/backup_trigger.t1/create#0"}, "", false},
+		{"hidden by the listing's lag, queued by another", func(x world) {
+			x.w.svc.lags = []simAt{{t0.Add(-time.Hour), 45 * time.Second}}
+			x.chain.change.prevAhead = t0.Add(-10 * time.Second)
+			x.chain.change.prev = &simChange{ops: []*simResOp{{label: "c0.0/w1/backup_trigger.t1/create#0"}}}
+		}, mockservice.BackupTruth{ID: "bkp", CreatedAt: t0.Add(-40 * time.Second), QueuedBy: "c0.0/w2/backup_trigger.t1/create#0"}, grantLaggingListing, true},
 		{"hidden by the listing's lag, listed by the floor of a previous change its create knows nothing of", func(x world) {
 			x.w.svc.lags = []simAt{{t0.Add(-time.Hour), 0}, {t0.Add(-2 * time.Second), 20 * time.Second}}
 			x.chain.change.prevAhead, x.chain.change.prevRead = t0.Add(-10*time.Second), t0.Add(-10*time.Second)
