@@ -1704,13 +1704,13 @@ func (w *simWorld) coda(steps int) {
 // simTeethOdds: one sequence in so many ends with drawTeethEpisode's coda.
 const simTeethOdds = 4
 
-// drawTeethEpisode draws, from w.teeth, one of five paths that only
+// drawTeethEpisode draws, from w.teeth, one of six paths that only
 // deep-run seeds reached before, so that TestSimulation's sequences reach
-// each some fifty times (sim mutants 11, 12, 28, 36 and 42). Each begins once
+// each some forty times (sim mutants 11, 12, 28, 36, 42 and 45). Each begins once
 // earlier backups have ended, on a healthy service.
 func (w *simWorld) drawTeethEpisode() []simEpisodeStep {
 	rng := w.teeth
-	switch rng.IntN(5) {
+	switch rng.IntN(6) {
 	case 0:
 		return w.lostOnClockAheadSteps(rng)
 	case 1:
@@ -1719,6 +1719,8 @@ func (w *simWorld) drawTeethEpisode() []simEpisodeStep {
 		return w.lostBesideRunningSteps(rng)
 	case 3:
 		return w.lostBelowSteps(rng)
+	case 4:
+		return w.unlistedAheadSteps(rng)
 	default:
 		return w.conflictOtherHistorySteps(rng)
 	}
@@ -1845,6 +1847,36 @@ func (w *simWorld) lostBelowSteps(rng *rand.Rand) []simEpisodeStep {
 			c.stop = simStop{after: pick(rng, 2*time.Second, 5*time.Second) + time.Duration(rng.IntN(1000))*time.Millisecond}
 		})},
 		{gap: pick(rng, 0, time.Second, time.Minute), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) { c.clock = simRunnerClock{} })},
+	}
+}
+
+// unlistedAheadSteps: on a new account, a trigger not waited for, whose
+// backup runs a few seconds while a listing lagging 45 s hides it past its
+// look: its change goes ahead on the 202 alone. The next release replaces
+// it while the listing still hides that backup; the replacement's answer
+// is lost once its backup is queued, and Ctrl-C stops its look. The rerun,
+// once the listing is current, finds the first backup above what the
+// replacement's read listed: it would pass for the replacement's own were
+// the delete not to look for it first (deep-run seed 650160, sim mutant 45).
+func (w *simWorld) unlistedAheadSteps(rng *rand.Rand) []simEpisodeStep {
+	ws, ts := w.freshSpace(1)
+	t := ts[0]
+	gap := pick(rng, 0, time.Second, 5*time.Second)
+	lag := 45*time.Second + gap // past the first look (30 s) and the replacement's stop
+	return []simEpisodeStep{
+		{gap: w.maxLength, svc: &simMisbehaviour{kind: simHealthy, account: t.account}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.edits = append(c.edits, w.set(t, func() { t.wait = false }),
+				w.misbehave(simMisbehaviour{kind: simHold, account: t.account, d: pick(rng, 2*time.Second, 5*time.Second)}),
+				w.misbehave(simMisbehaviour{kind: simListingLag, d: lag}))
+			c.clock = simRunnerClock{}
+		})},
+		{gap: gap, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.edits = append(c.edits, w.bump(t), w.set(t, func() { t.wait = true }))
+			c.clock = simRunnerClock{}
+			c.fault = &mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, AccountID: t.account, Times: 1}
+			c.stop = simStop{after: pick(rng, 2*time.Second, 5*time.Second) + time.Duration(rng.IntN(1000))*time.Millisecond}
+		})},
+		{gap: lag + w.maxLength, svc: &simMisbehaviour{kind: simListingLag}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) { c.clock = simRunnerClock{} })},
 	}
 }
 
