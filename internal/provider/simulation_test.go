@@ -1830,9 +1830,11 @@ func (w *simWorld) lostBesideRunningSteps(rng *rand.Rand) []simEpisodeStep {
 // service clock minutes ahead, set right once it ended; a new pipeline's
 // trigger, whose read lists that backup newest, is queued but its answer
 // lost, and Ctrl-C stops the look for it: its backup is stamped below the
-// read's newest, where no look finds it. The rerun, the grace over, must
-// not send it again while a backup listed since sits below what it read
-// before: it may be the trigger's (sim mutant 11).
+// read's newest, where no look finds it, and ends within seconds. The
+// rerun, the grace over, must not send it again while a backup listed
+// since sits below what it read before: it may be the trigger's (sim mutant
+// 11), even where the service now pages by one, and only reading on shows
+// it (deep-run seed 619763, sim mutant 44).
 func (w *simWorld) lostBelowSteps(rng *rand.Rand) []simEpisodeStep {
 	ws, ts := w.freshSpace(1)
 	t := ts[0]
@@ -1842,11 +1844,12 @@ func (w *simWorld) lostBelowSteps(rng *rand.Rand) []simEpisodeStep {
 			c.edits = append(c.edits, w.misbehave(simMisbehaviour{kind: simClockOffset, d: ahead}), "action on "+t.account+" not waited")
 		})},
 		{gap: w.maxLength, svc: &simMisbehaviour{kind: simClockOffset}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.edits = append(c.edits, w.misbehave(simMisbehaviour{kind: simHold, account: t.account, d: pick(rng, 2*time.Second, 5*time.Second)}))
 			c.clock = simRunnerClock{}
 			c.fault = &mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, AccountID: t.account, Times: 1}
 			c.stop = simStop{after: pick(rng, 2*time.Second, 5*time.Second) + time.Duration(rng.IntN(1000))*time.Millisecond}
 		})},
-		{gap: pick(rng, 0, time.Second, time.Minute), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) { c.clock = simRunnerClock{} })},
+		{gap: pick(rng, 0, time.Second, time.Minute), svc: &simMisbehaviour{kind: simPageCap, cap: 1}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) { c.clock = simRunnerClock{} })},
 	}
 }
 
