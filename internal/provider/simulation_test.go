@@ -1710,7 +1710,7 @@ const simTeethOdds = 4
 // earlier backups have ended, on a healthy service.
 func (w *simWorld) drawTeethEpisode() []simEpisodeStep {
 	rng := w.teeth
-	switch rng.IntN(6) {
+	switch rng.IntN(7) {
 	case 0:
 		return w.lostOnClockAheadSteps(rng)
 	case 1:
@@ -1721,6 +1721,8 @@ func (w *simWorld) drawTeethEpisode() []simEpisodeStep {
 		return w.lostBelowSteps(rng)
 	case 4:
 		return w.unlistedAheadSteps(rng)
+	case 5:
+		return w.cachedResendReadSteps(rng)
 	default:
 		return w.conflictOtherHistorySteps(rng)
 	}
@@ -1878,6 +1880,36 @@ func (w *simWorld) unlistedAheadSteps(rng *rand.Rand) []simEpisodeStep {
 			c.clock = simRunnerClock{}
 			c.fault = &mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, AccountID: t.account, Times: 1}
 			c.stop = simStop{after: pick(rng, 2*time.Second, 5*time.Second) + time.Duration(rng.IntN(1000))*time.Millisecond}
+		})},
+		{gap: lag + w.maxLength, svc: &simMisbehaviour{kind: simListingLag}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) { c.clock = simRunnerClock{} })},
+	}
+}
+
+// cachedResendReadSteps: on a new account, a trigger's answer lost once
+// its backup is queued, which a listing lagging 3 minutes hides, and
+// Ctrl-C. The rerun's listings pass through a cache that says it held them
+// 5 s: its look for that backup reads them, but the read before sending
+// it again, past the grace, refuses such a one. Nothing is sent, and the
+// trigger stays one whose backup is looked for: refused instead, its
+// record kept only its floor, and the apply once the listing is current
+// sent a new trigger, a second backup (deep-run seed 735552, sim mutant
+// 47).
+func (w *simWorld) cachedResendReadSteps(rng *rand.Rand) []simEpisodeStep {
+	ws, ts := w.freshSpace(1)
+	t := ts[0]
+	const lag = 3 * time.Minute
+	return []simEpisodeStep{
+		{gap: w.maxLength, svc: &simMisbehaviour{kind: simHealthy, account: t.account}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.edits = append(c.edits, w.misbehave(simMisbehaviour{kind: simHold, account: t.account, d: pick(rng, 2*time.Second, 5*time.Second)}),
+				w.misbehave(simMisbehaviour{kind: simListingLag, d: lag}))
+			c.clock = simRunnerClock{}
+			c.fault = &mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, AccountID: t.account, Times: 1}
+			c.stop = simStop{after: pick(rng, 2*time.Second, 5*time.Second) + time.Duration(rng.IntN(1000))*time.Millisecond}
+		})},
+		{gap: pick(rng, 0, time.Second, 5*time.Second), draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.clock = simRunnerClock{}
+			c.fault = &mockservice.Fault{Kind: mockservice.FaultFront, Route: mockservice.RouteListBackups, AccountID: t.account,
+				Front: mockservice.Front{Relay: true, Age: 5 * time.Second}}
 		})},
 		{gap: lag + w.maxLength, svc: &simMisbehaviour{kind: simListingLag}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) { c.clock = simRunnerClock{} })},
 	}
@@ -2177,6 +2209,9 @@ func faultName(f mockservice.Fault) string {
 			s += "-relayed"
 		case fr.Processed:
 			s += "-processed"
+		}
+		if fr.Age > 0 {
+			s += fmt.Sprintf("-age%s", fr.Age)
 		}
 		return s
 	}
