@@ -1704,9 +1704,10 @@ func (w *simWorld) coda(steps int) {
 // simTeethOdds: one sequence in so many ends with drawTeethEpisode's coda.
 const simTeethOdds = 4
 
-// drawTeethEpisode draws, from w.teeth, one of six paths that only
+// drawTeethEpisode draws, from w.teeth, one of seven paths that only
 // deep-run seeds reached before, so that TestSimulation's sequences reach
-// each some forty times (sim mutants 11, 12, 28, 36, 42 and 45). Each begins once
+// each some thirty-five times (sim mutants 11, 12, 28, 36, 42, 44, 45 and
+// 47). Each begins once
 // earlier backups have ended, on a healthy service.
 func (w *simWorld) drawTeethEpisode() []simEpisodeStep {
 	rng := w.teeth
