@@ -902,6 +902,9 @@ type simEpisodeStep struct {
 	gap   time.Duration
 	svc   *simMisbehaviour
 	draft func() *simCommand
+	// laterFault is a fault switched on laterAt into the step, if any.
+	laterFault *mockservice.Fault
+	laterAt    time.Duration
 }
 
 // playEpisodeStep runs one step of an episode.
@@ -913,6 +916,11 @@ func (w *simWorld) playEpisodeStep(i int, e simEpisodeStep) {
 	}
 	cmd := e.draft()
 	cmd.alone = true
+	if f := e.laterFault; f != nil {
+		line += fmt.Sprintf(" | at +%s: %s", e.laterAt.Round(time.Millisecond), faultName(*f))
+		t := time.AfterFunc(e.laterAt, func() { w.addFault(*f) }) // cleared with the step's faults
+		defer t.Stop()
+	}
 	w.runStep(line+" | "+cmd.String(), []*simCommand{cmd}, nil, 0)
 }
 
@@ -1704,14 +1712,14 @@ func (w *simWorld) coda(steps int) {
 // simTeethOdds: one sequence in so many ends with drawTeethEpisode's coda.
 const simTeethOdds = 4
 
-// drawTeethEpisode draws, from w.teeth, one of seven paths that only
+// drawTeethEpisode draws, from w.teeth, one of eight paths that only
 // deep-run seeds reached before, so that TestSimulation's sequences reach
-// each some thirty-five times (sim mutants 11, 12, 28, 36, 42, 44, 45 and
+// each some thirty times (sim mutants 11, 12, 28, 36, 42, 43, 44, 45 and
 // 47). Each begins once
 // earlier backups have ended, on a healthy service.
 func (w *simWorld) drawTeethEpisode() []simEpisodeStep {
 	rng := w.teeth
-	switch rng.IntN(7) {
+	switch rng.IntN(8) {
 	case 0:
 		return w.lostOnClockAheadSteps(rng)
 	case 1:
@@ -1724,6 +1732,8 @@ func (w *simWorld) drawTeethEpisode() []simEpisodeStep {
 		return w.unlistedAheadSteps(rng)
 	case 5:
 		return w.cachedResendReadSteps(rng)
+	case 6:
+		return w.conflictCachedSteps(rng)
 	default:
 		return w.conflictOtherHistorySteps(rng)
 	}
@@ -1913,6 +1923,39 @@ func (w *simWorld) cachedResendReadSteps(rng *rand.Rand) []simEpisodeStep {
 				Front: mockservice.Front{Relay: true, Age: 5 * time.Second}}
 		})},
 		{gap: lag + w.maxLength, svc: &simMisbehaviour{kind: simListingLag}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) { c.clock = simRunnerClock{} })},
+	}
+}
+
+// conflictCachedSteps: on a new account, under a listing lagging 85 s, a
+// trigger whose answer is lost once its backup, held 5 minutes, is queued,
+// and Ctrl-C. The rerun's look, through the grace (60 s from the stop that
+// recorded it), lists nothing new: it sends the trigger again, the service
+// takes 20 s to answer, and meanwhile a cache that says it held them 5 s
+// starts answering the listings. The 409 is that backup running, and the
+// read after it is refused: the trigger is not identified, and that
+// backup, maybe its own, is not waited out as another's, whose wait would
+// fail, forget the trigger's unknown outcome and let the next apply queue
+// a second (deep-run seed 601591, sim mutant 43).
+func (w *simWorld) conflictCachedSteps(rng *rand.Rand) []simEpisodeStep {
+	ws, ts := w.freshSpace(1)
+	t := ts[0]
+	gap := pick(rng, 0, time.Second, 5*time.Second)
+	const held = 5 * time.Minute
+	return []simEpisodeStep{
+		{gap: w.maxLength, svc: &simMisbehaviour{kind: simHealthy, account: t.account}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.edits = append(c.edits, w.misbehave(simMisbehaviour{kind: simHold, account: t.account, d: held}),
+				w.misbehave(simMisbehaviour{kind: simListingLag, d: 85 * time.Second}))
+			c.clock = simRunnerClock{}
+			c.fault = &mockservice.Fault{Kind: mockservice.FaultAcceptThenError, Route: mockservice.RouteTrigger, AccountID: t.account, Times: 1}
+			c.stop = simStop{after: pick(rng, 3*time.Second, 10*time.Second) + time.Duration(rng.IntN(1000))*time.Millisecond}
+		})},
+		{gap: gap, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.clock = simRunnerClock{}
+			c.fault = &mockservice.Fault{Kind: mockservice.FaultLatency, Route: mockservice.RouteTrigger, AccountID: t.account, Times: 1, Latency: 20 * time.Second}
+		}), laterAt: 70*time.Second - gap, // the resend, 60 s after the stop, is answered 20 s later
+			laterFault: &mockservice.Fault{Kind: mockservice.FaultFront, Route: mockservice.RouteListBackups, AccountID: t.account,
+				Front: mockservice.Front{Relay: true, Age: 5 * time.Second}}},
+		{gap: held + w.maxLength, svc: &simMisbehaviour{kind: simListingLag}, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) { c.clock = simRunnerClock{} })},
 	}
 }
 
@@ -2216,9 +2259,12 @@ func faultName(f mockservice.Fault) string {
 		}
 		return s
 	}
+	if f.Kind == mockservice.FaultLatency {
+		return fmt.Sprintf("latency-%s", f.Latency)
+	}
 	return map[mockservice.FaultKind]string{
 		mockservice.FaultServerError: "500-unprocessed", mockservice.FaultAcceptThenError: "500-processed",
-		mockservice.FaultOverload: "429", mockservice.FaultLatency: "latency-40s", mockservice.FaultProxyNotFound: "html-404",
+		mockservice.FaultOverload: "429", mockservice.FaultProxyNotFound: "html-404",
 		mockservice.FaultShuffledPage: "reversed-page", mockservice.FaultDuplicateItem: "duplicate-item",
 		mockservice.FaultForeignItem: "foreign-item", mockservice.FaultOtherHistory: "other-history",
 		mockservice.FaultEmptyHistory: "empty-history",
