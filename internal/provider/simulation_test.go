@@ -1964,7 +1964,8 @@ func (w *simWorld) conflictOtherHistorySteps(rng *rand.Rand) []simEpisodeStep {
 				"action on "+t.account+" not waited")
 		})},
 		{draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
-			c.edits = append(c.edits, w.set(t, func() { t.timeout = "30s" }))
+			// Long enough to follow the other host's backup to its end in any world (a backup runs under 7 minutes).
+			c.edits = append(c.edits, w.set(t, func() { t.timeout = "10m" }))
 			c.noRefresh = true
 			// Its read before the trigger too, from the other host (no refresh reads before it).
 			w.addFault(mockservice.Fault{Kind: mockservice.FaultOtherHistory, Route: mockservice.RouteListBackups, AccountID: t.account, Times: 1})
