@@ -1715,8 +1715,7 @@ const simTeethOdds = 4
 // drawTeethEpisode draws, from w.teeth, one of eight paths that only
 // deep-run seeds reached before, so that TestSimulation's sequences reach
 // each some thirty times (sim mutants 11, 12, 28, 36, 42, 43, 44, 45 and
-// 47). Each begins once
-// earlier backups have ended, on a healthy service.
+// 47). Each begins once earlier backups have ended, on a healthy service.
 func (w *simWorld) drawTeethEpisode() []simEpisodeStep {
 	rng := w.teeth
 	switch rng.IntN(8) {
