@@ -867,12 +867,17 @@ func (w *simWorld) step(i int) {
 		}
 		line += " | " + cmds[k].String()
 	}
-	w.runStep(line, cmds, later, laterAt)
+	var change func()
+	if later != nil {
+		change = func() { w.misbehave(*later) }
+	}
+	w.runStep(line, cmds, change, laterAt)
 }
 
-// runStep runs a step's commands at once (each after its delay), and the
-// service's change drawn for later in it, then checks what they queued.
-func (w *simWorld) runStep(line string, cmds []*simCommand, later *simMisbehaviour, laterAt time.Duration) {
+// runStep runs a step's commands at once (each after its delay), and
+// later (a change of the service, a fault), if any, laterAt into it; then
+// checks what they queued.
+func (w *simWorld) runStep(line string, cmds []*simCommand, later func(), laterAt time.Duration) {
 	w.lines = append(w.lines, line)
 	var wg sync.WaitGroup
 	for _, cmd := range cmds {
@@ -882,7 +887,7 @@ func (w *simWorld) runStep(line string, cmds []*simCommand, later *simMisbehavio
 		})
 	}
 	if later != nil {
-		t := time.AfterFunc(laterAt, func() { w.misbehave(*later) })
+		t := time.AfterFunc(laterAt, later)
 		defer t.Stop()
 	}
 	wg.Wait()
@@ -916,12 +921,12 @@ func (w *simWorld) playEpisodeStep(i int, e simEpisodeStep) {
 	}
 	cmd := e.draft()
 	cmd.alone = true
+	var later func()
 	if f := e.laterFault; f != nil {
 		line += fmt.Sprintf(" | at +%s: %s", e.laterAt.Round(time.Millisecond), faultName(*f))
-		t := time.AfterFunc(e.laterAt, func() { w.addFault(*f) }) // cleared with the step's faults
-		defer t.Stop()
+		later = func() { w.addFault(*f) } // cleared with the step's faults
 	}
-	w.runStep(line+" | "+cmd.String(), []*simCommand{cmd}, nil, 0)
+	w.runStep(line+" | "+cmd.String(), []*simCommand{cmd}, later, e.laterAt)
 }
 
 // drawRerun is a failed or stopped command run again as it was, on a
