@@ -118,7 +118,11 @@ func startEnv(t *testing.T, opts mockservice.Options) *testEnv {
 	serversMu.Lock()
 	servers = append(servers, srv)
 	serversMu.Unlock()
-	ts := httptest.NewServer(srv)
+	var h http.Handler = srv
+	if vc, ok := opts.Clock.(*clocktest.Virtual); ok && !vc.FollowsWall() {
+		h = holdWhileServing(vc, srv)
+	}
+	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	return &testEnv{t: t, srv: srv, url: ts.URL, key: srv.DemoKey()}
 }
@@ -147,6 +151,17 @@ func (e *testEnv) factories() map[string]func() (tfprotov6.ProviderServer, error
 		}
 	}
 	return map[string]func() (tfprotov6.ProviderServer, error){"backup": serve(newTestProvider(adjust))}
+}
+
+// holdWhileServing keeps the virtual clock still while the mock serves a
+// request: on a loaded machine an answer may take longer than the clock's
+// idle spell, and other callers' sleeps must not pass meanwhile, or a test's
+// virtual durations would depend on the machine's load.
+func holdWhileServing(vc *clocktest.Virtual, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer vc.Hold()()
+		h.ServeHTTP(w, r)
+	})
 }
 
 // testProvider is the provider as users get it, configured with the

@@ -8,8 +8,8 @@ import (
 )
 
 // Virtual is the tests' fake time, for a mock and a client at once.
-// NewVirtual's stands still while anyone works and, once unused for
-// VirtualIdle, jumps to the end of the earliest sleep (After); AfterFunc's
+// NewVirtual's stands still while anyone works or holds it (Hold) and, once
+// unused for VirtualIdle, jumps to the end of the earliest sleep (After); AfterFunc's
 // timers (deadlines) never move it, so a request in flight cannot time out.
 // NewInstant's ends every sleep at once and records it (Waits); NewStepped's
 // follows the wall clock. Advance moves any of them on.
@@ -18,6 +18,7 @@ type Virtual struct {
 	now      time.Time
 	timers   []*virtualTimer
 	activity uint64 // uses so far: time moves only when it stays put
+	holds    int    // open Holds: time stands still
 	driving  bool
 	undriven bool // tests of the clock step it by hand
 
@@ -68,6 +69,25 @@ func (c *Virtual) After(d time.Duration) <-chan time.Time {
 		c.add(d, true, func() { ch <- c.peek() })
 	}
 	return ch
+}
+
+// Hold keeps the clock still until release, however long the holder goes
+// without reading it: a request in flight is work, even while the machine
+// is too loaded to run its goroutines within VirtualIdle.
+func (c *Virtual) Hold() (release func()) {
+	c.mu.Lock()
+	c.holds++
+	c.activity++
+	c.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			c.holds--
+			c.activity++
+			c.mu.Unlock()
+		})
+	}
 }
 
 // FollowsWall says whether the clock is NewStepped's.
@@ -143,7 +163,7 @@ func (c *Virtual) used() uint64 {
 // since seen; false when no one sleeps.
 func (c *Virtual) stepIfUnused(seen uint64) bool {
 	c.mu.Lock()
-	if c.activity != seen {
+	if c.activity != seen || c.holds > 0 {
 		c.mu.Unlock()
 		return true
 	}

@@ -121,6 +121,33 @@ func TestVirtualStepsOnlyWhenUnused(t *testing.T) {
 	}
 }
 
+// A Hold keeps the clock still however long it is not read, and the
+// step after its release waits for one more idle spell. Stepped by hand.
+func TestVirtualStandsStillWhileHeld(t *testing.T) {
+	c := &Virtual{now: start, undriven: true}
+	sleep := c.After(time.Second)
+	release := c.Hold()
+	for range 3 {
+		if !c.stepIfUnused(c.used()) {
+			t.Fatal("a sleeper is left; the driver must go on")
+		}
+	}
+	if now := c.peek(); !now.Equal(start) {
+		t.Fatalf("the clock moved to %s while held", now)
+	}
+	seen := c.used()
+	release()
+	release() // a second release is a no-op
+	c.stepIfUnused(seen)
+	if now := c.peek(); !now.Equal(start) {
+		t.Fatalf("the clock moved to %s in the release's own spell", now)
+	}
+	c.stepIfUnused(c.used())
+	if at := <-sleep; !at.Equal(start.Add(time.Second)) {
+		t.Errorf("the sleeper woke at %s", at)
+	}
+}
+
 // Advance moves the clock at once, waking each sleeper it passes at the
 // sleeper's own time; it never moves the clock back.
 func TestVirtualAdvance(t *testing.T) {
