@@ -417,3 +417,35 @@ func TestSimScenarioResendMeetsTheLateBackup(t *testing.T) {
 		}
 	})
 }
+
+// A trigger gone ahead on its 202 after an empty read, its backup hidden by
+// a lag, is replaced minutes later, while a new trigger of the account takes
+// its triggers value. The delete finds that backup listed only past the
+// empty read's 90 s and keeps the trigger unidentified, with what the
+// listing showed; the new trigger must count none of it (its backup is not
+// the old change's) and takes one of this apply.
+func TestSimScenarioValueOfAnUnidentifiedTrigger(t *testing.T) {
+	t.Parallel()
+	scenario(t, func(w *simWorld) {
+		acc := w.srv.AddAccount(mockservice.AccountSpec{})
+		w.accounts = append(w.accounts, acc)
+		w.backupsLast(time.Second, 20*time.Second)
+		old := &simTriggerConf{addr: "backup_trigger.t1", account: acc, release: 1, onConflict: "wait"}
+		ws := w.workspace(simConfig{triggers: []*simTriggerConf{old}})
+		w.setLag(2 * time.Minute)
+		w.play(ws, simCmdApply)
+		if id := attrOf(ws.state.objects[old.addr].value, "id"); id != "" {
+			t.Fatalf("the trigger identified %s behind a 2-minute lag; the case needs it unidentified", id)
+		}
+		first := w.srv.Truth(acc)[0].ID
+		time.Sleep(3 * time.Minute)
+		w.setLag(0)
+		old.release = 2
+		taker := &simTriggerConf{addr: "backup_trigger.t2", account: acc, release: 1, wait: true, onConflict: "wait"}
+		ws.conf.triggers = append(ws.conf.triggers, taker)
+		w.play(ws, simCmdApply)
+		if id := attrOf(ws.state.objects[taker.addr].value, "id"); id == "" || id == first {
+			t.Errorf("%s holds backup %q; want one of this apply, not the old change's %s", taker.addr, id, first)
+		}
+	})
+}
