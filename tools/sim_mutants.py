@@ -91,7 +91,7 @@ M = [
   "\t\tshown.contradictedBy(p) || !mine.Mark.ranSince(p, w.set.emptyReadHorizon()) {",
   "\t\tshown.contradictedBy(p) || false {"),
  ("trigger: a read that lost the previous change's backups sent anyway", "internal/workflow/run.go",
-  "\tif opts.Since.emptiedOf(l.page) || opts.Since.lostFrom(l.page) {\n\t\treturn refused(errReadLost)\n\t}\n", ""),
+  "\tif opts.Since.emptiedOf(l.page) || opts.Since.lostFrom(l.page) {\n\t\to := refused(errReadLost)\n\t\treturn l, &o\n\t}\n", ""),
  ("proof: the read's newest listed above the first page's ends the pass unproven", "internal/workflow/run.go",
   "\t\t\tanchorFirst = true //", "\t\t\treturn m, false //"),
  ("look: an empty read proven at any time after it", "internal/workflow/counts.go",

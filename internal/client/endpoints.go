@@ -195,7 +195,12 @@ type Trigger struct {
 	sent      bool
 	resends   int
 	waited    time.Duration
+	sendBy    time.Time
 }
+
+// SendBy bounds when t's POST may start (zero: any time): an attempt the rate limit's waits or retries would start later is
+// not sent, and Post returns ErrNotSentInTime.
+func (t *Trigger) SendBy(at time.Time) { t.sendBy = at }
 
 // Trigger prepares a trigger of one backup of the account; it sends nothing.
 func (c *Client) Trigger(accountID string) *Trigger { return &Trigger{c: c, accountID: accountID} }
@@ -257,7 +262,7 @@ func (t *Trigger) Wait(ctx context.Context, last error) error {
 }
 
 func (t *Trigger) call() call {
-	return call{method: "POST", path: accountPath(t.accountID) + "/backup"}
+	return call{method: "POST", path: accountPath(t.accountID) + "/backup", sendBy: t.sendBy}
 }
 
 // ErrWrongOrganization matches an *organizationMismatchError.

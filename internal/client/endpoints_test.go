@@ -451,3 +451,30 @@ func TestOrganizationGuardWithoutOrganizationInTheAnswer(t *testing.T) {
 		t.Errorf("%d POSTs and %d token reads; want none and 2 (not remembered)", posts.Load(), tokens.Load())
 	}
 }
+
+// A trigger bounded by SendBy is not sent once the 429s' waits would start it
+// later: the refused attempts were not processed, and no attempt follows;
+// nor is one whose bound has passed before its first attempt.
+func TestTriggerNotSentPastItsBound(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 44}, nil)
+	id := f.srv.AccountIDs()[0]
+	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, Route: mockservice.RouteTrigger, RetryAfter: 10 * time.Second})
+	post := f.client.Trigger(id)
+	post.SendBy(f.clock.Now().Add(15 * time.Second))
+	if _, err := post.Post(t.Context()); !errors.Is(err, ErrNotSentInTime) || !errors.Is(err, errRateLimited) {
+		t.Fatalf("err = %v, want ErrNotSentInTime after the last 429", err)
+	}
+	if n := f.srv.Requests(mockservice.RouteTrigger); n != 2 {
+		t.Errorf("%d POSTs, want 2: at the start and 10 s on, not 20 s on", n)
+	}
+	f.srv.ClearFaults()
+	late := f.client.Trigger(id)
+	late.SendBy(f.clock.Now().Add(-time.Second))
+	if _, err := late.Post(t.Context()); !errors.Is(err, ErrNotSentInTime) {
+		t.Fatalf("err = %v, want ErrNotSentInTime", err)
+	}
+	if n, q := f.srv.Requests(mockservice.RouteTrigger), f.srv.BackupsQueued(id); n != 2 || q != 0 {
+		t.Errorf("%d POSTs, %d backups queued; want 2 and none", n, q)
+	}
+}

@@ -31,8 +31,16 @@ type call struct {
 	method     string
 	path       string // below the base URL, already escaped, starting with /api/v1
 	query      url.Values
-	idempotent bool // retried after server and transport errors too
+	idempotent bool      // retried after server and transport errors too
+	sendBy     time.Time // zero: any time; else no attempt starts after it (ErrNotSentInTime)
 }
+
+// ErrNotSentInTime: a request bounded by a time to start by (Trigger.SendBy) was not sent, since the rate limit's waits or
+// its retries would start it later; any attempt before was refused unprocessed.
+var ErrNotSentInTime = errors.New("the request was not sent: the rate limit's waits and retries would start it later than it was bounded to")
+
+// late says whether an attempt of cl starting at t would start after its bound.
+func (cl call) late(t time.Time) bool { return !cl.sendBy.IsZero() && t.After(cl.sendBy) }
 
 // announceWaitsOver: longer waits are logged at WARN, so that "Still creating..." never hides why.
 const announceWaitsOver = 5 * time.Second
@@ -63,6 +71,9 @@ func (c *Client) do(ctx context.Context, cl call, out record) error {
 			c.limiter.pause(delay) // every caller backs off
 		} else {
 			failures++
+		}
+		if cl.late(c.opts.Clock.Now().Add(delay)) {
+			return fmt.Errorf("%w (after %d attempt(s), the last: %w)", ErrNotSentInTime, attempt+1, err)
 		}
 		if err := c.retryAfter(ctx, cl, attempt, delay, &waited, err); err != nil {
 			return err
@@ -151,6 +162,9 @@ func (c *Client) attempt(ctx context.Context, cl call, out record) error {
 				"treating it as the API's one-second window", map[string]any{"announced_reset": reset.UTC().Format(time.RFC3339)})
 		}
 	}()
+	if cl.late(c.opts.Clock.Now()) { // the rate limit's wait ran past the bound
+		return ErrNotSentInTime
+	}
 
 	actx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
 	defer cancel()

@@ -449,3 +449,25 @@ func TestSimScenarioValueOfAnUnidentifiedTrigger(t *testing.T) {
 		}
 	})
 }
+
+// An account with no backup yet, whose first trigger the service refuses
+// (429, 25 s each) four times: past the 30 s an empty read's reach allows
+// for sending, the trigger is not sent then, and the account is read again
+// before it is. Its backup, queued 100 s after the first read, is
+// identified and waited for (before, past the 90 s an empty read proves
+// absence for, it was never identified, and the change was stuck).
+func TestSimScenarioRefusalsOutlastAnEmptyRead(t *testing.T) {
+	t.Parallel()
+	scenario(t, func(w *simWorld) {
+		acc := w.srv.AddAccount(mockservice.AccountSpec{})
+		w.accounts = append(w.accounts, acc)
+		c := triggerOn(acc)
+		ws := w.workspace(simConfig{triggers: []*simTriggerConf{c}})
+		w.play(ws, simCmdApply, withFault(mockservice.Fault{Kind: mockservice.FaultOverload, Route: mockservice.RouteTrigger, AccountID: acc,
+			Times: 4, RetryAfter: 25 * time.Second}))
+		truth := w.srv.Truth(acc)
+		if id := attrOf(ws.state.objects[c.addr].value, "id"); len(truth) != 1 || id != truth[0].ID {
+			t.Errorf("the trigger holds %q; want the one backup queued, of %d", id, len(truth))
+		}
+	})
+}

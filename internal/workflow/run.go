@@ -268,19 +268,8 @@ func (w *Runner) run(ctx context.Context, accountID string, opts RunOptions) Out
 // runFrom is run after the read before the trigger. A backup a conflict waits out joins the mark: it is not this run's.
 func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions, l looked) Outcome {
 	start, emit := w.progress(opts)
-	if opts.Since.emptiedOf(l.page) || opts.Since.lostFrom(l.page) {
-		return refused(errReadLost)
-	}
-	if opts.Since != nil {
-		// What the previous change listed predates this run, even where a lagging listing hid it from the
-		// read before it: never this run's (a new user's run: release 1's backup taken for release 3).
-		l.mark = union(l.mark, opts.Since)
-	}
-	if opts.predates != nil {
-		l.mark = union(l.mark, opts.predates)
-	}
-	l.mark = l.mark.with(opts.replaced)
-	for {
+	l, stop := markBefore(opts, l)
+	for rereads := 0; stop == nil; {
 		tr, o := w.trigger(ctx, accountID, l, opts.afterUnknown)
 		if tr != nil {
 			if tr.Recovered {
@@ -290,6 +279,18 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 			o = w.waitOwn(ctx, accountID, &tr.Backup, tr.Page, opts.WaitForCompletion, start, emit)
 			o.Before, o.earlier = l.mark, tr.Earlier
 			return o
+		}
+		if o.Kind == Refused && errors.Is(o.Err, client.ErrNotSentInTime) {
+			// Refused unprocessed past the empty read's reach (Runner.sendBy): nothing was queued, so read again.
+			if rereads == maxRereads {
+				o.Err = fmt.Errorf("%w: %w", errRefusedPastEmptyRead, o.Err)
+				return o
+			}
+			rereads++
+			if l, stop = w.lookFirst(ctx, accountID); stop == nil {
+				l, stop = markBefore(opts, l)
+			}
+			continue
 		}
 		// Only a refused trigger's 409 is another's backup to wait out: one not identified after an unknown outcome
 		// may be that trigger's own (deep-run seed 601591: waited out, the next apply queued a second backup).
@@ -310,6 +311,43 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 			l.mark = l.mark.with(running.ID)
 		}
 	}
+	return *stop
+}
+
+// markBefore is the read before a trigger with what predates the run joined to its mark, or the outcome that fails closed:
+// a read that lost what the previous change listed.
+func markBefore(opts RunOptions, l looked) (looked, *Outcome) {
+	if opts.Since.emptiedOf(l.page) || opts.Since.lostFrom(l.page) {
+		o := refused(errReadLost)
+		return l, &o
+	}
+	if opts.Since != nil {
+		// What the previous change listed predates this run, even where a lagging listing hid it from the
+		// read before it: never this run's (a new user's run: release 1's backup taken for release 3).
+		l.mark = union(l.mark, opts.Since)
+	}
+	if opts.predates != nil {
+		l.mark = union(l.mark, opts.predates)
+	}
+	l.mark = l.mark.with(opts.replaced)
+	return l, nil
+}
+
+// maxRereads bounds the reads again before a trigger the rate limit kept from being sent in time: 5 minutes of refusals.
+const maxRereads = 10
+
+var errRefusedPastEmptyRead = errors.New("the account's backups listing showed none, so the trigger had to be sent within 30 seconds " +
+	"of reading it for its backup to be told from any other; the service's refusals (429) and the rate limit's waits kept it from that " +
+	"after reading the listing again 10 times, and nothing was queued. Try again once the API key's allowance is less used")
+
+// sendBy is when a trigger after read l may start at the latest (zero: any time). After an empty read, what is listed
+// above it counts only within emptyReadHorizon of it, and the look after the POST takes up to the longer of
+// IdentifyWithin and UncertainGrace: a POST the rate limit holds back longer would queue a backup it could not identify.
+func (w *Runner) sendBy(l looked) time.Time {
+	if !l.mark.readEmpty() || l.mark.readAt.IsZero() {
+		return time.Time{}
+	}
+	return l.mark.readAt.Add(w.set.emptyReadHorizon() - max(w.set.IdentifyWithin, w.set.UncertainGrace))
 }
 
 // waitOwn tells of b, which this change queued (on page, if read from a first page), and waits for it if the caller does.
@@ -546,6 +584,9 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterU
 	}
 	post := w.c.Trigger(accountID)
 	uncertain, mayHaveQueued := afterUnknown, false // mayHaveQueued: a trigger of this run may have been processed
+	if !uncertain {
+		post.SendBy(w.sendBy(l))
+	}
 	for {
 		acct, err := post.Post(ctx)
 		var unsure *client.UnsureError
@@ -590,6 +631,7 @@ func (w *Runner) trigger(ctx context.Context, accountID string, l looked, afterU
 			return tr, o
 		case errors.As(err, &unsure):
 			uncertain, mayHaveQueued = true, true
+			post.SendBy(time.Time{}) // a read now could list this trigger's backup as predating it
 			w.log.Warn(ctx, "the outcome of a backup trigger is unknown; looking for the backup before sending it again",
 				map[string]any{"account_id": accountID, "error": err.Error()})
 			// A listing may lag behind the POST, as after a 202; with no answer, the request may still be on its way.

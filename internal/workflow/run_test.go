@@ -460,3 +460,75 @@ func TestConflictWaitThatStopsSaysWhenTheServiceLastAnswered(t *testing.T) {
 type roundTrip func(*http.Request) (*http.Response, error)
 
 func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// After a read that listed nothing, a trigger the service refuses (429) past
+// that read's reach is not sent then: the account is read again before it
+// is, and its backup is identified (before, queued 100 s after the read, past
+// the 90 s an empty read proves absence for, it was never identified).
+func TestRunReadsAgainWhenRefusalsOutlastAnEmptyRead(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 61}, nil)
+	id := f.srv.AddAccount(mockservice.AccountSpec{})
+	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, Route: mockservice.RouteTrigger, Times: 4, RetryAfter: 25 * time.Second})
+	o := f.client.run(t.Context(), id, RunOptions{})
+	if o.Kind != NotWaited || o.Backup == nil || o.Backup.ID != f.srv.NewestBackupID(id) {
+		t.Fatalf("outcome %v %v (%v); want the backup queued, identified", o.Kind, o.Backup, o.Err)
+	}
+	posts, listings, queued := f.srv.Requests(mockservice.RouteTrigger), f.srv.Requests(mockservice.RouteListBackups), f.srv.BackupsQueued(id)
+	// POSTs at 0 and 25 s, read again at 50 s; POSTs at 50 and 75 s, read again at 100 s; the POST at 100 s, its look.
+	if posts != 5 || listings != 4 || queued != 1 {
+		t.Errorf("%d POSTs, %d listings, %d queued; want 5, 4 and 1", posts, listings, queued)
+	}
+}
+
+// A service that refuses every trigger is read again at most maxRereads
+// times, then the run fails, nothing queued.
+func TestRunReadsAgainBoundedly(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 62}, nil)
+	id := f.srv.AddAccount(mockservice.AccountSpec{})
+	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, Route: mockservice.RouteTrigger, RetryAfter: 20 * time.Second})
+	o := f.client.run(t.Context(), id, RunOptions{})
+	if o.Kind != Refused || !errors.Is(o.Err, client.ErrNotSentInTime) || !errors.Is(o.Err, errRefusedPastEmptyRead) {
+		t.Fatalf("outcome %v (%v); want refused, not sent in time", o.Kind, o.Err)
+	}
+	if n, q := f.srv.Requests(mockservice.RouteListBackups), f.srv.BackupsQueued(id); n != 1+maxRereads || q != 0 {
+		t.Errorf("%d listings, %d queued; want %d and none", n, q, 1+maxRereads)
+	}
+}
+
+// After a read that listed backups, absence needs no proof by time: the
+// refusals are waited out, and nothing is read again.
+func TestRunReadsAgainOnlyAfterAnEmptyRead(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 63}, nil)
+	id := f.srv.AddAccount(mockservice.AccountSpec{})
+	f.srv.AddBackups(id, 2, 0, "")
+	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, Route: mockservice.RouteTrigger, Times: 4, RetryAfter: 25 * time.Second})
+	o := f.client.run(t.Context(), id, RunOptions{})
+	if o.Kind != NotWaited || o.Backup == nil || o.Backup.ID != f.srv.NewestBackupID(id) {
+		t.Fatalf("outcome %v %v (%v); want the backup queued, identified", o.Kind, o.Backup, o.Err)
+	}
+	if posts, listings := f.srv.Requests(mockservice.RouteTrigger), f.srv.Requests(mockservice.RouteListBackups); posts != 5 || listings != 2 {
+		t.Errorf("%d POSTs, %d listings; want 5, and 2: the read before and the look", posts, listings)
+	}
+}
+
+// A trigger whose outcome is unknown (a 500) is sent again after its look,
+// whatever the time since an empty read: a read before it could list the
+// first POST's backup as predating the run, and a second would be queued.
+func TestRunResendAfterUnknownOutcomeIsNotBounded(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 64}, nil)
+	id := f.srv.AddAccount(mockservice.AccountSpec{})
+	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultServerError, Route: mockservice.RouteTrigger, Times: 1})
+	o := f.client.run(t.Context(), id, RunOptions{})
+	if o.Kind != NotWaited || o.Backup == nil || o.Backup.ID != f.srv.NewestBackupID(id) {
+		t.Fatalf("outcome %v %v (%v); want the backup queued, identified", o.Kind, o.Backup, o.Err)
+	}
+	// The read before; the look's reads at 0, 1, 3, 7, 15, 23 and 30 s; the resend, unbounded, with no read before
+	// it; the read that finds its backup.
+	if posts, listings := f.srv.Requests(mockservice.RouteTrigger), f.srv.Requests(mockservice.RouteListBackups); posts != 2 || listings != 9 {
+		t.Errorf("%d POSTs, %d listings; want 2 and 9", posts, listings)
+	}
+}
