@@ -287,8 +287,12 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 				return o
 			}
 			rereads++
+			prev := l
 			if l, stop = w.lookFirst(ctx, accountID); stop == nil {
 				l, stop = markBefore(opts, l)
+				// What the reads before it listed, or a conflict waited out, predates the run as well.
+				l.mark, l.shown = prev.mark.then(l.mark), prev.shown
+				l.shown.add(prev.page)
 			}
 			continue
 		}
