@@ -225,8 +225,15 @@ func (t *Trigger) Post(ctx context.Context) (*Account, error) {
 	}
 	var wrote atomic.Bool
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) }})
+	cl := t.call()
+	cl.attempted = func(err error) {
+		// Answered 4xx (a 429 too), an attempt queued nothing: a Ctrl-C in the wait after it leaves no backup to look for.
+		var apiErr *APIError
+		refused := errors.As(err, &apiErr) && apiErr.StatusCode >= 400 && apiErr.StatusCode < 500
+		t.sent = wrote.Swap(false) && !refused || t.sent
+	}
 	var a Account
-	err := c.do(ctx, t.call(), &a)
+	err := c.do(ctx, cl, &a)
 	switch {
 	case errors.As(err, new(*decodeError)):
 		t.sent = true
@@ -237,7 +244,6 @@ func (t *Trigger) Post(ctx context.Context) (*Account, error) {
 		t.sent = true
 		return &a, nil
 	}
-	t.sent = t.sent || wrote.Load()
 	err = c.judgeAbsence(ctx, t.accountID, err)
 	var tErr *transportError
 	if noAnswer := errors.As(err, &tErr); noAnswer && tErr.Sent || !noAnswer && errors.Is(err, errServer) {
@@ -246,7 +252,7 @@ func (t *Trigger) Post(ctx context.Context) (*Account, error) {
 	return nil, err
 }
 
-// Sent says whether any POST of t reached the wire: even if ctx ended, a backup may be queued.
+// Sent says whether a POST of t reached the wire and was not refused with a 4xx: even if ctx ended, a backup may be queued.
 func (t *Trigger) Sent() bool { return t.sent }
 
 // Wait waits before t is sent again after the failure last, as the client's

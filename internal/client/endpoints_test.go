@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backup-service/terraform-provider-backup/internal/clock"
 	"github.com/backup-service/terraform-provider-backup/internal/mockservice"
 )
 
@@ -476,5 +477,24 @@ func TestTriggerNotSentPastItsBound(t *testing.T) {
 	}
 	if n, q := f.srv.Requests(mockservice.RouteTrigger), f.srv.BackupsQueued(id); n != 2 || q != 0 {
 		t.Errorf("%d POSTs, %d backups queued; want 2 and none", n, q)
+	}
+}
+
+// A trigger answered 429, interrupted while it waits to retry, was not
+// sent in any way that could queue a backup: Sent says so, and the caller
+// has nothing to look for.
+func TestTriggerRefusedThenInterruptedWasNotSent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, mockservice.Options{Seed: 45}, func(o *Options) { o.Clock = clock.Wall{} })
+	id := f.srv.AccountIDs()[0]
+	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, Route: mockservice.RouteTrigger, Times: 1, RetryAfter: 10 * time.Second})
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	post := f.client.Trigger(id)
+	if _, err := post.Post(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want the interruption", err)
+	}
+	if n := f.srv.Requests(mockservice.RouteTrigger); n != 1 || post.Sent() {
+		t.Errorf("%d POSTs, Sent() = %v; want the one refused, and not sent", n, post.Sent())
 	}
 }

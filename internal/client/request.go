@@ -31,8 +31,9 @@ type call struct {
 	method     string
 	path       string // below the base URL, already escaped, starting with /api/v1
 	query      url.Values
-	idempotent bool      // retried after server and transport errors too
-	sendBy     time.Time // zero: any time; else no attempt starts after it (ErrNotSentInTime)
+	idempotent bool            // retried after server and transport errors too
+	sendBy     time.Time       // zero: any time; else no attempt starts after it (ErrNotSentInTime)
+	attempted  func(err error) // if set, told of each attempt's outcome
 }
 
 // ErrNotSentInTime: a request bounded by a time to start by (Trigger.SendBy) was not sent, since the rate limit's waits or
@@ -53,6 +54,9 @@ func (c *Client) do(ctx context.Context, cl call, out record) error {
 	failures := 0 // retries that max_retries bounds
 	for attempt := 0; ; attempt++ {
 		err := c.attempt(ctx, cl, out)
+		if cl.attempted != nil {
+			cl.attempted(err)
+		}
 		if err == nil {
 			return nil
 		}
