@@ -635,6 +635,9 @@ func TestTriggerStopsLookingOnceAPassLacksTheFirstPage(t *testing.T) {
 	if tr != nil || o.Kind != NotIdentified || !errors.Is(o.Err, ErrListingLost) {
 		t.Fatalf("triggered %+v, outcome %d (%v); want none identified, the listing lost", tr, o.Kind, o.Err)
 	}
+	if _, listings := fs.counts(); listings != 3 {
+		t.Fatalf("%d listings; want 3: none after the pass that lacked the first page", listings)
+	}
 }
 
 // A retake's read that lists nothing (a cache's empty page) proves no
