@@ -1606,8 +1606,8 @@ func (cmd *simCommand) unhealthy() string {
 		return string(cmd.health)
 	case !cmd.alone:
 		return "another command ran beside it"
-	case cmd.fault != nil:
-		return "a fault"
+	case cmd.fault != nil && cmd.fault.Kind != mockservice.FaultOverload:
+		return "a fault" // 429s are the API's own answer, waited out within tooSlow's margin: no excuse
 	case len(cmd.attempts) > 1 || last.stopped.Load() || last.killed.Load():
 		return "stopped"
 	case cmd.stale:

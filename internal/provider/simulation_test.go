@@ -207,7 +207,9 @@ type simWorld struct {
 	// resend draws the episodes of a lost answer sent again (drawResendEpisode), likewise.
 	resend *rand.Rand
 	// teeth draws the second coda (drawTeethEpisode), likewise.
-	teeth    *rand.Rand
+	teeth *rand.Rand
+	// refused draws the third coda (refusedFirstSteps), likewise.
+	refused  *rand.Rand
 	srv      *mockservice.Server
 	schema   *tfprotov6.GetProviderSchemaResponse
 	accounts []string
@@ -276,7 +278,7 @@ func newBareSimWorld(t *testing.T, seed uint64) *simWorld {
 		unknown: rand.New(rand.NewPCG(seed, 0xf1002)), other: rand.New(rand.NewPCG(seed, 0x07e4)),
 		pages: rand.New(rand.NewPCG(seed, 0xca9)), empty: rand.New(rand.NewPCG(seed, 0xe3e)), late: rand.New(rand.NewPCG(seed, 0x1a7e)),
 		ended: rand.New(rand.NewPCG(seed, 0xe4d)), resend: rand.New(rand.NewPCG(seed, 0x5e4d)),
-		teeth: rand.New(rand.NewPCG(seed, 0x7ee7)), start: time.Now(), ops: map[string]*simResOp{},
+		teeth: rand.New(rand.NewPCG(seed, 0x7ee7)), refused: rand.New(rand.NewPCG(seed, 0x429)), start: time.Now(), ops: map[string]*simResOp{},
 		reads: map[string][]time.Time{}}
 	w.srv = mockservice.New(mockservice.Options{Seed: seed, Accounts: 2, RateLimit: 10000})
 	w.key = w.srv.DemoKey()
@@ -1712,6 +1714,33 @@ func (w *simWorld) coda(steps int) {
 	if w.teeth.IntN(simTeethOdds) == 0 {
 		play(w.drawTeethEpisode())
 	}
+	// The third, likewise after the second.
+	if w.refused.IntN(simRefusedOdds) == 0 {
+		play(w.refusedFirstSteps(w.refused))
+	}
+}
+
+// simRefusedOdds: one sequence in so many ends with refusedFirstSteps' coda.
+const simRefusedOdds = 10
+
+// refusedFirstSteps: on a new account with no backup yet, a new pipeline's
+// trigger whose POST the service refuses (429) a few times, on a service
+// otherwise healthy: its waits end within an empty read's reach or past it,
+// where the account must be read again before the trigger is sent. Either
+// way the change goes ahead (liveness; 429s excuse nothing).
+func (w *simWorld) refusedFirstSteps(rng *rand.Rand) []simEpisodeStep {
+	account := w.srv.AddAccount(mockservice.AccountSpec{})
+	w.accounts = append(w.accounts, account)
+	t := &simTriggerConf{addr: "backup_trigger.t1", account: account, release: 1, wait: rng.IntN(2) == 0, onConflict: "wait"}
+	ws := &simWorkspace{w: w, id: len(w.spaces) + 1, conf: simConfig{triggers: []*simTriggerConf{t}}, state: newSimState(), lineages: map[string]*simLineage{}}
+	w.spaces = append(w.spaces, ws)
+	refusals := &mockservice.Fault{Kind: mockservice.FaultOverload, Route: mockservice.RouteTrigger, AccountID: account,
+		Times: 2 + rng.IntN(3), RetryAfter: pick(rng, 8*time.Second, 25*time.Second)}
+	// Healthy from now, before the gap: a change as the command begins would excuse it.
+	healthy := w.misbehave(simMisbehaviour{kind: simHealthy, account: account})
+	return []simEpisodeStep{{gap: w.maxLength, draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+		c.clock, c.fault, c.edits = simRunnerClock{}, refusals, append(c.edits, healthy)
+	})}}
 }
 
 // simTeethOdds: one sequence in so many ends with drawTeethEpisode's coda.
