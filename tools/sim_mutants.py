@@ -116,4 +116,8 @@ M = [
   "if opts.Since.emptiedOf(l.page) || opts.Since.lostFrom(l.page) {", "if opts.Since.emptiedOf(l.page) {"),
  ("resend: a failed read before it refuses, the record keeping only its floor", "internal/workflow/follow.go",
   "\t\t\t\t\t\treturn unidentified(stop.Err)", "\t\t\t\t\t\treturn *stop"),
+ ("send bound: a trigger after an empty read sent however late its 429s hold it", "internal/workflow/run.go",
+  "\t\tpost.SendBy(w.sendBy(l))\n", "\t\tpost.SendBy(time.Time{})\n"),
+ ("429: a refused request not waited out, the service's answer taken as final", "internal/client/request.go",
+  "if apiErr.StatusCode != http.StatusTooManyRequests && (", "if apiErr.StatusCode == http.StatusTooManyRequests || ("),
 ]
