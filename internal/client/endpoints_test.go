@@ -458,7 +458,8 @@ func TestOrganizationGuardWithoutOrganizationInTheAnswer(t *testing.T) {
 // nor is one whose bound has passed before its first attempt.
 func TestTriggerNotSentPastItsBound(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, mockservice.Options{Seed: 44}, nil)
+	log := &recordingLogger{}
+	f := newFixture(t, mockservice.Options{Seed: 44}, func(o *Options) { o.Logger = log })
 	id := f.srv.AccountIDs()[0]
 	f.srv.AddFault(mockservice.Fault{Kind: mockservice.FaultOverload, Route: mockservice.RouteTrigger, RetryAfter: 10 * time.Second})
 	post := f.client.Trigger(id)
@@ -468,6 +469,10 @@ func TestTriggerNotSentPastItsBound(t *testing.T) {
 	}
 	if n := f.srv.Requests(mockservice.RouteTrigger); n != 2 {
 		t.Errorf("%d POSTs, want 2: at the start and 10 s on, not 20 s on", n)
+	}
+	// The wait the next request makes is told, as a retry's is.
+	if all := strings.Join(log.lines, "\n"); !strings.Contains(all, "WARN not retrying") || !strings.Contains(all, "delay:10s") {
+		t.Errorf("the log says nothing of the 10 s wait:\n%s", all)
 	}
 	f.srv.ClearFaults()
 	late := f.client.Trigger(id)

@@ -77,6 +77,12 @@ func (c *Client) do(ctx context.Context, cl call, out record) error {
 			failures++
 		}
 		if cl.late(c.opts.Clock.Now().Add(delay)) {
+			if delay >= announceWaitsOver { // the caller's next request waits it out: say why nothing shows meanwhile
+				c.opts.Logger.Warn(ctx, "not retrying a Backup Service request: the wait it was answered with would start it past its bound; "+
+					"no request starts before that wait is over", map[string]any{
+					"method": cl.method, "path": c.base.EscapedPath() + cl.path, "delay": delay.Round(time.Second).String(), "error": err.Error(),
+				})
+			}
 			return fmt.Errorf("%w (after %d attempt(s), the last: %w)", ErrNotSentInTime, attempt+1, err)
 		}
 		if err := c.retryAfter(ctx, cl, attempt, delay, &waited, err); err != nil {

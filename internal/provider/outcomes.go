@@ -243,6 +243,7 @@ func reportFailed(diags *diag.Diagnostics, by caller, o workflow.Outcome) {
 // refused says why no backup was queued.
 func refused(diags *diag.Diagnostics, by caller, summary string, err error) {
 	at := path.Root("account_id")
+	var past *client.RetryError
 	switch {
 	case errors.Is(err, client.ErrConflict):
 		// The service's answer says that a backup is in progress: the hint says only what follows from it.
@@ -256,6 +257,9 @@ func refused(diags *diag.Diagnostics, by caller, summary string, err error) {
 		diags.AddError(summary, describeError(err, wrongOrganizationHint))
 	case errors.Is(err, client.ErrNotFound), errors.Is(err, client.ErrForbidden):
 		diags.AddAttributeError(at, summary, describeError(err))
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.As(err, &past) && past.Cause == client.RetryPastDeadline:
+		// Stopped before a trigger was sent, or while a refused one (429) waited to be sent again: say what a user cannot tell.
+		diags.AddError(summary, describeError(err, "No backup was queued: the trigger was not sent, or the service refused it unprocessed."))
 	default:
 		diags.AddError(summary, describeError(err))
 	}

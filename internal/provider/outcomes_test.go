@@ -34,6 +34,7 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 	*failed.Error = "export refused"
 	conflict := &client.APIError{Method: "POST", Path: "/api/v1/accounts/" + acct + "/backup", StatusCode: 409, Title: "Conflict",
 		Detail: "A backup for account " + acct + " is already in progress.", RequestID: "0b7c7a70-1c6f-4a8e-9c3e-1d2f3a4b5c6d"}
+	overloaded := &client.APIError{Method: "POST", Path: "/x", StatusCode: 429, Title: "Too Many Requests"}
 	unprocessable := &client.APIError{Method: "POST", Path: "/x", StatusCode: 422, Title: "Unprocessable Entity", Detail: "paused"}
 
 	callers := map[string]caller{"create": createCaller, "resume": resumeCaller, "invoke": invokeCaller, "destroy": destroyCaller(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))}
@@ -66,6 +67,11 @@ func TestOutcomeMessagesFitTheirCaller(t *testing.T) {
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"Interrupted", "no backup was queued"}, nil, false},
 		{"conflict refused", workflow.Outcome{Kind: workflow.Refused, Err: conflict},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"HTTP 409", "already in progress.", `With on_conflict = "fail", the provider does not wait for that backup to end: no backup was queued.`, "Request ID: 0b7c7a70"}, nil, false},
+		{"interrupted before the trigger was sent", workflow.Outcome{Kind: workflow.Refused, Err: fmt.Errorf("POST /x: %w", context.Canceled)},
+			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"context canceled", "No backup was queued", "interrupted first"}, nil, false},
+		{"no time left to send the trigger again", workflow.Outcome{Kind: workflow.Refused,
+			Err: &client.RetryError{Attempts: 1, Cause: client.RetryPastDeadline, Reason: "waiting 25s would outlive the operation's deadline", Err: overloaded}},
+			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"HTTP 429", "raise the operation's timeouts", "No backup was queued", "gave up after 1 attempt"}, nil, false},
 		{"not backupable", workflow.Outcome{Kind: workflow.Refused, Err: unprocessable},
 			diag.SeverityError, "Unable to trigger a backup of account " + acct, []string{"HTTP 422", "paused", "web application"}, nil, false},
 		{"queued, not identified", workflow.Outcome{Kind: workflow.NotIdentified, TriggeredAt: unidentifiedAt, Confirmed: true, Err: errNotListed},

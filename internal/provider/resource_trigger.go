@@ -68,8 +68,9 @@ func (r *triggerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				"`fail` fails the apply."),
 			"reuse_within": reuseWithinArgument("create"),
 			"reused": schema.BoolAttribute{Computed: true, PlanModifiers: keepBool,
-				Description: "Whether this trigger's create queued no backup because a recent one counted for it (`reuse_within`): " +
-					"true also for a retried apply that follows the backup its own killed run queued."},
+				Description: "Whether this trigger's create queued no backup because a recent one counted for it (`reuse_within`). " +
+					"A replacement that follows the backup of the tainted trigger it replaces (an interrupted run's) keeps that trigger's value; " +
+					"a killed runner's retry records nothing of it and takes a new backup (false)."},
 			"backup_status": schema.StringAttribute{Computed: true, PlanModifiers: keep, Description: "Status of the backup when last read: " +
 				"`pending`, `running`, `success` or `failed` (the service may add values; only `success` is a good backup)."},
 			"triggered_at": schema.StringAttribute{Computed: true, CustomType: timetypes.RFC3339Type{}, PlanModifiers: keep,

@@ -287,6 +287,9 @@ func (w *Runner) runFrom(ctx context.Context, accountID string, opts RunOptions,
 				return o
 			}
 			rereads++
+			w.log.Warn(ctx, "reading the account's backups again before its trigger: the listing read before showed none, and the "+
+				"service's refusals (429) held the trigger past the 30 s within which it must follow that read", map[string]any{
+				"account_id": accountID, "reread": rereads, "of_at_most": maxRereads})
 			prev := l
 			if l, stop = w.lookFirst(ctx, accountID); stop == nil {
 				l, stop = markBefore(opts, l)
