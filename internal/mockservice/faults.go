@@ -140,6 +140,11 @@ type Fault struct {
 	Location string
 	// Front is what FaultFront answers.
 	Front Front
+	// Paged makes FaultOtherHistory's deployment list that history as the
+	// service would its own: in pages that go on, read on by its own
+	// cursors alone (another deployment's cursor, or this one's elsewhere,
+	// is refused).
+	Paged bool
 	// OnceQueued holds the fault back until the service queues a backup of
 	// AccountID (any account's, without one) after it was added: a front
 	// that fails over after a write.

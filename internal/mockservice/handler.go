@@ -176,6 +176,10 @@ func (s *Server) postFaults(faults []Fault, rep *reply, r *http.Request, request
 		case FaultForeignItem:
 			rep = s.foreignItem(rep, accountID)
 		case FaultOtherHistory, FaultEmptyHistory:
+			if f.Kind == FaultOtherHistory && f.Paged {
+				rep = s.otherDeployment(rep, r, requestID, accountID)
+				break
+			}
 			if r.URL.Query().Get("cursor") != "" {
 				// Another deployment cannot read this one's cursor (api-contract.md: a foreign cursor is a 400).
 				return problemReply(http.StatusBadRequest, titleBadRequest, "invalid cursor", r, requestID)

@@ -180,21 +180,18 @@ func (s *Server) otherHistory(rep *reply, accountID string) *reply {
 	}
 	s.mu.Lock()
 	var data []json.RawMessage
-	for _, id := range s.sortedAccountIDs() {
-		if acc := s.accounts[id]; id != accountID && len(acc.backups) > 0 {
-			newest := slices.Clone(acc.backups)
-			sort.Slice(newest, func(i, j int) bool { // newest first, as the service lists
-				ti, qi := newest[i].sortKey()
-				tj, qj := newest[j].sortKey()
-				return less(tj, qj, ti, qi)
-			})
-			for _, b := range newest[:min(len(newest), page.Pagination.Limit)] {
-				b := s.backupJSON(b)
-				b.AccountID = accountID
-				item, _ := json.Marshal(b)
-				data = append(data, item)
-			}
-			break
+	if acc := s.accounts[s.otherHistoryLocked(accountID)]; acc != nil {
+		newest := slices.Clone(acc.backups)
+		sort.Slice(newest, func(i, j int) bool { // newest first, as the service lists
+			ti, qi := newest[i].sortKey()
+			tj, qj := newest[j].sortKey()
+			return less(tj, qj, ti, qi)
+		})
+		for _, b := range newest[:min(len(newest), page.Pagination.Limit)] {
+			b := s.backupJSON(b)
+			b.AccountID = accountID
+			item, _ := json.Marshal(b)
+			data = append(data, item)
 		}
 	}
 	s.mu.Unlock()
@@ -205,6 +202,39 @@ func (s *Server) otherHistory(rep *reply, accountID string) *reply {
 	out := *rep
 	out.body, _ = json.Marshal(page)
 	return &out
+}
+
+// otherDeployment answers a listing's page as another deployment whose
+// history of accountID is OtherHistoryOf's, paged as the service pages its
+// own, under a scope of its own: its cursors read on, no other's does.
+func (s *Server) otherDeployment(rep *reply, r *http.Request, requestID, accountID string) *reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	acc := s.accounts[s.otherHistoryLocked(accountID)]
+	if acc == nil {
+		return rep
+	}
+	return listReply(s, r, requestID, "backups:elsewhere:"+acc.id, acc.backups, false, func(b *backup) backupJSON {
+		out := s.backupJSON(b)
+		out.AccountID = accountID
+		return out
+	})
+}
+
+// OtherHistoryOf is the account whose history FaultOtherHistory lists under accountID ("": none has backups).
+func (s *Server) OtherHistoryOf(accountID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.otherHistoryLocked(accountID)
+}
+
+func (s *Server) otherHistoryLocked(accountID string) string {
+	for _, id := range s.sortedAccountIDs() {
+		if id != accountID && len(s.accounts[id].backups) > 0 {
+			return id
+		}
+	}
+	return ""
 }
 
 // noteListing counts a backups listing answered under label: by the

@@ -193,6 +193,43 @@ func TestOtherHistoryFault(t *testing.T) {
 	}
 }
 
+// A paged other deployment lists that history in pages that go on, read
+// on by its own cursors; the service's own cursor is refused there.
+func TestOtherHistoryFaultPaged(t *testing.T) {
+	t.Parallel()
+	s := newTest(t, Options{Accounts: 2})
+	ids, key := s.AccountIDs(), s.DemoKey()
+	s.AddHistory(ids[0], BackupSpec{CreatedAt: time.Now().Add(-2 * time.Hour)}, BackupSpec{CreatedAt: time.Now().Add(-5 * time.Hour)})
+	s.AddHistory(ids[1], BackupSpec{CreatedAt: time.Now().Add(-3 * time.Hour)}, BackupSpec{CreatedAt: time.Now().Add(-time.Hour)},
+		BackupSpec{CreatedAt: time.Now().Add(-4 * time.Hour)})
+	theirs := s.Truth(ids[1])
+	slices.SortFunc(theirs, func(a, b BackupTruth) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	own := call(t, s, "GET", "/api/v1/accounts/"+ids[0]+"/backups?limit=1", key)
+	ownNext, _ := own.body["pagination"].(map[string]any)["next_cursor"].(string)
+	s.AddFault(Fault{Kind: FaultOtherHistory, Route: RouteListBackups, AccountID: ids[0], Paged: true})
+	var listed []string
+	for cursor := ""; ; {
+		got := call(t, s, "GET", "/api/v1/accounts/"+ids[0]+"/backups?limit=2"+cursor, key)
+		for _, d := range got.body["data"].([]any) {
+			if d.(map[string]any)["account_id"] != ids[0] {
+				t.Fatalf("listed under another id: %s", got.raw)
+			}
+			listed = append(listed, d.(map[string]any)["id"].(string))
+		}
+		next, _ := got.body["pagination"].(map[string]any)["next_cursor"].(string)
+		if next == "" {
+			break
+		}
+		cursor = "&cursor=" + next
+	}
+	if len(listed) != 3 || listed[0] != theirs[0].ID || listed[2] != theirs[2].ID {
+		t.Errorf("listed %v, want the other history %v, whole, in pages", listed, theirs)
+	}
+	if refused := call(t, s, "GET", "/api/v1/accounts/"+ids[0]+"/backups?cursor="+ownNext, key); refused.status != http.StatusBadRequest {
+		t.Errorf("the service's own cursor there: %d %s", refused.status, refused.raw)
+	}
+}
+
 // Records of one second come in any order, and replicas behind by up to
 // the listing lag may miss, on a later read, what an earlier one showed.
 func TestShuffledTiesAndReplicas(t *testing.T) {

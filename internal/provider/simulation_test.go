@@ -209,16 +209,18 @@ type simWorld struct {
 	// teeth draws the second coda (drawTeethEpisode), likewise.
 	teeth *rand.Rand
 	// refused draws the third coda (refusedFirstSteps), likewise.
-	refused  *rand.Rand
-	srv      *mockservice.Server
-	schema   *tfprotov6.GetProviderSchemaResponse
-	accounts []string
-	key      string
-	start    time.Time
-	spaces   []*simWorkspace
-	lines    []string
-	commands int
-	svc      simServiceLog
+	refused *rand.Rand
+	// wrongHost draws the fourth coda (wrongHostAboveSteps), likewise.
+	wrongHost *rand.Rand
+	srv       *mockservice.Server
+	schema    *tfprotov6.GetProviderSchemaResponse
+	accounts  []string
+	key       string
+	start     time.Time
+	spaces    []*simWorkspace
+	lines     []string
+	commands  int
+	svc       simServiceLog
 	// maxLength bounds how long any backup of the sequence lasts.
 	maxLength time.Duration
 	// rerun is a command the next step may run again; episode, the steps
@@ -278,7 +280,7 @@ func newBareSimWorld(t *testing.T, seed uint64) *simWorld {
 		unknown: rand.New(rand.NewPCG(seed, 0xf1002)), other: rand.New(rand.NewPCG(seed, 0x07e4)),
 		pages: rand.New(rand.NewPCG(seed, 0xca9)), empty: rand.New(rand.NewPCG(seed, 0xe3e)), late: rand.New(rand.NewPCG(seed, 0x1a7e)),
 		ended: rand.New(rand.NewPCG(seed, 0xe4d)), resend: rand.New(rand.NewPCG(seed, 0x5e4d)),
-		teeth: rand.New(rand.NewPCG(seed, 0x7ee7)), refused: rand.New(rand.NewPCG(seed, 0x429)), start: time.Now(), ops: map[string]*simResOp{},
+		teeth: rand.New(rand.NewPCG(seed, 0x7ee7)), refused: rand.New(rand.NewPCG(seed, 0x429)), wrongHost: rand.New(rand.NewPCG(seed, 0x4057)), start: time.Now(), ops: map[string]*simResOp{},
 		reads: map[string][]time.Time{}}
 	w.srv = mockservice.New(mockservice.Options{Seed: seed, Accounts: 2, RateLimit: 10000})
 	w.key = w.srv.DemoKey()
@@ -912,6 +914,9 @@ type simEpisodeStep struct {
 	// laterFault is a fault switched on laterAt into the step, if any.
 	laterFault *mockservice.Fault
 	laterAt    time.Duration
+	// laterDo, if set, is done at laterAt too (after laterFault), and named so in the step's line.
+	laterDo     func()
+	laterDoName string
 }
 
 // playEpisodeStep runs one step of an episode.
@@ -927,6 +932,15 @@ func (w *simWorld) playEpisodeStep(i int, e simEpisodeStep) {
 	if f := e.laterFault; f != nil {
 		line += fmt.Sprintf(" | at +%s: %s", e.laterAt.Round(time.Millisecond), faultName(*f))
 		later = func() { w.addFault(*f) } // cleared with the step's faults
+	}
+	if do, fault := e.laterDo, later; do != nil {
+		line += fmt.Sprintf(" | at +%s: %s", e.laterAt.Round(time.Millisecond), e.laterDoName)
+		later = func() {
+			if fault != nil {
+				fault()
+			}
+			do()
+		}
 	}
 	w.runStep(line+" | "+cmd.String(), []*simCommand{cmd}, later, e.laterAt)
 }
@@ -1718,6 +1732,43 @@ func (w *simWorld) coda(steps int) {
 	if w.refused.IntN(simRefusedOdds) == 0 {
 		play(w.refusedFirstSteps(w.refused))
 	}
+	if w.wrongHost.IntN(simWrongHostOdds) == 0 {
+		play(w.wrongHostAboveSteps(w.wrongHost))
+	}
+}
+
+// simWrongHostOdds: one sequence in so many ends with wrongHostAboveSteps' coda.
+const simWrongHostOdds = 8
+
+// wrongHostAboveSteps: on a new account, a new pipeline's trigger whose read
+// before it another deployment answers (a wrong host behind a load balancer:
+// another account's history under this one's id, paged as the service pages),
+// then the service itself, in pages of two (whole, past the read) or three
+// (one that ends). Seconds later that deployment, busy with backups of its
+// own, answers again, with one queued since the read above the read's newest
+// on a page that goes on: a look that went on once the service's listing
+// lost the read would take it for the trigger's (sim mutants 31 and 34).
+func (w *simWorld) wrongHostAboveSteps(rng *rand.Rand) []simEpisodeStep {
+	ws, ts := w.freshSpace(1)
+	t := ts[0]
+	other := w.srv.OtherHistoryOf(t.account)
+	old := time.Now().Add(-6 * time.Hour)
+	w.srv.AddHistory(other, mockservice.BackupSpec{CreatedAt: old}, mockservice.BackupSpec{CreatedAt: old.Add(time.Hour)},
+		mockservice.BackupSpec{CreatedAt: old.Add(2 * time.Hour)}) // its pages go on, whatever it held
+	elsewhere := func(times int, p float64) *mockservice.Fault {
+		return &mockservice.Fault{Kind: mockservice.FaultOtherHistory, Route: mockservice.RouteListBackups, AccountID: t.account,
+			Paged: true, Times: times, Probability: p}
+	}
+	return []simEpisodeStep{{gap: w.maxLength, svc: &simMisbehaviour{kind: simPageCap, cap: pick(rng, 2, 3)},
+		draft: w.episodeCommand(ws, simCmdApply, func(c *simCommand) {
+			c.clock, c.fault = simRunnerClock{}, elsewhere(1, 0)
+			c.edits = append(c.edits, w.set(t, func() { t.wait = rng.IntN(2) == 0 }))
+		}),
+		laterAt:     pick(rng, time.Second, 2*time.Second, 5*time.Second),
+		laterFault:  elsewhere(0, pick(rng, 0.5, 1)),
+		laterDo:     func() { w.srv.AddHistory(other, mockservice.BackupSpec{CreatedAt: time.Now()}) },
+		laterDoName: "a backup of " + other + " on the other deployment",
+	}}
 }
 
 // simRefusedOdds: one sequence in so many ends with refusedFirstSteps' coda.
