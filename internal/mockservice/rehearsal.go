@@ -51,7 +51,7 @@ func (k FaultKind) valid() bool { return k >= FaultServerError && k <= FaultEmpt
 //
 //	kind[,route=R][,account=ID][,times=N][,per-route][,p=F][,retry-after=D][,latency=D][,location=URL]
 //
-// and, for a front, [,status=N][,json][,date=D][,skew=D][,processed][,relay][,age=D]
+// and, for a front, [,status=N][,json][,date=D][,skew=D][,processed][,relay][,age=D]; for another history, [,paged]
 //
 // for example "overload,route=trigger_backup,times=2,retry-after=3s";
 // latency is at most MaxLatency.
@@ -104,6 +104,8 @@ func ParseFault(spec string) (Fault, error) {
 			f.Front.Relay = true
 		case "age":
 			f.Front.Age, err = time.ParseDuration(value)
+		case "paged":
+			f.Paged = true
 		default:
 			err = fmt.Errorf("unknown setting")
 		}
@@ -134,6 +136,8 @@ func (f Fault) check() *fieldError {
 		return &fieldError{"Latency", fmt.Sprintf("must be 0 to at most %v, not %v", MaxLatency, f.Latency)}
 	case f.Kind != FaultFront && f.Front != Front{}:
 		return &fieldError{"Front", "is a front's (Kind 12) only"}
+	case f.Paged && f.Kind != FaultOtherHistory:
+		return &fieldError{"Paged", "is another deployment's (Kind 14) only"}
 	}
 	return f.Front.check()
 }

@@ -26,13 +26,16 @@ func TestParseFault(t *testing.T) {
 	if err != nil || f.Kind != FaultFront || f.Route != RouteListBackups || f.AccountID != "acc_0123456789abcdef" || f.Front != wantFront {
 		t.Errorf("front: %+v, %v; want its settings %+v", f, err, wantFront)
 	}
-	if f, err := ParseFault("other-history,route=list_backups,p=0.5"); err != nil || f.Kind != FaultOtherHistory || f.Probability != 0.5 {
+	if f, err := ParseFault("other-history,route=list_backups,p=0.5"); err != nil || f.Kind != FaultOtherHistory || f.Probability != 0.5 || f.Paged {
 		t.Errorf("other-history: %+v, %v", f, err)
+	}
+	if f, err := ParseFault("other-history,paged"); err != nil || !f.Paged {
+		t.Errorf("other-history, paged: %+v, %v", f, err)
 	}
 	for _, bad := range []string{"", "explode", "overload,route=nowhere", "overload,times=x", "latency", "overload,colour=red",
 		"front,status=200", "front,date=tomorrow", "front,skew=-400d", "front,skew=9000h", "front,route=list_backup",
 		"other-history,p=1.5", "other-history,p=-1", "overload,times=-1", "shuffled-page,date=skewed",
-		"front,age=-1s", "front,age=9000h", "front,age=soon", "empty-history,age=10m"} {
+		"front,age=-1s", "front,age=9000h", "front,age=soon", "empty-history,age=10m", "empty-history,paged"} {
 		if _, err := ParseFault(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

@@ -65,7 +65,8 @@ func run() error {
 		"[,location=URL]\n"+
 		"kinds: "+strings.Join(mockservice.FaultNames(), ", ")+"; latency at most "+mockservice.MaxLatency.String()+"\n"+
 		"routes: token, list_accounts, get_account, trigger_backup, list_backups, audit_logs\n"+
-		"a front's settings: status=400..599, json, date=true|skewed|year-1|year-9999|unparsable|none, skew=D, processed, relay, age=D (an Age header, a cache's)")
+		"a front's settings: status=400..599, json, date=true|skewed|year-1|year-9999|unparsable|none, skew=D, processed, relay, age=D (an Age header, a cache's)\n"+
+		"other-history's: paged (its pages go on, read on by its own cursors)")
 	flag.Parse()
 	if *showVer {
 		fmt.Println("backup-mock", buildVersion())
