@@ -1606,8 +1606,11 @@ func (cmd *simCommand) unhealthy() string {
 		return string(cmd.health)
 	case !cmd.alone:
 		return "another command ran beside it"
-	case cmd.fault != nil && cmd.fault.Kind != mockservice.FaultOverload:
-		return "a fault" // 429s are the API's own answer, waited out within tooSlow's margin: no excuse
+	case cmd.fault != nil && (cmd.fault.Kind != mockservice.FaultOverload || cmd.clock != simRunnerClock{}):
+		// 429s are the API's own answer, waited out within tooSlow's margin: no excuse, on a true runner clock. A skewed
+		// one shifts its monotonic reading too, which a real machine's skew never does, so a retry's wait misreads the
+		// operation's deadline there (deep-run seed 2062143: a clock 20 minutes ahead gave up at the first 429).
+		return "a fault"
 	case len(cmd.attempts) > 1 || last.stopped.Load() || last.killed.Load():
 		return "stopped"
 	case cmd.stale:
